@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Phalanx needs to build, test, fuzz and demo.
+# Idempotent and quiet when everything is present; runs `apt-get update` only
+# when something is missing (a fresh machine's package lists may be empty).
+set -euo pipefail
+
+# One package per line; keep sorted.
+packages=(
+  clang
+  cmake
+  gcc
+  gnuplot-nox
+  iproute2
+  libclang-rt-14-dev
+  libcmocka-dev
+  libcurl4-openssl-dev
+  libjansson-dev
+  libjwt-dev
+  libmicrohttpd-dev
+  libmunge-dev
+  libpq-dev
+  libsqlite3-dev
+  make
+  munge
+  ninja-build
+  pkg-config
+  postgresql
+  sqlite3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps: missing Debian packages: ${missing[*]}" >&2
+  echo "deps: run 'make deps' as root (or: sudo apt-get install ${missing[*]})" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null

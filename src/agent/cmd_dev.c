@@ -1,0 +1,10 @@
+/* cmd_dev.c - entry point of the local dev cluster (placeholder until its issue lands). */
+#include <stdio.h>
+
+#include "commands.h"
+
+int px_cmd_dev(int argc, char **argv) {
+  (void)argc;
+  fprintf(stderr, "phalanx %s: not built yet\n", argv[0]);
+  return 2;
+}

@@ -1,0 +1,23 @@
+/*
+ * commands.h - the entry point of every command the `phalanx` binary answers
+ * to. main.c dispatches on argv[0] (Slurm's names) or on the first word.
+ * Each returns the process exit status. argv[0] is the command's own name
+ * ("server", "sbatch", ...).
+ */
+#ifndef PX_COMMANDS_H
+#define PX_COMMANDS_H
+
+int px_cmd_server(int argc, char **argv);   /* server/ */
+int px_cmd_agent(int argc, char **argv);    /* agent/ */
+int px_cmd_dev(int argc, char **argv);      /* agent/ : server + N emulated agents */
+int px_cmd_sim(int argc, char **argv);      /* sim/ */
+int px_cmd_config(int argc, char **argv);   /* conf/ : `phalanx config check FILE...` */
+
+/* cli/ : the native verbs (submit, queue, cancel, ...). Returns -1 when the verb is unknown. */
+int px_cli_main(int argc, char **argv);
+/* cli/ : Slurm's commands by name (sbatch, squeue, ...). Returns -1 when the name is unknown. */
+int px_slurm_main(int argc, char **argv);
+/* cli/ : one line per verb, for `phalanx help` */
+void px_cli_usage(void);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * conf.h - the parsed cluster configuration as plain structs.
+ *
+ * The parser (conf.c and friends) reads a slurm.conf-compatible subset, a
+ * topology.conf, and Phalanx's accounts/QoS file (docs/config.md) into one
+ * struct px_conf. Every string and array hangs off the conf's arena, so
+ * px_conf_free() releases everything at once. Cross-references are dense
+ * indexes into the arrays here (node 17, account 3), resolved by the parser,
+ * so the core never looks names up on its hot path.
+ *
+ * Conventions: times in seconds (`_s`), PX_TIME_UNLIMITED for "UNLIMITED";
+ * memory in MiB (`_mib`); counts are uint32_t; PX_NOLIMIT for an absent limit.
+ */
+#ifndef PX_CONF_CONF_H
+#define PX_CONF_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "util/error.h"
+
+#define PX_TIME_UNLIMITED INT64_MAX
+#define PX_NOLIMIT UINT64_MAX
+#define PX_NONE UINT32_MAX /* absent index */
+
+enum px_node_state { PX_NODE_CONF_UP, PX_NODE_CONF_DOWN, PX_NODE_CONF_DRAIN, PX_NODE_CONF_FUTURE };
+
+struct px_conf_node {
+  const char *name;          /* "gpu0001" */
+  const char *addr;          /* NodeAddr, or NULL (use name) */
+  uint32_t cpus;             /* CPUs=, or sockets*cores*threads */
+  uint32_t sockets, cores_per_socket, threads_per_core;
+  uint64_t mem_mib;          /* RealMemory */
+  uint32_t ngpu;             /* from Gres=gpu[:type]:N */
+  const char *gpu_type;      /* NULL when untyped */
+  uint32_t gpu_groups;       /* NVLink/NUMA groups the GPUs split into evenly (Phalanx: GpuGroups=, default 1) */
+  const char **features;     /* Features=a,b */
+  uint32_t nfeatures;
+  uint32_t weight;           /* Weight=, default 1; lower is preferred */
+  enum px_node_state state;
+  uint32_t leaf_switch;      /* index into switches, or PX_NONE */
+  uint32_t block;            /* index into blocks, or PX_NONE */
+};
+
+enum px_oversubscribe { PX_OVERSUB_NO, PX_OVERSUB_YES, PX_OVERSUB_EXCLUSIVE, PX_OVERSUB_FORCE };
+enum px_preempt_mode { PX_PREEMPT_OFF, PX_PREEMPT_CANCEL, PX_PREEMPT_REQUEUE, PX_PREEMPT_SUSPEND };
+
+struct px_conf_partition {
+  const char *name;
+  uint32_t *nodes;           /* node indexes, ascending */
+  uint32_t nnodes;
+  bool is_default;
+  bool up;                   /* State=UP (default) */
+  int64_t max_time_s;        /* MaxTime, PX_TIME_UNLIMITED by default */
+  int64_t default_time_s;    /* DefaultTime, or max_time_s when absent */
+  uint32_t max_nodes;        /* MaxNodes, UINT32_MAX when absent */
+  uint32_t *allow_accounts;  /* account indexes; NULL = all */
+  uint32_t nallow_accounts;
+  uint32_t *deny_accounts;
+  uint32_t ndeny_accounts;
+  uint32_t *allow_qos;       /* qos indexes; NULL = all */
+  uint32_t nallow_qos;
+  uint32_t priority_tier;
+  uint32_t priority_job_factor;
+  enum px_oversubscribe oversubscribe;
+  enum px_preempt_mode preempt_mode;
+  bool exclusive_account;    /* Phalanx tenancy: a node runs jobs of one account at a time */
+};
+
+/* A switch of the topology tree (topology.conf SwitchName=). */
+struct px_conf_switch {
+  const char *name;
+  uint32_t parent;           /* switch index or PX_NONE for a root */
+  uint32_t level;            /* 0 for leaf switches (those with Nodes=) */
+  uint32_t *nodes;           /* leaf switches: node indexes */
+  uint32_t nnodes;
+  uint32_t *children;        /* upper switches: switch indexes */
+  uint32_t nchildren;
+};
+
+/* An NVLink-domain block (topology BlockName=). */
+struct px_conf_block {
+  const char *name;
+  uint32_t *nodes;
+  uint32_t nnodes;
+};
+
+/*
+ * An account of the fair-share tree, or a user leaf under one (a Slurm
+ * association). Users appear as leaves with is_user set, one per
+ * (user, account) pair, so Fair Tree works over one tree.
+ */
+struct px_conf_account {
+  const char *name;          /* account name, or the user name for a user leaf */
+  uint32_t parent;           /* account index, PX_NONE for the root */
+  bool is_user;
+  uint32_t fairshare;        /* raw shares, default 1 */
+  uint64_t grp_gpus, grp_cpus, grp_mem_mib, grp_nodes; /* GrpTRES, PX_NOLIMIT when absent */
+  uint64_t grp_jobs, max_jobs, max_submit_jobs;        /* PX_NOLIMIT when absent */
+  uint64_t max_gpus_per_job;                            /* MaxTRES=gres/gpu=N */
+  /* Borrowable quota (Phalanx; the Kueue model): */
+  uint64_t guaranteed_gpus;  /* GuaranteedGPUs=, 0 when none */
+  const char *cohort;        /* Cohort=, NULL when none */
+  uint64_t borrow_limit_gpus;/* BorrowingLimit=, PX_NOLIMIT = any idle capacity of the cohort */
+  uint64_t lend_limit_gpus;  /* LendingLimit=, PX_NOLIMIT = all idle guarantee */
+  const char *default_qos;
+  const char **coordinators; /* user names who may act on the account's jobs */
+  uint32_t ncoordinators;
+};
+
+struct px_conf_qos {
+  const char *name;
+  uint32_t priority;
+  uint32_t *preempt;         /* qos indexes this QoS may preempt */
+  uint32_t npreempt;
+  enum px_preempt_mode preempt_mode;
+  int64_t grace_time_s;      /* GraceTime */
+  int64_t min_runtime_s;     /* Phalanx: PreemptExemptTime */
+  uint64_t max_gpus_per_user;/* MaxTRESPerUser=gres/gpu=N */
+  uint64_t max_jobs_per_user;
+  uint64_t max_submit_per_user;
+  int64_t max_wall_s;        /* MaxWall, PX_TIME_UNLIMITED */
+  double usage_factor;       /* UsageFactor, default 1.0 */
+};
+
+enum px_backfill_mode { PX_BACKFILL_NONE, PX_BACKFILL_EASY, PX_BACKFILL_CONSERVATIVE };
+enum px_placement_policy { PX_PLACE_PACK, PX_PLACE_SPREAD };
+enum px_priority_order { PX_ORDER_MULTIFACTOR, PX_ORDER_FIFO, PX_ORDER_LAS };
+
+struct px_conf_sched {
+  const char *scheduler_type;      /* "sched/backfill" or "sched/builtin" */
+  const char *priority_type;       /* "priority/multifactor" or "priority/basic" */
+  const char *select_type;
+  const char *preempt_type;        /* "preempt/none", "preempt/qos", "preempt/partition_prio" */
+  enum px_preempt_mode preempt_mode;
+  enum px_backfill_mode backfill;  /* from SchedulerType plus Phalanx's BackfillMode= */
+  uint32_t backfill_depth;         /* conservative reservations, UINT32_MAX = all */
+  enum px_placement_policy placement;
+  enum px_priority_order order;
+  int64_t decay_half_life_s;       /* PriorityDecayHalfLife, default 7 days; 0 = no decay */
+  int64_t max_age_s;               /* PriorityMaxAge, default 7 days */
+  uint32_t weight_age, weight_fairshare, weight_jobsize, weight_partition, weight_qos, weight_tres;
+  bool favor_small;                /* PriorityFavorSmall */
+  double billing_weight_gpu, billing_weight_cpu, billing_weight_mem_gib; /* TRESBillingWeights */
+};
+
+/* Phalanx's own keys (docs/config.md). */
+struct px_conf_phalanx {
+  const char *state_dir;           /* StateDir=, default /var/lib/phalanx */
+  const char *store_url;           /* StoreURL=, default sqlite under state_dir */
+  const char *listen;              /* Listen=host:port for agents and remote clients */
+  const char *socket_path;         /* SocketPath= for local clients */
+  int64_t heartbeat_interval_s;
+  int64_t node_down_timeout_s;     /* SlurmdTimeout */
+  int64_t kill_wait_s;             /* KillWait */
+  bool allow_root_jobs;
+  bool private_jobs;               /* users list only their own jobs */
+};
+
+struct px_conf {
+  struct px_arena arena;           /* owns everything below */
+  const char *cluster_name;
+  struct px_conf_node *nodes;
+  uint32_t nnodes;
+  struct px_conf_partition *partitions;
+  uint32_t npartitions;
+  uint32_t default_partition;      /* index or PX_NONE */
+  struct px_conf_switch *switches;
+  uint32_t nswitches;
+  struct px_conf_block *blocks;
+  uint32_t nblocks;
+  struct px_conf_account *accounts;/* index 0 is the root ("root") */
+  uint32_t naccounts;
+  struct px_conf_qos *qos;         /* index 0 is "normal" unless configured otherwise */
+  uint32_t nqos;
+  struct px_conf_sched sched;
+  struct px_conf_phalanx phalanx;
+};
+
+void px_conf_free(struct px_conf *c);
+
+#endif

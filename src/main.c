@@ -1,0 +1,65 @@
+/*
+ * main.c - the one binary. Under a Slurm command's name (a symlink named
+ * sbatch, squeue, ...) it behaves as that command; otherwise the first word
+ * picks the daemon or verb: `phalanx server`, `phalanx submit job.sh`.
+ */
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#ifndef PX_VERSION
+#define PX_VERSION "0.1.0"
+#endif
+
+struct daemon_cmd {
+  const char *name;
+  int (*run)(int argc, char **argv);
+};
+
+static const struct daemon_cmd daemons[] = {
+    {"server", px_cmd_server}, {"agent", px_cmd_agent}, {"dev", px_cmd_dev},
+    {"sim", px_cmd_sim},       {"config", px_cmd_config},
+};
+
+static void usage(void) {
+  printf("usage: phalanx COMMAND [ARGS]\n\n"
+         "daemons and tools:\n"
+         "  server     run the controller\n"
+         "  agent      run a node agent\n"
+         "  dev        run a whole local cluster with emulated GPUs\n"
+         "  sim        replay a trace through the scheduler\n"
+         "  config     check a configuration (config check FILE...)\n\n");
+  px_cli_usage();
+  printf("\nUnder the names sbatch, squeue, scancel, sinfo, sacct, sshare, scontrol,\n"
+         "sprio, srun and salloc the binary behaves as those Slurm commands.\n");
+}
+
+int main(int argc, char **argv) {
+  char self[256];
+  snprintf(self, sizeof self, "%s", argv[0] ? argv[0] : "phalanx");
+  const char *name = basename(self);
+
+  if (strcmp(name, "phalanx") != 0) {
+    argv[0] = (char *)name;
+    int rc = px_slurm_main(argc, argv);
+    if (rc != -1) return rc;
+  }
+  if (argc < 2 || (strcmp(argv[1], "help") == 0 && argc == 2) || strcmp(argv[1], "--help") == 0 ||
+      strcmp(argv[1], "-h") == 0) {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+    printf("phalanx %s\n", PX_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof daemons / sizeof daemons[0]; i++) {
+    if (strcmp(argv[1], daemons[i].name) == 0) return daemons[i].run(argc - 1, argv + 1);
+  }
+  int rc = px_cli_main(argc - 1, argv + 1);
+  if (rc != -1) return rc;
+  fprintf(stderr, "phalanx: unknown command '%s' (try 'phalanx help')\n", argv[1]);
+  return 2;
+}
