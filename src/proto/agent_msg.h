@@ -1,0 +1,131 @@
+/*
+ * agent_msg.h - the messages between the server and node agents, and their
+ * JSON codecs (jansson). The protocol, over HTTP/1.1 on the server's TCP
+ * listener, authenticated like any client (MUNGE credential or bearer token):
+ *
+ *   POST /v1/agent/register    body: px_node_report      -> {"heartbeat_s":N,"node":"n01"}
+ *        on every agent start; lists what the agent still runs or has
+ *        finished but not yet reported (after an agent or server restart).
+ *   GET  /v1/agent/work?node=N&after=SEQ   long-poll (up to ~20 s) for
+ *        orders with a sequence number > SEQ:
+ *        {"seq":S,"launch":[px_launch...],"signal":[px_signal_order...]}
+ *   POST /v1/agent/report      body: px_task_report      -> {}
+ *        a job's state on this node changed (RUNNING, then an end state);
+ *        the agent retries until the server answers 2xx, so ends are never lost
+ *   POST /v1/agent/heartbeat   body: {"node":"n01"}      -> {}
+ *
+ * An agent may only register, poll and report for its own node; the server
+ * checks the authenticated identity against the node name.
+ *
+ * Decoders are strict: unknown fields, wrong types and out-of-range values are
+ * errors naming the field (struct px_diag), and nothing is half-filled.
+ */
+#ifndef PX_PROTO_AGENT_MSG_H
+#define PX_PROTO_AGENT_MSG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+/* One GPU as discovered by an agent (NVML or emulated). */
+struct px_gpu_info {
+  uint32_t index;       /* the node-local index CUDA uses */
+  char uuid[64];        /* "GPU-..." ; emulated: "GPU-EMU-<node>-<index>" */
+  char type[32];        /* "h100" */
+  uint64_t mem_mib;
+  uint32_t group;       /* NVLink/NUMA group */
+};
+
+/* A job the agent knows about when it (re)registers. */
+struct px_known_job {
+  uint64_t job_id;
+  char state[24];       /* "RUNNING" or an end state not yet acknowledged */
+  int32_t exit_code;
+  int32_t term_signal;
+};
+
+struct px_node_report {
+  char node[64];
+  char addr[64];        /* address other nodes reach this one at (MASTER_ADDR) */
+  uint32_t cpus;
+  uint64_t mem_mib;
+  struct px_gpu_info *gpus;
+  uint32_t ngpus;
+  struct px_known_job *jobs;
+  uint32_t njobs;
+  char version[32];
+};
+
+/* What one node must run of a job: the job's whole allocation is included so
+ * that the environment (SLURM_JOB_NODELIST, ranks, MASTER_ADDR) can be built. */
+struct px_launch {
+  uint64_t job_id;
+  uint64_t array_job_id;        /* 0 when not an array task */
+  uint32_t array_task_id;
+  uint32_t restart_count;       /* attempts after requeue */
+  char *name, *user, *account, *partition, *qos;
+  uint32_t uid, gid;
+  char *workdir, *submit_dir;
+  char *script;                 /* batch script (runs on node_rank 0 only), or NULL */
+  char **argv;                  /* task command when no script (NULL-terminated) */
+  char *stdout_path, *stderr_path, *stdin_path; /* patterns, expanded by the agent */
+  char **env;                   /* user's exported environment "K=V", NULL-terminated */
+  int64_t time_limit_s;         /* 0 or PX_TIME_UNLIMITED-like INT64_MAX: none */
+  int64_t start_time;           /* Unix seconds, for the time limit */
+  int32_t signal_num, signal_time_s; /* --signal */
+  char **nodes;                 /* every node of the allocation, in rank order */
+  char **node_addrs;            /* their addresses, same order */
+  uint32_t nnodes;
+  uint32_t node_rank;           /* this node's position in nodes */
+  uint32_t ntasks;              /* total tasks */
+  uint32_t *tasks_per_node;     /* nnodes entries */
+  uint32_t cpus_per_task;
+  uint32_t *gpus;               /* this node's GPU indices */
+  uint32_t ngpus;
+  uint32_t *gpus_per_node;      /* nnodes entries (for SLURM_GPUS_ON_NODE etc.) */
+  uint32_t *cpu_ids;            /* this node's CPU ids to pin to (may be empty: any) */
+  uint32_t ncpu_ids;
+  uint32_t ncpus;               /* CPUs allocated on this node */
+  uint64_t mem_mib;             /* memory limit on this node */
+  uint16_t master_port;         /* for MASTER_PORT */
+};
+
+/* Stop (cancel, preempt, time limit) or just signal a job on a node. */
+struct px_signal_order {
+  uint64_t job_id;
+  int32_t signal;               /* e.g. SIGTERM, or the job's --signal */
+  int32_t grace_s;              /* SIGKILL after this many seconds; -1: signal only */
+  char reason[32];              /* "CANCELLED", "PREEMPTED", "TIMEOUT" */
+};
+
+struct px_task_report {
+  char node[64];
+  uint64_t job_id;
+  char state[24];               /* RUNNING COMPLETED FAILED CANCELLED TIMEOUT OUT_OF_MEMORY PREEMPTED NODE_FAIL */
+  int32_t exit_code;
+  int32_t term_signal;
+  bool requeue_requested;       /* the job asked to be requeued (checkpointed) */
+  uint64_t peak_mem_mib;
+  uint64_t cpu_time_ms;
+  int64_t start_time, end_time; /* Unix seconds */
+};
+
+/* Encoders return a malloc'd JSON string (NULL on ENOMEM). Decoders fill the
+ * struct (which the caller then releases with the matching _fini) or return
+ * PX_EPARSE/PX_EINVAL with d naming the field. */
+char *px_node_report_encode(const struct px_node_report *r);
+int px_node_report_decode(const char *json, struct px_node_report *r, struct px_diag *d);
+void px_node_report_fini(struct px_node_report *r);
+
+char *px_launch_encode(const struct px_launch *l);
+int px_launch_decode(const char *json, struct px_launch *l, struct px_diag *d);
+void px_launch_fini(struct px_launch *l);
+
+char *px_task_report_encode(const struct px_task_report *r);
+int px_task_report_decode(const char *json, struct px_task_report *r, struct px_diag *d);
+
+char *px_signal_order_encode(const struct px_signal_order *s);
+int px_signal_order_decode(const char *json, struct px_signal_order *s, struct px_diag *d);
+
+#endif
