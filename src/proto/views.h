@@ -1,0 +1,81 @@
+/*
+ * views.h - what clients see of jobs, nodes, partitions and the fair-share
+ * tree: the records the API returns and the CLI (squeue, sinfo, sacct,
+ * sshare, scontrol) formats. The server fills them from the core's snapshot
+ * and the accounting store; proto/views_json.c encodes and decodes them.
+ *
+ * API summary (HTTP/1.1 + JSON under /v1; docs/api/openapi.yaml is the
+ * reference; errors are {"error":{"code":"INVALID","message":"...","field":"..."}}):
+ *   POST   /v1/jobs                 {"job":px_jobspec} or {"jobs":[...]}   -> {"job_id":N} / {"job_ids":[...]}
+ *   GET    /v1/jobs?user=&account=&partition=&state=&id=&name=&after=&limit=  -> {"jobs":[px_job_info...],"next":...}
+ *   GET    /v1/jobs/{id}            -> px_job_info (with reason, expected start, placement)
+ *   DELETE /v1/jobs/{id}?signal=    cancel
+ *   POST   /v1/jobs/{id}/hold, /release, PATCH /v1/jobs/{id} {"nice":..,"time_limit_s":..,"priority":..}
+ *   GET    /v1/nodes, /v1/nodes/{name}; POST /v1/nodes/{name}/drain {"reason":..}, /resume
+ *   GET    /v1/partitions, /v1/shares (the account tree), /v1/usage?since=&by=
+ *   GET    /v1/accounting?...       finished jobs, one px_job_info per attempt
+ *   GET    /v1/watch?after=SEQ      long-poll for job changes
+ *   GET    /metrics                 Prometheus text
+ * Times are Unix seconds (0 = not yet / not applicable); memory in MiB.
+ */
+#ifndef PX_PROTO_VIEWS_H
+#define PX_PROTO_VIEWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/jobspec.h"
+
+struct px_job_info {
+  uint64_t job_id;
+  uint64_t array_job_id;        /* 0 unless an array task (or the array's pending record) */
+  uint32_t array_task_id;       /* UINT32_MAX for the array's pending record */
+  char *array_pending;          /* the pending tasks of an array record, e.g. "3-999%50" */
+  struct px_jobspec spec;       /* what was asked (defaults filled in by the server) */
+  char state[24];               /* PENDING RUNNING COMPLETING COMPLETED FAILED CANCELLED TIMEOUT OUT_OF_MEMORY NODE_FAIL PREEMPTED REQUEUED */
+  char reason[48];              /* Slurm pending reason name: Priority, Resources, Dependency, ... or "None" */
+  char *why;                    /* the long explanation (phalanx why) or NULL */
+  uint32_t priority;
+  int64_t submit_time, eligible_time, start_time, end_time, expected_start;
+  char *nodelist;               /* compressed hostlist, NULL while pending */
+  uint32_t nnodes, ncpus, ngpus;
+  uint64_t mem_mib;
+  char *gpus_by_node;           /* "n01:0,1;n02:0,1" or NULL */
+  int32_t exit_code, term_signal;
+  uint32_t restarts;
+  char *cancelled_by;           /* user name when CANCELLED by someone */
+  double billable_tres_s;
+  uint64_t peak_mem_mib, cpu_time_ms;
+};
+
+struct px_node_info {
+  char *name, *addr, *partitions; /* partitions: comma list */
+  char state[24];               /* IDLE MIXED ALLOCATED DOWN DRAINED DRAINING FUTURE */
+  char *reason;                 /* drain/down reason */
+  uint32_t cpus, cpus_alloc, gpus, gpus_alloc;
+  char *gpu_type, *features;
+  uint64_t mem_mib, mem_alloc_mib;
+  int64_t last_heartbeat;
+};
+
+struct px_partition_info {
+  char *name, *nodelist;
+  bool is_default, up;
+  int64_t max_time_s, default_time_s;
+  uint32_t nnodes, ngpus, gpus_alloc, max_nodes, priority_tier;
+  uint32_t nodes_idle, nodes_alloc, nodes_mixed, nodes_down, nodes_drained;
+};
+
+struct px_share_info {
+  char *account, *user;         /* user NULL for an account row */
+  uint32_t depth;               /* 0 for root */
+  uint32_t raw_shares;
+  double norm_shares, raw_usage, norm_usage, effective_usage, fairshare, level_fs;
+};
+
+void px_job_info_fini(struct px_job_info *j);
+void px_node_info_fini(struct px_node_info *n);
+void px_partition_info_fini(struct px_partition_info *p);
+void px_share_info_fini(struct px_share_info *s);
+
+#endif
