@@ -49,16 +49,14 @@ static bool is_ignored(const struct px_keytab *tab, const char *key) {
   return false;
 }
 
-static void warn_ignored(struct px_cb *b, const struct px_where *w, const struct px_keytab *tab,
-                         const char *key) {
+static void warn_ignored(struct px_cb *b, const struct px_where *w, const char *key) {
   char lower[128];
   size_t i = 0;
   for (; key[i] && i + 1 < sizeof lower; i++) lower[i] = (char)tolower((unsigned char)key[i]);
   lower[i] = '\0';
   if (px_smap_get(&b->warned, lower, NULL)) return;
   if (px_smap_put(&b->warned, lower, 1)) b->oom = true;
-  px_cb_warn(b, w, "%s: a Slurm %s key that Phalanx does not use; ignored (reported once)", key,
-             tab->what);
+  px_cb_warn(b, w, "%s: a Slurm key that Phalanx does not use; ignored (reported once)", key);
 }
 
 /* The closest key of `tab`, or NULL when none is close enough to be a typo. */
@@ -95,6 +93,6 @@ void px_cb_apply(struct px_cb *b, const struct px_where *w, const struct px_kv *
                  const struct px_keytab *tab, void *obj) {
   const struct px_key *k = find(tab, kv->key);
   if (k) k->set(b, w, kv, obj, k);
-  else if (is_ignored(tab, kv->key)) warn_ignored(b, w, tab, kv->key);
+  else if (is_ignored(tab, kv->key)) warn_ignored(b, w, kv->key);
   else unknown(b, w, kv, tab);
 }

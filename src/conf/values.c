@@ -132,7 +132,7 @@ void px_set_mem(struct px_cb *b, const struct px_where *w, const struct px_kv *k
   struct px_diag d;
   px_diag_clear(&d);
   if (px_size_parse_mib(kv->val, &v, &d) == 0) *FIELD(obj, k, uint64_t) = v;
-  else px_cb_error(b, w, "%s=%s: %s (MiB, or a K/M/G/T suffix)", kv->key, kv->val, d.msg);
+  else px_cb_error(b, w, "%s=%s: %s", kv->key, kv->val, d.msg);
 }
 
 void px_set_double(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
