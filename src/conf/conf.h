@@ -230,6 +230,7 @@ struct px_conf_text {
   const char *topology;            /* topology.conf text, or NULL */
   const char *accounts;            /* accounts file text, or NULL */
   const char *name;                /* slurm.conf's name in messages; NULL: "slurm.conf" */
+  size_t max_nodes;                /* cap on nodes and on any hostlist's names; 0: 100,000 */
 };
 int px_conf_parse_text(const struct px_conf_text *t, struct px_conf **out, struct px_conf_diags *diags);
 /* slurm.conf text only. */

@@ -157,11 +157,11 @@ static void add_nodes(struct px_cb *b, const struct px_where *w, const char *nam
   struct px_strvec nv = {0}, av = {0};
   struct px_diag d;
   px_diag_clear(&d);
-  if (px_hostlist_expand(names, PX_HOSTLIST_MAX_NAMES, &nv, &d)) {
+  if (px_hostlist_expand(names, b->max_names, &nv, &d)) {
     px_cb_error(b, w, "NodeName=%s: %s", names, d.msg);
     goto out;
   }
-  if (t->n.addr && px_hostlist_expand(t->n.addr, PX_HOSTLIST_MAX_NAMES, &av, &d)) {
+  if (t->n.addr && px_hostlist_expand(t->n.addr, b->max_names, &av, &d)) {
     px_cb_error(b, w, "NodeAddr=%s: %s", t->n.addr, d.msg);
     goto out;
   }
@@ -170,8 +170,8 @@ static void add_nodes(struct px_cb *b, const struct px_where *w, const char *nam
                 av.len, nv.len);
     goto out;
   }
-  if (b->nodes.len + nv.len > PX_HOSTLIST_MAX_NAMES) {
-    px_cb_error(b, w, "more than %d nodes in the cluster", PX_HOSTLIST_MAX_NAMES);
+  if (b->nodes.len + nv.len > b->max_names) {
+    px_cb_error(b, w, "more than %zu nodes in the cluster", b->max_names);
     goto out;
   }
   for (size_t i = 0; i < nv.len; i++) {

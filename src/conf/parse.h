@@ -90,6 +90,7 @@ struct px_cb {
   bool io_error;                   /* a file could not be read */
   bool from_text;                  /* no file access: Include etc. are errors */
   int depth;                       /* Include nesting */
+  size_t max_names;                /* cap on nodes, and on names per hostlist */
   struct px_smap warned;           /* ignored keys already reported */
   struct px_strvec files;          /* heap copies, moved into c->files */
 

@@ -182,7 +182,7 @@ static void every_error_names_file_line_and_problem(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const struct err_case *c = &cases[i];
-    struct px_conf_text t = {c->slurm, c->topo, c->acct, "slurm.conf"};
+    struct px_conf_text t = {c->slurm, c->topo, c->acct, "slurm.conf", 0};
     struct px_conf *conf = (struct px_conf *)&t; /* must not be touched */
     struct px_conf_diags d = {0};
     int rc = px_conf_parse_text(&t, &conf, &d);

@@ -15,7 +15,7 @@
 
 static struct px_conf *parse_ok(const char *slurm, const char *topo, const char *acct,
                                 struct px_conf_diags *d) {
-  struct px_conf_text t = {slurm, topo, acct, NULL};
+  struct px_conf_text t = {slurm, topo, acct, NULL, 0};
   struct px_conf *c = NULL;
   int rc = px_conf_parse_text(&t, &c, d);
   for (size_t i = 0; rc && i < d->len; i++) print_error("%s:%d: %s\n", d->v[i].file, d->v[i].line, d->v[i].text);
