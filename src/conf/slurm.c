@@ -200,6 +200,15 @@ static void set_file(struct px_cb *b, const struct px_where *w, const struct px_
   *dw = *w;
 }
 
+/* Slurm's DisableRootJobs=YES is the inverse of AllowRootJobs. */
+static void set_disable_root(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                             const struct px_key *k) {
+  bool disable = !b->c->phalanx.allow_root_jobs;
+  struct px_key tmp = {kv->key, px_set_bool, 0, NULL};
+  px_set_bool(b, w, kv, &disable, &tmp);
+  b->c->phalanx.allow_root_jobs = !disable;
+}
+
 static void misplaced(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                       const struct px_key *k) {
   px_cb_error(b, w, "%s must be the first key of its line, and only once", kv->key);
@@ -226,6 +235,7 @@ static const struct px_key global_keys[] = {
     {"KillWait", px_set_secs, G(phalanx.kill_wait_s), NULL},
     {"SlurmdTimeout", set_positive_secs, G(phalanx.node_down_timeout_s), NULL},
     {"PrivateData", set_private, 0, NULL},
+    {"DisableRootJobs", set_disable_root, 0, NULL},
     /* Phalanx's own */
     {"StateDir", px_set_str, G(phalanx.state_dir), NULL},
     {"StoreURL", px_set_str, G(phalanx.store_url), NULL},
@@ -253,7 +263,7 @@ static const char *const global_ignored[] = {
     "BackupController", "BatchStartTimeout", "BurstBufferType", "CliFilterPlugins", "CommunicationParameters",
     "CompleteWait", "ControlAddr", "ControlMachine", "CoreSpecPlugin", "CpuFreqDef", "CpuFreqGovernors",
     "CredType", "DebugFlags", "DefCpuPerGPU", "DefMemPerCPU", "DefMemPerGPU", "DefMemPerNode",
-    "DependencyParameters", "DisableRootJobs", "EnforcePartLimits", "Epilog", "EpilogMsgTime",
+    "DependencyParameters", "EnforcePartLimits", "Epilog", "EpilogMsgTime",
     "EpilogSlurmctld", "FairShareDampeningFactor", "FederationParameters", "FirstJobId", "GetEnvTimeout",
     "GpuFreqDef", "GresTypes", "GroupUpdateForce", "GroupUpdateTime", "HealthCheckInterval",
     "HealthCheckNodeState", "HealthCheckProgram", "InactiveLimit", "JobAcctGatherFrequency",
