@@ -88,13 +88,8 @@ static const struct px_enum node_states[] = {
     {"DOWN", PX_NODE_CONF_DOWN},  {"DRAIN", PX_NODE_CONF_DRAIN}, {"FUTURE", PX_NODE_CONF_FUTURE},
     {NULL, 0}};
 
-static void misplaced(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
-                      const struct px_key *k) {
-  px_cb_error(b, w, "%s must be the first key of its line, and only once", kv->key);
-}
-
 static const struct px_key node_keys[] = {
-    {"NodeName", misplaced, 0, NULL},
+    {"NodeName", px_set_misplaced, 0, NULL},
     {"NodeAddr", px_set_str, N(n.addr), NULL},
     {"CPUs", set_flagged_u32, N(n.cpus), NULL},
     {"Procs", set_flagged_u32, N(n.cpus), NULL},
@@ -256,7 +251,7 @@ static void set_part_state(struct px_cb *b, const struct px_where *w, const stru
 }
 
 static const struct px_key part_keys[] = {
-    {"PartitionName", misplaced, 0, NULL},
+    {"PartitionName", px_set_misplaced, 0, NULL},
     {"Nodes", px_set_str, P(nodes), NULL},
     {"Default", px_set_bool, P(p.is_default), NULL},
     {"MaxTime", px_set_dur, P(p.max_time_s), NULL},

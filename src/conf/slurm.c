@@ -209,11 +209,6 @@ static void set_disable_root(struct px_cb *b, const struct px_where *w, const st
   b->c->phalanx.allow_root_jobs = !disable;
 }
 
-static void misplaced(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
-                      const struct px_key *k) {
-  px_cb_error(b, w, "%s must be the first key of its line, and only once", kv->key);
-}
-
 static const struct px_key global_keys[] = {
     {"ClusterName", px_set_lower, G(cluster_name), NULL},
     {"SchedulerType", set_plugin, G(sched.scheduler_type), sched_types},
@@ -249,8 +244,8 @@ static const struct px_key global_keys[] = {
     {"PriorityOrder", set_global_enum, G(sched.order), orders},
     {"TopologyFile", set_file, 0, NULL},
     {"AccountsFile", set_file, 0, "accounts"},
-    {"NodeName", misplaced, 0, NULL},
-    {"PartitionName", misplaced, 0, NULL},
+    {"NodeName", px_set_misplaced, 0, NULL},
+    {"PartitionName", px_set_misplaced, 0, NULL},
 };
 
 /* Slurm keys accepted and not used (docs/config.md lists them). */
