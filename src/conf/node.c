@@ -18,6 +18,7 @@
 #define N(field) offsetof(struct px_node_tmpl, field)
 #define P(field) offsetof(struct px_part_raw, field)
 #define MAX_NODE_GPUS 64 /* GPU sets are 64-bit masks (util/bitmap.h) */
+#define MAX_NODE_CPUS 1048576
 
 static void set_flagged_u32(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                             const struct px_key *k) {
@@ -121,12 +122,13 @@ static bool node_layout(struct px_cb *b, const struct px_where *w, struct px_nod
       px_cb_error(b, w, "give Sockets or SocketsPerBoard, not both");
       return false;
     }
-    n->sockets = t->boards * t->sockets_per_board;
+    uint64_t sockets = (uint64_t)t->boards * t->sockets_per_board;
+    n->sockets = sockets > MAX_NODE_CPUS ? MAX_NODE_CPUS + 1 : (uint32_t)sockets;
   }
-  uint64_t cores = (uint64_t)n->sockets * n->cores_per_socket, threads = cores * n->threads_per_core;
-  if (threads > 1048576) {
-    px_cb_error(b, w, "Sockets x CoresPerSocket x ThreadsPerCore = %llu CPUs is more than 1048576",
-                (unsigned long long)threads);
+  uint64_t cores = (uint64_t)n->sockets * n->cores_per_socket;
+  uint64_t threads = cores > MAX_NODE_CPUS ? cores : cores * n->threads_per_core;
+  if (threads > MAX_NODE_CPUS) {
+    px_cb_error(b, w, "Sockets x CoresPerSocket x ThreadsPerCore is more than %d CPUs", MAX_NODE_CPUS);
     return false;
   }
   bool layout = t->sockets_given || t->sockets_per_board || n->cores_per_socket > 1 || n->threads_per_core > 1;

@@ -115,7 +115,7 @@ static void set_billing(struct px_cb *b, const struct px_where *w, const struct 
     if (!eq) goto bad;
     *eq = '\0';
     double v = strtod(eq + 1, &end);
-    if (end == eq + 1 || v < 0 || v > 1e9) goto bad;
+    if (end == eq + 1 || !(v >= 0 && v <= 1e9)) goto bad; /* NaN fails too */
     double per_gib = 1024; /* no suffix: per MiB */
     if (*end == 'K' || *end == 'k') per_gib = 1024.0 * 1024;
     else if (*end == 'M' || *end == 'm') per_gib = 1024;
