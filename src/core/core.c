@@ -156,6 +156,7 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     c->any_tenancy |= cp->exclusive_account;
     q->max_time_s = cp->max_time_s ? cp->max_time_s : PX_TIME_UNLIMITED;
     q->default_time_s = cp->default_time_s ? cp->default_time_s : q->max_time_s;
+    if (q->default_time_s > q->max_time_s) q->default_time_s = q->max_time_s;
     q->max_nodes = cp->max_nodes ? cp->max_nodes : UINT32_MAX;
     q->tier = cp->priority_tier;
     q->job_factor = cp->priority_job_factor;

@@ -161,6 +161,15 @@ static int start_task(struct px_core *c, uint32_t slot, const struct pxc_place_r
   return 0;
 }
 
+/* A singleton namesake may have started earlier in this cycle. */
+static bool singleton_busy(const struct px_core *c, const struct pxc_job *j) {
+  if (!j->deps || j->name == PX_NONE) return false;
+  for (uint32_t i = 0; i < j->deps->n; i++)
+    if (j->deps->d[i].kind == PXC_DEP_SINGLETON)
+      return pxc_map_get(&c->singleton_running, (uint64_t)j->user << 32 | j->name, NULL);
+  return false;
+}
+
 static uint64_t fail_key(const struct px_core *c, const struct pxc_job *j) {
   uint64_t h = pxc_shape_hash(j);
   return (c->any_tenancy ? px_hash_u64(h ^ j->account) : h) & (UINT64_MAX >> 1);
@@ -171,7 +180,7 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
   for (;;) {
     struct pxc_job *j = &c->jobs[slot];
     uint32_t wa = 0, wb = 0;
-    enum px_reason r = pxc_admit(c, j, &wa, &wb);
+    enum px_reason r = singleton_busy(c, j) ? PX_REASON_DEPENDENCY : pxc_admit(c, j, &wa, &wb);
     if (r == PX_REASON_NONE && j->arr && j->arr->max_running && j->arr->running >= j->arr->max_running)
       r = PX_REASON_ARRAY_TASK_LIMIT;
     if (r == PX_REASON_NONE && (c->part_blocked[j->part] || c->stats.started >= c->budget_end))
