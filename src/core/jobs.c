@@ -323,7 +323,10 @@ int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *
                        job_id ? "already in use" : "must be positive");
   if ((rc = resolve_identity(c, s, &j, rj, d)) || (rc = shape_from_spec(s, &j.shape, d))) return rc;
   j.shape.exclusive = s->exclusive;
+  /* No --time: the partition's DefaultTime, capped by the QoS MaxWall as Slurm does. */
   j.time_limit_s = s->time_limit_s > 0 ? s->time_limit_s : c->parts[j.part].default_time_s;
+  if (s->time_limit_s <= 0 && j.time_limit_s > c->qos[j.qos].max_wall_s)
+    j.time_limit_s = c->qos[j.qos].max_wall_s;
   if ((rc = parse_exprs(c, s, &j, rj, d))) goto fail;
   uint32_t ntasks = j.arr ? j.arr->ntasks : 1;
   if (j.arr && ntasks == 0) {
