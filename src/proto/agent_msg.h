@@ -128,4 +128,18 @@ int px_task_report_decode(const char *json, struct px_task_report *r, struct px_
 char *px_signal_order_encode(const struct px_signal_order *s);
 int px_signal_order_decode(const char *json, struct px_signal_order *s, struct px_diag *d);
 
+/* The answer to GET /v1/agent/work: {"seq":S,"launch":[...],"signal":[...]}.
+ * (Added by the agent's issue so both sides share one codec.) */
+struct px_agent_work {
+  uint64_t seq;
+  struct px_launch *launch;
+  uint32_t nlaunch;
+  struct px_signal_order *signal;
+  uint32_t nsignal;
+};
+
+char *px_agent_work_encode(const struct px_agent_work *w);
+int px_agent_work_decode(const char *json, struct px_agent_work *w, struct px_diag *d);
+void px_agent_work_fini(struct px_agent_work *w);
+
 #endif
