@@ -1,0 +1,54 @@
+# lib.sh - helpers for the agent's integration tests (sourced).
+# Real processes, real cgroups, real users: the tests run as root and
+# create the users pxtest1/pxtest2 when missing. Nothing sleeps and hopes:
+# every wait is on a condition with a deadline.
+set -euo pipefail
+
+: "${PHALANX:?PHALANX must name the phalanx binary}"
+PX_SRC=${PX_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+
+need_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: $(basename "$0") needs root (users, cgroups)"
+    exit 0
+  fi
+}
+
+ensure_users() {
+  for u in pxtest1 pxtest2; do
+    id "$u" >/dev/null 2>&1 || useradd -M -s /bin/sh "$u"
+  done
+  U1=$(id -u pxtest1); G1=$(id -g pxtest1); U2=$(id -u pxtest2); G2=$(id -g pxtest2)
+}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok - $*"; }
+
+# wait_for SECONDS CMD...: polls CMD every 20 ms until it succeeds or time runs out.
+wait_for() {
+  local limit=$1; shift
+  local end=$(( $(date +%s%N) / 1000000 + limit * 1000 ))
+  until "$@" 2>/dev/null; do
+    [ $(( $(date +%s%N) / 1000000 )) -lt $end ] || return 1
+    sleep 0.02
+  done
+}
+
+# launch_json ID USER SCRIPT [jq assignments...]: a one-node, one-task batch order.
+launch_json() {
+  local id=$1 user=$2 script=$3; shift 3
+  local uid gid; uid=$(id -u "$user"); gid=$(id -g "$user")
+  local extra="."
+  for a in "$@"; do extra="$extra | $a"; done
+  jq -n --argjson id "$id" --arg user "$user" --argjson uid "$uid" --argjson gid "$gid" \
+     --arg script "$script" --arg wd "$WORK" \
+     '{job_id:$id, user:$user, uid:$uid, gid:$gid, name:"t\($id)", workdir:$wd, submit_dir:$wd,
+       script:$script, nodes:["n01"], node_rank:0, ntasks:1, tasks_per_node:[1], ncpus:1}' |
+    jq "$extra"
+}
+
+# field FILE KEY: a top-level field of a JSON file.
+field() { jq -r ".$2" "$1"; }
+
+# Processes whose command line contains $1 (for checking, never for killing).
+procs_with() { pgrep -f -- "$1" || true; }
