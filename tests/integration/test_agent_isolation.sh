@@ -9,7 +9,7 @@ need_root
 ensure_users
 T=$(mktemp -d /tmp/pxiso.XXXXXX)
 chmod 755 "$T"
-trap 'rm -rf "$T"' EXIT
+trap 'kill_leftovers "$T/state"; rm -rf "$T"' EXIT
 WORK=$T/u1; mkdir -p "$WORK" "$T/u2" && chown pxtest1 "$WORK" && chown pxtest2 "$T/u2" && chmod 755 "$T/u2"
 run() { "$PHALANX" agent --run-local "$1" --state-dir "$T/state" --emulate-gpus 2 --kill-wait 1 2>>"$T/agent.log"; }
 

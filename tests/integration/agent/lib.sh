@@ -52,3 +52,19 @@ field() { jq -r ".$2" "$1"; }
 
 # Processes whose command line contains $1 (for checking, never for killing).
 procs_with() { pgrep -f -- "$1" || true; }
+
+# Kills, by pid, whatever a failed test left in the cgroups of the jobs under
+# a state directory (the agent normally leaves nothing), and removes them.
+kill_leftovers() {
+  local st
+  for st in "$1"/jobs/*/state.json; do
+    [ -e "$st" ] || continue
+    local pgid; pgid=$(jq -r '.pgid' "$st")
+    for cg in $(jq -r '.cgroup[]' "$st"); do
+      [ -e "$cg/cgroup.procs" ] || continue
+      while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$cg/cgroup.procs"
+    done
+    [ "$pgid" -gt 0 ] && kill -9 -- "-$pgid" 2>/dev/null || true
+    for cg in $(jq -r '.cgroup[]' "$st"); do rmdir "$cg" 2>/dev/null || true; done
+  done
+}
