@@ -68,3 +68,25 @@ kill_leftovers() {
     for cg in $(jq -r '.cgroup[]' "$st"); do rmdir "$cg" 2>/dev/null || true; done
   done
 }
+
+# The mock server (agent/mock_server.py) on ADDR:PORT, optionally in a netns.
+# Sets MOCK (base URL) and MOCK_PID; IN runs a command in the netns ("" = here).
+start_mock() {
+  local addr=$1 port=$2 ns=${3:-}
+  MOCK=http://$addr:$port
+  IN=${ns:+ip netns exec $ns}
+  $IN python3 "$PX_SRC/tests/integration/agent/mock_server.py" "$addr" "$port" &
+  MOCK_PID=$!
+  wait_for 10 mock_get /test/reports >/dev/null || fail "mock server did not start"
+}
+mock_get() { $IN curl -sf "$MOCK$1"; }
+mock_post() {
+  local data=${2:-'{}'}
+  $IN curl -sf -X POST -H 'Content-Type: application/json' --data-binary "$data" "$MOCK$1" >/dev/null
+}
+# reported JOB NODE STATE: the mock server got that report.
+reported() {
+  mock_get /test/reports | jq -e --argjson j "$1" --arg n "$2" --arg s "$3" \
+    'any(.[]; .job_id == $j and .node == $n and .state == $s)' >/dev/null
+}
+registered() { mock_get /test/registrations | jq -e --arg n "$1" 'has($n)' >/dev/null; }
