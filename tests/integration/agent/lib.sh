@@ -74,7 +74,7 @@ kill_leftovers() {
 start_mock() {
   local addr=$1 port=$2 ns=${3:-}
   MOCK=http://$addr:$port
-  IN=${ns:+ip netns exec $ns}
+  IN=${ns:+nsenter --net=/run/netns/$ns}
   $IN python3 "$PX_SRC/tests/integration/agent/mock_server.py" "$addr" "$port" &
   MOCK_PID=$!
   wait_for 10 mock_get /test/reports >/dev/null || fail "mock server did not start"
@@ -90,3 +90,35 @@ reported() {
     'any(.[]; .job_id == $j and .node == $n and .state == $s)' >/dev/null
 }
 registered() { mock_get /test/registrations | jq -e --arg n "$1" 'has($n)' >/dev/null; }
+
+# A private network: namespace $NS_BR holds a bridge; each host namespace
+# gets a veth on it with an address 10.77.<net>.<n>. Names carry the test's
+# pid so parallel runs never share them. net_up NET HOST...; net_down.
+net_up() {
+  local net=$1; shift
+  NS_BR=pxbr$$
+  NS_ALL=($NS_BR)
+  ip netns add "$NS_BR"
+  ip -n "$NS_BR" link add br0 type bridge
+  ip -n "$NS_BR" link set br0 up
+  local i=1
+  for h in "$@"; do
+    local ns=px$h$$
+    ip netns add "$ns"
+    NS_ALL+=("$ns")
+    ip link add "v$h$$" type veth peer name "b$h$$"
+    ip link set "v$h$$" netns "$ns"
+    ip link set "b$h$$" netns "$NS_BR"
+    ip -n "$ns" link set "v$h$$" name eth0
+    ip -n "$ns" addr add "10.77.$net.$i/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+    ip -n "$NS_BR" link set "b$h$$" master br0
+    ip -n "$NS_BR" link set "b$h$$" up
+    i=$((i + 1))
+  done
+}
+net_down() {
+  local ns
+  for ns in "${NS_ALL[@]:-}"; do [ -n "$ns" ] && ip netns del "$ns" 2>/dev/null || true; done
+}
