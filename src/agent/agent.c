@@ -63,6 +63,8 @@ int px_agent_discover(const struct px_agent_opts *o, struct px_node_res *r, char
   memset(r, 0, sizeof *r);
   px_discover_cpus(r);
   px_discover_mem(r);
+  if (o->emulate_cpus) r->cpus = r->cores = o->emulate_cpus;
+  if (o->emulate_mem_mib) r->mem_mib = o->emulate_mem_mib;
   if (o->emulate[0]) {
     if (px_discover_gpus_emulated(r, o->emulate, o->site.node)) {
       snprintf(why, whylen, "bad --emulate-gpus '%s' (want N[:TYPE[:GROUPS]])", o->emulate);
@@ -405,6 +407,7 @@ int px_agent_run(const struct px_agent_opts *o) {
   if (why[0]) px_info("%s", why);
   a.site.node_ngpus = a.res.ngpus;
   a.site.emulated_gpus = a.res.emulated;
+  a.site.emulated_cpus = o->emulate_cpus != 0;
   px_info("%u CPUs (%u cores), %llu MiB, %u GPUs%s", a.res.cpus, a.res.cores, (unsigned long long)a.res.mem_mib,
           a.res.ngpus, a.res.emulated ? " (emulated)" : "");
   char jobs[4200];

@@ -22,6 +22,8 @@ struct px_agent_opts {
   char token_file[PATH_MAX]; /* bearer token; "" with munge for MUNGE, or none */
   bool munge;
   char emulate[64];          /* --emulate-gpus spec, "" for NVML */
+  uint32_t emulate_cpus;     /* report this many CPUs instead of the real ones (0: real) */
+  uint64_t emulate_mem_mib;  /* likewise memory */
   int heartbeat_s;
   bool kill_jobs_on_exit;    /* `phalanx dev`: stopping the agent stops its jobs */
   struct px_site site;       /* node name, cluster, cgroup root, kill wait, ... */

@@ -19,8 +19,8 @@ int px_link_init(struct px_link *k, const char *server, const char *node, const 
   memset(k, 0, sizeof *k);
   snprintf(k->node, sizeof k->node, "%s", node);
   k->wake[0] = k->wake[1] = -1;
-  int rc = px_http_new(server, token_file, munge, &k->main_http);
-  if (!rc) rc = px_http_new(server, token_file, munge, &k->poll_http);
+  int rc = px_http_new(server, token_file, munge, node, &k->main_http);
+  if (!rc) rc = px_http_new(server, token_file, munge, node, &k->poll_http);
   if (!rc && pipe2(k->wake, O_CLOEXEC | O_NONBLOCK) != 0) rc = PX_EIO;
   pthread_mutex_init(&k->mu, NULL);
   k->backoff_ms = 100;

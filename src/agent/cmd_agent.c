@@ -29,7 +29,8 @@ static void usage(void) {
           "  --addr ADDR          address other nodes reach this one at (MASTER_ADDR)\n"
           "  --state-dir DIR      job state (default /var/lib/phalanx/agent)\n"
           "  --token-file FILE    bearer token for the server;  --munge  use MUNGE instead\n"
-          "  --emulate-gpus SPEC  emulated GPUs instead of NVML, e.g. 8:h100\n"
+          "  --emulate-gpus SPEC  emulated GPUs instead of NVML, e.g. 8:h100 or 8:h100:2 (2 NVLink groups)\n"
+          "  --emulate-cpus N     report N CPUs (and pin nothing); --emulate-mem MIB likewise memory\n"
           "  --cluster NAME       SLURM_CLUSTER_NAME\n"
           "  --kill-wait S        seconds from SIGTERM to SIGKILL at the time limit (30)\n"
           "  --pids-max N         processes per job (default 16384; 0 = no limit)\n"
@@ -42,7 +43,8 @@ static void usage(void) {
 }
 
 enum { O_SERVER = 256, O_NODE, O_ADDR, O_STATE, O_TOKEN, O_MUNGE, O_EMU, O_CLUSTER, O_KILLWAIT,
-       O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_RUNLOCAL, O_DISCOVER };
+       O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_RUNLOCAL, O_DISCOVER,
+       O_ECPUS, O_EMEM };
 
 static const struct option longopts[] = {
     {"server", 1, 0, O_SERVER},   {"node", 1, 0, O_NODE},          {"addr", 1, 0, O_ADDR},
@@ -52,7 +54,14 @@ static const struct option longopts[] = {
     {"heartbeat", 1, 0, O_HB},    {"kill-jobs-on-exit", 0, 0, O_KILLEXIT},
     {"no-cgroup", 0, 0, O_NOCG},  {"log-level", 1, 0, O_LOG},      {"supervise", 1, 0, O_SUPERVISE},
     {"run-local", 1, 0, O_RUNLOCAL}, {"discover", 0, 0, O_DISCOVER}, {"help", 0, 0, 'h'},
+    {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM},
     {0, 0, 0, 0}};
+
+static const char *opt_name(int val) {
+  for (const struct option *o = longopts; o->name; o++)
+    if (o->val == val) return o->name;
+  return "?";
+}
 
 static bool parse_num(const char *s, long long lo, long long hi, long long *out) {
   char *end;
@@ -84,6 +93,7 @@ static int run_local(struct px_agent_opts *o, const char *file) {
     o->site.node_ngpus = res.ngpus;
     o->site.emulated_gpus = res.emulated;
   }
+  o->site.emulated_cpus = o->emulate_cpus != 0;
   char jobdir[4096];
   pid_t pid;
   rc = px_job_start(o->state_dir, &l, &o->site, jobdir, sizeof jobdir, &pid);
@@ -141,6 +151,14 @@ static int set_opt(struct px_agent_opts *o, int c, const char *arg) {
       if (!parse_num(arg, 0, 1 << 30, &v)) return -1;
       o->site.pids_max = (uint64_t)v;
       break;
+    case O_ECPUS:
+      if (!parse_num(arg, 1, 1 << 20, &v)) return -1;
+      o->emulate_cpus = (uint32_t)v;
+      break;
+    case O_EMEM:
+      if (!parse_num(arg, 1, 1LL << 40, &v)) return -1;
+      o->emulate_mem_mib = (uint64_t)v;
+      break;
     case O_HB:
       if (!parse_num(arg, 1, 3600, &v)) return -1;
       o->heartbeat_s = (int)v;
@@ -173,7 +191,7 @@ int px_cmd_agent(int argc, char **argv) {
     else if (c == O_RUNLOCAL) run = optarg;
     else if (c == O_DISCOVER) discover = true;
     else if (c == '?' || set_opt(&o, c, optarg)) {
-      if (c != '?') fprintf(stderr, "agent: bad value for --%s: %s\n", longopts[c - O_SERVER].name, optarg);
+      if (c != '?') fprintf(stderr, "agent: bad value for --%s: %s\n", opt_name(c), optarg);
       usage();
       return 2;
     }

@@ -17,6 +17,7 @@ struct px_http {
   char base[256];
   char token[512];
   bool munge;
+  char node[64];
   atomic_bool abort;
 };
 
@@ -42,11 +43,13 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_
   return atomic_load(&h->abort) ? 1 : 0;
 }
 
-int px_http_new(const char *base, const char *token_file, bool munge, struct px_http **out) {
+int px_http_new(const char *base, const char *token_file, bool munge, const char *node,
+                struct px_http **out) {
   struct px_http *c = calloc(1, sizeof *c);
   if (!c) return PX_ENOMEM;
   snprintf(c->base, sizeof c->base, "%s", base);
   c->munge = munge;
+  snprintf(c->node, sizeof c->node, "%s", node ? node : "");
   if (token_file && *token_file) {
     FILE *f = fopen(token_file, "re");
     if (!f || !fgets(c->token, sizeof c->token, f)) {
@@ -85,7 +88,7 @@ static struct curl_slist *headers(struct px_http *c, bool json) {
   if (c->token[0]) snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
 #ifdef PX_HAVE_MUNGE
   char *cred = NULL;
-  if (c->munge && munge_encode(&cred, NULL, NULL, 0) == EMUNGE_SUCCESS)
+  if (c->munge && munge_encode(&cred, NULL, c->node, (int)strlen(c->node)) == EMUNGE_SUCCESS)
     snprintf(auth, sizeof auth, "Authorization: MUNGE %s", cred);
   free(cred);
 #endif

@@ -4,8 +4,8 @@
  * client. Each thread uses its own client. Tests point it at any server.
  *
  * Credentials: a bearer token read from a file ("Authorization: Bearer T"),
- * or a fresh MUNGE credential per request ("Authorization: MUNGE CRED"),
- * which the server decodes to the agent's uid.
+ * or a fresh MUNGE credential per request ("Authorization: MUNGE CRED")
+ * whose payload is the node name, binding the credential to the node.
  */
 #ifndef PX_AGENT_HTTP_H
 #define PX_AGENT_HTTP_H
@@ -15,7 +15,8 @@
 struct px_http;
 
 /* base: "http://host:port". 0 or a PX_E* code (token unreadable, ...). */
-int px_http_new(const char *base, const char *token_file, bool munge, struct px_http **out);
+int px_http_new(const char *base, const char *token_file, bool munge, const char *node,
+                struct px_http **out);
 void px_http_free(struct px_http *c);
 /* Makes the next (or current) request give up: for stopping a long poll. */
 void px_http_abort(struct px_http *c);

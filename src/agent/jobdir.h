@@ -36,6 +36,7 @@ struct px_site {
   bool allow_root;
   bool no_cgroup;          /* run without cgroups (tests as non-root; never in production) */
   bool emulated_gpus;      /* no device files behind the GPUs: keep physical indices */
+  bool emulated_cpus;      /* the node claims CPUs it lacks: no CPU pinning */
 };
 
 struct px_job_status {

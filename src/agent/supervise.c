@@ -89,7 +89,7 @@ static void prepare(struct sup *s) {
   if (rc) return fail_launch(s, "no usable cgroup hierarchy (memory controller) on this node");
   char cpus[2048] = "", name[64], err[512] = "";
   size_t len = 0;
-  for (uint32_t i = 0; i < l->ncpu_ids && len < sizeof cpus - 12; i++)
+  for (uint32_t i = 0; !s->site.emulated_cpus && i < l->ncpu_ids && len < sizeof cpus - 12; i++)
     len += (size_t)snprintf(cpus + len, sizeof cpus - len, "%s%u", i ? "," : "", l->cpu_ids[i]);
   uint32_t deny[64], ndeny = 0;
   for (uint32_t g = 0; g < s->site.node_ngpus && g < 64; g++) {

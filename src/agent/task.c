@@ -26,8 +26,8 @@ static void die(int pipefd, int code, const char *fmt, const char *arg) {
   _exit(code);
 }
 
-static void pin_cpus(const struct px_launch *l) {
-  if (!l->ncpu_ids) return;
+static void pin_cpus(const struct px_launch *l, bool emulated) {
+  if (!l->ncpu_ids || emulated) return;
   cpu_set_t set;
   CPU_ZERO(&set);
   for (uint32_t i = 0; i < l->ncpu_ids; i++)
@@ -97,7 +97,7 @@ static void child(const struct px_task_spec *t, int pipefd) {
   const struct px_launch *l = t->l;
   setpgid(0, t->pgid);
   if (t->cg->version && px_cg_attach(t->cg, 0) != 0) die(pipefd, 1, "cannot join the job's cgroup%s: %s", "");
-  pin_cpus(l);
+  pin_cpus(l, t->site->emulated_cpus);
   struct px_task_ident id = {.local_id = t->local_id, .proc_id = px_jobenv_proc_id(l, t->local_id),
                              .local_tasks = l->tasks_per_node[l->node_rank], .batch = t->batch};
   struct px_jobenv_site site = {t->site->cluster[0] ? t->site->cluster : NULL, t->site->node, t->renumber_gpus};
