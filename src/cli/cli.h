@@ -36,6 +36,11 @@ int px_cli_hostlist_expand(const char *s, char ***names, size_t *n);
 /* Compresses names (any order) into Slurm's sorted range form. Heap string. */
 char *px_cli_hostlist_compress(char *const *names, size_t n);
 void px_cli_strv_free(char **v, size_t n);
+/* --begin / sacct -S forms (opts_begin.c): now[+-]N[unit], ISO date[time],
+ * HH:MM[:SS], midnight, noon, teatime, today, tomorrow. */
+int px_cli_time_parse(const char *val, int64_t now, int64_t *out);
+/* "USR1", "SIGTERM", "9" into a signal number; -1 when unknown. */
+int px_cli_signal_number(const char *name);
 
 /* ---- time rendering (fmt_time.c) ------------------------------------------ */
 

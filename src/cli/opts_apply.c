@@ -230,7 +230,7 @@ int px_opt_nice(const char *val, struct px_jobspec *s, struct px_cli_extra *x, i
   return 0;
 }
 
-static int signal_number(const char *name) {
+int px_cli_signal_number(const char *name) {
   static const struct {
     const char *n;
     int v;
@@ -270,7 +270,7 @@ int px_opt_signal(const char *val, struct px_jobspec *s, struct px_cli_extra *x,
     if (errno || e == at + 1 || *e || secs < 0 || secs > 65535)
       return px_diag_set(d, PX_EINVAL, -1, "Invalid --signal specification: %s", val);
   }
-  int sig = signal_number(p);
+  int sig = px_cli_signal_number(p);
   if (sig < 0) return px_diag_set(d, PX_EINVAL, -1, "Invalid --signal specification: %s", val);
   s->signal_num = sig;
   s->signal_time_s = (int32_t)secs;

@@ -46,10 +46,11 @@ static int64_t parse_begin(const char *val, int64_t now) {
   if (!strncasecmp(val, "now", 3)) {
     const char *p = val + 3;
     if (!*p) return now;
-    if (*p != '+' || !isdigit((unsigned char)p[1])) return -1;
+    if ((*p != '+' && *p != '-') || !isdigit((unsigned char)p[1])) return -1;
     char *e;
     long n = strtol(p + 1, &e, 10);
     int64_t unit = relative_units(e);
+    if (*p == '-') n = -n; /* "now-1day": sacct -S */
     return unit < 0 ? -1 : now + n * unit;
   }
   static const struct {
@@ -88,5 +89,12 @@ int px_opt_begin(const char *val, struct px_jobspec *s, struct px_cli_extra *x, 
   int64_t t = parse_begin(val, now);
   if (t < 0) return px_diag_set(d, PX_EINVAL, -1, "Invalid time specification %s", val);
   s->begin_s = t;
+  return 0;
+}
+
+int px_cli_time_parse(const char *val, int64_t now, int64_t *out) {
+  int64_t t = parse_begin(val, now);
+  if (t < 0) return PX_EINVAL;
+  *out = t;
   return 0;
 }
