@@ -184,9 +184,11 @@ static void submit_refused(struct submit *s, long status, const json_t *resp) {
     return;
   }
   const char *slurm = NULL;
+  bool said = false; /* Slurm's own lines already name the problem */
   if (field && !strcmp(field, "partition")) {
     px_cmd_error(&s->cmd, "invalid partition specified: %s", s->spec.partition ? s->spec.partition : "");
     slurm = "Invalid partition name specified";
+    said = true;
   } else if (field && (!strcmp(field, "account") || !strcmp(field, "user"))) {
     slurm = "Invalid account or account/partition combination specified";
   } else if (field && !strcmp(field, "qos")) {
@@ -199,7 +201,7 @@ static void submit_refused(struct submit *s, long status, const json_t *resp) {
     slurm = "Requested node configuration is not available";
   }
   px_cmd_error(&s->cmd, "Batch job submission failed: %s", slurm ? slurm : msg);
-  if (slurm && strcmp(slurm, msg)) px_cmd_error(&s->cmd, "(phalanx: %s)", msg);
+  if (slurm && !said && strcmp(slurm, msg)) px_cmd_error(&s->cmd, "(phalanx: %s)", msg);
 }
 
 /* --wait: poll until the job ends; the exit status is the job's. */
