@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/fmt_job.h"
+#include "util/units.h"
 
 static const struct {
   char key;
@@ -36,16 +37,7 @@ int64_t px_fmt_job_elapsed(const struct px_job_info *j, int64_t now) {
   return end > j->start_time ? end - j->start_time : 0;
 }
 
-void px_fmt_mem(char *buf, size_t n, uint64_t mib) {
-  static const char units[] = "MGTPE";
-  double v = (double)mib;
-  int u = 0;
-  while (v >= 1024 && units[u + 1]) v /= 1024, u++;
-  if (v == (double)(uint64_t)v)
-    snprintf(buf, n, "%" PRIu64 "%c", (uint64_t)v, units[u]);
-  else
-    snprintf(buf, n, "%.2f%c", v, units[u]);
-}
+void px_fmt_mem(char *buf, size_t n, uint64_t mib) { px_size_format_mib(mib, buf, n); }
 
 uint32_t px_fmt_job_nodes(const struct px_job_info *j) {
   if (j->nnodes) return j->nnodes;

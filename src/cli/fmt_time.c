@@ -9,34 +9,11 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "util/units.h"
 
-void px_cli_fmt_elapsed(char *buf, size_t n, int64_t s) {
-  if (s == PX_CLI_UNLIMITED) {
-    snprintf(buf, n, "UNLIMITED");
-    return;
-  }
-  if (s < 0) s = 0;
-  long long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
-  if (d)
-    snprintf(buf, n, "%lld-%02lld:%02lld:%02lld", d, h, m, sec);
-  else if (h)
-    snprintf(buf, n, "%lld:%02lld:%02lld", h, m, sec);
-  else
-    snprintf(buf, n, "%lld:%02lld", m, sec);
-}
+void px_cli_fmt_elapsed(char *buf, size_t n, int64_t s) { px_duration_format(s, buf, n); }
 
-void px_cli_fmt_hms(char *buf, size_t n, int64_t s) {
-  if (s == PX_CLI_UNLIMITED) {
-    snprintf(buf, n, "UNLIMITED");
-    return;
-  }
-  if (s < 0) s = 0;
-  long long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60, sec = s % 60;
-  if (d)
-    snprintf(buf, n, "%lld-%02lld:%02lld:%02lld", d, h, m, sec);
-  else
-    snprintf(buf, n, "%02lld:%02lld:%02lld", h, m, sec);
-}
+void px_cli_fmt_hms(char *buf, size_t n, int64_t s) { px_duration_format_hms(s, buf, n); }
 
 void px_cli_fmt_sinfo_time(char *buf, size_t n, int64_t s) {
   if (s == PX_CLI_UNLIMITED || s <= 0) {

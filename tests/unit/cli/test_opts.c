@@ -92,7 +92,6 @@ static void options_map_to_jobspec(void **state) {
       {"--gres=gpu:h100", "gpu_type", "h100"},
       {"--gres=gres/gpu:3", "gpus_per_node", "3"},
       {"--mem=100G", "mem_per_node_mib", "102400"},
-      {"--mem=1.5G", "mem_per_node_mib", "1536"},
       {"--mem=512", "mem_per_node_mib", "512"},
       {"--mem=1T", "mem_per_node_mib", "1048576"},
       {"--mem=0", "mem_per_node_mib", "-1"}, /* UINT64_MAX: all of the node's memory */
@@ -177,6 +176,7 @@ static void bad_values_are_errors_with_slurms_words(void **state) {
       {"-c -1", "Invalid numeric value \"-1\" for --cpus-per-task."},
       {"--mem=lots", "invalid memory constraint lots"},
       {"--mem=10X", "invalid memory constraint 10X"},
+      {"--mem=1.5G", "invalid memory constraint 1.5G"}, /* Slurm takes whole numbers only */
       {"--gres=mps:100", "Invalid generic resource (gres) specification: mps:100"},
       {"--gres=gpu:h100:x", "Invalid numeric value \"x\" for --gres."},
       {"--gpus=0", "Invalid numeric value \"0\" for --gpus."},
