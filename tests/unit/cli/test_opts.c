@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "spec_fields.h"
 
 /* 2026-12-02T13:38:50Z */
 #define NOW 1796218730LL
@@ -39,26 +40,6 @@ static int run_cli(const char *line, struct px_jobspec *s, struct px_cli_extra *
   if (!rc) rc = px_cli_apply(&l, s, x, NOW, d);
   px_cli_optlist_fini(&l);
   return rc;
-}
-
-static void field(const struct px_jobspec *s, const struct px_cli_extra *x, const char *f,
-                  char *buf, size_t n) {
-#define S(name) if (!strcmp(f, #name)) { snprintf(buf, n, "%s", s->name ? s->name : "(null)"); return; }
-#define U(name) if (!strcmp(f, #name)) { snprintf(buf, n, "%lld", (long long)s->name); return; }
-  S(name) S(account) S(partition) S(qos) S(gpu_type) S(constraint) S(dependency) S(array)
-  S(workdir) S(stdout_path) S(stderr_path) S(stdin_path) S(mail_type) S(mail_user) S(comment)
-  U(nodes_min) U(nodes_max) U(ntasks) U(ntasks_per_node) U(cpus_per_task) U(gpus)
-  U(gpus_per_node) U(gpus_per_task) U(mem_per_node_mib) U(mem_per_cpu_mib) U(mem_per_gpu_mib)
-  U(time_limit_s) U(nice) U(exclusive) U(switches) U(switches_wait_s) U(hold) U(begin_s)
-  U(requeue) U(no_requeue_given) U(signal_num) U(signal_time_s) U(signal_batch_only)
-#undef S
-#undef U
-  if (!strcmp(f, "wrap")) snprintf(buf, n, "%s", x->wrap ? x->wrap : "(null)");
-  else if (!strcmp(f, "export")) snprintf(buf, n, "%s", x->export_spec ? x->export_spec : "(null)");
-  else if (!strcmp(f, "parsable")) snprintf(buf, n, "%d", x->parsable);
-  else if (!strcmp(f, "test_only")) snprintf(buf, n, "%d", x->test_only);
-  else if (!strcmp(f, "verbose")) snprintf(buf, n, "%d", x->verbose);
-  else fail_msg("no field %s", f);
 }
 
 static void options_map_to_jobspec(void **state) {
