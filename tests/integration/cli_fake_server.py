@@ -139,6 +139,10 @@ class Handler(BaseHTTPRequestHandler):
             return 200, {"partitions": PARTS}
         if method == "GET" and p == ["v1", "shares"]:
             return 200, {"shares": SHARES}
+        if method == "POST" and p == ["test", "populate"]:
+            for _ in range(int(q.get("n", ["0"])[0])):
+                submit({"name": "filler", "user": "root", "time_limit_s": 600, "cpus_per_task": 1})
+            return 200, {}
         if method == "POST" and len(p) == 3 and p[0] == "test":
             j = find(p[2])
             now = int(time.time())
