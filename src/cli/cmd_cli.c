@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cmd_common.h"
+#include "cli/opts_apply.h"
 #include "commands.h"
 
 struct verb {
@@ -139,9 +140,28 @@ static void help_man(void) {
          "(default 30).\n.SH SEE ALSO\ndocs/cli.md, docs/slurm-migration.md\n");
 }
 
+/* The option table as Markdown, for docs/slurm-migration.md (a test checks it is current). */
+static void help_options_md(void) {
+  static const char *const tools[] = {"sbatch", "srun", "salloc", "submit"};
+  printf("| option | short | sbatch | srun | salloc | submit | status |\n|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < px_cli_nopts; i++) {
+    const struct px_opt_def *o = &px_cli_opts[i];
+    printf("| `--%s` | %s%c%s |", o->name, o->short_name ? "`-" : "", o->short_name ? o->short_name : ' ',
+           o->short_name ? "`" : "");
+    for (size_t t = 0; t < sizeof tools / sizeof tools[0]; t++)
+      printf(" %s |", (o->tools & (1u << t)) ? "yes" : "");
+    printf(" %s: %s |\n", o->apply ? (o->apply == px_opt_ignored ? "accepted, no effect" : "supported")
+                                    : "**refused**", o->help);
+  }
+}
+
 static int help(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--man")) {
     help_man();
+    return 0;
+  }
+  if (argc > 1 && !strcmp(argv[1], "--options-md")) {
+    help_options_md();
     return 0;
   }
   for (size_t i = 0; i < NVERBS; i++) {

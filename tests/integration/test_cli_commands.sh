@@ -134,6 +134,8 @@ check "why" "Job 10052 (named) is pending: Priority.
   No start estimate yet." "$(phalanx why 10052)"
 check "why unknown job" "phalanx why: no job 424242 (finished jobs are in 'phalanx usage' / sacct) rc=1" "$(phalanx why 424242 2>&1) rc=$?"
 check "man page is generated from the table" "" "$("$PHALANX" help --man | diff - "$PX_SRC/man/phalanx.1")"
+check "migration table is generated from the table" "" \
+  "$("$PHALANX" help --options-md | diff - <(sed -n '/<!-- options table: begin -->/,/<!-- options table: end -->/p' "$PX_SRC/docs/slurm-migration.md" | sed '1d;$d'))"
 check "srun says what is missing" "1" "$(srun hostname 2>&1 | grep -c 'needs job-step support')"
 check "scontrol show hostnames" "gpu0001 gpu0002 gpu0010" "$(scontrol show hostnames 'gpu[0001-0002],gpu0010' | paste -sd' ')"
 
