@@ -24,6 +24,13 @@ check() { # name, expected, actual
     echo "ok   $1"
   fi
 }
+count_rc() { # pattern, command...: "<lines matching> rc=<exit status>"
+  local pat=$1 out rc
+  shift
+  out=$("$@" 2>&1)
+  rc=$?
+  printf '%s rc=%s' "$(printf '%s\n' "$out" | grep -c "$pat")" "$rc"
+}
 wait_for() { # a condition command, with a 10 s deadline
   local deadline=$((SECONDS + 10))
   until "$@"; do
@@ -136,7 +143,20 @@ check "why unknown job" "phalanx why: no job 424242 (finished jobs are in 'phala
 check "man page is generated from the table" "" "$("$PHALANX" help --man | diff - "$PX_SRC/man/phalanx.1")"
 check "migration table is generated from the table" "" \
   "$("$PHALANX" help --options-md | diff - <(sed -n '/<!-- options table: begin -->/,/<!-- options table: end -->/p' "$PX_SRC/docs/slurm-migration.md" | sed '1d;$d'))"
-check "srun says what is missing" "1" "$(srun hostname 2>&1 | grep -c 'needs job-step support')"
+check "srun outside an allocation says what is missing" "1 rc=1" "$(count_rc 'needs interactive allocations' srun hostname)"
+# srun inside a one-node allocation runs the step's tasks itself: ranks,
+# step ids counting from 0, each task's share of the job's GPUs, -l labels.
+alloc="SLURM_JOB_ID=77 SLURM_JOB_NUM_NODES=1 SLURMD_NODENAME=gpu0001 SLURM_JOB_GPUS=0,1,2,3 TMPDIR=$tmp"
+check "srun -l -n 4 --gpus-per-task=1" "0: gpu0001 rank=0 local=0 step=0 cuda=0
+1: gpu0001 rank=1 local=1 step=0 cuda=1
+2: gpu0001 rank=2 local=2 step=0 cuda=2
+3: gpu0001 rank=3 local=3 step=0 cuda=3" \
+  "$(env $alloc srun -l -n 4 --gpus-per-task=1 bash -c 'echo $SLURMD_NODENAME rank=$SLURM_PROCID local=$SLURM_LOCALID step=$SLURM_STEP_ID cuda=$CUDA_VISIBLE_DEVICES' | sort)"
+check "second srun is step 1" "1" "$(env $alloc srun bash -c 'echo $SLURM_STEP_ID')"
+check "srun returns the worst task exit" "srun: error: gpu0001: task 1: Exited with exit code 3 rc=3" \
+  "$(env $alloc srun -n 2 bash -c 'exit $((SLURM_PROCID * 3))' 2>&1) rc=$?"
+check "multi-node srun says what is missing" "1 rc=1" \
+  "$(count_rc 'needs the server.s task fan-out' env $alloc SLURM_JOB_NUM_NODES=2 srun hostname)"
 check "scontrol show hostnames" "gpu0001 gpu0002 gpu0010" "$(scontrol show hostnames 'gpu[0001-0002],gpu0010' | paste -sd' ')"
 
 # A server that is down: one line, non-zero, at once.
