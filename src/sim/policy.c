@@ -52,15 +52,14 @@ static int parse_duration(const char *v, int64_t *out) {
     if (end != dash || days < 0 || !isdigit((unsigned char)v[0])) return PX_EPARSE;
     p = dash + 1;
   }
-  while (n < 3) {
+  for (;;) {
     char *end;
-    if (!isdigit((unsigned char)*p)) return PX_EPARSE;
+    if (n == 3 || !isdigit((unsigned char)*p)) return PX_EPARSE;
     f[n++] = strtol(p, &end, 10);
     if (*end == '\0') break;
     if (*end != ':') return PX_EPARSE;
     p = end + 1;
   }
-  if (*p && strchr(p, ':')) return PX_EPARSE;
   int64_t s;
   if (dash) s = days * 86400 + f[0] * 3600 + (n > 1 ? f[1] * 60 : 0) + (n > 2 ? f[2] : 0);
   else if (n == 1) s = f[0] * 60;
