@@ -19,10 +19,11 @@
 
 #include "util/arena.h"
 #include "util/error.h"
+#include "util/units.h" /* PX_TIME_UNLIMITED */
 
-#define PX_TIME_UNLIMITED INT64_MAX
 #define PX_NOLIMIT UINT64_MAX
 #define PX_NONE UINT32_MAX /* absent index */
+#define PX_FAIRSHARE_PARENT UINT32_MAX /* px_conf_account.fairshare for FairShare=parent */
 
 enum px_node_state { PX_NODE_CONF_UP, PX_NODE_CONF_DOWN, PX_NODE_CONF_DRAIN, PX_NODE_CONF_FUTURE };
 
