@@ -15,6 +15,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/units.h"
+
 static const char *const sched_types[] = {"sched/builtin", "sched/backfill", NULL};
 static const char *const prio_types[] = {"priority/multifactor", "priority/basic", NULL};
 static const char *const preempt_types[] = {"preempt/none", "preempt/qos", "preempt/partition_prio", NULL};
@@ -39,33 +41,11 @@ static int parse_u32(const char *v, uint32_t *out) {
   return 0;
 }
 
-/* Slurm durations: "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S" into seconds. */
+/* Slurm durations (util/units.h); UNLIMITED makes no sense for a half-life or an age. */
 static int parse_duration(const char *v, int64_t *out) {
-  long f[4] = {0};
-  int n = 0;
-  long days = 0;
-  const char *p = v;
-  const char *dash = strchr(v, '-');
-  if (dash) {
-    char *end;
-    days = strtol(v, &end, 10);
-    if (end != dash || days < 0 || !isdigit((unsigned char)v[0])) return PX_EPARSE;
-    p = dash + 1;
-  }
-  for (;;) {
-    char *end;
-    if (n == 3 || !isdigit((unsigned char)*p)) return PX_EPARSE;
-    f[n++] = strtol(p, &end, 10);
-    if (*end == '\0') break;
-    if (*end != ':') return PX_EPARSE;
-    p = end + 1;
-  }
-  int64_t s;
-  if (dash) s = days * 86400 + f[0] * 3600 + (n > 1 ? f[1] * 60 : 0) + (n > 2 ? f[2] : 0);
-  else if (n == 1) s = f[0] * 60;
-  else if (n == 2) s = f[0] * 60 + f[1];
-  else s = f[0] * 3600 + f[1] * 60 + f[2];
-  *out = s;
+  int64_t x;
+  if (px_duration_parse(v, &x, NULL) || x == PX_TIME_UNLIMITED || x < 0) return PX_EPARSE;
+  *out = x;
   return 0;
 }
 
