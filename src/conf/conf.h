@@ -28,6 +28,7 @@
 
 #define PX_NOLIMIT UINT64_MAX
 #define PX_NONE UINT32_MAX /* absent index */
+#define PX_FAIRSHARE_PARENT UINT32_MAX /* px_conf_account.fairshare for FairShare=parent */
 
 enum px_node_state { PX_NODE_CONF_UP, PX_NODE_CONF_DOWN, PX_NODE_CONF_DRAIN, PX_NODE_CONF_FUTURE };
 
@@ -165,6 +166,12 @@ struct px_conf_phalanx {
   int64_t kill_wait_s;             /* KillWait */
   bool allow_root_jobs;
   bool private_jobs;               /* users list only their own jobs */
+  /* Roles (server): Operators= drain nodes and set priorities;
+   * Administrators= change anything. Root is always an administrator. */
+  const char **operators;
+  uint32_t noperators;
+  const char **administrators;
+  uint32_t nadministrators;
 };
 
 struct px_conf {

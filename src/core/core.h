@@ -1,0 +1,325 @@
+/*
+ * core.h - the scheduling core: a pure, deterministic engine shared unchanged
+ * by the server and the simulator. Events in, actions out; no I/O, no
+ * threads, no clock: `now` (Unix seconds) is an argument of every call.
+ *
+ * Design. px_core_new() copies what it needs from a struct px_conf (nodes,
+ * GPU types and NVLink groups, features, partitions, the switch tree or
+ * blocks, the account tree, QoS, the sched weights) into dense arrays; the
+ * conf may be freed afterwards. Events (submit, cancel, hold, release,
+ * job_ended, requeue, node state, update) are applied one at a time; each
+ * returns 0 or a negative PX_E* code with a struct px_diag naming the field,
+ * and changes nothing on error. px_core_cycle() then runs the stages in order
+ *
+ *   order   (priority: multifactor with Fair Tree, FIFO, ...; stage.h)
+ *   admit   (limits: account GrpTRES/GrpJobs/MaxJobs, QoS per-user, partition)
+ *   place   (gang placement: feasibility, then topology and packing scores)
+ *   reserve (hook: what a blocked job does to the jobs behind it; the default
+ *            blocks its partition as Slurm's builtin scheduler does; backfill
+ *            replaces it -- issue 4)
+ *   victims (hook: preemption -- issue 4; none by default)
+ *
+ * and appends START/REJECT (later PREEMPT/SIGNAL) actions to a caller-owned
+ * buffer. Every pending job gets a Slurm reason name and a `why` text.
+ * Placement never scans nodes x jobs: per partition and GPU type a bucket
+ * index by free GPU count finds single-node fits, per leaf switch histograms
+ * bound gang searches, and a per-cycle cache of failed shapes stops a full
+ * cluster from being probed again by every identical job (docs/performance.md).
+ *
+ * Identity. The caller assigns job ids (the server from its journal, the
+ * simulator from its trace). A submit consumes px_core_ids_needed() ids
+ * starting at the given one: 1 for a plain job, 1 + ntasks for an array,
+ * whose pending record keeps job_id J and whose task at position k (0-based,
+ * in task-id order) starts as job id J + 1 + k with array_job_id J.
+ *
+ * Ownership. Views returned by queries point into the core and are valid
+ * until the next call that changes the core (any event or cycle) or the next
+ * query of the same kind (the `why` text is formatted into one buffer).
+ * Memory: every internal allocation goes through the allocator given to
+ * px_core_new_with_alloc (default: libc), so tests can fail allocations; an
+ * event that cannot allocate returns PX_ENOMEM and changes nothing.
+ */
+#ifndef PX_CORE_CORE_H
+#define PX_CORE_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf/conf.h"
+#include "core/jobspec.h"
+#include "util/bitmap.h"
+#include "util/error.h"
+
+struct px_core;
+
+/* Slurm's pending/reject reason names (squeue %r), one table. */
+#define PX_REASON_MAP(X)                                                 \
+  X(NONE, "None")                                                        \
+  X(PRIORITY, "Priority")                                                \
+  X(RESOURCES, "Resources")                                              \
+  X(DEPENDENCY, "Dependency")                                            \
+  X(DEP_NEVER, "DependencyNeverSatisfied")                               \
+  X(BEGIN_TIME, "BeginTime")                                             \
+  X(HELD_USER, "JobHeldUser")                                            \
+  X(HELD_ADMIN, "JobHeldAdmin")                                          \
+  X(ASSOC_GRP_GRES, "AssocGrpGRES")                                      \
+  X(ASSOC_GRP_CPU, "AssocGrpCpuLimit")                                   \
+  X(ASSOC_GRP_MEM, "AssocGrpMemLimit")                                   \
+  X(ASSOC_GRP_NODE, "AssocGrpNodeLimit")                                 \
+  X(ASSOC_GRP_JOBS, "AssocGrpJobsLimit")                                 \
+  X(ASSOC_MAX_JOBS, "AssocMaxJobsLimit")                                 \
+  X(QOS_MAX_GRES_PER_USER, "QOSMaxGRESPerUser")                          \
+  X(QOS_MAX_JOBS_PER_USER, "QOSMaxJobsPerUserLimit")                     \
+  X(REQ_NODE_NOT_AVAIL, "ReqNodeNotAvail")                               \
+  X(PARTITION_DOWN, "PartitionDown")                                     \
+  X(PARTITION_TIME_LIMIT, "PartitionTimeLimit")                          \
+  X(PARTITION_NODE_LIMIT, "PartitionNodeLimit")                          \
+  X(ARRAY_TASK_LIMIT, "JobArrayTaskLimit")                               \
+  X(TOPOLOGY, "Resources")       /* waiting for --switches (Slurm shows Resources) */ \
+  X(INVALID_ACCOUNT, "InvalidAccount")                                   \
+  X(INVALID_QOS, "InvalidQOS")                                           \
+  X(ACCOUNT_NOT_ALLOWED, "AccountNotAllowed")                            \
+  X(QOS_NOT_ALLOWED, "QOSNotAllowed")                                    \
+  X(BAD_CONSTRAINTS, "BadConstraints")                                   \
+  X(ASSOC_MAX_SUBMIT, "AssocMaxSubmitJobLimit")                          \
+  X(QOS_MAX_SUBMIT, "QOSMaxSubmitJobPerUserLimit")                       \
+  X(QOS_MAX_WALL, "QOSMaxWallDurationPerJobLimit")                       \
+  X(ASSOC_MAX_GRES_PER_JOB, "AssocMaxGRESPerJob")
+
+enum px_reason {
+#define PX_REASON_ENUM(name, str) PX_REASON_##name,
+  PX_REASON_MAP(PX_REASON_ENUM)
+#undef PX_REASON_ENUM
+  PX_REASON_COUNT
+};
+const char *px_reason_name(enum px_reason r);
+
+enum px_job_state {
+  PX_JOB_PENDING,
+  PX_JOB_RUNNING,
+  /* terminal states, as given to px_core_job_ended (the core forgets the job) */
+  PX_JOB_COMPLETED,
+  PX_JOB_FAILED,
+  PX_JOB_CANCELLED,
+  PX_JOB_TIMEOUT,
+  PX_JOB_OUT_OF_MEMORY,
+  PX_JOB_NODE_FAIL,
+  PX_JOB_PREEMPTED,
+};
+const char *px_job_state_name(enum px_job_state s); /* "PENDING", ... */
+
+/* ---- life cycle ---------------------------------------------------------- */
+
+/* Lua-style allocator: realloc(ud, p, old_size, new_size); new_size 0 frees
+ * and returns NULL. Must return NULL (leaving p intact) on failure. */
+struct px_core_allocator {
+  void *(*realloc)(void *ud, void *p, size_t old_size, size_t new_size);
+  void *ud;
+};
+
+/* NULL with *err = PX_EINVAL (conf inconsistent, diag-less) or PX_ENOMEM. */
+struct px_core *px_core_new(const struct px_conf *conf, uint64_t seed, int *err);
+struct px_core *px_core_new_with_alloc(const struct px_conf *conf, uint64_t seed,
+                                       const struct px_core_allocator *alloc, int *err);
+void px_core_free(struct px_core *c); /* NULL is a no-op */
+
+/* ---- events: each returns 0 or PX_E*, filling diag; nothing changes on error */
+
+/* Job ids a submit of spec consumes (1, or 1 + array task count), or PX_EINVAL
+ * / PX_ERANGE when the array expression is bad (diag names "array"). */
+int64_t px_core_ids_needed(const struct px_jobspec *spec, struct px_diag *diag);
+
+/*
+ * Validates and queues a job. Rejects (PX_EINVAL, PX_ENOENT, PX_EPERM,
+ * PX_ELIMIT) what can never run, with *reject set to the reason (may be NULL)
+ * and diag naming the field: unknown partition/account/QoS, account or QoS not
+ * allowed in the partition, time over MaxTime/MaxWall, more nodes than
+ * MaxNodes, a shape no node set of the partition can ever hold (GPUs, type,
+ * CPUs, memory, features), submit limits, bad dependency/array syntax, an id
+ * already in use. The core keeps only scheduling fields (launch fields are
+ * the caller's).
+ */
+int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *spec,
+                   int64_t now, enum px_reason *reject, struct px_diag *diag);
+
+/* Pending job or array remainder: removed. A running job: PX_ESTATE (stop it,
+ * then report px_core_job_ended(CANCELLED)). Unknown id: PX_ENOENT. */
+int px_core_cancel(struct px_core *c, uint64_t job_id, int64_t now, struct px_diag *diag);
+
+/* Holds a pending job (priority 0, reason JobHeldUser/JobHeldAdmin). */
+int px_core_hold(struct px_core *c, uint64_t job_id, bool admin, int64_t now, struct px_diag *diag);
+/* Releases a hold; a user (admin=false) cannot release an admin hold: PX_EPERM. */
+int px_core_release(struct px_core *c, uint64_t job_id, bool admin, int64_t now, struct px_diag *diag);
+
+/* A running job ended (state is terminal): frees its resources, charges fair
+ * share usage, resolves dependencies at the next cycle. The core then forgets
+ * the job except for its end state, kept briefly for dependencies. */
+int px_core_job_ended(struct px_core *c, uint64_t job_id, enum px_job_state state,
+                      int32_t exit_code, int64_t now, struct px_diag *diag);
+
+/* A running job stopped and goes back to pending with its id and submit time
+ * (node failure, preemption, scontrol requeue); hold = requeue held. */
+int px_core_job_requeue(struct px_core *c, uint64_t job_id, bool hold, int64_t now,
+                        struct px_diag *diag);
+
+enum px_node_event {
+  PX_NODE_EV_UP,     /* responding again: clears DOWN (not DRAIN) */
+  PX_NODE_EV_DOWN,   /* not responding / failed; running jobs are the caller's to end */
+  PX_NODE_EV_DRAIN,  /* admin: no new jobs; running ones finish */
+  PX_NODE_EV_RESUME, /* admin: clears DRAIN and DOWN */
+};
+/* reason is copied (may be NULL). */
+int px_core_node_event(struct px_core *c, uint32_t node, enum px_node_event ev,
+                       const char *reason, int64_t now, struct px_diag *diag);
+
+enum {
+  PX_UPD_NICE = 1 << 0,
+  PX_UPD_TIME_LIMIT = 1 << 1,
+  PX_UPD_PRIORITY = 1 << 2, /* admin-set priority; 0 returns to the formula */
+};
+struct px_job_update {
+  unsigned fields; /* PX_UPD_* */
+  int32_t nice;
+  int64_t time_limit_s;
+  uint32_t priority;
+};
+/* Pending jobs only (time limit of a running job: PX_ESTATE). */
+int px_core_update(struct px_core *c, uint64_t job_id, const struct px_job_update *u,
+                   int64_t now, struct px_diag *diag);
+
+/* ---- the cycle ------------------------------------------------------------ */
+
+/* One node of a placement. CPU ids are bits of out->cpu_words[cpu_word ..
+ * cpu_word + ncpu_words) (bit i = CPU i of the node). */
+struct px_alloc {
+  uint32_t node;        /* conf node index */
+  uint32_t ncpu;
+  px_bits64 gpus;       /* GPU indices on the node */
+  uint64_t mem_mib;
+  uint32_t cpu_word, ncpu_words;
+};
+
+enum px_action_kind {
+  PX_ACT_START,   /* start job_id on allocs[alloc_first, +nalloc) */
+  PX_ACT_REJECT,  /* drop job_id: it can never run (reason) */
+  PX_ACT_PREEMPT, /* issue 4: stop job_id for preemptor_job_id */
+  PX_ACT_SIGNAL,  /* issue 4: send signal to job_id */
+};
+
+struct px_action {
+  enum px_action_kind kind;
+  enum px_reason reason;
+  uint64_t job_id;
+  uint64_t array_job_id;   /* 0 unless an array task */
+  uint32_t array_task_id;  /* PX_NONE unless an array task */
+  uint32_t alloc_first, nalloc;
+  int64_t time_limit_s;    /* START: the limit the job runs under */
+  uint64_t preemptor_job_id;
+  int32_t signal;
+};
+
+/* Caller-owned; the core appends (growing it with libc realloc). */
+struct px_actions {
+  struct px_action *v;
+  size_t len, cap;
+  struct px_alloc *allocs;
+  size_t nallocs, allocs_cap;
+  uint64_t *cpu_words;
+  size_t ncpu_words, cpu_words_cap;
+};
+void px_actions_init(struct px_actions *a);
+void px_actions_clear(struct px_actions *a);
+void px_actions_fini(struct px_actions *a);
+
+/*
+ * Runs order -> admit -> place (-> reserve, victims) at time now and appends
+ * actions to out (cleared first). Jobs started are RUNNING in the core when it
+ * returns. Work budget: at most conf-independent PX_CORE_CYCLE_MAX_STARTS
+ * starts per cycle; the rest wait for the next cycle (reason Priority). On
+ * PX_ENOMEM, out holds the actions committed so far: apply them.
+ */
+#define PX_CORE_CYCLE_MAX_STARTS 100000
+int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out);
+
+/* ---- queries -------------------------------------------------------------- */
+
+struct px_prio_factors {
+  double age, fairshare, jobsize, partition, qos, tres; /* each in [0,1] */
+  int64_t nice;
+  uint32_t priority;  /* the result: sum of weight x factor - nice, clamped to [1, 2^32-1]; 0 held */
+  bool admin_set;     /* priority set by px_core_update */
+};
+
+struct px_job_view {
+  uint64_t job_id;
+  uint64_t array_job_id;       /* the array's id for tasks and array records, else 0 */
+  uint32_t array_task_id;      /* PX_NONE for non-tasks and array records */
+  uint32_t array_tasks_pending;/* array record: tasks not yet started */
+  uint32_t array_max_running;  /* the %N, 0 = none */
+  enum px_job_state state;
+  enum px_reason reason;
+  const char *why;             /* long explanation; valid until the next query */
+  const char *user;
+  uint32_t assoc;              /* conf account index of the user association */
+  uint32_t account;            /* its parent account */
+  uint32_t partition, qos;
+  bool held_user, held_admin;
+  struct px_prio_factors prio;
+  int64_t submit_s, eligible_s, begin_s, start_s, time_limit_s;
+  int64_t expected_start_s;    /* 0 = unknown (backfill fills it, issue 4) */
+  uint32_t nnodes, ncpus, ngpus; /* requested while pending, allocated when running */
+  uint64_t mem_mib;
+  const struct px_alloc *alloc; /* running: nalloc nodes; CPU bits in cpu_words */
+  uint32_t nalloc;
+  const uint64_t *cpu_words;
+  uint32_t restarts;
+};
+
+size_t px_core_njobs(const struct px_core *c);
+/* Iterates live jobs (pending records, running jobs) in an order fixed by the
+ * event history; *cursor starts at 0. false at the end. */
+bool px_core_job_next(struct px_core *c, size_t *cursor, struct px_job_view *out);
+int px_core_job_get(struct px_core *c, uint64_t job_id, struct px_job_view *out);
+
+enum px_node_avail { PX_NODE_UP, PX_NODE_DOWN, PX_NODE_DRAIN };
+struct px_node_view {
+  uint32_t node;
+  enum px_node_avail avail;   /* DRAIN with njobs > 0 is Slurm's DRAINING */
+  const char *reason;         /* NULL when none */
+  uint32_t cpus, cpus_alloc, gpus, gpus_alloc;
+  px_bits64 gpus_free;
+  uint64_t mem_mib, mem_alloc_mib;
+  uint32_t njobs;
+  uint32_t tenant;            /* exclusive_account partitions: the account on it, or PX_NONE */
+};
+uint32_t px_core_nnodes(const struct px_core *c);
+int px_core_node_get(const struct px_core *c, uint32_t node, struct px_node_view *out);
+uint32_t px_core_node_index(const struct px_core *c, const char *name); /* PX_NONE if unknown */
+
+/* sshare -l rows as of the last cycle, depth first (users before sub-accounts). */
+struct px_share_view {
+  uint32_t assoc;             /* conf account index */
+  uint32_t parent;            /* PX_NONE for root */
+  uint32_t depth;
+  bool is_user;
+  bool shares_parent;         /* FairShare=parent */
+  uint32_t raw_shares;
+  double norm_shares;         /* within the level (Fair Tree) */
+  double raw_usage;           /* decayed billable TRES-seconds, subtree */
+  double norm_usage;          /* raw / root raw */
+  double effective_usage;     /* raw / fair-share parent raw */
+  double level_fs;            /* INFINITY with no usage; NAN for FairShare=parent */
+  double fairshare;           /* users: rank/N; NAN for accounts */
+};
+size_t px_core_nshares(const struct px_core *c);
+int px_core_share_get(const struct px_core *c, size_t row, struct px_share_view *out);
+
+struct px_core_stats {
+  uint64_t cycles, started, place_attempts, place_fast_fail, shape_cache_hits;
+  size_t bytes_in_use;        /* through the core's allocator */
+  size_t pending_records;
+};
+void px_core_stats(const struct px_core *c, struct px_core_stats *out);
+
+#endif
