@@ -19,6 +19,15 @@
 #define A(field) offsetof(struct px_acct_raw, field)
 #define Q(field) offsetof(struct px_qos_raw, field)
 
+/* Fairshare=N, or Fairshare=parent: the association's usage counts as its parent's (Slurm). */
+static void set_fairshare(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                          const struct px_key *k) {
+  struct px_conf_account *a = &((struct px_acct_raw *)obj)->a;
+  uint64_t v;
+  if (!strcasecmp(kv->val, "parent")) a->fairshare = PX_FAIRSHARE_PARENT;
+  else if (px_parse_u64(b, w, kv, PX_FAIRSHARE_PARENT - 1, &v)) a->fairshare = (uint32_t)v;
+}
+
 static void set_grp_tres(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                          const struct px_key *k) {
   struct px_conf_account *a = &((struct px_acct_raw *)obj)->a;
@@ -49,7 +58,7 @@ static void set_list(struct px_cb *b, const struct px_where *w, const struct px_
 }
 
 #define ACCT_LIMITS                                                   \
-  {"Fairshare", px_set_u32, A(a.fairshare), NULL},                    \
+  {"Fairshare", set_fairshare, 0, NULL},                               \
   {"GrpTRES", set_grp_tres, 0, NULL},                                 \
   {"GrpJobs", px_set_u64_limit, A(a.grp_jobs), NULL},                 \
   {"MaxJobs", px_set_u64_limit, A(a.max_jobs), NULL},                 \

@@ -200,6 +200,17 @@ static void set_file(struct px_cb *b, const struct px_where *w, const struct px_
   *dw = *w;
 }
 
+/* Operators=alice,bob / Administrators=carol: user names, as written. */
+static void set_users(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                      const struct px_key *k) {
+  struct px_conf_phalanx *p = &b->c->phalanx;
+  const char **v;
+  uint32_t n;
+  if (!px_split_list(b, w, kv, &v, &n)) return;
+  if (k->arg) p->administrators = v, p->nadministrators = n;
+  else p->operators = v, p->noperators = n;
+}
+
 /* Slurm's DisableRootJobs=YES is the inverse of AllowRootJobs. */
 static void set_disable_root(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                              const struct px_key *k) {
@@ -238,6 +249,8 @@ static const struct px_key global_keys[] = {
     {"SocketPath", px_set_str, G(phalanx.socket_path), NULL},
     {"HeartbeatInterval", set_positive_secs, G(phalanx.heartbeat_interval_s), NULL},
     {"AllowRootJobs", px_set_bool, G(phalanx.allow_root_jobs), NULL},
+    {"Operators", set_users, 0, NULL},
+    {"Administrators", set_users, 0, "admin"},
     {"BackfillMode", set_global_enum, G(sched.backfill), backfill_modes},
     {"BackfillDepth", set_depth, 0, NULL},
     {"Placement", px_set_enum, G(sched.placement), placements},
