@@ -331,6 +331,7 @@ struct pxc_place_result {
 int pxc_place_scratch_init(struct px_core *c);
 uint64_t pxc_shape_hash(const struct pxc_job *j);
 int pxc_place_find(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res);
+uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t units);
 /* Number of units the node can host for j now (0 if none). */
 uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t node, bool idle);
 /* Can j ever fit the partition (all nodes idle; avail_only: only usable nodes)? */
@@ -347,6 +348,8 @@ int pxc_fs_build(struct px_core *c);
 
 /* limits.c */
 enum px_reason pxc_admit(struct px_core *c, const struct pxc_job *j, uint32_t *a, uint32_t *b);
+enum px_reason pxc_admit_placement(struct px_core *c, const struct pxc_job *j,
+                                   const struct pxc_place_result *res, uint32_t *a, uint32_t *b);
 void pxc_limits_count(struct px_core *c, const struct pxc_job *j, int sign);
 struct pxc_quser *pxc_quser_get(struct px_core *c, uint32_t qos, uint32_t user);
 int pxc_quser_ensure(struct px_core *c, uint32_t qos, uint32_t user);

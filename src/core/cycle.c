@@ -194,6 +194,10 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
     bool cached = !j->switches && pxc_map_get(&c->fail_shapes, fk, NULL);
     int rc = cached ? 1 : pxc_place_find(c, j, &res);
     if (rc < 0) return rc;
+    if (rc == 0 && (r = pxc_admit_placement(c, j, &res, &wa, &wb)) != PX_REASON_NONE) {
+      j->reason = r, j->why_a = wa, j->why_b = wb; /* e.g. --exclusive takes more than asked */
+      return 0;
+    }
     if (rc == 0 && !c->reserve->may_start(c, j, now)) rc = 1, res.fail = PX_REASON_PRIORITY;
     if (rc) {
       if (cached) c->stats.shape_cache_hits++;

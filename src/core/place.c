@@ -54,7 +54,7 @@ static uint32_t gpu_units(const struct pxc_node *n, px_bits64 free, uint32_t gu)
   return u;
 }
 
-static uint64_t mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t u) {
+uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t u) {
   const struct pxc_shape *s = &j->shape;
   if (!s->mem_prop) return (uint64_t)u * s->mem;
   uint64_t cpu = (uint64_t)u * s->cpu + s->base_cpu, gpu = (uint64_t)u * s->gpu;
@@ -93,7 +93,7 @@ uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t
   if (u > s->per_node_max) u = s->per_node_max;
   if (u > s->units) u = s->units;
   if (u == UINT32_MAX) u = s->units;
-  while (u && mem_for(j, n, u) > mem_free) u--;
+  while (u && pxc_mem_for(j, n, u) > mem_free) u--;
   return u;
 }
 
@@ -424,7 +424,7 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
       for (uint32_t k = 0; k < (j->shape.per_node_max > 1 ? u : 1); k++)
         gpus |= pick_gpus(c, n, n->gpu_free & ~gpus, j->shape.per_node_max > 1 ? j->shape.gpu : u * j->shape.gpu);
       ncpu = u * j->shape.cpu + j->shape.base_cpu;
-      mem = mem_for(j, n, u);
+      mem = pxc_mem_for(j, n, u);
     }
     al[i] = (struct px_alloc){node, ncpu, gpus, mem, w, (n->cpus + 63) / 64};
     pick_cpus(c, n, gpus, ncpu, &words[w]);
