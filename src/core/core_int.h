@@ -187,7 +187,7 @@ struct pxc_array {
   struct pxc_range r[];
 };
 
-enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_REQUEUED = 16 };
+enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_AGE_RESET = 16 }; /* AGE_RESET: eligible again from the next cycle (hold, requeue) */
 
 /* Hot fields first: the cycle's gate, key and admit read only the first
  * 128 bytes of a pending record, so a cycle over 100,000 jobs streams two

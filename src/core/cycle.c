@@ -66,7 +66,7 @@ static enum px_reason gate(struct px_core *c, struct pxc_job *j, int64_t now) {
   if (j->time_limit_s > p->max_time_s) return PX_REASON_PARTITION_TIME_LIMIT;
   if (!j->eligible_s) {
     int64_t e = j->submit_s > j->begin_s ? j->submit_s : j->begin_s;
-    j->eligible_s = j->deps || (j->flags & PXC_F_REQUEUED) ? now : e;
+    j->eligible_s = j->deps || (j->flags & PXC_F_AGE_RESET) ? now : e;
   }
   return PX_REASON_NONE;
 }

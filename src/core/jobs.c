@@ -360,7 +360,7 @@ int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *
   j.nice = s->nice;
   j.switches = s->switches;
   j.switches_wait_s = s->switches_wait_s;
-  j.flags = (uint8_t)((s->hold ? PXC_F_HELD_USER : 0) | (s->requeue ? PXC_F_REQUEUE : 0));
+  j.flags = (uint8_t)((s->hold ? PXC_F_HELD_USER | PXC_F_AGE_RESET : 0) | (s->requeue ? PXC_F_REQUEUE : 0));
   c->jobs[slot] = j;
   pxc_map_put(c, &c->job_by_id, job_id, slot);
   pxc_pending_add(c, &c->jobs[slot]);
@@ -431,7 +431,8 @@ int px_core_hold(struct px_core *c, uint64_t id, bool admin, int64_t now, struct
   if (!j) return PX_ENOENT;
   if (j->state != PX_JOB_PENDING)
     return px_diag_set(d, PX_ESTATE, -1, "job %llu is not pending", (unsigned long long)id);
-  j->flags |= admin ? PXC_F_HELD_ADMIN : PXC_F_HELD_USER;
+  j->flags |= (uint8_t)((admin ? PXC_F_HELD_ADMIN : PXC_F_HELD_USER) | PXC_F_AGE_RESET);
+  j->eligible_s = 0; /* no ageing while held */
   j->reason = admin ? PX_REASON_HELD_ADMIN : PX_REASON_HELD_USER;
   j->priority = 0;
   return 0;
@@ -497,7 +498,7 @@ int px_core_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, 
   stop_running(c, j, now);
   j->state = PX_JOB_PENDING;
   j->restarts++;
-  j->flags |= PXC_F_REQUEUED;
+  j->flags |= PXC_F_AGE_RESET;
   j->start_s = 0;
   j->eligible_s = 0;
   j->reason = PX_REASON_NONE;
