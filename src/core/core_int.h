@@ -95,6 +95,7 @@ struct pxc_pool {
   uint32_t *nodes;          /* by (weight, index) */
   uint32_t nclass, *class_start; /* weight classes: position ranges */
   uint32_t maxg;            /* buckets 0..maxg */
+  uint64_t idle_k[2];       /* bit k: some node has k GPUs in all (k <= 64): where idle nodes sit */
   struct pxc_bucket *bk;    /* maxg + 1 */
   uint32_t *count;          /* maxg + 1: available nodes with k free GPUs */
   uint32_t nleaf;

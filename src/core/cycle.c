@@ -238,8 +238,13 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
     }
     if (!j->arr) {
       rc = start(c, j, &res, now, out);
-      if (rc == 0) pxc_pending_remove(c, &c->jobs[slot]);
-      return rc;
+      if (rc) return rc;
+      pxc_pending_remove(c, j);
+      if (j->task_id != PX_NONE) { /* a requeued array task counts against %N again */
+        struct pxc_job *rec = pxc_job_find(c, j->array_id);
+        if (rec && rec->arr) rec->arr->running++;
+      }
+      return 0;
     }
     if ((rc = start_task(c, slot, &res, now, out))) return rc;
     if (c->jobs[slot].state != PX_JOB_PENDING) return 0;
