@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #if __has_include("conf/zz_stub_conf.h")
@@ -97,6 +98,7 @@ int px_cmd_server(int argc, char **argv) {
   }
   if (!o.config_path || optind != argc) return usage(), 2;
   px_log_set_tag("server");
+  umask(077); /* the journal holds scripts and environments: owner only */
   struct px_conf *conf = NULL;
   if (load_conf(o.config_path, &conf)) return 1;
 
