@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "proto/json_rd.h"
 
@@ -122,6 +123,30 @@ void px_node_report_fini(struct px_node_report *r) {
   r->gpus = NULL;
   r->jobs = NULL;
   r->ngpus = r->njobs = 0;
+}
+
+bool px_node_report_shortfall(const struct px_node_report *r, uint32_t cpus, uint64_t mem_mib,
+                              uint32_t ngpu, const char *gpu_type, char *buf, size_t size) {
+  size_t len = 0;
+  buf[0] = '\0';
+  uint32_t have = 0;
+  for (uint32_t i = 0; i < r->ngpus; i++)
+    have += !gpu_type || !*gpu_type || strcasecmp(r->gpus[i].type, gpu_type) == 0;
+  char part[3][160];
+  int n = 0;
+  if (r->cpus < cpus) snprintf(part[n++], sizeof part[0], "Low CPUs (reported:%u < configured:%u)", r->cpus, cpus);
+  if (r->mem_mib < mem_mib)
+    snprintf(part[n++], sizeof part[0], "Low RealMemory (reported:%llu < 100.00%% of configured:%llu)",
+             (unsigned long long)r->mem_mib, (unsigned long long)mem_mib);
+  if (have < ngpu)
+    snprintf(part[n++], sizeof part[0], "gres/gpu%s%s count reported lower than configured (%u < %u)",
+             gpu_type && *gpu_type ? ":" : "", gpu_type ? gpu_type : "", have, ngpu);
+  for (int i = 0; i < n && len < size; i++) {
+    int w = snprintf(buf + len, size - len, "%s%s", i ? "; " : "", part[i]);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+  return n > 0;
 }
 
 /* ---- launch ----------------------------------------------------------- */
