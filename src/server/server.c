@@ -65,8 +65,12 @@ static int resolve_opts(struct px_server *s, const struct px_server_opts *o, str
   s->owned_socket = NULL;
   s->owned_url = NULL;
   if (!s->opts.socket_path) {
+    /* The parser derives SocketPath from StateDir; a --state-dir moves it along. */
+    char derived[4096];
+    snprintf(derived, sizeof derived, "%s/phalanx.sock", p->state_dir ? p->state_dir : "");
     s->opts.socket_path = p->socket_path;
-    if (!s->opts.socket_path) s->opts.socket_path = s->owned_socket = path_in(s->opts.state_dir, "phalanx.sock");
+    if (!s->opts.socket_path || (o->state_dir && !strcmp(p->socket_path, derived)))
+      s->opts.socket_path = s->owned_socket = path_in(s->opts.state_dir, "phalanx.sock");
   }
   if (!s->opts.store_url) {
     s->opts.store_url = p->store_url;

@@ -44,7 +44,6 @@ AllowRootJobs=NO
 HeartbeatInterval=2
 SlurmdTimeout=${NODE_TIMEOUT:-30}
 KillWait=2
-Operators=pxoper
 NodeName=n[01-04] CPUs=64 RealMemory=512G Gres=gpu:h100:8
 PartitionName=gpu Nodes=n[01-04] Default=YES MaxTime=2-0 DefaultTime=1:00:00 State=UP
 PartitionName=small Nodes=n[01-02] MaxTime=1:00:00 State=UP
@@ -58,7 +57,7 @@ CONF
 # start_server [extra args...]: starts and waits until it answers.
 start_server() {
   "$PHALANX" server --config "$T/slurm.conf" --state-dir "$STATE" \
-    --listen "127.0.0.1:$PORT" "$@" >>"$T/server.log" 2>&1 &
+    --listen "127.0.0.1:$PORT" --operators pxoper "$@" >>"$T/server.log" 2>&1 &
   SERVER_PID=$!
   local deadline=$((SECONDS + 60))
   until curl -sf --unix-socket "$SOCK" http://x/v1/whoami >/dev/null 2>&1; do
