@@ -257,6 +257,12 @@ static bool job_id_arg(struct px_api_call *c, uint64_t *id) {
 static void job_request(struct px_api_call *c, enum px_req_kind kind) {
   struct px_req r = {.kind = kind, .who = c->who};
   if (!job_id_arg(c, &r.job_id)) return;
+  if (kind == PX_REQ_JOB_SHOW) {
+    const char *spec = px_api_arg(c, "spec");
+    if (spec && strcmp(spec, "full"))
+      return px_api_error(c, 400, "INVALID", "spec: the only value is 'full'");
+    r.full = spec != NULL;
+  }
   if (kind == PX_REQ_CANCEL) {
     const char *sig = px_api_arg(c, "signal");
     uint64_t n = 0;

@@ -22,6 +22,7 @@
 
 #include "proto/jobspec_json.h"
 #include "proto/views_json.h"
+#include "server/api.h"
 #include "server/state.h"
 #include "util/log.h"
 
@@ -66,7 +67,7 @@ static int status_of(int err) {
 }
 
 static void answer_diag(struct px_req *r, int err, const struct px_diag *d) {
-  px_req_answer(r, status_of(err), px_error_diag(px_errname(err), d));
+  px_req_answer(r, status_of(err), px_error_diag(px_error_code(err), d));
 }
 
 static void answer_ok(struct px_req *r) { px_req_answer(r, 200, strdup("{}")); }
@@ -239,6 +240,17 @@ static void show(struct px_server *s, struct px_req *r) {
   if (!j) return;
   struct px_job_info info;
   if (px_jobs_info(s, j, &info)) return px_req_error(r, 503, "NOMEM", "out of memory");
+  if (r->full) { /* the launch fields: for those who may change the job */
+    if (!may_change(s, r, j)) {
+      px_job_info_fini(&info);
+      return;
+    }
+    struct px_jobspec full;
+    if (px_jobspec_copy(&full, &j->spec) == 0) {
+      px_jobspec_fini(&info.spec);
+      info.spec = full;
+    }
+  }
   struct px_job_view v;
   if (px_core_job_get(s->core, j->id, &v) == 0) { /* the core knows why and when */
     if (j->state == PX_JOB_PENDING) {

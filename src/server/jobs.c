@@ -8,6 +8,7 @@
 
 #include "proto/views_json.h"
 #include "server/state.h"
+#include "util/hostlist.h"
 
 static const char *const state_names[] = {"PENDING",   "RUNNING", "COMPLETED",
                                           "FAILED",    "CANCELLED", "TIMEOUT",
@@ -93,16 +94,13 @@ static bool append(char **buf, size_t *len, size_t *cap, const char *text) {
 }
 
 char *px_jobs_nodelist(struct px_server *s, const struct px_sjob *j) {
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (uint32_t i = 0; i < j->nalloc; i++) {
-    if ((i && !append(&buf, &len, &cap, ",")) ||
-        !append(&buf, &len, &cap, s->conf->nodes[j->alloc[i].node].name)) {
-      free(buf);
-      return NULL;
-    }
-  }
-  return buf;
+  const char **names = calloc(j->nalloc ? j->nalloc : 1, sizeof *names);
+  char *out = NULL;
+  if (!names) return NULL;
+  for (uint32_t i = 0; i < j->nalloc; i++) names[i] = s->conf->nodes[j->alloc[i].node].name;
+  if (px_hostlist_compress(names, j->nalloc, &out)) out = NULL;
+  free(names);
+  return out;
 }
 
 /* "n01:0,1;n02:0,1" */

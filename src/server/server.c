@@ -58,13 +58,19 @@ static int resolve_opts(struct px_server *s, const struct px_server_opts *o, str
   if (!s->opts.node_timeout_s)
     s->opts.node_timeout_s = p->node_down_timeout_s > 0 ? p->node_down_timeout_s : 300;
   if (!s->opts.max_body_bytes) s->opts.max_body_bytes = PX_SERVER_MAX_BODY;
-  if (mkdir(s->opts.state_dir, 0700) && errno != EEXIST)
+  /* 0711: users must reach the socket inside; the files stay private (umask). */
+  if (mkdir(s->opts.state_dir, 0711) == 0) chmod(s->opts.state_dir, 0711);
+  else if (errno != EEXIST)
     return px_diag_set(d, PX_EIO, -1, "state dir %s: %s", s->opts.state_dir, strerror(errno));
   s->owned_socket = NULL;
   s->owned_url = NULL;
   if (!s->opts.socket_path) {
+    /* The parser derives SocketPath from StateDir; a --state-dir moves it along. */
+    char derived[4096];
+    snprintf(derived, sizeof derived, "%s/phalanx.sock", p->state_dir ? p->state_dir : "");
     s->opts.socket_path = p->socket_path;
-    if (!s->opts.socket_path) s->opts.socket_path = s->owned_socket = path_in(s->opts.state_dir, "phalanx.sock");
+    if (!s->opts.socket_path || (o->state_dir && !strcmp(p->socket_path, derived)))
+      s->opts.socket_path = s->owned_socket = path_in(s->opts.state_dir, "phalanx.sock");
   }
   if (!s->opts.store_url) {
     s->opts.store_url = p->store_url;

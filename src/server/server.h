@@ -98,6 +98,7 @@ struct px_req {
   char reason[256];
   int32_t signal;
   bool batch;                   /* submit: answer {"job_ids":[...]} */
+  bool full;                    /* show: include script and environment */
   struct px_jobspec *specs;     /* submit: nspecs decoded specs (owned) */
   size_t nspecs;
   unsigned upd_fields;          /* update: PX_UPD_* of core.h */
