@@ -388,6 +388,10 @@ static void agent_fini(struct agent *a) {
   if (a->nfd >= 0) close(a->nfd);
   if (a->sfd >= 0) close(a->sfd);
   if (a->site.notify[0]) unlink(a->site.notify);
+  struct px_cg_layout lay;
+  if (!a->site.no_cgroup &&
+      px_cg_probe(&lay, a->site.cgroup_root[0] ? a->site.cgroup_root : NULL, a->site.node) == 0)
+    px_cg_remove_base(&lay);
 }
 
 int px_agent_run(const struct px_agent_opts *o) {

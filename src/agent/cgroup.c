@@ -326,6 +326,7 @@ static bool freeze(const char *dir, bool on) {
 int px_cg_kill(const struct px_cgroup *cg, int sig) {
   if (cg->version == 2 && sig == SIGKILL && write_file(cg->path[0], "cgroup.kill", "1") == 0)
     return px_cg_count(cg);
+  if (px_cg_count(cg) == 0) return 0;
   bool frozen = cg->version == 1 && sig == SIGKILL && freeze(cg->path[PX_CG_FREEZER], true);
   int n = each_pid(cg, sig);
   if (frozen) freeze(cg->path[PX_CG_FREEZER], false);
@@ -361,13 +362,11 @@ void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st) {
 }
 
 void px_cg_destroy(const struct px_cgroup *cg) {
-  for (int c = 0; c < PX_CG_NCTL; c++) {
-    if (!cg->path[c][0]) continue;
-    rmdir(cg->path[c]);
-    char parent[PATH_MAX];
-    snprintf(parent, sizeof parent, "%s", cg->path[c]);
-    char *slash = strrchr(parent, '/');
-    if (slash) *slash = '\0';
-    rmdir(parent); /* the per-agent level, when no other job is left (EBUSY otherwise) */
-  }
+  for (int c = 0; c < PX_CG_NCTL; c++)
+    if (cg->path[c][0]) rmdir(cg->path[c]);
+}
+
+void px_cg_remove_base(const struct px_cg_layout *lay) {
+  for (int c = 0; c < PX_CG_NCTL; c++)
+    if (lay->base[c][0]) rmdir(lay->base[c]); /* EBUSY while a job still runs: kept */
 }

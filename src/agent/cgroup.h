@@ -73,8 +73,10 @@ int px_cg_count(const struct px_cgroup *cg);
 /* Kills (SIGKILL) and waits until empty, up to timeout_ms; 0 or PX_ETIMEOUT. */
 int px_cg_drain(const struct px_cgroup *cg, int timeout_ms);
 void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st);
-/* Removes the job's directories (and the per-agent parent when empty). */
+/* Removes the job's directories. The per-agent level stays (creating
+ * cpuset groups is slow) until px_cg_remove_base, when the agent stops. */
 void px_cg_destroy(const struct px_cgroup *cg);
+void px_cg_remove_base(const struct px_cg_layout *lay);
 /* True when device access is constrained (v1 devices controller present). */
 bool px_cg_constrains_devices(const struct px_cg_layout *lay);
 
