@@ -390,7 +390,7 @@ static void agent_fini(struct agent *a) {
   if (a->site.notify[0]) unlink(a->site.notify);
   struct px_cg_layout lay;
   if (!a->site.no_cgroup &&
-      px_cg_probe(&lay, a->site.cgroup_root[0] ? a->site.cgroup_root : NULL, a->site.node) == 0)
+      px_cg_probe(&lay, a->site.cgroup_root[0] ? a->site.cgroup_root : NULL, a->site.cgroup_name) == 0)
     px_cg_remove_base(&lay);
 }
 

@@ -21,6 +21,7 @@
 #include "agent/supervise.h"
 #include "commands.h"
 #include "util/log.h"
+#include "util/map.h"
 
 static void usage(void) {
   fprintf(stderr,
@@ -77,6 +78,11 @@ static int state_dir_ready(char *dir, size_t size) {
   return 0;
 }
 
+static void set_cgroup_name(struct px_agent_opts *o, const char *node) {
+  snprintf(o->site.cgroup_name, sizeof o->site.cgroup_name, "phalanx_%.64s.%08x", node,
+           (unsigned)(px_hash_str(o->state_dir) & 0xffffffffu));
+}
+
 static const char *opt_name(int val) {
   for (const struct option *o = longopts; o->name; o++)
     if (o->val == val) return o->name;
@@ -107,6 +113,7 @@ static int run_local(struct px_agent_opts *o, const char *file) {
     return 2;
   }
   if (!o->site.node[0]) snprintf(o->site.node, sizeof o->site.node, "%s", l.nodes[l.node_rank]);
+  set_cgroup_name(o, o->site.node);
   struct px_node_res res;
   char why[256];
   if (px_agent_discover(o, &res, why, sizeof why) == 0) {
@@ -126,7 +133,7 @@ static int run_local(struct px_agent_opts *o, const char *file) {
   while (waitpid(pid, &ws, 0) < 0) {}
   struct px_cg_layout lay;
   if (!o->site.no_cgroup &&
-      px_cg_probe(&lay, o->site.cgroup_root[0] ? o->site.cgroup_root : NULL, o->site.node) == 0)
+      px_cg_probe(&lay, o->site.cgroup_root[0] ? o->site.cgroup_root : NULL, o->site.cgroup_name) == 0)
     px_cg_remove_base(&lay);
   char *st = px_file_get(jobdir, "status.json");
   if (!st) return 2;
@@ -233,6 +240,7 @@ int px_cmd_agent(int argc, char **argv) {
     fprintf(stderr, "agent: cannot create the state directory %s\n", o.state_dir);
     return 2;
   }
+  if (!run) set_cgroup_name(&o, o.site.node);
   if (run) return run_local(&o, run);
   if (!o.server[0]) {
     fprintf(stderr, "agent: --server URL is required\n");

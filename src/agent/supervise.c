@@ -85,7 +85,7 @@ static void prepare(struct sup *s) {
   if (!pw || pw->pw_uid != l->uid) return fail_launch(s, "the submitting user is unknown on this node (or has another uid)");
   if (l->uid == 0 && !s->site.allow_root) return fail_launch(s, "jobs of root are refused (AllowRootJobs=no)");
   if (s->site.no_cgroup) return;
-  int rc = px_cg_probe(&s->lay, s->site.cgroup_root[0] ? s->site.cgroup_root : NULL, s->site.node);
+  int rc = px_cg_probe(&s->lay, s->site.cgroup_root[0] ? s->site.cgroup_root : NULL, s->site.cgroup_name);
   if (rc) return fail_launch(s, "no usable cgroup hierarchy (memory controller) on this node");
   char cpus[2048] = "", name[64], err[512] = "";
   size_t len = 0;
