@@ -176,6 +176,7 @@ static void launch(struct agent *a, const struct px_launch *l) {
     return;
   }
   j->sup_start = px_proc_start(pid);
+  px_info("job %llu: started (supervisor %d)", (unsigned long long)l->job_id, (int)pid);
   struct px_task_report rep = {.job_id = l->job_id, .start_time = time(NULL)};
   snprintf(rep.node, sizeof rep.node, "%s", a->site.node);
   snprintf(rep.state, sizeof rep.state, "RUNNING");
