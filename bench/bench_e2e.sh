@@ -49,7 +49,7 @@ median=$(printf '%s\n' "${firsts[@]}" | sort -n | sed -n 3p)
 echo "e2e_first_start_ms $median ms"
 
 # wait for the idle cluster again
-idle() { [ "$(api 'http://localhost/v1/jobs?limit=1' | jq '.jobs | length')" -eq 0 ]; }
+idle() { [ "$(api 'http://localhost/v1/jobs?state=PENDING,RUNNING,COMPLETING&limit=1' | jq '.jobs | length')" -eq 0 ]; }
 for _ in $(seq 1 600); do idle && break; sleep 0.1; done
 
 # -- throughput

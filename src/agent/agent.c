@@ -176,6 +176,7 @@ static void launch(struct agent *a, const struct px_launch *l) {
     return;
   }
   j->sup_start = px_proc_start(pid);
+  px_info("job %llu: started (supervisor %d)", (unsigned long long)l->job_id, (int)pid);
   struct px_task_report rep = {.job_id = l->job_id, .start_time = time(NULL)};
   snprintf(rep.node, sizeof rep.node, "%s", a->site.node);
   snprintf(rep.state, sizeof rep.state, "RUNNING");
@@ -388,6 +389,10 @@ static void agent_fini(struct agent *a) {
   if (a->nfd >= 0) close(a->nfd);
   if (a->sfd >= 0) close(a->sfd);
   if (a->site.notify[0]) unlink(a->site.notify);
+  struct px_cg_layout lay;
+  if (!a->site.no_cgroup &&
+      px_cg_probe(&lay, a->site.cgroup_root[0] ? a->site.cgroup_root : NULL, a->site.cgroup_name) == 0)
+    px_cg_remove_base(&lay);
 }
 
 int px_agent_run(const struct px_agent_opts *o) {
