@@ -146,7 +146,7 @@ int px_cmd_squeue(int argc, char **argv, bool native) {
       break;
     }
     n = filter_jobs(v, n, &f);
-    if (native && !user_format && !o.long_format && !o.start) {
+    if (native && !user_format) {
       native_format(fmt, sizeof fmt, v, n, o.long_list);
       o.format = fmt;
     }
