@@ -166,6 +166,12 @@ struct px_conf_phalanx {
   int64_t kill_wait_s;             /* KillWait */
   bool allow_root_jobs;
   bool private_jobs;               /* users list only their own jobs */
+  /* Roles (server): Operators= drain nodes and set priorities;
+   * Administrators= change anything. Root is always an administrator. */
+  const char **operators;
+  uint32_t noperators;
+  const char **administrators;
+  uint32_t nadministrators;
 };
 
 struct px_conf {
