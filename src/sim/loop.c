@@ -247,7 +247,9 @@ static int cycle(struct loop *l) {
     bool again = false;
     int rc = px_core_cycle(l->core, PX_SIM_EPOCH_S + l->now_s, &l->acts);
     l->r->cycles++;
+    size_t before = l->r->done + l->r->rejected;
     int rc2 = apply(l, &again);
+    if (l->acts.len == 0 && before == l->r->done + l->r->rejected) l->r->idle_cycles++;
     if (rc) return px_diag_set(l->d, rc, -1, "scheduling cycle at t=%lld s failed", (long long)l->now_s);
     if (rc2) return rc2;
     if (!again) return 0;

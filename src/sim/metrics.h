@@ -76,6 +76,7 @@ struct px_sim_result {
   uint64_t preemptions, backfilled, topo_waited;
   uint64_t stuck;               /* still pending when no event was left (a bug if > 0) */
   uint64_t cycles, events;
+  uint64_t idle_cycles;         /* cycles that returned no action */
   char reject_example[192];     /* the first rejection's message, or "" */
   int64_t first_submit_s, last_end_s, makespan_s;
   struct px_sim_dist jct[PX_SIM_NSIZE], wait[PX_SIM_NSIZE];
