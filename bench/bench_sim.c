@@ -19,7 +19,8 @@
  * Each run is a child process (fork, then the same entry point as the
  * binary), so wait4() gives its own peak RSS; the parent only times it. The
  * synthetic trace is written to a temporary CSV first (not timed), so the run
- * includes reading it like any trace.
+ * includes reading it like any trace. `bench_sim --write-trace FILE N` writes
+ * the first N jobs of that trace and exits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -93,7 +94,9 @@ static int write_synthetic(const char *path, long njobs) {
   return fclose(f);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--write-trace") == 0) /* the synthetic trace alone, for study */
+    return write_synthetic(argv[2], strtol(argv[3], NULL, 10)) ? 1 : 0;
   const char *src = getenv("PX_SRC");
   char philly[4096], policy[4096];
   const char *traces = getenv("PX_TRACES_DIR");
@@ -105,8 +108,8 @@ int main(void) {
   if (access(philly, R_OK) != 0) {
     fprintf(stderr, "bench_sim: %s absent: sim_philly_s skipped (see ../shared/traces/PROVENANCE.md)\n", philly);
   } else {
-    char *argv[] = {"sim", "--trace", philly, "--cluster", "64x8", "--policy", policy, "--json", NULL};
-    int st = run_sim(argv, 8, &wall, &rss);
+    char *args[] = {"sim", "--trace", philly, "--cluster", "64x8", "--policy", policy, "--json", NULL};
+    int st = run_sim(args, 8, &wall, &rss);
     if (st != 0) {
       fprintf(stderr, "bench_sim: philly run exited %d\n", st);
       rc = 1;
@@ -122,8 +125,8 @@ int main(void) {
     unlink(path);
     return 1;
   }
-  char *argv[] = {"sim", "--trace", path, "--cluster", "2048x8", "--policy", policy, "--json", NULL};
-  int st = run_sim(argv, 8, &wall, &rss);
+  char *args[] = {"sim", "--trace", path, "--cluster", "2048x8", "--policy", policy, "--json", NULL};
+  int st = run_sim(args, 8, &wall, &rss);
   unlink(path);
   if (st != 0) {
     fprintf(stderr, "bench_sim: synthetic run exited %d\n", st);
