@@ -118,9 +118,9 @@ static struct px_conf *make_cluster(const struct opts *o, const struct px_trace 
   const char **names;
   uint32_t n;
   if (px_sim_trace_accounts(t, &names, &n)) return NULL;
-  struct px_conf *c = px_sim_cluster_new(nnodes, ngpu, names, n);
+  struct px_conf *c = px_sim_cluster_new(nnodes, ngpu, names, n, &d);
   free(names);
-  if (!c) fprintf(stderr, "phalanx sim: out of memory building the cluster\n");
+  if (!c) fprintf(stderr, "phalanx sim: %s\n", d.msg);
   return c;
 }
 

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *px_sim_skip_name(enum px_sim_skip s) {
   static const char *const names[PX_SIM_SKIP_COUNT] = {
@@ -61,16 +62,17 @@ int px_sim_trace_accounts(const struct px_trace *t, const char ***names, uint32_
 
 /*
  * The association a trace queue's jobs run under: the account named like the
- * queue, and under it the user leaf of the same name (what
- * px_sim_cluster_new builds), else its first user leaf (a configuration
- * file's accounts).
+ * queue (account names are case-insensitive, as in Slurm: the configuration
+ * stores them in lower case), and under it the user leaf of the same name
+ * (what px_sim_cluster_new builds), else its first user leaf (a
+ * configuration file's accounts).
  */
 static uint32_t find_assoc(const struct px_conf *c, const char *name) {
   uint32_t first = PX_NONE;
   for (uint32_t i = 0; i < c->naccounts; i++) {
     const struct px_conf_account *a = &c->accounts[i];
     if (!a->is_user || a->parent == PX_NONE || c->accounts[a->parent].is_user ||
-        strcmp(c->accounts[a->parent].name, name) != 0)
+        strcasecmp(c->accounts[a->parent].name, name) != 0)
       continue;
     if (strcmp(a->name, name) == 0) return i;
     if (first == PX_NONE) first = i;
