@@ -22,6 +22,10 @@
 #include <stdint.h>
 
 #include "sim/sim.h"
+#include "util/vec.h"
+
+/* Declared here, not in metrics.c: clang flags unused static inline helpers in a .c file. */
+PX_VEC_DECLARE(px_i64vec, int64_t)
 
 enum px_sim_state { PX_SIMJ_PENDING, PX_SIMJ_RUNNING, PX_SIMJ_DONE, PX_SIMJ_REJECTED, PX_SIMJ_SKIPPED };
 
