@@ -151,8 +151,9 @@ static int end_job(struct loop *l, uint32_t job) {
 /* The job as the core sees it (mapping rules: map.c). Strings are borrowed: the core copies. */
 static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct px_jobspec *spec) {
   px_jobspec_init(spec);
-  spec->user = (char *)l->s->accounts[j->account];
-  spec->account = (char *)l->s->accounts[j->account];
+  const struct px_conf_account *assoc = &l->s->conf->accounts[l->s->account_assoc[j->account]];
+  spec->user = (char *)assoc->name;
+  spec->account = (char *)l->s->conf->accounts[assoc->parent].name;
   spec->nodes_min = spec->nodes_max = j->nodes;
   spec->ntasks = j->nodes;
   spec->ntasks_per_node = 1;
@@ -247,7 +248,9 @@ static int cycle(struct loop *l) {
     bool again = false;
     int rc = px_core_cycle(l->core, PX_SIM_EPOCH_S + l->now_s, &l->acts);
     l->r->cycles++;
+    size_t before = l->r->done + l->r->rejected;
     int rc2 = apply(l, &again);
+    if (l->acts.len == 0 && before == l->r->done + l->r->rejected) l->r->idle_cycles++;
     if (rc) return px_diag_set(l->d, rc, -1, "scheduling cycle at t=%lld s failed", (long long)l->now_s);
     if (rc2) return rc2;
     if (!again) return 0;
