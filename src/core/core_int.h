@@ -115,6 +115,7 @@ struct pxc_part {
   uint32_t pool_first, npools;
   uint32_t nnodes, ngpu;
   bool up, exclusive_account;
+  bool whole_nodes;         /* OverSubscribe=EXCLUSIVE: every job --exclusive */
   int64_t max_time_s, default_time_s;
   uint32_t max_nodes, tier, job_factor;
   uint64_t *allow_acct, *deny_acct, *allow_qos; /* bitsets or NULL */

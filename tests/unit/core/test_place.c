@@ -377,6 +377,84 @@ static void flexible_tasks_fill_fewest_nodes(void **state) {
   fx_close(&f);
 }
 
+
+/* Memory decides: job 1 takes 900,000 MiB of n0's 1,048,576; job 2 asks
+ * 200,000 MiB, more than n0's 148,576 left, so it goes to n1 although
+ * packing prefers the partly used n0. Job 3 (no --mem: 1/8 = 131,072 MiB)
+ * still fits n0. */
+static void memory_is_a_resource(void **state) {
+  (void)state;
+  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  fx_open(&f);
+  const uint64_t mem[] = {900000, 200000, 0};
+  const uint32_t want[] = {0, 1, 0};
+  for (uint64_t id = 1; id <= 3; id++) {
+    struct px_jobspec s = tc_spec("alice", 0, 1);
+    s.mem_per_node_mib = mem[id - 1];
+    assert_int_equal(tc_submit(f.core, id, &s, 10), 0);
+  }
+  run(&f, 20, 1);
+  for (uint64_t id = 1; id <= 3; id++)
+    assert_int_equal(f.out.allocs[tc_started(&f.out, id)->alloc_first].node, want[id - 1]);
+  assert_int_equal(f.out.allocs[tc_started(&f.out, 2)->alloc_first].mem_mib, 200000);
+  fx_close(&f);
+}
+
+/* --gpus=40 alone on 8-GPU nodes, leaves of 2 nodes (16 GPUs), spines of 2
+ * leaves (32), a root: no leaf or spine holds 40, so the root; its largest
+ * leaves first (all equal: by index) -> leaves 0, 1, 2: n0-n3 whole and 8
+ * GPUs of n4, one task's CPU on each. */
+static void gpus_total_spread_over_fewest_leaves(void **state) {
+  (void)state;
+  struct fx f = {.conf = tc_conf(8, 8, 2, 2)};
+  fx_open(&f);
+  struct px_jobspec s;
+  px_jobspec_init(&s);
+  s.user = (char *)"alice";
+  s.gpus = 40;
+  assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
+  const struct px_action *a = run(&f, 20, 1);
+  assert_nodes(&f, a, (const uint32_t[]){0, 1, 2, 3, 4}, 5);
+  assert_int_equal(f.out.allocs[a->alloc_first].ncpu, 1);
+  fx_close(&f);
+}
+
+/* OverSubscribe=EXCLUSIVE makes every job of the partition whole-node. */
+static void partition_exclusive_makes_whole_node_jobs(void **state) {
+  (void)state;
+  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  f.conf->partitions[0].oversubscribe = PX_OVERSUB_EXCLUSIVE;
+  fx_open(&f);
+  sub(&f, 1, "alice", 0, 1);
+  sub(&f, 2, "alice", 0, 1);
+  sub(&f, 3, "alice", 0, 1);
+  run(&f, 20, 1);
+  assert_int_equal(f.out.len, 2);
+  assert_int_equal(f.out.allocs[tc_started(&f.out, 1)->alloc_first].gpus, 0xff);
+  assert_int_equal(f.out.allocs[tc_started(&f.out, 2)->alloc_first].node, 1);
+  assert_int_equal(tc_reason(f.core, 3), PX_REASON_RESOURCES);
+  fx_close(&f);
+}
+
+/* CPU-only tasks (-n 4 -c 2) pack onto one node: 8 CPUs of n0, no GPU. */
+static void cpu_only_tasks(void **state) {
+  (void)state;
+  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  fx_open(&f);
+  struct px_jobspec s;
+  px_jobspec_init(&s);
+  s.user = (char *)"alice";
+  s.ntasks = 4;
+  s.cpus_per_task = 2;
+  assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
+  const struct px_action *a = run(&f, 20, 1);
+  assert_non_null(a);
+  assert_int_equal(a->nalloc, 1);
+  assert_int_equal(f.out.allocs[a->alloc_first].ncpu, 8);
+  assert_int_equal(f.out.allocs[a->alloc_first].gpus, 0);
+  fx_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(single_gpu_job_takes_first_node),
@@ -393,6 +471,10 @@ int main(void) {
       cmocka_unit_test(gpu_type_is_honoured),
       cmocka_unit_test(down_and_drained_nodes_are_skipped),
       cmocka_unit_test(flexible_tasks_fill_fewest_nodes),
+      cmocka_unit_test(memory_is_a_resource),
+      cmocka_unit_test(gpus_total_spread_over_fewest_leaves),
+      cmocka_unit_test(partition_exclusive_makes_whole_node_jobs),
+      cmocka_unit_test(cpu_only_tasks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
