@@ -337,27 +337,39 @@ static void down_and_drained_nodes_are_skipped(void **state) {
   tc_close(&f);
 }
 
-/* -n 12 --gpus-per-task=1 with no node count: tasks go where they fit, fewest
- * nodes first: 8 on n0, 4 on n1. */
-static void flexible_tasks_fill_fewest_nodes(void **state) {
-  (void)state;
-  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
-  tc_open(&f);
+/* A tasks-only job (-n N, no node count) on 2 empty nodes, started. */
+static const struct px_action *tasks_job(struct tc_fx *f, uint32_t ntasks, uint32_t gpt, uint32_t cpt) {
+  f->conf = tc_conf(2, 8, 0, 0);
+  tc_open(f);
   struct px_jobspec s;
   px_jobspec_init(&s);
   s.user = (char *)"alice";
-  s.ntasks = 12;
-  s.gpus_per_task = 1;
-  assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
-  const struct px_action *a = run(&f, 20, 1);
+  s.ntasks = ntasks;
+  s.gpus_per_task = gpt;
+  s.cpus_per_task = cpt;
+  assert_int_equal(tc_submit(f->core, 1, &s, 10), 0);
+  const struct px_action *a = run(f, 20, 1);
   assert_non_null(a);
+  return a;
+}
+
+/* -n 12 --gpus-per-task=1: tasks go where they fit, fewest nodes first: 8
+ * on n0, 4 on n1. -n 4 -c 2 (CPU only) packs onto one node: 8 CPUs of n0. */
+static void flexible_tasks_fill_fewest_nodes(void **state) {
+  (void)state;
+  struct tc_fx f;
+  const struct px_action *a = tasks_job(&f, 12, 1, 0);
   assert_int_equal(a->nalloc, 2);
   assert_int_equal(f.out.allocs[a->alloc_first].gpus, 0xff);
   assert_int_equal(f.out.allocs[a->alloc_first].ncpu, 8);
   assert_int_equal(f.out.allocs[a->alloc_first + 1].gpus, 0x0f);
   tc_close(&f);
+  a = tasks_job(&f, 4, 0, 2);
+  assert_int_equal(a->nalloc, 1);
+  assert_int_equal(f.out.allocs[a->alloc_first].ncpu, 8);
+  assert_int_equal(f.out.allocs[a->alloc_first].gpus, 0);
+  tc_close(&f);
 }
-
 
 /* Memory decides: job 1 takes 900,000 MiB of n0's 1,048,576; job 2 asks
  * 200,000 MiB, more than n0's 148,576 left, so it goes to n1 although
@@ -417,25 +429,6 @@ static void partition_exclusive_makes_whole_node_jobs(void **state) {
   tc_close(&f);
 }
 
-/* CPU-only tasks (-n 4 -c 2) pack onto one node: 8 CPUs of n0, no GPU. */
-static void cpu_only_tasks(void **state) {
-  (void)state;
-  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
-  tc_open(&f);
-  struct px_jobspec s;
-  px_jobspec_init(&s);
-  s.user = (char *)"alice";
-  s.ntasks = 4;
-  s.cpus_per_task = 2;
-  assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
-  const struct px_action *a = run(&f, 20, 1);
-  assert_non_null(a);
-  assert_int_equal(a->nalloc, 1);
-  assert_int_equal(f.out.allocs[a->alloc_first].ncpu, 8);
-  assert_int_equal(f.out.allocs[a->alloc_first].gpus, 0);
-  tc_close(&f);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(single_gpu_job_takes_first_node),
@@ -455,7 +448,6 @@ int main(void) {
       cmocka_unit_test(memory_is_a_resource),
       cmocka_unit_test(gpus_total_spread_over_fewest_leaves),
       cmocka_unit_test(partition_exclusive_makes_whole_node_jobs),
-      cmocka_unit_test(cpu_only_tasks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
