@@ -273,6 +273,28 @@ static void blocked_job_holds_back_its_partition(void **state) {
   tc_close(&f);
 }
 
+
+/* Ended jobs are remembered PXC_FINISHED_KEEP_S (300 s) for dependencies:
+ * job 1 ends at 100; afterok:1 is accepted (and runs) at 350; after a cycle
+ * at 500 the core has forgotten it and refuses the dependency. */
+static void finished_jobs_are_forgotten(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(1, 8, 0, 0)};
+  tc_open(&f);
+  struct px_jobspec s = tc_spec("alice", 0, 1);
+  assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
+  tc_cycle(&f, 20);
+  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 100, NULL), 0);
+  tc_cycle(&f, 200);
+  s.dependency = (char *)"afterok:1";
+  assert_int_equal(px_core_submit(f.core, 2, &s, 350, NULL, NULL), 0);
+  tc_cycle(&f, 360);
+  assert_non_null(tc_started(&f.out, 2));
+  tc_cycle(&f, 500);
+  assert_int_equal(px_core_submit(f.core, 3, &s, 500, NULL, NULL), PX_ENOENT);
+  tc_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(array_spawns_tasks_as_they_start),
@@ -284,6 +306,7 @@ int main(void) {
       cmocka_unit_test(begin_time_gates),
       cmocka_unit_test(submit_rejects_impossible_jobs),
       cmocka_unit_test(blocked_job_holds_back_its_partition),
+      cmocka_unit_test(finished_jobs_are_forgotten),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
