@@ -250,6 +250,10 @@ static int bench(void) {
              "NodeName=b[001-064] CPUs=64 RealMemory=512G Gres=gpu:h100:8\n"
              "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n");
   fclose(f);
+  snprintf(path, sizeof path, "%s/accounts.conf", dir);
+  f = fopen(path, "w");
+  fprintf(f, "Account=bench Users=root\n");
+  fclose(f);
   if (start_server()) return fprintf(stderr, "bench_server: server did not start\n"), 1;
   CURL *c = curl_easy_init();
 

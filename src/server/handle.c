@@ -140,11 +140,12 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
   json_t *out = json_array();
   for (i = 0; i < r->nspecs; i++) {
     json_t *spec = px_jobspec_to_json(&r->specs[i]);
-    json_t *o = json_pack("{so sI}", "spec", spec, "ids",
-                          (json_int_t)((i + 1 < r->nspecs ? ids[i + 1] : id) - ids[i]));
+    uint64_t nids = (i + 1 < r->nspecs ? ids[i + 1] : id) - ids[i];
+    json_t *o = json_pack("{so sI}", "spec", spec, "ids", (json_int_t)nids);
     char *data = json_dumps(o, JSON_COMPACT);
     json_decref(o);
-    if (px_journal_add(s, "submit", ids[i], NULL, data, now)) px_error("journal: out of memory");
+    if (px_journal_add_submit(s, ids[i], nids, &r->specs[i], data, now))
+      px_error("journal: out of memory");
     json_array_append_new(out, json_integer((json_int_t)ids[i]));
   }
   json_t *ans = r->batch ? json_pack("{so}", "job_ids", out)

@@ -47,6 +47,9 @@ struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec 
   j->array_task_id = PX_NONE;
   j->spec = *spec; /* taken */
   px_jobspec_init(spec);
+  j->part = PX_NONE;
+  for (uint32_t k = 0; j->spec.partition && k < s->conf->npartitions; k++)
+    if (!strcmp(s->conf->partitions[k].name, j->spec.partition)) j->part = k;
   j->state = PX_JOB_PENDING;
   snprintf(j->reason, sizeof j->reason, "%s", j->spec.hold ? "JobHeldUser" : "Priority");
   s->jobs[s->njobs++] = j;

@@ -23,6 +23,7 @@
 #include "util/log.h"
 
 #define CYCLE_MIN_NS 2000000LL       /* coalesce bursts of changes into one cycle */
+#define CADENCE 4                    /* a cycle or a publish waits 4x its own cost */
 #define CYCLE_PERIOD_NS 1000000000LL /* and cycle at least this often (begin times, age) */
 #define PUBLISH_MIN_NS 10000000LL
 #define TIMER_NS 1000000000LL
@@ -115,11 +116,24 @@ static void refresh_reasons(struct px_server *s) {
   }
 }
 
+/* When the next cycle and the next publish may run: after changes, but
+ * never sooner than CADENCE times their last cost, so that under a storm of
+ * requests the main thread keeps most of its time for committing them. */
+static int64_t cycle_due(const struct px_server *s) {
+  int64_t gap = CADENCE * s->cycle_cost_ns;
+  if (gap < CYCLE_MIN_NS) gap = CYCLE_MIN_NS;
+  return s->last_cycle_ns + (s->need_cycle ? gap : CYCLE_PERIOD_NS);
+}
+
+static int64_t publish_due(const struct px_server *s) {
+  int64_t gap = CADENCE * s->publish_cost_ns;
+  return s->last_publish_ns + (gap > PUBLISH_MIN_NS ? gap : PUBLISH_MIN_NS);
+}
+
 static int64_t next_deadline(const struct px_server *s, int64_t now_ns, int64_t timers_ns) {
-  int64_t d = timers_ns;
-  if (s->need_cycle && s->last_cycle_ns + CYCLE_MIN_NS < d) d = s->last_cycle_ns + CYCLE_MIN_NS;
-  if (s->last_cycle_ns + CYCLE_PERIOD_NS < d) d = s->last_cycle_ns + CYCLE_PERIOD_NS;
-  if (s->dirty && s->last_publish_ns + PUBLISH_MIN_NS < d) d = s->last_publish_ns + PUBLISH_MIN_NS;
+  int64_t d = timers_ns, c = cycle_due(s), p = publish_due(s);
+  if (c < d) d = c;
+  if (s->dirty && p < d) d = p;
   return d < now_ns ? now_ns : d;
 }
 
@@ -143,9 +157,9 @@ int px_server_run(struct px_server *s) {
     if (reqs && (rc = handle_batch(s, reqs))) break;
     mono = px_now_mono_ns();
     int64_t now = time(NULL);
-    if ((s->need_cycle && mono >= s->last_cycle_ns + CYCLE_MIN_NS) ||
-        mono >= s->last_cycle_ns + CYCLE_PERIOD_NS) {
+    if (mono >= cycle_due(s)) {
       if ((rc = px_loop_cycle(s, now))) break;
+      s->cycle_cost_ns = s->last_cycle_ns - mono;
     }
     if (mono >= timers_ns) {
       px_nodes_check(s, now);
@@ -153,9 +167,10 @@ int px_server_run(struct px_server *s) {
       if ((rc = px_journal_commit(s))) break; /* node failures requeue jobs */
       timers_ns = mono + TIMER_NS;
     }
-    if (s->dirty && mono >= s->last_publish_ns + PUBLISH_MIN_NS) {
+    if (s->dirty && mono >= publish_due(s)) {
       if (px_publish(s, now) == 0) s->dirty = false;
-      s->last_publish_ns = mono;
+      s->last_publish_ns = px_now_mono_ns();
+      s->publish_cost_ns = s->last_publish_ns - mono;
     }
   }
   if (rc) px_error("journal failure: stopping without acknowledging the last batch");

@@ -186,6 +186,7 @@ void px_server_free(struct px_server *s) {
   px_ratelimit_free(s->rl);
   px_metrics_free(s->metrics);
   px_outbox_free(s->outbox);
+  px_blob_unref(s->state_metrics);
   px_snapbox_fini(&s->snaps);
   px_queue_fini(&s->queue);
   pthread_mutex_destroy(&s->rstore_lock);

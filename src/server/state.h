@@ -32,6 +32,7 @@ struct px_sjob {
   uint64_t array_job_id;        /* 0 unless an array task */
   uint32_t array_task_id;       /* PX_NONE unless an array task */
   struct px_jobspec spec;
+  uint32_t part;                /* conf partition index, PX_NONE if unknown */
   enum px_job_state state;
   bool requeued;                /* shown as REQUEUED until it starts again */
   bool recovered;               /* running at recovery, unknown to the core */
@@ -97,6 +98,9 @@ struct px_server {
   uint64_t cycles;              /* scheduling cycles run */
   int64_t cycle_cpu_ns;         /* main-thread CPU spent in them */
   int64_t last_cycle_ns, last_publish_ns, last_view_refresh_ns;
+  int64_t cycle_cost_ns, publish_cost_ns; /* last durations: the cadence adapts */
+  struct px_blob *state_metrics;          /* rebuilt at most once a second */
+  int64_t state_metrics_ns;
 };
 
 /* ---- job table (jobs.c) ---- */
@@ -121,6 +125,10 @@ void px_jobs_free_all(struct px_server *s);
 /* Appends a record (takes data) to the batch and applies it to the state. */
 int px_journal_add(struct px_server *s, const char *kind, uint64_t job_id, const char *subject,
                    char *data, int64_t now);
+/* The live submit: records it and adds the job, taking spec (the same
+ * result as applying the record, without decoding the JSON again). */
+int px_journal_add_submit(struct px_server *s, uint64_t job_id, uint64_t nids,
+                          struct px_jobspec *spec, char *data, int64_t now);
 /* Commits the batch (group commit), then writes the accounting rows of jobs
  * that ended in it. Fatal on failure: the caller exits. */
 int px_journal_commit(struct px_server *s);
