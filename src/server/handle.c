@@ -256,7 +256,10 @@ static void show(struct px_server *s, struct px_req *r) {
   if (px_core_job_get(s->core, j->id, &v) == 0) { /* the core knows why and when */
     if (j->state == PX_JOB_PENDING) {
       snprintf(info.reason, sizeof info.reason, "%s", px_reason_name(v.reason));
-      info.priority = v.prio.priority;
+      px_jobs_set_prio(s, j, &v);
+      info.priority = j->priority;
+      info.prio_age = j->prio[0], info.prio_fairshare = j->prio[1], info.prio_jobsize = j->prio[2];
+      info.prio_partition = j->prio[3], info.prio_qos = j->prio[4];
     }
     info.expected_start = v.expected_start_s;
     if (v.why) info.why = strdup(v.why);

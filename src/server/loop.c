@@ -100,18 +100,25 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   return 0;
 }
 
-/* Pending reasons change without events (a job ahead starts, a limit
- * frees): refresh the views whose reason moved, from the core. */
-static void refresh_reasons(struct px_server *s) {
+/* Pending reasons and priorities change without events (a job ahead
+ * starts, age grows): refresh a view when its reason moved, or when its
+ * priority moved and the view is older than PRIO_REFRESH_S, so that 100,000
+ * pending jobs do not rebuild 100,000 views every second. */
+#define PRIO_REFRESH_S 30
+static void refresh_reasons(struct px_server *s, int64_t now) {
   size_t cursor = 0;
   struct px_job_view v;
   while (px_core_job_next(s->core, &cursor, &v)) {
     if (v.state != PX_JOB_PENDING) continue;
     struct px_sjob *j = px_jobs_find(s, v.job_id);
+    if (!j || j->state != PX_JOB_PENDING) continue;
     const char *name = px_reason_name(v.reason);
-    if (!j || j->state != PX_JOB_PENDING || !strcmp(j->reason, name)) continue;
+    bool reason = strcmp(j->reason, name) != 0;
+    bool prio = v.prio.priority != j->priority && now - j->prio_time >= PRIO_REFRESH_S;
+    if (!reason && !prio) continue;
     snprintf(j->reason, sizeof j->reason, "%s", name);
-    j->priority = v.prio.priority;
+    px_jobs_set_prio(s, j, &v);
+    j->prio_time = now;
     px_jobs_touch(s, j);
   }
 }
@@ -163,7 +170,7 @@ int px_server_run(struct px_server *s) {
     }
     if (mono >= timers_ns) {
       px_nodes_check(s, now);
-      refresh_reasons(s);
+      refresh_reasons(s, now);
       if ((rc = px_journal_commit(s))) break; /* node failures requeue jobs */
       timers_ns = mono + TIMER_NS;
     }

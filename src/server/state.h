@@ -38,6 +38,8 @@ struct px_sjob {
   bool recovered;               /* running at recovery, unknown to the core */
   char reason[48];              /* pending reason / end reason */
   uint32_t priority;
+  uint32_t prio[7];             /* weighted components: age fairshare jobsize partition qos site assoc */
+  int64_t prio_time;            /* when priority was last taken from the core */
   int64_t submit, eligible, start, end, time_limit_s;
   int32_t exit_code, term_signal;
   uint32_t restarts;
@@ -68,6 +70,8 @@ struct px_server {
   pthread_mutex_t rstore_lock;
   struct px_core *core;
   struct px_auth *auth;
+  unsigned char jwt_key[256];   /* HS256 key (jwt.key in the state dir) */
+  size_t jwt_key_len;
   struct px_ratelimit *rl;
   struct px_metrics *metrics;
   struct px_outbox *outbox;
@@ -111,6 +115,8 @@ struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec 
 void px_jobs_touch(struct px_server *s, struct px_sjob *j);
 /* Fills a client view of j (spec without script/env); 0 or PX_ENOMEM. */
 int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_info *out);
+/* Takes the priority and its weighted components from a core view. */
+void px_jobs_set_prio(struct px_server *s, struct px_sjob *j, const struct px_job_view *v);
 /* "n[01-02]" style list of a running job's nodes (malloc'd). */
 char *px_jobs_nodelist(struct px_server *s, const struct px_sjob *j);
 /* The accounting row of j (strings point into j). */
