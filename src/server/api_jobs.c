@@ -23,11 +23,16 @@ static int decode_batch(struct px_api_call *c, json_t *body, struct px_req *r) {
   struct px_diag d;
   px_diag_clear(&d);
   json_t *one = json_object_get(body, "job"), *many = json_object_get(body, "jobs");
-  if (json_object_size(body) != 1 || (!one && !many)) {
-    const char *key = json_object_iter_key(json_object_iter(body));
-    bool unknown = key && strcmp(key, "job") && strcmp(key, "jobs");
-    px_api_error(c, 400, "INVALID", "%s: %s", unknown ? key : "body",
-                 unknown ? "unknown field" : "expected exactly one of \"job\" or \"jobs\"");
+  const char *key;
+  json_t *v;
+  json_object_foreach(body, key, v) {
+    if (strcmp(key, "job") && strcmp(key, "jobs")) {
+      px_api_error(c, 400, "INVALID", "%.64s: unknown field", key);
+      return PX_EINVAL;
+    }
+  }
+  if (json_object_size(body) != 1) {
+    px_api_error(c, 400, "INVALID", "body: expected exactly one of \"job\" or \"jobs\"");
     return PX_EINVAL;
   }
   size_t n = one ? 1 : json_array_size(many);

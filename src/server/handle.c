@@ -124,14 +124,14 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
   }
   if (rc) {
     for (size_t k = 0; k < i; k++) px_core_cancel(s->core, ids[k], now, NULL); /* all or none */
-    if (!r->status) {
-      if (r->batch) { /* name the job of the batch in the field path */
-        snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
-        char msg[sizeof d.msg + sizeof prefix];
-        snprintf(msg, sizeof msg, "%s%s", prefix, d.msg);
-        snprintf(d.msg, sizeof d.msg, "%.255s", msg);
-      }
-      answer_diag(r, rc, &d);
+    if (!r->status) { /* the core's diagnostic, with the job's path in the request */
+      snprintf(prefix, sizeof prefix, r->batch ? "jobs[%zu]." : "job.", i);
+      char msg[sizeof d.msg + sizeof prefix];
+      snprintf(msg, sizeof msg, "%s%s", prefix, d.msg[0] ? d.msg : "spec: refused");
+      snprintf(d.msg, sizeof d.msg, "%.255s", msg);
+      /* a job that breaks a rule or limit is forbidden; anything else is invalid */
+      int status = rc == PX_EPERM || rc == PX_ELIMIT ? 403 : rc == PX_ENOMEM ? 503 : 400;
+      px_req_answer(r, status, px_error_diag(rc == PX_ENOENT ? "INVALID" : px_error_code(rc), &d));
     }
     free(ids);
     return;

@@ -117,7 +117,7 @@ wait_for() {
 
 job_state() { api GET "/v1/jobs?id=$1" | cut -d' ' -f2- | jq -r '.jobs[0].state'; }
 job_is() { [ "$(job_state "$1")" = "$2" ]; }
-journal_seq() { curl -s --unix-socket "$SOCK" http://x/metrics | awk '$1=="phalanx_journal_seq"{print $2}'; }
+journal_seq() { curl -s --unix-socket "$SOCK" 'http://x/v1/jobs?limit=1' | jq .seq; } # the published snapshot's journal seq
 
 # start_munged: a private munged with its own key, socket in $T/munge.
 MUNGE_SOCK=
