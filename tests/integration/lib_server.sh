@@ -105,10 +105,11 @@ register_node() {
     "{\"node\":\"$1\",\"addr\":\"127.0.0.1\",\"cpus\":64,\"mem_mib\":524288,\"gpus\":[],\"jobs\":${2:-[]},\"version\":\"test\"}" >/dev/null
 }
 
-# wait_for DESCRIPTION COMMAND...: retries COMMAND until it succeeds, 30 s at most.
+# wait_for DESCRIPTION COMMAND...: retries COMMAND until it succeeds, WAIT_S
+# (default 30) seconds at most.
 wait_for() {
   local what=$1; shift
-  local deadline=$((SECONDS + 30))
+  local deadline=$((SECONDS + ${WAIT_S:-30}))
   until "$@" >/dev/null 2>&1; do
     [ $SECONDS -lt $deadline ] || fail "timed out waiting for: $what"
     sleep 0.05
