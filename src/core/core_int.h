@@ -1,0 +1,391 @@
+/*
+ * core_int.h - the core's private state, shared by its .c files (never
+ * included outside src/core/ and tests/unit/core/).
+ *
+ * Everything is dense arrays indexed by small integers: nodes and accounts by
+ * their conf index, strings by an intern id, jobs by a slot in one slab. The
+ * free-capacity index is per pool (a partition restricted to one GPU type):
+ * one bitmap per free-GPU count k over the pool's nodes (ordered by Weight
+ * then index) answers "first node with exactly k free GPUs" in a few word
+ * operations, and per-leaf histograms of free GPU counts bound gang searches
+ * without touching nodes (docs/performance.md).
+ */
+#ifndef PX_CORE_CORE_INT_H
+#define PX_CORE_CORE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "core/stage.h"
+
+/* ---- allocation (alloc.c): everything goes through the core's allocator */
+void *pxc_alloc(struct px_core *c, size_t n);
+void *pxc_calloc(struct px_core *c, size_t n, size_t size);
+void *pxc_realloc(struct px_core *c, void *p, size_t n);
+void pxc_free(struct px_core *c, void *p); /* NULL is a no-op */
+/* Grows *v (element size sz, capacity *cap) to hold want elements. */
+int pxc_grow(struct px_core *c, void **v, size_t *cap, size_t want, size_t sz);
+#define PXC_GROW(c, vec, capp, want) \
+  pxc_grow((c), (void **)&(vec), (capp), (want), sizeof *(vec))
+
+/* Room for more actions in the caller's buffer (libc realloc). */
+int pxc_actions_reserve(struct px_actions *a, size_t nact, size_t nalloc, size_t nwords);
+
+/* u64 -> u32 map, open addressing (job ids, (user,account) pairs). */
+struct pxc_map {
+  uint64_t *keys;
+  uint32_t *vals;
+  size_t cap, len; /* cap: 0 or a power of two; key UINT64_MAX marks empty */
+};
+int pxc_map_put(struct px_core *c, struct pxc_map *m, uint64_t k, uint32_t v);
+bool pxc_map_get(const struct pxc_map *m, uint64_t k, uint32_t *v);
+bool pxc_map_del(struct pxc_map *m, uint64_t k);
+void pxc_map_fini(struct px_core *c, struct pxc_map *m);
+/* Reserves room for n more keys so that the next n puts cannot fail. */
+int pxc_map_reserve(struct px_core *c, struct pxc_map *m, size_t n);
+
+/* Interned strings: id <-> string, ids dense from 0. */
+struct pxc_strtab {
+  char **str;
+  size_t n, cap;
+  struct pxc_map idx; /* hash -> id chains by probing on (hash + i) keys */
+};
+/* id of s, interning it; PX_ENOMEM. */
+int pxc_intern(struct px_core *c, const char *s, uint32_t *id);
+/* id of s or PX_NONE without interning. */
+uint32_t pxc_lookup(const struct px_core *c, const char *s);
+const char *pxc_str(const struct px_core *c, uint32_t id);
+
+/* ---- cluster ---------------------------------------------------------- */
+
+struct pxc_node {
+  uint32_t name;            /* string id */
+  uint32_t cpus, ngpu, gpu_groups;
+  uint64_t mem_mib;
+  uint32_t gpu_type;        /* string id or PX_NONE */
+  uint32_t weight;
+  uint32_t leaf;            /* topology group (leaf switch / block / virtual) */
+  uint64_t features;        /* bit per feature id (<= 64 features) */
+  uint32_t cpu_word;        /* offset of its CPU-free bits in c->cpu_bits */
+  uint32_t pool_first, npools; /* entries in c->node_pools */
+  /* dynamic */
+  px_bits64 gpu_free;
+  uint32_t cpu_free;
+  uint64_t mem_free;
+  uint32_t njobs;
+  uint32_t tenant, tenant_jobs; /* exclusive_account: account holding it */
+  bool down, drain, excl;   /* excl: an --exclusive job holds it */
+  char *reason;
+};
+
+struct pxc_node_pool {       /* a node's membership in a pool */
+  uint32_t pool, pos, lleaf;
+};
+
+/* A bitmap with a summary bit per word for fast find-next. */
+struct pxc_bucket {
+  uint64_t *w, *sum;
+};
+
+struct pxc_pool {
+  uint32_t part, gpu_type;
+  uint32_t n, nwords, nsum;
+  uint32_t *nodes;          /* by (weight, index) */
+  uint32_t nclass, *class_start; /* weight classes: position ranges */
+  uint32_t maxg;            /* buckets 0..maxg */
+  uint64_t idle_k[2];       /* bit k: some node has k GPUs in all (k <= 64): where idle nodes sit */
+  struct pxc_bucket *bk;    /* maxg + 1 */
+  uint32_t *count;          /* maxg + 1: available nodes with k free GPUs */
+  uint32_t nleaf;
+  uint32_t *leaf_id;        /* local leaf -> topology group */
+  uint32_t *leaf_start;     /* nleaf + 1, into leaf_nodes */
+  uint32_t *leaf_nodes;     /* nodes grouped by local leaf, by (weight, index) */
+  uint16_t *leaf_hist;      /* nleaf x (maxg + 1) */
+  uint64_t static_cpus_max, static_mem_max; /* largest node */
+};
+
+struct pxc_switch {          /* a tree switch above the leaves */
+  uint32_t parent, level;
+};
+
+struct pxc_part {
+  uint32_t name;
+  uint32_t pool_first, npools;
+  uint32_t nnodes, ngpu;
+  bool up, exclusive_account;
+  int64_t max_time_s, default_time_s;
+  uint32_t max_nodes, tier, job_factor;
+  uint64_t *allow_acct, *deny_acct, *allow_qos; /* bitsets or NULL */
+};
+
+struct pxc_assoc {
+  uint32_t name, parent, depth;
+  uint32_t first_child, next_sibling;
+  bool is_user, use_parent;
+  uint32_t shares;
+  uint32_t user;            /* user id (string id) for user leaves */
+  uint32_t fs_parent;       /* nearest ancestor that is not FairShare=parent */
+  /* limits */
+  uint64_t grp_gpus, grp_cpus, grp_mem, grp_nodes, grp_jobs;
+  uint64_t max_jobs, max_submit, max_gpus_per_job; /* effective (inherited) */
+  uint32_t default_qos;
+  /* running totals over the subtree */
+  uint64_t run_gpus, run_cpus, run_mem, run_nodes, run_jobs;
+  uint64_t user_jobs, user_submit; /* user leaves: own running / running+pending */
+  /* usage: value at usage_t, accruing at rate (billing/s of running jobs) */
+  double usage, rate;
+  int64_t usage_t;
+  /* Fair Tree output (last cycle) */
+  double norm_shares, eff_usage;
+  long double level_fs;
+  double fairshare;
+};
+
+struct pxc_qos {
+  uint32_t name, priority;
+  uint64_t max_gpus_per_user, max_jobs_per_user, max_submit_per_user;
+  int64_t max_wall_s;
+  double usage_factor;
+};
+
+struct pxc_quser {           /* per (qos, user) counters */
+  uint64_t gpus, jobs, submit;
+};
+
+/* ---- jobs ------------------------------------------------------------- */
+
+/* What a job asks per placement unit. A fixed shape is nmin == nmax nodes
+ * with one unit each (the per-node totals); a flexible one is `units` tasks,
+ * any number per node. */
+struct pxc_shape {
+  uint32_t units, per_node_max;   /* per_node_max 1: fixed */
+  uint32_t nmin, nmax;
+  uint32_t gpu, cpu;              /* per unit */
+  uint64_t mem;                   /* per unit, 0 with mem_prop */
+  uint32_t base_cpu;              /* per node on top of units (--gpus=N alone) */
+  bool mem_prop;                  /* no memory asked: node share of GPUs/CPUs */
+  bool exclusive;
+};
+
+enum { PXC_DEP_AFTER, PXC_DEP_AFTERANY, PXC_DEP_AFTEROK, PXC_DEP_AFTERNOTOK, PXC_DEP_SINGLETON };
+struct pxc_dep {
+  uint64_t job_id;
+  uint8_t kind, done; /* done: 0 waiting, 1 satisfied, 2 never */
+};
+struct pxc_deps {
+  uint32_t n;
+  bool any;           /* '?' separated */
+  struct pxc_dep d[];
+};
+
+struct pxc_range { uint32_t lo, hi, step; };
+struct pxc_array {
+  uint32_t ntasks, next, running, max_running;
+  uint32_t ended, failed;       /* tasks ended, and how many not COMPLETED/0 */
+  uint32_t nranges;
+  struct pxc_range r[];
+};
+
+enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_AGE_RESET = 16 }; /* AGE_RESET: eligible again from the next cycle (hold, requeue) */
+
+/* Hot fields first: the cycle's gate, key and admit read only the first
+ * 128 bytes of a pending record, so a cycle over 100,000 jobs streams two
+ * cache lines per job. */
+struct pxc_job {
+  /* line 0: gate */
+  uint64_t id;
+  struct pxc_deps *deps;
+  struct pxc_array *arr;
+  int64_t begin_s, eligible_s, submit_s, time_limit_s;
+  uint16_t part, qos;
+  uint8_t state, reason, flags;
+  /* line 1: key and admit */
+  uint32_t assoc, user, priority, mark; /* mark: cycle number while waiting to be tried */
+  int32_t nice;
+  uint32_t nalloc;
+  struct pxc_shape shape;
+  /* cold */
+  uint64_t array_id;
+  uint32_t task_id;         /* PX_NONE unless an array task */
+  uint32_t account, name;
+  uint32_t gpu_type, constraint; /* string id / constraint id, PX_NONE = any */
+  uint32_t admin_priority, restarts, pend_pos;
+  uint32_t switches;
+  int64_t switches_wait_s, start_s;
+  uint32_t why_a, why_b;    /* numbers for the why text */
+  double billing;           /* running: billable TRES per second x UsageFactor */
+  struct px_alloc *alloc;   /* running */
+  uint64_t *cpu_words;
+  uint32_t ncpu_words;
+};
+
+struct pxc_constraint {      /* DNF: OR of AND-masks */
+  uint32_t nterms;
+  uint64_t *terms;
+};
+
+struct pxc_cand { uint64_t key; uint32_t node, units; };
+
+struct pxc_finished { uint64_t id; int64_t end_s; uint8_t state; bool ok; };
+
+struct pxc_sortent { uint64_t k1, k2, id; uint32_t slot, part; };
+
+struct px_core {
+  struct px_core_allocator al;
+  size_t bytes;
+  uint64_t seed;
+  struct pxc_strtab strs;
+  struct px_conf_sched sched;   /* copied; string fields cleared */
+  const struct pxc_order_stage *order;
+  const struct pxc_place_stage *place;
+  const struct pxc_reserve_stage *reserve;
+  const struct pxc_victims_stage *victims;
+
+  uint32_t nnodes;
+  struct pxc_node *nodes;
+  uint64_t *cpu_bits;
+  struct pxc_node_pool *node_pools;
+  uint32_t nfeatures;
+  uint32_t feature_ids[64];     /* feature bit -> string id */
+
+  uint32_t npools;
+  struct pxc_pool *pools;
+  uint32_t nparts, default_part;
+  struct pxc_part *parts;
+
+  uint32_t nleaves, nswitches, max_level;
+  uint32_t *leaf_parent;        /* leaf -> switch or PX_NONE */
+  struct pxc_switch *switches;
+
+  uint32_t nassoc, nuser_assoc;
+  struct pxc_assoc *assoc;
+  struct pxc_map assoc_by_user_acct; /* (user id << 32 | account name id) -> assoc */
+  struct pxc_map default_assoc;      /* user id -> first association */
+  uint32_t *share_rows;              /* sshare order */
+  uint32_t *fs_list;                 /* Fair Tree visit lists (nassoc) */
+  double *fs_level_sum;              /* per fair-share parent: shares of its level */
+  uint32_t nqos;
+  struct pxc_qos *qos;
+  uint32_t max_qos_prio, max_part_factor;
+  uint32_t nusers;                   /* distinct user ids are string ids; counters keyed below */
+  struct pxc_map quser_idx;          /* (qos << 32 | user) -> quser slot */
+  struct pxc_quser *quser;
+  size_t nquser, quser_cap;
+  uint64_t total_nodes, total_cpus;
+
+  struct pxc_constraint *cons;
+  size_t ncons, cons_cap;
+  struct pxc_map cons_by_str;        /* string id -> constraint id */
+
+  /* jobs */
+  struct pxc_job *jobs;
+  size_t njob_slots, jobs_cap;
+  uint32_t *free_slots;
+  size_t nfree, free_cap;
+  size_t nlive;
+  struct pxc_map job_by_id;
+  uint32_t *pending;
+  size_t npending, pending_cap;
+  struct pxc_finished *fin;          /* in end order, purged after PXC_FINISHED_KEEP_S */
+  size_t fin_head, nfin, fin_cap;
+  struct pxc_map fin_by_id;          /* id -> index + fin_base */
+  uint64_t fin_base;
+  struct pxc_map singleton_running;  /* (user << 32 | name) -> running count */
+
+  /* placement scratch, sized at px_core_new so placing never allocates */
+  uint64_t *pl_bound, *pl_sum;
+  uint8_t *pl_exact;
+  uint32_t *pl_leaves, *pl_nodes, *pl_units;
+  struct pxc_cand *pl_cand;
+  struct pxc_map static_fit;         /* shape hash -> fits the partition when idle */
+
+  /* per-cycle scratch */
+  struct pxc_sortent *sort;
+  size_t sort_cap;
+  struct pxc_map fail_shapes;        /* shapes that found no room this cycle */
+  bool any_tenancy;                  /* some partition has exclusive_account */
+  uint32_t *scratch_u32;
+  size_t scratch_cap;
+  bool *part_blocked;
+  uint32_t *part_left;               /* per partition: eligible jobs not yet tried */
+  int64_t last_fs_s;
+  uint64_t budget_end;               /* stats.started value that ends this cycle's starts */
+  int64_t now;
+
+  struct px_core_stats stats;
+  char why[512];
+};
+
+#define PXC_FINISHED_KEEP_S 300
+
+/* core.c */
+uint32_t pxc_node_avail_gpus(const struct pxc_node *n);
+
+/* index.c: keep pools in step with a node's free GPUs and availability. */
+int pxc_index_build(struct px_core *c, const struct px_conf *conf);
+void pxc_index_node_remove(struct px_core *c, uint32_t node);
+void pxc_index_node_add(struct px_core *c, uint32_t node);
+bool pxc_node_usable(const struct pxc_node *n);
+/* first position >= from and < hi with bit set in bucket k of pool p, or hi */
+uint32_t pxc_bucket_next(const struct pxc_pool *p, uint32_t k, uint32_t from, uint32_t hi);
+
+/* place.c */
+struct pxc_place_result {
+  uint32_t nnodes;
+  uint32_t *nodes, *units; /* scratch: chosen nodes and units per node */
+  enum px_reason fail;
+};
+/* Finds a placement for j now; 0 found, 1 not found (res->fail), PX_ENOMEM. */
+int pxc_place_scratch_init(struct px_core *c);
+uint64_t pxc_shape_hash(const struct pxc_job *j);
+int pxc_place_find(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res);
+uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t units);
+/* Number of units the node can host for j now (0 if none). */
+uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t node, bool idle);
+/* Can j ever fit the partition (all nodes idle; avail_only: only usable nodes)? */
+bool pxc_fits_static(struct px_core *c, const struct pxc_job *j, bool avail_only);
+/* Allocates the chosen nodes for j and marks them used. */
+int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_place_result *res);
+void pxc_place_release(struct px_core *c, struct pxc_job *j);
+
+/* fairshare.c */
+void pxc_fs_advance(struct px_core *c, uint32_t assoc, int64_t now); /* assoc and ancestors */
+void pxc_fs_charge(struct px_core *c, uint32_t assoc, double rate_delta, int64_t now);
+void pxc_fs_update(struct px_core *c, int64_t now);                  /* whole tree + ranking */
+int pxc_fs_build(struct px_core *c);
+
+/* limits.c */
+enum px_reason pxc_admit(struct px_core *c, const struct pxc_job *j, uint32_t *a, uint32_t *b);
+enum px_reason pxc_admit_placement(struct px_core *c, const struct pxc_job *j,
+                                   const struct pxc_place_result *res, uint32_t *a, uint32_t *b);
+void pxc_limits_count(struct px_core *c, const struct pxc_job *j, int sign);
+struct pxc_quser *pxc_quser_get(struct px_core *c, uint32_t qos, uint32_t user);
+int pxc_quser_ensure(struct px_core *c, uint32_t qos, uint32_t user);
+
+/* prio.c */
+void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t now,
+                      struct px_prio_factors *f);
+
+/* jobs.c */
+struct pxc_job *pxc_job_find(struct px_core *c, uint64_t id);
+void pxc_pending_remove(struct px_core *c, struct pxc_job *j);
+int pxc_pending_add(struct px_core *c, struct pxc_job *j);
+void pxc_job_drop(struct px_core *c, struct pxc_job *j);
+uint32_t pxc_array_task_at(const struct pxc_array *a, uint32_t pos);
+int pxc_slot_new(struct px_core *c, uint32_t *slot);
+void pxc_array_task_ended(struct px_core *c, uint64_t array_id, bool ok, int64_t now);
+int pxc_finished_add(struct px_core *c, uint64_t id, uint8_t state, bool ok, int64_t now);
+void pxc_finished_purge(struct px_core *c, int64_t now);
+const struct pxc_finished *pxc_finished_get(const struct px_core *c, uint64_t id);
+uint64_t pxc_job_ngpu(const struct pxc_job *j);
+uint64_t pxc_job_ncpu(const struct pxc_job *j);
+
+/* parse.c: job spec expressions */
+int pxc_parse_array(struct px_core *c, const char *s, struct pxc_array **out, struct px_diag *d);
+uint32_t pxc_array_count(const char *s, int *err, struct px_diag *d);
+int pxc_parse_deps(struct px_core *c, const char *s, struct pxc_deps **out, struct px_diag *d);
+int pxc_parse_constraint(struct px_core *c, const char *s, uint32_t *id, struct px_diag *d);
+
+#endif

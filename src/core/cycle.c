@@ -1,0 +1,317 @@
+/*
+ * cycle.c - one scheduling cycle: gate -> order -> admit -> place -> start.
+ *
+ *   gate   holds, begin time, dependencies, partition state and time limit:
+ *          jobs stopped here get their reason and are not sorted
+ *   order  the order stage's key; one sort of the eligible jobs
+ *   admit  limits (limits.c)
+ *   place  placement (place.c); a failure is handed to the reserve stage,
+ *          which by default holds back the rest of the partition (reason
+ *          Priority), and to the victims stage (none by default)
+ *
+ * Work is bounded: the fair-share pass is O(account tree), the sort
+ * O(p log p) for p eligible jobs, admission O(depth) per job, and placement
+ * runs at most once per partition once it is full (the reserve stage), while
+ * identical shapes that already failed this cycle are not tried again (a
+ * cycle only ever takes resources, so a shape that did not fit still does
+ * not).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_int.h"
+#include "util/map.h"
+
+/* Updates the dependency list; returns the gate reason or NONE. */
+static enum px_reason deps_gate(struct px_core *c, struct pxc_job *j) {
+  struct pxc_deps *d = j->deps;
+  if (!d) return PX_REASON_NONE;
+  uint32_t sat = 0, never = 0;
+  for (uint32_t i = 0; i < d->n; i++) {
+    struct pxc_dep *x = &d->d[i];
+    if (x->kind == PXC_DEP_SINGLETON) {
+      x->done = j->name == PX_NONE ||
+                !pxc_map_get(&c->singleton_running, (uint64_t)j->user << 32 | j->name, NULL);
+    } else if (x->done == 0) {
+      const struct pxc_job *t = pxc_job_find(c, x->job_id);
+      const struct pxc_finished *f = t ? NULL : pxc_finished_get(c, x->job_id);
+      if (t) {
+        if (x->kind == PXC_DEP_AFTER && t->state == PX_JOB_RUNNING && !t->arr) x->done = 1;
+      } else if (!f) {
+        x->done = 1; /* forgotten long ago: nothing left to wait for */
+      } else if (x->kind == PXC_DEP_AFTEROK) {
+        x->done = f->ok ? 1 : 2;
+      } else if (x->kind == PXC_DEP_AFTERNOTOK) {
+        x->done = f->ok ? 2 : 1;
+      } else {
+        x->done = 1;
+      }
+    }
+    sat += x->done == 1;
+    never += x->done == 2;
+  }
+  if (d->any ? sat > 0 : sat == d->n) return PX_REASON_NONE;
+  if (d->any ? never == d->n : never > 0) return PX_REASON_DEP_NEVER;
+  return PX_REASON_DEPENDENCY;
+}
+
+static enum px_reason gate(struct px_core *c, struct pxc_job *j, int64_t now) {
+  if (j->flags & PXC_F_HELD_ADMIN) return PX_REASON_HELD_ADMIN;
+  if (j->flags & PXC_F_HELD_USER) return PX_REASON_HELD_USER;
+  if (j->begin_s > now) return PX_REASON_BEGIN_TIME;
+  enum px_reason r = deps_gate(c, j);
+  if (r != PX_REASON_NONE) return r;
+  const struct pxc_part *p = &c->parts[j->part];
+  if (!p->up) return PX_REASON_PARTITION_DOWN;
+  if (j->time_limit_s > p->max_time_s) return PX_REASON_PARTITION_TIME_LIMIT;
+  if (!j->eligible_s) {
+    int64_t e = j->submit_s > j->begin_s ? j->submit_s : j->begin_s;
+    j->eligible_s = j->deps || (j->flags & PXC_F_AGE_RESET) ? now : e;
+  }
+  return PX_REASON_NONE;
+}
+
+/* Heap order: smaller key first, ties by job id (ids are unique). */
+static bool before(const struct pxc_sortent *x, const struct pxc_sortent *y) {
+  if (x->k1 != y->k1) return x->k1 < y->k1;
+  if (x->k2 != y->k2) return x->k2 < y->k2;
+  return x->id < y->id;
+}
+
+static void sift_down(struct pxc_sortent *h, size_t n, size_t i) {
+  struct pxc_sortent x = h[i];
+  for (;;) {
+    size_t k = 2 * i + 1;
+    if (k >= n) break;
+    if (k + 1 < n && before(&h[k + 1], &h[k])) k++;
+    if (!before(&h[k], &x)) break;
+    h[i] = h[k];
+    i = k;
+  }
+  h[i] = x;
+}
+
+static struct pxc_sortent heap_pop(struct pxc_sortent *h, size_t *n) {
+  struct pxc_sortent top = h[0];
+  h[0] = h[--*n];
+  if (*n) sift_down(h, *n, 0);
+  return top;
+}
+
+static double billing(const struct px_core *c, const struct pxc_job *j) {
+  const struct px_conf_sched *s = &c->sched;
+  double g = (double)pxc_job_ngpu(j), cpu = (double)pxc_job_ncpu(j), mem = 0;
+  for (uint32_t i = 0; i < j->nalloc; i++) mem += (double)j->alloc[i].mem_mib / 1024.0;
+  double b = s->billing_weight_gpu * g + s->billing_weight_cpu * cpu + s->billing_weight_mem_gib * mem;
+  if (s->billing_weight_gpu == 0 && s->billing_weight_cpu == 0 && s->billing_weight_mem_gib == 0) b = cpu;
+  return b * c->qos[j->qos].usage_factor;
+}
+
+/* Makes j RUNNING on res and appends its START action. */
+static int start(struct px_core *c, struct pxc_job *j, const struct pxc_place_result *res,
+                 int64_t now, struct px_actions *out) {
+  uint32_t nwords = 0;
+  for (uint32_t i = 0; i < res->nnodes; i++) nwords += (c->nodes[res->nodes[i]].cpus + 63) / 64;
+  if (pxc_actions_reserve(out, 1, res->nnodes, nwords)) return PX_ENOMEM;
+  if (j->name != PX_NONE && pxc_map_reserve(c, &c->singleton_running, 1)) return PX_ENOMEM;
+  int rc = pxc_place_commit(c, j, res);
+  if (rc) return rc;
+  struct px_action *a = &out->v[out->len++];
+  *a = (struct px_action){.kind = PX_ACT_START, .reason = PX_REASON_NONE, .job_id = j->id,
+                          .array_job_id = j->task_id != PX_NONE ? j->array_id : 0,
+                          .array_task_id = j->task_id, .alloc_first = (uint32_t)out->nallocs,
+                          .nalloc = j->nalloc, .time_limit_s = j->time_limit_s};
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    struct px_alloc x = j->alloc[i];
+    x.cpu_word += (uint32_t)out->ncpu_words;
+    out->allocs[out->nallocs++] = x;
+  }
+  memcpy(out->cpu_words + out->ncpu_words, j->cpu_words, j->ncpu_words * sizeof *j->cpu_words);
+  out->ncpu_words += j->ncpu_words;
+  j->state = PX_JOB_RUNNING;
+  j->reason = PX_REASON_NONE;
+  j->start_s = now;
+  pxc_limits_count(c, j, +1);
+  j->billing = billing(c, j);
+  pxc_fs_charge(c, j->assoc, j->billing, now);
+  if (j->name != PX_NONE) {
+    uint64_t key = (uint64_t)j->user << 32 | j->name;
+    uint32_t n = 0;
+    pxc_map_get(&c->singleton_running, key, &n);
+    pxc_map_put(c, &c->singleton_running, key, n + 1); /* reserved above */
+  }
+  c->stats.started++;
+  return 0;
+}
+
+/* Starts the next task of array record at slot; the record leaves the queue
+ * when its last task starts. */
+static int start_task(struct px_core *c, uint32_t slot, const struct pxc_place_result *res,
+                      int64_t now, struct px_actions *out) {
+  uint32_t ts;
+  struct pxc_job *r = &c->jobs[slot];
+  uint64_t id = r->id + 1 + r->arr->next;
+  if (pxc_job_find(c, id)) return PX_EEXIST;
+  if (pxc_map_reserve(c, &c->job_by_id, 1) || pxc_slot_new(c, &ts)) return PX_ENOMEM;
+  r = &c->jobs[slot]; /* the slab may have moved */
+  struct pxc_job *t = &c->jobs[ts];
+  *t = *r;
+  t->id = id;
+  t->task_id = pxc_array_task_at(r->arr, r->arr->next);
+  t->arr = NULL;
+  t->deps = NULL;
+  t->pend_pos = PX_NONE;
+  int rc = start(c, t, res, now, out);
+  if (rc) {
+    memset(t, 0, sizeof *t);
+    t->state = 0xff;
+    c->free_slots[c->nfree++] = ts;
+    return rc;
+  }
+  pxc_map_put(c, &c->job_by_id, id, ts);
+  c->nlive++;
+  r->arr->next++;
+  r->arr->running++;
+  if (r->arr->next == r->arr->ntasks) {
+    pxc_pending_remove(c, r);
+    r->state = PX_JOB_RUNNING; /* bookkeeping record until its tasks end */
+  }
+  return 0;
+}
+
+/* A singleton namesake may have started earlier in this cycle. */
+static bool singleton_busy(const struct px_core *c, const struct pxc_job *j) {
+  if (!j->deps || j->name == PX_NONE) return false;
+  for (uint32_t i = 0; i < j->deps->n; i++)
+    if (j->deps->d[i].kind == PXC_DEP_SINGLETON)
+      return pxc_map_get(&c->singleton_running, (uint64_t)j->user << 32 | j->name, NULL);
+  return false;
+}
+
+static uint64_t fail_key(const struct px_core *c, const struct pxc_job *j) {
+  uint64_t h = pxc_shape_hash(j);
+  return (c->any_tenancy ? px_hash_u64(h ^ j->account) : h) & (UINT64_MAX >> 1);
+}
+
+/* Tries to place (and start) j; sets its reason when it cannot start. */
+static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_actions *out) {
+  for (;;) {
+    struct pxc_job *j = &c->jobs[slot];
+    uint32_t wa = 0, wb = 0;
+    enum px_reason r = singleton_busy(c, j) ? PX_REASON_DEPENDENCY : pxc_admit(c, j, &wa, &wb);
+    if (r == PX_REASON_NONE && j->arr && j->arr->max_running && j->arr->running >= j->arr->max_running)
+      r = PX_REASON_ARRAY_TASK_LIMIT;
+    if (r == PX_REASON_NONE && (c->part_blocked[j->part] || c->stats.started >= c->budget_end))
+      r = PX_REASON_PRIORITY;
+    if (r != PX_REASON_NONE) {
+      j->reason = r, j->why_a = wa, j->why_b = wb;
+      return 0;
+    }
+    uint64_t fk = fail_key(c, j);
+    struct pxc_place_result res;
+    bool cached = !j->switches && pxc_map_get(&c->fail_shapes, fk, NULL);
+    int rc = cached ? 1 : pxc_place_find(c, j, &res);
+    if (rc < 0) return rc;
+    if (rc == 0 && (r = pxc_admit_placement(c, j, &res, &wa, &wb)) != PX_REASON_NONE) {
+      j->reason = r, j->why_a = wa, j->why_b = wb; /* e.g. --exclusive takes more than asked */
+      return 0;
+    }
+    if (rc == 0 && !c->reserve->may_start(c, j, now)) rc = 1, res.fail = PX_REASON_PRIORITY;
+    if (rc) {
+      if (cached) c->stats.shape_cache_hits++;
+      enum px_reason why = cached ? PX_REASON_RESOURCES : res.fail;
+      if (why == PX_REASON_RESOURCES && !cached) {
+        if (!pxc_fits_static(c, j, true)) why = PX_REASON_REQ_NODE_NOT_AVAIL;
+        if (!j->switches) pxc_map_put(c, &c->fail_shapes, fk, why); /* best effort: a cache */
+      } else if (cached) {
+        uint32_t v;
+        pxc_map_get(&c->fail_shapes, fk, &v);
+        why = (enum px_reason)v;
+      }
+      j->reason = why;
+      j->why_a = j->shape.units;
+      j->why_b = why == PX_REASON_TOPOLOGY ? j->switches : 0;
+      if (why != PX_REASON_REQ_NODE_NOT_AVAIL && c->reserve->blocked(c, j, now))
+        c->part_blocked[j->part] = true;
+      if (c->victims->find) return c->victims->find(c, j, now, out);
+      return 0;
+    }
+    if (!j->arr) {
+      rc = start(c, j, &res, now, out);
+      if (rc) return rc;
+      pxc_pending_remove(c, j);
+      if (j->task_id != PX_NONE) { /* a requeued array task counts against %N again */
+        struct pxc_job *rec = pxc_job_find(c, j->array_id);
+        if (rec && rec->arr) rec->arr->running++;
+      }
+      return 0;
+    }
+    if ((rc = start_task(c, slot, &res, now, out))) return rc;
+    if (c->jobs[slot].state != PX_JOB_PENDING) return 0;
+  }
+}
+
+int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
+  px_actions_clear(out);
+  c->now = now;
+  c->stats.cycles++;
+  c->budget_end = c->stats.started + PX_CORE_CYCLE_MAX_STARTS;
+  c->order->prepare(c, now);
+  c->reserve->begin(c, now);
+  if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;
+  memset(c->part_blocked, 0, c->nparts * sizeof *c->part_blocked);
+  memset(c->part_left, 0, c->nparts * sizeof *c->part_left);
+  size_t n = 0;
+  for (size_t i = 0; i < c->npending; i++) {
+    struct pxc_job *j = &c->jobs[c->pending[i]];
+    if (i + 8 < c->npending) { /* records are 2 lines apart: fetch ahead */
+      const char *ahead = (const char *)&c->jobs[c->pending[i + 8]];
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + 64);
+      __builtin_prefetch(ahead + 127);
+    }
+    enum px_reason r = gate(c, j, now);
+    if (r != PX_REASON_NONE) {
+      j->reason = r;
+      j->priority = 0;
+      continue;
+    }
+    struct pxc_sortent *e = &c->sort[n++];
+    j->mark = (uint32_t)c->stats.cycles;
+    e->slot = c->pending[i];
+    e->id = j->id;
+    e->part = j->part;
+    c->part_left[j->part]++;
+    c->order->key(c, j, now, &e->k1, &e->k2);
+  }
+  if (c->fail_shapes.len) {
+    for (size_t i = 0; i < c->fail_shapes.cap; i++) c->fail_shapes.keys[i] = UINT64_MAX;
+    c->fail_shapes.len = 0;
+  }
+  /* A heap rather than a sort: jobs are taken in order only while some
+   * partition can still start one; once every partition is held back (or
+   * empty) no job can start, so the rest only need their reason and are
+   * visited in any order -- a full cluster costs O(n), not O(n log n). */
+  for (size_t i = n / 2; i-- > 0;) sift_down(c->sort, n, i);
+  uint32_t open = 0;
+  for (uint32_t p = 0; p < c->nparts; p++) open += c->part_left[p] > 0;
+  int rc = 0;
+  while (n && open && rc == 0) {
+    struct pxc_sortent e = heap_pop(c->sort, &n);
+    bool was = c->part_blocked[e.part];
+    c->jobs[e.slot].mark = 0;
+    rc = try_job(c, e.slot, now, out);
+    if (c->stats.started >= c->budget_end) break;
+    if (!was && (c->part_blocked[e.part] || --c->part_left[e.part] == 0)) open--;
+    else if (was) c->part_left[e.part]--;
+  }
+  /* The rest in queue order (memory order, not heap order: no cache misses). */
+  for (size_t i = 0; n && i < c->npending && rc == 0; i++) {
+    uint32_t slot = c->pending[i];
+    if (c->jobs[slot].mark != (uint32_t)c->stats.cycles) continue;
+    c->jobs[slot].mark = 0;
+    rc = try_job(c, slot, now, out);
+  }
+  pxc_finished_purge(c, now);
+  return rc;
+}

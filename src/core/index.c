@@ -1,0 +1,214 @@
+/*
+ * index.c - the free-capacity index. A pool is one partition's nodes of one
+ * GPU type, ordered by (Weight, node index). For each free-GPU count k a
+ * bitmap over the pool's positions (with one summary bit per word, so empty
+ * stretches are skipped 4096 nodes at a time) marks the usable nodes having
+ * exactly k free GPUs; count[k] and a per-leaf histogram leaf_hist[leaf][k]
+ * hold the same numbers aggregated. A node changes buckets in O(pools it is
+ * in); the placer reads the index instead of scanning nodes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_int.h"
+
+bool pxc_node_usable(const struct pxc_node *n) { return !n->down && !n->drain; }
+
+static uint64_t *bk_word(const struct pxc_pool *p, uint32_t k) { return p->bk[k].w; }
+
+static void bk_set(struct pxc_pool *p, uint32_t k, uint32_t pos) {
+  uint64_t *w = bk_word(p, k);
+  w[pos / 64] |= 1ULL << (pos % 64);
+  p->bk[k].sum[pos / 4096] |= 1ULL << ((pos / 64) % 64);
+}
+
+static void bk_clear(struct pxc_pool *p, uint32_t k, uint32_t pos) {
+  uint64_t *w = bk_word(p, k);
+  w[pos / 64] &= ~(1ULL << (pos % 64));
+  if (!w[pos / 64]) p->bk[k].sum[pos / 4096] &= ~(1ULL << ((pos / 64) % 64));
+}
+
+uint32_t pxc_bucket_next(const struct pxc_pool *p, uint32_t k, uint32_t from, uint32_t hi) {
+  if (k > p->maxg || from >= hi) return hi;
+  const uint64_t *w = p->bk[k].w, *sum = p->bk[k].sum;
+  uint32_t wi = from / 64;
+  uint64_t cur = w[wi] & (~0ULL << (from % 64));
+  for (;;) {
+    if (cur) {
+      uint32_t pos = wi * 64 + (uint32_t)__builtin_ctzll(cur);
+      return pos < hi ? pos : hi;
+    }
+    /* next non-empty word via the summary */
+    uint32_t nw = wi + 1;
+    if (nw >= p->nwords || nw * 64 >= hi) return hi;
+    uint32_t si = nw / 64;
+    uint64_t s = sum[si] & (~0ULL << (nw % 64));
+    while (!s) {
+      if (++si >= p->nsum) return hi;
+      s = sum[si];
+    }
+    wi = si * 64 + (uint32_t)__builtin_ctzll(s);
+    if (wi >= p->nwords) return hi;
+    cur = w[wi];
+  }
+}
+
+static void pool_add(struct px_core *c, const struct pxc_node_pool *np, const struct pxc_node *n, int sign) {
+  struct pxc_pool *p = &c->pools[np->pool];
+  uint32_t k = (uint32_t)px_bits64_count(n->gpu_free);
+  if (sign > 0) {
+    bk_set(p, k, np->pos);
+    p->count[k]++;
+    p->leaf_hist[np->lleaf * (p->maxg + 1) + k]++;
+  } else {
+    bk_clear(p, k, np->pos);
+    p->count[k]--;
+    p->leaf_hist[np->lleaf * (p->maxg + 1) + k]--;
+  }
+}
+
+void pxc_index_node_add(struct px_core *c, uint32_t node) {
+  const struct pxc_node *n = &c->nodes[node];
+  if (!pxc_node_usable(n)) return;
+  for (uint32_t i = 0; i < n->npools; i++) pool_add(c, &c->node_pools[n->pool_first + i], n, +1);
+}
+
+void pxc_index_node_remove(struct px_core *c, uint32_t node) {
+  const struct pxc_node *n = &c->nodes[node];
+  if (!pxc_node_usable(n)) return;
+  for (uint32_t i = 0; i < n->npools; i++) pool_add(c, &c->node_pools[n->pool_first + i], n, -1);
+}
+
+static int cmp_weight_idx(const void *a, const void *b, void *ctx) {
+  const struct px_core *c = ctx;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  if (c->nodes[x].weight != c->nodes[y].weight) return c->nodes[x].weight < c->nodes[y].weight ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_leaf_weight_idx(const void *a, const void *b, void *ctx) {
+  const struct px_core *c = ctx;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  if (c->nodes[x].leaf != c->nodes[y].leaf) return c->nodes[x].leaf < c->nodes[y].leaf ? -1 : 1;
+  return cmp_weight_idx(a, b, ctx);
+}
+
+/* Fills pool p (nodes already set) : classes, buckets, leaves. */
+static int pool_build(struct px_core *c, struct pxc_pool *p, uint32_t *fill) {
+  qsort_r(p->nodes, p->n, sizeof *p->nodes, cmp_weight_idx, c);
+  p->class_start = pxc_calloc(c, p->n + 1, sizeof *p->class_start);
+  p->leaf_nodes = pxc_calloc(c, p->n + 1, sizeof *p->leaf_nodes);
+  if (!p->class_start || !p->leaf_nodes) return PX_ENOMEM;
+  for (uint32_t i = 0; i < p->n; i++) {
+    const struct pxc_node *n = &c->nodes[p->nodes[i]];
+    if (i == 0 || n->weight != c->nodes[p->nodes[i - 1]].weight) p->class_start[p->nclass++] = i;
+    if (n->ngpu > p->maxg) p->maxg = n->ngpu;
+    p->idle_k[n->ngpu / 64] |= 1ULL << (n->ngpu % 64);
+    if (n->cpus > p->static_cpus_max) p->static_cpus_max = n->cpus;
+    if (n->mem_mib > p->static_mem_max) p->static_mem_max = n->mem_mib;
+  }
+  p->class_start[p->nclass] = p->n;
+  p->nwords = (p->n + 63) / 64;
+  p->nsum = (p->nwords + 63) / 64;
+  uint32_t nb = p->maxg + 1;
+  p->bk = pxc_calloc(c, nb, sizeof *p->bk);
+  p->count = pxc_calloc(c, nb, sizeof *p->count);
+  if (!p->bk || !p->count) return PX_ENOMEM;
+  for (uint32_t k = 0; k < nb; k++) {
+    p->bk[k].w = pxc_calloc(c, p->nwords + 1, sizeof(uint64_t));
+    p->bk[k].sum = pxc_calloc(c, p->nsum + 1, sizeof(uint64_t));
+    if (!p->bk[k].w || !p->bk[k].sum) return PX_ENOMEM;
+  }
+  memcpy(p->leaf_nodes, p->nodes, p->n * sizeof *p->nodes);
+  qsort_r(p->leaf_nodes, p->n, sizeof *p->leaf_nodes, cmp_leaf_weight_idx, c);
+  for (uint32_t i = 0; i < p->n; i++)
+    if (i == 0 || c->nodes[p->leaf_nodes[i]].leaf != c->nodes[p->leaf_nodes[i - 1]].leaf) p->nleaf++;
+  p->leaf_id = pxc_calloc(c, p->nleaf + 1, sizeof *p->leaf_id);
+  p->leaf_start = pxc_calloc(c, p->nleaf + 1, sizeof *p->leaf_start);
+  p->leaf_hist = pxc_calloc(c, (size_t)(p->nleaf + 1) * nb, sizeof *p->leaf_hist);
+  if (!p->leaf_id || !p->leaf_start || !p->leaf_hist) return PX_ENOMEM;
+  uint32_t l = 0;
+  for (uint32_t i = 0; i < p->n; i++) {
+    uint32_t leaf = c->nodes[p->leaf_nodes[i]].leaf;
+    if (i == 0 || leaf != c->nodes[p->leaf_nodes[i - 1]].leaf) {
+      p->leaf_id[l] = leaf;
+      p->leaf_start[l++] = i;
+    }
+  }
+  p->leaf_start[p->nleaf] = p->n;
+  /* node -> (pool, pos, lleaf) */
+  uint32_t pool = (uint32_t)(p - c->pools);
+  for (uint32_t i = 0, ll = 0; i < p->n; i++) {
+    while (ll + 1 < p->nleaf && p->leaf_start[ll + 1] <= i) ll++;
+    uint32_t node = p->leaf_nodes[i];
+    uint32_t pos = 0;
+    /* position in by-weight order: binary search would need the key; the
+     * sort is by (weight, index) so search with that comparator */
+    uint32_t lo = 0, hi = p->n;
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2;
+      if (cmp_weight_idx(&p->nodes[mid], &node, c) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    pos = lo;
+    struct pxc_node_pool *np = &c->node_pools[c->nodes[node].pool_first + fill[node]++];
+    np->pool = pool;
+    np->pos = pos;
+    np->lleaf = ll;
+  }
+  return 0;
+}
+
+int pxc_index_build(struct px_core *c, const struct px_conf *conf) {
+  int rc = PX_ENOMEM;
+  uint32_t *fill = pxc_calloc(c, c->nnodes + 1, sizeof *fill);
+  uint32_t *types = pxc_calloc(c, c->nnodes + 1, sizeof *types);
+  if (!fill || !types) goto out;
+  size_t memberships = 0, npools_max = 0;
+  for (uint32_t p = 0; p < conf->npartitions; p++) {
+    for (uint32_t i = 0; i < conf->partitions[p].nnodes; i++) {
+      uint32_t n = conf->partitions[p].nodes[i];
+      if (n >= c->nnodes) { rc = PX_EINVAL; goto out; }
+      c->nodes[n].npools++;
+      memberships++;
+    }
+    npools_max += conf->partitions[p].nnodes ? conf->partitions[p].nnodes : 0;
+  }
+  c->node_pools = pxc_calloc(c, memberships + 1, sizeof *c->node_pools);
+  c->pools = pxc_calloc(c, npools_max + 1, sizeof *c->pools);
+  if (!c->node_pools || !c->pools) goto out;
+  for (uint32_t n = 0, off = 0; n < c->nnodes; n++) {
+    c->nodes[n].pool_first = off;
+    off += c->nodes[n].npools;
+  }
+  for (uint32_t pi = 0; pi < conf->npartitions; pi++) {
+    const struct px_conf_partition *cp = &conf->partitions[pi];
+    struct pxc_part *part = &c->parts[pi];
+    part->pool_first = c->npools;
+    uint32_t ntypes = 0;
+    for (uint32_t i = 0; i < cp->nnodes; i++) {
+      uint32_t t = c->nodes[cp->nodes[i]].gpu_type, k;
+      for (k = 0; k < ntypes && types[k] != t; k++) {
+      }
+      if (k == ntypes) types[ntypes++] = t;
+    }
+    for (uint32_t k = 0; k < ntypes; k++) {
+      struct pxc_pool *p = &c->pools[c->npools++];
+      p->part = pi;
+      p->gpu_type = types[k];
+      p->nodes = pxc_calloc(c, cp->nnodes + 1, sizeof *p->nodes);
+      if (!p->nodes) goto out;
+      for (uint32_t i = 0; i < cp->nnodes; i++)
+        if (c->nodes[cp->nodes[i]].gpu_type == types[k]) p->nodes[p->n++] = cp->nodes[i];
+      if ((rc = pool_build(c, p, fill))) goto out;
+      rc = PX_ENOMEM;
+    }
+    part->npools = c->npools - part->pool_first;
+  }
+  for (uint32_t n = 0; n < c->nnodes; n++) pxc_index_node_add(c, n);
+  rc = 0;
+out:
+  pxc_free(c, fill);
+  pxc_free(c, types);
+  return rc;
+}

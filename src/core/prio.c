@@ -1,0 +1,100 @@
+/*
+ * prio.c - the order stages and the stage table.
+ *
+ * multifactor: Slurm's formula (docs/scheduling.md):
+ *   priority = Wage*age + Wfs*fairshare + Wsize*jobsize + Wpart*partition
+ *            + Wqos*qos + Wtres*tres - nice,  truncated, clamped to [1, 2^32-1]
+ * with every factor in [0,1]: age = eligible time / PriorityMaxAge (capped),
+ * fair share = the Fair Tree rank factor of the job's association, job size
+ * = (nodes/cluster nodes + CPUs/cluster CPUs) / 2 (1 minus that with
+ * PriorityFavorSmall), partition = PriorityJobFactor / the largest, QoS =
+ * Priority / the largest, TRES = the job's GPUs / its partition's GPUs. The
+ * queue is sorted by partition PriorityTier, then priority, then submit time,
+ * then job id. fifo: tier, submit time, job id.
+ *
+ * Also the default reserve stage ("block": a job that cannot be placed holds
+ * back its partition, as Slurm's builtin scheduler does) and the empty
+ * victims stage; backfill and preemption (issue 4) replace them.
+ */
+#include <math.h>
+
+#include "core/core_int.h"
+
+void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t now,
+                      struct px_prio_factors *f) {
+  const struct px_conf_sched *w = &c->sched;
+  const struct pxc_part *part = &c->parts[j->part];
+  *f = (struct px_prio_factors){0};
+  if (j->eligible_s && now > j->eligible_s)
+    f->age = w->max_age_s > 0 ? fmin(1.0, (double)(now - j->eligible_s) / (double)w->max_age_s) : 1.0;
+  f->fairshare = c->assoc[j->assoc].fairshare;
+  double nodes = j->shape.per_node_max == 1 ? j->shape.nmin : 1;
+  double cpus = (double)pxc_job_ncpu(j);
+  double js = 0.5 * (nodes / (double)(c->total_nodes ? c->total_nodes : 1) +
+                     cpus / (double)(c->total_cpus ? c->total_cpus : 1));
+  js = fmin(1.0, fmax(0.0, js));
+  f->jobsize = w->favor_small ? 1.0 - js : js;
+  f->partition = c->max_part_factor ? (double)part->job_factor / c->max_part_factor : 0;
+  f->qos = c->max_qos_prio ? (double)c->qos[j->qos].priority / c->max_qos_prio : 0;
+  f->tres = part->ngpu ? fmin(1.0, (double)pxc_job_ngpu(j) / part->ngpu) : 0;
+  f->nice = j->nice;
+  f->admin_set = j->flags & PXC_F_ADMIN_PRIO;
+  double sum = w->weight_age * f->age + w->weight_fairshare * f->fairshare +
+               w->weight_jobsize * f->jobsize + w->weight_partition * f->partition +
+               w->weight_qos * f->qos + w->weight_tres * f->tres - (double)j->nice;
+  sum = floor(sum);
+  uint32_t p = sum < 1 ? 1 : sum > (double)UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+  if (f->admin_set) p = j->admin_priority;
+  if (j->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN)) p = 0;
+  f->priority = p;
+}
+
+static uint64_t tier_key(const struct px_core *c, const struct pxc_job *j) {
+  uint32_t t = c->parts[j->part].tier;
+  return (uint64_t)(UINT16_MAX - (t > UINT16_MAX ? UINT16_MAX : t)) << 32;
+}
+
+static void multifactor_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
+  struct px_prio_factors f;
+  pxc_prio_factors(c, j, now, &f);
+  j->priority = f.priority;
+  *k1 = tier_key(c, j) | (UINT32_MAX - f.priority);
+  *k2 = (uint64_t)j->submit_s ^ (1ULL << 63);
+}
+
+static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
+  struct px_prio_factors f;
+  pxc_prio_factors(c, j, now, &f);
+  j->priority = f.priority;
+  *k1 = tier_key(c, j);
+  *k2 = (uint64_t)j->submit_s ^ (1ULL << 63);
+}
+
+static void fs_prepare(struct px_core *c, int64_t now) { pxc_fs_update(c, now); }
+
+static const struct pxc_order_stage order_multifactor = {"multifactor", fs_prepare, multifactor_key};
+static const struct pxc_order_stage order_fifo = {"fifo", fs_prepare, fifo_key};
+
+static const struct pxc_place_stage place_pack = {"pack", false};
+static const struct pxc_place_stage place_spread = {"spread", true};
+
+static void block_begin(struct px_core *c, int64_t now) { (void)c, (void)now; }
+static bool block_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
+  (void)c, (void)j, (void)now;
+  return true;
+}
+static bool block_may_start(struct px_core *c, struct pxc_job *j, int64_t now) {
+  (void)c, (void)j, (void)now;
+  return true;
+}
+static const struct pxc_reserve_stage reserve_block = {"block", block_begin, block_blocked,
+                                                       block_may_start};
+static const struct pxc_victims_stage victims_none = {"none", NULL};
+
+int pxc_stage_select(struct px_core *c) {
+  c->order = c->sched.order == PX_ORDER_FIFO ? &order_fifo : &order_multifactor;
+  c->place = c->sched.placement == PX_PLACE_SPREAD ? &place_spread : &place_pack;
+  c->reserve = &reserve_block;
+  c->victims = &victims_none;
+  return 0;
+}

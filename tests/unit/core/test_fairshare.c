@@ -1,0 +1,214 @@
+/*
+ * Fair Tree and usage: Slurm's own Fair Tree regression (test24.4: the
+ * expected sshare table is copied from the research notes, §1.6), the classic
+ * page's tree ranked by Fair Tree (notes §1.7), and usage accrual with decay
+ * worked out from the half-life formula.
+ */
+#include "px_test.h"
+
+#include <math.h>
+
+#include "core/coretest.h"
+
+#define P PX_FAIRSHARE_PARENT
+
+struct row {
+  const char *name, *parent;
+  int user;
+  uint32_t shares;
+  double usage;     /* users only */
+  int rank;         /* expected FairShare x 21, users only */
+};
+
+/* test24.4: 21 user associations; "P" = FairShare=parent. */
+static const struct row t244[] = {
+    {"u1", "root", 1, 10, 0, 21},     {"u2", "root", 1, 10, 10, 14},
+    {"aA", "root", 0, 40, 0, 0},      {"aAA", "aA", 0, 30, 0, 0},
+    {"uAA1", "aAA", 1, 1, 20, 13},    {"aAB", "aA", 0, 10, 0, 0},
+    {"uAB1", "aAB", 1, 1, 25, 11},    {"uAB2", "aAB", 1, 1, 0, 12},
+    {"aB", "root", 0, 60, 0, 0},      {"aBA", "aB", 0, 25, 0, 0},
+    {"uBA1", "aBA", 1, 1, 25, 15},    {"aBB", "aB", 0, 35, 0, 0},
+    {"uBB1", "aBB", 1, 1, 0, 16},     {"aC", "root", 0, 0, 0, 0},
+    {"uC1", "aC", 1, 0, 30, 1},       {"aD", "root", 0, 50, 0, 0},
+    {"uD1", "aD", 1, P, 20, 10},      {"uD2", "aD", 1, 40, 20, 5},
+    {"uD3", "aD", 1, 50, 25, 7},      {"aDA", "aD", 0, P, 0, 0},
+    {"uDA1", "aDA", 1, P, 10, 10},    {"uDA2", "aDA", 1, 30, 10, 8},
+    {"uDA3", "aDA", 1, 50, 25, 7},    {"aE", "root", 0, 10, 0, 0},
+    {"aE1", "aE", 1, 10, 0, 21},      {"aE2", "aE", 1, 10, 0, 21},
+    {"aF", "root", 0, 20, 0, 0},      {"uF1", "aF", 1, 10, 0, 21},
+    {"uF2", "aF", 1, 20, 0, 21},      {"aG", "root", 0, 8, 0, 0},
+    {"uG1", "aG", 1, 10, 10, 4},      {"aGA", "aG", 0, 10, 0, 0},
+    {"uGA1", "aGA", 1, 20, 4, 4},     {"uGA2", "aGA", 1, 20, 6, 2},
+};
+#define NT244 (sizeof t244 / sizeof t244[0])
+
+static uint32_t find(const struct px_conf *c, const char *name) {
+  for (uint32_t i = 0; i < c->naccounts; i++)
+    if (strcmp(c->accounts[i].name, name) == 0) return i;
+  return PX_NONE;
+}
+
+/* Builds the tree, sets each user's raw usage (and its ancestors' sums, as
+ * Slurm charges every level) and runs the Fair Tree pass at one instant. */
+static struct px_core *tree_core(struct px_conf **confp, const struct row *rows, size_t n) {
+  struct px_testconf_spec s = {.nnodes = 1, .gpus_per_node = 8, .cpus_per_node = 8, .mem_mib = 1024};
+  struct px_conf *conf = px_testconf_new(&s);
+  for (size_t i = 0; i < n; i++) {
+    uint32_t parent = find(conf, rows[i].parent);
+    assert_int_not_equal(parent, PX_NONE);
+    uint32_t a = rows[i].user ? px_testconf_user(conf, rows[i].name, parent, rows[i].shares)
+                              : px_testconf_account(conf, rows[i].name, parent, rows[i].shares);
+    assert_int_not_equal(a, PX_NONE);
+  }
+  struct px_core *c = tc_core(conf);
+  assert_non_null(c);
+  for (size_t i = 0; i < n; i++) {
+    if (!rows[i].user) continue;
+    for (uint32_t a = find(conf, rows[i].name); a != PX_NONE; a = c->assoc[a].parent)
+      c->assoc[a].usage += rows[i].usage;
+  }
+  pxc_fs_update(c, 1000);
+  *confp = conf;
+  return c;
+}
+
+static const struct px_share_view *row_of(struct px_core *c, const struct px_conf *conf,
+                                          const char *name, struct px_share_view *v) {
+  uint32_t want = find(conf, name);
+  for (size_t r = 0; r < px_core_nshares(c); r++) {
+    assert_int_equal(px_core_share_get(c, r, v), 0);
+    if (v->assoc == want) return v;
+  }
+  fail_msg("no row %s", name);
+  return NULL;
+}
+
+static void fair_tree_reproduces_slurm_test24_4(void **state) {
+  (void)state;
+  struct px_conf *conf;
+  struct px_core *c = tree_core(&conf, t244, NT244);
+  struct px_share_view v;
+  for (size_t i = 0; i < NT244; i++) {
+    if (!t244[i].user) continue;
+    row_of(c, conf, t244[i].name, &v);
+    if (fabs(v.fairshare - t244[i].rank / 21.0) > 1e-9)
+      fail_msg("%s: fairshare %f, want %d/21", t244[i].name, v.fairshare, t244[i].rank);
+  }
+  /* Other sshare -l columns of the same table (6 decimals as printed). */
+  struct { const char *name; double norm_shares, eff_usage, level_fs; } cols[] = {
+      {"aA", 0.192308, 0.187500, 1.025641},  {"aAA", 0.750000, 0.444444, 1.687500},
+      {"aAB", 0.250000, 0.555556, 0.450000}, {"aB", 0.288462, 0.104167, 2.769231},
+      {"aD", 0.240385, 0.458333, 0.524476},  {"uD2", 0.235294, 0.181818, 1.294118},
+      {"uDA2", 0.176471, 0.090909, 1.941176}, {"aDA", 0.240385, 0.409091, NAN},
+      {"uD1", 0.240385, 0.181818, INFINITY}, {"aC", 0.0, 0.125, 0.0},
+      {"uGA2", 0.5, 0.6, 0.833333},
+  };
+  for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+    row_of(c, conf, cols[i].name, &v);
+    assert_true(fabs(v.norm_shares - cols[i].norm_shares) < 5e-7);
+    assert_true(fabs(v.effective_usage - cols[i].eff_usage) < 5e-7);
+    if (isnan(cols[i].level_fs)) assert_true(isnan(v.level_fs));
+    else if (isinf(cols[i].level_fs)) assert_true(isinf(v.level_fs));
+    else assert_true(fabs(v.level_fs - cols[i].level_fs) < 5e-7);
+  }
+  row_of(c, conf, "root", &v);
+  assert_true(fabs(v.raw_usage - 240) < 1e-9);
+  row_of(c, conf, "u2", &v);
+  assert_true(fabs(v.norm_usage - 10.0 / 240) < 1e-12);
+  /* sshare order: depth first, users before sub-accounts. */
+  const char *order[] = {"root", "u1", "u2", "aA", "aAA", "uAA1", "aAB", "uAB1", "uAB2", "aB"};
+  for (size_t r = 0; r < sizeof order / sizeof order[0]; r++) {
+    px_core_share_get(c, r, &v);
+    assert_string_equal(conf->accounts[v.assoc].name, order[r]);
+  }
+  px_core_free(c);
+  px_conf_free(conf);
+}
+
+/* The classic page's tree (A 40 {B 30: User1; C 10: User2, User3},
+ * D 60 {E 25: User4; F 35: User5}) with usage 20/25/0/25/0. Level FS at the
+ * root: D 0.6/(25/70) = 1.68 > A 0.4/(45/70) = 0.62, so D's users first:
+ * F (no usage, inf) -> User5 5/5, E -> User4 4/5; then A: B 0.75/(20/45) =
+ * 1.69 > C 0.25/(25/45) = 0.45 -> User1 3/5; in C User3 (no usage) 2/5,
+ * User2 1/5. */
+static void fair_tree_ranks_classic_example(void **state) {
+  (void)state;
+  static const struct row rows[] = {
+      {"A", "root", 0, 40, 0, 0},     {"D", "root", 0, 60, 0, 0},   {"B", "A", 0, 30, 0, 0},
+      {"C", "A", 0, 10, 0, 0},        {"E", "D", 0, 25, 0, 0},      {"F", "D", 0, 35, 0, 0},
+      {"User1", "B", 1, 1, 20, 3},    {"User2", "C", 1, 1, 25, 1},  {"User3", "C", 1, 1, 0, 2},
+      {"User4", "E", 1, 1, 25, 4},    {"User5", "F", 1, 1, 0, 5},
+  };
+  struct px_conf *conf;
+  struct px_core *c = tree_core(&conf, rows, sizeof rows / sizeof rows[0]);
+  struct px_share_view v;
+  for (size_t i = 6; i < sizeof rows / sizeof rows[0]; i++) {
+    row_of(c, conf, rows[i].name, &v);
+    assert_true(fabs(v.fairshare - rows[i].rank / 5.0) < 1e-12);
+  }
+  px_core_free(c);
+  px_conf_free(conf);
+}
+
+/* Usage accrues while a job runs and decays with the half-life. 8 GPUs at
+ * billing weight 1/GPU (CPU weight 0) = 8/s. Half-life 100 s: running from
+ * t=1000 to 1100 charges the integral of 8 * 2^-(1100-s)/100 ds =
+ * 8 * 100/ln2 * (1 - 1/2) = 577.078...; by t=1200 it halves to 288.539... */
+static void usage_accrues_and_decays(void **state) {
+  (void)state;
+  struct px_conf *conf = tc_conf(1, 8, 0, 0);
+  conf->sched.decay_half_life_s = 100;
+  conf->sched.billing_weight_gpu = 1.0;
+  struct px_core *c = tc_core(conf);
+  struct px_actions out;
+  px_actions_init(&out);
+  struct px_jobspec s = tc_spec("alice", 1, 8);
+  assert_int_equal(tc_submit(c, 1, &s, 1000), 0);
+  assert_int_equal(px_core_cycle(c, 1000, &out), 0);
+  assert_non_null(tc_started(&out, 1));
+  assert_int_equal(px_core_cycle(c, 1100, &out), 0);
+  struct px_share_view v;
+  const double want = 8 * 100 / M_LN2 * 0.5;
+  assert_true(fabs(row_of(c, conf, "alice", &v)->raw_usage - want) < 1e-6);
+  assert_true(fabs(row_of(c, conf, "acct", &v)->raw_usage - want) < 1e-6);
+  assert_int_equal(px_core_job_ended(c, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
+  assert_int_equal(px_core_cycle(c, 1200, &out), 0);
+  assert_true(fabs(row_of(c, conf, "alice", &v)->raw_usage - want / 2) < 1e-6);
+  /* bob has no usage: under-served, so he ranks first (2/2), alice 1/2. */
+  assert_true(fabs(row_of(c, conf, "bob", &v)->fairshare - 1.0) < 1e-12);
+  assert_true(fabs(row_of(c, conf, "alice", &v)->fairshare - 0.5) < 1e-12);
+  px_actions_fini(&out);
+  px_core_free(c);
+  px_conf_free(conf);
+}
+
+/* Without decay usage is plain GPU-seconds: 8 GPUs x 100 s = 800. */
+static void usage_without_decay_is_linear(void **state) {
+  (void)state;
+  struct px_conf *conf = tc_conf(1, 8, 0, 0);
+  conf->sched.decay_half_life_s = 0;
+  conf->sched.billing_weight_gpu = 1.0;
+  struct px_core *c = tc_core(conf);
+  struct px_actions out;
+  px_actions_init(&out);
+  struct px_jobspec s = tc_spec("alice", 1, 8);
+  assert_int_equal(tc_submit(c, 1, &s, 1000), 0);
+  assert_int_equal(px_core_cycle(c, 1000, &out), 0);
+  assert_int_equal(px_core_job_ended(c, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
+  assert_int_equal(px_core_cycle(c, 5000, &out), 0);
+  struct px_share_view v;
+  assert_true(fabs(row_of(c, conf, "alice", &v)->raw_usage - 800) < 1e-9);
+  px_actions_fini(&out);
+  px_core_free(c);
+  px_conf_free(conf);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(fair_tree_reproduces_slurm_test24_4),
+      cmocka_unit_test(fair_tree_ranks_classic_example),
+      cmocka_unit_test(usage_accrues_and_decays),
+      cmocka_unit_test(usage_without_decay_is_linear),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
