@@ -13,7 +13,7 @@ set -euo pipefail
 jobs=${E2E_JOBS:-10000}
 nodes=${E2E_NODES:-64}
 batch=500
-if "$PHALANX" server --help 2>&1 | grep -q "not built yet"; then
+if [[ $("$PHALANX" server --help 2>&1 || true) == *"not built yet"* ]]; then
   echo "bench_e2e: the server is not built yet; skipped" >&2
   exit 0
 fi

@@ -20,7 +20,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-server_built() { ! "$px" server --help 2>&1 | grep -q "not built yet"; }
+server_built() {
+  local out
+  out=$("$px" server --help 2>&1 || true)
+  [[ $out != *"not built yet"* ]]
+}
 
 if ! server_built; then
   echo "== this node, as the agent sees it (4 emulated GPUs in 2 NVLink groups)"

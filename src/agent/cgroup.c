@@ -257,6 +257,17 @@ static int create_v2(const struct px_cg_layout *lay, const char *name, const str
   return rc ? PX_EIO : 0;
 }
 
+int px_cg_v2_prepare(const char *root_rel) {
+  struct px_cg_layout lay;
+  if (root_rel || probe_v2(&lay, NULL, "x") != 0) return 0;
+  char own[PATH_MAX], leaf[PATH_MAX];
+  snprintf(own, sizeof own, "%s", lay.base[0]);
+  char *slash = strrchr(own, '/');
+  if (slash) *slash = '\0';
+  if (join(leaf, sizeof leaf, own, "agent") || make_dir(leaf, false)) return PX_EIO;
+  return write_file(leaf, "cgroup.procs", "%d", (int)getpid()) ? PX_EIO : 0;
+}
+
 int px_cg_create(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
                  struct px_cgroup *cg, char *err, size_t errlen) {
   memset(cg, 0, sizeof *cg);

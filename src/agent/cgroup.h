@@ -62,6 +62,12 @@ struct px_cg_stats {
  * version offers the memory controller. */
 int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *node);
 
+/* cgroup v2 allows controllers for child groups only in groups without
+ * processes of their own ("no internal processes"): on v2 the agent moves
+ * itself into a leaf "<own>/agent" so its own group can delegate to jobs.
+ * A no-op on v1 or with an explicit root. 0 or PX_EIO. */
+int px_cg_v2_prepare(const char *root_rel);
+
 /* Creates (or reuses) the job's cgroup and applies the limits. */
 int px_cg_create(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
                  struct px_cgroup *cg, char *err, size_t errlen);

@@ -241,6 +241,8 @@ int px_cmd_agent(int argc, char **argv) {
     return 2;
   }
   if (!run) set_cgroup_name(&o, o.site.node);
+  if (!o.site.no_cgroup && px_cg_v2_prepare(o.site.cgroup_root[0] ? o.site.cgroup_root : NULL))
+    fprintf(stderr, "agent: cgroup v2: cannot move into a leaf group; job limits may fail\n");
   if (run) return run_local(&o, run);
   if (!o.server[0]) {
     fprintf(stderr, "agent: --server URL is required\n");

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +53,9 @@ int px_job_start(const char *state_dir, const struct px_launch *l, const struct 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     px_log_set_tag("supervisor");
+    char comm[16];
+    snprintf(comm, sizeof comm, "px-job%llu", (unsigned long long)l->job_id);
+    prctl(PR_SET_NAME, comm); /* what ps and top show for it */
     _exit(px_supervise_main(jobdir));
   }
   *pid = c;
