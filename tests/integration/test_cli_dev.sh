@@ -122,7 +122,7 @@ if wait_for 45 array_done "${job_of[03_array_sweep]}" "0-15%4" "sweep/%s_%s.out"
   echo "XPASS 03_array_sweep: all 16 tasks of the %4-throttled array ran; remove the XFAIL"
 else
   echo "XFAIL 03_array_sweep: $(ls sweep | wc -l) of 16 tasks ran, then the array stalled:"
-  squeue -t all -h -o '%.10i %.8T %R' | grep -v -e COMPLETED -e CANCELLED
+  squeue -t all -h -o '%.10i %T %R' | grep -v -e COMPLETED -e CANCELLED
   sinfo -h -o '%N %t' | sed 's/^/  node state: /'
   unset 'job_of[03_array_sweep]'
 fi
