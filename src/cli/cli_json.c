@@ -206,8 +206,9 @@ int px_cli_job_from_json(const json_t *o, struct px_job_info *j) {
   j->array_task_id = UINT32_MAX;
   snprintf(j->reason, sizeof j->reason, "None");
   int rc = decode(o, job_fields, j);
+  /* Accounting rows are flat: name, user, account, ... beside the job's fields. */
   const json_t *spec = json_object_get(o, "spec");
-  if (!rc && spec) rc = decode(spec, spec_fields, &j->spec);
+  if (!rc) rc = decode(spec ? spec : o, spec_fields, &j->spec);
   if (rc) px_cli_job_fini(j);
   return rc;
 }

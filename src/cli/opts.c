@@ -40,7 +40,7 @@ const struct px_opt_def px_cli_opts[] = {
     {"gpus-per-node", 0, REQ, JOB, px_opt_gpus_per_node, "GPUs on each node, [TYPE:]N"},
     {"gpus-per-task", 0, REQ, JOB, px_opt_gpus_per_task, "GPUs for each task, [TYPE:]N"},
     {"gres", 0, REQ, JOB, px_opt_gres, "gpu[:TYPE][:N] on each node (only gpu exists)"},
-    {"mem", 0, REQ, JOB, px_opt_mem, "memory per node (100G, 512M; 0 = all of the node's)"},
+    {"mem", 0, REQ, JOB, px_opt_mem, "memory per node (100G, 512M; 0: as much as the share of the node)"},
     {"mem-per-cpu", 0, REQ, JOB, px_opt_mem_per_cpu, "memory per allocated CPU"},
     {"mem-per-gpu", 0, REQ, JOB, px_opt_mem_per_gpu, "memory per allocated GPU"},
     {"time", 't', REQ, JOB, px_opt_time, "time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S"},
