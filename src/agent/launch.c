@@ -1,0 +1,60 @@
+/* launch.c - starting a job's supervisor (launch.h). */
+#include "agent/launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/supervise.h"
+#include "util/error.h"
+#include "util/log.h"
+
+void px_jobdir_path(const char *state_dir, uint64_t job_id, uint32_t restart, char *buf, size_t size) {
+  snprintf(buf, size, "%s/jobs/%llu.%u", state_dir, (unsigned long long)job_id, restart);
+}
+
+int px_job_start(const char *state_dir, const struct px_launch *l, const struct px_site *site,
+                 char *jobdir, size_t size, pid_t *pid) {
+  char jobs[4096];
+  snprintf(jobs, sizeof jobs, "%s/jobs", state_dir);
+  mkdir(state_dir, 0755);
+  mkdir(jobs, 0711);
+  chmod(jobs, 0711); /* users traverse to their own job's script, nothing else */
+  px_jobdir_path(state_dir, l->job_id, l->restart_count, jobdir, size);
+  if (mkdir(jobdir, 0700) != 0) return errno == EEXIST ? PX_EEXIST : PX_EIO;
+  char *text = px_launch_encode(l);
+  int rc = text ? px_file_put(jobdir, "launch.json", text, false) : PX_ENOMEM;
+  free(text);
+  if (!rc) rc = px_site_write(jobdir, site);
+  if (rc) {
+    /* keep the directory: the attempt counts as started, and its end is reported as failed */
+    struct px_job_status st = {.job_id = l->job_id, .state = "FAILED", .exit_code = 1};
+    snprintf(st.error, sizeof st.error, "cannot write the job directory");
+    px_status_write(jobdir, &st);
+    return rc;
+  }
+  pid_t c = fork();
+  if (c < 0) return PX_EAGAIN;
+  if (c == 0) {
+    /* The supervisor is this fork, not a new program: no exec and no
+     * dynamic loading on the launch path. It keeps only stdout/stderr (the
+     * agent's log): the agent's server connections, signalfd and pipes are
+     * closed, so a supervisor never holds the agent's sockets open. */
+    int fd = open("/dev/null", O_RDONLY);
+    if (fd > 0) dup2(fd, 0), close(fd);
+    close_range(3, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    px_log_set_tag("supervisor");
+    _exit(px_supervise_main(jobdir));
+  }
+  *pid = c;
+  px_debug("job %llu: supervisor %d in %s", (unsigned long long)l->job_id, (int)c, jobdir);
+  return 0;
+}
