@@ -17,7 +17,7 @@ export PATH="$tmp/bin:$PATH"
 setsid "$PHALANX" dev --nodes 4 --port 44107 --state-dir "$tmp/state" --ready-file "$tmp/ready" --quiet \
   >"$tmp/dev.log" 2>&1 &
 dev_pid=$!
-deadline=$((SECONDS + 60))
+deadline=$((SECONDS + 120))
 until [ -s "$tmp/ready" ]; do
   [ $SECONDS -ge $deadline ] && { echo "bench_cli: phalanx dev did not start" >&2; exit 1; }
   sleep 0.1

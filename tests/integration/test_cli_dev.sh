@@ -46,7 +46,7 @@ dev_bin=${PX_DEV_PHALANX:-$PX_SRC/build/phalanx}
 setsid "$dev_bin" dev --nodes 4 --cpus 128 --mem-mib 1048576 --port 44102 --state-dir "$tmp/state" \
   --ready-file "$tmp/ready" --quiet >"$tmp/dev.log" 2>&1 &
 dev_pid=$!
-wait_for 60 test -s "$tmp/ready" || { echo "phalanx dev ($dev_bin) did not start"; tail -n 20 "$tmp/dev.log"; exit 1; }
+wait_for 120 test -s "$tmp/ready" || { echo "phalanx dev ($dev_bin) did not start"; tail -n 20 "$tmp/dev.log"; exit 1; }
 export PHALANX_SERVER=$(sed -n 's/^PHALANX_SERVER=//p' "$tmp/ready")
 wait_for 30 sh -c '[ "$(sinfo -h -t idle -o %D -p batch)" = 4 ]' || { echo "nodes not idle"; sinfo; exit 1; }
 work=$tmp/work
