@@ -11,6 +11,7 @@
 
 #include "cli/cmd_common.h"
 #include "cli/fmt_job.h"
+#include "commands.h"
 
 /* GET /v1/jobs/{id} into j; prints the error itself. */
 static int get_job(struct px_cmd *c, const char *id, struct px_job_info *j) {
@@ -305,8 +306,12 @@ int px_verb_reserve(int argc, char **argv) {
 }
 
 /* POST /v1/tokens: a JWT for the calling user, for PHALANX_TOKEN on remote
- * machines (operators mint others' with `phalanx server token`). */
+ * machines. With --state-dir it is the operator's offline minter on the
+ * server host (`phalanx server token`), to which it forwards. */
 int px_verb_token(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--state-dir") || !strncmp(argv[i], "--state-dir=", 12) || !strcmp(argv[i], "-d"))
+      return px_cmd_token(argc, argv);
   struct px_cmd c;
   px_cmd_init(&c, "phalanx token", false);
   int64_t life = 86400;
