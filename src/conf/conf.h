@@ -118,6 +118,7 @@ struct px_conf_qos {
   enum px_preempt_mode preempt_mode;
   int64_t grace_time_s;      /* GraceTime */
   int64_t min_runtime_s;     /* Phalanx: PreemptExemptTime */
+  int32_t grace_signal;      /* Phalanx: GraceSignal= sent at preemption; 0 = SIGTERM (15) */
   uint64_t max_gpus_per_user;/* MaxTRESPerUser=gres/gpu=N */
   uint64_t max_jobs_per_user;
   uint64_t max_submit_per_user;
@@ -144,6 +145,13 @@ struct px_conf_sched {
   uint32_t weight_age, weight_fairshare, weight_jobsize, weight_partition, weight_qos, weight_tres;
   bool favor_small;                /* PriorityFavorSmall */
   double billing_weight_gpu, billing_weight_cpu, billing_weight_mem_gib; /* TRESBillingWeights */
+  /* issue 4 (0 = the default named): */
+  int64_t backfill_window_s;       /* BackfillWindow= (Slurm bf_window), default 86400 */
+  int64_t backfill_resolution_s;   /* BackfillResolution= (bf_resolution), default 300 */
+  uint32_t preempt_max_per_hour;   /* PreemptMaxPerHour=, cluster-wide; 0 = no limit */
+  uint32_t preempt_account_max_per_hour; /* PreemptAccountMaxPerHour=, per victim account */
+  uint32_t preempt_exempt_after;   /* PreemptExemptAfter=N: a job preempted N times ... */
+  int64_t preempt_exempt_s;        /* PreemptExemptPeriod=: ... is exempt this long; default 3600 */
 };
 
 /* Phalanx's own keys (docs/config.md). */
@@ -157,6 +165,19 @@ struct px_conf_phalanx {
   int64_t kill_wait_s;             /* KillWait */
   bool allow_root_jobs;
   bool private_jobs;               /* users list only their own jobs */
+};
+
+/* An advance reservation (scontrol create reservation; Phalanx reads
+ * ReservationName= lines, docs/scheduling-policies.md). */
+struct px_conf_resv {
+  const char *name;
+  int64_t start_s, end_s;    /* StartTime=, EndTime= or StartTime+Duration */
+  uint32_t *nodes;           /* Nodes=, node indexes; NULL with ngpus */
+  uint32_t nnodes;
+  uint32_t partition;        /* PartitionName= with ngpus, else PX_NONE */
+  uint32_t ngpus;            /* TRES=gres/gpu=N */
+  uint32_t account;          /* Accounts=, account index, or PX_NONE */
+  bool maintenance;          /* Flags=MAINT: nobody runs there */
 };
 
 struct px_conf {
@@ -177,6 +198,8 @@ struct px_conf {
   uint32_t nqos;
   struct px_conf_sched sched;
   struct px_conf_phalanx phalanx;
+  struct px_conf_resv *reservations;
+  uint32_t nreservations;
 };
 
 void px_conf_free(struct px_conf *c);

@@ -181,6 +181,7 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
     struct pxc_job *j = &c->jobs[slot];
     uint32_t wa = 0, wb = 0;
     enum px_reason r = singleton_busy(c, j) ? PX_REASON_DEPENDENCY : pxc_admit(c, j, &wa, &wb);
+    if (r == PX_REASON_NONE) r = pxc_quota_admit(c, j, &wa, &wb); /* issue 4 */
     if (r == PX_REASON_NONE && j->arr && j->arr->max_running && j->arr->running >= j->arr->max_running)
       r = PX_REASON_ARRAY_TASK_LIMIT;
     if (r == PX_REASON_NONE && (c->part_blocked[j->part] || c->stats.started >= c->budget_end))
@@ -194,11 +195,12 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
     bool cached = !j->switches && pxc_map_get(&c->fail_shapes, fk, NULL);
     int rc = cached ? 1 : pxc_place_find(c, j, &res);
     if (rc < 0) return rc;
+    if (rc == 0 && (r = pxc_resv_filter(c, j, &res, now)) != PX_REASON_NONE) rc = 1, res.fail = r;
     if (rc == 0 && (r = pxc_admit_placement(c, j, &res, &wa, &wb)) != PX_REASON_NONE) {
       j->reason = r, j->why_a = wa, j->why_b = wb; /* e.g. --exclusive takes more than asked */
       return 0;
     }
-    if (rc == 0 && !c->reserve->may_start(c, j, now)) rc = 1, res.fail = PX_REASON_PRIORITY;
+    if (rc == 0 && !c->reserve->may_start(c, j, &res, now)) rc = 1, res.fail = PX_REASON_PRIORITY;
     if (rc) {
       if (cached) c->stats.shape_cache_hits++;
       enum px_reason why = cached ? PX_REASON_RESOURCES : res.fail;
@@ -233,6 +235,8 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
   c->now = now;
   c->stats.cycles++;
   c->budget_end = c->stats.started + PX_CORE_CYCLE_MAX_STARTS;
+  int prc = pxc_policy_begin(c, now, out); /* issue 4: kills, signals, the plan */
+  if (prc) return prc;
   c->order->prepare(c, now);
   c->reserve->begin(c, now);
   if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;
