@@ -1,13 +1,82 @@
 #!/usr/bin/env bash
-# The end-to-end demo: a local cluster with emulated GPUs, sample work, the
-# queue moving. Until the server and agent land it runs what exists.
+# The end-to-end demo (`make demo`): a local cluster with emulated GPUs
+# (`phalanx dev`: a server and 4 agents as separate processes, jobs really
+# running under cgroups), sample work submitted with the Slurm commands, the
+# queue moving with pending reasons, then fair share and a usage report.
+# Nothing is simulated: every job is scheduled by the server and run by an agent.
+# Until the server is built it shows what exists (node discovery and a job
+# run under isolation by the agent alone) and says what is coming.
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
-px="$build/phalanx"
+px="$PWD/$build/phalanx"
 echo "== phalanx $($px version)"
-if [ -f examples/cluster/slurm.conf ]; then
-  echo "== configuration check"
-  "$px" config check examples/cluster/slurm.conf || true
+
+tmp=$(mktemp -d /tmp/phalanx-demo.XXXXXX)
+chmod 755 "$tmp"
+dev_pid=
+cleanup() {
+  if [ -n "$dev_pid" ]; then kill -TERM "$dev_pid" 2>/dev/null || true; wait "$dev_pid" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+
+server_built() { ! "$px" server --help 2>&1 | grep -q "not built yet"; }
+
+if ! server_built; then
+  echo "== this node, as the agent sees it (4 emulated GPUs in 2 NVLink groups)"
+  "$px" agent --discover --emulate-gpus 4:h100:2 --node demo1 | jq -c '{node, cpus, mem_mib, gpus: [.gpus[] | {index, uuid, group}]}'
+  echo "== a job run by the agent alone, under its cgroup (256 MiB, GPU 1 of 4)"
+  jq -n --arg wd "$tmp" '{job_id:1, user:"root", uid:0, gid:0, name:"demo", workdir:$wd, submit_dir:$wd,
+      script:"#!/bin/sh\nenv | grep -E \"^(SLURM_JOB_ID|SLURM_JOB_NODELIST|CUDA_VISIBLE_DEVICES|MASTER_ADDR)=\" | sort\n",
+      nodes:["demo1"], node_rank:0, ntasks:1, tasks_per_node:[1], gpus:[1], mem_mib:256}' >"$tmp/launch.json"
+  cgflag=--allow-root; [ "$(id -u)" -eq 0 ] || cgflag="--allow-root --no-cgroup"
+  "$px" agent --run-local "$tmp/launch.json" --state-dir "$tmp/state" --emulate-gpus 4:h100:2 $cgflag 2>/dev/null | jq -c .
+  cat "$tmp/slurm-1.out"
+  echo "demo: the server is not built yet, so nothing is scheduled; once it is, this demo runs"
+  echo "      'phalanx dev' (a server and 4 agents) and submits a gang, GPU jobs and an array."
+  rm -rf "$tmp"
+  exit 0
 fi
-echo "demo: the local cluster (phalanx dev) is not built yet; nothing is scheduled."
+
+bin=$tmp/bin; mkdir -p "$bin"
+for c in sbatch squeue scancel sinfo sacct sshare sprio scontrol; do ln -s "$px" "$bin/$c"; done
+export PATH=$bin:$PATH
+
+echo "== starting a local cluster: phalanx dev (server + 4 agents, 8 emulated h100 each)"
+"$px" dev --nodes 4 --state-dir "$tmp/cluster" --ready-file "$tmp/ready" &
+dev_pid=$!
+for _ in $(seq 1 900); do [ -s "$tmp/ready" ] && break; kill -0 "$dev_pid" || exit 1; sleep 0.1; done
+[ -s "$tmp/ready" ] || { echo "demo: the cluster did not come up" >&2; exit 1; }
+set -a; source "$tmp/ready"; set +a
+
+work=$tmp/work; mkdir -p "$work"; cd "$work"
+echo; echo "== sinfo"; sinfo
+
+echo; echo "== submitting: a 2-node gang (16 GPUs, account vision), 6 single-GPU jobs (speech),"
+echo "   one more vision job (over vision's 16-GPU limit while the gang runs), an array of 4"
+cat >gang.sh <<'SH'
+#!/bin/bash
+#SBATCH -J gang -N 2 --ntasks-per-node=1 --gres=gpu:8 -A vision -t 5
+echo "nodes=$SLURM_JOB_NODELIST tasks=$SLURM_TASKS_PER_NODE gpus=$CUDA_VISIBLE_DEVICES master=$MASTER_ADDR:$MASTER_PORT"
+sleep 6
+SH
+sbatch gang.sh
+for i in 1 2 3 4 5 6; do sbatch -J single$i --gres=gpu:1 -A speech -t 5 --wrap "sleep $((2 + i % 3))"; done
+sbatch -J held --gres=gpu:1 -A vision -t 5 --wrap "echo vision got its turn"
+sbatch -J arr --array=0-3 --gres=gpu:1 -A speech -t 5 --wrap 'echo task $SLURM_ARRAY_TASK_ID; sleep 1'
+
+echo; echo "== the queue, as it moves"
+for _ in $(seq 1 60); do
+  date +%T; squeue
+  [ "$(squeue -h | wc -l)" -eq 0 ] && break
+  sleep 2
+done
+
+echo; echo "== the gang's output"; cat slurm-*.out | grep nodes= || true
+echo; echo "== sacct"; sacct
+echo; echo "== fair share (sshare -a)"; sshare -a
+echo; echo "== usage report"; "$px" usage || true
+echo; echo "== stopping the cluster"
+kill -TERM "$dev_pid"; wait "$dev_pid" || true; dev_pid=
+rm -rf "$tmp"
+echo "demo: done"

@@ -11,6 +11,7 @@ packages=(
   gcc
   gnuplot-nox
   iproute2
+  jq
   libclang-rt-14-dev
   libcmocka-dev
   libcurl4-openssl-dev
@@ -25,6 +26,7 @@ packages=(
   ninja-build
   pkg-config
   postgresql
+  python3
   sqlite3
 )
 

@@ -1,10 +1,215 @@
-/* cmd_agent.c - entry point of the agent (placeholder until its issue lands). */
+/*
+ * cmd_agent.c - `phalanx agent`: the node agent and its helper modes.
+ *
+ *   phalanx agent --server URL --node NAME [options]   the daemon
+ *   phalanx agent --discover [--emulate-gpus SPEC]     print this node's report
+ *   phalanx agent --run-local LAUNCH.json [options]    run one order here, print its end
+ *   phalanx agent --supervise JOBDIR                   (internal) a job's supervisor
+ */
+#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "agent/agent.h"
+#include "agent/launch.h"
+#include "agent/supervise.h"
 #include "commands.h"
+#include "util/log.h"
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: phalanx agent --server URL --node NAME [options]\n"
+          "       phalanx agent --discover [--emulate-gpus N[:TYPE[:GROUPS]]]\n"
+          "       phalanx agent --run-local LAUNCH.json [options]\n"
+          "options:\n"
+          "  --addr ADDR          address other nodes reach this one at (MASTER_ADDR)\n"
+          "  --state-dir DIR      job state (default /var/lib/phalanx/agent)\n"
+          "  --token-file FILE    bearer token for the server;  --munge  use MUNGE instead\n"
+          "  --emulate-gpus SPEC  emulated GPUs instead of NVML, e.g. 8:h100 or 8:h100:2 (2 NVLink groups)\n"
+          "  --emulate-cpus N     report N CPUs (and pin nothing); --emulate-mem MIB likewise memory\n"
+          "  --cluster NAME       SLURM_CLUSTER_NAME\n"
+          "  --kill-wait S        seconds from SIGTERM to SIGKILL at the time limit (30)\n"
+          "  --pids-max N         processes per job (default 16384; 0 = no limit)\n"
+          "  --cgroup-root PATH   put job cgroups under PATH instead of the agent's own cgroup\n"
+          "  --allow-root         allow jobs of root\n"
+          "  --heartbeat S        heartbeat interval (10)\n"
+          "  --kill-jobs-on-exit  stop this agent's jobs when it stops (phalanx dev)\n"
+          "  --no-cgroup          no cgroups (testing only: no isolation)\n"
+          "  --log-level L        debug, info, warn, error\n");
+}
+
+enum { O_SERVER = 256, O_NODE, O_ADDR, O_STATE, O_TOKEN, O_MUNGE, O_EMU, O_CLUSTER, O_KILLWAIT,
+       O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_RUNLOCAL, O_DISCOVER,
+       O_ECPUS, O_EMEM };
+
+static const struct option longopts[] = {
+    {"server", 1, 0, O_SERVER},   {"node", 1, 0, O_NODE},          {"addr", 1, 0, O_ADDR},
+    {"state-dir", 1, 0, O_STATE}, {"token-file", 1, 0, O_TOKEN},   {"munge", 0, 0, O_MUNGE},
+    {"emulate-gpus", 1, 0, O_EMU}, {"cluster", 1, 0, O_CLUSTER},   {"kill-wait", 1, 0, O_KILLWAIT},
+    {"pids-max", 1, 0, O_PIDS},   {"cgroup-root", 1, 0, O_CGROOT}, {"allow-root", 0, 0, O_ROOT},
+    {"heartbeat", 1, 0, O_HB},    {"kill-jobs-on-exit", 0, 0, O_KILLEXIT},
+    {"no-cgroup", 0, 0, O_NOCG},  {"log-level", 1, 0, O_LOG},      {"supervise", 1, 0, O_SUPERVISE},
+    {"run-local", 1, 0, O_RUNLOCAL}, {"discover", 0, 0, O_DISCOVER}, {"help", 0, 0, 'h'},
+    {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM},
+    {0, 0, 0, 0}};
+
+static const char *opt_name(int val) {
+  for (const struct option *o = longopts; o->name; o++)
+    if (o->val == val) return o->name;
+  return "?";
+}
+
+static bool parse_num(const char *s, long long lo, long long hi, long long *out) {
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || *end || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+/* Runs one order on this node, in the foreground, and prints status.json. */
+static int run_local(struct px_agent_opts *o, const char *file) {
+  char *text = px_file_get(file[0] == '/' ? "" : ".", file);
+  if (!text) {
+    fprintf(stderr, "agent: cannot read %s\n", file);
+    return 2;
+  }
+  struct px_launch l;
+  struct px_diag d;
+  int rc = px_launch_decode(text, &l, &d);
+  free(text);
+  if (rc) {
+    fprintf(stderr, "agent: %s: %s\n", file, d.msg);
+    return 2;
+  }
+  if (!o->site.node[0]) snprintf(o->site.node, sizeof o->site.node, "%s", l.nodes[l.node_rank]);
+  struct px_node_res res;
+  char why[256];
+  if (px_agent_discover(o, &res, why, sizeof why) == 0) {
+    o->site.node_ngpus = res.ngpus;
+    o->site.emulated_gpus = res.emulated;
+  }
+  o->site.emulated_cpus = o->emulate_cpus != 0;
+  char jobdir[4096];
+  pid_t pid;
+  rc = px_job_start(o->state_dir, &l, &o->site, jobdir, sizeof jobdir, &pid);
+  px_launch_fini(&l);
+  if (rc) {
+    fprintf(stderr, "agent: cannot start: %s\n", px_strerror(rc));
+    return 2;
+  }
+  int ws;
+  while (waitpid(pid, &ws, 0) < 0) {}
+  char *st = px_file_get(jobdir, "status.json");
+  if (!st) return 2;
+  printf("%s\n", st);
+  free(st);
+  return 0;
+}
+
+static int discover_only(struct px_agent_opts *o) {
+  struct px_node_res r;
+  char why[256] = "";
+  int rc = px_agent_discover(o, &r, why, sizeof why);
+  if (why[0]) fprintf(stderr, "agent: %s\n", why);
+  if (rc) return 1;
+  struct px_node_report rep = {.cpus = r.cpus, .mem_mib = r.mem_mib, .gpus = r.gpus, .ngpus = r.ngpus};
+  snprintf(rep.node, sizeof rep.node, "%s", o->site.node);
+  snprintf(rep.addr, sizeof rep.addr, "%s", o->addr[0] ? o->addr : o->site.node);
+  snprintf(rep.version, sizeof rep.version, "0.1.0");
+  char *s = px_node_report_encode(&rep);
+  if (!s) return 1;
+  printf("%s\n", s);
+  free(s);
+  return 0;
+}
+
+static int set_opt(struct px_agent_opts *o, int c, const char *arg) {
+  long long v;
+  switch (c) {
+    case O_SERVER: snprintf(o->server, sizeof o->server, "%s", arg); break;
+    case O_NODE: snprintf(o->site.node, sizeof o->site.node, "%s", arg); break;
+    case O_ADDR: snprintf(o->addr, sizeof o->addr, "%s", arg); break;
+    case O_STATE: snprintf(o->state_dir, sizeof o->state_dir, "%s", arg); break;
+    case O_TOKEN: snprintf(o->token_file, sizeof o->token_file, "%s", arg); break;
+    case O_MUNGE: o->munge = true; break;
+    case O_EMU: snprintf(o->emulate, sizeof o->emulate, "%s", arg); break;
+    case O_CLUSTER: snprintf(o->site.cluster, sizeof o->site.cluster, "%s", arg); break;
+    case O_CGROOT: snprintf(o->site.cgroup_root, sizeof o->site.cgroup_root, "%s", arg); break;
+    case O_ROOT: o->site.allow_root = true; break;
+    case O_KILLEXIT: o->kill_jobs_on_exit = true; break;
+    case O_NOCG: o->site.no_cgroup = true; break;
+    case O_KILLWAIT:
+      if (!parse_num(arg, 0, 86400, &v)) return -1;
+      o->site.kill_wait_s = v;
+      break;
+    case O_PIDS:
+      if (!parse_num(arg, 0, 1 << 30, &v)) return -1;
+      o->site.pids_max = (uint64_t)v;
+      break;
+    case O_ECPUS:
+      if (!parse_num(arg, 1, 1 << 20, &v)) return -1;
+      o->emulate_cpus = (uint32_t)v;
+      break;
+    case O_EMEM:
+      if (!parse_num(arg, 1, 1LL << 40, &v)) return -1;
+      o->emulate_mem_mib = (uint64_t)v;
+      break;
+    case O_HB:
+      if (!parse_num(arg, 1, 3600, &v)) return -1;
+      o->heartbeat_s = (int)v;
+      break;
+    case O_LOG: {
+      enum px_log_level lv;
+      if (px_log_parse_level(arg, &lv)) return -1;
+      px_log_set_level(lv);
+      break;
+    }
+    default: return -1;
+  }
+  return 0;
+}
 
 int px_cmd_agent(int argc, char **argv) {
-  (void)argc;
-  fprintf(stderr, "phalanx %s: not built yet\n", argv[0]);
-  return 2;
+  static struct px_agent_opts o;
+  memset(&o, 0, sizeof o);
+  snprintf(o.state_dir, sizeof o.state_dir, "/var/lib/phalanx/agent");
+  o.site.kill_wait_s = 30;
+  o.site.pids_max = 16384;
+  o.heartbeat_s = 10;
+  const char *supervise = NULL, *run = NULL;
+  bool discover = false;
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    if (c == 'h') return usage(), 0;
+    if (c == O_SUPERVISE) supervise = optarg;
+    else if (c == O_RUNLOCAL) run = optarg;
+    else if (c == O_DISCOVER) discover = true;
+    else if (c == '?' || set_opt(&o, c, optarg)) {
+      if (c != '?') fprintf(stderr, "agent: bad value for --%s: %s\n", opt_name(c), optarg);
+      usage();
+      return 2;
+    }
+  }
+  if (supervise) {
+    px_log_set_tag("supervisor");
+    return px_supervise_main(supervise);
+  }
+  if (!o.site.node[0] && !run) {
+    char host[64];
+    if (gethostname(host, sizeof host) == 0) snprintf(o.site.node, sizeof o.site.node, "%.*s", (int)strcspn(host, "."), host);
+  }
+  if (discover) return discover_only(&o);
+  if (run) return run_local(&o, run);
+  if (!o.server[0]) {
+    fprintf(stderr, "agent: --server URL is required\n");
+    usage();
+    return 2;
+  }
+  return px_agent_run(&o);
 }

@@ -1,10 +1,325 @@
-/* cmd_dev.c - entry point of the local dev cluster (placeholder until its issue lands). */
+/*
+ * cmd_dev.c - `phalanx dev`: a whole cluster on this machine. It writes a
+ * configuration (devconf.c) into a fresh state directory, starts
+ * `phalanx server` and one `phalanx agent` per node (separate processes,
+ * emulated GPUs, jobs really run under cgroups as their users), mints each
+ * agent a node-bound token, waits until every node has registered, prints
+ * how to point the CLI at the cluster, and on Ctrl-C or SIGTERM stops the
+ * agents (which end their jobs) and then the server.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "agent/devconf.h"
 #include "commands.h"
+#include "util/log.h"
+
+#define MAX_DEV_NODES 1024
+
+struct dev {
+  struct px_dev_shape shape;
+  char dir[4096], self[4096], sock[4200];
+  pid_t server;
+  pid_t agents[MAX_DEV_NODES];
+  bool quiet;
+};
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: phalanx dev [--nodes N] [--gpus N[:TYPE]] [--cpus N] [--mem-mib M] [--gpu-groups G]\n"
+          "                   [--port P] [--state-dir DIR] [--ready-file FILE] [--quiet]\n"
+          "  a server and N agents (default 4 nodes x 8 emulated h100 GPUs) in a fresh state\n"
+          "  directory; Ctrl-C stops everything.\n");
+}
+
+static unsigned free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  unsigned port = 0;
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+/* Starts `phalanx ARGS...` with stdout/stderr into log (stdout to out when given). */
+static pid_t spawn(struct dev *d, char *const *args, const char *log, const char *out) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  int lf = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int of = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : lf;
+  int nf = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (lf < 0 || of < 0 || nf < 0) _exit(127);
+  dup2(nf, 0), dup2(of, 1), dup2(lf, 2);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  setpgid(0, 0); /* Ctrl-C reaches `phalanx dev` alone, which stops the rest in order */
+  execv(d->self, args);
+  _exit(127);
+}
+
+/* GET path on the server's Unix socket; the body (malloc'd) or NULL. */
+static char *get_local(struct dev *d, const char *path) {
+  CURL *h = curl_easy_init();
+  if (!h) return NULL;
+  char url[256];
+  snprintf(url, sizeof url, "http://localhost%s", path);
+  FILE *mem;
+  char *body = NULL;
+  size_t len = 0;
+  if (!(mem = open_memstream(&body, &len))) return curl_easy_cleanup(h), NULL;
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, d->sock);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, mem);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 2000L);
+  long status = 0;
+  CURLcode rc = curl_easy_perform(h);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(h);
+  fclose(mem);
+  if (rc != CURLE_OK || status != 200) {
+    free(body);
+    return NULL;
+  }
+  return body;
+}
+
+/* Nodes of the cluster not DOWN (registered with the server), or -1. */
+static int nodes_up(struct dev *d) {
+  char *body = get_local(d, "/v1/nodes");
+  json_t *j = body ? json_loads(body, 0, NULL) : NULL;
+  free(body);
+  json_t *nodes = json_is_array(j) ? j : json_object_get(j, "nodes");
+  int up = json_is_array(nodes) ? 0 : -1;
+  for (size_t i = 0; up >= 0 && i < json_array_size(nodes); i++) {
+    const char *st = json_string_value(json_object_get(json_array_get(nodes, i), "state"));
+    up += st && strncmp(st, "DOWN", 4) != 0 && strncmp(st, "FUTURE", 6) != 0;
+  }
+  json_decref(j);
+  return up;
+}
+
+static void nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Waits for cond (polled every 20 ms) up to limit_ms while the server lives. */
+static bool wait_until(struct dev *d, bool (*cond)(struct dev *), long limit_ms) {
+  for (long t = 0; t < limit_ms; t += 20) {
+    if (cond(d)) return true;
+    if (waitpid(d->server, NULL, WNOHANG) == d->server) {
+      d->server = 0;
+      return false;
+    }
+    nap_ms(20);
+  }
+  return false;
+}
+
+static bool server_answers(struct dev *d) { return nodes_up(d) >= 0; }
+static bool all_up(struct dev *d) { return nodes_up(d) >= (int)d->shape.nodes; }
+
+static int start_server(struct dev *d) {
+  char conf[4200], state[4200], listen[64], log[4200];
+  snprintf(conf, sizeof conf, "%s/slurm.conf", d->dir);
+  snprintf(state, sizeof state, "%s/server", d->dir);
+  snprintf(listen, sizeof listen, "127.0.0.1:%u", d->shape.port);
+  snprintf(log, sizeof log, "%s/server.log", d->dir);
+  mkdir(state, 0700);
+  char *args[] = {d->self, "server", "--config", conf, "--state-dir", state, "--listen", listen,
+                  "--socket", d->sock, NULL};
+  d->server = spawn(d, args, log, NULL);
+  if (d->server < 0) return -1;
+  if (!wait_until(d, server_answers, 30000)) {
+    fprintf(stderr, "phalanx dev: the server did not come up; see %s\n", log);
+    return -1;
+  }
+  return 0;
+}
+
+/* A node-bound token for each agent (`phalanx token`, the server's key). */
+static void mint_token(struct dev *d, const char *node, char *path, size_t size) {
+  char state[4200], log[4200];
+  snprintf(state, sizeof state, "%s/server", d->dir);
+  snprintf(path, size, "%s/agents/%s.token", d->dir, node);
+  snprintf(log, sizeof log, "%s/agents/%s.log", d->dir, node);
+  char *args[] = {d->self, "token", "--state-dir", state, "--user", "root", "--uid", "0",
+                  "--node", (char *)node, NULL};
+  pid_t p = spawn(d, args, log, path);
+  int ws = 0;
+  if (p < 0 || waitpid(p, &ws, 0) != p || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) path[0] = '\0';
+}
+
+static int start_agents(struct dev *d) {
+  char gpus[64], cpus[16], mem[32], url[64], adir[4200];
+  snprintf(gpus, sizeof gpus, "%u:%s:%u", d->shape.gpus, d->shape.gpu_type, d->shape.groups);
+  snprintf(cpus, sizeof cpus, "%u", d->shape.cpus);
+  snprintf(mem, sizeof mem, "%llu", (unsigned long long)d->shape.mem_mib);
+  snprintf(url, sizeof url, "http://127.0.0.1:%u", d->shape.port);
+  snprintf(adir, sizeof adir, "%s/agents", d->dir);
+  mkdir(adir, 0755);
+  for (uint32_t i = 0; i < d->shape.nodes; i++) {
+    char node[32], state[4300], log[4300], token[4300];
+    px_dev_node_name(&d->shape, i, node, sizeof node);
+    snprintf(state, sizeof state, "%s/%s", adir, node);
+    snprintf(log, sizeof log, "%s/%s.log", adir, node);
+    mint_token(d, node, token, sizeof token);
+    char *args[24] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
+                      "--state-dir", state, "--emulate-gpus", gpus, "--emulate-cpus", cpus,
+                      "--emulate-mem", mem, "--cluster", "dev", "--kill-wait", "5",
+                      "--kill-jobs-on-exit", "--allow-root", NULL};
+    int n = 22; /* the config says AllowRootJobs=YES: one local user plays every team */
+    if (token[0]) args[n++] = "--token-file", args[n++] = token;
+    args[n] = NULL;
+    d->agents[i] = spawn(d, args, log, NULL);
+    if (d->agents[i] < 0) return -1;
+  }
+  return 0;
+}
+
+/* Stops a child: SIGTERM, then SIGKILL after limit_ms. */
+static void stop_child(pid_t pid, long limit_ms) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  for (long t = 0; t < limit_ms; t += 10) {
+    if (waitpid(pid, NULL, WNOHANG) == pid) return;
+    nap_ms(10);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+}
+
+static void stop_all(struct dev *d) {
+  /* agents first (each ends its jobs and reports), so the server records the ends */
+  for (uint32_t i = 0; i < d->shape.nodes; i++) if (d->agents[i] > 0) kill(d->agents[i], SIGTERM);
+  for (uint32_t i = 0; i < d->shape.nodes; i++) stop_child(d->agents[i], 15000), d->agents[i] = 0;
+  stop_child(d->server, 15000);
+  d->server = 0;
+}
+
+static void banner(struct dev *d) {
+  if (d->quiet) return;
+  printf("phalanx dev: %u nodes x %u emulated %s GPUs, state in %s\n"
+         "  point the CLI at it:\n"
+         "    export PHALANX_SERVER=%s\n"
+         "    export PHALANX_CONF=%s/slurm.conf\n"
+         "  logs: %s/server.log, %s/agents/<node>.log; Ctrl-C stops everything\n",
+         d->shape.nodes, d->shape.gpus, d->shape.gpu_type, d->dir, d->sock, d->dir, d->dir, d->dir);
+  fflush(stdout);
+}
+
+/* Until Ctrl-C/SIGTERM, or the server's death. Agents may die (tests kill them). */
+static int supervise(struct dev *d, const sigset_t *mask) {
+  for (;;) {
+    int sig = sigwaitinfo(mask, NULL);
+    if (sig == SIGINT || sig == SIGTERM) return 0;
+    pid_t p;
+    while ((p = waitpid(-1, NULL, WNOHANG)) > 0) {
+      if (p == d->server) {
+        fprintf(stderr, "phalanx dev: the server exited; stopping\n");
+        d->server = 0;
+        return 1;
+      }
+      for (uint32_t i = 0; i < d->shape.nodes; i++)
+        if (d->agents[i] == p) {
+          fprintf(stderr, "phalanx dev: agent %u exited\n", i + 1);
+          d->agents[i] = 0;
+        }
+    }
+  }
+}
+
+static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) {
+  static const struct option lo[] = {{"nodes", 1, 0, 'n'}, {"gpus", 1, 0, 'g'},     {"cpus", 1, 0, 'c'},
+                                     {"mem-mib", 1, 0, 'm'}, {"gpu-groups", 1, 0, 'G'}, {"port", 1, 0, 'p'},
+                                     {"state-dir", 1, 0, 'd'}, {"ready-file", 1, 0, 'r'}, {"quiet", 0, 0, 'q'},
+                                     {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+  struct px_dev_shape *s = &d->shape;
+  *s = (struct px_dev_shape){.nodes = 4, .gpus = 8, .cpus = 32, .groups = 2, .mem_mib = 131072, .gpu_type = "h100"};
+  int c;
+  char *end;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    unsigned long v = optarg ? strtoul(optarg, &end, 10) : 0;
+    bool num_ok = optarg && end != optarg && (*end == '\0' || (c == 'g' && *end == ':'));
+    switch (c) {
+      case 'n': if (!num_ok || v < 1 || v > MAX_DEV_NODES) return -1; s->nodes = (uint32_t)v; break;
+      case 'g':
+        if (!num_ok || v > 64) return -1;
+        s->gpus = (uint32_t)v;
+        if (*end == ':') snprintf(s->gpu_type, sizeof s->gpu_type, "%s", end + 1);
+        break;
+      case 'c': if (!num_ok || v < 1) return -1; s->cpus = (uint32_t)v; break;
+      case 'm': if (!num_ok || v < 64) return -1; s->mem_mib = v; break;
+      case 'G': if (!num_ok || v < 1) return -1; s->groups = (uint32_t)v; break;
+      case 'p': if (!num_ok || v > 65535) return -1; s->port = (unsigned)v; break;
+      case 'd': snprintf(d->dir, sizeof d->dir, "%s", optarg); break;
+      case 'r': *ready = optarg; break;
+      case 'q': d->quiet = true; break;
+      default: return -1;
+    }
+  }
+  if (s->groups > s->gpus && s->gpus) s->groups = s->gpus;
+  if (!s->gpus) s->groups = 1;
+  return 0;
+}
 
 int px_cmd_dev(int argc, char **argv) {
-  (void)argc;
-  fprintf(stderr, "phalanx %s: not built yet\n", argv[0]);
-  return 2;
+  static struct dev d;
+  memset(&d, 0, sizeof d);
+  const char *ready = NULL;
+  if (parse_opts(&d, argc, argv, &ready)) return usage(), 2;
+  if (!d.dir[0]) {
+    snprintf(d.dir, sizeof d.dir, "/tmp/phalanx-dev.XXXXXX");
+    if (!mkdtemp(d.dir)) return perror("phalanx dev: mkdtemp"), 1;
+  } else if (mkdir(d.dir, 0755) != 0 && errno != EEXIST) {
+    return perror("phalanx dev: state dir"), 1;
+  }
+  chmod(d.dir, 0755);
+  ssize_t n = readlink("/proc/self/exe", d.self, sizeof d.self - 1);
+  if (n <= 0) return perror("phalanx dev: /proc/self/exe"), 1;
+  d.self[n] = '\0';
+  snprintf(d.sock, sizeof d.sock, "%s/server.sock", d.dir);
+  if (!d.shape.port && !(d.shape.port = free_port())) return fprintf(stderr, "phalanx dev: no free port\n"), 1;
+  d.shape.dir = d.dir;
+  if (px_dev_write_config(&d.shape)) return fprintf(stderr, "phalanx dev: cannot write the configuration\n"), 1;
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT), sigaddset(&mask, SIGTERM), sigaddset(&mask, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &mask, NULL);
+  curl_global_init(CURL_GLOBAL_NOTHING);
+  int rc = 1;
+  if (start_server(&d) == 0 && start_agents(&d) == 0) {
+    if (!wait_until(&d, all_up, 60000)) {
+      fprintf(stderr, "phalanx dev: not every agent registered; see %s/agents/*.log\n", d.dir);
+    } else {
+      banner(&d);
+      if (ready) {
+        FILE *f = fopen(ready, "we");
+        if (f) fprintf(f, "PHALANX_SERVER=%s\nPHALANX_CONF=%s/slurm.conf\n", d.sock, d.dir), fclose(f);
+      }
+      rc = supervise(&d, &mask);
+    }
+  }
+  stop_all(&d);
+  curl_global_cleanup();
+  if (!d.quiet) printf("phalanx dev: stopped (state kept in %s)\n", d.dir);
+  return rc;
 }

@@ -8,6 +8,11 @@
  * indexes into the arrays here (node 17, account 3), resolved by the parser,
  * so the core never looks names up on its hot path.
  *
+ * Ordering: nodes in the order the files define them; the account tree in
+ * depth-first pre-order (a parent's index is always below its children's,
+ * children in file order, an account's user leaves before its sub-accounts);
+ * QoS "normal" first, then the others in file order.
+ *
  * Conventions: times in seconds (`_s`), PX_TIME_UNLIMITED for "UNLIMITED";
  * memory in MiB (`_mib`); counts are uint32_t; PX_NOLIMIT for an absent limit.
  */
@@ -19,8 +24,8 @@
 
 #include "util/arena.h"
 #include "util/error.h"
+#include "util/units.h" /* PX_TIME_UNLIMITED */
 
-#define PX_TIME_UNLIMITED INT64_MAX
 #define PX_NOLIMIT UINT64_MAX
 #define PX_NONE UINT32_MAX /* absent index */
 #define PX_FAIRSHARE_PARENT UINT32_MAX /* px_conf_account.fairshare for FairShare=parent */
@@ -108,6 +113,8 @@ struct px_conf_account {
   const char *default_qos;
   const char **coordinators; /* user names who may act on the account's jobs */
   uint32_t ncoordinators;
+  bool is_default_account;   /* user leaves: this is the user's default account
+                                (User= DefaultAccount=, else the first one listed) */
 };
 
 struct px_conf_qos {
@@ -143,6 +150,8 @@ struct px_conf_sched {
   int64_t decay_half_life_s;       /* PriorityDecayHalfLife, default 7 days; 0 = no decay */
   int64_t max_age_s;               /* PriorityMaxAge, default 7 days */
   uint32_t weight_age, weight_fairshare, weight_jobsize, weight_partition, weight_qos, weight_tres;
+  /* PriorityWeightTRES=CPU=a,Mem=b,GRES/gpu=c split by TRES; weight_tres is their sum. */
+  uint32_t weight_tres_cpu, weight_tres_mem, weight_tres_gpu;
   bool favor_small;                /* PriorityFavorSmall */
   double billing_weight_gpu, billing_weight_cpu, billing_weight_mem_gib; /* TRESBillingWeights */
   /* issue 4 (0 = the default named): */
@@ -165,6 +174,12 @@ struct px_conf_phalanx {
   int64_t kill_wait_s;             /* KillWait */
   bool allow_root_jobs;
   bool private_jobs;               /* users list only their own jobs */
+  /* Roles (server): Operators= drain nodes and set priorities;
+   * Administrators= change anything. Root is always an administrator. */
+  const char **operators;
+  uint32_t noperators;
+  const char **administrators;
+  uint32_t nadministrators;
 };
 
 /* An advance reservation (scontrol create reservation; Phalanx reads
@@ -198,10 +213,66 @@ struct px_conf {
   uint32_t nqos;
   struct px_conf_sched sched;
   struct px_conf_phalanx phalanx;
+<<<<<<< HEAD
   struct px_conf_resv *reservations;
   uint32_t nreservations;
+=======
+  const char **files;              /* every file read, in order (slurm.conf first) */
+  uint32_t nfiles;
+>>>>>>> core
 };
 
 void px_conf_free(struct px_conf *c);
+
+/*
+ * Loading. Every error and warning is collected (not just the first), each
+ * naming file and line; *out is set only when there was no error, so nothing
+ * half-parsed is ever used. Returns 0, PX_EPARSE (errors are in diags),
+ * PX_EIO (a file could not be read; also in diags) or PX_ENOMEM.
+ */
+struct px_conf_msg {
+  bool is_error;                   /* else a warning */
+  char *file;                      /* "" when not tied to a file */
+  int line;                        /* 0 when not tied to a line */
+  char *text;
+};
+
+struct px_conf_diags {
+  struct px_conf_msg *v;           /* the first PX_CONF_MAX_MSGS messages */
+  size_t len, cap;
+  uint32_t nerrors, nwarnings;     /* all of them, including those not kept */
+};
+#define PX_CONF_MAX_MSGS 500
+
+/* A zeroed struct is empty. */
+void px_conf_diags_fini(struct px_conf_diags *d);
+/* "file:line: error: text" (snprintf semantics). */
+int px_conf_msg_format(const struct px_conf_msg *m, char *buf, size_t n);
+
+/*
+ * Reads slurm.conf at `path` (and its Include files), then the topology
+ * (TopologyFile=, else topology.conf beside slurm.conf when present) and the
+ * accounts/QoS file (AccountsFile=, else accounts.conf beside it when
+ * present). diags may be NULL.
+ */
+int px_conf_load(const char *path, struct px_conf **out, struct px_conf_diags *diags);
+
+/* The same from memory (tests, fuzzing): Include, TopologyFile= and AccountsFile= are errors. */
+struct px_conf_text {
+  const char *slurm;               /* slurm.conf text */
+  const char *topology;            /* topology.conf text, or NULL */
+  const char *accounts;            /* accounts file text, or NULL */
+  const char *name;                /* slurm.conf's name in messages; NULL: "slurm.conf" */
+};
+int px_conf_parse_text(const struct px_conf_text *t, struct px_conf **out, struct px_conf_diags *diags);
+/* slurm.conf text only. */
+int px_conf_parse_string(const char *text, const char *name, struct px_conf **out,
+                         struct px_conf_diags *diags);
+
+/* Index of a node, partition, account (not user leaf) or QoS by name, or PX_NONE. Linear. */
+uint32_t px_conf_find_node(const struct px_conf *c, const char *name);
+uint32_t px_conf_find_partition(const struct px_conf *c, const char *name);
+uint32_t px_conf_find_account(const struct px_conf *c, const char *name);
+uint32_t px_conf_find_qos(const struct px_conf *c, const char *name);
 
 #endif

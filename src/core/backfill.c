@@ -137,14 +137,18 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   struct pxc_tl *tl = &pol->tl;
   (void)now;
   j->expected_start_s = 0;
+  bool reserve = c->sched.backfill == PX_BACKFILL_EASY ? !pol->part_resv[j->part]
+                                                       : pol->nresv < c->sched.backfill_depth;
+  /* the hint first: its searches reuse the fit scratch, and must not see j's own reservation */
+  if (pol->nhints < PXC_BF_HINTS) make_hint(c, j, reserve);
   uint64_t key = kind_key(j);
   uint32_t from = 1;
   pxc_map_get(&pol->cursor, key, &from);
   struct pxc_tl_fit fit;
   bool found = from < tl->nslots && pxc_tl_find(c, tl, j, from < 1 ? 1 : from, tl->nslots, false, &fit);
   pxc_map_put(c, &pol->cursor, key, found ? fit.slot : tl->nslots); /* best effort: a cache */
-  bool reserve = c->sched.backfill == PX_BACKFILL_EASY ? !pol->part_resv[j->part]
-                                                       : pol->nresv < c->sched.backfill_depth;
+  if (!found && pol->nhints && pol->hints[pol->nhints - 1].job_id == j->id)
+    pol->hints[pol->nhints - 1].reserved = false;
   if (found) {
     j->expected_start_s = pxc_tl_slot_time(tl, fit.slot);
     if (reserve) {
@@ -153,7 +157,6 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
       pol->part_resv[j->part] = true;
     }
   }
-  if (pol->nhints < PXC_BF_HINTS) make_hint(c, j, found && reserve);
   return false;
 }
 

@@ -145,7 +145,8 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
   c->default_part = conf->default_partition;
   c->parts = pxc_calloc(c, conf->npartitions + 1, sizeof *c->parts);
   c->part_blocked = pxc_calloc(c, conf->npartitions + 1, sizeof *c->part_blocked);
-  if (!c->parts || !c->part_blocked) return PX_ENOMEM;
+  c->part_left = pxc_calloc(c, conf->npartitions + 1, sizeof *c->part_left);
+  if (!c->parts || !c->part_blocked || !c->part_left) return PX_ENOMEM;
   int rc = 0;
   for (uint32_t p = 0; p < conf->npartitions; p++) {
     const struct px_conf_partition *cp = &conf->partitions[p];
@@ -162,7 +163,10 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     q->job_factor = cp->priority_job_factor;
     if (q->job_factor > c->max_part_factor) c->max_part_factor = q->job_factor;
     q->nnodes = cp->nnodes;
-    for (uint32_t i = 0; i < cp->nnodes; i++) q->ngpu += conf->nodes[cp->nodes[i]].ngpu;
+    for (uint32_t i = 0; i < cp->nnodes; i++) {
+      if (cp->nodes[i] >= conf->nnodes) return PX_EINVAL;
+      q->ngpu += conf->nodes[cp->nodes[i]].ngpu;
+    }
     q->allow_acct = idx_set(c, cp->allow_accounts, cp->nallow_accounts, conf->naccounts, &rc);
     q->deny_acct = idx_set(c, cp->deny_accounts, cp->ndeny_accounts, conf->naccounts, &rc);
     q->allow_qos = idx_set(c, cp->allow_qos, cp->nallow_qos, conf->nqos, &rc);
@@ -333,7 +337,7 @@ void px_core_free(struct px_core *c) {
   for (size_t i = 0; i < c->strs.n; i++) pxc_free(c, c->strs.str[i]);
   free_pools(c);
   void *arrays[] = {c->jobs, c->free_slots, c->pending, c->fin, c->sort, c->scratch_u32,
-                    c->part_blocked, c->nodes, c->cpu_bits, c->node_pools, c->parts,
+                    c->part_blocked, c->part_left, c->nodes, c->cpu_bits, c->node_pools, c->parts,
                     c->leaf_parent, c->switches, c->assoc, c->share_rows, c->fs_list,
                     c->fs_level_sum, c->qos, c->quser, c->cons, c->strs.str, c->pl_bound,
                     c->pl_sum, c->pl_exact, c->pl_leaves, c->pl_nodes, c->pl_units, c->pl_cand};

@@ -187,33 +187,49 @@ struct pxc_array {
   struct pxc_range r[];
 };
 
+<<<<<<< HEAD
 enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8,
        PXC_F_SIGNALLED = 16 /* issue 4: --signal sent for this run */ };
+=======
+enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_AGE_RESET = 16 }; /* AGE_RESET: eligible again from the next cycle (hold, requeue) */
+>>>>>>> core
 
+/* Hot fields first: the cycle's gate, key and admit read only the first
+ * 128 bytes of a pending record, so a cycle over 100,000 jobs streams two
+ * cache lines per job. */
 struct pxc_job {
-  uint64_t id, array_id;
-  uint32_t task_id;         /* PX_NONE unless an array task */
-  uint32_t assoc, account, user, name;
-  uint16_t part, qos;
-  uint8_t state, reason, flags;
-  uint32_t gpu_type, constraint; /* string id / constraint id, PX_NONE = any */
-  struct pxc_shape shape;
-  int64_t submit_s, begin_s, eligible_s, start_s, time_limit_s;
-  uint32_t switches;
-  int64_t switches_wait_s;
-  int32_t nice;
-  uint32_t priority, admin_priority;
-  uint32_t restarts, pend_pos;
-  uint32_t why_a, why_b;    /* numbers for the why text */
-  double billing;           /* running: billable TRES per second x UsageFactor */
+  /* line 0: gate */
+  uint64_t id;
   struct pxc_deps *deps;
   struct pxc_array *arr;
+  int64_t begin_s, eligible_s, submit_s, time_limit_s;
+  uint16_t part, qos;
+  uint8_t state, reason, flags;
+  /* line 1: key and admit */
+  uint32_t assoc, user, priority, mark; /* mark: cycle number while waiting to be tried */
+  int32_t nice;
+  uint32_t nalloc;
+  struct pxc_shape shape;
+  /* cold */
+  uint64_t array_id;
+  uint32_t task_id;         /* PX_NONE unless an array task */
+  uint32_t account, name;
+  uint32_t gpu_type, constraint; /* string id / constraint id, PX_NONE = any */
+  uint32_t admin_priority, restarts, pend_pos;
+  uint32_t switches;
+  int64_t switches_wait_s, start_s;
+  uint32_t why_a, why_b;    /* numbers for the why text */
+  double billing;           /* running: billable TRES per second x UsageFactor */
   struct px_alloc *alloc;   /* running */
   uint64_t *cpu_words;
+<<<<<<< HEAD
   uint32_t nalloc, ncpu_words;
   /* issue 4 (policy.h) */
   int64_t expected_start_s; /* backfill plan; 0 unknown */
   int32_t signal_num, signal_time_s; /* --signal=SIG@TIME, 0 none */
+=======
+  uint32_t ncpu_words;
+>>>>>>> core
 };
 
 struct pxc_constraint {      /* DNF: OR of AND-masks */
@@ -225,7 +241,7 @@ struct pxc_cand { uint64_t key; uint32_t node, units; };
 
 struct pxc_finished { uint64_t id; int64_t end_s; uint8_t state; bool ok; };
 
-struct pxc_sortent { uint64_t k1, k2; uint32_t slot; };
+struct pxc_sortent { uint64_t k1, k2, id; uint32_t slot, part; };
 
 struct px_core {
   struct px_core_allocator al;
@@ -304,6 +320,7 @@ struct px_core {
   uint32_t *scratch_u32;
   size_t scratch_cap;
   bool *part_blocked;
+  uint32_t *part_left;               /* per partition: eligible jobs not yet tried */
   int64_t last_fs_s;
   uint64_t budget_end;               /* stats.started value that ends this cycle's starts */
   int64_t now;

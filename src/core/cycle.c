@@ -66,18 +66,36 @@ static enum px_reason gate(struct px_core *c, struct pxc_job *j, int64_t now) {
   if (j->time_limit_s > p->max_time_s) return PX_REASON_PARTITION_TIME_LIMIT;
   if (!j->eligible_s) {
     int64_t e = j->submit_s > j->begin_s ? j->submit_s : j->begin_s;
-    j->eligible_s = j->deps || j->restarts ? now : e;
+    j->eligible_s = j->deps || (j->flags & PXC_F_AGE_RESET) ? now : e;
   }
   return PX_REASON_NONE;
 }
 
-static int cmp_sort(const void *a, const void *b, void *ctx) {
-  const struct pxc_sortent *x = a, *y = b;
-  const struct px_core *c = ctx;
-  if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
-  if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
-  uint64_t ix = c->jobs[x->slot].id, iy = c->jobs[y->slot].id;
-  return ix < iy ? -1 : ix > iy;
+/* Heap order: smaller key first, ties by job id (ids are unique). */
+static bool before(const struct pxc_sortent *x, const struct pxc_sortent *y) {
+  if (x->k1 != y->k1) return x->k1 < y->k1;
+  if (x->k2 != y->k2) return x->k2 < y->k2;
+  return x->id < y->id;
+}
+
+static void sift_down(struct pxc_sortent *h, size_t n, size_t i) {
+  struct pxc_sortent x = h[i];
+  for (;;) {
+    size_t k = 2 * i + 1;
+    if (k >= n) break;
+    if (k + 1 < n && before(&h[k + 1], &h[k])) k++;
+    if (!before(&h[k], &x)) break;
+    h[i] = h[k];
+    i = k;
+  }
+  h[i] = x;
+}
+
+static struct pxc_sortent heap_pop(struct pxc_sortent *h, size_t *n) {
+  struct pxc_sortent top = h[0];
+  h[0] = h[--*n];
+  if (*n) sift_down(h, *n, 0);
+  return top;
 }
 
 static double billing(const struct px_core *c, const struct pxc_job *j) {
@@ -240,9 +258,17 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
   c->order->prepare(c, now);
   c->reserve->begin(c, now);
   if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;
+  memset(c->part_blocked, 0, c->nparts * sizeof *c->part_blocked);
+  memset(c->part_left, 0, c->nparts * sizeof *c->part_left);
   size_t n = 0;
   for (size_t i = 0; i < c->npending; i++) {
     struct pxc_job *j = &c->jobs[c->pending[i]];
+    if (i + 8 < c->npending) { /* records are 2 lines apart: fetch ahead */
+      const char *ahead = (const char *)&c->jobs[c->pending[i + 8]];
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + 64);
+      __builtin_prefetch(ahead + 127);
+    }
     enum px_reason r = gate(c, j, now);
     if (r != PX_REASON_NONE) {
       j->reason = r;
@@ -250,17 +276,41 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
       continue;
     }
     struct pxc_sortent *e = &c->sort[n++];
+    j->mark = (uint32_t)c->stats.cycles;
     e->slot = c->pending[i];
+    e->id = j->id;
+    e->part = j->part;
+    c->part_left[j->part]++;
     c->order->key(c, j, now, &e->k1, &e->k2);
   }
-  qsort_r(c->sort, n, sizeof *c->sort, cmp_sort, c);
-  memset(c->part_blocked, 0, c->nparts * sizeof *c->part_blocked);
   if (c->fail_shapes.len) {
     for (size_t i = 0; i < c->fail_shapes.cap; i++) c->fail_shapes.keys[i] = UINT64_MAX;
     c->fail_shapes.len = 0;
   }
+  /* A heap rather than a sort: jobs are taken in order only while some
+   * partition can still start one; once every partition is held back (or
+   * empty) no job can start, so the rest only need their reason and are
+   * visited in any order -- a full cluster costs O(n), not O(n log n). */
+  for (size_t i = n / 2; i-- > 0;) sift_down(c->sort, n, i);
+  uint32_t open = 0;
+  for (uint32_t p = 0; p < c->nparts; p++) open += c->part_left[p] > 0;
   int rc = 0;
-  for (size_t i = 0; i < n && rc == 0; i++) rc = try_job(c, c->sort[i].slot, now, out);
+  while (n && open && rc == 0) {
+    struct pxc_sortent e = heap_pop(c->sort, &n);
+    bool was = c->part_blocked[e.part];
+    c->jobs[e.slot].mark = 0;
+    rc = try_job(c, e.slot, now, out);
+    if (c->stats.started >= c->budget_end) break;
+    if (!was && (c->part_blocked[e.part] || --c->part_left[e.part] == 0)) open--;
+    else if (was) c->part_left[e.part]--;
+  }
+  /* The rest in queue order (memory order, not heap order: no cache misses). */
+  for (size_t i = 0; n && i < c->npending && rc == 0; i++) {
+    uint32_t slot = c->pending[i];
+    if (c->jobs[slot].mark != (uint32_t)c->stats.cycles) continue;
+    c->jobs[slot].mark = 0;
+    rc = try_job(c, slot, now, out);
+  }
   pxc_finished_purge(c, now);
   return rc;
 }

@@ -27,8 +27,18 @@ int pxc_slot_new(struct px_core *c, uint32_t *slot) {
   return 0;
 }
 
-int pxc_pending_add(struct px_core *c, struct pxc_job *j) {
+/* The cycle's sort scratch grows with the queue, so a cycle never has to;
+ * its new pages are touched here, at submit, not on the cycle's clock. */
+static int pending_reserve(struct px_core *c) {
   if (PXC_GROW(c, c->pending, &c->pending_cap, c->npending + 1)) return PX_ENOMEM;
+  size_t old = c->sort_cap;
+  if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;
+  if (c->sort_cap > old) memset(c->sort + old, 0, (c->sort_cap - old) * sizeof *c->sort);
+  return 0;
+}
+
+int pxc_pending_add(struct px_core *c, struct pxc_job *j) {
+  if (pending_reserve(c)) return PX_ENOMEM;
   j->pend_pos = (uint32_t)c->npending;
   c->pending[c->npending++] = (uint32_t)(j - c->jobs);
   return 0;
@@ -338,7 +348,7 @@ int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *
     goto fail;
   uint32_t slot;
   if ((rc = pxc_quser_ensure(c, j.qos, j.user)) || (rc = pxc_map_reserve(c, &c->job_by_id, 1)) ||
-      (rc = PXC_GROW(c, c->pending, &c->pending_cap, c->npending + 1)) || (rc = pxc_slot_new(c, &slot)))
+      (rc = pending_reserve(c)) || (rc = pxc_slot_new(c, &slot)))
     goto fail;
   j.id = job_id;
   j.array_id = j.arr ? job_id : 0;
@@ -350,9 +360,13 @@ int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *
   j.nice = s->nice;
   j.switches = s->switches;
   j.switches_wait_s = s->switches_wait_s;
+<<<<<<< HEAD
   j.flags = (uint8_t)((s->hold ? PXC_F_HELD_USER : 0) | (s->requeue ? PXC_F_REQUEUE : 0));
   j.signal_num = s->signal_num;
   j.signal_time_s = s->signal_time_s;
+=======
+  j.flags = (uint8_t)((s->hold ? PXC_F_HELD_USER | PXC_F_AGE_RESET : 0) | (s->requeue ? PXC_F_REQUEUE : 0));
+>>>>>>> core
   c->jobs[slot] = j;
   pxc_map_put(c, &c->job_by_id, job_id, slot);
   pxc_pending_add(c, &c->jobs[slot]);
@@ -423,7 +437,8 @@ int px_core_hold(struct px_core *c, uint64_t id, bool admin, int64_t now, struct
   if (!j) return PX_ENOENT;
   if (j->state != PX_JOB_PENDING)
     return px_diag_set(d, PX_ESTATE, -1, "job %llu is not pending", (unsigned long long)id);
-  j->flags |= admin ? PXC_F_HELD_ADMIN : PXC_F_HELD_USER;
+  j->flags |= (uint8_t)((admin ? PXC_F_HELD_ADMIN : PXC_F_HELD_USER) | PXC_F_AGE_RESET);
+  j->eligible_s = 0; /* no ageing while held */
   j->reason = admin ? PX_REASON_HELD_ADMIN : PX_REASON_HELD_USER;
   j->priority = 0;
   return 0;
@@ -485,11 +500,15 @@ int px_core_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, 
   if (!j) return PX_ENOENT;
   if (j->state != PX_JOB_RUNNING)
     return px_diag_set(d, PX_ESTATE, -1, "job %llu is not running", (unsigned long long)id);
-  if (PXC_GROW(c, c->pending, &c->pending_cap, c->npending + 1)) return PX_ENOMEM;
+  if (pending_reserve(c)) return PX_ENOMEM;
   stop_running(c, j, now);
   j->state = PX_JOB_PENDING;
   j->restarts++;
+<<<<<<< HEAD
   j->flags &= (uint8_t)~PXC_F_SIGNALLED;
+=======
+  j->flags |= PXC_F_AGE_RESET;
+>>>>>>> core
   j->start_s = 0;
   j->eligible_s = 0;
   j->reason = PX_REASON_NONE;

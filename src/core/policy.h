@@ -45,10 +45,14 @@ struct pxc_tl {
   struct pxc_tl_cell *cell;   /* node-major: cell[node * nslots + k] */
   size_t *hist_off;           /* per pool: start of its [k][leaf][g] counts */
   uint16_t *hist;
+  size_t *pcnt_off;           /* per pool: start of its [k][g] counts (all leaves) */
+  uint32_t *pcnt;
   uint32_t *nodes, *units;    /* fit scratch (nnodes) */
   uint64_t *bound;            /* per local leaf (max leaves of a pool) */
   uint8_t *exact;
   uint32_t *leaves;
+  uint32_t *skip, *skip_epoch; /* per node: no start before skip[] in this search */
+  uint32_t epoch;
 };
 
 int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t res_s);

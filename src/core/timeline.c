@@ -24,16 +24,21 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   if (window_s / res_s > 4096) res_s = (window_s + 4095) / 4096; /* bound the plan's memory */
   tl->res_s = res_s;
   tl->nslots = (uint32_t)((window_s + res_s - 1) / res_s) + 1;
-  size_t hist = 0;
+  size_t hist = 0, pcnt = 0;
   uint32_t maxleaf = 1;
   tl->hist_off = pxc_calloc(c, c->npools + 1, sizeof *tl->hist_off);
-  if (!tl->hist_off) return PX_ENOMEM;
+  tl->pcnt_off = pxc_calloc(c, c->npools + 1, sizeof *tl->pcnt_off);
+  if (!tl->hist_off || !tl->pcnt_off) return PX_ENOMEM;
   for (uint32_t p = 0; p < c->npools; p++) {
     const struct pxc_pool *pl = &c->pools[p];
     tl->hist_off[p] = hist;
+    tl->pcnt_off[p] = pcnt;
     hist += (size_t)tl->nslots * pl->nleaf * (pl->maxg + 1);
+    pcnt += (size_t)tl->nslots * (pl->maxg + 1);
     if (pl->nleaf > maxleaf) maxleaf = pl->nleaf;
   }
+  tl->pcnt = pxc_calloc(c, pcnt + 1, sizeof *tl->pcnt);
+  if (!tl->pcnt) return PX_ENOMEM;
   tl->cell = pxc_calloc(c, (size_t)c->nnodes * tl->nslots + 1, sizeof *tl->cell);
   tl->hist = pxc_calloc(c, hist + 1, sizeof *tl->hist);
   tl->nodes = pxc_calloc(c, c->nnodes + 1, sizeof *tl->nodes);
@@ -41,13 +46,17 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->bound = pxc_calloc(c, maxleaf, sizeof *tl->bound);
   tl->exact = pxc_calloc(c, maxleaf, sizeof *tl->exact);
   tl->leaves = pxc_calloc(c, maxleaf, sizeof *tl->leaves);
-  if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves)
+  tl->skip = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip);
+  tl->skip_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip_epoch);
+  if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
+      !tl->skip || !tl->skip_epoch)
     return PX_ENOMEM;
   return 0;
 }
 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
-  void *v[] = {tl->hist_off, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves};
+  void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
+               tl->skip, tl->skip_epoch};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   memset(tl, 0, sizeof *tl);
 }
@@ -74,15 +83,18 @@ static uint16_t *hist_at(struct pxc_tl *tl, const struct pxc_pool *p, uint32_t p
   return &tl->hist[tl->hist_off[pool] + ((size_t)k * p->nleaf + lleaf) * (p->maxg + 1)];
 }
 
-/* Adds (sign +1) or removes a node's slot-k cell from its pools' histograms. */
-static void hist_node(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k, int sign) {
+/* Counts a node's whole row into its pools' histograms (at build). */
+static void hist_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
   const struct pxc_node *n = &c->nodes[node];
-  const struct pxc_tl_cell *cl = &tl->cell[(size_t)node * tl->nslots + k];
-  if (!cl->usable) return;
+  const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
   for (uint32_t i = 0; i < n->npools; i++) {
     const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
-    uint16_t *h = hist_at(tl, &c->pools[np->pool], np->pool, k, np->lleaf);
-    h[cl->gpu] = (uint16_t)(h[cl->gpu] + sign);
+    const struct pxc_pool *p = &c->pools[np->pool];
+    size_t g1 = p->maxg + 1, hstride = (size_t)p->nleaf * g1;
+    uint16_t *h = &tl->hist[tl->hist_off[np->pool] + np->lleaf * g1];
+    uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool]];
+    for (uint32_t k = 0; k < tl->nslots; k++, h += hstride, pc += g1)
+      if (row[k].usable) h[row[k].gpu]++, pc[row[k].gpu]++;
   }
 }
 
@@ -137,8 +149,10 @@ void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now) {
   for (uint32_t p = 0; p < c->npools; p++)
     total += (size_t)S * c->pools[p].nleaf * (c->pools[p].maxg + 1);
   memset(tl->hist, 0, total * sizeof *tl->hist);
-  for (uint32_t node = 0; node < c->nnodes; node++)
-    for (uint32_t k = 0; k < S; k++) hist_node(c, tl, node, k, +1);
+  total = 0;
+  for (uint32_t p = 0; p < c->npools; p++) total += (size_t)S * (c->pools[p].maxg + 1);
+  memset(tl->pcnt, 0, total * sizeof *tl->pcnt);
+  for (uint32_t node = 0; node < c->nnodes; node++) hist_row(c, tl, node);
 }
 
 /* Units j can hold in one cell (pxc_node_fit without NVLink groups). */
@@ -161,17 +175,23 @@ static uint32_t cell_units(const struct pxc_job *j, const struct pxc_node *n, co
   return u;
 }
 
+/* Units are a minimum of terms each monotone in one resource, so the units
+ * of the interval are those of its per-resource minimum: one cell_units. */
 uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j,
                       uint32_t node, uint32_t k0, uint32_t k1) {
-  if (!pxc_node_fit(c, j, node, true)) return 0; /* features, GPU type, node size */
-  const struct pxc_node *n = &c->nodes[node];
+  if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true))
+    return 0; /* features, GPU type */
   const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
-  uint32_t u = UINT32_MAX;
-  for (uint32_t k = k0; k < k1 && u; k++) {
-    uint32_t x = cell_units(j, n, &row[k]);
-    if (x < u) u = x;
+  if (k0 >= k1) return 0;
+  struct pxc_tl_cell m = row[k0];
+  for (uint32_t k = k0 + 1; k < k1; k++) {
+    const struct pxc_tl_cell *x = &row[k];
+    if (x->gpu < m.gpu) m.gpu = x->gpu;
+    if (x->cpu < m.cpu) m.cpu = x->cpu;
+    if (x->mem_mib < m.mem_mib) m.mem_mib = x->mem_mib;
+    m.usable &= x->usable;
   }
-  return u == UINT32_MAX ? 0 : u;
+  return cell_units(j, &c->nodes[node], &m);
 }
 
 void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
@@ -181,10 +201,23 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   uint32_t g = s->exclusive ? n->ngpu : u * s->gpu;
   uint32_t cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
   uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
-  for (uint32_t k = k0; k < k1 && k < tl->nslots; k++) {
-    struct pxc_tl_cell *cl = &tl->cell[(size_t)node * tl->nslots + k];
+  if (k1 > tl->nslots) k1 = tl->nslots;
+  struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  for (uint32_t i = 0; i < n->npools; i++) { /* move the node between GPU buckets */
+    const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
+    const struct pxc_pool *p = &c->pools[np->pool];
+    size_t g1 = p->maxg + 1, hstride = (size_t)p->nleaf * g1;
+    uint16_t *h = &tl->hist[tl->hist_off[np->pool] + (size_t)k0 * hstride + np->lleaf * g1];
+    uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool] + (size_t)k0 * g1];
+    for (uint32_t k = k0; k < k1; k++, h += hstride, pc += g1) {
+      if (!row[k].usable) continue;
+      uint32_t from = row[k].gpu, to = sign > 0 ? (from > g ? from - g : 0) : from + g;
+      h[from]--, pc[from]--, h[to]++, pc[to]++;
+    }
+  }
+  for (uint32_t k = k0; k < k1; k++) {
+    struct pxc_tl_cell *cl = &row[k];
     if (!cl->usable) continue;
-    hist_node(c, tl, node, k, -1);
     if (sign > 0) {
       cl->gpu = (uint8_t)(cl->gpu > g ? cl->gpu - g : 0);
       cl->cpu = (uint16_t)(cl->cpu > cpu ? cl->cpu - cpu : 0);
@@ -194,7 +227,6 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
       cl->cpu = (uint16_t)(cl->cpu + cpu);
       cl->mem_mib = (uint32_t)(cl->mem_mib + mem);
     }
-    hist_node(c, tl, node, k, +1);
   }
 }
 
@@ -206,9 +238,38 @@ void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t 
 
 /* ---- search ------------------------------------------------------------ */
 
+/* For a fixed per-node need (single-node jobs, -N gangs): 0 when the node
+ * holds it over [k0, k1), else the last slot where it does not + 1. Scanning
+ * backwards makes that jump as long as it can be. */
+static uint32_t fixed_block(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j,
+                            uint32_t node, uint32_t k0, uint32_t k1) {
+  const struct pxc_node *n = &c->nodes[node];
+  const struct pxc_shape *s = &j->shape;
+  uint32_t u = s->nmax == 1 ? s->units : 1;
+  uint32_t g = s->exclusive ? n->ngpu : u * s->gpu, cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
+  uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
+  const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  for (uint32_t k = k1; k-- > k0;)
+    if (!row[k].usable || row[k].gpu < g || row[k].cpu < cpu || row[k].mem_mib < mem) return k + 1;
+  return 0;
+}
+
 static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
                           uint32_t k0, uint32_t k1, bool real) {
-  uint32_t u = pxc_tl_units(c, tl, j, node, k0, k1);
+  uint32_t u;
+  if (j->shape.per_node_max == 1 || j->shape.nmax == 1) { /* fixed need: remember how far it fails */
+    if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k0) return 0;
+    if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true)) return 0;
+    uint32_t b = fixed_block(c, tl, j, node, k0, k1);
+    if (b) {
+      tl->skip_epoch[node] = tl->epoch;
+      tl->skip[node] = b;
+      return 0;
+    }
+    u = j->shape.nmax == 1 ? j->shape.units : 1;
+  } else {
+    u = pxc_tl_units(c, tl, j, node, k0, k1);
+  }
   if (u && real) {
     uint32_t r = pxc_node_fit(c, j, node, false);
     if (r < u) u = r;
@@ -247,6 +308,22 @@ static uint64_t leaf_bound(struct pxc_tl *tl, const struct pxc_pool *p, uint32_t
     if (!h[g]) continue;
     uint64_t u = s->gpu ? g / s->gpu : s->units;
     if (u > s->per_node_max) u = s->per_node_max;
+    b += h[g] * u;
+  }
+  return b;
+}
+
+/* Bound of the units the whole pool can hold in slot k. */
+static uint64_t pool_bound(const struct pxc_tl *tl, const struct pxc_pool *p, uint32_t pool, uint32_t k,
+                           const struct pxc_job *j) {
+  const struct pxc_shape *s = &j->shape;
+  const uint32_t *h = &tl->pcnt[tl->pcnt_off[pool] + (size_t)k * (p->maxg + 1)];
+  uint32_t g0 = s->exclusive ? 0 : s->nmax == 1 ? s->units * s->gpu : s->gpu;
+  uint64_t b = 0;
+  for (uint32_t g = g0; g <= p->maxg; g++) {
+    if (!h[g]) continue;
+    uint64_t u = s->nmax == 1 ? s->units : s->gpu ? g / s->gpu : s->units;
+    if (u > s->per_node_max && s->nmax != 1) u = s->per_node_max;
     b += h[g] * u;
   }
   return b;
@@ -326,11 +403,13 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   fit->nodes = tl->nodes;
   fit->units = tl->units;
   if (k_to > tl->nslots) k_to = tl->nslots;
+  tl->epoch++;
   for (uint32_t k = k_from; k < k_to; k++) {
     uint32_t kend = pxc_tl_end_slot(tl, k, j->time_limit_s);
     for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
       const struct pxc_pool *p = &c->pools[pi];
       if (j->gpu_type != PX_NONE && p->gpu_type != j->gpu_type) continue;
+      if (pool_bound(tl, p, pi, k, j) < j->shape.units) continue;
       bool ok = j->shape.nmax == 1 ? find_single(c, tl, j, pi, k, kend, real, fit)
                                    : find_gang(c, tl, j, pi, k, kend, real, fit);
       if (ok) {

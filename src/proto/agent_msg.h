@@ -128,4 +128,27 @@ int px_task_report_decode(const char *json, struct px_task_report *r, struct px_
 char *px_signal_order_encode(const struct px_signal_order *s);
 int px_signal_order_decode(const char *json, struct px_signal_order *s, struct px_diag *d);
 
+/* Compares what an agent found with the node's configuration. Returns true
+ * and writes a drain reason in Slurm's words to buf ("Low CPUs (reported:32
+ * < configured:64); gres/gpu count reported lower than configured (4 < 8)")
+ * when the node has less than configured; false (buf "") otherwise. GPUs of
+ * another type than gpu_type (when given) do not count. (Added by the
+ * agent's issue: the server drains with this reason.) */
+bool px_node_report_shortfall(const struct px_node_report *r, uint32_t cpus, uint64_t mem_mib,
+                              uint32_t ngpu, const char *gpu_type, char *buf, size_t size);
+
+/* The answer to GET /v1/agent/work: {"seq":S,"launch":[...],"signal":[...]}.
+ * (Added by the agent's issue so both sides share one codec.) */
+struct px_agent_work {
+  uint64_t seq;
+  struct px_launch *launch;
+  uint32_t nlaunch;
+  struct px_signal_order *signal;
+  uint32_t nsignal;
+};
+
+char *px_agent_work_encode(const struct px_agent_work *w);
+int px_agent_work_decode(const char *json, struct px_agent_work *w, struct px_diag *d);
+void px_agent_work_fini(struct px_agent_work *w);
+
 #endif

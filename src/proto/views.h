@@ -46,6 +46,9 @@ struct px_job_info {
   char *cancelled_by;           /* user name when CANCELLED by someone */
   double billable_tres_s;
   uint64_t peak_mem_mib, cpu_time_ms;
+  /* the weighted multifactor components whose sum is priority (sprio) */
+  uint32_t prio_age, prio_fairshare, prio_jobsize, prio_partition, prio_qos, prio_site,
+      prio_assoc;
 };
 
 struct px_node_info {

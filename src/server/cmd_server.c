@@ -1,10 +1,129 @@
-/* cmd_server.c - entry point of the server (placeholder until its issue lands). */
+/*
+ * cmd_server.c - `phalanx server`: parse the options, load the
+ * configuration, build the server and run its main loop until SIGTERM or
+ * SIGINT. Signals are blocked in every thread and taken by one thread with
+ * sigwait(), so stopping never runs inside an async signal handler.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#if __has_include("conf/zz_stub_conf.h")
+#include "conf/zz_stub_conf.h" /* TEMPORARY until the conf loader lands */
+#endif
+#include "server/state.h"
+#include "util/log.h"
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: phalanx server --config FILE [--state-dir DIR] [--listen HOST:PORT]\n"
+          "                      [--socket PATH] [--store URL] [--munge-socket PATH]\n"
+          "                      [--rate-limit REQ_PER_S] [--node-timeout S] [--log-level L]\n");
+}
+
+struct sigctx {
+  struct px_server *s;
+  sigset_t set;
+};
+
+static void *signal_thread(void *arg) {
+  struct sigctx *c = arg;
+  int sig = 0;
+  if (sigwait(&c->set, &sig) == 0 && sig != SIGUSR2) {
+    px_info("signal %d: stopping", sig);
+    px_server_stop(c->s);
+  }
+  return NULL;
+}
+
+static int parse_num(const char *s, double *out) {
+  char *end;
+  *out = strtod(s, &end);
+  return *end || *out < 0 ? -1 : 0;
+}
+
+static int load_conf(const char *path, struct px_conf **conf) {
+  struct px_conf_diags diags = {0};
+  int rc = px_conf_load(path, conf, &diags);
+  for (size_t i = 0; i < diags.len; i++) {
+    char line[1024];
+    px_conf_msg_format(&diags.v[i], line, sizeof line);
+    fprintf(stderr, "%s\n", line);
+  }
+  px_conf_diags_fini(&diags);
+  return rc;
+}
 
 int px_cmd_server(int argc, char **argv) {
-  (void)argc;
-  fprintf(stderr, "phalanx %s: not built yet\n", argv[0]);
-  return 2;
+  static const struct option longopts[] = {
+      {"config", required_argument, 0, 'c'},       {"state-dir", required_argument, 0, 'd'},
+      {"listen", required_argument, 0, 'l'},       {"socket", required_argument, 0, 's'},
+      {"store", required_argument, 0, 'u'},        {"munge-socket", required_argument, 0, 'm'},
+      {"rate-limit", required_argument, 0, 'r'},   {"node-timeout", required_argument, 0, 't'},
+      {"log-level", required_argument, 0, 'v'},    {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  struct px_server_opts o = {.rate_per_s = 200, .rate_burst = 400};
+  double num;
+  int ch;
+  optind = 1;
+  while ((ch = getopt_long(argc, argv, "c:d:l:s:u:m:r:t:v:h", longopts, NULL)) != -1) {
+    enum px_log_level lvl;
+    switch (ch) {
+      case 'c': o.config_path = optarg; break;
+      case 'd': o.state_dir = optarg; break;
+      case 'l': o.listen = optarg; break;
+      case 's': o.socket_path = optarg; break;
+      case 'u': o.store_url = optarg; break;
+      case 'm': o.munge_socket = optarg; break;
+      case 'r':
+        if (parse_num(optarg, &num)) return usage(), 2;
+        o.rate_per_s = num;
+        o.rate_burst = num * 2;
+        break;
+      case 't':
+        if (parse_num(optarg, &num) || num < 1) return usage(), 2;
+        o.node_timeout_s = (int64_t)num;
+        break;
+      case 'v':
+        if (px_log_parse_level(optarg, &lvl)) return usage(), 2;
+        px_log_set_level(lvl);
+        break;
+      default: usage(); return ch == 'h' ? 0 : 2;
+    }
+  }
+  if (!o.config_path || optind != argc) return usage(), 2;
+  px_log_set_tag("server");
+  struct px_conf *conf = NULL;
+  if (load_conf(o.config_path, &conf)) return 1;
+
+  struct sigctx sc;
+  sigemptyset(&sc.set);
+  sigaddset(&sc.set, SIGTERM);
+  sigaddset(&sc.set, SIGINT);
+  sigaddset(&sc.set, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &sc.set, NULL); /* inherited by every thread from here on */
+  signal(SIGPIPE, SIG_IGN);
+
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_server_new(conf, &o, &sc.s, &d);
+  if (rc) {
+    fprintf(stderr, "phalanx server: %s\n", d.msg[0] ? d.msg : px_strerror(rc));
+    px_conf_free(conf);
+    return 1;
+  }
+  pthread_t sig_tid;
+  pthread_create(&sig_tid, NULL, signal_thread, &sc);
+  px_info("listening on %s%s%s", sc.s->opts.socket_path, sc.s->opts.listen ? " and " : "",
+          sc.s->opts.listen ? sc.s->opts.listen : "");
+  rc = px_server_run(sc.s);
+  pthread_kill(sig_tid, SIGUSR2); /* let the signal thread return */
+  pthread_join(sig_tid, NULL);
+  px_server_free(sc.s);
+  px_conf_free(conf);
+  return rc ? 1 : 0;
 }

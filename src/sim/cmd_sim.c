@@ -1,10 +1,200 @@
-/* cmd_sim.c - entry point of the simulator (placeholder until its issue lands). */
+/*
+ * cmd_sim.c - `phalanx sim`: replay a trace through the scheduling core under
+ * one or more policies and report them side by side (docs/simulator.md).
+ *
+ *   phalanx sim --trace FILE (--cluster NxG | --config FILE) [--policy FILE]...
+ *               [--json] [--plots DIR] [--limit-factor F] [--seed N]
+ *
+ * Exit status: 0 when every run conserved jobs and GPU-seconds, 1 when a
+ * run failed or conservation was violated, 2 for bad usage or input.
+ */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#include "sim/cluster.h"
+#include "sim/plot.h"
+#include "sim/policy.h"
+#include "sim/progress.h"
+#include "sim/report.h"
+#include "sim/run.h"
+
+#define MAX_POLICIES 16
+
+struct opts {
+  const char *trace, *cluster, *config, *plots;
+  const char *policies[MAX_POLICIES];
+  int npolicies;
+  bool json;
+  double limit_factor;
+  uint64_t seed;
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: phalanx sim --trace FILE (--cluster NODESxGPUS | --config FILE)\n"
+             "                   [--policy FILE]... [--json] [--plots DIR] [--limit-factor F] [--seed N]\n"
+             "  --trace FILE        CSV: job_id,submit_s,duration_s,gpus,nodes,user,queue,status[,time_limit_s]\n"
+             "  --cluster 64x8      64 nodes of 8 GPUs (64 CPUs, 1 TiB), 32-node leaf switches\n"
+             "  --config FILE       the server's configuration (pending: needs the config parser)\n"
+             "  --policy FILE       scheduling keys (examples/policies/*.conf); repeat to compare\n"
+             "  --json              machine-readable report on stdout (byte-identical for the same inputs)\n"
+             "  --plots DIR         PNG/SVG pictures and their data into DIR (gnuplot)\n"
+             "  --limit-factor F    time limit = duration x F when the trace has none (default %.1f)\n",
+          PX_SIM_LIMIT_FACTOR);
+}
+
+static int parse_args(int argc, char **argv, struct opts *o) {
+  static const struct option longopts[] = {
+      {"trace", required_argument, NULL, 't'}, {"cluster", required_argument, NULL, 'c'},
+      {"config", required_argument, NULL, 'C'}, {"policy", required_argument, NULL, 'p'},
+      {"json", no_argument, NULL, 'j'},        {"plots", required_argument, NULL, 'P'},
+      {"limit-factor", required_argument, NULL, 'l'}, {"seed", required_argument, NULL, 's'},
+      {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+  *o = (struct opts){.limit_factor = PX_SIM_LIMIT_FACTOR, .seed = 1};
+  optind = 1;
+  int ch;
+  char *end;
+  while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    switch (ch) {
+      case 't': o->trace = optarg; break;
+      case 'c': o->cluster = optarg; break;
+      case 'C': o->config = optarg; break;
+      case 'P': o->plots = optarg; break;
+      case 'j': o->json = true; break;
+      case 'p':
+        if (o->npolicies == MAX_POLICIES) {
+          fprintf(stderr, "phalanx sim: at most %d policies\n", MAX_POLICIES);
+          return 2;
+        }
+        o->policies[o->npolicies++] = optarg;
+        break;
+      case 'l':
+        o->limit_factor = strtod(optarg, &end);
+        if (*end || end == optarg) {
+          fprintf(stderr, "phalanx sim: --limit-factor %s: not a number\n", optarg);
+          return 2;
+        }
+        break;
+      case 's':
+        o->seed = strtoull(optarg, &end, 10);
+        if (*end || end == optarg) {
+          fprintf(stderr, "phalanx sim: --seed %s: not a number\n", optarg);
+          return 2;
+        }
+        break;
+      case 'h': usage(stdout); return 1;
+      default: usage(stderr); return 2;
+    }
+  }
+  if (optind < argc || !o->trace || !!o->cluster == !!o->config) {
+    usage(stderr);
+    return 2;
+  }
+  return 0;
+}
+
+static struct px_conf *make_cluster(const struct opts *o, const struct px_trace *t) {
+  struct px_diag d;
+  uint32_t nnodes, ngpu;
+  if (o->config) {
+    fprintf(stderr, "phalanx sim: --config is pending (the configuration parser has not landed); use --cluster\n");
+    return NULL;
+  }
+  if (px_sim_cluster_parse(o->cluster, &nnodes, &ngpu, &d)) {
+    fprintf(stderr, "phalanx sim: %s\n", d.msg);
+    return NULL;
+  }
+  const char **names;
+  uint32_t n;
+  if (px_sim_trace_accounts(t, &names, &n)) return NULL;
+  struct px_conf *c = px_sim_cluster_new(nnodes, ngpu, names, n);
+  free(names);
+  if (!c) fprintf(stderr, "phalanx sim: out of memory building the cluster\n");
+  return c;
+}
+
+static int load_policies(const struct opts *o, const struct px_conf *c, struct px_sim_policy *pol, int *npol) {
+  struct px_diag d;
+  *npol = o->npolicies ? o->npolicies : 1;
+  if (!o->npolicies) {
+    snprintf(pol[0].name, sizeof pol[0].name, "default");
+    pol[0].sched = c->sched;
+    return 0;
+  }
+  for (int i = 0; i < o->npolicies; i++) {
+    if (px_sim_policy_load(&pol[i], o->policies[i], &c->sched, &d)) {
+      fprintf(stderr, "phalanx sim: policy %s\n", d.msg);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+static int run_all(const struct opts *o, const struct px_sim_setup *s, const struct px_sim_policy *pol, int npol,
+                   struct px_sim_result *res) {
+  for (int i = 0; i < npol; i++) {
+    struct px_diag d;
+    struct px_sim_run_opts ro = {.seed = o->seed, .progress = px_sim_progress_new(pol[i].name)};
+    int rc = px_sim_run(s, &pol[i].sched, pol[i].name, &ro, &res[i], &d);
+    px_sim_progress_free(ro.progress);
+    if (rc) {
+      fprintf(stderr, "phalanx sim: policy %s: %s (%s)\n", pol[i].name, d.msg, px_strerror(rc));
+      for (int k = 0; k < i; k++) px_sim_result_fini(&res[k]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int report(const struct opts *o, const struct px_sim_setup *s, struct px_sim_result *res, int n) {
+  struct px_sim_report rep = {.trace_path = o->trace, .setup = s, .results = res, .nresults = (size_t)n};
+  if (o->json) px_sim_report_json(stdout, &rep);
+  else px_sim_report_table(stdout, &rep);
+  int rc = 0;
+  if (o->plots) {
+    struct px_diag d;
+    if (px_sim_plot(o->plots, &rep, &d)) {
+      fprintf(stderr, "phalanx sim: plots: %s\n", d.msg);
+      rc = 1;
+    }
+  }
+  if (!px_sim_report_conserved(&rep)) {
+    fprintf(stderr, "phalanx sim: conservation check VIOLATED (see the report)\n");
+    rc = 1;
+  }
+  return rc;
+}
 
 int px_cmd_sim(int argc, char **argv) {
-  (void)argc;
-  fprintf(stderr, "phalanx %s: not built yet\n", argv[0]);
-  return 2;
+  struct opts o;
+  int rc = parse_args(argc, argv, &o);
+  if (rc) return rc == 1 ? 0 : rc;
+  struct px_trace t;
+  struct px_diag d;
+  if (px_trace_load(&t, o.trace, &d)) {
+    fprintf(stderr, "phalanx sim: %s\n", d.msg);
+    return 2;
+  }
+  struct px_conf *conf = make_cluster(&o, &t);
+  struct px_sim_setup s = {0};
+  struct px_sim_policy pol[MAX_POLICIES];
+  struct px_sim_result res[MAX_POLICIES];
+  int npol = 0;
+  rc = 2;
+  if (!conf) goto out;
+  if (px_sim_setup_init(&s, &t, conf, o.limit_factor, &d)) {
+    fprintf(stderr, "phalanx sim: %s\n", d.msg);
+    goto out;
+  }
+  if ((rc = load_policies(&o, conf, pol, &npol))) goto out;
+  if ((rc = run_all(&o, &s, pol, npol, res))) goto out;
+  rc = report(&o, &s, res, npol);
+  for (int i = 0; i < npol; i++) px_sim_result_fini(&res[i]);
+out:
+  px_sim_setup_fini(&s);
+  px_conf_free(conf);
+  px_trace_fini(&t);
+  return rc;
 }

@@ -1,0 +1,134 @@
+/*
+ * bench_sim.c - simulator speed and memory, as `name value unit` lines.
+ *
+ *   sim_philly_s               wall seconds of `phalanx sim` over
+ *                              ../shared/traces/philly_pollux.csv (82,247 jobs;
+ *                              $PX_TRACES_DIR overrides the directory)
+ *                              on 64x8 with multifactor + conservative backfill
+ *                              (examples/policies/conservative.conf); skipped
+ *                              with a message when the trace is absent
+ *   sim_philly_peak_rss_mib    its peak resident memory
+ *   sim_synthetic_1m_s         1,000,000 jobs of the standard mix (issue 3: 60%
+ *                              1 GPU, 25% one 8-GPU node, 10% gangs of 2-4 whole
+ *                              nodes, 5% gangs of 8-64 whole nodes; no arrays,
+ *                              a trace has none) on 2,048 x 8 GPUs, same policy;
+ *                              arrivals Poisson at ~90% offered load, run times
+ *                              log-uniform in [1 min, 24 h], 20 accounts
+ *   sim_synthetic_1m_peak_rss_mib  its peak resident memory (target < 4096)
+ *
+ * Each run is a child process (fork, then the same entry point as the
+ * binary), so wait4() gives its own peak RSS; the parent only times it. The
+ * synthetic trace is written to a temporary CSV first (not timed), so the run
+ * includes reading it like any trace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Runs `phalanx sim ARGS` in a child with stdout to /dev/null; wall seconds and peak RSS (MiB). */
+static int run_sim(char **argv, int argc, double *wall_s, double *rss_mib) {
+  fflush(NULL);
+  double t0 = now_s();
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd >= 0) dup2(fd, STDOUT_FILENO);
+    _exit(px_cmd_sim(argc, argv));
+  }
+  int st;
+  struct rusage ru;
+  while (wait4(pid, &st, 0, &ru) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  *wall_s = now_s() - t0;
+  *rss_mib = (double)ru.ru_maxrss / 1024.0;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static uint64_t rng(void) { /* xorshift64*: fixed seed, same trace every run */
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return rng_state * 2685821657736338717ULL;
+}
+static double unif(void) { return (double)(rng() >> 11) / 9007199254740992.0; }
+
+static int write_synthetic(const char *path, long njobs) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "job_id,submit_s,duration_s,gpus,nodes,user,queue,status\n");
+  /* Mean GPUs 0.6x1 + 0.25x8 + 0.1x24 + 0.05x288 = 19.4; mean run time of
+   * log-uniform [60, 86400] = 86340 / ln 1440 = 11,870 s; 90% of 16,384 GPUs
+   * then needs a mean inter-arrival of 19.4 x 11870 / (0.9 x 16384) = 15.6 s. */
+  double t = 0, mean_gap = 15.6;
+  for (long i = 0; i < njobs; i++) {
+    t += -mean_gap * log(1.0 - unif());
+    double u = unif();
+    long gpus;
+    if (u < 0.60) gpus = 1;
+    else if (u < 0.85) gpus = 8;
+    else if (u < 0.95) gpus = 8 * (2 + (long)(rng() % 3));
+    else gpus = 8 * (8 + (long)(rng() % 57));
+    long dur = (long)(60.0 * exp(unif() * log(1440.0)));
+    fprintf(f, "s%07ld,%ld,%ld,%ld,,,team%02d,\n", i, (long)t, dur, gpus, (int)(rng() % 20));
+  }
+  return fclose(f);
+}
+
+int main(void) {
+  const char *src = getenv("PX_SRC");
+  char philly[4096], policy[4096];
+  const char *traces = getenv("PX_TRACES_DIR");
+  if (traces) snprintf(philly, sizeof philly, "%s/philly_pollux.csv", traces);
+  else snprintf(philly, sizeof philly, "%s/../shared/traces/philly_pollux.csv", src ? src : ".");
+  snprintf(policy, sizeof policy, "%s/examples/policies/conservative.conf", src ? src : ".");
+  int rc = 0;
+  double wall, rss;
+  if (access(philly, R_OK) != 0) {
+    fprintf(stderr, "bench_sim: %s absent: sim_philly_s skipped (see ../shared/traces/PROVENANCE.md)\n", philly);
+  } else {
+    char *argv[] = {"sim", "--trace", philly, "--cluster", "64x8", "--policy", policy, "--json", NULL};
+    int st = run_sim(argv, 8, &wall, &rss);
+    if (st != 0) {
+      fprintf(stderr, "bench_sim: philly run exited %d\n", st);
+      rc = 1;
+    }
+    printf("sim_philly_s %.2f s\nsim_philly_peak_rss_mib %.0f MiB\n", wall, rss);
+  }
+  char path[] = "/tmp/px_bench_sim_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return 1;
+  close(fd);
+  long njobs = getenv("PX_BENCH_SIM_JOBS") ? strtol(getenv("PX_BENCH_SIM_JOBS"), NULL, 10) : 1000000;
+  if (write_synthetic(path, njobs) != 0) {
+    unlink(path);
+    return 1;
+  }
+  char *argv[] = {"sim", "--trace", path, "--cluster", "2048x8", "--policy", policy, "--json", NULL};
+  int st = run_sim(argv, 8, &wall, &rss);
+  unlink(path);
+  if (st != 0) {
+    fprintf(stderr, "bench_sim: synthetic run exited %d\n", st);
+    rc = 1;
+  }
+  printf("sim_synthetic_1m_s %.2f s\nsim_synthetic_1m_peak_rss_mib %.0f MiB\n", wall, rss);
+  return rc;
+}

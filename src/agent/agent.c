@@ -1,0 +1,442 @@
+/*
+ * agent.c - the node agent's main loop (agent.h).
+ *
+ * One thread runs everything here; only the long poll for orders has its
+ * own thread (agent_link.c). Each job is a supervisor process writing to
+ * its job directory; the agent learns of ends from SIGCHLD (supervisors it
+ * started), from the supervisors' datagrams, and from a once-a-second look
+ * at supervisors it reattached to after a restart (not its children).
+ */
+#include "agent/agent.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent_link.h"
+#include "agent/launch.h"
+#include "agent/supervise.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/map.h"
+
+struct ajob {
+  uint64_t job_id;
+  uint32_t restart;
+  char dir[4096];
+  pid_t sup;
+  int64_t sup_start;
+  bool ended;
+  struct ajob *next;
+};
+
+struct agent {
+  const struct px_agent_opts *o;
+  struct px_site site;
+  struct px_node_res res;
+  struct px_link link;
+  struct ajob *jobs;
+  struct px_map done;        /* job ids whose end the server acknowledged (dedupe) */
+  int sfd, nfd;
+  int heartbeat_s;
+};
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int px_agent_discover(const struct px_agent_opts *o, struct px_node_res *r, char *why, size_t whylen) {
+  memset(r, 0, sizeof *r);
+  px_discover_cpus(r);
+  px_discover_mem(r);
+  if (o->emulate_cpus) r->cpus = r->cores = o->emulate_cpus;
+  if (o->emulate_mem_mib) r->mem_mib = o->emulate_mem_mib;
+  if (o->emulate[0]) {
+    if (px_discover_gpus_emulated(r, o->emulate, o->site.node)) {
+      snprintf(why, whylen, "bad --emulate-gpus '%s' (want N[:TYPE[:GROUPS]])", o->emulate);
+      return PX_EINVAL;
+    }
+    return 0;
+  }
+  /* No NVML is a node without GPUs, not an error: the server drains it if
+   * its configuration promised GPUs. */
+  px_discover_gpus_nvml(r, why, whylen);
+  return 0;
+}
+
+static void rm_rf(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char p[4400];
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      unlink(p);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+static char *end_report(struct agent *a, const struct px_job_status *st) {
+  struct px_task_report r = {.job_id = st->job_id, .exit_code = st->exit_code, .term_signal = st->term_signal,
+                             .peak_mem_mib = st->peak_mem_mib, .cpu_time_ms = st->cpu_time_ms,
+                             .start_time = st->start_time, .end_time = st->end_time};
+  snprintf(r.node, sizeof r.node, "%s", a->site.node);
+  snprintf(r.state, sizeof r.state, "%s", st->state);
+  return px_task_report_encode(&r);
+}
+
+/* The job's supervisor wrote its status (or died without): queue the end. */
+static void job_ended(struct agent *a, struct ajob *j) {
+  struct px_job_status st;
+  int rc = px_status_read(j->dir, &st);
+  if (rc == PX_ENOENT) {
+    /* supervisor gone without a word: end what is left, call it failed */
+    px_job_order(j->dir, SIGKILL, 0, "FAILED");
+    memset(&st, 0, sizeof st);
+    st.job_id = j->job_id;
+    snprintf(st.state, sizeof st.state, "FAILED");
+    snprintf(st.error, sizeof st.error, "the job's supervisor ended without a status");
+    st.exit_code = 1;
+    st.end_time = time(NULL);
+    px_status_write(j->dir, &st);
+  } else if (rc) {
+    return;
+  }
+  j->ended = true;
+  px_info("job %llu ended: %s", (unsigned long long)j->job_id, st.state);
+  px_link_queue(&a->link, end_report(a, &st), j->dir);
+}
+
+static struct ajob *find_dir(struct agent *a, const char *name) {
+  for (struct ajob *j = a->jobs; j; j = j->next) {
+    const char *base = strrchr(j->dir, '/');
+    if (base && strcmp(base + 1, name) == 0) return j;
+  }
+  return NULL;
+}
+
+static struct ajob *add_job(struct agent *a, uint64_t id, uint32_t restart, pid_t sup) {
+  struct ajob *j = calloc(1, sizeof *j);
+  if (!j) return NULL;
+  j->job_id = id;
+  j->restart = restart;
+  j->sup = sup;
+  px_jobdir_path(a->o->state_dir, id, restart, j->dir, sizeof j->dir);
+  j->next = a->jobs;
+  a->jobs = j;
+  return j;
+}
+
+static void on_acked(const char *dir, void *ud) {
+  struct agent *a = ud;
+  for (struct ajob **pp = &a->jobs; *pp; pp = &(*pp)->next) {
+    struct ajob *j = *pp;
+    if (strcmp(j->dir, dir) != 0) continue;
+    px_map_put(&a->done, j->job_id, j->restart);
+    *pp = j->next;
+    free(j);
+    break;
+  }
+  rm_rf(dir);
+}
+
+static void launch(struct agent *a, const struct px_launch *l) {
+  if (strcmp(l->nodes[l->node_rank], a->site.node) != 0) {
+    px_error("job %llu: order for node %s reached %s; ignored", (unsigned long long)l->job_id,
+             l->nodes[l->node_rank], a->site.node);
+    return;
+  }
+  uint64_t r;
+  if (px_map_get(&a->done, l->job_id, &r) && r == l->restart_count) return; /* already ran and reported */
+  char dir[4096];
+  pid_t pid = 0;
+  int rc = px_job_start(a->o->state_dir, l, &a->site, dir, sizeof dir, &pid);
+  if (rc == PX_EEXIST) return; /* started before: never twice */
+  struct ajob *j = add_job(a, l->job_id, l->restart_count, pid);
+  if (!j) return;
+  if (rc) {
+    job_ended(a, j);
+    return;
+  }
+  j->sup_start = px_proc_start(pid);
+  struct px_task_report rep = {.job_id = l->job_id, .start_time = time(NULL)};
+  snprintf(rep.node, sizeof rep.node, "%s", a->site.node);
+  snprintf(rep.state, sizeof rep.state, "RUNNING");
+  px_link_queue(&a->link, px_task_report_encode(&rep), NULL);
+}
+
+static void order(struct agent *a, const struct px_signal_order *s) {
+  struct ajob *hit = NULL;
+  for (struct ajob *j = a->jobs; j; j = j->next)
+    if (j->job_id == s->job_id && !j->ended) hit = j;
+  if (!hit) {
+    px_debug("signal for job %llu, not running here", (unsigned long long)s->job_id);
+    return;
+  }
+  if (px_job_order(hit->dir, s->signal, s->grace_s, s->reason) == PX_ESTATE) job_ended(a, hit);
+}
+
+static void take_orders(struct agent *a) {
+  uint32_t n;
+  struct px_agent_work *w = px_link_take(&a->link, &n);
+  for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t k = 0; k < w[i].nlaunch; k++) launch(a, &w[i].launch[k]);
+    for (uint32_t k = 0; k < w[i].nsignal; k++) order(a, &w[i].signal[k]);
+    px_agent_work_fini(&w[i]);
+  }
+  free(w);
+}
+
+static void reap(struct agent *a) {
+  int ws;
+  pid_t pid;
+  while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+    for (struct ajob *j = a->jobs; j; j = j->next)
+      if (j->sup == pid && !j->ended) job_ended(a, j);
+}
+
+/* Supervisors this agent did not start (reattached) are not its children. */
+static void check_foreign(struct agent *a) {
+  for (struct ajob *j = a->jobs; j; j = j->next)
+    if (!j->ended && !px_proc_same(j->sup, j->sup_start)) job_ended(a, j);
+}
+
+static void read_notes(struct agent *a) {
+  char name[256];
+  ssize_t n;
+  while ((n = recv(a->nfd, name, sizeof name - 1, MSG_DONTWAIT)) > 0) {
+    name[n] = '\0';
+    struct ajob *j = find_dir(a, name);
+    if (j && !j->ended) job_ended(a, j);
+  }
+}
+
+/* After a restart: every job directory is a job this node started. Those
+ * whose supervisor still runs are reattached; those that ended meanwhile
+ * have their end (re)queued. */
+static void reattach(struct agent *a) {
+  char jobs[4200];
+  snprintf(jobs, sizeof jobs, "%s/jobs", a->o->state_dir);
+  DIR *d = opendir(jobs);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    unsigned long long id;
+    unsigned restart;
+    if (sscanf(e->d_name, "%llu.%u", &id, &restart) != 2) continue;
+    struct ajob *j = add_job(a, id, restart, 0);
+    if (!j) break;
+    struct px_job_state js;
+    if (px_state_read(j->dir, &js) == 0) {
+      j->sup = js.supervisor;
+      j->sup_start = js.supervisor_start;
+    }
+    if (px_proc_same(j->sup, j->sup_start)) {
+      px_info("job %llu: reattached to supervisor %d", id, (int)j->sup);
+      struct px_task_report rep = {.job_id = id};
+      snprintf(rep.node, sizeof rep.node, "%s", a->site.node);
+      snprintf(rep.state, sizeof rep.state, "RUNNING");
+      px_link_queue(&a->link, px_task_report_encode(&rep), NULL);
+    } else {
+      job_ended(a, j);
+    }
+  }
+  closedir(d);
+}
+
+static int node_report(struct agent *a, struct px_node_report *r) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->node, sizeof r->node, "%s", a->site.node);
+  snprintf(r->addr, sizeof r->addr, "%s", a->o->addr[0] ? a->o->addr : a->site.node);
+  snprintf(r->version, sizeof r->version, "0.1.0");
+  r->cpus = a->res.cpus;
+  r->mem_mib = a->res.mem_mib;
+  r->gpus = a->res.gpus;
+  r->ngpus = a->res.ngpus;
+  uint32_t n = 0;
+  for (struct ajob *j = a->jobs; j; j = j->next) n++;
+  r->jobs = calloc(n ? n : 1, sizeof *r->jobs);
+  if (!r->jobs) return PX_ENOMEM;
+  for (struct ajob *j = a->jobs; j; j = j->next) {
+    struct px_known_job *k = &r->jobs[r->njobs++];
+    struct px_job_status st;
+    k->job_id = j->job_id;
+    if (j->ended && px_status_read(j->dir, &st) == 0) {
+      snprintf(k->state, sizeof k->state, "%s", st.state);
+      k->exit_code = st.exit_code;
+      k->term_signal = st.term_signal;
+    } else {
+      snprintf(k->state, sizeof k->state, "RUNNING");
+    }
+  }
+  return 0;
+}
+
+static int do_register(struct agent *a) {
+  struct px_node_report r;
+  if (node_report(a, &r)) return PX_ENOMEM;
+  int rc = px_link_register(&a->link, &r, &a->heartbeat_s);
+  free(r.jobs);
+  return rc;
+}
+
+static int open_notify(struct agent *a) {
+  if (strlen(a->o->state_dir) + 12 > sizeof a->site.notify) return -1;
+  snprintf(a->site.notify, sizeof a->site.notify, "%.*s/agent.sock", (int)sizeof a->site.notify - 12, a->o->state_dir);
+  unlink(a->site.notify);
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof addr.sun_path, "%.107s", a->site.notify);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+    px_warn("no notify socket at %s (%s); ends found by polling", a->site.notify, strerror(errno));
+    if (fd >= 0) close(fd);
+    a->site.notify[0] = '\0';
+    return -1;
+  }
+  return fd;
+}
+
+/* `phalanx dev`: the agent's jobs stop with it. */
+static void stop_jobs(struct agent *a) {
+  for (struct ajob *j = a->jobs; j; j = j->next)
+    if (!j->ended) px_job_order(j->dir, SIGKILL, 0, "CANCELLED");
+  for (int i = 0; i < 500; i++) {
+    bool left = false;
+    reap(a);
+    check_foreign(a);
+    for (struct ajob *j = a->jobs; j; j = j->next) left |= !j->ended;
+    if (!left) break;
+    struct timespec ts = {0, 10000000L};
+    nanosleep(&ts, NULL);
+  }
+  px_link_flush(&a->link, mono_ms(), on_acked, a);
+}
+
+/* Registers when not registered (first start, or the server came back),
+ * with a growing pause between tries; starts the order poll the first time. */
+static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int *backoff) {
+  if (a->link.registered || now < *reg_at) return;
+  if (do_register(a) != 0) {
+    *reg_at = now + *backoff;
+    *backoff = *backoff < 2000 ? *backoff * 2 : 2000;
+    return;
+  }
+  *backoff = 100;
+  if (!a->link.thread_started && px_link_start_poll(&a->link) != 0) px_error("cannot start the order poll");
+}
+
+static void loop(struct agent *a) {
+  int64_t next_hb = mono_ms() + a->heartbeat_s * 1000L, next_scan = mono_ms() + 1000, reg_at = 0;
+  int backoff = 100;
+  for (;;) {
+    int64_t now = mono_ms();
+    ensure_registered(a, now, &reg_at, &backoff);
+    if (a->link.registered) px_link_flush(&a->link, now, on_acked, a);
+    int64_t wake = next_hb < next_scan ? next_hb : next_scan;
+    if (!a->link.registered && reg_at < wake) wake = reg_at;
+    if (a->link.registered && a->link.head && a->link.retry_at_ms < wake) wake = a->link.retry_at_ms;
+    int timeout = wake > now ? (int)(wake - now) : 0;
+    struct pollfd p[3] = {{a->sfd, POLLIN, 0}, {a->link.wake[0], POLLIN, 0}, {a->nfd, POLLIN, 0}};
+    if (poll(p, a->nfd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR) break;
+    if (p[0].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      bool quit = false;
+      while (read(a->sfd, &si, sizeof si) == (ssize_t)sizeof si)
+        quit |= si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT;
+      reap(a);
+      if (quit) break;
+    }
+    if (p[1].revents & POLLIN) take_orders(a);
+    if (a->nfd >= 0 && (p[2].revents & POLLIN)) read_notes(a);
+    now = mono_ms();
+    if (now >= next_scan) {
+      check_foreign(a);
+      next_scan = now + 1000;
+    }
+    if (now >= next_hb && a->link.registered) {
+      px_link_heartbeat(&a->link);
+      next_hb = now + a->heartbeat_s * 1000L;
+    }
+  }
+}
+
+static void agent_fini(struct agent *a) {
+  px_link_fini(&a->link);
+  while (a->jobs) {
+    struct ajob *n = a->jobs->next;
+    free(a->jobs);
+    a->jobs = n;
+  }
+  px_map_fini(&a->done);
+  if (a->nfd >= 0) close(a->nfd);
+  if (a->sfd >= 0) close(a->sfd);
+  if (a->site.notify[0]) unlink(a->site.notify);
+}
+
+int px_agent_run(const struct px_agent_opts *o) {
+  static struct agent a;
+  memset(&a, 0, sizeof a);
+  a.o = o;
+  a.site = o->site;
+  a.heartbeat_s = o->heartbeat_s;
+  a.sfd = a.nfd = -1;
+  char tag[96], why[256] = "";
+  snprintf(tag, sizeof tag, "agent %s", o->site.node);
+  px_log_set_tag(tag);
+  if (px_agent_discover(o, &a.res, why, sizeof why)) {
+    px_error("%s", why);
+    return 2;
+  }
+  if (why[0]) px_info("%s", why);
+  a.site.node_ngpus = a.res.ngpus;
+  a.site.emulated_gpus = a.res.emulated;
+  a.site.emulated_cpus = o->emulate_cpus != 0;
+  px_info("%u CPUs (%u cores), %llu MiB, %u GPUs%s", a.res.cpus, a.res.cores, (unsigned long long)a.res.mem_mib,
+          a.res.ngpus, a.res.emulated ? " (emulated)" : "");
+  char jobs[4200];
+  snprintf(jobs, sizeof jobs, "%s/jobs", o->state_dir);
+  if ((mkdir(o->state_dir, 0755) != 0 && errno != EEXIST) || (mkdir(jobs, 0711) != 0 && errno != EEXIST)) {
+    px_error("cannot create state directory %s: %s", o->state_dir, strerror(errno));
+    return 2;
+  }
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  int rc = px_link_init(&a.link, o->server, o->site.node, o->token_file, o->munge);
+  if (rc) {
+    px_error("cannot set up the connection to %s: %s", o->server, px_strerror(rc));
+    curl_global_cleanup();
+    return 2;
+  }
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGCHLD);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigprocmask(SIG_BLOCK, &mask, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  a.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  a.nfd = open_notify(&a);
+  reattach(&a);
+  loop(&a);
+  if (o->kill_jobs_on_exit) stop_jobs(&a);
+  px_info("stopping%s", o->kill_jobs_on_exit ? "" : " (jobs keep running)");
+  agent_fini(&a);
+  curl_global_cleanup();
+  return 0;
+}

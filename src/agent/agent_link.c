@@ -1,0 +1,194 @@
+/* agent_link.c - registration, order polling and report delivery (agent_link.h). */
+#include "agent/agent_link.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/error.h"
+#include "util/log.h"
+
+#define POLL_TIMEOUT_MS 30000L /* above the server's ~20 s long poll */
+#define REPORT_TIMEOUT_MS 5000L
+
+int px_link_init(struct px_link *k, const char *server, const char *node, const char *token_file, bool munge) {
+  memset(k, 0, sizeof *k);
+  snprintf(k->node, sizeof k->node, "%s", node);
+  k->wake[0] = k->wake[1] = -1;
+  int rc = px_http_new(server, token_file, munge, node, &k->main_http);
+  if (!rc) rc = px_http_new(server, token_file, munge, node, &k->poll_http);
+  if (!rc && pipe2(k->wake, O_CLOEXEC | O_NONBLOCK) != 0) rc = PX_EIO;
+  pthread_mutex_init(&k->mu, NULL);
+  k->backoff_ms = 100;
+  if (rc) px_link_fini(k);
+  return rc;
+}
+
+void px_link_fini(struct px_link *k) {
+  k->stop = 1;
+  if (k->poll_http) px_http_abort(k->poll_http);
+  if (k->thread_started) pthread_join(k->thread, NULL);
+  k->thread_started = false;
+  px_http_free(k->main_http);
+  px_http_free(k->poll_http);
+  k->main_http = k->poll_http = NULL;
+  for (uint32_t i = 0; i < k->ninbox; i++) px_agent_work_fini(&k->inbox[i]);
+  free(k->inbox);
+  k->inbox = NULL;
+  k->ninbox = k->capinbox = 0;
+  while (k->head) {
+    struct px_report_item *n = k->head->next;
+    free(k->head->json);
+    free(k->head);
+    k->head = n;
+  }
+  k->tail = NULL;
+  if (k->wake[0] >= 0) close(k->wake[0]), close(k->wake[1]);
+  k->wake[0] = k->wake[1] = -1;
+  pthread_mutex_destroy(&k->mu);
+}
+
+static void nap(int ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+int px_link_register(struct px_link *k, const struct px_node_report *r, int *heartbeat_s) {
+  char *body = px_node_report_encode(r);
+  if (!body) return PX_ENOMEM;
+  long status = 0;
+  char *resp = NULL;
+  int rc = px_http_do(k->main_http, "POST", "/v1/agent/register", body, REPORT_TIMEOUT_MS, &status, &resp);
+  free(body);
+  if (!rc && status >= 200 && status < 300) {
+    json_t *j = resp ? json_loads(resp, 0, NULL) : NULL;
+    json_t *hb = j ? json_object_get(j, "heartbeat_s") : NULL;
+    if (json_is_integer(hb) && json_integer_value(hb) > 0) *heartbeat_s = (int)json_integer_value(hb);
+    json_decref(j);
+    k->registered = true;
+    px_info("registered with the server");
+  } else if (!rc) {
+    px_warn("register: HTTP %ld %s", status, resp ? resp : "");
+    rc = PX_EPROTO;
+  }
+  free(resp);
+  return rc;
+}
+
+static void inbox_push(struct px_link *k, struct px_agent_work *w) {
+  pthread_mutex_lock(&k->mu);
+  if (k->ninbox == k->capinbox) {
+    uint32_t cap = k->capinbox ? k->capinbox * 2 : 8;
+    struct px_agent_work *n = realloc(k->inbox, cap * sizeof *n);
+    if (!n) {
+      pthread_mutex_unlock(&k->mu);
+      px_error("out of memory queueing orders (batch %llu dropped)", (unsigned long long)w->seq);
+      px_agent_work_fini(w);
+      return;
+    }
+    k->inbox = n;
+    k->capinbox = cap;
+  }
+  k->inbox[k->ninbox++] = *w;
+  pthread_mutex_unlock(&k->mu);
+  if (write(k->wake[1], "w", 1) < 0) { /* the pipe is full: the main loop is already woken */ }
+}
+
+static void *poll_main(void *arg) {
+  struct px_link *k = arg;
+  int wait = 100;
+  while (!k->stop) {
+    char path[256];
+    snprintf(path, sizeof path, "/v1/agent/work?node=%s&after=%llu", k->node, (unsigned long long)k->seq);
+    long status = 0;
+    char *resp = NULL;
+    int rc = px_http_do(k->poll_http, "GET", path, NULL, POLL_TIMEOUT_MS, &status, &resp);
+    struct px_agent_work w;
+    struct px_diag d;
+    if (!rc && status == 200 && resp && px_agent_work_decode(resp, &w, &d) == 0) {
+      if (w.seq > k->seq) k->seq = w.seq;
+      if (w.nlaunch || w.nsignal) inbox_push(k, &w);
+      else px_agent_work_fini(&w);
+      wait = 100;
+    } else if (!k->stop && rc != PX_ETIMEOUT) {
+      if (!rc && status == 200) px_error("work: bad answer: %s", d.msg);
+      else if (!rc && status != 204) px_warn("work: HTTP %ld", status);
+      nap(wait);
+      wait = wait < 1000 ? wait * 2 : 1000;
+    }
+    free(resp);
+  }
+  return NULL;
+}
+
+int px_link_start_poll(struct px_link *k) {
+  if (pthread_create(&k->thread, NULL, poll_main, k) != 0) return PX_EAGAIN;
+  k->thread_started = true;
+  return 0;
+}
+
+struct px_agent_work *px_link_take(struct px_link *k, uint32_t *n) {
+  char drain[64];
+  while (read(k->wake[0], drain, sizeof drain) > 0) {}
+  pthread_mutex_lock(&k->mu);
+  struct px_agent_work *w = k->inbox;
+  *n = k->ninbox;
+  k->inbox = NULL;
+  k->ninbox = k->capinbox = 0;
+  pthread_mutex_unlock(&k->mu);
+  return w;
+}
+
+void px_link_queue(struct px_link *k, char *json, const char *jobdir) {
+  struct px_report_item *it = calloc(1, sizeof *it);
+  if (!it || !json) {
+    px_error("out of memory queueing a report");
+    free(it);
+    free(json);
+    return;
+  }
+  it->json = json;
+  snprintf(it->jobdir, sizeof it->jobdir, "%s", jobdir ? jobdir : "");
+  if (k->tail) k->tail->next = it;
+  else k->head = it;
+  k->tail = it;
+}
+
+int px_link_flush(struct px_link *k, int64_t now_ms, void (*on_acked)(const char *, void *), void *ud) {
+  if (now_ms < k->retry_at_ms) return k->head != NULL;
+  while (k->head) {
+    struct px_report_item *it = k->head;
+    long status = 0;
+    int rc = px_http_do(k->main_http, "POST", "/v1/agent/report", it->json, REPORT_TIMEOUT_MS, &status, NULL);
+    bool ok = !rc && status >= 200 && status < 300;
+    bool rejected = !rc && status >= 400 && status < 500 && status != 404 && status != 409 && status != 401;
+    if (!ok && !rejected) {
+      /* the server is away (or restarting): keep everything, retry later */
+      k->retry_at_ms = now_ms + k->backoff_ms;
+      k->backoff_ms = k->backoff_ms < 2000 ? k->backoff_ms * 2 : 2000;
+      if (rc) k->registered = false;
+      return 1;
+    }
+    if (rejected) px_error("report rejected (HTTP %ld): %s", status, it->json);
+    k->backoff_ms = 100;
+    if (it->jobdir[0] && on_acked) on_acked(it->jobdir, ud);
+    k->head = it->next;
+    if (!k->head) k->tail = NULL;
+    free(it->json);
+    free(it);
+  }
+  return 0;
+}
+
+int px_link_heartbeat(struct px_link *k) {
+  char body[128];
+  snprintf(body, sizeof body, "{\"node\":\"%s\"}", k->node);
+  long status = 0;
+  int rc = px_http_do(k->main_http, "POST", "/v1/agent/heartbeat", body, REPORT_TIMEOUT_MS, &status, NULL);
+  if (rc || status == 404 || status == 409) k->registered = false;
+  return rc ? rc : (status >= 200 && status < 300 ? 0 : PX_EPROTO);
+}

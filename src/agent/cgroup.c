@@ -1,0 +1,373 @@
+/*
+ * cgroup.c - per-job control groups on cgroup v1 and v2 (cgroup.h).
+ *
+ * The layout is found from /proc/self/mountinfo (which hierarchies exist and
+ * where) and /proc/self/cgroup (where this process sits in each), so the
+ * agent works unchanged under systemd, in a container, or on a hybrid host.
+ */
+#include "agent/cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/error.h"
+
+static const char *const ctl_name[PX_CG_NCTL] = {"memory", "cpuset", "pids", "devices", "cpuacct", "freezer"};
+#define NVIDIA_MAJOR 195 /* /dev/nvidiaN is char 195:N (nvidiactl is 195:255) */
+
+static int write_file(const char *dir, const char *file, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int write_file(const char *dir, const char *file, const char *fmt, ...) {
+  char path[PATH_MAX + 64], val[256];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(val, sizeof val, fmt, ap);
+  va_end(ap);
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t w = write(fd, val, (size_t)n);
+  int e = w < 0 ? -errno : 0;
+  close(fd);
+  return e;
+}
+
+/* Reads a small file into buf; returns bytes or -errno. */
+static int read_file(const char *dir, const char *file, char *buf, size_t size) {
+  char path[PATH_MAX + 64];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t n = read(fd, buf, size - 1);
+  int e = errno;
+  close(fd);
+  if (n < 0) return -e;
+  buf[n] = '\0';
+  return (int)n;
+}
+
+static uint64_t read_u64(const char *dir, const char *file) {
+  char b[64];
+  if (read_file(dir, file, b, sizeof b) <= 0) return 0;
+  return strtoull(b, NULL, 10);
+}
+
+/* The value after "key " in a "key value" per line file (memory.events, cpu.stat). */
+static uint64_t read_keyed(const char *dir, const char *file, const char *key) {
+  char b[4096];
+  if (read_file(dir, file, b, sizeof b) <= 0) return 0;
+  size_t klen = strlen(key);
+  for (char *line = b; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+    if (strncmp(line, key, klen) == 0 && line[klen] == ' ') return strtoull(line + klen + 1, NULL, 10);
+  return 0;
+}
+
+/* This process's path in the hierarchy whose /proc/self/cgroup controller
+ * list contains want ("" for the v2 line). */
+static int own_path(const char *want, char *out, size_t size) {
+  FILE *f = fopen("/proc/self/cgroup", "re");
+  if (!f) return -errno;
+  char line[PATH_MAX + 128];
+  int rc = PX_ENOENT;
+  while (rc && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2) continue;
+    *c2 = '\0';
+    const char *ctls = c1 + 1;
+    bool match = !*want ? !*ctls : false;
+    for (char *tok = *want ? strtok(c1 + 1, ",") : NULL; tok && !match; tok = strtok(NULL, ","))
+      match = strcmp(tok, want) == 0;
+    if (match) {
+      snprintf(out, size, "%s", strcmp(c2 + 1, "/") == 0 ? "" : c2 + 1);
+      rc = 0;
+    }
+  }
+  fclose(f);
+  return rc;
+}
+
+/* Mount point of the v1 hierarchy carrying ctl, or of cgroup2 (ctl NULL). */
+static int mount_of(const char *ctl, char *out, size_t size) {
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (!f) return -errno;
+  char line[4096];
+  int rc = PX_ENOENT;
+  while (rc && fgets(line, sizeof line, f)) {
+    char *sep = strstr(line, " - ");
+    if (!sep) continue;
+    char mnt[PATH_MAX], fstype[32], src[64], opts[1024];
+    if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1) continue;
+    if (sscanf(sep + 3, "%31s %63s %1023s", fstype, src, opts) != 3) continue;
+    bool hit = false;
+    if (!ctl) {
+      hit = strcmp(fstype, "cgroup2") == 0;
+    } else if (strcmp(fstype, "cgroup") == 0) {
+      for (char *tok = strtok(opts, ","); tok && !hit; tok = strtok(NULL, ",")) hit = strcmp(tok, ctl) == 0;
+    }
+    if (hit) {
+      snprintf(out, size, "%s", mnt);
+      rc = 0;
+    }
+  }
+  fclose(f);
+  return rc;
+}
+
+/* dst = dir "/" name; PX_ERANGE when it does not fit. */
+static int join(char *dst, size_t size, const char *dir, const char *name) {
+  size_t a = strlen(dir), b = strlen(name);
+  if (a + b + 2 > size) return PX_ERANGE;
+  memcpy(dst, dir, a);
+  dst[a] = '/';
+  memcpy(dst + a + 1, name, b + 1);
+  return 0;
+}
+
+static bool has_word(const char *list, const char *word) {
+  size_t n = strlen(word);
+  for (const char *p = strstr(list, word); p; p = strstr(p + 1, word))
+    if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\n' || p[n] == '\0')) return true;
+  return false;
+}
+
+static int probe_v2(struct px_cg_layout *lay, const char *root_rel, const char *node) {
+  char mnt[PATH_MAX], own[PATH_MAX], ctls[512], dir[PATH_MAX + 8];
+  if (mount_of(NULL, mnt, sizeof mnt) || own_path("", own, sizeof own)) return PX_EUNSUPPORTED;
+  int w = snprintf(dir, sizeof dir, "%s%s", mnt, root_rel ? root_rel : own);
+  if (w < 0 || (size_t)w >= sizeof dir) return PX_ERANGE;
+  if (read_file(dir, "cgroup.controllers", ctls, sizeof ctls) < 0 || !has_word(ctls, "memory"))
+    return PX_EUNSUPPORTED;
+  lay->version = 2;
+  w = snprintf(lay->base[0], sizeof lay->base[0], "%s/phalanx_%s", dir, node);
+  return w < 0 || (size_t)w >= sizeof lay->base[0] ? PX_ERANGE : 0;
+}
+
+int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *node) {
+  memset(lay, 0, sizeof *lay);
+  if (probe_v2(lay, root_rel, node) == 0) return 0;
+  memset(lay, 0, sizeof *lay);
+  for (int c = 0; c < PX_CG_NCTL; c++) {
+    char mnt[PATH_MAX], own[PATH_MAX];
+    if (mount_of(ctl_name[c], mnt, sizeof mnt) || own_path(ctl_name[c], own, sizeof own)) continue;
+    if (access(mnt, W_OK) != 0) continue;
+    int w = snprintf(lay->base[c], sizeof lay->base[c], "%s%s/phalanx_%s", mnt, root_rel ? root_rel : own, node);
+    if (w < 0 || (size_t)w >= sizeof lay->base[c]) lay->base[c][0] = '\0';
+  }
+  if (!lay->base[PX_CG_MEMORY][0]) return PX_EUNSUPPORTED;
+  lay->version = 1;
+  return 0;
+}
+
+bool px_cg_constrains_devices(const struct px_cg_layout *lay) {
+  return lay->version == 1 && lay->base[PX_CG_DEVICES][0];
+}
+
+/* mkdir that accepts an existing directory; cpuset levels inherit the
+ * parent's cpus and mems (a v1 cpuset with empty sets refuses tasks). */
+static int make_dir(const char *path, bool cpuset) {
+  if (mkdir(path, 0755) != 0 && errno != EEXIST) return -errno;
+  if (!cpuset) return 0;
+  char parent[PATH_MAX], val[512];
+  snprintf(parent, sizeof parent, "%s", path);
+  char *slash = strrchr(parent, '/');
+  if (!slash) return 0;
+  *slash = '\0';
+  const char *files[] = {"cpuset.cpus", "cpuset.mems"};
+  for (int i = 0; i < 2; i++) {
+    char cur[512];
+    if (read_file(path, files[i], cur, sizeof cur) > 1) continue; /* already set */
+    int n = read_file(parent, files[i], val, sizeof val);
+    if (n <= 0) return n ? n : PX_EIO;
+    val[strcspn(val, "\n")] = '\0';
+    int rc = write_file(path, files[i], "%s", val);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int create_v1(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
+                     struct px_cgroup *cg, char *err, size_t errlen) {
+  for (int c = 0; c < PX_CG_NCTL; c++) {
+    if (!lay->base[c][0]) continue;
+    int rc = join(cg->path[c], sizeof cg->path[c], lay->base[c], name);
+    if (!rc) rc = make_dir(lay->base[c], c == PX_CG_CPUSET);
+    if (!rc) rc = make_dir(cg->path[c], c == PX_CG_CPUSET);
+    if (rc) {
+      snprintf(err, errlen, "cannot create %s: %s", cg->path[c], strerror(-rc));
+      return PX_EIO;
+    }
+  }
+  const char *mem = cg->path[PX_CG_MEMORY];
+  int rc = 0;
+  if (lim->mem_mib) {
+    uint64_t bytes = lim->mem_mib << 20;
+    rc = write_file(mem, "memory.limit_in_bytes", "%llu", (unsigned long long)bytes);
+    /* memsw exists only when the kernel accounts swap; limit == mem means no swap */
+    int sw = write_file(mem, "memory.memsw.limit_in_bytes", "%llu", (unsigned long long)bytes);
+    if (!rc && sw && sw != -ENOENT) rc = sw;
+    write_file(mem, "memory.swappiness", "0"); /* refused for some groups; memsw is the hard net */
+    if (rc) snprintf(err, errlen, "cannot set memory limit in %s: %s", mem, strerror(-rc));
+  }
+  if (!rc && lim->cpus && cg->path[PX_CG_CPUSET][0]) {
+    rc = write_file(cg->path[PX_CG_CPUSET], "cpuset.cpus", "%s", lim->cpus);
+    if (rc) snprintf(err, errlen, "cannot pin to CPUs %s: %s", lim->cpus, strerror(-rc));
+  }
+  if (!rc && lim->pids_max && cg->path[PX_CG_PIDS][0])
+    rc = write_file(cg->path[PX_CG_PIDS], "pids.max", "%llu", (unsigned long long)lim->pids_max);
+  for (uint32_t i = 0; !rc && cg->path[PX_CG_DEVICES][0] && i < lim->ndeny_gpus; i++) {
+    rc = write_file(cg->path[PX_CG_DEVICES], "devices.deny", "c %d:%u rwm", NVIDIA_MAJOR, lim->deny_gpus[i]);
+    if (rc) snprintf(err, errlen, "cannot deny GPU %u: %s", lim->deny_gpus[i], strerror(-rc));
+  }
+  return rc ? PX_EIO : 0;
+}
+
+static int create_v2(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
+                     struct px_cgroup *cg, char *err, size_t errlen) {
+  char parent[PATH_MAX];
+  snprintf(parent, sizeof parent, "%s", lay->base[0]);
+  char *slash = strrchr(parent, '/');
+  if (slash) *slash = '\0';
+  /* Controllers must be enabled at every level above the job. */
+  write_file(parent, "cgroup.subtree_control", "+memory +cpuset +pids +cpu");
+  int rc = make_dir(lay->base[0], false);
+  if (!rc) write_file(lay->base[0], "cgroup.subtree_control", "+memory +cpuset +pids +cpu");
+  if (!rc) rc = join(cg->path[0], sizeof cg->path[0], lay->base[0], name);
+  if (!rc) rc = make_dir(cg->path[0], false);
+  if (rc) {
+    snprintf(err, errlen, "cannot create %s: %s", cg->path[0], strerror(-rc));
+    return PX_EIO;
+  }
+  if (lim->mem_mib) {
+    rc = write_file(cg->path[0], "memory.max", "%llu", (unsigned long long)(lim->mem_mib << 20));
+    if (!rc) write_file(cg->path[0], "memory.swap.max", "0");
+  }
+  if (!rc && lim->cpus) rc = write_file(cg->path[0], "cpuset.cpus", "%s", lim->cpus);
+  if (!rc && lim->pids_max) rc = write_file(cg->path[0], "pids.max", "%llu", (unsigned long long)lim->pids_max);
+  if (rc) snprintf(err, errlen, "cannot set limits in %s: %s", cg->path[0], strerror(-rc));
+  return rc ? PX_EIO : 0;
+}
+
+int px_cg_create(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
+                 struct px_cgroup *cg, char *err, size_t errlen) {
+  memset(cg, 0, sizeof *cg);
+  cg->version = lay->version;
+  if (lay->version == 0) return 0; /* no cgroups: nothing to create */
+  int rc = lay->version == 2 ? create_v2(lay, name, lim, cg, err, errlen)
+                             : create_v1(lay, name, lim, cg, err, errlen);
+  if (rc) px_cg_destroy(cg);
+  return rc;
+}
+
+int px_cg_attach(const struct px_cgroup *cg, pid_t pid) {
+  if (!pid) pid = getpid();
+  for (int c = 0; c < PX_CG_NCTL; c++) {
+    if (!cg->path[c][0]) continue;
+    int rc = write_file(cg->path[c], "cgroup.procs", "%d", (int)pid);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* The directory whose cgroup.procs lists the job's processes. */
+static const char *track(const struct px_cgroup *cg) {
+  static const int order[] = {PX_CG_MEMORY, PX_CG_FREEZER, PX_CG_PIDS, PX_CG_CPUACCT, PX_CG_CPUSET, PX_CG_DEVICES};
+  if (cg->version == 2) return cg->path[0][0] ? cg->path[0] : NULL;
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+    if (cg->path[order[i]][0]) return cg->path[order[i]];
+  return NULL;
+}
+
+/* Calls fn on every pid in the group; returns the count. */
+static int each_pid(const struct px_cgroup *cg, int sig) {
+  const char *dir = track(cg);
+  if (!dir) return 0;
+  char path[PATH_MAX + 16];
+  snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+  FILE *f = fopen(path, "re");
+  if (!f) return 0;
+  int n = 0;
+  long pid;
+  while (fscanf(f, "%ld", &pid) == 1) {
+    if (sig) kill((pid_t)pid, sig);
+    n++;
+  }
+  fclose(f);
+  return n;
+}
+
+int px_cg_count(const struct px_cgroup *cg) { return each_pid(cg, 0); }
+
+static void nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* v1 freezer: stop every task so none forks while being signalled. */
+static bool freeze(const char *dir, bool on) {
+  if (!dir[0] || write_file(dir, "freezer.state", on ? "FROZEN" : "THAWED")) return false;
+  for (int i = 0; on && i < 200; i++) {
+    char st[32];
+    if (read_file(dir, "freezer.state", st, sizeof st) > 0 && strncmp(st, "FROZEN", 6) == 0) return true;
+    nap_ms(1);
+  }
+  return true;
+}
+
+int px_cg_kill(const struct px_cgroup *cg, int sig) {
+  if (cg->version == 2 && sig == SIGKILL && write_file(cg->path[0], "cgroup.kill", "1") == 0)
+    return px_cg_count(cg);
+  bool frozen = cg->version == 1 && sig == SIGKILL && freeze(cg->path[PX_CG_FREEZER], true);
+  int n = each_pid(cg, sig);
+  if (frozen) freeze(cg->path[PX_CG_FREEZER], false);
+  return n;
+}
+
+int px_cg_drain(const struct px_cgroup *cg, int timeout_ms) {
+  for (int waited = 0; px_cg_count(cg) > 0; waited += 5) {
+    if (waited >= timeout_ms) return PX_ETIMEOUT;
+    px_cg_kill(cg, SIGKILL);
+    nap_ms(5);
+  }
+  return 0;
+}
+
+void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st) {
+  memset(st, 0, sizeof st[0]);
+  if (cg->version == 2) {
+    const char *d = cg->path[0];
+    st->peak_mem_mib = read_u64(d, "memory.peak") >> 20;
+    st->cpu_time_ms = read_keyed(d, "cpu.stat", "usage_usec") / 1000;
+    st->oom_kills = read_keyed(d, "memory.events", "oom_kill");
+    st->mem_limit_hit = read_keyed(d, "memory.events", "max") > 0;
+    return;
+  }
+  const char *mem = cg->path[PX_CG_MEMORY];
+  if (mem[0]) {
+    st->peak_mem_mib = read_u64(mem, "memory.max_usage_in_bytes") >> 20;
+    st->oom_kills = read_keyed(mem, "memory.oom_control", "oom_kill");
+    st->mem_limit_hit = read_u64(mem, "memory.failcnt") > 0;
+  }
+  if (cg->path[PX_CG_CPUACCT][0]) st->cpu_time_ms = read_u64(cg->path[PX_CG_CPUACCT], "cpuacct.usage") / 1000000;
+}
+
+void px_cg_destroy(const struct px_cgroup *cg) {
+  for (int c = 0; c < PX_CG_NCTL; c++) {
+    if (!cg->path[c][0]) continue;
+    rmdir(cg->path[c]);
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", cg->path[c]);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = '\0';
+    rmdir(parent); /* the per-agent level, when no other job is left (EBUSY otherwise) */
+  }
+}

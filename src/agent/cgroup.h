@@ -1,0 +1,81 @@
+/*
+ * cgroup.h - one control group per job per node, on cgroup v2 when its
+ * controllers are available and on v1 otherwise (hybrid hosts mount v2
+ * without controllers; then v1 it is).
+ *
+ * Where: under the agent's own cgroup of each hierarchy (what systemd
+ * delegates to a service), in "phalanx_<node>/job_<id>", or under an
+ * explicit root. Job cgroups are created by the job's supervisor, which
+ * itself stays outside them; only tasks are attached.
+ *
+ * Limits: memory hard limit with swap off (v1 memory.limit_in_bytes plus
+ * memory.memsw.limit_in_bytes when the kernel accounts swap, swappiness 0;
+ * v2 memory.max and memory.swap.max=0), cpuset (the allocated cores), pids,
+ * and device access to the allocated GPUs only (v1 devices.deny of the
+ * other /dev/nvidiaN; v2 needs a BPF program, which is out of scope: on v2
+ * GPU isolation rests on CUDA_VISIBLE_DEVICES alone, and the agent says so).
+ *
+ * Ending: px_cgroup_kill() signals every process in the group (freezing it
+ * first on v1 with a freezer so nothing forks in between, or cgroup.kill on
+ * v2), and px_cgroup_wait_empty() waits until cgroup.procs is empty.
+ */
+#ifndef PX_AGENT_CGROUP_H
+#define PX_AGENT_CGROUP_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum px_cg_ctl { PX_CG_MEMORY, PX_CG_CPUSET, PX_CG_PIDS, PX_CG_DEVICES, PX_CG_CPUACCT, PX_CG_FREEZER, PX_CG_NCTL };
+
+/* Where job cgroups go on this node. */
+struct px_cg_layout {
+  int version;                      /* 1, 2, or 0 when no usable cgroup */
+  char base[PX_CG_NCTL][PATH_MAX];  /* v1: per controller ("" when absent); v2: base[0] */
+};
+
+/* One job's cgroup. */
+struct px_cgroup {
+  int version;
+  char path[PX_CG_NCTL][PATH_MAX];  /* v1 per controller; v2 path[0] */
+};
+
+struct px_cg_limits {
+  uint64_t mem_mib;                 /* 0: no limit */
+  const char *cpus;                 /* "0-3,8" or NULL: inherit */
+  uint64_t pids_max;                /* 0: no limit */
+  const uint32_t *deny_gpus;        /* node GPU indices the job must not open */
+  uint32_t ndeny_gpus;
+};
+
+struct px_cg_stats {
+  uint64_t peak_mem_mib;
+  uint64_t cpu_time_ms;
+  uint64_t oom_kills;               /* processes the kernel OOM-killed in the group */
+  bool mem_limit_hit;               /* the limit was reached (v1 failcnt, v2 events max) */
+};
+
+/* Finds the layout: root_rel NULL means "under the agent's own cgroup";
+ * node names the per-agent subtree. 0, or PX_EUNSUPPORTED when neither
+ * version offers the memory controller. */
+int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *node);
+
+/* Creates (or reuses) the job's cgroup and applies the limits. */
+int px_cg_create(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
+                 struct px_cgroup *cg, char *err, size_t errlen);
+/* Moves pid (0: the caller) into every controller of the group. */
+int px_cg_attach(const struct px_cgroup *cg, pid_t pid);
+/* Signals every process in the group; returns how many were signalled. */
+int px_cg_kill(const struct px_cgroup *cg, int sig);
+/* Number of processes still in the group (0 when it has none or is gone). */
+int px_cg_count(const struct px_cgroup *cg);
+/* Kills (SIGKILL) and waits until empty, up to timeout_ms; 0 or PX_ETIMEOUT. */
+int px_cg_drain(const struct px_cgroup *cg, int timeout_ms);
+void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st);
+/* Removes the job's directories (and the per-agent parent when empty). */
+void px_cg_destroy(const struct px_cgroup *cg);
+/* True when device access is constrained (v1 devices controller present). */
+bool px_cg_constrains_devices(const struct px_cg_layout *lay);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * devconf.h - the configuration `phalanx dev` writes for its local cluster:
+ * N nodes of G emulated GPUs, two partitions (batch: every node, the
+ * default; urgent: the last half, higher priority tier), a small account
+ * tree with fair-share weights and a GPU limit, QoS, and a two-level
+ * topology. The same shape as examples/cluster/, sized by the options.
+ */
+#ifndef PX_AGENT_DEVCONF_H
+#define PX_AGENT_DEVCONF_H
+
+#include <stdint.h>
+
+struct px_dev_shape {
+  uint32_t nodes, gpus, cpus, groups;
+  uint64_t mem_mib;
+  char gpu_type[32];
+  unsigned port;
+  const char *dir;           /* state directory; the files go here */
+};
+
+/* "dev1".."dev4", zero-padded to the width of the node count. */
+void px_dev_node_name(const struct px_dev_shape *s, uint32_t i, char *buf, unsigned size);
+/* Writes slurm.conf, accounts.conf and topology.conf into s->dir. 0 or PX_EIO. */
+int px_dev_write_config(const struct px_dev_shape *s);
+
+#endif

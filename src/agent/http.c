@@ -1,0 +1,138 @@
+/* http.c - the agent's HTTP client over libcurl (http.h). */
+#include "agent/http.h"
+
+#include <curl/curl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef PX_HAVE_MUNGE
+#include <munge.h>
+#endif
+
+#include "util/error.h"
+
+struct px_http {
+  CURL *h;
+  char base[256];
+  char token[512];
+  bool munge;
+  char node[64];
+  atomic_bool abort;
+};
+
+struct buf {
+  char *p;
+  size_t len;
+};
+
+static size_t on_data(char *data, size_t size, size_t n, void *ud) {
+  struct buf *b = ud;
+  size_t add = size * n;
+  char *np = realloc(b->p, b->len + add + 1);
+  if (!np) return 0;
+  memcpy(np + b->len, data, add);
+  b->len += add;
+  np[b->len] = '\0';
+  b->p = np;
+  return add;
+}
+
+static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d) {
+  struct px_http *h = ud;
+  return atomic_load(&h->abort) ? 1 : 0;
+}
+
+int px_http_new(const char *base, const char *token_file, bool munge, const char *node,
+                struct px_http **out) {
+  struct px_http *c = calloc(1, sizeof *c);
+  if (!c) return PX_ENOMEM;
+  snprintf(c->base, sizeof c->base, "%s", base);
+  c->munge = munge;
+  snprintf(c->node, sizeof c->node, "%s", node ? node : "");
+  if (token_file && *token_file) {
+    FILE *f = fopen(token_file, "re");
+    if (!f || !fgets(c->token, sizeof c->token, f)) {
+      if (f) fclose(f);
+      free(c);
+      return PX_EAUTH;
+    }
+    fclose(f);
+    c->token[strcspn(c->token, "\r\n")] = '\0';
+  }
+#ifndef PX_HAVE_MUNGE
+  if (munge) {
+    free(c);
+    return PX_EUNSUPPORTED;
+  }
+#endif
+  if (!(c->h = curl_easy_init())) {
+    free(c);
+    return PX_ENOMEM;
+  }
+  *out = c;
+  return 0;
+}
+
+void px_http_free(struct px_http *c) {
+  if (!c) return;
+  curl_easy_cleanup(c->h);
+  free(c);
+}
+
+void px_http_abort(struct px_http *c) { atomic_store(&c->abort, true); }
+
+static struct curl_slist *headers(struct px_http *c, bool json) {
+  struct curl_slist *l = NULL, *t;
+  char auth[1024] = "";
+  if (c->token[0]) snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+#ifdef PX_HAVE_MUNGE
+  char *cred = NULL;
+  if (c->munge && munge_encode(&cred, NULL, c->node, (int)strlen(c->node)) == EMUNGE_SUCCESS)
+    snprintf(auth, sizeof auth, "Authorization: MUNGE %s", cred);
+  free(cred);
+#endif
+  if (auth[0] && (t = curl_slist_append(l, auth))) l = t;
+  if (json && (t = curl_slist_append(l, "Content-Type: application/json"))) l = t;
+  if ((t = curl_slist_append(l, "Expect:"))) l = t; /* no 100-continue round trip */
+  return l;
+}
+
+int px_http_do(struct px_http *c, const char *method, const char *path, const char *body,
+               long timeout_ms, long *status, char **resp) {
+  char url[1024];
+  snprintf(url, sizeof url, "%s%s", c->base, path);
+  struct buf b = {0};
+  struct curl_slist *hl = headers(c, body != NULL);
+  CURL *h = c->h;
+  curl_easy_reset(h);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 2000 ? timeout_ms : 2000L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
+  curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+  if (strcmp(method, "POST") == 0) {
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
+  } else if (strcmp(method, "GET") != 0) {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+  }
+  CURLcode rc = curl_easy_perform(h);
+  curl_slist_free_all(hl);
+  *status = 0;
+  if (rc != CURLE_OK) {
+    free(b.p);
+    if (resp) *resp = NULL;
+    return rc == CURLE_OPERATION_TIMEDOUT ? PX_ETIMEOUT : PX_ECONNECT;
+  }
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+  if (resp) *resp = b.p;
+  else free(b.p);
+  return 0;
+}

@@ -1,0 +1,195 @@
+/*
+ * jobenv.c - a task's environment from its launch order (jobenv.h).
+ *
+ * Value forms follow the Slurm 22.05 capture in the research notes: per-node
+ * lists compressed ("1(x2)"), hostlists compressed ("gpu[0001-0002]"), GPU
+ * lists comma-separated, SLURM_NODE_ALIASES the literal "(null)". Variables
+ * Slurm sets only when asked (SLURM_NTASKS, SLURM_CPUS_PER_TASK, the GPU
+ * lists) follow the same conditions, judged from the order's fields.
+ */
+#include "agent/jobenv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/hostnames.h"
+
+static char *kv(const char *key, const char *value) {
+  size_t n = strlen(key) + strlen(value) + 2;
+  char *s = malloc(n);
+  if (s) snprintf(s, n, "%s=%s", key, value);
+  return s;
+}
+
+const char *px_jobenv_get(const struct px_strvec *env, const char *key) {
+  size_t klen = strlen(key);
+  for (size_t i = 0; i < env->len && env->v[i]; i++)
+    if (strncmp(env->v[i], key, klen) == 0 && env->v[i][klen] == '=') return env->v[i] + klen + 1;
+  return NULL;
+}
+
+int px_jobenv_set(struct px_strvec *env, const char *key, const char *value) {
+  char *s = kv(key, value);
+  if (!s) return PX_ENOMEM;
+  size_t klen = strlen(key);
+  for (size_t i = 0; i < env->len && env->v[i]; i++) {
+    if (strncmp(env->v[i], key, klen) == 0 && env->v[i][klen] == '=') {
+      free(env->v[i]);
+      env->v[i] = s;
+      return 0;
+    }
+  }
+  /* Keep the terminating NULL last: s takes its slot, NULL moves up one. */
+  size_t n = env->len;
+  bool terminated = n && !env->v[n - 1];
+  if (px_strvec_reserve(env, n + 2)) {
+    free(s);
+    return PX_ENOMEM;
+  }
+  if (terminated) n--;
+  env->v[n] = s;
+  env->v[n + 1] = NULL;
+  env->len = n + 2;
+  return 0;
+}
+
+uint32_t px_jobenv_proc_id(const struct px_launch *l, uint32_t local_id) {
+  uint32_t base = 0;
+  for (uint32_t i = 0; i < l->node_rank && i < l->nnodes; i++) base += l->tasks_per_node[i];
+  return base + local_id;
+}
+
+/* The job-wide SLURM_<name> is also PHALANX_<name>. */
+static int set2(struct px_strvec *e, const char *name, const char *value) {
+  char k1[64], k2[64];
+  snprintf(k1, sizeof k1, "SLURM_%s", name);
+  snprintf(k2, sizeof k2, "PHALANX_%s", name);
+  int rc = px_jobenv_set(e, k1, value);
+  return rc ? rc : px_jobenv_set(e, k2, value);
+}
+
+static int set2u(struct px_strvec *e, const char *name, unsigned long long v) {
+  char b[24];
+  snprintf(b, sizeof b, "%llu", v);
+  return set2(e, name, b);
+}
+
+static void u32_list(const uint32_t *v, uint32_t n, bool from_zero, char *buf, size_t size) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (uint32_t i = 0; i < n && len < size; i++) {
+    int w = snprintf(buf + len, size - len, "%s%u", i ? "," : "", from_zero ? i : v[i]);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+}
+
+/* Identity, shape and placement of the job: the same for every task. */
+static int env_job(struct px_strvec *e, const struct px_launch *l, const struct px_jobenv_site *s) {
+  int rc = 0;
+  char buf[4096];
+  rc |= set2u(e, "JOB_ID", l->job_id) | set2u(e, "JOBID", l->job_id);
+  rc |= set2(e, "JOB_NAME", l->name ? l->name : "wrap");
+  rc |= set2(e, "JOB_USER", l->user) | set2u(e, "JOB_UID", l->uid) | set2u(e, "JOB_GID", l->gid);
+  if (l->account) rc |= set2(e, "JOB_ACCOUNT", l->account);
+  if (l->partition) rc |= set2(e, "JOB_PARTITION", l->partition);
+  if (l->qos) rc |= set2(e, "JOB_QOS", l->qos);
+  if (s->cluster) rc |= set2(e, "CLUSTER_NAME", s->cluster);
+  if (l->submit_dir) rc |= set2(e, "SUBMIT_DIR", l->submit_dir);
+  px_agent_hostlist(l->nodes, l->nnodes, buf, sizeof buf);
+  rc |= set2(e, "JOB_NODELIST", buf) | set2(e, "NODELIST", buf);
+  rc |= set2u(e, "JOB_NUM_NODES", l->nnodes) | set2u(e, "NNODES", l->nnodes);
+  px_agent_count_list(l->tasks_per_node, l->nnodes, buf, sizeof buf);
+  rc |= set2(e, "TASKS_PER_NODE", buf);
+  if (l->ntasks > 1) {
+    rc |= set2u(e, "NTASKS", l->ntasks) | set2u(e, "NPROCS", l->ntasks);
+    bool uniform = true;
+    for (uint32_t i = 1; i < l->nnodes; i++) uniform &= l->tasks_per_node[i] == l->tasks_per_node[0];
+    if (uniform) rc |= set2u(e, "NTASKS_PER_NODE", l->tasks_per_node[0]);
+  }
+  if (l->cpus_per_task) rc |= set2u(e, "CPUS_PER_TASK", l->cpus_per_task);
+  /* The order carries this node's CPU count; the core places gangs evenly,
+   * so the other nodes hold the same (or tasks x cpus_per_task when unset). */
+  uint32_t *per = calloc(l->nnodes, sizeof *per);
+  if (!per) return PX_ENOMEM;
+  for (uint32_t i = 0; i < l->nnodes; i++)
+    per[i] = l->ncpus ? l->ncpus : l->tasks_per_node[i] * (l->cpus_per_task ? l->cpus_per_task : 1);
+  px_agent_count_list(per, l->nnodes, buf, sizeof buf);
+  free(per);
+  rc |= set2(e, "JOB_CPUS_PER_NODE", buf);
+  rc |= set2u(e, "CPUS_ON_NODE", l->ncpus ? l->ncpus : l->tasks_per_node[l->node_rank]);
+  rc |= set2(e, "NODE_ALIASES", "(null)") | set2(e, "PRIO_PROCESS", "0");
+  rc |= set2(e, "TOPOLOGY_ADDR", s->node) | set2(e, "TOPOLOGY_ADDR_PATTERN", "node");
+  rc |= px_jobenv_set(e, "SLURMD_NODENAME", s->node) | px_jobenv_set(e, "PHALANX_NODENAME", s->node);
+  if (l->array_job_id) rc |= set2u(e, "ARRAY_JOB_ID", l->array_job_id) | set2u(e, "ARRAY_TASK_ID", l->array_task_id);
+  if (l->restart_count) rc |= set2u(e, "RESTART_COUNT", l->restart_count);
+  return rc ? PX_ENOMEM : 0;
+}
+
+/* The GPU lists: absent when the job has no GPU on this node. */
+static int env_gpus(struct px_strvec *e, const struct px_launch *l, const struct px_jobenv_site *s) {
+  if (!l->ngpus) return 0;
+  char phys[1024], vis[1024];
+  u32_list(l->gpus, l->ngpus, false, phys, sizeof phys);
+  u32_list(l->gpus, l->ngpus, s->renumber_gpus, vis, sizeof vis);
+  int rc = set2(e, "JOB_GPUS", phys) | set2u(e, "GPUS_ON_NODE", l->ngpus);
+  rc |= px_jobenv_set(e, "CUDA_VISIBLE_DEVICES", vis) | px_jobenv_set(e, "GPU_DEVICE_ORDINAL", vis);
+  rc |= px_jobenv_set(e, "ROCR_VISIBLE_DEVICES", vis);
+  return rc ? PX_ENOMEM : 0;
+}
+
+/* Ranks of this task, Slurm's and PyTorch's. */
+static int env_task(struct px_strvec *e, const struct px_launch *l, const struct px_jobenv_site *s,
+                    const struct px_task_ident *t) {
+  char b[256];
+  int rc = set2u(e, "PROCID", t->proc_id) | set2u(e, "LOCALID", t->local_id);
+  rc |= set2u(e, "NODEID", t->batch ? 0 : l->node_rank);
+  if (t->batch) {
+    rc |= set2(e, "GTIDS", "0") | px_jobenv_set(e, "ENVIRONMENT", "BATCH");
+    rc |= px_jobenv_set(e, "HOSTNAME", s->node);
+  } else {
+    uint32_t first = px_jobenv_proc_id(l, 0);
+    size_t len = 0;
+    b[0] = '\0';
+    for (uint32_t i = 0; i < t->local_tasks && len < sizeof b; i++)
+      len += (size_t)snprintf(b + len, sizeof b - len, "%s%u", i ? "," : "", first + i);
+    rc |= set2(e, "GTIDS", b) | set2(e, "STEP_ID", "0") | set2(e, "STEPID", "0");
+    rc |= set2u(e, "STEP_NUM_NODES", l->nnodes) | set2u(e, "STEP_NUM_TASKS", l->ntasks);
+    rc |= set2(e, "STEP_NODELIST", px_jobenv_get(e, "SLURM_JOB_NODELIST"));
+    rc |= set2(e, "STEP_TASKS_PER_NODE", px_jobenv_get(e, "SLURM_TASKS_PER_NODE"));
+  }
+  const char *master = l->node_addrs ? l->node_addrs[0] : l->nodes[0];
+  /* A port per job, stable across its nodes, when the server chose none. */
+  unsigned port = l->master_port ? l->master_port : 20000 + (unsigned)(l->job_id % 20000);
+  rc |= px_jobenv_set(e, "MASTER_ADDR", master);
+  snprintf(b, sizeof b, "%u", port);
+  rc |= px_jobenv_set(e, "MASTER_PORT", b);
+  snprintf(b, sizeof b, "%u", l->ntasks ? l->ntasks : 1);
+  rc |= px_jobenv_set(e, "WORLD_SIZE", b);
+  snprintf(b, sizeof b, "%u", t->proc_id);
+  rc |= px_jobenv_set(e, "RANK", b);
+  snprintf(b, sizeof b, "%u", t->local_id);
+  rc |= px_jobenv_set(e, "LOCAL_RANK", b);
+  snprintf(b, sizeof b, "%u", t->local_tasks ? t->local_tasks : 1);
+  rc |= px_jobenv_set(e, "LOCAL_WORLD_SIZE", b);
+  return rc ? PX_ENOMEM : 0;
+}
+
+int px_jobenv_build(const struct px_launch *l, const struct px_jobenv_site *site,
+                    const struct px_task_ident *t, struct px_strvec *out) {
+  px_strvec_free_all(out);
+  int rc = px_strvec_push(out, NULL);
+  for (size_t i = 0; !rc && l->env && l->env[i]; i++) {
+    const char *eq = strchr(l->env[i], '=');
+    if (!eq || eq == l->env[i]) continue; /* not K=V: skip rather than pass garbage */
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - l->env[i]), l->env[i]);
+    rc = px_jobenv_set(out, key, eq + 1);
+  }
+  if (!rc) rc = env_job(out, l, site);
+  if (!rc) rc = env_gpus(out, l, site);
+  if (!rc) rc = env_task(out, l, site, t);
+  if (rc) px_strvec_free_all(out);
+  return rc;
+}

@@ -1,0 +1,56 @@
+/* launch.c - starting a job's supervisor (launch.h). */
+#include "agent/launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/error.h"
+#include "util/log.h"
+
+void px_jobdir_path(const char *state_dir, uint64_t job_id, uint32_t restart, char *buf, size_t size) {
+  snprintf(buf, size, "%s/jobs/%llu.%u", state_dir, (unsigned long long)job_id, restart);
+}
+
+int px_job_start(const char *state_dir, const struct px_launch *l, const struct px_site *site,
+                 char *jobdir, size_t size, pid_t *pid) {
+  char jobs[4096];
+  snprintf(jobs, sizeof jobs, "%s/jobs", state_dir);
+  mkdir(state_dir, 0755);
+  mkdir(jobs, 0711);
+  chmod(jobs, 0711); /* users traverse to their own job's script, nothing else */
+  px_jobdir_path(state_dir, l->job_id, l->restart_count, jobdir, size);
+  if (mkdir(jobdir, 0700) != 0) return errno == EEXIST ? PX_EEXIST : PX_EIO;
+  char *text = px_launch_encode(l);
+  int rc = text ? px_file_put(jobdir, "launch.json", text) : PX_ENOMEM;
+  free(text);
+  if (!rc) rc = px_site_write(jobdir, site);
+  if (rc) {
+    /* keep the directory: the attempt counts as started, and its end is reported as failed */
+    struct px_job_status st = {.job_id = l->job_id, .state = "FAILED", .exit_code = 1};
+    snprintf(st.error, sizeof st.error, "cannot write the job directory");
+    px_status_write(jobdir, &st);
+    return rc;
+  }
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return PX_EIO;
+  self[n] = '\0';
+  pid_t c = fork();
+  if (c < 0) return PX_EAGAIN;
+  if (c == 0) {
+    /* stdin from /dev/null; stdout/stderr stay the agent's log */
+    int fd = open("/dev/null", O_RDONLY);
+    if (fd > 0) dup2(fd, 0), close(fd);
+    char *argv[] = {self, "agent", "--supervise", jobdir, NULL};
+    execv(self, argv);
+    _exit(127);
+  }
+  *pid = c;
+  px_debug("job %llu: supervisor %d in %s", (unsigned long long)l->job_id, (int)c, jobdir);
+  return 0;
+}

@@ -1,0 +1,308 @@
+/*
+ * cli_json.c - JSON encoding of the job spec and decoding of the view
+ * structs, for the CLI's requests and replies.
+ *
+ * proto/ is to own the wire codecs (another branch writes them); until they
+ * land on main this table-driven stopgap lets the CLI work end to end. Keys
+ * are the C field names of core/jobspec.h and proto/views.h, which is what
+ * proto's codecs are expected to use; when they land, these functions become
+ * one-line wrappers.
+ */
+#include "cli/cli_json.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum ftype { F_STR, F_STRV, F_U32, F_U64, F_I32, F_I64, F_BOOL, F_DBL, F_CHARS };
+
+struct field {
+  const char *name;
+  enum ftype type;
+  size_t off, size;           /* size: for F_CHARS arrays */
+};
+
+#define FS(T, name, type) {#name, type, offsetof(T, name), sizeof(((T *)0)->name)}
+
+static const struct field spec_fields[] = {
+#define J(n, t) FS(struct px_jobspec, n, t)
+    J(name, F_STR),          J(user, F_STR),          J(uid, F_U32),
+    J(gid, F_U32),           J(account, F_STR),       J(partition, F_STR),
+    J(qos, F_STR),           J(nodes_min, F_U32),     J(nodes_max, F_U32),
+    J(ntasks, F_U32),        J(ntasks_per_node, F_U32), J(cpus_per_task, F_U32),
+    J(gpus, F_U32),          J(gpus_per_node, F_U32), J(gpus_per_task, F_U32),
+    J(gpu_type, F_STR),      J(mem_per_node_mib, F_U64), J(mem_per_cpu_mib, F_U64),
+    J(mem_per_gpu_mib, F_U64), J(time_limit_s, F_I64), J(nice, F_I32),
+    J(constraint, F_STR),    J(exclusive, F_BOOL),    J(switches, F_U32),
+    J(switches_wait_s, F_I64), J(hold, F_BOOL),       J(begin_s, F_I64),
+    J(dependency, F_STR),    J(array, F_STR),         J(requeue, F_BOOL),
+    J(no_requeue_given, F_BOOL), J(signal_num, F_I32), J(signal_time_s, F_I32),
+    J(signal_batch_only, F_BOOL), J(script, F_STR),   J(argv, F_STRV),
+    J(workdir, F_STR),       J(submit_dir, F_STR),    J(stdout_path, F_STR),
+    J(stderr_path, F_STR),   J(stdin_path, F_STR),    J(env, F_STRV),
+    J(comment, F_STR),       J(mail_type, F_STR),     J(mail_user, F_STR),
+#undef J
+    {NULL, 0, 0, 0}};
+
+static const struct field job_fields[] = {
+#define J(n, t) FS(struct px_job_info, n, t)
+    J(job_id, F_U64),        J(array_job_id, F_U64),  J(array_task_id, F_U32),
+    J(array_pending, F_STR), J(state, F_CHARS),       J(reason, F_CHARS),
+    J(why, F_STR),           J(priority, F_U32),      J(submit_time, F_I64),
+    J(eligible_time, F_I64), J(start_time, F_I64),    J(end_time, F_I64),
+    J(expected_start, F_I64), J(nodelist, F_STR),     J(nnodes, F_U32),
+    J(ncpus, F_U32),         J(ngpus, F_U32),         J(mem_mib, F_U64),
+    J(gpus_by_node, F_STR),  J(exit_code, F_I32),     J(term_signal, F_I32),
+    J(restarts, F_U32),      J(cancelled_by, F_STR),  J(billable_tres_s, F_DBL),
+    J(peak_mem_mib, F_U64),  J(cpu_time_ms, F_U64),   J(prio_age, F_U32),
+    J(prio_fairshare, F_U32), J(prio_jobsize, F_U32), J(prio_partition, F_U32),
+    J(prio_qos, F_U32),      J(prio_site, F_U32),     J(prio_assoc, F_U32),
+#undef J
+    {NULL, 0, 0, 0}};
+
+static const struct field node_fields[] = {
+#define J(n, t) FS(struct px_node_info, n, t)
+    J(name, F_STR),          J(addr, F_STR),          J(partitions, F_STR),
+    J(state, F_CHARS),       J(reason, F_STR),        J(cpus, F_U32),
+    J(cpus_alloc, F_U32),    J(gpus, F_U32),          J(gpus_alloc, F_U32),
+    J(gpu_type, F_STR),      J(features, F_STR),      J(mem_mib, F_U64),
+    J(mem_alloc_mib, F_U64), J(last_heartbeat, F_I64),
+#undef J
+    {NULL, 0, 0, 0}};
+
+static const struct field part_fields[] = {
+#define J(n, t) FS(struct px_partition_info, n, t)
+    J(name, F_STR),          J(nodelist, F_STR),      J(is_default, F_BOOL),
+    J(up, F_BOOL),           J(max_time_s, F_I64),    J(default_time_s, F_I64),
+    J(nnodes, F_U32),        J(ngpus, F_U32),         J(gpus_alloc, F_U32),
+    J(max_nodes, F_U32),     J(priority_tier, F_U32), J(nodes_idle, F_U32),
+    J(nodes_alloc, F_U32),   J(nodes_mixed, F_U32),   J(nodes_down, F_U32),
+    J(nodes_drained, F_U32),
+#undef J
+    {NULL, 0, 0, 0}};
+
+static const struct field share_fields[] = {
+#define J(n, t) FS(struct px_share_info, n, t)
+    J(account, F_STR),       J(user, F_STR),          J(depth, F_U32),
+    J(raw_shares, F_U32),    J(norm_shares, F_DBL),   J(raw_usage, F_DBL),
+    J(norm_usage, F_DBL),    J(effective_usage, F_DBL), J(fairshare, F_DBL),
+    J(level_fs, F_DBL),
+#undef J
+    {NULL, 0, 0, 0}};
+
+static int encode_field(json_t *o, const struct field *f, const void *base) {
+  const char *p = (const char *)base + f->off;
+  json_t *v = NULL;
+  switch (f->type) {
+  case F_STR: if (*(char *const *)p) v = json_string(*(char *const *)p); break;
+  case F_CHARS: if (*p) v = json_string(p); break;
+  case F_STRV: {
+    char *const *sv = *(char **const *)p;
+    if (!sv) break;
+    v = json_array();
+    for (; v && *sv; sv++) json_array_append_new(v, json_string(*sv));
+    break;
+  }
+  case F_U32: if (*(const uint32_t *)p) v = json_integer(*(const uint32_t *)p); break;
+  case F_U64: if (*(const uint64_t *)p) v = json_integer((json_int_t) * (const uint64_t *)p); break;
+  case F_I32: if (*(const int32_t *)p) v = json_integer(*(const int32_t *)p); break;
+  case F_I64: if (*(const int64_t *)p) v = json_integer(*(const int64_t *)p); break;
+  case F_BOOL: v = json_boolean(*(const bool *)p); break;
+  case F_DBL: v = json_real(*(const double *)p); break;
+  }
+  if (!v) return 0;
+  return json_object_set_new(o, f->name, v) ? PX_ENOMEM : 0;
+}
+
+static int decode_field(const json_t *v, const struct field *f, void *base) {
+  char *p = (char *)base + f->off;
+  switch (f->type) {
+  case F_STR:
+    if (!json_is_string(v)) return PX_EPROTO;
+    free(*(char **)p);
+    return (*(char **)p = strdup(json_string_value(v))) ? 0 : PX_ENOMEM;
+  case F_CHARS:
+    if (!json_is_string(v)) return PX_EPROTO;
+    snprintf(p, f->size, "%s", json_string_value(v));
+    return 0;
+  case F_STRV: {
+    if (!json_is_array(v)) return PX_EPROTO;
+    size_t n = json_array_size(v);
+    char **sv = calloc(n + 1, sizeof *sv);
+    if (!sv) return PX_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+      const char *s = json_string_value(json_array_get(v, i));
+      if (!s || !(sv[i] = strdup(s))) {
+        for (size_t k = 0; k < i; k++) free(sv[k]);
+        free(sv);
+        return s ? PX_ENOMEM : PX_EPROTO;
+      }
+    }
+    *(char ***)p = sv;
+    return 0;
+  }
+  case F_BOOL:
+    if (!json_is_boolean(v)) return PX_EPROTO;
+    *(bool *)p = json_is_true(v);
+    return 0;
+  case F_DBL:
+    if (!json_is_number(v)) return PX_EPROTO;
+    *(double *)p = json_number_value(v);
+    return 0;
+  default: break;
+  }
+  if (!json_is_integer(v)) return PX_EPROTO;
+  json_int_t x = json_integer_value(v);
+  switch (f->type) {
+  case F_U32: *(uint32_t *)p = (uint32_t)x; break;
+  case F_U64: *(uint64_t *)p = (uint64_t)x; break;
+  case F_I32: *(int32_t *)p = (int32_t)x; break;
+  default: *(int64_t *)p = (int64_t)x; break;
+  }
+  return 0;
+}
+
+static int encode(json_t *o, const struct field *fs, const void *base) {
+  for (const struct field *f = fs; f->name; f++) {
+    int rc = encode_field(o, f, base);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Unknown keys are skipped (a newer server may send more). */
+static int decode(const json_t *o, const struct field *fs, void *base) {
+  if (!json_is_object(o)) return PX_EPROTO;
+  for (const struct field *f = fs; f->name; f++) {
+    const json_t *v = json_object_get(o, f->name);
+    if (!v || json_is_null(v)) continue;
+    int rc = decode_field(v, f, base);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+json_t *px_cli_jobspec_to_json(const struct px_jobspec *s) {
+  json_t *o = json_object();
+  if (o && encode(o, spec_fields, s)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+json_t *px_cli_job_to_json(const struct px_job_info *j) {
+  json_t *o = json_object(), *spec = px_cli_jobspec_to_json(&j->spec);
+  if (!o || !spec || encode(o, job_fields, j) || json_object_set_new(o, "spec", spec)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+int px_cli_job_from_json(const json_t *o, struct px_job_info *j) {
+  memset(j, 0, sizeof *j);
+  px_jobspec_init(&j->spec);
+  j->array_task_id = UINT32_MAX;
+  snprintf(j->reason, sizeof j->reason, "None");
+  int rc = decode(o, job_fields, j);
+  const json_t *spec = json_object_get(o, "spec");
+  if (!rc && spec) rc = decode(spec, spec_fields, &j->spec);
+  if (rc) px_cli_job_fini(j);
+  return rc;
+}
+
+void px_cli_job_fini(struct px_job_info *j) {
+  px_jobspec_fini(&j->spec);
+  char **strs[] = {&j->array_pending, &j->why, &j->nodelist, &j->gpus_by_node, &j->cancelled_by};
+  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+    free(*strs[i]);
+    *strs[i] = NULL;
+  }
+}
+
+int px_cli_node_from_json(const json_t *o, struct px_node_info *n) {
+  memset(n, 0, sizeof *n);
+  int rc = decode(o, node_fields, n);
+  if (rc) px_cli_node_fini(n);
+  return rc;
+}
+
+void px_cli_node_fini(struct px_node_info *n) {
+  char **strs[] = {&n->name, &n->addr, &n->partitions, &n->reason, &n->gpu_type, &n->features};
+  for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+    free(*strs[i]);
+    *strs[i] = NULL;
+  }
+}
+
+int px_cli_partition_from_json(const json_t *o, struct px_partition_info *p) {
+  memset(p, 0, sizeof *p);
+  p->up = true;
+  int rc = decode(o, part_fields, p);
+  if (rc) px_cli_partition_fini(p);
+  return rc;
+}
+
+void px_cli_partition_fini(struct px_partition_info *p) {
+  free(p->name);
+  free(p->nodelist);
+  p->name = p->nodelist = NULL;
+}
+
+int px_cli_share_from_json(const json_t *o, struct px_share_info *s) {
+  memset(s, 0, sizeof *s);
+  int rc = decode(o, share_fields, s);
+  if (rc) px_cli_share_fini(s);
+  return rc;
+}
+
+void px_cli_share_fini(struct px_share_info *s) {
+  free(s->account);
+  free(s->user);
+  s->account = s->user = NULL;
+}
+
+json_t *px_cli_node_to_json(const struct px_node_info *n) {
+  json_t *o = json_object();
+  if (o && encode(o, node_fields, n)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* Decodes each element with dec into an array of elements of `size` bytes. */
+static int list_from_json(const json_t *arr, size_t size, int (*dec)(const json_t *, void *),
+                          void (*fini)(void *), void **out, size_t *n) {
+  if (!json_is_array(arr)) return PX_EPROTO;
+  size_t len = json_array_size(arr);
+  char *v = calloc(len ? len : 1, size);
+  if (!v) return PX_ENOMEM;
+  for (size_t i = 0; i < len; i++) {
+    int rc = dec(json_array_get(arr, i), v + i * size);
+    if (rc) {
+      for (size_t k = 0; k < i; k++) fini(v + k * size);
+      free(v);
+      return rc;
+    }
+  }
+  *out = v;
+  *n = len;
+  return 0;
+}
+
+#define LIST_CODEC(T, plural, single)                                                          \
+  static int single##_dec(const json_t *o, void *p) { return px_cli_##single##_from_json(o, p); } \
+  static void single##_fin(void *p) { px_cli_##single##_fini(p); }                             \
+  int px_cli_##plural##_from_json(const json_t *arr, T **out, size_t *n) {                     \
+    return list_from_json(arr, sizeof(T), single##_dec, single##_fin, (void **)out, n);        \
+  }                                                                                            \
+  void px_cli_##plural##_free(T *v, size_t n) {                                                \
+    for (size_t i = 0; v && i < n; i++) px_cli_##single##_fini(&v[i]);                         \
+    free(v);                                                                                   \
+  }
+LIST_CODEC(struct px_job_info, jobs, job)
+LIST_CODEC(struct px_node_info, nodes, node)
+LIST_CODEC(struct px_partition_info, partitions, partition)
+LIST_CODEC(struct px_share_info, shares, share)

@@ -1,0 +1,134 @@
+/*
+ * cmd_common.c - helpers every CLI command shares; see cmd_common.h.
+ */
+#include "cli/cmd_common.h"
+
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+void px_cmd_init(struct px_cmd *c, const char *prog, bool slurm) {
+  memset(c, 0, sizeof *c);
+  c->prog = prog;
+  c->slurm = slurm;
+  c->now = (int64_t)time(NULL);
+}
+
+void px_cmd_fini(struct px_cmd *c) {
+  if (c->connected) px_client_fini(&c->client);
+  c->connected = false;
+}
+
+void px_cmd_error(const struct px_cmd *c, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "%s: %s%s\n", c->prog, c->slurm ? "error: " : "", msg);
+}
+
+int px_cmd_call(struct px_cmd *c, const char *method, const char *path, json_t *body,
+                long *status, json_t **resp) {
+  struct px_diag d;
+  px_diag_clear(&d);
+  if (!c->connected) {
+    if (px_client_init(&c->client, &d)) {
+      px_cmd_error(c, "%s", d.msg);
+      return 1;
+    }
+    c->connected = true;
+  }
+  if (px_client_call(&c->client, method, path, body, status, resp, &d)) {
+    /* The one line a user sees when the server is down; not Slurm's voice,
+     * since no Slurm message says where we looked. */
+    fprintf(stderr, "phalanx: %s\n", d.msg);
+    return 1;
+  }
+  return 0;
+}
+
+/* GET and check for 2xx; prints the server's message otherwise. */
+static int get_ok(struct px_cmd *c, const char *path, json_t **resp) {
+  long status = 0;
+  if (px_cmd_call(c, "GET", path, NULL, &status, resp)) return 1;
+  if (status / 100 != 2) {
+    char msg[512];
+    px_client_error_text(status, *resp, msg, sizeof msg);
+    px_cmd_error(c, "%s", msg);
+    json_decref(*resp);
+    *resp = NULL;
+    return 1;
+  }
+  return 0;
+}
+
+#define GET_LIST(fn, T, key, dec)                                                              \
+  int fn(struct px_cmd *c, const char *path, T **v, size_t *n) {                               \
+    json_t *resp;                                                                              \
+    if (get_ok(c, path, &resp)) return 1;                                                      \
+    const json_t *arr = json_is_array(resp) ? resp : json_object_get(resp, key);               \
+    int rc = dec(arr, v, n);                                                                   \
+    json_decref(resp);                                                                         \
+    if (rc) px_cmd_error(c, "the server's reply to %s could not be read (%s)", path,           \
+                         px_strerror(rc));                                                     \
+    return rc ? 1 : 0;                                                                         \
+  }
+
+static GET_LIST(get_jobs, struct px_job_info, "jobs", px_cli_jobs_from_json)
+static GET_LIST(get_nodes, struct px_node_info, "nodes", px_cli_nodes_from_json)
+static GET_LIST(get_parts, struct px_partition_info, "partitions", px_cli_partitions_from_json)
+static GET_LIST(get_shares, struct px_share_info, "shares", px_cli_shares_from_json)
+
+int px_cmd_get_jobs(struct px_cmd *c, const char *path, struct px_job_info **v, size_t *n) {
+  return get_jobs(c, path, v, n);
+}
+int px_cmd_get_nodes(struct px_cmd *c, struct px_node_info **v, size_t *n) {
+  return get_nodes(c, "/v1/nodes", v, n);
+}
+int px_cmd_get_partitions(struct px_cmd *c, struct px_partition_info **v, size_t *n) {
+  return get_parts(c, "/v1/partitions", v, n);
+}
+int px_cmd_get_shares(struct px_cmd *c, struct px_share_info **v, size_t *n) {
+  return get_shares(c, "/v1/shares", v, n);
+}
+
+void px_cmd_print_json(const json_t *v) {
+  char *s = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS);
+  if (s) printf("%s\n", s);
+  free(s);
+}
+
+int px_cmd_term_width(void) {
+  struct winsize ws;
+  if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || !ws.ws_col) return 0;
+  return ws.ws_col;
+}
+
+const char *px_cmd_user(void) {
+  static char name[64];
+  if (name[0]) return name;
+  struct passwd pw, *res = NULL;
+  char buf[4096];
+  if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &res) == 0 && res)
+    snprintf(name, sizeof name, "%s", pw.pw_name);
+  else
+    snprintf(name, sizeof name, "%u", (unsigned)getuid());
+  return name;
+}
+
+bool px_cmd_list_has(const char *list, const char *item) {
+  size_t len = strlen(item);
+  for (const char *p = list; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    if (l == len && !strncmp(p, item, len)) return true;
+    p = e ? e + 1 : NULL;
+  }
+  return false;
+}

@@ -1,0 +1,84 @@
+/*
+ * cmd_common.h - what every CLI command shares (cmd_common.c): error lines
+ * in the right voice (Slurm's "sbatch: error: ..." under Slurm's names,
+ * "phalanx VERB: ..." natively), the lazily opened server connection, and
+ * fetching lists of view records.
+ */
+#ifndef PX_CLI_CMD_COMMON_H
+#define PX_CLI_CMD_COMMON_H
+
+#include <stdbool.h>
+
+#include "cli/cli.h"
+#include "cli/cli_json.h"
+#include "cli/client.h"
+
+struct px_cmd {
+  const char *prog;           /* "sbatch", or "phalanx queue" */
+  bool slurm;                 /* Slurm's voice and formats */
+  bool json;                  /* --json: print records as JSON */
+  bool connected;
+  struct px_client client;
+  int64_t now;
+};
+
+void px_cmd_init(struct px_cmd *c, const char *prog, bool slurm);
+void px_cmd_fini(struct px_cmd *c);
+/* "<prog>: error: <msg>" (Slurm) or "<prog>: <msg>" to stderr. */
+void px_cmd_error(const struct px_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A request; when the server cannot be reached prints one line and returns
+ * non-zero. Any HTTP answer returns 0 with *status and *resp set. */
+int px_cmd_call(struct px_cmd *c, const char *method, const char *path, json_t *body,
+                long *status, json_t **resp);
+/* GET path and decode the array under key. Prints the error itself. */
+int px_cmd_get_jobs(struct px_cmd *c, const char *path, struct px_job_info **v, size_t *n);
+int px_cmd_get_nodes(struct px_cmd *c, struct px_node_info **v, size_t *n);
+int px_cmd_get_partitions(struct px_cmd *c, struct px_partition_info **v, size_t *n);
+int px_cmd_get_shares(struct px_cmd *c, struct px_share_info **v, size_t *n);
+
+/* squeue's and scancel's job filters: comma lists, NULL = any. With no
+ * states, only active jobs pass, except jobs named with -j. */
+struct px_job_filter {
+  const char *users, *accounts, *partitions, *states, *jobs, *names;
+};
+bool px_cmd_job_filter(const struct px_job_info *j, const struct px_job_filter *f);
+
+/* POST /v1/jobs/{id}/{op} (hold, release, requeue) for a comma list of ids. */
+int px_cmd_job_op(struct px_cmd *c, const char *op, const char *ids);
+/* POST /v1/nodes/{name}/{op} (drain, resume) for a hostlist. */
+int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const char *reason);
+
+/* Prints a JSON value (pretty, one trailing newline). */
+void px_cmd_print_json(const json_t *v);
+/* Columns of the terminal on stdout, or 0 when not a terminal. */
+int px_cmd_term_width(void);
+/* The calling user's name (static storage). */
+const char *px_cmd_user(void);
+
+/* Comma list membership ("a,b,c" contains "b"). */
+bool px_cmd_list_has(const char *list, const char *item);
+
+/* The per-command entry points (cmd_*.c). */
+int px_cmd_sbatch(int argc, char **argv, bool native);
+int px_cmd_squeue(int argc, char **argv, bool native);
+int px_cmd_scancel(int argc, char **argv, bool native);
+int px_cmd_sinfo(int argc, char **argv, bool native);
+int px_cmd_sacct(int argc, char **argv, bool native);
+int px_cmd_sshare(int argc, char **argv, bool native);
+int px_cmd_sprio(int argc, char **argv, bool native);
+int px_cmd_scontrol(int argc, char **argv, bool native);
+int px_cmd_srun(int argc, char **argv, bool native);
+int px_cmd_salloc(int argc, char **argv, bool native);
+/* Native-only verbs (cmd_verbs.c). */
+int px_verb_show(int argc, char **argv);
+int px_verb_why(int argc, char **argv);
+int px_verb_jobop(int argc, char **argv);      /* hold, release */
+int px_verb_update(int argc, char **argv);
+int px_verb_nodeop(int argc, char **argv);     /* drain, resume */
+int px_verb_partitions(int argc, char **argv);
+int px_verb_usage(int argc, char **argv);
+int px_verb_reserve(int argc, char **argv);
+int px_verb_token(int argc, char **argv);
+
+#endif

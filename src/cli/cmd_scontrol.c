@@ -1,0 +1,278 @@
+/*
+ * cmd_scontrol.c - `scontrol`: show job/node/partition records in Slurm's
+ * layout, show hostnames/hostlist (pure, used by torchrun scripts to pick
+ * the master node), hold, release, requeue, update of jobs (TimeLimit, Nice,
+ * Priority) and nodes (State=DRAIN/RESUME with Reason), and ping.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/cmd_common.h"
+
+static int show_hostnames(struct px_cmd *c, const char *list) {
+  if (!list) list = getenv("SLURM_JOB_NODELIST");
+  char **names;
+  size_t n;
+  if (!list || px_cli_hostlist_expand(list, &names, &n)) {
+    px_cmd_error(c, "Invalid hostlist: %s", list ? list : "(none; SLURM_JOB_NODELIST is unset)");
+    return 1;
+  }
+  for (size_t i = 0; i < n; i++) printf("%s\n", names[i]);
+  px_cli_strv_free(names, n);
+  return 0;
+}
+
+static int show_hostlist(struct px_cmd *c, const char *list) {
+  char **names;
+  size_t n;
+  if (!list || px_cli_hostlist_expand(list, &names, &n)) {
+    px_cmd_error(c, "Invalid hostlist: %s", list ? list : "");
+    return 1;
+  }
+  char *hl = px_cli_hostlist_compress(names, n);
+  printf("%s\n", hl ? hl : "");
+  free(hl);
+  px_cli_strv_free(names, n);
+  return 0;
+}
+
+static int show_jobs(struct px_cmd *c, const char *ids) {
+  struct px_job_info *v = NULL;
+  size_t n = 0;
+  if (px_cmd_get_jobs(c, "/v1/jobs?state=all", &v, &n)) return 1;
+  struct px_job_filter f = {.jobs = ids, .states = ids ? NULL : "all"};
+  size_t shown = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!px_cmd_job_filter(&v[i], &f)) continue;
+    if (c->json) {
+      json_t *o = px_cli_job_to_json(&v[i]);
+      px_cmd_print_json(o);
+      json_decref(o);
+    } else {
+      px_fmt_scontrol_job(stdout, &v[i], c->now);
+    }
+    shown++;
+  }
+  px_cli_jobs_free(v, n);
+  if (!shown && ids) {
+    fprintf(stderr, "slurm_load_jobs error: Invalid job id specified\n");
+    return 1;
+  }
+  if (!shown) printf("No jobs in the system\n");
+  return 0;
+}
+
+static int show_nodes_or_parts(struct px_cmd *c, bool nodes, const char *names) {
+  struct px_node_info *nd = NULL;
+  struct px_partition_info *p = NULL;
+  size_t nn = 0, np = 0, shown = 0;
+  int rc = px_cmd_get_nodes(c, &nd, &nn) || (!nodes && px_cmd_get_partitions(c, &p, &np));
+  for (size_t i = 0; !rc && nodes && i < nn; i++) {
+    if (names && !px_cmd_list_has(names, nd[i].name)) continue;
+    px_fmt_scontrol_node(stdout, &nd[i]);
+    shown++;
+  }
+  for (size_t i = 0; !rc && !nodes && i < np; i++) {
+    if (names && !px_cmd_list_has(names, p[i].name)) continue;
+    px_fmt_scontrol_partition(stdout, &p[i], nd, nn);
+    shown++;
+  }
+  if (!rc && !shown && names) {
+    fprintf(stderr, "%s %s not found\n", nodes ? "Node" : "Partition", names);
+    rc = 1;
+  }
+  px_cli_nodes_free(nd, nn);
+  px_cli_partitions_free(p, np);
+  return rc;
+}
+
+/* POST /v1/jobs/{id}/{op} for each id of a comma list. */
+int px_cmd_job_op(struct px_cmd *c, const char *op, const char *ids) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", ids);
+  int errors = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char path[128];
+    snprintf(path, sizeof path, "/v1/jobs/%s/%s", t, op);
+    long status = 0;
+    json_t *resp = NULL;
+    if (px_cmd_call(c, "POST", path, NULL, &status, &resp)) return 1;
+    if (status / 100 != 2) {
+      char msg[512];
+      px_client_error_text(status, resp, msg, sizeof msg);
+      px_cmd_error(c, "%s job %s: %s", op, t, status == 404 ? "Invalid job id specified" : msg);
+      errors++;
+    }
+    json_decref(resp);
+  }
+  return errors ? 1 : 0;
+}
+
+/* scontrol update JobId=N TimeLimit=.. Nice=.. Priority=.. */
+static int update_job(struct px_cmd *c, int argc, char **argv) {
+  const char *id = NULL;
+  json_t *patch = json_object();
+  int rc = 0;
+  for (int i = 0; i < argc && !rc; i++) {
+    char *eq = strchr(argv[i], '=');
+    if (!eq) {
+      px_cmd_error(c, "Invalid input: %s (expected Key=Value)", argv[i]);
+      rc = 1;
+      break;
+    }
+    size_t kl = (size_t)(eq - argv[i]);
+    const char *val = eq + 1;
+    int64_t secs;
+    if (kl == 5 && !strncasecmp(argv[i], "JobId", 5)) {
+      id = val;
+    } else if (kl == 9 && !strncasecmp(argv[i], "TimeLimit", 9)) {
+      if (px_cli_duration_parse(val, &secs)) {
+        px_cmd_error(c, "Invalid TimeLimit value: %s", val);
+        rc = 1;
+      } else {
+        json_object_set_new(patch, "time_limit_s", json_integer(secs));
+      }
+    } else if ((kl == 4 && !strncasecmp(argv[i], "Nice", 4)) ||
+               (kl == 8 && !strncasecmp(argv[i], "Priority", 8))) {
+      char *e;
+      long x = strtol(val, &e, 10);
+      if (*e || e == val) {
+        px_cmd_error(c, "Invalid %.*s value: %s", (int)kl, argv[i], val);
+        rc = 1;
+      } else {
+        json_object_set_new(patch, kl == 4 ? "nice" : "priority", json_integer(x));
+      }
+    } else {
+      px_cmd_error(c, "Update of %.*s is not supported by Phalanx (TimeLimit, Nice and Priority are)",
+                   (int)kl, argv[i]);
+      rc = 1;
+    }
+  }
+  if (!rc && !id) {
+    px_cmd_error(c, "No JobId given (scontrol update JobId=N Key=Value ...)");
+    rc = 1;
+  }
+  if (!rc) {
+    char path[128];
+    snprintf(path, sizeof path, "/v1/jobs/%s", id);
+    long status = 0;
+    json_t *resp = NULL;
+    rc = px_cmd_call(c, "PATCH", path, patch, &status, &resp);
+    if (!rc && status / 100 != 2) {
+      char msg[512];
+      px_client_error_text(status, resp, msg, sizeof msg);
+      px_cmd_error(c, "Error updating job %s: %s", id, msg);
+      rc = 1;
+    }
+    json_decref(resp);
+  }
+  json_decref(patch);
+  return rc;
+}
+
+/* Drain or resume nodes: POST /v1/nodes/{name}/drain|resume. */
+int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const char *reason) {
+  char **names;
+  size_t n;
+  if (px_cli_hostlist_expand(nodes, &names, &n)) {
+    px_cmd_error(c, "Invalid node name specified: %s", nodes);
+    return 1;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    char path[300];
+    snprintf(path, sizeof path, "/v1/nodes/%s/%s", names[i], op);
+    json_t *body = reason ? json_pack("{s:s}", "reason", reason) : NULL, *resp = NULL;
+    long status = 0;
+    rc = px_cmd_call(c, "POST", path, body, &status, &resp);
+    if (!rc && status / 100 != 2) {
+      char msg[512];
+      px_client_error_text(status, resp, msg, sizeof msg);
+      px_cmd_error(c, "%s %s: %s", op, names[i], msg);
+      rc = 1;
+    }
+    json_decref(body);
+    json_decref(resp);
+  }
+  px_cli_strv_free(names, n);
+  return rc;
+}
+
+static int update_node(struct px_cmd *c, int argc, char **argv) {
+  const char *node = NULL, *state = NULL, *reason = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (!strncasecmp(argv[i], "NodeName=", 9)) node = argv[i] + 9;
+    else if (!strncasecmp(argv[i], "State=", 6)) state = argv[i] + 6;
+    else if (!strncasecmp(argv[i], "Reason=", 7)) reason = argv[i] + 7;
+    else {
+      px_cmd_error(c, "Update of %s is not supported for nodes (State and Reason are)", argv[i]);
+      return 1;
+    }
+  }
+  if (!node || !state) {
+    px_cmd_error(c, "scontrol update NodeName=NODES State=DRAIN|RESUME [Reason=TEXT]");
+    return 1;
+  }
+  if (!strcasecmp(state, "DRAIN")) {
+    if (!reason) {
+      px_cmd_error(c, "You must specify a reason when DRAINING a node");
+      return 1;
+    }
+    return px_cmd_node_op(c, "drain", node, reason);
+  }
+  if (!strcasecmp(state, "RESUME") || !strcasecmp(state, "IDLE") || !strcasecmp(state, "UNDRAIN"))
+    return px_cmd_node_op(c, "resume", node, NULL);
+  px_cmd_error(c, "State=%s is not supported by Phalanx (DRAIN and RESUME are)", state);
+  return 1;
+}
+
+static int scontrol_show(struct px_cmd *c, int argc, char **argv) {
+  const char *what = argc > 0 ? argv[0] : "", *arg = argc > 1 ? argv[1] : NULL;
+  if (!strncasecmp(what, "job", 3)) return show_jobs(c, arg);
+  if (!strncasecmp(what, "node", 4)) return show_nodes_or_parts(c, true, arg);
+  if (!strncasecmp(what, "partition", 4)) return show_nodes_or_parts(c, false, arg);
+  if (!strcasecmp(what, "hostnames")) return show_hostnames(c, arg);
+  if (!strcasecmp(what, "hostlist") || !strcasecmp(what, "hostlistsorted")) return show_hostlist(c, arg);
+  px_cmd_error(c, "show %s is not supported by Phalanx (job, node, partition, hostnames, hostlist are;"
+               " for the configuration use 'phalanx config check')", what);
+  return 1;
+}
+
+int px_cmd_scontrol(int argc, char **argv, bool native) {
+  struct px_cmd c;
+  px_cmd_init(&c, "scontrol", true);
+  int i = 1;
+  while (i < argc && argv[i][0] == '-') {
+    if (!strcmp(argv[i], "--json")) c.json = true;
+    else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+      printf("slurm 22.05.8 (phalanx)\n");
+      return 0;
+    }
+    i++;
+  }
+  const char *cmd = i < argc ? argv[i] : "";
+  int rest = argc - i - 1;
+  char **args = argv + i + 1;
+  int rc;
+  if (!strcasecmp(cmd, "show")) rc = scontrol_show(&c, rest, args);
+  else if (!strcasecmp(cmd, "hold") || !strcasecmp(cmd, "release") || !strcasecmp(cmd, "requeue"))
+    rc = rest > 0 ? px_cmd_job_op(&c, cmd, args[0]) : (px_cmd_error(&c, "%s: no job id", cmd), 1);
+  else if (!strcasecmp(cmd, "update") && rest > 0 && !strncasecmp(args[0], "NodeName=", 9))
+    rc = update_node(&c, rest, args);
+  else if (!strcasecmp(cmd, "update")) rc = update_job(&c, rest, args);
+  else if (!strcasecmp(cmd, "ping")) {
+    long status = 0;
+    json_t *resp = NULL;
+    rc = px_cmd_call(&c, "GET", "/v1/partitions", NULL, &status, &resp);
+    json_decref(resp);
+    printf("Slurmctld(primary) at %s is %s\n", c.connected ? c.client.where : "?", rc ? "DOWN" : "UP");
+  } else {
+    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, ping)", cmd);
+    rc = 1;
+  }
+  px_cmd_fini(&c);
+  return rc;
+}

@@ -1,0 +1,156 @@
+/*
+ * cmd_squeue.c - `squeue` and `phalanx queue`: fetch jobs, filter them as
+ * Slurm does (active jobs only unless -t says otherwise; -u/--me/-A/-p/-j/-n
+ * lists), and print with fmt_squeue.c, or as JSON with --json.
+ *
+ * Filters are sent to the server as query parameters and applied here too,
+ * so the output is right whichever filters the server implements.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd_common.h"
+
+static bool job_id_matches(const struct px_job_info *j, const char *ids) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", ids);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *us = strchr(t, '_');
+    unsigned long long id = strtoull(t, NULL, 10);
+    if (us) {
+      if (j->array_job_id == id && j->array_task_id == (uint32_t)strtoul(us + 1, NULL, 10)) return true;
+    } else if (j->job_id == id || j->array_job_id == id) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool state_matches(const struct px_job_info *j, const char *states) {
+  if (!states) return px_cli_state_is_active(j->state);
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", states);
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char name[32];
+    if (!strcasecmp(t, "all")) return true;
+    if (px_cli_state_normalise(t, name, sizeof name) && !strcmp(name, j->state)) return true;
+  }
+  return false;
+}
+
+bool px_cmd_job_filter(const struct px_job_info *j, const struct px_job_filter *f) {
+  const struct px_jobspec *s = &j->spec;
+  if (f->users && !px_cmd_list_has(f->users, s->user ? s->user : "")) return false;
+  if (f->accounts && !px_cmd_list_has(f->accounts, s->account ? s->account : "")) return false;
+  if (f->partitions && !px_cmd_list_has(f->partitions, s->partition ? s->partition : "")) return false;
+  if (f->names && !px_cmd_list_has(f->names, s->name ? s->name : "")) return false;
+  if (f->jobs && !job_id_matches(j, f->jobs)) return false;
+  /* Naming jobs with -j shows them whatever their state, as Slurm does. */
+  if (f->jobs && !f->states) return true;
+  return state_matches(j, f->states);
+}
+
+/* Keeps the jobs that pass, freeing the others. */
+static size_t filter_jobs(struct px_job_info *v, size_t n, const struct px_job_filter *f) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (px_cmd_job_filter(&v[i], f)) v[k++] = v[i];
+    else px_cli_job_fini(&v[i]);
+  }
+  return k;
+}
+
+static void squeue_usage(void) {
+  printf("Usage: squeue [-A accounts] [-j jobs] [-n names] [-p partitions] [-t states]\n"
+         "              [-u users | --me] [-h] [-l] [--start] [-o FORMAT | -O FIELDS]\n"
+         "              [-S SORT] [-i SECONDS] [--json]\n");
+}
+
+int px_cmd_squeue(int argc, char **argv, bool native) {
+  static const struct option longopts[] = {
+      {"user", required_argument, 0, 'u'},    {"me", no_argument, 0, 'M'},
+      {"account", required_argument, 0, 'A'}, {"partition", required_argument, 0, 'p'},
+      {"states", required_argument, 0, 't'},  {"state", required_argument, 0, 't'},
+      {"jobs", required_argument, 0, 'j'},    {"name", required_argument, 0, 'n'},
+      {"noheader", no_argument, 0, 'h'},      {"long", no_argument, 0, 'l'},
+      {"start", no_argument, 0, 'S' + 256},   {"format", required_argument, 0, 'o'},
+      {"Format", required_argument, 0, 'O'},  {"sort", required_argument, 0, 'S'},
+      {"iterate", required_argument, 0, 'i'}, {"json", no_argument, 0, 'J'},
+      {"all", no_argument, 0, 'a'},           {"array", no_argument, 0, 'r'},
+      {"verbose", no_argument, 0, 'v'},       {"help", no_argument, 0, 'H'},
+      {"usage", no_argument, 0, 'H'},         {"version", no_argument, 0, 'V'},
+      {0, 0, 0, 0}};
+  struct px_cmd c;
+  px_cmd_init(&c, native ? "phalanx queue" : "squeue", !native);
+  struct px_job_filter f = {0};
+  struct px_squeue_opts o = {.format = getenv("SQUEUE_FORMAT"),
+                             .long_format = getenv("SQUEUE_FORMAT2"), .sort = getenv("SQUEUE_SORT")};
+  long iterate = 0;
+  int opt;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "u:A:p:t:j::n:hlo:O:S:i:arvV", longopts, NULL)) != -1) {
+    switch (opt) {
+    case 'u': f.users = optarg; break;
+    case 'M': f.users = px_cmd_user(); break;
+    case 'A': f.accounts = optarg; break;
+    case 'p': f.partitions = optarg; break;
+    case 't': f.states = optarg; break;
+    case 'j': f.jobs = optarg ? optarg : (optind < argc && argv[optind][0] != '-') ? argv[optind++] : NULL; break;
+    case 'n': f.names = optarg; break;
+    case 'h': o.noheader = true; break;
+    case 'l': o.long_list = true; break;
+    case 'S' + 256: o.start = true; break;
+    case 'o': o.format = optarg; o.long_format = NULL; break;
+    case 'O': o.long_format = optarg; o.format = NULL; break;
+    case 'S': o.sort = optarg; break;
+    case 'i': iterate = strtol(optarg, NULL, 10); break;
+    case 'J': c.json = true; break;
+    case 'a': case 'r': case 'v': break;
+    case 'H': squeue_usage(); return 0;
+    case 'V': printf("slurm 22.05.8 (phalanx)\n"); return 0;
+    default: squeue_usage(); return 1;
+    }
+  }
+  if (o.long_list && (o.format || o.long_format)) o.long_list = false;
+  int rc = 0;
+  do {
+    struct px_job_info *v = NULL;
+    size_t n = 0;
+    c.now = (int64_t)time(NULL);
+    o.now = c.now;
+    const char *path = (f.states || f.jobs) ? "/v1/jobs?state=all" : "/v1/jobs";
+    if (px_cmd_get_jobs(&c, path, &v, &n)) {
+      rc = 1;
+      break;
+    }
+    n = filter_jobs(v, n, &f);
+    if (c.json) {
+      json_t *arr = json_array();
+      for (size_t i = 0; i < n; i++) json_array_append_new(arr, px_cli_job_to_json(&v[i]));
+      json_t *top = json_pack("{s:o}", "jobs", arr);
+      px_cmd_print_json(top);
+      json_decref(top);
+    } else {
+      struct px_diag d;
+      if (px_fmt_squeue(stdout, v, n, &o, &d)) {
+        px_cmd_error(&c, "%s", d.msg);
+        rc = 1;
+      }
+    }
+    px_cli_jobs_free(v, n);
+    fflush(stdout);
+    if (iterate > 0 && !rc) {
+      sleep((unsigned)iterate);
+      printf("\n");
+    }
+  } while (iterate > 0 && !rc);
+  px_cmd_fini(&c);
+  return rc;
+}

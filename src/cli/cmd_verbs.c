@@ -1,0 +1,313 @@
+/*
+ * cmd_verbs.c - the native verbs that have no Slurm twin or differ from it:
+ * show, why (a pending job explained in plain words), hold/release, update,
+ * drain/resume, usage, reserve, token.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/cmd_common.h"
+#include "cli/fmt_job.h"
+
+/* GET /v1/jobs/{id} into j; prints the error itself. */
+static int get_job(struct px_cmd *c, const char *id, struct px_job_info *j) {
+  char path[128];
+  snprintf(path, sizeof path, "/v1/jobs/%s", id);
+  long status = 0;
+  json_t *resp = NULL;
+  if (px_cmd_call(c, "GET", path, NULL, &status, &resp)) return 1;
+  int rc = 0;
+  if (status == 404) {
+    px_cmd_error(c, "no job %s (finished jobs are in 'phalanx usage' / sacct)", id);
+    rc = 1;
+  } else if (status / 100 != 2) {
+    char msg[512];
+    px_client_error_text(status, resp, msg, sizeof msg);
+    px_cmd_error(c, "%s", msg);
+    rc = 1;
+  } else if (px_cli_job_from_json(resp, j)) {
+    px_cmd_error(c, "the server's reply could not be read");
+    rc = 1;
+  }
+  json_decref(resp);
+  return rc;
+}
+
+/* Parses "VERB [--json] ID"; returns the id or NULL after printing usage. */
+static const char *one_arg(struct px_cmd *c, int argc, char **argv, const char *what) {
+  const char *id = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--json")) c->json = true;
+    else if (!id && argv[i][0] != '-') id = argv[i];
+    else {
+      px_cmd_error(c, "unexpected argument '%s' (usage: phalanx %s [--json] %s)", argv[i], argv[0], what);
+      return NULL;
+    }
+  }
+  if (!id) px_cmd_error(c, "missing %s (usage: phalanx %s [--json] %s)", what, argv[0], what);
+  return id;
+}
+
+int px_verb_show(int argc, char **argv) {
+  struct px_cmd c;
+  px_cmd_init(&c, "phalanx show", false);
+  const char *id = one_arg(&c, argc, argv, "JOBID");
+  struct px_job_info j;
+  int rc = !id || get_job(&c, id, &j);
+  if (!rc) {
+    if (c.json) {
+      json_t *o = px_cli_job_to_json(&j);
+      px_cmd_print_json(o);
+      json_decref(o);
+    } else {
+      px_fmt_scontrol_job(stdout, &j, c.now);
+    }
+    px_cli_job_fini(&j);
+  }
+  px_cmd_fini(&c);
+  return rc;
+}
+
+/* Pending reasons in plain words, with what would let the job run. */
+static const struct {
+  const char *reason, *words;
+} reasons[] = {
+    {"Resources", "the nodes or GPUs it needs are busy; it starts when running jobs end"},
+    {"Priority", "jobs with a higher priority are ahead of it in its partition"},
+    {"Dependency", "it waits for the jobs it depends on (see Dependency)"},
+    {"DependencyNeverSatisfied", "a job it depends on ended in a way that can never satisfy the dependency; cancel it"},
+    {"JobHeldUser", "it is held; 'phalanx release JOBID' lets it run"},
+    {"JobHeldAdmin", "an operator holds it; ask them to release it"},
+    {"BeginTime", "it may not start before its --begin time (or it was requeued and waits a moment)"},
+    {"PartitionNodeLimit", "it asks for more nodes than its partition allows; it can never run: cancel it and resubmit with fewer nodes"},
+    {"PartitionTimeLimit", "its time limit exceeds the partition's; it can never run: cancel it and resubmit with a shorter --time"},
+    {"PartitionDown", "its partition is down; it starts when an operator brings it up"},
+    {"ReqNodeNotAvail", "nodes it needs are drained or down"},
+    {"QOSGrpGRES", "its account or QoS is at its GPU quota; it starts when the account's other jobs end"},
+    {"AssocGrpGRES", "its account is at its GPU quota; it starts when the account's other jobs end"},
+    {"JobArrayTaskLimit", "its array already runs as many tasks as its %N limit allows"},
+    {"Reservation", "it waits for its reservation to start"},
+    {"None", "it has just been submitted and not yet considered by the scheduler"},
+};
+
+int px_verb_why(int argc, char **argv) {
+  struct px_cmd c;
+  px_cmd_init(&c, "phalanx why", false);
+  const char *id = one_arg(&c, argc, argv, "JOBID");
+  struct px_job_info j;
+  int rc = !id || get_job(&c, id, &j);
+  if (rc) {
+    px_cmd_fini(&c);
+    return 1;
+  }
+  char when[32];
+  px_cli_fmt_iso(when, sizeof when, j.expected_start, "");
+  if (c.json) {
+    json_t *o = json_pack("{s:I,s:s,s:s,s:s?,s:I}", "job_id", (json_int_t)j.job_id, "state", j.state,
+                          "reason", j.reason, "why", j.why, "expected_start", (json_int_t)j.expected_start);
+    px_cmd_print_json(o);
+    json_decref(o);
+  } else if (strcmp(j.state, "PENDING")) {
+    printf("Job %s (%s) is not pending: it is %s.\n", id, PX_STR(j.spec.name), j.state);
+  } else {
+    const char *words = NULL;
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0] && !words; i++)
+      if (!strcmp(j.reason, reasons[i].reason)) words = reasons[i].words;
+    printf("Job %s (%s) is pending: %s.\n", id, PX_STR(j.spec.name), j.reason);
+    if (words) printf("  %s\n", words);
+    if (j.why && *j.why) printf("  %s\n", j.why);
+    if (!strcmp(j.reason, "Dependency") && j.spec.dependency) printf("  Dependency: %s\n", j.spec.dependency);
+    if (*when) printf("  Expected to start at %s.\n", when);
+    else printf("  No start estimate yet.\n");
+  }
+  px_cli_job_fini(&j);
+  px_cmd_fini(&c);
+  return 0;
+}
+
+int px_verb_jobop(int argc, char **argv) {
+  struct px_cmd c;
+  char prog[64];
+  snprintf(prog, sizeof prog, "phalanx %s", argv[0]);
+  px_cmd_init(&c, prog, false);
+  const char *ids = one_arg(&c, argc, argv, "JOBID[,JOBID...]");
+  int rc = !ids || px_cmd_job_op(&c, argv[0], ids);
+  if (!rc && !c.json) printf("%s %s\n", !strcmp(argv[0], "hold") ? "held" : "released", ids);
+  px_cmd_fini(&c);
+  return rc;
+}
+
+int px_verb_update(int argc, char **argv) {
+  /* phalanx update JOBID key=value ... : the same keys as scontrol update. */
+  if (argc < 3) {
+    fprintf(stderr, "phalanx update: usage: phalanx update JOBID TimeLimit=2:00:00|Nice=N|Priority=N ...\n");
+    return 2;
+  }
+  char idarg[64];
+  snprintf(idarg, sizeof idarg, "JobId=%s", argv[1]);
+  char **args = calloc((size_t)argc + 2, sizeof *args);
+  if (!args) return 1;
+  args[0] = "scontrol";
+  args[1] = "update";
+  args[2] = idarg;
+  for (int i = 2; i < argc; i++) args[i + 1] = argv[i];
+  int rc = px_cmd_scontrol(argc + 1, args, true);
+  free(args);
+  return rc;
+}
+
+int px_verb_nodeop(int argc, char **argv) {
+  struct px_cmd c;
+  char prog[64];
+  snprintf(prog, sizeof prog, "phalanx %s", argv[0]);
+  px_cmd_init(&c, prog, false);
+  const char *nodes = NULL, *reason = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--reason") && i + 1 < argc) reason = argv[++i];
+    else if (!strncmp(argv[i], "--reason=", 9)) reason = argv[i] + 9;
+    else if (!nodes && argv[i][0] != '-') nodes = argv[i];
+  }
+  int rc = 1;
+  if (!nodes)
+    px_cmd_error(&c, "missing NODES (usage: phalanx %s NODES%s)", argv[0], !strcmp(argv[0], "drain") ? " --reason TEXT" : "");
+  else if (!strcmp(argv[0], "drain") && !reason)
+    px_cmd_error(&c, "a drain needs a reason: phalanx drain %s --reason 'why'", nodes);
+  else
+    rc = px_cmd_node_op(&c, argv[0], nodes, reason);
+  px_cmd_fini(&c);
+  return rc;
+}
+
+/* Prints an array of flat objects as a table (columns: the first row's keys). */
+static void print_table(const json_t *rows) {
+  const json_t *first = json_array_get(rows, 0);
+  if (!first) {
+    printf("(no usage recorded)\n");
+    return;
+  }
+  const char *key;
+  const json_t *val;
+  json_object_foreach((json_t *)first, key, val) printf("%-16s", key);
+  printf("\n");
+  size_t i;
+  const json_t *row;
+  json_array_foreach(rows, i, row) {
+    json_object_foreach((json_t *)first, key, val) {
+      const json_t *v = json_object_get(row, key);
+      if (json_is_string(v)) printf("%-16s", json_string_value(v));
+      else if (json_is_integer(v)) printf("%-16lld", (long long)json_integer_value(v));
+      else if (json_is_real(v)) printf("%-16.2f", json_real_value(v));
+      else printf("%-16s", "");
+    }
+    printf("\n");
+  }
+}
+
+/* POST/GET a feature endpoint and print its answer; 404 means the server
+ * does not offer the feature yet. */
+static int simple_call(struct px_cmd *c, const char *method, const char *path, json_t *body,
+                       const char *feature) {
+  long status = 0;
+  json_t *resp = NULL;
+  if (px_cmd_call(c, method, path, body, &status, &resp)) return 1;
+  int rc = 0;
+  if (status == 404 || status == 405 || status == 501) {
+    px_cmd_error(c, "this server does not offer %s yet", feature);
+    rc = 1;
+  } else if (status / 100 != 2) {
+    char msg[512];
+    px_client_error_text(status, resp, msg, sizeof msg);
+    px_cmd_error(c, "%s", msg);
+    rc = 1;
+  } else if (c->json || !json_is_object(resp)) {
+    px_cmd_print_json(resp);
+  } else if (json_is_array(json_object_get(resp, "usage"))) {
+    print_table(json_object_get(resp, "usage"));
+  } else if (json_is_string(json_object_get(resp, "token"))) {
+    printf("%s\n", json_string_value(json_object_get(resp, "token")));
+  } else {
+    px_cmd_print_json(resp);
+  }
+  json_decref(resp);
+  return rc;
+}
+
+int px_verb_usage(int argc, char **argv) {
+  struct px_cmd c;
+  px_cmd_init(&c, "phalanx usage", false);
+  const char *since = "now-30days", *by = "account";
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--json")) c.json = true;
+    else if (!strcmp(argv[i], "--since") && i + 1 < argc) since = argv[++i];
+    else if (!strcmp(argv[i], "--by") && i + 1 < argc) by = argv[++i];
+    else {
+      px_cmd_error(&c, "unexpected argument '%s' (usage: phalanx usage [--since WHEN] [--by account|user] [--json])", argv[i]);
+      return 2;
+    }
+  }
+  int64_t t;
+  if (px_cli_time_parse(since, c.now, &t)) {
+    px_cmd_error(&c, "--since %s: not a time (try 2026-11-01 or now-7days)", since);
+    return 2;
+  }
+  char path[256];
+  snprintf(path, sizeof path, "/v1/usage?since=%lld&by=%s", (long long)t, by);
+  int rc = simple_call(&c, "GET", path, NULL, "usage reports");
+  px_cmd_fini(&c);
+  return rc;
+}
+
+int px_verb_reserve(int argc, char **argv) {
+  struct px_cmd c;
+  px_cmd_init(&c, "phalanx reserve", false);
+  json_t *body = json_object();
+  int rc = 0;
+  for (int i = 1; i < argc && !rc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int64_t x;
+    if (!strcmp(a, "--json")) c.json = true;
+    else if (!v) rc = 2;
+    else if (!strcmp(a, "--name") || !strcmp(a, "--nodes") || !strcmp(a, "--accounts") ||
+             !strcmp(a, "--users") || !strcmp(a, "--partition"))
+      json_object_set_new(body, a + 2, json_string(v)), i++;
+    else if (!strcmp(a, "--start") && !px_cli_time_parse(v, c.now, &x))
+      json_object_set_new(body, "start_time", json_integer(x)), i++;
+    else if (!strcmp(a, "--duration") && !px_cli_duration_parse(v, &x))
+      json_object_set_new(body, "duration_s", json_integer(x)), i++;
+    else if (!strcmp(a, "--gpus"))
+      json_object_set_new(body, "gpus", json_integer(strtol(v, NULL, 10))), i++;
+    else rc = 2;
+  }
+  if (rc || !json_object_size(body)) {
+    px_cmd_error(&c, "usage: phalanx reserve --name NAME (--nodes LIST | --gpus N) --start WHEN "
+                 "--duration D [--accounts A,B] [--users U] [--partition P] [--json]");
+    rc = 2;
+  } else {
+    rc = simple_call(&c, "POST", "/v1/reservations", body, "reservations");
+  }
+  json_decref(body);
+  px_cmd_fini(&c);
+  return rc;
+}
+
+int px_verb_token(int argc, char **argv) {
+  struct px_cmd c;
+  px_cmd_init(&c, "phalanx token", false);
+  int64_t life = 86400;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--json")) c.json = true;
+    else if (!strcmp(argv[i], "--lifetime") && i + 1 < argc && !px_cli_duration_parse(argv[i + 1], &life)) i++;
+    else {
+      px_cmd_error(&c, "usage: phalanx token [--lifetime D-HH:MM:SS] [--json]");
+      return 2;
+    }
+  }
+  json_t *body = json_pack("{s:s,s:I}", "user", px_cmd_user(), "lifetime_s", (json_int_t)life);
+  int rc = simple_call(&c, "POST", "/v1/tokens", body, "API tokens");
+  json_decref(body);
+  px_cmd_fini(&c);
+  return rc;
+}

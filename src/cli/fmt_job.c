@@ -1,0 +1,186 @@
+/*
+ * fmt_job.c - the values of one job as Slurm's commands print them: every
+ * squeue %-letter, TRES strings, memory with units. See fmt_job.h.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/fmt_job.h"
+#include "util/units.h"
+
+static const struct {
+  char key;
+  const char *header;
+} headers[] = {
+    {'i', "JOBID"},      {'A', "JOBID"},        {'F', "ARRAY_JOB_ID"}, {'K', "ARRAY_TASK_ID"},
+    {'P', "PARTITION"},  {'j', "NAME"},         {'u', "USER"},         {'U', "UID"},
+    {'t', "ST"},         {'T', "STATE"},        {'M', "TIME"},         {'l', "TIME_LIMIT"},
+    {'L', "TIME_LEFT"},  {'D', "NODES"},        {'C', "CPUS"},         {'N', "NODELIST"},
+    {'R', "NODELIST(REASON)"}, {'r', "REASON"}, {'S', "START_TIME"},   {'V', "SUBMIT_TIME"},
+    {'e', "END_TIME"},   {'a', "ACCOUNT"},      {'q', "QOS"},          {'Q', "PRIORITY"},
+    {'p', "PRIORITY"},   {'b', "TRES_PER_NODE"}, {'E', "DEPENDENCY"},  {'Z', "WORK_DIR"},
+    {'o', "COMMAND"},    {'k', "COMMENT"},      {'y', "NICE"},         {'m', "MIN_MEMORY"},
+    {'c', "MIN_CPUS"},   {'f', "FEATURES"},     {'Y', "SCHEDNODES"},   {'B', "EXEC_HOST"},
+};
+
+const char *px_fmt_job_header(char key) {
+  for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
+    if (headers[i].key == key) return headers[i].header;
+  return NULL;
+}
+
+int64_t px_fmt_job_elapsed(const struct px_job_info *j, int64_t now) {
+  if (j->start_time <= 0 || !strcmp(j->state, "PENDING")) return 0; /* a requeued job restarts at 0 */
+  int64_t end = j->end_time > 0 ? j->end_time : now;
+  return end > j->start_time ? end - j->start_time : 0;
+}
+
+void px_fmt_mem(char *buf, size_t n, uint64_t mib) { px_size_format_mib(mib, buf, n); }
+
+uint32_t px_fmt_job_nodes(const struct px_job_info *j) {
+  if (j->nnodes) return j->nnodes;
+  return j->spec.nodes_min ? j->spec.nodes_min : 1;
+}
+
+uint32_t px_fmt_job_cpus(const struct px_job_info *j) {
+  if (j->ncpus) return j->ncpus;
+  uint32_t tasks = j->spec.ntasks;
+  if (!tasks) tasks = j->spec.ntasks_per_node ? j->spec.ntasks_per_node * px_fmt_job_nodes(j) : 1;
+  return tasks * (j->spec.cpus_per_task ? j->spec.cpus_per_task : 1);
+}
+
+void px_fmt_job_tres(char *buf, size_t n, const struct px_job_info *j, bool sorted) {
+  uint32_t cpus = px_fmt_job_cpus(j), nodes = px_fmt_job_nodes(j);
+  uint32_t gpus = j->ngpus;
+  if (!gpus) {
+    if (j->spec.gpus) gpus = j->spec.gpus;
+    else if (j->spec.gpus_per_node) gpus = j->spec.gpus_per_node * nodes;
+    else if (j->spec.gpus_per_task) gpus = j->spec.gpus_per_task * (j->spec.ntasks ? j->spec.ntasks : 1);
+  }
+  char mem[32] = "", gres[32] = "";
+  if (j->mem_mib) {
+    char m[24];
+    px_fmt_mem(m, sizeof m, j->mem_mib);
+    snprintf(mem, sizeof mem, "mem=%s,", m);
+  }
+  if (gpus) snprintf(gres, sizeof gres, ",gres/gpu=%u", gpus);
+  if (sorted) /* sacct: billing,cpu,gres/gpu,mem,node */
+    snprintf(buf, n, "billing=%u,cpu=%u%s%s%snode=%u", cpus, cpus, gres, *gres ? "," : ",",
+             mem, nodes);
+  else /* scontrol: cpu,mem,node,billing,gres/gpu */
+    snprintf(buf, n, "cpu=%u,%snode=%u,billing=%u%s", cpus, mem, nodes, cpus, gres);
+}
+
+void px_fmt_job_id(char *buf, size_t n, const struct px_job_info *j) {
+  if (!j->array_job_id)
+    snprintf(buf, n, "%" PRIu64, j->job_id);
+  else if (j->array_task_id == UINT32_MAX)
+    snprintf(buf, n, "%" PRIu64 "_[%s]", j->array_job_id, PX_STR(j->array_pending));
+  else
+    snprintf(buf, n, "%" PRIu64 "_%u", j->array_job_id, j->array_task_id);
+}
+
+/* %R: "(Reason)" while pending and for jobs that ended badly, else the nodes. */
+static void reason_list(char *buf, size_t n, const struct px_job_info *j) {
+  static const char *const with_reason[] = {"PENDING", "FAILED", "TIMEOUT", "OUT_OF_MEMORY",
+                                            "DEADLINE"};
+  for (size_t i = 0; i < sizeof with_reason / sizeof with_reason[0]; i++) {
+    if (!strcmp(j->state, with_reason[i])) {
+      snprintf(buf, n, "(%s)", j->reason);
+      return;
+    }
+  }
+  snprintf(buf, n, "%s", j->nodelist ? j->nodelist : "");
+}
+
+static void first_node(char *buf, size_t n, const char *nodelist) {
+  char **names;
+  size_t cnt;
+  if (!nodelist || px_cli_hostlist_expand(nodelist, &names, &cnt) || !cnt) {
+    snprintf(buf, n, "n/a");
+    return;
+  }
+  snprintf(buf, n, "%s", names[0]);
+  px_cli_strv_free(names, cnt);
+}
+
+static void start_field(char *buf, size_t n, const struct px_job_info *j, bool start) {
+  int64_t t = j->start_time > 0 ? j->start_time : j->expected_start;
+  if (start && !strcmp(j->state, "PENDING")) t = j->expected_start;
+  px_cli_fmt_iso(buf, n, t, "N/A");
+}
+
+static void time_limit(char *buf, size_t n, const struct px_job_info *j, int64_t now, bool left) {
+  int64_t lim = j->spec.time_limit_s;
+  if (lim == 0) {
+    snprintf(buf, n, "NOT_SET");
+    return;
+  }
+  if (left && lim != PX_CLI_UNLIMITED) {
+    lim -= px_fmt_job_elapsed(j, now);
+    if (lim < 0) lim = 0;
+  }
+  px_cli_fmt_elapsed(buf, n, lim);
+}
+
+static void tres_per_node(char *buf, size_t n, const struct px_job_info *j) {
+  if (!j->spec.gpus_per_node)
+    snprintf(buf, n, "N/A");
+  else if (j->spec.gpu_type)
+    snprintf(buf, n, "gres:gpu:%s:%u", j->spec.gpu_type, j->spec.gpus_per_node);
+  else
+    snprintf(buf, n, "gres:gpu:%u", j->spec.gpus_per_node);
+}
+
+void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool start, char *buf,
+                      size_t n) {
+  const struct px_jobspec *s = &j->spec;
+  switch (key) {
+  case 'i': px_fmt_job_id(buf, n, j); break;
+  case 'A': snprintf(buf, n, "%" PRIu64, j->job_id); break;
+  case 'F': snprintf(buf, n, "%" PRIu64, j->array_job_id ? j->array_job_id : j->job_id); break;
+  case 'K':
+    if (!j->array_job_id) snprintf(buf, n, "N/A");
+    else if (j->array_task_id == UINT32_MAX) snprintf(buf, n, "[%s]", PX_STR(j->array_pending));
+    else snprintf(buf, n, "%u", j->array_task_id);
+    break;
+  case 'P': snprintf(buf, n, "%s", PX_STR(s->partition)); break;
+  case 'j': snprintf(buf, n, "%s", PX_STR(s->name)); break;
+  case 'u': snprintf(buf, n, "%s", PX_STR(s->user)); break;
+  case 'U': snprintf(buf, n, "%u", s->uid); break;
+  case 't': snprintf(buf, n, "%s", px_cli_state_compact(j->state)); break;
+  case 'T': snprintf(buf, n, "%s", j->state); break;
+  case 'M': px_cli_fmt_elapsed(buf, n, px_fmt_job_elapsed(j, now)); break;
+  case 'l': time_limit(buf, n, j, now, false); break;
+  case 'L': time_limit(buf, n, j, now, true); break;
+  case 'D': snprintf(buf, n, "%u", px_fmt_job_nodes(j)); break;
+  case 'C': snprintf(buf, n, "%u", px_fmt_job_cpus(j)); break;
+  case 'N': snprintf(buf, n, "%s", j->nodelist ? j->nodelist : ""); break;
+  case 'R': reason_list(buf, n, j); break;
+  case 'r': snprintf(buf, n, "%s", j->reason); break;
+  case 'S': start_field(buf, n, j, start); break;
+  case 'V': px_cli_fmt_iso(buf, n, j->submit_time, "N/A"); break;
+  case 'e': px_cli_fmt_iso(buf, n, j->end_time, "N/A"); break;
+  case 'a': snprintf(buf, n, "%s", PX_STR(s->account)); break;
+  case 'q': snprintf(buf, n, "%s", PX_STR(s->qos)); break;
+  case 'Q': snprintf(buf, n, "%u", j->priority); break;
+  case 'p': snprintf(buf, n, "%.8f", j->priority / 4294967295.0); break;
+  case 'b': tres_per_node(buf, n, j); break;
+  case 'E': snprintf(buf, n, "%s", PX_STR(s->dependency)); break;
+  case 'Z': snprintf(buf, n, "%s", PX_STR(s->workdir)); break;
+  case 'o': snprintf(buf, n, "%s", s->argv && s->argv[0] ? s->argv[0] : "(null)"); break;
+  case 'k': snprintf(buf, n, "%s", PX_STR(s->comment)); break;
+  case 'y': snprintf(buf, n, "%d", s->nice); break;
+  case 'm':
+    if (s->mem_per_node_mib && s->mem_per_node_mib != UINT64_MAX) px_fmt_mem(buf, n, s->mem_per_node_mib);
+    else snprintf(buf, n, "0");
+    break;
+  case 'c': snprintf(buf, n, "%u", s->cpus_per_task ? s->cpus_per_task : 1); break;
+  case 'f': snprintf(buf, n, "%s", PX_STR(s->constraint)); break;
+  case 'Y': snprintf(buf, n, "(null)"); break;
+  case 'B': first_node(buf, n, j->nodelist); break;
+  default: snprintf(buf, n, "?"); break;
+  }
+}

@@ -1,0 +1,332 @@
+/*
+ * opts_apply.c - what each sbatch/srun/salloc option does to a px_jobspec.
+ *
+ * One small function per option family; the table in opts.c binds names to
+ * them. Each either sets its fields or fills the diagnostic with Slurm's
+ * wording (so wrappers that grep sbatch's errors keep working) and returns a
+ * negative code, leaving the spec unchanged.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/opts_apply.h"
+
+static int set_str(char **dst, const char *val) {
+  char *c = strdup(val);
+  if (!c) return PX_ENOMEM;
+  free(*dst);
+  *dst = c;
+  return 0;
+}
+
+/* A strictly positive count (Slurm rejects 0 for these). */
+static int parse_count(const char *val, const char *opt, uint32_t *out, struct px_diag *d) {
+  errno = 0;
+  char *e;
+  long v = strtol(val, &e, 10);
+  if (errno || e == val || *e || v <= 0 || v > 1000000)
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid numeric value \"%s\" for --%s.", val, opt);
+  *out = (uint32_t)v;
+  return 0;
+}
+
+#define STR_OPT(fn, field)                                                                      \
+  int fn(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,            \
+         struct px_diag *d) {                                                                   \
+    return set_str(&s->field, val);                                                             \
+  }
+STR_OPT(px_opt_job_name, name)
+STR_OPT(px_opt_account, account)
+STR_OPT(px_opt_partition, partition)
+STR_OPT(px_opt_qos, qos)
+STR_OPT(px_opt_output, stdout_path)
+STR_OPT(px_opt_error, stderr_path)
+STR_OPT(px_opt_input, stdin_path)
+STR_OPT(px_opt_array, array)
+STR_OPT(px_opt_dependency, dependency)
+STR_OPT(px_opt_constraint, constraint)
+STR_OPT(px_opt_chdir, workdir)
+STR_OPT(px_opt_mail_type, mail_type)
+STR_OPT(px_opt_mail_user, mail_user)
+STR_OPT(px_opt_comment, comment)
+
+#define COUNT_OPT(fn, opt, field)                                                               \
+  int fn(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,            \
+         struct px_diag *d) {                                                                   \
+    return parse_count(val, opt, &s->field, d);                                                 \
+  }
+COUNT_OPT(px_opt_ntasks, "ntasks", ntasks)
+COUNT_OPT(px_opt_ntasks_per_node, "ntasks-per-node", ntasks_per_node)
+COUNT_OPT(px_opt_cpus_per_task, "cpus-per-task", cpus_per_task)
+
+int px_opt_nodes(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                 struct px_diag *d) {
+  char *e;
+  errno = 0;
+  long lo = strtol(val, &e, 10), hi = lo;
+  if (!errno && e != val && *e == '-') {
+    const char *p = e + 1;
+    hi = strtol(p, &e, 10);
+    if (e == p) hi = -1;
+  }
+  if (errno || e == val || *e || lo <= 0 || hi < lo || hi > 1000000)
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid node count specification: %s", val);
+  s->nodes_min = (uint32_t)lo;
+  s->nodes_max = (uint32_t)hi;
+  return 0;
+}
+
+/* "[type:]N" as --gpus, --gpus-per-node and --gpus-per-task take it. */
+static int parse_gpu_count(const char *val, const char *opt, struct px_jobspec *s, uint32_t *out,
+                           struct px_diag *d) {
+  const char *colon = strrchr(val, ':');
+  const char *num = colon ? colon + 1 : val;
+  uint32_t n;
+  if (parse_count(num, opt, &n, d)) return PX_EINVAL;
+  if (colon) {
+    if (strchr(val, ':') != colon || colon == val)
+      return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification: %s", opt, val);
+    char *type = strndup(val, (size_t)(colon - val));
+    if (!type) return PX_ENOMEM;
+    free(s->gpu_type);
+    s->gpu_type = type;
+  }
+  *out = n;
+  return 0;
+}
+
+int px_opt_gpus(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                struct px_diag *d) {
+  return parse_gpu_count(val, "gpus", s, &s->gpus, d);
+}
+int px_opt_gpus_per_node(const char *val, struct px_jobspec *s, struct px_cli_extra *x,
+                         int64_t now, struct px_diag *d) {
+  return parse_gpu_count(val, "gpus-per-node", s, &s->gpus_per_node, d);
+}
+int px_opt_gpus_per_task(const char *val, struct px_jobspec *s, struct px_cli_extra *x,
+                         int64_t now, struct px_diag *d) {
+  return parse_gpu_count(val, "gpus-per-task", s, &s->gpus_per_task, d);
+}
+
+/* --gres=gpu[:type][:N][,...]: only GPUs exist as generic resources here. */
+int px_opt_gres(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                struct px_diag *d) {
+  if (!strcasecmp(val, "none")) return 0;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", val);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (!strncmp(tok, "gres/", 5)) tok += 5;
+    char *paren = strchr(tok, '(');
+    if (paren) *paren = '\0'; /* socket bindings "(S:0-1)" are advisory in Slurm too */
+    char *f[3] = {tok, NULL, NULL};
+    int nf = 1;
+    for (char *c = tok; *c && nf < 3; c++)
+      if (*c == ':') *c = '\0', f[nf++] = c + 1;
+    if (strcmp(f[0], "gpu"))
+      return px_diag_set(d, PX_EUNSUPPORTED, -1,
+                         "Invalid generic resource (gres) specification: %s (Phalanx schedules "
+                         "only the gpu resource)", val);
+    const char *type = nf == 3 ? f[1] : NULL, *num = nf == 3 ? f[2] : nf == 2 ? f[1] : "1";
+    if (nf == 2 && !isdigit((unsigned char)*f[1])) type = f[1], num = "1";
+    uint32_t n;
+    if (parse_count(num, "gres", &n, d)) return PX_EINVAL;
+    if (type) {
+      char *t = strdup(type);
+      if (!t) return PX_ENOMEM;
+      free(s->gpu_type);
+      s->gpu_type = t;
+    }
+    s->gpus_per_node = n;
+  }
+  return 0;
+}
+
+enum { MEM_NODE = 1, MEM_CPU = 2, MEM_GPU = 4 };
+
+/* Slurm's rule: a later source's memory option replaces the earlier one, and
+ * two of them in one source are an error (checked by px_cli_apply). */
+static int set_mem(const char *val, struct px_jobspec *s, struct px_cli_extra *x, unsigned which,
+                   struct px_diag *d) {
+  uint64_t mib;
+  if (px_cli_size_parse_mib(val, &mib))
+    return px_diag_set(d, PX_EINVAL, -1, "invalid memory constraint %s", val);
+  if (mib == 0 && which == MEM_NODE) mib = UINT64_MAX; /* --mem=0: all of each node's memory */
+  if (mib == 0) return px_diag_set(d, PX_EINVAL, -1, "invalid memory constraint %s", val);
+  s->mem_per_node_mib = which == MEM_NODE ? mib : 0;
+  s->mem_per_cpu_mib = which == MEM_CPU ? mib : 0;
+  s->mem_per_gpu_mib = which == MEM_GPU ? mib : 0;
+  x->mem_set |= which;
+  return 0;
+}
+int px_opt_mem(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+               struct px_diag *d) {
+  return set_mem(val, s, x, MEM_NODE, d);
+}
+int px_opt_mem_per_cpu(const char *val, struct px_jobspec *s, struct px_cli_extra *x,
+                       int64_t now, struct px_diag *d) {
+  return set_mem(val, s, x, MEM_CPU, d);
+}
+int px_opt_mem_per_gpu(const char *val, struct px_jobspec *s, struct px_cli_extra *x,
+                       int64_t now, struct px_diag *d) {
+  return set_mem(val, s, x, MEM_GPU, d);
+}
+
+int px_opt_time(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                struct px_diag *d) {
+  int64_t secs;
+  if (px_cli_duration_parse(val, &secs) || secs == 0)
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid time limit specification");
+  s->time_limit_s = secs;
+  return 0;
+}
+
+int px_opt_exclusive(const char *val, struct px_jobspec *s, struct px_cli_extra *x,
+                     int64_t now, struct px_diag *d) {
+  if (val && *val)
+    return px_diag_set(d, PX_EUNSUPPORTED, -1,
+                       "--exclusive=%s is not supported by Phalanx (plain --exclusive is)", val);
+  s->exclusive = true;
+  return 0;
+}
+
+int px_opt_requeue(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                   struct px_diag *d) {
+  s->requeue = true;
+  s->no_requeue_given = false;
+  return 0;
+}
+int px_opt_no_requeue(const char *val, struct px_jobspec *s, struct px_cli_extra *x,
+                      int64_t now, struct px_diag *d) {
+  s->requeue = false;
+  s->no_requeue_given = true;
+  return 0;
+}
+int px_opt_hold(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                struct px_diag *d) {
+  s->hold = true;
+  return 0;
+}
+
+int px_opt_nice(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                struct px_diag *d) {
+  if (!val) {
+    s->nice = 100; /* Slurm's default adjustment for a bare --nice */
+    return 0;
+  }
+  errno = 0;
+  char *e;
+  long v = strtol(val, &e, 10);
+  if (errno || e == val || *e || v < -2147483645L || v > 2147483645L)
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid --nice value: %s", val);
+  s->nice = (int32_t)v;
+  return 0;
+}
+
+int px_cli_signal_number(const char *name) {
+  static const struct {
+    const char *n;
+    int v;
+  } sigs[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL},
+              {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+              {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP}, {"URG", SIGURG},
+              {"XCPU", SIGXCPU}};
+  if (!strncasecmp(name, "SIG", 3)) name += 3;
+  if (isdigit((unsigned char)*name)) {
+    char *e;
+    long v = strtol(name, &e, 10);
+    return (*e || v <= 0 || v >= 65) ? -1 : (int)v;
+  }
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    if (!strcasecmp(name, sigs[i].n)) return sigs[i].v;
+  return -1;
+}
+
+/* --signal=[{R|B}:]SIG[@TIME], TIME in seconds, default 60. */
+int px_opt_signal(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                  struct px_diag *d) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s", val);
+  char *p = buf;
+  bool batch = false;
+  while (p[0] && p[1] == ':' && strchr("RrBb", p[0])) {
+    if (toupper((unsigned char)p[0]) == 'B') batch = true;
+    p += 2;
+  }
+  long secs = 60;
+  char *at = strchr(p, '@');
+  if (at) {
+    *at = '\0';
+    char *e;
+    errno = 0;
+    secs = strtol(at + 1, &e, 10);
+    if (errno || e == at + 1 || *e || secs < 0 || secs > 65535)
+      return px_diag_set(d, PX_EINVAL, -1, "Invalid --signal specification: %s", val);
+  }
+  int sig = px_cli_signal_number(p);
+  if (sig < 0) return px_diag_set(d, PX_EINVAL, -1, "Invalid --signal specification: %s", val);
+  s->signal_num = sig;
+  s->signal_time_s = (int32_t)secs;
+  s->signal_batch_only = batch;
+  return 0;
+}
+
+int px_opt_switches(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                    struct px_diag *d) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%s", val);
+  int64_t wait_s = 0;
+  char *at = strchr(buf, '@');
+  if (at) {
+    *at = '\0';
+    if (px_cli_duration_parse(at + 1, &wait_s))
+      return px_diag_set(d, PX_EINVAL, -1, "Invalid --switches specification: %s", val);
+  }
+  uint32_t n;
+  if (parse_count(buf, "switches", &n, d)) return PX_EINVAL;
+  s->switches = n;
+  s->switches_wait_s = wait_s;
+  return 0;
+}
+
+int px_opt_export(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                  struct px_diag *d) {
+  return set_str(&x->export_spec, val);
+}
+int px_opt_wrap(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                struct px_diag *d) {
+  return set_str(&x->wrap, val);
+}
+
+#define FLAG_OPT(fn, field)                                                                     \
+  int fn(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,            \
+         struct px_diag *d) {                                                                   \
+    x->field = true;                                                                            \
+    return 0;                                                                                   \
+  }
+FLAG_OPT(px_opt_parsable, parsable)
+FLAG_OPT(px_opt_test_only, test_only)
+FLAG_OPT(px_opt_quiet, quiet)
+FLAG_OPT(px_opt_wait, wait)
+FLAG_OPT(px_opt_pty, pty)
+FLAG_OPT(px_opt_label, label)
+FLAG_OPT(px_opt_json, json)
+
+int px_opt_verbose(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                   struct px_diag *d) {
+  x->verbose++;
+  return 0;
+}
+
+/* Accepted by Slurm and harmless here: srun's --mpi, --cpu-bind, ... */
+int px_opt_ignored(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                   struct px_diag *d) {
+  return 0;
+}

@@ -1,0 +1,80 @@
+/*
+ * api.h - the endpoints of the HTTP API (server/ only). http.c authenticates
+ * and rate-limits, then calls the route's function with a px_api_call; the
+ * function fills status and answer (malloc'd text). Reads are served from
+ * the current snapshot; changes are queued to the main thread.
+ * docs/api/openapi.yaml describes every route.
+ */
+#ifndef PX_SERVER_API_H
+#define PX_SERVER_API_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "server/server.h"
+
+struct px_api_call {
+  struct px_server *s;
+  struct MHD_Connection *conn;
+  const char *method, *url, *body;
+  size_t body_len;
+  struct px_ident who;
+  char arg[128];          /* the {id} or {name} of the path */
+  bool method_mismatch;   /* the path exists with another method */
+  int status;
+  char *answer;
+  const char *ctype;      /* NULL: application/json */
+};
+
+struct px_route {
+  const char *method;
+  const char *pattern;    /* "/v1/jobs/{}/hold": {} matches one segment */
+  void (*fn)(struct px_api_call *c);
+  bool open;              /* no authentication (metrics, the API document) */
+};
+
+/* The route for method and url (filling c->arg), or NULL (c->method_mismatch
+ * tells 405 from 404). */
+const struct px_route *px_api_route(const char *method, const char *url, struct px_api_call *c);
+
+/* Stable error code of a PX_E* ("INVALID", "NOT_FOUND", ...). */
+const char *px_error_code(int err);
+
+/* Endpoint helpers shared by the api_*.c files. */
+void px_api_error(struct px_api_call *c, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void px_api_error_diag(struct px_api_call *c, int err, const struct px_diag *d);
+/* Query argument or NULL. */
+const char *px_api_arg(struct px_api_call *c, const char *name);
+/* Queues r to the main thread and takes its answer. */
+void px_api_call_main(struct px_api_call *c, struct px_req *r);
+/* Parses the body as a JSON object (error answered when NULL). */
+json_t *px_api_body_object(struct px_api_call *c);
+
+/* Endpoints. */
+void px_api_submit(struct px_api_call *c);
+void px_api_jobs_list(struct px_api_call *c);
+void px_api_job_show(struct px_api_call *c);
+void px_api_job_cancel(struct px_api_call *c);
+void px_api_job_hold(struct px_api_call *c);
+void px_api_job_release(struct px_api_call *c);
+void px_api_job_update(struct px_api_call *c);
+void px_api_watch(struct px_api_call *c);
+void px_api_nodes_list(struct px_api_call *c);
+void px_api_node_show(struct px_api_call *c);
+void px_api_node_drain(struct px_api_call *c);
+void px_api_node_resume(struct px_api_call *c);
+void px_api_partitions(struct px_api_call *c);
+void px_api_shares(struct px_api_call *c);
+void px_api_usage(struct px_api_call *c);
+void px_api_accounting(struct px_api_call *c);
+void px_api_reservations(struct px_api_call *c);
+void px_api_whoami(struct px_api_call *c);
+void px_api_metrics(struct px_api_call *c);
+void px_api_openapi(struct px_api_call *c);
+void px_api_agent_register(struct px_api_call *c);
+void px_api_agent_work(struct px_api_call *c);
+void px_api_agent_report(struct px_api_call *c);
+void px_api_agent_heartbeat(struct px_api_call *c);
+
+#endif

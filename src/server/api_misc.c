@@ -1,0 +1,275 @@
+/*
+ * api_misc.c - the route table and the helpers every endpoint uses, plus the
+ * small endpoints: usage and accounting (through the server's second,
+ * read-only store connection), reservations, whoami, metrics, the API
+ * document.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proto/jfield.h"
+#include "server/api.h"
+#include "server/openapi.h"
+#include "server/state.h"
+
+static const struct px_route routes[] = {
+    {"POST", "/v1/jobs", px_api_submit, false},
+    {"GET", "/v1/jobs", px_api_jobs_list, false},
+    {"GET", "/v1/jobs/{}", px_api_job_show, false},
+    {"DELETE", "/v1/jobs/{}", px_api_job_cancel, false},
+    {"PATCH", "/v1/jobs/{}", px_api_job_update, false},
+    {"POST", "/v1/jobs/{}/hold", px_api_job_hold, false},
+    {"POST", "/v1/jobs/{}/release", px_api_job_release, false},
+    {"GET", "/v1/watch", px_api_watch, false},
+    {"GET", "/v1/nodes", px_api_nodes_list, false},
+    {"GET", "/v1/nodes/{}", px_api_node_show, false},
+    {"POST", "/v1/nodes/{}/drain", px_api_node_drain, false},
+    {"POST", "/v1/nodes/{}/resume", px_api_node_resume, false},
+    {"GET", "/v1/partitions", px_api_partitions, false},
+    {"GET", "/v1/shares", px_api_shares, false},
+    {"GET", "/v1/usage", px_api_usage, false},
+    {"GET", "/v1/accounting", px_api_accounting, false},
+    {"GET", "/v1/reservations", px_api_reservations, false},
+    {"GET", "/v1/whoami", px_api_whoami, false},
+    {"POST", "/v1/agent/register", px_api_agent_register, false},
+    {"GET", "/v1/agent/work", px_api_agent_work, false},
+    {"POST", "/v1/agent/report", px_api_agent_report, false},
+    {"POST", "/v1/agent/heartbeat", px_api_agent_heartbeat, false},
+    {"GET", "/v1/openapi.json", px_api_openapi, true},
+    {"GET", "/metrics", px_api_metrics, true},
+};
+
+/* Matches url against pattern; "{}" takes one non-empty segment into arg. */
+static bool match(const char *pattern, const char *url, char *arg, size_t arglen) {
+  while (*pattern && *url) {
+    if (pattern[0] == '{' && pattern[1] == '}') {
+      size_t n = strcspn(url, "/");
+      if (!n || n >= arglen) return false;
+      snprintf(arg, arglen, "%.*s", (int)n, url);
+      url += n;
+      pattern += 2;
+    } else if (*pattern++ != *url++) {
+      return false;
+    }
+  }
+  return !*pattern && !*url;
+}
+
+const struct px_route *px_api_route(const char *method, const char *url, struct px_api_call *c) {
+  for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+    if (!match(routes[i].pattern, url, c->arg, sizeof c->arg)) continue;
+    if (!strcmp(routes[i].method, method)) return &routes[i];
+    c->method_mismatch = true;
+  }
+  return NULL;
+}
+
+void px_api_error(struct px_api_call *c, int status, const char *code, const char *fmt, ...) {
+  struct px_diag d;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d.msg, sizeof d.msg, fmt, ap);
+  va_end(ap);
+  free(c->answer);
+  c->status = status;
+  c->answer = px_error_diag(code, &d);
+}
+
+void px_api_error_diag(struct px_api_call *c, int err, const struct px_diag *d) {
+  free(c->answer);
+  c->status = err == PX_ENOMEM ? 503 : 400;
+  c->answer = px_error_diag(px_error_code(err), d);
+}
+
+const char *px_api_arg(struct px_api_call *c, const char *name) {
+  return MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+void px_api_call_main(struct px_api_call *c, struct px_req *r) {
+  if (px_queue_call(&c->s->queue, r)) {
+    px_api_error(c, 503, "UNAVAILABLE", "server is shutting down");
+    return;
+  }
+  c->status = r->status;
+  c->answer = r->body;
+  r->body = NULL;
+}
+
+json_t *px_api_body_object(struct px_api_call *c) {
+  struct px_diag d;
+  json_t *o = NULL;
+  px_diag_clear(&d);
+  int rc = px_jf_parse_object(c->body, c->body_len, &o, &d);
+  if (rc) px_api_error_diag(c, rc, &d);
+  return o;
+}
+
+/* ---- usage and accounting ---- */
+
+/* "30d", "12h", "90m", "3600" (seconds) or an absolute Unix time "@1700000000". */
+static bool parse_since(const char *s, int64_t now, int64_t *out) {
+  char *end;
+  if (!s) {
+    *out = now - 30 * 86400;
+    return true;
+  }
+  bool abs = *s == '@';
+  long long v = strtoll(s + abs, &end, 10);
+  if (end == s + abs || v < 0) return false;
+  int64_t mult = 1;
+  if (*end == 'd') mult = 86400, end++;
+  else if (*end == 'h') mult = 3600, end++;
+  else if (*end == 'm') mult = 60, end++;
+  else if (*end == 's') end++;
+  if (*end || v > INT64_MAX / 86400) return false;
+  *out = abs ? v : now - v * mult;
+  return true;
+}
+
+struct usage_ctx {
+  json_t *rows;
+  double total_gpu_s;
+};
+
+static int usage_row(void *ctx, const struct px_usage_row *r) {
+  struct usage_ctx *u = ctx;
+  u->total_gpu_s += r->gpu_s;
+  json_array_append_new(
+      u->rows, json_pack("{ss sf sf sI sf}", "key", r->key, "gpu_hours", r->gpu_s / 3600.0,
+                         "billable_hours", r->billable_s / 3600.0, "jobs", (json_int_t)r->jobs,
+                         "avg_wait_s", r->jobs ? r->wait_s_sum / (double)r->jobs : 0.0));
+  return 0;
+}
+
+/* share: this key's part of the GPU-hours; fair_share: its normalised shares. */
+static void add_shares(struct px_server *s, json_t *rows, double total, const char *by) {
+  struct px_snap *snap = px_snap_acquire(&s->snaps);
+  json_t *tree = json_loads(snap->shares->text, 0, NULL), *row, *sh;
+  px_snap_release(snap);
+  size_t i, k;
+  json_array_foreach(rows, i, row) {
+    double gpu_h = json_real_value(json_object_get(row, "gpu_hours"));
+    json_object_set_new(row, "share", json_real(total > 0 ? gpu_h * 3600.0 / total : 0));
+    const char *key = json_string_value(json_object_get(row, "key"));
+    json_array_foreach(json_object_get(tree, "shares"), k, sh) {
+      bool is_user = json_is_string(json_object_get(sh, "user"));
+      const char *name = json_string_value(json_object_get(sh, is_user ? "user" : "account"));
+      if (!name || strcmp(name, key) || is_user != !strcmp(by, "user")) continue;
+      json_object_set_new(row, "fair_share", json_real(json_real_value(json_object_get(sh, "norm_shares"))));
+      break;
+    }
+  }
+  json_decref(tree);
+}
+
+void px_api_usage(struct px_api_call *c) {
+  int64_t now = time(NULL), since;
+  const char *by = px_api_arg(c, "by");
+  enum px_usage_by b = PX_USAGE_ACCOUNT;
+  if (!by) by = "account";
+  if (!strcmp(by, "user")) b = PX_USAGE_USER;
+  else if (!strcmp(by, "partition")) b = PX_USAGE_PARTITION;
+  else if (strcmp(by, "account"))
+    return px_api_error(c, 400, "INVALID", "by: must be account, user or partition");
+  if (!parse_since(px_api_arg(c, "since"), now, &since))
+    return px_api_error(c, 400, "INVALID", "since: expected 30d, 12h, 90m, seconds or @unixtime");
+  struct usage_ctx u = {json_array(), 0};
+  pthread_mutex_lock(&c->s->rstore_lock);
+  int rc = px_store_usage(c->s->rstore, since, now, b, usage_row, &u);
+  pthread_mutex_unlock(&c->s->rstore_lock);
+  if (rc) {
+    json_decref(u.rows);
+    return px_api_error(c, 503, "UNAVAILABLE", "usage query failed");
+  }
+  if (b != PX_USAGE_PARTITION) add_shares(c->s, u.rows, u.total_gpu_s, by);
+  json_t *o = json_pack("{sI sI ss so}", "since", (json_int_t)since, "until", (json_int_t)now,
+                        "by", by, "rows", u.rows);
+  c->answer = json_dumps(o, JSON_COMPACT);
+  c->status = 200;
+  json_decref(o);
+}
+
+static int acct_row(void *ctx, const struct px_acct_row *r) {
+  json_t *a = ctx;
+  json_t *o = json_pack("{sI si sI sI ss* ss* ss* ss* ss* ss* ss* si sI sI sI sI si si si si si sI sf}",
+                        "job_id", (json_int_t)r->job_id, "attempt", (int)r->attempt,
+                        "array_job_id", (json_int_t)r->array_job_id, "array_task_id",
+                        (json_int_t)r->array_task_id, "name", r->name, "user", r->user, "account",
+                        r->account, "partition", r->partition, "qos", r->qos, "state", r->state,
+                        "nodelist", r->nodelist, "uid", (int)r->uid, "submit_time",
+                        (json_int_t)r->submit_time, "eligible_time", (json_int_t)r->eligible_time,
+                        "start_time", (json_int_t)r->start_time, "end_time",
+                        (json_int_t)r->end_time, "exit_code", (int)r->exit_code, "term_signal",
+                        (int)r->term_signal, "nnodes", (int)r->nnodes, "ngpus", (int)r->ngpus,
+                        "ncpus", (int)r->ncpus, "mem_mib", (json_int_t)r->mem_mib,
+                        "billable_tres_s", r->billable_tres_s);
+  return o ? json_array_append_new(a, o) : PX_ENOMEM;
+}
+
+void px_api_accounting(struct px_api_call *c) {
+  struct px_acct_query q = {0};
+  int64_t now = time(NULL);
+  const char *v;
+  char *end;
+  q.user = px_api_arg(c, "user");
+  q.account = px_api_arg(c, "account");
+  q.partition = px_api_arg(c, "partition");
+  if ((v = px_api_arg(c, "since")) && !parse_since(v, now, &q.since))
+    return px_api_error(c, 400, "INVALID", "since: expected 30d, 12h, seconds or @unixtime");
+  if ((v = px_api_arg(c, "id")) && (!(q.job_id = strtoull(v, &end, 10)) || *end))
+    return px_api_error(c, 400, "INVALID", "id: not a job id");
+  q.limit = 10000;
+  if ((v = px_api_arg(c, "limit")) && ((q.limit = (uint32_t)strtoul(v, &end, 10)) == 0 || *end ||
+                                       q.limit > 100000))
+    return px_api_error(c, 400, "RANGE", "limit: 1 to 100000");
+  if ((v = px_api_arg(c, "after")) && (!(q.after_job_id = strtoull(v, &end, 10)) || *end))
+    return px_api_error(c, 400, "INVALID", "after: not a job id");
+  if (c->s->conf->phalanx.private_jobs && !(c->who.roles & PX_ROLE_OPERATOR)) q.user = c->who.user;
+  json_t *rows = json_array();
+  pthread_mutex_lock(&c->s->rstore_lock);
+  int rc = px_store_acct_query(c->s->rstore, &q, acct_row, rows);
+  pthread_mutex_unlock(&c->s->rstore_lock);
+  if (rc) {
+    json_decref(rows);
+    return px_api_error(c, 503, "UNAVAILABLE", "accounting query failed");
+  }
+  json_t *o = json_pack("{so}", "jobs", rows);
+  c->answer = json_dumps(o, JSON_COMPACT);
+  c->status = 200;
+  json_decref(o);
+}
+
+void px_api_reservations(struct px_api_call *c) {
+  c->answer = strdup("{\"reservations\":[]}"); /* advance reservations: not implemented yet */
+  c->status = 200;
+}
+
+void px_api_whoami(struct px_api_call *c) {
+  static const char *const methods[] = {"none", "peercred", "munge", "jwt"};
+  json_t *roles = json_array();
+  json_array_append_new(roles, json_string("user"));
+  if (c->who.roles & PX_ROLE_OPERATOR) json_array_append_new(roles, json_string("operator"));
+  if (c->who.roles & PX_ROLE_ADMIN) json_array_append_new(roles, json_string("admin"));
+  json_t *o = json_pack("{ss si si ss ss so}", "user", c->who.user, "uid", (int)c->who.uid, "gid",
+                        (int)c->who.gid, "node", c->who.node, "method", methods[c->who.method],
+                        "roles", roles);
+  c->answer = json_dumps(o, JSON_COMPACT);
+  c->status = 200;
+  json_decref(o);
+}
+
+void px_api_metrics(struct px_api_call *c) {
+  struct px_snap *snap = px_snap_acquire(&c->s->snaps);
+  c->answer = px_metrics_render(c->s->metrics, snap->state_metrics->text);
+  px_snap_release(snap);
+  c->status = 200;
+  c->ctype = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+void px_api_openapi(struct px_api_call *c) {
+  c->answer = strdup(px_openapi_json);
+  c->status = 200;
+}

@@ -1,0 +1,137 @@
+/*
+ * api_nodes.c - nodes, partitions and the fair-share tree (from the
+ * snapshot), drain/resume (queued), and the agent endpoints: register,
+ * report and heartbeat are queued to the main thread; the work long-poll
+ * waits on the node's order queue (outbox.c) and never involves it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/jfield.h"
+#include "server/api.h"
+#include "server/state.h"
+
+static void blob_answer(struct px_api_call *c, struct px_blob *(*pick)(struct px_snap *)) {
+  struct px_snap *snap = px_snap_acquire(&c->s->snaps);
+  struct px_blob *b = pick(snap);
+  c->answer = b ? strdup(b->text) : NULL;
+  c->status = 200;
+  px_snap_release(snap);
+}
+
+static struct px_blob *pick_nodes(struct px_snap *s) { return s->nodes; }
+static struct px_blob *pick_partitions(struct px_snap *s) { return s->partitions; }
+static struct px_blob *pick_shares(struct px_snap *s) { return s->shares; }
+
+void px_api_nodes_list(struct px_api_call *c) { blob_answer(c, pick_nodes); }
+void px_api_partitions(struct px_api_call *c) { blob_answer(c, pick_partitions); }
+void px_api_shares(struct px_api_call *c) { blob_answer(c, pick_shares); }
+
+void px_api_node_show(struct px_api_call *c) {
+  struct px_snap *snap = px_snap_acquire(&c->s->snaps);
+  json_t *all = json_loads(snap->nodes->text, 0, NULL), *n;
+  size_t i;
+  px_snap_release(snap);
+  json_array_foreach(json_object_get(all, "nodes"), i, n) {
+    if (!strcmp(json_string_value(json_object_get(n, "name")), c->arg)) {
+      c->answer = json_dumps(n, JSON_COMPACT);
+      c->status = 200;
+      json_decref(all);
+      return;
+    }
+  }
+  json_decref(all);
+  px_api_error(c, 404, "NOT_FOUND", "node %.64s: no such node", c->arg);
+}
+
+struct reason_body {
+  char *reason;
+};
+
+static void node_change(struct px_api_call *c, enum px_req_kind kind) {
+  static const struct px_jfield fields[] = {PX_JF_S(struct reason_body, reason, 255, 0)};
+  struct px_req r = {.kind = kind, .who = c->who};
+  if (strlen(c->arg) >= sizeof r.node)
+    return px_api_error(c, 404, "NOT_FOUND", "node: no such node");
+  snprintf(r.node, sizeof r.node, "%.63s", c->arg);
+  if (c->body_len) {
+    json_t *body = px_api_body_object(c);
+    if (!body) return;
+    struct reason_body rb = {0};
+    struct px_diag d;
+    px_diag_clear(&d);
+    int rc = px_jf_decode(body, fields, 1, &rb, NULL, "", &d);
+    json_decref(body);
+    if (rc) {
+      free(rb.reason);
+      return px_api_error_diag(c, rc, &d);
+    }
+    snprintf(r.reason, sizeof r.reason, "%s", rb.reason ? rb.reason : "");
+    free(rb.reason);
+  }
+  px_api_call_main(c, &r);
+}
+
+void px_api_node_drain(struct px_api_call *c) { node_change(c, PX_REQ_NODE_DRAIN); }
+void px_api_node_resume(struct px_api_call *c) { node_change(c, PX_REQ_NODE_RESUME); }
+
+/* ---- agents ---- */
+
+void px_api_agent_register(struct px_api_call *c) {
+  struct px_req r = {.kind = PX_REQ_AGENT_REGISTER, .who = c->who};
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_node_report_decode(c->body, &r.report, &d);
+  if (rc) return px_api_error_diag(c, rc, &d);
+  px_api_call_main(c, &r);
+  px_req_fini(&r);
+}
+
+void px_api_agent_report(struct px_api_call *c) {
+  struct px_req r = {.kind = PX_REQ_AGENT_REPORT, .who = c->who};
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_task_report_decode(c->body, &r.task, &d);
+  if (rc) return px_api_error_diag(c, rc, &d);
+  px_api_call_main(c, &r);
+}
+
+struct node_body {
+  char node[64];
+};
+
+void px_api_agent_heartbeat(struct px_api_call *c) {
+  static const struct px_jfield fields[] = {PX_JF_C(struct node_body, node)};
+  struct px_req r = {.kind = PX_REQ_AGENT_HEARTBEAT, .who = c->who};
+  json_t *body = px_api_body_object(c);
+  if (!body) return;
+  struct node_body nb = {""};
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_jf_decode(body, fields, 1, &nb, NULL, "", &d);
+  json_decref(body);
+  if (!rc && !nb.node[0]) rc = px_diag_set(&d, PX_EINVAL, -1, "node: required");
+  if (rc) return px_api_error_diag(c, rc, &d);
+  memcpy(r.node, nb.node, sizeof r.node);
+  px_api_call_main(c, &r);
+}
+
+void px_api_agent_work(struct px_api_call *c) {
+  const char *node = px_api_arg(c, "node"), *after = px_api_arg(c, "after");
+  uint64_t idx, seq = 0;
+  if (!node || !px_smap_get(&c->s->node_names, node, &idx))
+    return px_api_error(c, 404, "NOT_FOUND", "node: %.64s is not configured", node ? node : "");
+  if (c->who.node[0] ? strcmp(c->who.node, node) : !(c->who.roles & PX_ROLE_ADMIN))
+    return px_api_error(c, 403, "FORBIDDEN",
+                        "credential may not poll for node %.64s (rule agent-node)", node);
+  char *end = NULL;
+  if (after) seq = strtoull(after, &end, 10);
+  if (after && (!*after || *end || *after == '-'))
+    return px_api_error(c, 400, "INVALID", "after: must be a sequence number");
+  int64_t deadline = px_now_real_ns() + PX_SERVER_POLL_MAX_S * 1000000000LL;
+  const char *t = px_api_arg(c, "timeout");
+  if (t) deadline = px_now_real_ns() + (int64_t)(strtoull(t, NULL, 10) % 61) * 1000000000LL;
+  c->answer = px_outbox_wait(c->s->outbox, (uint32_t)idx, seq, deadline);
+  c->status = 200;
+}

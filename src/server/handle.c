@@ -1,0 +1,378 @@
+/*
+ * handle.c - what the main thread does with each request (server.h). Each
+ * handler checks the caller's right to act, asks the core (which may
+ * refuse), records the change in the journal batch, and prepares the answer;
+ * the loop sends answers only after the batch is committed.
+ *
+ * Authorisation rules (each 403 names its rule and is logged):
+ *   own-job       users change only their own jobs
+ *   coordinator   account coordinators change jobs of their accounts
+ *   operator      operators and administrators change any job, drain nodes,
+ *                 set priorities, lengthen time limits, lower nice below 0
+ *   submit-as     only administrators submit as another user
+ *   root-jobs     jobs as root only with AllowRootJobs
+ *   agent-node    an agent speaks only for the node its credential names
+ */
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/jobspec_json.h"
+#include "proto/views_json.h"
+#include "server/state.h"
+#include "util/log.h"
+
+static void deny(struct px_req *r, const char *rule, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void deny(struct px_req *r, const char *rule, const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  px_warn("denied (%s): user %s uid %u: %s", rule, r->who.user, r->who.uid, msg);
+  px_req_error(r, 403, "FORBIDDEN", "%s (rule %s)", msg, rule);
+}
+
+static bool is_operator(const struct px_req *r) { return r->who.roles & PX_ROLE_OPERATOR; }
+
+/* May the caller change job j? Answers 403 and returns false if not. */
+static bool may_change(struct px_server *s, struct px_req *r, const struct px_sjob *j) {
+  if (is_operator(r) || r->who.uid == j->spec.uid) return true;
+  if (px_auth_is_coordinator(s->auth, &r->who, j->spec.account)) return true;
+  deny(r, "own-job", "job %llu belongs to %s", (unsigned long long)j->id,
+       j->spec.user ? j->spec.user : "another user");
+  return false;
+}
+
+static struct px_sjob *job_or_404(struct px_server *s, struct px_req *r) {
+  struct px_sjob *j = px_jobs_find(s, r->job_id);
+  if (!j) px_req_error(r, 404, "NOT_FOUND", "job %llu: no such job", (unsigned long long)r->job_id);
+  return j;
+}
+
+static int status_of(int err) {
+  switch (err) {
+    case PX_ENOENT: return 404;
+    case PX_EPERM: return 403;
+    case PX_ESTATE: return 409;
+    case PX_ELIMIT: return 429;
+    case PX_ENOMEM: return 503;
+    default: return 400;
+  }
+}
+
+static void answer_diag(struct px_req *r, int err, const struct px_diag *d) {
+  px_req_answer(r, status_of(err), px_error_diag(px_errname(err), d));
+}
+
+static void answer_ok(struct px_req *r) { px_req_answer(r, 200, strdup("{}")); }
+
+/* ---- submit ---- */
+
+/* Identity and defaults the server fills in: who submits, partition, account. */
+static int fill_spec(struct px_server *s, struct px_req *r, struct px_jobspec *sp) {
+  bool admin = r->who.roles & PX_ROLE_ADMIN;
+  if (sp->user && strcmp(sp->user, r->who.user) && !admin) {
+    deny(r, "submit-as", "cannot submit as user %s", sp->user);
+    return PX_EPERM;
+  }
+  if (!sp->user || !admin) {
+    free(sp->user);
+    if (!(sp->user = strdup(r->who.user))) return PX_ENOMEM;
+    sp->uid = r->who.uid;
+    sp->gid = r->who.gid;
+  }
+  if (sp->uid == 0 && !s->conf->phalanx.allow_root_jobs) {
+    deny(r, "root-jobs", "jobs may not run as root (AllowRootJobs=NO)");
+    return PX_EPERM;
+  }
+  const struct px_conf *c = s->conf;
+  if (!sp->partition && c->default_partition != PX_NONE &&
+      !(sp->partition = strdup(c->partitions[c->default_partition].name)))
+    return PX_ENOMEM;
+  for (uint32_t i = 0; !sp->account && i < c->naccounts; i++) {
+    const struct px_conf_account *a = &c->accounts[i];
+    if (a->is_user && !strcmp(a->name, sp->user) && a->parent != PX_NONE &&
+        !(sp->account = strdup(c->accounts[a->parent].name)))
+      return PX_ENOMEM;
+  }
+  return 0;
+}
+
+static void submit(struct px_server *s, struct px_req *r, int64_t now) {
+  uint64_t first = s->next_job_id, id = first;
+  uint64_t *ids = calloc(r->nspecs ? r->nspecs : 1, sizeof *ids);
+  struct px_diag d;
+  size_t i = 0;
+  int rc = ids ? 0 : PX_ENOMEM;
+  char prefix[32];
+  for (; !rc && i < r->nspecs; i++) {
+    px_diag_clear(&d);
+    if ((rc = fill_spec(s, r, &r->specs[i]))) break;
+    int64_t n = px_core_ids_needed(&r->specs[i], &d);
+    enum px_reason why = PX_REASON_NONE;
+    if (n < 0) rc = (int)n;
+    if (!rc) rc = px_core_submit(s->core, id, &r->specs[i], now, &why, &d);
+    if (rc) break;
+    ids[i] = id;
+    id += (uint64_t)n;
+  }
+  if (rc) {
+    for (size_t k = 0; k < i; k++) px_core_cancel(s->core, ids[k], now, NULL); /* all or none */
+    if (!r->status) {
+      if (r->batch) { /* name the job of the batch in the field path */
+        snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
+        char msg[sizeof d.msg + sizeof prefix];
+        snprintf(msg, sizeof msg, "%s%s", prefix, d.msg);
+        snprintf(d.msg, sizeof d.msg, "%.255s", msg);
+      }
+      answer_diag(r, rc, &d);
+    }
+    free(ids);
+    return;
+  }
+  s->next_job_id = id;
+  json_t *out = json_array();
+  for (i = 0; i < r->nspecs; i++) {
+    json_t *spec = px_jobspec_to_json(&r->specs[i]);
+    json_t *o = json_pack("{so sI}", "spec", spec, "ids",
+                          (json_int_t)((i + 1 < r->nspecs ? ids[i + 1] : id) - ids[i]));
+    char *data = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (px_journal_add(s, "submit", ids[i], NULL, data, now)) px_error("journal: out of memory");
+    json_array_append_new(out, json_integer((json_int_t)ids[i]));
+  }
+  json_t *ans = r->batch ? json_pack("{so}", "job_ids", out)
+                         : (json_decref(out), json_pack("{sI}", "job_id", (json_int_t)first));
+  px_req_answer(r, 201, json_dumps(ans, JSON_COMPACT));
+  json_decref(ans);
+  free(ids);
+  s->need_cycle = true;
+}
+
+/* ---- job changes ---- */
+
+static void cancel(struct px_server *s, struct px_req *r, int64_t now) {
+  struct px_sjob *j = job_or_404(s, r);
+  if (!j || !may_change(s, r, j)) return;
+  if (px_job_state_terminal(j->state)) {
+    px_req_error(r, 409, "STATE", "job %llu already ended (%s)", (unsigned long long)j->id,
+                 px_job_state_name(j->state));
+    return;
+  }
+  if (r->signal && j->state == PX_JOB_RUNNING) { /* signal only, as scancel --signal */
+    for (uint32_t i = 0; i < j->nalloc; i++) {
+      struct px_signal_order o = {j->id, r->signal, -1, "SIGNAL"};
+      char *json = px_signal_order_encode(&o);
+      if (json) px_outbox_push(s->outbox, j->alloc[i].node, false, json);
+    }
+    answer_ok(r);
+    return;
+  }
+  if (j->state == PX_JOB_PENDING) {
+    struct px_diag d;
+    int rc = px_core_cancel(s->core, j->id, now, &d);
+    if (rc && rc != PX_ENOENT) return answer_diag(r, rc, &d);
+  } else {
+    px_nodes_stop(s, j, SIGTERM, "CANCELLED");
+  }
+  json_t *o = json_pack("{si}", "signal", r->signal);
+  px_journal_add(s, "cancel", j->id, r->who.user, json_dumps(o, JSON_COMPACT), now);
+  json_decref(o);
+  s->need_cycle = true;
+  answer_ok(r);
+}
+
+static void hold_release(struct px_server *s, struct px_req *r, int64_t now) {
+  struct px_sjob *j = job_or_404(s, r);
+  if (!j || !may_change(s, r, j)) return;
+  bool admin = is_operator(r), hold = r->kind == PX_REQ_HOLD;
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = j->state != PX_JOB_PENDING ? PX_ESTATE
+           : hold                     ? px_core_hold(s->core, j->id, admin, now, &d)
+                                      : px_core_release(s->core, j->id, admin, now, &d);
+  if (rc == PX_ESTATE && !d.msg[0]) snprintf(d.msg, sizeof d.msg, "job_id: job is not pending");
+  if (rc == PX_EPERM) return deny(r, "operator", "only an operator releases an admin hold");
+  if (rc) return answer_diag(r, rc, &d);
+  json_t *o = json_pack("{sb}", "admin", admin);
+  px_journal_add(s, hold ? "hold" : "release", j->id, NULL, json_dumps(o, JSON_COMPACT), now);
+  json_decref(o);
+  s->need_cycle = true;
+  answer_ok(r);
+}
+
+static void update(struct px_server *s, struct px_req *r, int64_t now) {
+  struct px_sjob *j = job_or_404(s, r);
+  if (!j || !may_change(s, r, j)) return;
+  if (!is_operator(r)) {
+    if (r->upd_fields & PX_UPD_PRIORITY)
+      return deny(r, "operator", "only operators set priorities");
+    if ((r->upd_fields & PX_UPD_NICE) && r->upd_nice < 0)
+      return deny(r, "operator", "only operators set a negative nice");
+    if ((r->upd_fields & PX_UPD_TIME_LIMIT) &&
+        (j->spec.time_limit_s == 0 || r->upd_time_limit_s > j->spec.time_limit_s))
+      return deny(r, "operator", "users may only lower a time limit");
+  }
+  struct px_job_update u = {r->upd_fields, r->upd_nice, r->upd_time_limit_s, r->upd_priority};
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = j->state != PX_JOB_PENDING ? PX_ESTATE : px_core_update(s->core, j->id, &u, now, &d);
+  if (rc == PX_ESTATE && !d.msg[0]) snprintf(d.msg, sizeof d.msg, "job_id: job is not pending");
+  if (rc) return answer_diag(r, rc, &d);
+  json_t *o = json_object();
+  if (u.fields & PX_UPD_NICE) json_object_set_new(o, "nice", json_integer(u.nice));
+  if (u.fields & PX_UPD_TIME_LIMIT) json_object_set_new(o, "time_limit_s", json_integer(u.time_limit_s));
+  if (u.fields & PX_UPD_PRIORITY) json_object_set_new(o, "priority", json_integer(u.priority));
+  px_journal_add(s, "update", j->id, NULL, json_dumps(o, JSON_COMPACT), now);
+  json_decref(o);
+  s->need_cycle = true;
+  answer_ok(r);
+}
+
+static void show(struct px_server *s, struct px_req *r) {
+  struct px_sjob *j = job_or_404(s, r);
+  if (!j) return;
+  struct px_job_info info;
+  if (px_jobs_info(s, j, &info)) return px_req_error(r, 503, "NOMEM", "out of memory");
+  struct px_job_view v;
+  if (px_core_job_get(s->core, j->id, &v) == 0) { /* the core knows why and when */
+    if (j->state == PX_JOB_PENDING) {
+      snprintf(info.reason, sizeof info.reason, "%s", px_reason_name(v.reason));
+      info.priority = v.prio.priority;
+    }
+    info.expected_start = v.expected_start_s;
+    if (v.why) info.why = strdup(v.why);
+  }
+  px_req_answer(r, 200, px_job_info_encode(&info));
+  px_job_info_fini(&info);
+}
+
+/* ---- nodes and agents ---- */
+
+static void drain_resume(struct px_server *s, struct px_req *r, int64_t now) {
+  int idx = px_node_index(s, r->node);
+  if (idx < 0) return px_req_error(r, 404, "NOT_FOUND", "node %s: no such node", r->node);
+  if (!is_operator(r)) return deny(r, "operator", "only operators drain or resume nodes");
+  bool drain = r->kind == PX_REQ_NODE_DRAIN;
+  if (drain && !r->reason[0])
+    return px_req_error(r, 400, "INVALID", "reason: a drain needs a reason");
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_core_node_event(s->core, (uint32_t)idx, drain ? PX_NODE_EV_DRAIN : PX_NODE_EV_RESUME,
+                              r->reason, now, &d);
+  if (rc) return answer_diag(r, rc, &d);
+  json_t *o = json_pack("{ss}", "reason", r->reason);
+  px_journal_add(s, drain ? "drain" : "resume", 0, r->node, json_dumps(o, JSON_COMPACT), now);
+  json_decref(o);
+  s->need_cycle = true;
+  answer_ok(r);
+}
+
+/* An agent acts only for the node its credential names; an administrator
+ * without a node binding (e.g. `phalanx dev` over the Unix socket) for any. */
+static bool agent_may(struct px_req *r, const char *node) {
+  if (r->who.node[0] ? !strcmp(r->who.node, node) : (r->who.roles & PX_ROLE_ADMIN)) return true;
+  deny(r, "agent-node", "credential of %s may not speak for node %s",
+       r->who.node[0] ? r->who.node : r->who.user, node);
+  return false;
+}
+
+static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_task_report *t,
+                      uint32_t node, int64_t now) {
+  enum px_job_state st;
+  if (!px_job_state_parse(t->state, &st) || st == PX_JOB_PENDING) return PX_EINVAL;
+  if (st == PX_JOB_RUNNING) return 0; /* confirmation of a start */
+  j->peak_mem_mib = t->peak_mem_mib;
+  j->cpu_time_ms = t->cpu_time_ms;
+  for (uint32_t i = 0; i < j->nalloc; i++) /* the gang ends whole */
+    if (j->alloc[i].node != node)
+      px_nodes_stop(s, &(struct px_sjob){.id = j->id, .alloc = &j->alloc[i], .nalloc = 1}, SIGKILL,
+                    t->state);
+  if (t->requeue_requested && j->spec.requeue && !j->recovered) {
+    px_core_job_requeue(s->core, j->id, false, now, NULL);
+    s->need_cycle = true;
+    return px_journal_add(s, "requeue", j->id, NULL,
+                          strdup("{\"hold\":false,\"reason\":\"Requeued\"}"), now);
+  }
+  if (j->cancelled_by && st != PX_JOB_COMPLETED) st = PX_JOB_CANCELLED;
+  return px_jobs_end(s, j, st, t->exit_code, t->term_signal, now);
+}
+
+static void agent_report(struct px_server *s, struct px_req *r, int64_t now) {
+  const struct px_task_report *t = &r->task;
+  if (!agent_may(r, t->node)) return;
+  int idx = px_node_index(s, t->node);
+  struct px_sjob *j = px_jobs_find(s, t->job_id);
+  if (idx < 0 || !j)
+    return px_req_error(r, 404, "NOT_FOUND", "%s: unknown %s", idx < 0 ? "node" : "job_id",
+                        idx < 0 ? "node" : "job");
+  bool here = false;
+  for (uint32_t i = 0; i < j->nalloc; i++) here |= j->alloc[i].node == (uint32_t)idx;
+  if (j->state != PX_JOB_RUNNING) {
+    /* The agent retries until it hears 2xx: a repeated end is acknowledged. */
+    if (px_job_state_terminal(j->state) || j->requeued) return answer_ok(r);
+    return px_req_error(r, 409, "STATE", "job_id: job %llu is not running",
+                        (unsigned long long)j->id);
+  }
+  if (!here)
+    return px_req_error(r, 409, "STATE", "node: job %llu does not run on %s",
+                        (unsigned long long)j->id, t->node);
+  int rc = task_ended(s, j, t, (uint32_t)idx, now);
+  if (rc == PX_EINVAL) return px_req_error(r, 400, "INVALID", "state: not a job state");
+  answer_ok(r);
+}
+
+static void agent_register(struct px_server *s, struct px_req *r, int64_t now) {
+  if (!agent_may(r, r->report.node)) return;
+  if (px_nodes_register(s, r, now))
+    return px_req_error(r, 404, "NOT_FOUND", "node: %s is not in the configuration",
+                        r->report.node);
+  /* Ends the agent finished while nobody listened. */
+  int idx = px_node_index(s, r->report.node);
+  for (uint32_t i = 0; i < r->report.njobs; i++) {
+    const struct px_known_job *k = &r->report.jobs[i];
+    struct px_sjob *j = px_jobs_find(s, k->job_id);
+    if (!j || j->state != PX_JOB_RUNNING || !strcmp(k->state, "RUNNING")) continue;
+    struct px_task_report t = {.job_id = k->job_id, .exit_code = k->exit_code,
+                               .term_signal = k->term_signal};
+    snprintf(t.node, sizeof t.node, "%s", r->report.node);
+    snprintf(t.state, sizeof t.state, "%s", k->state);
+    task_ended(s, j, &t, (uint32_t)idx, now);
+  }
+  int64_t hb = s->conf->phalanx.heartbeat_interval_s > 0 ? s->conf->phalanx.heartbeat_interval_s : 10;
+  json_t *o = json_pack("{sI ss}", "heartbeat_s", (json_int_t)hb, "node", r->report.node);
+  px_req_answer(r, 200, json_dumps(o, JSON_COMPACT));
+  json_decref(o);
+}
+
+static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) {
+  if (!agent_may(r, r->node)) return;
+  int idx = px_node_index(s, r->node);
+  if (idx < 0) return px_req_error(r, 404, "NOT_FOUND", "node: %s is not configured", r->node);
+  struct px_snode *n = &s->nodes[idx];
+  if (!n->registered || n->down)
+    return px_req_error(r, 409, "REGISTER", "node: %s must register first", r->node);
+  n->last_heartbeat = now;
+  answer_ok(r);
+}
+
+void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
+  switch (r->kind) {
+    case PX_REQ_SUBMIT: submit(s, r, now); break;
+    case PX_REQ_CANCEL: cancel(s, r, now); break;
+    case PX_REQ_HOLD:
+    case PX_REQ_RELEASE: hold_release(s, r, now); break;
+    case PX_REQ_UPDATE: update(s, r, now); break;
+    case PX_REQ_JOB_SHOW: show(s, r); break;
+    case PX_REQ_NODE_DRAIN:
+    case PX_REQ_NODE_RESUME: drain_resume(s, r, now); break;
+    case PX_REQ_AGENT_REGISTER: agent_register(s, r, now); break;
+    case PX_REQ_AGENT_REPORT: agent_report(s, r, now); break;
+    case PX_REQ_AGENT_HEARTBEAT: agent_heartbeat(s, r, now); break;
+  }
+}

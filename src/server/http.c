@@ -1,0 +1,271 @@
+/*
+ * http.c - the HTTP front (libmicrohttpd, one thread per connection) on a
+ * Unix socket for local clients and on TCP for agents and remote clients.
+ *
+ * A request goes through fixed phases: body (limit PX_SERVER_MAX_BODY; a
+ * larger Content-Length is refused before reading), authentication
+ * (SO_PEERCRED on the Unix socket, Authorization on TCP; 401 without),
+ * per-user rate limit (429 with Retry-After), route, then the endpoint
+ * (api.c). Every answer is JSON; errors are
+ * {"error":{"code":..,"message":..,"field":..}} with a stable code.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "server/api.h"
+#include "server/state.h"
+#include "util/log.h"
+
+char *px_error_json(const char *code, const char *message, const char *field) {
+  json_t *e = json_pack("{ss ss}", "code", code, "message", message ? message : "");
+  if (e && field && *field) json_object_set_new(e, "field", json_string(field));
+  json_t *o = e ? json_pack("{so}", "error", e) : NULL;
+  char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  return s;
+}
+
+const char *px_error_code(int err) {
+  switch (err) {
+    case PX_EPARSE: return "PARSE";
+    case PX_ERANGE: return "RANGE";
+    case PX_ENOENT: return "NOT_FOUND";
+    case PX_EPERM: return "FORBIDDEN";
+    case PX_ESTATE: return "STATE";
+    case PX_ELIMIT: return "LIMIT";
+    case PX_EEXIST: return "EXISTS";
+    case PX_ENOMEM: return "UNAVAILABLE";
+    case PX_EAUTH: return "UNAUTHENTICATED";
+    default: return "INVALID";
+  }
+}
+
+char *px_error_diag(const char *code, const struct px_diag *d) {
+  char field[128] = "";
+  const char *colon = strstr(d->msg, ": ");
+  if (colon && (size_t)(colon - d->msg) < sizeof field && !memchr(d->msg, ' ', colon - d->msg))
+    snprintf(field, sizeof field, "%.*s", (int)(colon - d->msg), d->msg);
+  return px_error_json(code, d->msg[0] ? d->msg : "invalid request", field);
+}
+
+void px_req_error(struct px_req *r, int status, const char *code, const char *fmt, ...) {
+  struct px_diag d;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d.msg, sizeof d.msg, fmt, ap);
+  va_end(ap);
+  px_req_answer(r, status, px_error_diag(code, &d));
+}
+
+/* ---- per-connection request state ---- */
+
+struct conn {
+  char *body;
+  size_t len, cap;
+  bool too_large;
+  int64_t t0_ns;
+};
+
+static enum MHD_Result send_text(struct MHD_Connection *c, int status, char *text,
+                                 const char *ctype) {
+  if (!text) {
+    status = 503;
+    text = px_error_json("UNAVAILABLE", "out of memory", NULL);
+    if (!text) return MHD_NO;
+  }
+  struct MHD_Response *resp =
+      MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+  if (!resp) {
+    free(text);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, "Content-Type", ctype);
+  if (status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer, MUNGE");
+  if (status == 429) MHD_add_response_header(resp, "Retry-After", "1");
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, resp);
+  MHD_destroy_response(resp);
+  return ret;
+}
+
+static bool body_append(struct conn *k, const char *data, size_t n, size_t limit) {
+  if (k->too_large || k->len + n > limit) {
+    k->too_large = true;
+    return true; /* keep reading (discarding) so that we can answer 413 */
+  }
+  if (k->len + n + 1 > k->cap) {
+    size_t cap = (k->cap ? k->cap * 2 : 4096) + n;
+    if (cap > limit + 1) cap = limit + 1;
+    char *p = realloc(k->body, cap);
+    if (!p) return false;
+    k->body = p;
+    k->cap = cap;
+  }
+  memcpy(k->body + k->len, data, n);
+  k->len += n;
+  k->body[k->len] = '\0';
+  return true;
+}
+
+/* Authentication for the listener this connection came in on. */
+static int authenticate(struct px_server *s, struct MHD_Connection *c, bool is_unix,
+                        struct px_ident *who, char *why, size_t whylen) {
+  if (is_unix) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci && px_auth_peercred(s->auth, ci->connect_fd, who) == 0) return 0;
+    snprintf(why, whylen, "cannot identify the peer of the Unix socket");
+    return PX_EAUTH;
+  }
+  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+  return px_auth_header(s->auth, h, who, why, whylen);
+}
+
+struct listener {
+  struct px_server *s;
+  bool is_unix;
+};
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **con_cls) {
+  struct listener *l = cls;
+  struct px_server *s = l->s;
+  struct conn *k = *con_cls;
+  if (!k) { /* headers only: refuse an announced oversized body before reading it */
+    if (!(k = calloc(1, sizeof *k))) return MHD_NO;
+    k->t0_ns = px_now_mono_ns();
+    *con_cls = k;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > s->opts.max_body_bytes) k->too_large = true;
+    else return MHD_YES;
+  }
+  if (*upload_size) {
+    if (!body_append(k, upload, *upload_size, s->opts.max_body_bytes)) return MHD_NO;
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  struct px_api_call call = {.s = s, .conn = c, .method = method, .url = url,
+                             .body = k->body ? k->body : "", .body_len = k->len};
+  const struct px_route *route = px_api_route(method, url, &call);
+  const char *endpoint = route ? route->pattern : "other";
+  if (k->too_large) {
+    call.status = 413;
+    call.answer = px_error_json("TOO_LARGE", "request body over the size limit", "body");
+  } else if (!route) {
+    call.status = call.method_mismatch ? 405 : 404;
+    call.answer = px_error_json(call.method_mismatch ? "METHOD_NOT_ALLOWED" : "NOT_FOUND",
+                                call.method_mismatch ? "method not allowed here" : "no such endpoint",
+                                NULL);
+  } else {
+    char why[256] = "";
+    int rc = route->open ? 0 : authenticate(s, c, l->is_unix, &call.who, why, sizeof why);
+    if (rc) {
+      call.status = 401;
+      call.answer = px_error_json("UNAUTHENTICATED", why, NULL);
+    } else if (!route->open && !(call.who.roles & PX_ROLE_ADMIN) &&
+               !px_ratelimit_take(s->rl, call.who.uid, (double)px_now_mono_ns() / 1e9)) {
+      call.status = 429;
+      call.answer = px_error_json("RATE_LIMITED", "too many requests from this user; retry later",
+                                  NULL);
+    } else {
+      route->fn(&call);
+    }
+  }
+  double secs = (double)(px_now_mono_ns() - k->t0_ns) / 1e9;
+  px_metrics_request(s->metrics, endpoint, call.status, secs);
+  return send_text(c, call.status, call.answer, call.ctype ? call.ctype : "application/json");
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                    enum MHD_RequestTerminationCode toe) {
+  struct conn *k = *con_cls;
+  if (!k) return;
+  free(k->body);
+  free(k);
+  *con_cls = NULL;
+}
+
+/* ---- listeners ---- */
+
+static int unix_listener(const char *path, struct px_diag *d) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof sa.sun_path)
+    return px_diag_set(d, PX_EINVAL, -1, "socket path too long: %s", path);
+  memcpy(sa.sun_path, path, strlen(path) + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return px_diag_set(d, PX_EIO, -1, "socket: %s", strerror(errno));
+  unlink(path); /* a stale socket of a previous run */
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) || chmod(path, 0666) || listen(fd, 1024)) {
+    px_diag_set(d, PX_EIO, -1, "cannot listen on %s: %s", path, strerror(errno));
+    close(fd);
+    return PX_EIO;
+  }
+  return fd; /* everyone may connect: the kernel tells us who they are */
+}
+
+static int tcp_listener(const char *hostport, struct px_diag *d) {
+  char host[256];
+  const char *colon = strrchr(hostport, ':');
+  if (!colon || colon == hostport || (size_t)(colon - hostport) >= sizeof host)
+    return px_diag_set(d, PX_EINVAL, -1, "listen: expected HOST:PORT, got '%s'", hostport);
+  snprintf(host, sizeof host, "%.*s", (int)(colon - hostport), hostport);
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                           .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+  struct addrinfo *ai = NULL;
+  if (getaddrinfo(host, colon + 1, &hints, &ai) || !ai)
+    return px_diag_set(d, PX_EINVAL, -1, "listen: cannot resolve '%s'", hostport);
+  int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+  if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1024)) {
+    px_diag_set(d, PX_EIO, -1, "cannot listen on %s: %s", hostport, strerror(errno));
+    if (fd >= 0) close(fd);
+    freeaddrinfo(ai);
+    return PX_EIO;
+  }
+  freeaddrinfo(ai);
+  return fd;
+}
+
+static struct listener unix_l, tcp_l;
+
+static struct MHD_Daemon *start_daemon(struct listener *l, int fd) {
+  return MHD_start_daemon(
+      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0, NULL,
+      NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_done,
+      NULL, MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_CONNECTION_TIMEOUT, 120u,
+      MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024), MHD_OPTION_END);
+}
+
+int px_http_start(struct px_server *s, struct px_diag *d) {
+  unix_l = (struct listener){s, true};
+  tcp_l = (struct listener){s, false};
+  int fd = unix_listener(s->opts.socket_path, d);
+  if (fd < 0) return fd;
+  if (!(s->unix_d = start_daemon(&unix_l, fd))) {
+    close(fd);
+    return px_diag_set(d, PX_EIO, -1, "cannot start the HTTP server on %s", s->opts.socket_path);
+  }
+  if (!s->opts.listen) return 0;
+  if ((fd = tcp_listener(s->opts.listen, d)) < 0) return fd;
+  if (!(s->tcp_d = start_daemon(&tcp_l, fd))) {
+    close(fd);
+    return px_diag_set(d, PX_EIO, -1, "cannot start the HTTP server on %s", s->opts.listen);
+  }
+  return 0;
+}
+
+void px_http_stop(struct px_server *s) {
+  if (s->unix_d) MHD_stop_daemon(s->unix_d);
+  if (s->tcp_d) MHD_stop_daemon(s->tcp_d);
+  s->unix_d = s->tcp_d = NULL;
+  if (s->opts.socket_path) unlink(s->opts.socket_path);
+}

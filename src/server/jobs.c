@@ -1,0 +1,216 @@
+/*
+ * jobs.c - the server's job table (state.h): records sorted by id with a
+ * hash index, client views and accounting rows built from them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/views_json.h"
+#include "server/state.h"
+
+static const char *const state_names[] = {"PENDING",   "RUNNING", "COMPLETED",
+                                          "FAILED",    "CANCELLED", "TIMEOUT",
+                                          "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED"};
+
+bool px_job_state_terminal(enum px_job_state st) { return st >= PX_JOB_COMPLETED; }
+
+bool px_job_state_parse(const char *name, enum px_job_state *out) {
+  for (size_t i = 0; name && i < sizeof state_names / sizeof state_names[0]; i++) {
+    if (!strcmp(name, state_names[i])) {
+      *out = (enum px_job_state)i;
+      return true;
+    }
+  }
+  return false;
+}
+
+struct px_sjob *px_jobs_find(struct px_server *s, uint64_t id) {
+  uint64_t pos;
+  return px_map_get(&s->index, id, &pos) ? s->jobs[pos] : NULL;
+}
+
+struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec *spec) {
+  struct px_sjob *j = calloc(1, sizeof *j);
+  if (!j) goto fail;
+  if (s->njobs == s->jobs_cap) {
+    size_t cap = s->jobs_cap ? s->jobs_cap * 2 : 1024;
+    struct px_sjob **v = realloc(s->jobs, cap * sizeof *v);
+    if (!v) goto fail;
+    s->jobs = v;
+    s->jobs_cap = cap;
+  }
+  if (s->njobs && s->jobs[s->njobs - 1]->id >= id) goto fail; /* ids only grow */
+  if (px_map_put(&s->index, id, s->njobs)) goto fail;
+  j->id = id;
+  j->array_task_id = PX_NONE;
+  j->spec = *spec; /* taken */
+  px_jobspec_init(spec);
+  j->state = PX_JOB_PENDING;
+  snprintf(j->reason, sizeof j->reason, "%s", j->spec.hold ? "JobHeldUser" : "Priority");
+  s->jobs[s->njobs++] = j;
+  return j;
+fail:
+  free(j);
+  px_jobspec_fini(spec);
+  return NULL;
+}
+
+void px_jobs_touch(struct px_server *s, struct px_sjob *j) {
+  px_jview_unref(j->view);
+  j->view = NULL;
+  s->dirty = true;
+}
+
+void px_jobs_free_all(struct px_server *s) {
+  for (size_t i = 0; i < s->njobs; i++) {
+    struct px_sjob *j = s->jobs[i];
+    px_jobspec_fini(&j->spec);
+    px_jview_unref(j->view);
+    free(j->alloc);
+    free(j->cancelled_by);
+    free(j);
+  }
+  free(s->jobs);
+  s->jobs = NULL;
+  s->njobs = s->jobs_cap = 0;
+  px_map_fini(&s->index);
+}
+
+/* Appends text to a growing malloc'd string; false on ENOMEM. */
+static bool append(char **buf, size_t *len, size_t *cap, const char *text) {
+  size_t n = strlen(text);
+  if (*len + n + 1 > *cap) {
+    size_t c = (*cap ? *cap * 2 : 64) + n;
+    char *p = realloc(*buf, c);
+    if (!p) return false;
+    *buf = p;
+    *cap = c;
+  }
+  memcpy(*buf + *len, text, n + 1);
+  *len += n;
+  return true;
+}
+
+char *px_jobs_nodelist(struct px_server *s, const struct px_sjob *j) {
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    if ((i && !append(&buf, &len, &cap, ",")) ||
+        !append(&buf, &len, &cap, s->conf->nodes[j->alloc[i].node].name)) {
+      free(buf);
+      return NULL;
+    }
+  }
+  return buf;
+}
+
+/* "n01:0,1;n02:0,1" */
+static char *gpus_by_node(struct px_server *s, const struct px_sjob *j) {
+  char *buf = NULL, num[16];
+  size_t len = 0, cap = 0;
+  bool ok = true;
+  for (uint32_t i = 0; ok && i < j->nalloc; i++) {
+    ok = (!i || append(&buf, &len, &cap, ";")) &&
+         append(&buf, &len, &cap, s->conf->nodes[j->alloc[i].node].name) &&
+         append(&buf, &len, &cap, ":");
+    bool first = true;
+    for (int g = 0; ok && g < 64; g++) {
+      if (!(j->alloc[i].gpus >> g & 1)) continue;
+      snprintf(num, sizeof num, "%s%d", first ? "" : ",", g);
+      ok = append(&buf, &len, &cap, num);
+      first = false;
+    }
+  }
+  if (!ok) free(buf);
+  return ok ? buf : NULL;
+}
+
+static void totals(const struct px_sjob *j, uint32_t *ncpu, uint32_t *ngpu, uint64_t *mem) {
+  *ncpu = *ngpu = 0;
+  *mem = 0;
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    *ncpu += j->alloc[i].ncpu;
+    *ngpu += (uint32_t)px_bits64_count(j->alloc[i].gpus);
+    *mem += j->alloc[i].mem_mib;
+  }
+}
+
+/* Copies the spec without the bulky launch fields (script, environment). */
+static int view_spec(struct px_jobspec *dst, const struct px_jobspec *src) {
+  struct px_jobspec tmp = *src;
+  tmp.script = NULL;
+  tmp.env = NULL;
+  return px_jobspec_copy(dst, &tmp);
+}
+
+static double billable_s(struct px_server *s, const struct px_sjob *j, int64_t end) {
+  if (!j->start || end <= j->start) return 0;
+  uint32_t ncpu, ngpu;
+  uint64_t mem;
+  totals(j, &ncpu, &ngpu, &mem);
+  const struct px_conf_sched *c = &s->conf->sched;
+  double w = ngpu * c->billing_weight_gpu + ncpu * c->billing_weight_cpu +
+             (double)mem / 1024.0 * c->billing_weight_mem_gib;
+  if (w <= 0) w = ngpu ? ngpu : ncpu; /* no TRESBillingWeights: GPUs, else CPUs */
+  return w * (double)(end - j->start);
+}
+
+int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_info *out) {
+  px_job_info_init(out);
+  out->job_id = j->id;
+  out->array_job_id = j->array_job_id;
+  out->array_task_id = j->array_task_id;
+  if (view_spec(&out->spec, &j->spec)) goto fail;
+  snprintf(out->state, sizeof out->state, "%s",
+           j->requeued && j->state == PX_JOB_PENDING ? "REQUEUED" : state_names[j->state]);
+  snprintf(out->reason, sizeof out->reason, "%s", j->state == PX_JOB_RUNNING ? "None" : j->reason);
+  out->priority = j->priority;
+  out->submit_time = j->submit;
+  out->eligible_time = j->eligible;
+  out->start_time = j->start;
+  out->end_time = j->end;
+  out->exit_code = j->exit_code;
+  out->term_signal = j->term_signal;
+  out->restarts = j->restarts;
+  out->peak_mem_mib = j->peak_mem_mib;
+  out->cpu_time_ms = j->cpu_time_ms;
+  out->nnodes = j->nalloc ? j->nalloc : (j->spec.nodes_min ? j->spec.nodes_min : 1);
+  totals(j, &out->ncpus, &out->ngpus, &out->mem_mib);
+  out->billable_tres_s = billable_s(s, j, j->end);
+  if (j->nalloc && (!(out->nodelist = px_jobs_nodelist(s, j)) ||
+                    !(out->gpus_by_node = gpus_by_node(s, j))))
+    goto fail;
+  if (j->cancelled_by && !(out->cancelled_by = strdup(j->cancelled_by))) goto fail;
+  return 0;
+fail:
+  px_job_info_fini(out);
+  px_job_info_init(out);
+  return PX_ENOMEM;
+}
+
+void px_jobs_acct_row(struct px_server *s, const struct px_sjob *j, struct px_acct_row *r,
+                      char *nodelist) {
+  memset(r, 0, sizeof *r);
+  r->job_id = j->id;
+  r->attempt = j->restarts;
+  r->array_job_id = j->array_job_id;
+  r->array_task_id = j->array_task_id;
+  r->name = j->spec.name;
+  r->user = j->spec.user;
+  r->uid = j->spec.uid;
+  r->account = j->spec.account;
+  r->partition = j->spec.partition;
+  r->qos = j->spec.qos;
+  r->state = state_names[j->state];
+  r->nodelist = nodelist;
+  r->submit_time = j->submit;
+  r->eligible_time = j->eligible;
+  r->start_time = j->start;
+  r->end_time = j->end;
+  r->exit_code = j->exit_code;
+  r->term_signal = j->term_signal;
+  r->nnodes = j->nalloc;
+  totals(j, &r->ncpus, &r->ngpus, &r->mem_mib);
+  r->billable_tres_s = billable_s(s, j, j->end);
+}

@@ -1,0 +1,347 @@
+/*
+ * journal.c - every change to the server state is a journal record, applied
+ * by one function both live and at recovery, so the state after a restart is
+ * the same fold of the same records.
+ *
+ * Live, a handler first asks the core (which may refuse: nothing is
+ * recorded then), then calls px_journal_add(), which appends the record to
+ * the group-commit batch and applies it to the job and node tables. At
+ * recovery px_journal_apply(replay=true) also replays the core events, with
+ * one exception: the core has no way to be told "this job is running there"
+ * (core.h has no restore event), so a job whose last record is "start" is
+ * taken out of the core and its nodes are held drained until it ends
+ * (reconcile.c, docs/operations.md "Recovery").
+ *
+ * Records (kind, job id, subject, data):
+ *   submit  J  -     {"spec":{...},"ids":N}          N ids from J (arrays)
+ *   cancel  J  user  {"signal":S}
+ *   hold / release J {"admin":bool}
+ *   update  J  -     {"nice":..,"time_limit_s":..,"priority":..}
+ *   start   J  -     {"alloc":[{"node":"n01","ncpu":4,"gpus":[0,1],"mem_mib":M}],
+ *                     "time_limit_s":T,"array_job_id":A,"array_task_id":K}
+ *   end     J  -     {"state":"COMPLETED","exit_code":0,"term_signal":0,...}
+ *   requeue J  -     {"hold":bool,"reason":"NODE_FAIL"}
+ *   reject  J  -     {"reason":"..."}
+ *   drain / resume / down / up  0  node  {"reason":"..."}
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/jobspec_json.h"
+#include "server/state.h"
+#include "util/log.h"
+
+static int batch_grow(struct px_server *s) {
+  if (s->nbatch < s->batch_cap) return 0;
+  size_t cap = s->batch_cap ? s->batch_cap * 2 : 256;
+  struct px_store_rec *b = realloc(s->batch, cap * sizeof *b);
+  if (!b) return PX_ENOMEM;
+  s->batch = b;
+  char **d = realloc(s->batch_data, cap * sizeof *d);
+  if (!d) return PX_ENOMEM;
+  s->batch_data = d;
+  s->batch_cap = cap;
+  return 0;
+}
+
+int px_journal_add(struct px_server *s, const char *kind, uint64_t job_id, const char *subject,
+                   char *data, int64_t now) {
+  if (batch_grow(s)) {
+    free(data);
+    return PX_ENOMEM;
+  }
+  struct px_store_rec r = {++s->seq, now, kind, job_id, NULL, data};
+  if (subject && !(r.subject = strdup(subject))) {
+    free(data);
+    return PX_ENOMEM;
+  }
+  s->batch[s->nbatch] = r;
+  s->batch_data[s->nbatch++] = data;
+  s->dirty = true;
+  return px_journal_apply(s, &r, false);
+}
+
+/* One transaction for the rows of every job that ended in the last batch. */
+static void write_acct(struct px_server *s) {
+  size_t n = s->acct_pending.len;
+  if (!n) return;
+  struct px_acct_row *rows = calloc(n, sizeof *rows);
+  char **lists = calloc(n, sizeof *lists);
+  size_t k = 0;
+  for (size_t i = 0; rows && lists && i < n; i++) {
+    struct px_sjob *j = px_jobs_find(s, s->acct_pending.v[i]);
+    if (!j) continue;
+    lists[k] = px_jobs_nodelist(s, j);
+    px_jobs_acct_row(s, j, &rows[k], lists[k]);
+    k++;
+  }
+  if (!rows || !lists || px_store_acct_put(s->store, rows, k))
+    px_warn("accounting rows of %zu jobs not written: %s", n, s->store->errmsg);
+  for (size_t i = 0; lists && i < k; i++) free(lists[i]);
+  free(lists);
+  free(rows);
+  px_u64vec_clear(&s->acct_pending);
+}
+
+int px_journal_commit(struct px_server *s) {
+  if (!s->nbatch) return 0;
+  int64_t t0 = px_now_mono_ns();
+  int rc = px_store_append(s->store, s->batch, s->nbatch);
+  px_metrics_commit(s->metrics, (double)(px_now_mono_ns() - t0) / 1e9);
+  if (rc) px_error("journal commit of %zu records failed: %s", s->nbatch, s->store->errmsg);
+  for (size_t i = 0; i < s->nbatch; i++) {
+    free(s->batch_data[i]);
+    free((char *)s->batch[i].subject);
+  }
+  s->nbatch = 0;
+  if (!rc) write_acct(s);
+  return rc;
+}
+
+/* ---- applying records ---- */
+
+static struct px_sjob *job_of(struct px_server *s, const struct px_store_rec *r) {
+  struct px_sjob *j = px_jobs_find(s, r->job_id);
+  if (!j) px_warn("journal seq %llu (%s): unknown job %llu", (unsigned long long)r->seq, r->kind,
+                  (unsigned long long)r->job_id);
+  return j;
+}
+
+static int apply_submit(struct px_server *s, const struct px_store_rec *r, json_t *o,
+                        bool replay) {
+  struct px_jobspec spec;
+  struct px_diag d;
+  px_jobspec_init(&spec);
+  if (px_jobspec_from_json(json_object_get(o, "spec"), &spec, "spec.", &d)) {
+    px_error("journal seq %llu: bad spec: %s", (unsigned long long)r->seq, d.msg);
+    return PX_EPROTO;
+  }
+  uint64_t ids = (uint64_t)json_integer_value(json_object_get(o, "ids"));
+  if (replay) {
+    enum px_reason why = PX_REASON_NONE;
+    int rc = px_core_submit(s->core, r->job_id, &spec, r->time, &why, &d);
+    if (rc) px_warn("recovery: job %llu no longer accepted: %s", (unsigned long long)r->job_id,
+                    d.msg);
+    if (rc) ids = ids ? ids : 1;
+    struct px_sjob *j = px_jobs_add(s, r->job_id, &spec);
+    if (!j) return PX_ENOMEM;
+    j->submit = r->time;
+    j->eligible = spec.begin_s > r->time ? spec.begin_s : r->time;
+    j->mseq = r->seq;
+    if (rc) {
+      j->state = PX_JOB_FAILED;
+      j->end = r->time;
+      snprintf(j->reason, sizeof j->reason, "%s", "InvalidOnRecovery");
+    }
+  } else {
+    struct px_sjob *j = px_jobs_add(s, r->job_id, &spec);
+    if (!j) return PX_ENOMEM;
+    j->submit = r->time;
+    j->eligible = j->spec.begin_s > r->time ? j->spec.begin_s : r->time;
+    j->mseq = r->seq;
+  }
+  uint64_t next = r->job_id + (ids ? ids : 1);
+  if (next > s->next_job_id) s->next_job_id = next;
+  return 0;
+}
+
+static int apply_start(struct px_server *s, const struct px_store_rec *r, json_t *o,
+                       bool replay) {
+  struct px_sjob *j = px_jobs_find(s, r->job_id);
+  uint64_t array_job_id = (uint64_t)json_integer_value(json_object_get(o, "array_job_id"));
+  if (!j && array_job_id) {
+    /* An array task starting: its record is born from the array's spec. */
+    struct px_sjob *parent = px_jobs_find(s, array_job_id);
+    struct px_jobspec spec;
+    if (!parent || px_jobspec_copy(&spec, &parent->spec)) return PX_ENOMEM;
+    free(spec.array);
+    spec.array = NULL;
+    j = px_jobs_add(s, r->job_id, &spec);
+    if (!j) return PX_ENOMEM;
+    j->array_job_id = array_job_id;
+    j->array_task_id = (uint32_t)json_integer_value(json_object_get(o, "array_task_id"));
+    j->submit = parent->submit;
+    j->eligible = parent->eligible;
+  }
+  if (!j) return job_of(s, r) ? 0 : PX_ENOENT;
+  json_t *alloc = json_object_get(o, "alloc");
+  size_t n = json_array_size(alloc);
+  struct px_sjob_node *a = calloc(n ? n : 1, sizeof *a);
+  if (!a) return PX_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    json_t *e = json_array_get(alloc, i), *g;
+    size_t k;
+    int idx = px_node_index(s, json_string_value(json_object_get(e, "node")));
+    a[i].node = idx < 0 ? 0 : (uint32_t)idx;
+    a[i].ncpu = (uint32_t)json_integer_value(json_object_get(e, "ncpu"));
+    a[i].mem_mib = (uint64_t)json_integer_value(json_object_get(e, "mem_mib"));
+    json_array_foreach(json_object_get(e, "gpus"), k, g) a[i].gpus |= 1ull << (json_integer_value(g) & 63);
+  }
+  free(j->alloc);
+  j->alloc = a;
+  j->nalloc = (uint32_t)n;
+  j->state = PX_JOB_RUNNING;
+  j->requeued = false;
+  j->start = r->time;
+  j->end = 0;
+  j->time_limit_s = json_integer_value(json_object_get(o, "time_limit_s"));
+  snprintf(j->reason, sizeof j->reason, "None");
+  if (replay) px_core_cancel(s->core, j->id, r->time, NULL); /* see the file comment */
+  return 0;
+}
+
+static int apply_end(struct px_server *s, const struct px_store_rec *r, json_t *o, bool replay) {
+  struct px_sjob *j = job_of(s, r);
+  if (!j) return 0;
+  enum px_job_state st = PX_JOB_FAILED;
+  px_job_state_parse(json_string_value(json_object_get(o, "state")), &st);
+  if (replay && j->state == PX_JOB_PENDING) px_core_cancel(s->core, j->id, r->time, NULL);
+  j->state = st;
+  j->end = r->time;
+  j->exit_code = (int32_t)json_integer_value(json_object_get(o, "exit_code"));
+  j->term_signal = (int32_t)json_integer_value(json_object_get(o, "term_signal"));
+  j->peak_mem_mib = (uint64_t)json_integer_value(json_object_get(o, "peak_mem_mib"));
+  j->cpu_time_ms = (uint64_t)json_integer_value(json_object_get(o, "cpu_time_ms"));
+  const char *reason = json_string_value(json_object_get(o, "reason"));
+  snprintf(j->reason, sizeof j->reason, "%s", reason ? reason : "None");
+  return 0;
+}
+
+static int apply_requeue(struct px_server *s, const struct px_store_rec *r, json_t *o,
+                         bool replay) {
+  struct px_sjob *j = job_of(s, r);
+  if (!j) return 0;
+  bool hold = json_is_true(json_object_get(o, "hold"));
+  if (replay) {
+    /* The core forgot the job when it started (see apply_start): queue it again. */
+    enum px_reason why;
+    struct px_jobspec spec;
+    if (px_jobspec_copy(&spec, &j->spec)) return PX_ENOMEM;
+    spec.hold = hold;
+    if (px_core_submit(s->core, j->id, &spec, j->submit, &why, NULL))
+      px_warn("recovery: requeued job %llu refused by the core", (unsigned long long)j->id);
+    px_jobspec_fini(&spec);
+  }
+  j->state = PX_JOB_PENDING;
+  j->requeued = true;
+  j->restarts++;
+  j->start = j->end = 0;
+  free(j->alloc);
+  j->alloc = NULL;
+  j->nalloc = 0;
+  const char *reason = json_string_value(json_object_get(o, "reason"));
+  snprintf(j->reason, sizeof j->reason, "%s", reason ? reason : "BeginTime");
+  return 0;
+}
+
+static int apply_job_misc(struct px_server *s, const struct px_store_rec *r, json_t *o,
+                          bool replay) {
+  struct px_sjob *j = job_of(s, r);
+  if (!j) return 0;
+  bool admin = json_is_true(json_object_get(o, "admin"));
+  if (!strcmp(r->kind, "cancel")) {
+    free(j->cancelled_by);
+    j->cancelled_by = r->subject ? strdup(r->subject) : NULL;
+    if (j->state == PX_JOB_PENDING) {
+      if (replay) px_core_cancel(s->core, j->id, r->time, NULL);
+      j->state = PX_JOB_CANCELLED;
+      j->end = r->time;
+    }
+  } else if (!strcmp(r->kind, "hold")) {
+    if (replay) px_core_hold(s->core, j->id, admin, r->time, NULL);
+    snprintf(j->reason, sizeof j->reason, admin ? "JobHeldAdmin" : "JobHeldUser");
+  } else if (!strcmp(r->kind, "release")) {
+    if (replay) px_core_release(s->core, j->id, admin, r->time, NULL);
+    snprintf(j->reason, sizeof j->reason, "Priority");
+  } else if (!strcmp(r->kind, "update")) {
+    struct px_job_update u = {0};
+    json_t *v;
+    if ((v = json_object_get(o, "nice"))) u.fields |= PX_UPD_NICE, u.nice = (int32_t)json_integer_value(v);
+    if ((v = json_object_get(o, "time_limit_s")))
+      u.fields |= PX_UPD_TIME_LIMIT, u.time_limit_s = json_integer_value(v);
+    if ((v = json_object_get(o, "priority")))
+      u.fields |= PX_UPD_PRIORITY, u.priority = (uint32_t)json_integer_value(v);
+    if (replay) px_core_update(s->core, j->id, &u, r->time, NULL);
+    if (u.fields & PX_UPD_NICE) j->spec.nice = u.nice;
+    if (u.fields & PX_UPD_TIME_LIMIT) j->spec.time_limit_s = u.time_limit_s;
+  } else if (!strcmp(r->kind, "reject")) {
+    if (replay) px_core_cancel(s->core, j->id, r->time, NULL);
+    const char *reason = json_string_value(json_object_get(o, "reason"));
+    j->state = PX_JOB_FAILED;
+    j->end = r->time;
+    snprintf(j->reason, sizeof j->reason, "%s", reason ? reason : "Rejected");
+  }
+  return 0;
+}
+
+static int apply_node(struct px_server *s, const struct px_store_rec *r, json_t *o, bool replay) {
+  int idx = px_node_index(s, r->subject);
+  if (idx < 0) return 0;
+  struct px_snode *n = &s->nodes[idx];
+  const char *reason = json_string_value(json_object_get(o, "reason"));
+  enum px_node_event ev = PX_NODE_EV_UP;
+  if (!strcmp(r->kind, "drain")) {
+    ev = PX_NODE_EV_DRAIN;
+    n->admin_drain = true;
+  } else if (!strcmp(r->kind, "resume")) {
+    ev = PX_NODE_EV_RESUME;
+    n->admin_drain = false;
+    n->down = false;
+  } else if (!strcmp(r->kind, "down")) {
+    ev = PX_NODE_EV_DOWN;
+    n->down = true;
+  } else {
+    n->down = false;
+  }
+  snprintf(n->reason, sizeof n->reason, "%s", reason ? reason : "");
+  if (replay) px_core_node_event(s->core, (uint32_t)idx, ev, reason, r->time, NULL);
+  s->nodes_dirty = true;
+  return 0;
+}
+
+int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool replay) {
+  json_t *o = r->data ? json_loads(r->data, 0, NULL) : json_object();
+  if (!o) {
+    px_error("journal seq %llu: unreadable data", (unsigned long long)r->seq);
+    return PX_EPROTO;
+  }
+  int rc = 0;
+  const char *k = r->kind;
+  if (!strcmp(k, "submit"))
+    rc = apply_submit(s, r, o, replay);
+  else if (!strcmp(k, "start"))
+    rc = apply_start(s, r, o, replay);
+  else if (!strcmp(k, "end"))
+    rc = apply_end(s, r, o, replay);
+  else if (!strcmp(k, "requeue"))
+    rc = apply_requeue(s, r, o, replay);
+  else if (!strcmp(k, "drain") || !strcmp(k, "resume") || !strcmp(k, "down") || !strcmp(k, "up"))
+    rc = apply_node(s, r, o, replay);
+  else
+    rc = apply_job_misc(s, r, o, replay);
+  if (r->job_id) {
+    struct px_sjob *j = px_jobs_find(s, r->job_id);
+    if (j) {
+      j->mseq = r->seq;
+      px_jobs_touch(s, j);
+    }
+  }
+  json_decref(o);
+  return rc;
+}
+
+static int replay_one(void *ctx, const struct px_store_rec *r) {
+  struct px_server *s = ctx;
+  s->seq = r->seq;
+  int rc = px_journal_apply(s, r, true);
+  return rc == PX_ENOMEM ? rc : 0; /* a bad record is logged and skipped */
+}
+
+int px_journal_recover(struct px_server *s, struct px_diag *d) {
+  int rc = px_store_replay(s->store, 0, replay_one, s);
+  if (rc) return px_diag_set(d, rc, -1, "recovery: %s", s->store->errmsg);
+  uint64_t last = 0;
+  if (!px_store_last_seq(s->store, &last) && last > s->seq) s->seq = last;
+  return 0;
+}

@@ -1,0 +1,168 @@
+/*
+ * loop.c - the main thread, in phases like libuv's uv_run:
+ *
+ *   1. take every queued request (waiting until one comes or a timer is due)
+ *   2. handle them: authorise, ask the core, append journal records
+ *   3. group commit: one transaction + fsync for the whole batch
+ *   4. answer them (only now: an acknowledged change is durable)
+ *   5. scheduling cycle when something changed: core actions, journaled
+ *      and committed, THEN launch orders to agents
+ *   6. timers: node silence, pending reasons
+ *   7. publish a snapshot for readers (at most every PUBLISH_MIN_NS)
+ *
+ * A failed commit is fatal: the server exits without answering, so no client
+ * hears yes for a change that is not durable, and a restart recovers the
+ * journal's state.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/state.h"
+#include "util/log.h"
+
+#define CYCLE_MIN_NS 2000000LL       /* coalesce bursts of changes into one cycle */
+#define CYCLE_PERIOD_NS 1000000000LL /* and cycle at least this often (begin times, age) */
+#define PUBLISH_MIN_NS 10000000LL
+#define TIMER_NS 1000000000LL
+
+int64_t px_now_mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+int64_t px_now_real_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static int64_t thread_cpu_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* The "start" record of one START action. */
+static char *start_record(struct px_server *s, const struct px_action *a) {
+  json_t *alloc = json_array();
+  for (uint32_t i = 0; i < a->nalloc; i++) {
+    const struct px_alloc *al = &s->acts.allocs[a->alloc_first + i];
+    json_t *gpus = json_array();
+    for (int g = 0; g < 64; g++)
+      if (al->gpus >> g & 1) json_array_append_new(gpus, json_integer(g));
+    json_array_append_new(alloc, json_pack("{ss sI so sI}", "node",
+                                           s->conf->nodes[al->node].name, "ncpu",
+                                           (json_int_t)al->ncpu, "gpus", gpus, "mem_mib",
+                                           (json_int_t)al->mem_mib));
+  }
+  json_t *o = json_pack("{so sI sI sI}", "alloc", alloc, "time_limit_s",
+                        (json_int_t)a->time_limit_s, "array_job_id",
+                        (json_int_t)a->array_job_id, "array_task_id",
+                        (json_int_t)(a->array_task_id == PX_NONE ? 0 : a->array_task_id));
+  char *text = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  return text;
+}
+
+int px_loop_cycle(struct px_server *s, int64_t now) {
+  int64_t t0 = px_now_mono_ns(), cpu0 = thread_cpu_ns();
+  int rc = px_core_cycle(s->core, now, &s->acts);
+  if (rc && rc != PX_ENOMEM) px_error("scheduling cycle failed: %s", px_strerror(rc));
+  size_t nstart = 0;
+  for (size_t i = 0; i < s->acts.len; i++) {
+    const struct px_action *a = &s->acts.v[i];
+    if (a->kind == PX_ACT_START) {
+      if (px_journal_add(s, "start", a->job_id, NULL, start_record(s, a), now) == 0) nstart++;
+    } else if (a->kind == PX_ACT_REJECT) {
+      json_t *o = json_pack("{ss}", "reason", px_reason_name(a->reason));
+      px_journal_add(s, "reject", a->job_id, NULL, json_dumps(o, JSON_COMPACT), now);
+      json_decref(o);
+    }
+  }
+  if (px_journal_commit(s)) return PX_EIO; /* fatal: see the file comment */
+  /* Journaled: now the agents may hear of it. */
+  for (size_t i = 0; nstart && i < s->acts.len; i++) {
+    const struct px_action *a = &s->acts.v[i];
+    struct px_sjob *j = a->kind == PX_ACT_START ? px_jobs_find(s, a->job_id) : NULL;
+    if (!j) continue;
+    px_nodes_launch(s, j);
+    px_metrics_queue_wait(s->metrics, (double)(j->start - j->eligible));
+  }
+  s->need_cycle = false;
+  s->last_cycle_ns = px_now_mono_ns();
+  s->cycles++;
+  s->cycle_cpu_ns += thread_cpu_ns() - cpu0;
+  px_metrics_cycle(s->metrics, (double)(s->last_cycle_ns - t0) / 1e9);
+  return 0;
+}
+
+/* Pending reasons change without events (a job ahead starts, a limit
+ * frees): refresh the views whose reason moved, from the core. */
+static void refresh_reasons(struct px_server *s) {
+  size_t cursor = 0;
+  struct px_job_view v;
+  while (px_core_job_next(s->core, &cursor, &v)) {
+    if (v.state != PX_JOB_PENDING) continue;
+    struct px_sjob *j = px_jobs_find(s, v.job_id);
+    const char *name = px_reason_name(v.reason);
+    if (!j || j->state != PX_JOB_PENDING || !strcmp(j->reason, name)) continue;
+    snprintf(j->reason, sizeof j->reason, "%s", name);
+    j->priority = v.prio.priority;
+    px_jobs_touch(s, j);
+  }
+}
+
+static int64_t next_deadline(const struct px_server *s, int64_t now_ns, int64_t timers_ns) {
+  int64_t d = timers_ns;
+  if (s->need_cycle && s->last_cycle_ns + CYCLE_MIN_NS < d) d = s->last_cycle_ns + CYCLE_MIN_NS;
+  if (s->last_cycle_ns + CYCLE_PERIOD_NS < d) d = s->last_cycle_ns + CYCLE_PERIOD_NS;
+  if (s->dirty && s->last_publish_ns + PUBLISH_MIN_NS < d) d = s->last_publish_ns + PUBLISH_MIN_NS;
+  return d < now_ns ? now_ns : d;
+}
+
+static int handle_batch(struct px_server *s, struct px_req *reqs) {
+  int64_t now = time(NULL);
+  for (struct px_req *r = reqs; r; r = r->next) px_handle_request(s, r, now);
+  if (px_journal_commit(s)) return PX_EIO;
+  for (struct px_req *r = reqs, *next; r; r = next) {
+    next = r->next; /* r is gone after px_req_done */
+    px_req_done(r);
+  }
+  return 0;
+}
+
+int px_server_run(struct px_server *s) {
+  int64_t timers_ns = px_now_mono_ns();
+  int rc = 0;
+  while (!atomic_load(&s->stop)) {
+    int64_t mono = px_now_mono_ns();
+    struct px_req *reqs = px_queue_take(&s->queue, next_deadline(s, mono, timers_ns));
+    if (reqs && (rc = handle_batch(s, reqs))) break;
+    mono = px_now_mono_ns();
+    int64_t now = time(NULL);
+    if ((s->need_cycle && mono >= s->last_cycle_ns + CYCLE_MIN_NS) ||
+        mono >= s->last_cycle_ns + CYCLE_PERIOD_NS) {
+      if ((rc = px_loop_cycle(s, now))) break;
+    }
+    if (mono >= timers_ns) {
+      px_nodes_check(s, now);
+      refresh_reasons(s);
+      if ((rc = px_journal_commit(s))) break; /* node failures requeue jobs */
+      timers_ns = mono + TIMER_NS;
+    }
+    if (s->dirty && mono >= s->last_publish_ns + PUBLISH_MIN_NS) {
+      if (px_publish(s, now) == 0) s->dirty = false;
+      s->last_publish_ns = mono;
+    }
+  }
+  if (rc) px_error("journal failure: stopping without acknowledging the last batch");
+  return rc;
+}
+
+void px_server_stop(struct px_server *s) {
+  atomic_store(&s->stop, true);
+  px_queue_stop(&s->queue);
+}

@@ -1,0 +1,211 @@
+/*
+ * nodes.c - nodes and their agents, on the main thread: registration and
+ * reconciliation, heartbeats and silence (SlurmdTimeout), launch and stop
+ * orders, and the end of a job everywhere it runs.
+ *
+ * Liveness is not journaled: a restarted server starts with every node "not
+ * responding" (DOWN in the core) until its agent registers, which is what
+ * the node's real state is to a server that has just started. Operator
+ * drains are journaled. A node silent for longer than the timeout goes DOWN
+ * and its jobs are requeued (requeue allowed, the default) or end NODE_FAIL,
+ * always whole: every other node of the gang is told to stop the job.
+ */
+#include <jansson.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/state.h"
+#include "util/log.h"
+
+int px_node_index(const struct px_server *s, const char *name) {
+  if (!name) return -1;
+  uint32_t i = px_core_node_index(s->core, name);
+  return i == PX_NONE ? -1 : (int)i;
+}
+
+/* ---- orders ---- */
+
+static uint32_t *tasks_per_node(const struct px_sjob *j, uint32_t *total) {
+  uint32_t n = j->nalloc, *t = calloc(n ? n : 1, sizeof *t);
+  if (!t) return NULL;
+  uint32_t ntasks = j->spec.ntasks;
+  if (!ntasks) ntasks = j->spec.ntasks_per_node ? j->spec.ntasks_per_node * n : n;
+  for (uint32_t i = 0; i < n; i++) t[i] = ntasks / n + (i < ntasks % n ? 1 : 0); /* block */
+  *total = ntasks;
+  return t;
+}
+
+static void launch_one(struct px_server *s, const struct px_sjob *j, uint32_t rank,
+                       const char **names, const char **addrs, uint32_t *tpn, uint32_t ntasks,
+                       uint32_t *gpn) {
+  const struct px_jobspec *sp = &j->spec;
+  uint32_t gpus[64], ng = 0;
+  for (int g = 0; g < 64; g++)
+    if (j->alloc[rank].gpus >> g & 1) gpus[ng++] = (uint32_t)g;
+  struct px_launch l = {
+      .job_id = j->id, .array_job_id = j->array_job_id,
+      .array_task_id = j->array_task_id == PX_NONE ? 0 : j->array_task_id,
+      .restart_count = j->restarts, .name = sp->name, .user = sp->user, .account = sp->account,
+      .partition = sp->partition, .qos = sp->qos, .uid = sp->uid, .gid = sp->gid,
+      .workdir = sp->workdir, .submit_dir = sp->submit_dir, .script = sp->script,
+      .argv = sp->argv, .stdout_path = sp->stdout_path, .stderr_path = sp->stderr_path,
+      .stdin_path = sp->stdin_path, .env = sp->env, .time_limit_s = j->time_limit_s,
+      .start_time = j->start, .signal_num = sp->signal_num, .signal_time_s = sp->signal_time_s,
+      .nodes = (char **)names, .node_addrs = (char **)addrs, .nnodes = j->nalloc,
+      .node_rank = rank, .ntasks = ntasks, .tasks_per_node = tpn,
+      .cpus_per_task = sp->cpus_per_task ? sp->cpus_per_task : 1, .gpus = gpus, .ngpus = ng,
+      .gpus_per_node = gpn, .ncpus = j->alloc[rank].ncpu, .mem_mib = j->alloc[rank].mem_mib,
+      .master_port = (uint16_t)(20000 + j->id % 20000)};
+  char *json = px_launch_encode(&l);
+  if (!json || px_outbox_push(s->outbox, j->alloc[rank].node, true, json))
+    px_error("job %llu: cannot queue its launch for %s", (unsigned long long)j->id, names[rank]);
+}
+
+void px_nodes_launch(struct px_server *s, const struct px_sjob *j) {
+  uint32_t n = j->nalloc, ntasks = 0;
+  const char **names = calloc(n + 1, sizeof *names), **addrs = calloc(n + 1, sizeof *addrs);
+  uint32_t *gpn = calloc(n + 1, sizeof *gpn), *tpn = tasks_per_node(j, &ntasks);
+  if (names && addrs && gpn && tpn) {
+    for (uint32_t i = 0; i < n; i++) {
+      const struct px_conf_node *cn = &s->conf->nodes[j->alloc[i].node];
+      const struct px_snode *sn = &s->nodes[j->alloc[i].node];
+      names[i] = cn->name;
+      addrs[i] = sn->addr[0] ? sn->addr : cn->addr ? cn->addr : cn->name;
+      gpn[i] = (uint32_t)px_bits64_count(j->alloc[i].gpus);
+    }
+    for (uint32_t i = 0; i < n; i++) launch_one(s, j, i, names, addrs, tpn, ntasks, gpn);
+  } else {
+    px_error("job %llu: out of memory building its launch", (unsigned long long)j->id);
+  }
+  free(names);
+  free(addrs);
+  free(gpn);
+  free(tpn);
+}
+
+static void stop_on(struct px_server *s, uint32_t node, uint64_t job_id, int sig,
+                    const char *reason) {
+  int64_t grace = s->conf->phalanx.kill_wait_s > 0 ? s->conf->phalanx.kill_wait_s : 30;
+  struct px_signal_order o = {job_id, sig, (int32_t)grace, ""};
+  snprintf(o.reason, sizeof o.reason, "%s", reason);
+  char *json = px_signal_order_encode(&o);
+  if (json) px_outbox_push(s->outbox, node, false, json);
+}
+
+void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const char *reason) {
+  for (uint32_t i = 0; i < j->nalloc; i++) stop_on(s, j->alloc[i].node, j->id, sig, reason);
+}
+
+/* ---- ends and requeues ---- */
+
+static void release_recovered(struct px_server *s, struct px_sjob *j, int64_t now) {
+  if (!j->recovered) return;
+  j->recovered = false;
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    struct px_snode *n = &s->nodes[j->alloc[i].node];
+    if (n->recovered_jobs && --n->recovered_jobs == 0 && !n->admin_drain)
+      px_core_node_event(s->core, j->alloc[i].node, PX_NODE_EV_RESUME, NULL, now, NULL);
+  }
+}
+
+int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
+                int32_t term_signal, int64_t now) {
+  if (j->state == PX_JOB_RUNNING && !j->recovered)
+    px_core_job_ended(s->core, j->id, st, exit_code, now, NULL);
+  release_recovered(s, j, now);
+  json_t *o = json_pack("{ss si si}", "state", px_job_state_name(st), "exit_code", exit_code,
+                        "term_signal", term_signal);
+  int rc = px_journal_add(s, "end", j->id, NULL, json_dumps(o, JSON_COMPACT), now);
+  json_decref(o);
+  s->need_cycle = true;
+  if (!rc) rc = px_u64vec_push(&s->acct_pending, j->id); /* written after the commit */
+  return rc;
+}
+
+/* A running job lost its node: requeue it whole, or end it NODE_FAIL. */
+static int job_node_failed(struct px_server *s, struct px_sjob *j, int64_t now) {
+  px_nodes_stop(s, j, SIGKILL, "NODE_FAIL");
+  if (!j->spec.requeue) return px_jobs_end(s, j, PX_JOB_NODE_FAIL, 0, 0, now);
+  if (j->recovered) {
+    release_recovered(s, j, now);
+    enum px_reason why;
+    px_core_submit(s->core, j->id, &j->spec, j->submit, &why, NULL);
+  } else {
+    px_core_job_requeue(s->core, j->id, false, now, NULL);
+  }
+  s->need_cycle = true;
+  return px_journal_add(s, "requeue", j->id, NULL,
+                        strdup("{\"hold\":false,\"reason\":\"NodeFail\"}"), now);
+}
+
+static bool runs_on(const struct px_sjob *j, uint32_t node) {
+  for (uint32_t i = 0; i < j->nalloc; i++)
+    if (j->alloc[i].node == node) return true;
+  return false;
+}
+
+static void node_down(struct px_server *s, uint32_t node, const char *reason, int64_t now) {
+  struct px_snode *n = &s->nodes[node];
+  if (n->down) return;
+  n->down = true;
+  snprintf(n->reason, sizeof n->reason, "%s", reason);
+  s->nodes_dirty = s->dirty = true;
+  px_core_node_event(s->core, node, PX_NODE_EV_DOWN, reason, now, NULL);
+  px_warn("node %s is DOWN: %s", s->conf->nodes[node].name, reason);
+  for (size_t i = 0; i < s->njobs; i++) {
+    struct px_sjob *j = s->jobs[i];
+    if (j->state == PX_JOB_RUNNING && runs_on(j, node)) job_node_failed(s, j, now);
+  }
+}
+
+void px_nodes_check(struct px_server *s, int64_t now) {
+  int64_t timeout = s->opts.node_timeout_s;
+  for (uint32_t i = 0; i < s->conf->nnodes; i++) {
+    struct px_snode *n = &s->nodes[i];
+    if (n->registered && !n->down && now - n->last_heartbeat > timeout)
+      node_down(s, i, "Not responding", now);
+  }
+}
+
+/* ---- registration and reconciliation ---- */
+
+static const struct px_known_job *known(const struct px_node_report *r, uint64_t id) {
+  for (uint32_t i = 0; i < r->njobs; i++)
+    if (r->jobs[i].job_id == id) return &r->jobs[i];
+  return NULL;
+}
+
+int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
+  int idx = px_node_index(s, r->report.node);
+  if (idx < 0) return PX_ENOENT;
+  struct px_snode *n = &s->nodes[idx];
+  n->registered = true;
+  n->last_heartbeat = now;
+  snprintf(n->addr, sizeof n->addr, "%s", r->report.addr);
+  if (n->down) {
+    n->down = false;
+    px_core_node_event(s->core, (uint32_t)idx, PX_NODE_EV_UP, NULL, now, NULL);
+  }
+  if (!n->admin_drain) n->reason[0] = '\0';
+  s->nodes_dirty = s->dirty = s->need_cycle = true;
+  /* What the journal says runs here, against what the agent knows. */
+  for (size_t i = 0; i < s->njobs; i++) {
+    struct px_sjob *j = s->jobs[i];
+    if (j->state != PX_JOB_RUNNING || !runs_on(j, (uint32_t)idx)) continue;
+    const struct px_known_job *k = known(&r->report, j->id);
+    if (!k && j->recovered) {
+      px_warn("job %llu: node %s does not know it after recovery", (unsigned long long)j->id,
+              r->report.node);
+      job_node_failed(s, j, now);
+    }
+  }
+  /* What the agent runs that the journal does not put there: stop it. */
+  for (uint32_t i = 0; i < r->report.njobs; i++) {
+    const struct px_known_job *k = &r->report.jobs[i];
+    struct px_sjob *j = px_jobs_find(s, k->job_id);
+    bool ours = j && j->state == PX_JOB_RUNNING && runs_on(j, (uint32_t)idx);
+    if (!ours && !strcmp(k->state, "RUNNING")) stop_on(s, (uint32_t)idx, k->job_id, SIGKILL, "CANCELLED");
+  }
+  return 0;
+}

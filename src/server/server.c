@@ -1,0 +1,189 @@
+/*
+ * server.c - building and tearing down the server object (state.h): state
+ * directory, JWT key, store (and a second connection for API reads), core,
+ * recovery from the journal, then the HTTP listeners last, so that nobody is
+ * answered before the state is whole.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/state.h"
+#include "util/log.h"
+
+#define JWT_KEY_BYTES 32
+
+int px_server_jwt_key(const char *state_dir, bool create, unsigned char *key, size_t *len) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/jwt.key", state_dir);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT && create) {
+    unsigned char k[JWT_KEY_BYTES];
+    if (getrandom(k, sizeof k, 0) != (ssize_t)sizeof k) return PX_EIO;
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, k, sizeof k) != (ssize_t)sizeof k || fsync(fd)) {
+      if (fd >= 0) close(fd);
+      return PX_EIO;
+    }
+    close(fd);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+  }
+  if (fd < 0) return PX_ENOENT;
+  ssize_t n = read(fd, key, *len);
+  close(fd);
+  if (n < 16) return PX_EINVAL; /* a short key is no key */
+  *len = (size_t)n;
+  return 0;
+}
+
+static char *path_in(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+/* Options default to the configuration, then to built-in values. */
+static int resolve_opts(struct px_server *s, const struct px_server_opts *o, struct px_diag *d) {
+  const struct px_conf_phalanx *p = &s->conf->phalanx;
+  s->opts = *o;
+  if (!s->opts.state_dir) s->opts.state_dir = p->state_dir ? p->state_dir : "/var/lib/phalanx";
+  if (!s->opts.listen) s->opts.listen = p->listen;
+  if (!s->opts.node_timeout_s)
+    s->opts.node_timeout_s = p->node_down_timeout_s > 0 ? p->node_down_timeout_s : 300;
+  if (!s->opts.max_body_bytes) s->opts.max_body_bytes = PX_SERVER_MAX_BODY;
+  if (mkdir(s->opts.state_dir, 0700) && errno != EEXIST)
+    return px_diag_set(d, PX_EIO, -1, "state dir %s: %s", s->opts.state_dir, strerror(errno));
+  s->owned_socket = NULL;
+  s->owned_url = NULL;
+  if (!s->opts.socket_path) {
+    s->opts.socket_path = p->socket_path;
+    if (!s->opts.socket_path) s->opts.socket_path = s->owned_socket = path_in(s->opts.state_dir, "phalanx.sock");
+  }
+  if (!s->opts.store_url) {
+    s->opts.store_url = p->store_url;
+    if (!s->opts.store_url) s->opts.store_url = s->owned_url = path_in(s->opts.state_dir, "state.db");
+  }
+  return s->opts.socket_path && s->opts.store_url ? 0 : PX_ENOMEM;
+}
+
+/* After replay: running jobs the core cannot be told about hold their
+ * nodes drained until they end (journal.c). */
+static void hold_recovered(struct px_server *s, int64_t now) {
+  for (size_t i = 0; i < s->njobs; i++) {
+    struct px_sjob *j = s->jobs[i];
+    if (j->state != PX_JOB_RUNNING) continue;
+    j->recovered = true;
+    for (uint32_t k = 0; k < j->nalloc; k++) {
+      struct px_snode *n = &s->nodes[j->alloc[k].node];
+      if (n->recovered_jobs++ == 0)
+        px_core_node_event(s->core, j->alloc[k].node, PX_NODE_EV_DRAIN,
+                           "phalanx: recovered running jobs", now, NULL);
+    }
+  }
+}
+
+static int open_state(struct px_server *s, struct px_diag *d) {
+  int err = 0;
+  if (!(s->core = px_core_new(s->conf, 1, &err)))
+    return px_diag_set(d, err ? err : PX_ENOMEM, -1, "scheduling core: %s", px_strerror(err));
+  int rc = px_store_open(s->opts.store_url, &s->store, d);
+  if (!rc) rc = px_store_open(s->opts.store_url, &s->rstore, d);
+  if (rc) return rc;
+  s->nodes = calloc(s->conf->nnodes ? s->conf->nnodes : 1, sizeof *s->nodes);
+  if (!s->nodes) return PX_ENOMEM;
+  int64_t now = time(NULL);
+  for (uint32_t i = 0; i < s->conf->nnodes; i++) {
+    if (px_smap_put(&s->node_names, s->conf->nodes[i].name, i)) return PX_ENOMEM;
+    s->nodes[i].down = true; /* until its agent registers */
+    px_core_node_event(s->core, i, PX_NODE_EV_DOWN, "Not registered", now, NULL);
+  }
+  s->next_job_id = 1;
+  int64_t t0 = px_now_mono_ns();
+  if ((rc = px_journal_recover(s, d))) return rc;
+  hold_recovered(s, now);
+  px_info("recovered %zu jobs, journal seq %llu, in %.3f s", s->njobs,
+          (unsigned long long)s->seq, (double)(px_now_mono_ns() - t0) / 1e9);
+  return 0;
+}
+
+int px_server_new(struct px_conf *conf, const struct px_server_opts *o, struct px_server **out,
+                  struct px_diag *d) {
+  struct px_server *s = calloc(1, sizeof *s);
+  unsigned char key[256];
+  size_t keylen = sizeof key;
+  *out = NULL;
+  if (!s) return PX_ENOMEM;
+  s->conf = conf;
+  px_queue_init(&s->queue);
+  px_snapbox_init(&s->snaps);
+  pthread_mutex_init(&s->rstore_lock, NULL);
+  px_actions_init(&s->acts);
+  int rc = resolve_opts(s, o, d);
+  if (!rc && px_server_jwt_key(s->opts.state_dir, true, key, &keylen)) keylen = 0;
+  if (!rc) rc = open_state(s, d);
+  if (!rc && (px_auth_new(conf, keylen ? key : NULL, keylen, o->munge_socket, &s->auth) ||
+              !(s->rl = px_ratelimit_new(o->rate_per_s, o->rate_burst)) ||
+              !(s->metrics = px_metrics_new()) || !(s->outbox = px_outbox_new(conf))))
+    rc = PX_ENOMEM;
+  if (!rc && (rc = px_publish(s, time(NULL)))) px_diag_set(d, rc, -1, "first snapshot failed");
+  if (!rc) rc = px_http_start(s, d);
+  if (rc) {
+    px_server_free(s);
+    return rc;
+  }
+  s->start_mono_ns = px_now_mono_ns();
+  *out = s;
+  return 0;
+}
+
+/* Answers what is still queued: the server is going away. */
+static void drain_queue(struct px_server *s) {
+  struct px_req *r = px_queue_take(&s->queue, 0);
+  while (r) {
+    struct px_req *next = r->next;
+    px_req_error(r, 503, "UNAVAILABLE", "server is shutting down");
+    px_req_done(r);
+    r = next;
+  }
+}
+
+void px_server_free(struct px_server *s) {
+  if (!s) return;
+  px_queue_stop(&s->queue);
+  drain_queue(s);
+  if (s->outbox) px_outbox_stop(s->outbox);
+  px_snapbox_stop(&s->snaps);
+  px_http_stop(s);
+  drain_queue(s);
+  px_jobs_free_all(s);
+  px_smap_fini(&s->node_names);
+  free(s->nodes);
+  for (size_t i = 0; i < s->nbatch; i++) {
+    free(s->batch_data[i]);
+    free((char *)s->batch[i].subject);
+  }
+  free(s->batch);
+  free(s->batch_data);
+  px_u64vec_fini(&s->acct_pending);
+  px_actions_fini(&s->acts);
+  px_core_free(s->core);
+  px_store_close(s->store);
+  px_store_close(s->rstore);
+  px_auth_free(s->auth);
+  px_ratelimit_free(s->rl);
+  px_metrics_free(s->metrics);
+  px_outbox_free(s->outbox);
+  px_snapbox_fini(&s->snaps);
+  px_queue_fini(&s->queue);
+  pthread_mutex_destroy(&s->rstore_lock);
+  free(s->owned_socket);
+  free(s->owned_url);
+  free(s);
+}

@@ -1,0 +1,261 @@
+/*
+ * server.h - the controller's internal interfaces (server/ only).
+ *
+ * Threads and ownership. The main thread (loop.c) owns everything mutable:
+ * the scheduling core, the job table (jobs.c), the node table, the store.
+ * HTTP threads (http.c, one per connection, libmicrohttpd) never touch it:
+ *   - a change (submit, cancel, drain, agent report ...) becomes a struct
+ *     px_req queued to the main thread (queue.c); the thread sleeps on the
+ *     request's semaphore until the main thread has journaled the change
+ *     (group commit) and written the answer;
+ *   - a read (list jobs, nodes, metrics, watch) uses the snapshot the main
+ *     thread publishes after each cycle (snap.c): an immutable, refcounted
+ *     object swapped under a mutex held only for the pointer swap, so readers
+ *     never block scheduling and scheduling never waits for readers.
+ *   - agents' order queues (outbox.c) are the one other shared structure,
+ *     under their own mutex, written by the main thread after journaling.
+ */
+#ifndef PX_SERVER_SERVER_H
+#define PX_SERVER_SERVER_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf/conf.h"
+#include "core/jobspec.h"
+#include "proto/agent_msg.h"
+#include "proto/views.h"
+#include "util/error.h"
+
+/* ---- identity and roles (auth.c) ---- */
+
+enum px_auth_method { PX_AUTH_NONE, PX_AUTH_PEERCRED, PX_AUTH_MUNGE, PX_AUTH_JWT };
+
+#define PX_ROLE_OPERATOR 1u
+#define PX_ROLE_ADMIN 2u
+
+struct px_ident {
+  enum px_auth_method method;
+  uint32_t uid, gid;
+  char user[64];
+  char node[64];   /* the node an agent credential speaks for ("" = none) */
+  unsigned roles;  /* PX_ROLE_*; an admin is also an operator */
+};
+
+struct px_auth;
+/* jwt_key: HS256 secret (NULL: JWT disabled); munge_socket NULL: default. */
+int px_auth_new(const struct px_conf *conf, const unsigned char *jwt_key, size_t jwt_key_len,
+                const char *munge_socket, struct px_auth **out);
+void px_auth_free(struct px_auth *a);
+/* Unix socket: who is at the other end of fd. */
+int px_auth_peercred(const struct px_auth *a, int fd, struct px_ident *who);
+/* TCP: the Authorization header ("Bearer JWT" or "MUNGE CRED"). PX_EAUTH with
+ * why filled on failure (missing, malformed, expired, bad signature). */
+int px_auth_header(const struct px_auth *a, const char *header, struct px_ident *who,
+                   char *why, size_t whylen);
+/* Fills roles from the configuration (root and Administrators= are admins). */
+void px_auth_roles(const struct px_auth *a, struct px_ident *who);
+/* Is who a coordinator of account (or of one of its parents)? */
+bool px_auth_is_coordinator(const struct px_auth *a, const struct px_ident *who,
+                            const char *account);
+/* Mints an HS256 token for user (and node for agents, may be NULL) valid for
+ * lifetime_s. malloc'd string or NULL. */
+char *px_auth_mint_jwt(const unsigned char *key, size_t key_len, const char *user, uint32_t uid,
+                       const char *node, int64_t now, int64_t lifetime_s);
+
+/* ---- per-user rate limits (ratelimit.c): token buckets ---- */
+
+struct px_ratelimit;
+struct px_ratelimit *px_ratelimit_new(double rate_per_s, double burst);
+void px_ratelimit_free(struct px_ratelimit *r);
+/* true when uid may make one more request at now_s (monotonic seconds). */
+bool px_ratelimit_take(struct px_ratelimit *r, uint32_t uid, double now_s);
+
+/* ---- requests to the main thread (queue.c) ---- */
+
+enum px_req_kind {
+  PX_REQ_SUBMIT,
+  PX_REQ_CANCEL,
+  PX_REQ_HOLD,
+  PX_REQ_RELEASE,
+  PX_REQ_UPDATE,
+  PX_REQ_JOB_SHOW,
+  PX_REQ_NODE_DRAIN,
+  PX_REQ_NODE_RESUME,
+  PX_REQ_AGENT_REGISTER,
+  PX_REQ_AGENT_REPORT,
+  PX_REQ_AGENT_HEARTBEAT,
+};
+
+struct px_req {
+  enum px_req_kind kind;
+  struct px_ident who;
+  uint64_t job_id;
+  char node[64];
+  char reason[256];
+  int32_t signal;
+  bool batch;                   /* submit: answer {"job_ids":[...]} */
+  struct px_jobspec *specs;     /* submit: nspecs decoded specs (owned) */
+  size_t nspecs;
+  unsigned upd_fields;          /* update: PX_UPD_* of core.h */
+  int32_t upd_nice;
+  int64_t upd_time_limit_s;
+  uint32_t upd_priority;
+  struct px_node_report report; /* register */
+  struct px_task_report task;   /* report */
+  /* the answer, written by the main thread */
+  int status;                   /* HTTP status */
+  char *body;                   /* malloc'd JSON */
+  sem_t done;
+  struct px_req *next;
+};
+
+struct px_queue {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;          /* the main thread waits here */
+  struct px_req *head, *tail;
+  bool stopping;
+};
+
+void px_queue_init(struct px_queue *q);
+void px_queue_fini(struct px_queue *q);
+/* API thread: queue r and wait for the answer. PX_EAGAIN when stopping. */
+int px_queue_call(struct px_queue *q, struct px_req *r);
+/* Main thread: take every queued request, waiting until one arrives or
+ * deadline (CLOCK_MONOTONIC ns) passes. NULL when none. */
+struct px_req *px_queue_take(struct px_queue *q, int64_t deadline_ns);
+/* Main thread: set r's answer (takes body; NULL body: an empty error). */
+void px_req_answer(struct px_req *r, int status, char *body);
+/* Main thread, after the journal commit: wake r's thread (r is then gone). */
+void px_req_done(struct px_req *r);
+/* Frees the request's owned payload (specs, report). */
+void px_req_fini(struct px_req *r);
+void px_queue_stop(struct px_queue *q);
+
+/* ---- immutable snapshots (snap.c) ---- */
+
+/* One job as readers see it; immutable once published, refcounted. */
+struct px_jview {
+  atomic_int refs;
+  uint64_t mseq;                /* journal seq of its last change */
+  struct px_job_info info;      /* spec without script and env */
+  _Atomic(char *) json;         /* encoded lazily by the first reader */
+};
+
+struct px_jview *px_jview_new(const struct px_job_info *info, uint64_t mseq);
+void px_jview_ref(struct px_jview *v);
+void px_jview_unref(struct px_jview *v);
+/* The view's JSON text (cached). NULL on ENOMEM. */
+const char *px_jview_json(struct px_jview *v);
+
+/* A refcounted text blob shared by snapshots while it does not change. */
+struct px_blob {
+  atomic_int refs;
+  size_t len;
+  char text[];
+};
+struct px_blob *px_blob_new(const char *text);
+void px_blob_ref(struct px_blob *b);
+void px_blob_unref(struct px_blob *b);
+
+/* Gauges the main thread computes for /metrics at publish time. */
+struct px_gauges {
+  char *text;                   /* Prometheus lines of the cluster state (malloc'd) */
+};
+
+struct px_snap {
+  atomic_int refs;
+  uint64_t seq;                 /* journal seq this snapshot reflects */
+  int64_t time;
+  struct px_jview **jobs;       /* sorted by job id */
+  size_t njobs;
+  struct px_blob *nodes, *partitions, *shares, *state_metrics; /* JSON / Prometheus text */
+};
+
+struct px_snapbox {
+  pthread_mutex_t lock;         /* held only to swap or take a reference */
+  pthread_cond_t changed;       /* watchers wait for a newer seq */
+  struct px_snap *cur;
+  bool stopping;
+};
+
+void px_snapbox_init(struct px_snapbox *b);
+void px_snapbox_fini(struct px_snapbox *b);
+/* Wakes every watcher for good (shutdown). */
+void px_snapbox_stop(struct px_snapbox *b);
+/* Main thread: publish s (the box takes the caller's reference). */
+void px_snapbox_publish(struct px_snapbox *b, struct px_snap *s);
+/* Readers: a reference to the current snapshot (never NULL after the first publish). */
+struct px_snap *px_snap_acquire(struct px_snapbox *b);
+/* Waits until a snapshot with seq > after is published or deadline (realtime
+ * ns) passes; returns a reference to the current one either way. */
+struct px_snap *px_snap_wait(struct px_snapbox *b, uint64_t after, int64_t deadline_ns);
+void px_snap_release(struct px_snap *s);
+/* Index of the first job with id >= id (binary search). */
+size_t px_snap_lower_bound(const struct px_snap *s, uint64_t id);
+
+/* ---- agent order queues (outbox.c) ---- */
+
+struct px_order {
+  uint64_t seq;
+  char *json;                   /* {"launch":...} or {"signal":...} element */
+  bool is_launch;
+};
+
+struct px_outbox;
+struct px_outbox *px_outbox_new(const struct px_conf *conf);
+void px_outbox_free(struct px_outbox *o);
+/* Main thread: queue an order for node (takes json). */
+int px_outbox_push(struct px_outbox *o, uint32_t node, bool is_launch, char *json);
+/* Agent thread: orders for node with seq > after, waiting up to deadline
+ * (realtime ns). Drops acknowledged ones (seq <= after). malloc'd JSON
+ * {"seq":S,"launch":[...],"signal":[...]}. */
+char *px_outbox_wait(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns);
+void px_outbox_stop(struct px_outbox *o);
+
+/* ---- metrics (metrics.c) ---- */
+
+struct px_metrics;
+struct px_metrics *px_metrics_new(void);
+void px_metrics_free(struct px_metrics *m);
+/* API threads: one request of endpoint (a route pattern) answered with status. */
+void px_metrics_request(struct px_metrics *m, const char *endpoint, int status, double seconds);
+/* Main thread. */
+void px_metrics_cycle(struct px_metrics *m, double seconds);
+void px_metrics_commit(struct px_metrics *m, double seconds);
+void px_metrics_queue_wait(struct px_metrics *m, double seconds);
+/* The whole exposition: the counters above plus the snapshot's state text. */
+char *px_metrics_render(struct px_metrics *m, const char *state_text);
+
+/* ---- the server object ---- */
+
+struct px_server_opts {
+  const char *config_path;
+  const char *state_dir;
+  const char *store_url;        /* default sqlite:<state_dir>/state.db */
+  const char *listen;           /* host:port or NULL (no TCP) */
+  const char *socket_path;      /* NULL: <state_dir>/phalanx.sock */
+  const char *munge_socket;     /* NULL: libmunge's default */
+  double rate_per_s, rate_burst;/* per-user API limits; rate 0 = none */
+  size_t max_body_bytes;
+  int64_t node_timeout_s;       /* SlurmdTimeout */
+};
+
+struct px_server;
+
+int px_server_new(struct px_conf *conf, const struct px_server_opts *o, struct px_server **out,
+                  struct px_diag *d);
+/* Runs until px_server_stop (or SIGTERM/SIGINT through the command). */
+int px_server_run(struct px_server *s);
+void px_server_stop(struct px_server *s);
+void px_server_free(struct px_server *s);
+
+/* Defaults. */
+#define PX_SERVER_MAX_BODY (8u << 20)
+#define PX_SERVER_WATCH_MAX_S 30
+#define PX_SERVER_POLL_MAX_S 20
+
+#endif

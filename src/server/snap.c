@@ -1,0 +1,136 @@
+/*
+ * snap.c - immutable, refcounted snapshots for readers (server.h). The box's
+ * mutex is held only to swap the pointer or take a reference: a reader
+ * listing 100,000 jobs holds no lock while it encodes them, and the main
+ * thread never waits for a reader.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proto/views_json.h"
+#include "server/server.h"
+
+struct px_jview *px_jview_new(const struct px_job_info *info, uint64_t mseq) {
+  struct px_jview *v = calloc(1, sizeof *v);
+  if (!v) return NULL;
+  atomic_init(&v->refs, 1);
+  atomic_init(&v->json, NULL);
+  v->mseq = mseq;
+  v->info = *info; /* takes ownership of info's strings */
+  return v;
+}
+
+void px_jview_ref(struct px_jview *v) { atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed); }
+
+void px_jview_unref(struct px_jview *v) {
+  if (!v || atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) != 1) return;
+  px_job_info_fini(&v->info);
+  free(atomic_load(&v->json));
+  free(v);
+}
+
+const char *px_jview_json(struct px_jview *v) {
+  char *cur = atomic_load_explicit(&v->json, memory_order_acquire);
+  if (cur) return cur;
+  char *mine = px_job_info_encode(&v->info);
+  if (!mine) return NULL;
+  /* Two readers may race to encode: the loser frees its copy. */
+  if (!atomic_compare_exchange_strong(&v->json, &cur, mine)) {
+    free(mine);
+    return cur;
+  }
+  return mine;
+}
+
+struct px_blob *px_blob_new(const char *text) {
+  size_t len = strlen(text);
+  struct px_blob *b = malloc(sizeof *b + len + 1);
+  if (!b) return NULL;
+  atomic_init(&b->refs, 1);
+  b->len = len;
+  memcpy(b->text, text, len + 1);
+  return b;
+}
+
+void px_blob_ref(struct px_blob *b) {
+  if (b) atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+}
+
+void px_blob_unref(struct px_blob *b) {
+  if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) free(b);
+}
+
+void px_snapbox_init(struct px_snapbox *b) {
+  pthread_mutex_init(&b->lock, NULL);
+  pthread_cond_init(&b->changed, NULL);
+  b->cur = NULL;
+  b->stopping = false;
+}
+
+void px_snapbox_fini(struct px_snapbox *b) {
+  px_snap_release(b->cur);
+  b->cur = NULL;
+  pthread_mutex_destroy(&b->lock);
+  pthread_cond_destroy(&b->changed);
+}
+
+void px_snapbox_stop(struct px_snapbox *b) {
+  pthread_mutex_lock(&b->lock);
+  b->stopping = true;
+  pthread_cond_broadcast(&b->changed);
+  pthread_mutex_unlock(&b->lock);
+}
+
+void px_snapbox_publish(struct px_snapbox *b, struct px_snap *s) {
+  pthread_mutex_lock(&b->lock);
+  struct px_snap *old = b->cur;
+  b->cur = s;
+  pthread_cond_broadcast(&b->changed);
+  pthread_mutex_unlock(&b->lock);
+  px_snap_release(old); /* outside the lock: freeing may take a while */
+}
+
+struct px_snap *px_snap_acquire(struct px_snapbox *b) {
+  pthread_mutex_lock(&b->lock);
+  struct px_snap *s = b->cur;
+  if (s) atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&b->lock);
+  return s;
+}
+
+struct px_snap *px_snap_wait(struct px_snapbox *b, uint64_t after, int64_t deadline_ns) {
+  struct timespec ts = {deadline_ns / 1000000000, deadline_ns % 1000000000};
+  pthread_mutex_lock(&b->lock);
+  while (!b->stopping && (!b->cur || b->cur->seq <= after)) {
+    if (pthread_cond_timedwait(&b->changed, &b->lock, &ts) == ETIMEDOUT) break;
+  }
+  struct px_snap *s = b->cur;
+  if (s) atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&b->lock);
+  return s;
+}
+
+void px_snap_release(struct px_snap *s) {
+  if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
+  for (size_t i = 0; i < s->njobs; i++) px_jview_unref(s->jobs[i]);
+  free(s->jobs);
+  px_blob_unref(s->nodes);
+  px_blob_unref(s->partitions);
+  px_blob_unref(s->shares);
+  px_blob_unref(s->state_metrics);
+  free(s);
+}
+
+size_t px_snap_lower_bound(const struct px_snap *s, uint64_t id) {
+  size_t lo = 0, hi = s->njobs;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->jobs[mid]->info.job_id < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,169 @@
+/*
+ * state.h - what the main thread owns (server/ only): the server object,
+ * the job table and the node table. Nothing here is touched by HTTP threads;
+ * they see it only through snapshots (server.h).
+ *
+ * The job table keeps what the core does not: the full spec (launch fields),
+ * placement by name, times, exit status, accounting figures. It is the fold
+ * of the journal (journal.c applies each record the same way live and at
+ * recovery), so a restarted server rebuilds it exactly.
+ */
+#ifndef PX_SERVER_STATE_H
+#define PX_SERVER_STATE_H
+
+#include <microhttpd.h>
+
+#include "core/core.h"
+#include "server/server.h"
+#include "store/store.h"
+#include "util/map.h"
+#include "util/vec.h"
+
+/* One node of a running job's placement. */
+struct px_sjob_node {
+  uint32_t node;                /* conf index */
+  uint32_t ncpu;
+  px_bits64 gpus;
+  uint64_t mem_mib;
+};
+
+struct px_sjob {
+  uint64_t id;
+  uint64_t array_job_id;        /* 0 unless an array task */
+  uint32_t array_task_id;       /* PX_NONE unless an array task */
+  struct px_jobspec spec;
+  enum px_job_state state;
+  bool requeued;                /* shown as REQUEUED until it starts again */
+  bool recovered;               /* running at recovery, unknown to the core */
+  char reason[48];              /* pending reason / end reason */
+  uint32_t priority;
+  int64_t submit, eligible, start, end, time_limit_s;
+  int32_t exit_code, term_signal;
+  uint32_t restarts;
+  struct px_sjob_node *alloc;
+  uint32_t nalloc;
+  char *cancelled_by;
+  uint64_t peak_mem_mib, cpu_time_ms;
+  uint64_t mseq;                /* journal seq of the last change */
+  struct px_jview *view;        /* published view, NULL when stale */
+};
+
+struct px_snode {
+  int64_t last_heartbeat;       /* 0: never registered */
+  bool registered;
+  bool admin_drain;             /* drained by an operator (vs. recovery) */
+  bool down;
+  uint32_t recovered_jobs;      /* recovered running jobs holding it drained */
+  char addr[64];
+  char reason[256];
+};
+
+struct px_server {
+  struct px_conf *conf;
+  struct px_server_opts opts;
+  char *owned_socket, *owned_url; /* defaults built from the state dir */
+  struct px_store *store;
+  struct px_store *rstore;      /* second connection for API reads (usage, accounting) */
+  pthread_mutex_t rstore_lock;
+  struct px_core *core;
+  struct px_auth *auth;
+  struct px_ratelimit *rl;
+  struct px_metrics *metrics;
+  struct px_outbox *outbox;
+  struct px_queue queue;
+  struct px_snapbox snaps;
+  struct MHD_Daemon *unix_d, *tcp_d;
+  atomic_bool stop;
+  int64_t start_mono_ns;
+
+  /* job table: sorted by id (ids only grow, so appends keep it sorted) */
+  struct px_smap node_names;    /* name -> conf index, immutable after start */
+  struct px_sjob **jobs;
+  size_t njobs, jobs_cap;
+  struct px_map index;          /* job id -> position in jobs */
+  uint64_t next_job_id;
+  uint64_t seq;                 /* last journal seq assigned */
+
+  struct px_snode *nodes;       /* conf->nnodes */
+
+  /* the batch being built for the next group commit */
+  struct px_store_rec *batch;
+  char **batch_data;
+  size_t nbatch, batch_cap;
+  struct px_actions acts;
+  struct px_u64vec acct_pending; /* jobs whose accounting row is due */
+
+  bool need_cycle, dirty, nodes_dirty;
+  uint64_t cycles;              /* scheduling cycles run */
+  int64_t cycle_cpu_ns;         /* main-thread CPU spent in them */
+  int64_t last_cycle_ns, last_publish_ns, last_view_refresh_ns;
+};
+
+/* ---- job table (jobs.c) ---- */
+struct px_sjob *px_jobs_find(struct px_server *s, uint64_t id);
+/* A new job with the given id (> every existing id); takes spec. */
+struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec *spec);
+/* Marks the job's published view stale (after any change). */
+void px_jobs_touch(struct px_server *s, struct px_sjob *j);
+/* Fills a client view of j (spec without script/env); 0 or PX_ENOMEM. */
+int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_info *out);
+/* "n[01-02]" style list of a running job's nodes (malloc'd). */
+char *px_jobs_nodelist(struct px_server *s, const struct px_sjob *j);
+/* The accounting row of j (strings point into j). */
+void px_jobs_acct_row(struct px_server *s, const struct px_sjob *j, struct px_acct_row *r,
+                      char *nodelist);
+bool px_job_state_terminal(enum px_job_state st);
+/* "RUNNING" -> state; false when unknown. */
+bool px_job_state_parse(const char *name, enum px_job_state *out);
+void px_jobs_free_all(struct px_server *s);
+
+/* ---- journal (journal.c): every change goes through here ---- */
+/* Appends a record (takes data) to the batch and applies it to the state. */
+int px_journal_add(struct px_server *s, const char *kind, uint64_t job_id, const char *subject,
+                   char *data, int64_t now);
+/* Commits the batch (group commit), then writes the accounting rows of jobs
+ * that ended in it. Fatal on failure: the caller exits. */
+int px_journal_commit(struct px_server *s);
+/* Rebuilds the state from the store at startup. */
+int px_journal_recover(struct px_server *s, struct px_diag *d);
+/* Applies one record to the job table, node table and core (live and replay). */
+int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool replay);
+
+/* ---- the main loop (loop.c) and request handlers (handle.c) ---- */
+void px_handle_request(struct px_server *s, struct px_req *r, int64_t now);
+/* Runs one scheduling cycle and applies its actions (journal first). */
+int px_loop_cycle(struct px_server *s, int64_t now);
+/* Node silence and state (nodes.c). */
+void px_nodes_check(struct px_server *s, int64_t now);
+int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now);
+int px_node_index(const struct px_server *s, const char *name);
+/* Sends the launch orders of a started job to its agents. */
+void px_nodes_launch(struct px_server *s, const struct px_sjob *j);
+/* Tells every node of j to stop it (signal then kill after KillWait). */
+void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const char *reason);
+/* Ends job j (terminal state) everywhere: journal "end" and accounting. */
+int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
+                int32_t term_signal, int64_t now);
+
+/* ---- snapshots (publish.c) ---- */
+int px_publish(struct px_server *s, int64_t now);
+
+/* ---- HTTP (http.c) ---- */
+int px_http_start(struct px_server *s, struct px_diag *d);
+void px_http_stop(struct px_server *s);
+
+/* Errors as JSON (http.c): {"error":{"code","message","field"}} malloc'd. */
+char *px_error_json(const char *code, const char *message, const char *field);
+/* From a proto/ diagnostic: the field is the part before ": ". */
+char *px_error_diag(const char *code, const struct px_diag *d);
+/* Answer r with an error. */
+void px_req_error(struct px_req *r, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Reads (creating it when asked) the HS256 key <state_dir>/jwt.key. */
+int px_server_jwt_key(const char *state_dir, bool create, unsigned char *key, size_t *len);
+
+int64_t px_now_mono_ns(void);
+int64_t px_now_real_ns(void);
+
+#endif

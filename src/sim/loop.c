@@ -1,0 +1,346 @@
+/*
+ * loop.c - the discrete-event loop: one policy over one trace (run.h).
+ *
+ * The virtual clock jumps from event to event. Submits come from the
+ * submit-sorted job array through a cursor; job ends sit in a binary min-heap
+ * keyed (time, job), so ties break the same way every run. At each distinct
+ * event time the loop
+ *
+ *   1. integrates the levels that held since the previous time into the
+ *      series (busy GPUs, pending jobs, busy GPUs per account);
+ *   2. reports every end due now to the core (px_core_job_ended), then
+ *      submits every job arriving now (px_core_submit);
+ *   3. calls px_core_cycle() once, and again only while the cycle preempted
+ *      (freed resources the preemptor now needs) or used its whole start
+ *      budget, and applies the actions: START pushes the job's end
+ *      (start + run time, cut at the limit the core gives), REJECT records
+ *      the job as rejected, PREEMPT requeues it (Slurm's requeue: the run's
+ *      work is lost and counted).
+ *
+ * Nothing else can change between events (no job ends, arrives or frees
+ * resources), so no cycle is skipped that could have started a job, and the
+ * number of cycles is at most twice the number of jobs. One more exact skip:
+ * when fewer GPUs are free than the smallest pending request and the policy
+ * cannot preempt, no START is possible, so the cycle is not called (on a
+ * saturated cluster most submits are such events). Core time is
+ * PX_SIM_EPOCH_S + trace seconds, so the core sees ordinary Unix times.
+ */
+#include "sim/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "sim/progress.h"
+
+struct end_ev {
+  int64_t t_s;
+  uint32_t job, attempt;
+};
+
+struct loop {
+  const struct px_sim_setup *s;
+  struct px_sim_result *r;
+  struct px_core *core;
+  struct px_sim_jobrun *runs;
+  struct end_ev *heap;
+  size_t nheap, heap_cap;
+  struct px_actions acts;
+  int64_t now_s;
+  uint32_t next;          /* next job to submit */
+  int64_t busy_gpus, pending;
+  int64_t *acct_busy;     /* per setup account */
+  uint32_t *pend_by_gpus; /* pending jobs per GPU count (0..total GPUs) */
+  uint32_t pend_min_gpus; /* smallest GPU count pending (UINT32_MAX: none) */
+  bool may_preempt;       /* the policy can start jobs without free GPUs */
+  struct px_diag *d;
+  struct px_sim_progress *progress;
+};
+
+static bool ev_less(const struct end_ev *a, const struct end_ev *b) {
+  return a->t_s != b->t_s ? a->t_s < b->t_s : a->job < b->job;
+}
+
+static int heap_push(struct loop *l, struct end_ev e) {
+  if (l->nheap == l->heap_cap) {
+    size_t cap = l->heap_cap ? l->heap_cap * 2 : 1024;
+    struct end_ev *h = realloc(l->heap, cap * sizeof *h);
+    if (!h) return PX_ENOMEM;
+    l->heap = h;
+    l->heap_cap = cap;
+  }
+  size_t i = l->nheap++;
+  while (i > 0 && ev_less(&e, &l->heap[(i - 1) / 2])) {
+    l->heap[i] = l->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  l->heap[i] = e;
+  return 0;
+}
+
+static struct end_ev heap_pop(struct loop *l) {
+  struct end_ev top = l->heap[0], last = l->heap[--l->nheap];
+  size_t i = 0, n = l->nheap;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && ev_less(&l->heap[c + 1], &l->heap[c])) c++;
+    if (!ev_less(&l->heap[c], &last)) break;
+    l->heap[i] = l->heap[c];
+    i = c;
+  }
+  if (n) l->heap[i] = last;
+  return top;
+}
+
+/* Step 1: the levels held over [now, t). */
+static void advance(struct loop *l, int64_t t_s) {
+  struct px_sim_series *ser = &l->r->series;
+  px_sim_series_add(ser, PX_SIM_CH_BUSY, l->now_s, t_s, l->busy_gpus);
+  px_sim_series_add(ser, PX_SIM_CH_PENDING, l->now_s, t_s, l->pending);
+  for (uint32_t a = 0; a < l->s->naccounts; a++)
+    px_sim_series_add(ser, PX_SIM_CH_ACCOUNT + a, l->now_s, t_s, l->acct_busy[a]);
+  l->now_s = t_s;
+}
+
+/*
+ * Pending jobs by GPU count, so the loop knows the smallest request waiting.
+ * A START needs at least that many free GPUs; when fewer are free (and the
+ * policy cannot preempt) a cycle could not start anything, and is skipped.
+ */
+static void pend_add(struct loop *l, uint32_t job) {
+  uint32_t g = l->s->jobs[job].gpus;
+  l->pending++;
+  l->pend_by_gpus[g]++;
+  if (g < l->pend_min_gpus) l->pend_min_gpus = g;
+}
+
+static void pend_del(struct loop *l, uint32_t job) {
+  uint32_t g = l->s->jobs[job].gpus;
+  l->pending--;
+  if (--l->pend_by_gpus[g] || g != l->pend_min_gpus) return;
+  uint32_t m = g;
+  while (m <= l->s->total_gpus && !l->pend_by_gpus[m]) m++;
+  l->pend_min_gpus = m <= l->s->total_gpus ? m : UINT32_MAX;
+}
+
+static bool cycle_can_start(const struct loop *l) {
+  if (l->may_preempt) return true;
+  return l->pend_min_gpus != UINT32_MAX && (int64_t)l->pend_min_gpus <= (int64_t)l->s->total_gpus - l->busy_gpus;
+}
+
+static void set_busy(struct loop *l, uint32_t job, int sign) {
+  int64_t g = (int64_t)l->s->jobs[job].gpus * sign;
+  l->busy_gpus += g;
+  l->acct_busy[l->s->jobs[job].account] += g;
+}
+
+static int end_job(struct loop *l, uint32_t job) {
+  struct px_sim_jobrun *u = &l->runs[job];
+  enum px_job_state st = u->flags & PX_SIMJ_TIMEOUT ? PX_JOB_TIMEOUT : PX_JOB_COMPLETED;
+  int rc = px_core_job_ended(l->core, job + 1, st, 0, PX_SIM_EPOCH_S + l->now_s, l->d);
+  if (rc) return rc;
+  u->state = PX_SIMJ_DONE;
+  u->end_s = l->now_s;
+  set_busy(l, job, -1);
+  l->r->done++;
+  return 0;
+}
+
+/* The job as the core sees it (mapping rules: map.c). Strings are borrowed: the core copies. */
+static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct px_jobspec *spec) {
+  px_jobspec_init(spec);
+  spec->user = (char *)l->s->accounts[j->account];
+  spec->account = (char *)l->s->accounts[j->account];
+  spec->nodes_min = spec->nodes_max = j->nodes;
+  spec->ntasks = j->nodes;
+  spec->ntasks_per_node = 1;
+  spec->cpus_per_task = 1;
+  if (j->gpus % j->nodes == 0) spec->gpus_per_node = j->gpus / j->nodes;
+  else spec->gpus = j->gpus;
+  spec->mem_per_node_mib = PX_SIM_JOB_MEM_MIB;
+  spec->time_limit_s = j->limit_s;
+  spec->requeue = true;
+}
+
+static int submit_job(struct loop *l, uint32_t job) {
+  struct px_jobspec spec;
+  enum px_reason why = PX_REASON_NONE;
+  struct px_diag diag;
+  fill_spec(l, &l->s->jobs[job], &spec);
+  int rc = px_core_submit(l->core, job + 1, &spec, PX_SIM_EPOCH_S + l->now_s, &why, &diag);
+  if (rc == PX_ENOMEM) return rc;
+  l->r->submitted++;
+  if (rc) {
+    l->runs[job].state = PX_SIMJ_REJECTED;
+    l->r->rejected++;
+    if (!l->r->reject_example[0])
+      snprintf(l->r->reject_example, sizeof l->r->reject_example, "job %.32s: %.150s",
+               px_trace_id(l->s->trace, &l->s->trace->jobs.v[l->s->jobs[job].trace_index]), diag.msg);
+    return 0;
+  }
+  pend_add(l, job);
+  return 0;
+}
+
+static int on_start(struct loop *l, const struct px_action *a) {
+  uint32_t job = (uint32_t)(a->job_id - 1);
+  struct px_sim_jobrun *u = &l->runs[job];
+  const struct px_sim_job *j = &l->s->jobs[job];
+  int64_t run = j->duration_s;
+  if (a->time_limit_s > 0 && a->time_limit_s < run) {
+    run = a->time_limit_s;
+    u->flags |= PX_SIMJ_TIMEOUT;
+    l->r->timed_out++;
+  }
+  u->state = PX_SIMJ_RUNNING;
+  u->start_s = l->now_s;
+  if (u->first_start_s < 0) u->first_start_s = l->now_s;
+  pend_del(l, job);
+  set_busy(l, job, +1);
+  return heap_push(l, (struct end_ev){l->now_s + run, job, u->attempt});
+}
+
+static int on_preempt(struct loop *l, const struct px_action *a) {
+  uint32_t job = (uint32_t)(a->job_id - 1);
+  struct px_sim_jobrun *u = &l->runs[job];
+  if (u->state != PX_SIMJ_RUNNING) return 0;
+  int rc = px_core_job_requeue(l->core, a->job_id, false, PX_SIM_EPOCH_S + l->now_s, l->d);
+  if (rc) return rc;
+  l->r->gpu_s_lost += (int64_t)l->s->jobs[job].gpus * (l->now_s - u->start_s);
+  set_busy(l, job, -1);
+  u->state = PX_SIMJ_PENDING;
+  u->attempt++; /* its end event is now stale */
+  u->npreempt++;
+  u->flags &= (uint8_t)~PX_SIMJ_TIMEOUT;
+  pend_add(l, job);
+  l->r->preemptions++;
+  return 0;
+}
+
+static int apply(struct loop *l, bool *again) {
+  size_t starts = 0;
+  for (size_t i = 0; i < l->acts.len; i++) {
+    const struct px_action *a = &l->acts.v[i];
+    if (a->job_id == 0 || a->job_id > l->s->njobs) continue; /* not ours (no arrays are submitted) */
+    int rc = 0;
+    switch (a->kind) {
+      case PX_ACT_START: rc = on_start(l, a); starts++; break;
+      case PX_ACT_REJECT:
+        l->runs[a->job_id - 1].state = PX_SIMJ_REJECTED;
+        l->r->rejected++;
+        pend_del(l, (uint32_t)(a->job_id - 1));
+        break;
+      case PX_ACT_PREEMPT: rc = on_preempt(l, a); *again = true; break;
+      case PX_ACT_SIGNAL: break; /* the simulated job does not checkpoint early */
+    }
+    if (rc) return rc;
+  }
+  if (starts >= PX_CORE_CYCLE_MAX_STARTS) *again = true;
+  return 0;
+}
+
+/* Step 3: cycle until nothing is left to do at this instant. */
+static int cycle(struct loop *l) {
+  for (int round = 0; round < 64; round++) {
+    bool again = false;
+    int rc = px_core_cycle(l->core, PX_SIM_EPOCH_S + l->now_s, &l->acts);
+    l->r->cycles++;
+    int rc2 = apply(l, &again);
+    if (rc) return px_diag_set(l->d, rc, -1, "scheduling cycle at t=%lld s failed", (long long)l->now_s);
+    if (rc2) return rc2;
+    if (!again) return 0;
+  }
+  return 0;
+}
+
+/* Steps 2 and 3 at time t. */
+static int step(struct loop *l, int64_t t_s) {
+  advance(l, t_s);
+  while (l->nheap && l->heap[0].t_s == t_s) {
+    struct end_ev e = heap_pop(l);
+    if (e.attempt != l->runs[e.job].attempt || l->runs[e.job].state != PX_SIMJ_RUNNING) continue;
+    int rc = end_job(l, e.job);
+    if (rc) return rc;
+  }
+  while (l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s) {
+    uint32_t job = l->next++;
+    if (l->s->jobs[job].skip != PX_SIM_RUNS) continue;
+    int rc = submit_job(l, job);
+    if (rc) return rc;
+  }
+  l->r->events++;
+  return cycle_can_start(l) ? cycle(l) : 0;
+}
+
+static int run_loop(struct loop *l) {
+  const struct px_sim_setup *s = l->s;
+  for (;;) {
+    while (l->next < s->njobs && s->jobs[l->next].skip != PX_SIM_RUNS) {
+      l->runs[l->next].state = PX_SIMJ_SKIPPED;
+      l->next++;
+    }
+    int64_t t_sub = l->next < s->njobs ? s->jobs[l->next].submit_s : INT64_MAX;
+    int64_t t_end = l->nheap ? l->heap[0].t_s : INT64_MAX;
+    int64_t t = t_sub < t_end ? t_sub : t_end;
+    if (t == INT64_MAX) return 0;
+    int rc = step(l, t);
+    if (rc) return rc;
+    if (l->progress) px_sim_progress_update(l->progress, l->next, s->njobs);
+  }
+}
+
+static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct px_conf_sched *policy,
+                     uint64_t seed, struct px_sim_result *r) {
+  l->s = s;
+  l->r = r;
+  px_actions_init(&l->acts);
+  l->runs = malloc(((size_t)s->njobs + 1) * sizeof *l->runs);
+  l->acct_busy = calloc(s->naccounts + 1, sizeof *l->acct_busy);
+  l->pend_by_gpus = calloc(s->total_gpus + 1, sizeof *l->pend_by_gpus);
+  if (!l->runs || !l->acct_busy || !l->pend_by_gpus) return PX_ENOMEM;
+  l->pend_min_gpus = UINT32_MAX;
+  l->may_preempt = policy->preempt_mode != PX_PREEMPT_OFF;
+  for (uint32_t i = 0; i < s->njobs; i++)
+    l->runs[i] = (struct px_sim_jobrun){-1, -1, -1, 0, 0, PX_SIMJ_PENDING, 0};
+  int64_t t0 = s->njobs ? s->jobs[0].submit_s : 0, span = s->njobs ? s->jobs[s->njobs - 1].submit_s - t0 : 0;
+  int64_t width = span / (PX_SIM_SERIES_BUCKETS / 2) + 1;
+  if (px_sim_series_init(&r->series, PX_SIM_SERIES_BUCKETS, PX_SIM_CH_ACCOUNT + s->naccounts, t0, width))
+    return PX_ENOMEM;
+  r->first_submit_s = t0;
+  l->now_s = t0;
+  struct px_conf conf = *s->conf; /* shallow: the core copies what it keeps */
+  conf.sched = *policy;
+  int err = 0;
+  l->core = px_core_new(&conf, seed, &err);
+  if (!l->core) return px_diag_set(l->d, err ? err : PX_ENOMEM, -1, "the core refused the cluster/policy: %s",
+                                   px_strerror(err));
+  return 0;
+}
+
+int px_sim_run(const struct px_sim_setup *s, const struct px_conf_sched *policy, const char *name,
+               const struct px_sim_run_opts *o, struct px_sim_result *r, struct px_diag *d) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->policy, sizeof r->policy, "%.63s", name);
+  struct loop l = {.d = d, .progress = o ? o->progress : NULL};
+  px_diag_clear(d);
+  int rc = loop_init(&l, s, policy, o ? o->seed : 1, r);
+  if (!rc) rc = run_loop(&l);
+  if (!rc) {
+    r->stuck = (uint64_t)l.pending;
+    rc = px_sim_result_compute(r, s, l.runs);
+  }
+  if (!rc && o && o->runs_out) {
+    *o->runs_out = l.runs; /* handed over to the caller */
+    l.runs = NULL;
+  }
+  px_core_free(l.core);
+  px_actions_fini(&l.acts);
+  free(l.runs);
+  free(l.acct_busy);
+  free(l.pend_by_gpus);
+  free(l.heap);
+  if (rc) px_sim_result_fini(r);
+  return rc;
+}

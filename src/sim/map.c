@@ -1,0 +1,154 @@
+/*
+ * map.c - the mapping rules from a trace job to a job the core can run
+ * (sim.h; docs/simulator.md states them for users):
+ *
+ *   account   the trace's queue (virtual cluster), or "default" when empty;
+ *             the job runs as that account's one user association.
+ *   limit     the trace's time_limit_s when given, else duration x factor
+ *             (default 2: users over-estimate), rounded up to whole minutes,
+ *             at least one minute.
+ *   nodes     the trace's node count when given; else 1 when the GPUs fit on
+ *             one node, else ceil(gpus / GPUs per node).
+ *   skipped   more GPUs or nodes than the cluster has, or more GPUs per node
+ *             than a node has: counted by reason, never submitted.
+ *
+ * Jobs are sorted by (submit_s, line) so that job ids follow arrival order.
+ */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *px_sim_skip_name(enum px_sim_skip s) {
+  static const char *const names[PX_SIM_SKIP_COUNT] = {
+      "runs", "more GPUs than the cluster", "more nodes than the cluster",
+      "more GPUs per node than a node has", "rejected by the scheduler"};
+  return (unsigned)s < PX_SIM_SKIP_COUNT ? names[s] : "?";
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int px_sim_trace_accounts(const struct px_trace *t, const char ***names, uint32_t *n) {
+  /* Mark the names used as a queue, then collect them: O(jobs + names). */
+  bool *used = calloc(t->names.len + 1, sizeof *used);
+  if (!used) return PX_ENOMEM;
+  bool any_default = false;
+  for (size_t i = 0; i < t->jobs.len; i++) {
+    uint32_t q = t->jobs.v[i].queue;
+    if (q == PX_TRACE_NONE) any_default = true;
+    else used[q] = true;
+  }
+  uint32_t k = 0;
+  const char **v = malloc((t->names.len + 1) * sizeof *v);
+  if (!v) {
+    free(used);
+    return PX_ENOMEM;
+  }
+  for (size_t i = 0; i < t->names.len; i++) {
+    if (used[i] && strcmp(t->names.v[i], PX_SIM_DEFAULT_ACCOUNT) == 0) any_default = true;
+    else if (used[i]) v[k++] = t->names.v[i];
+  }
+  if (any_default) v[k++] = PX_SIM_DEFAULT_ACCOUNT;
+  free(used);
+  qsort(v, k, sizeof *v, cmp_str);
+  *names = v;
+  *n = k;
+  return 0;
+}
+
+/* The user association named like the account, whose parent is that account. */
+static uint32_t find_assoc(const struct px_conf *c, const char *name) {
+  for (uint32_t i = 0; i < c->naccounts; i++) {
+    const struct px_conf_account *a = &c->accounts[i];
+    if (a->is_user && strcmp(a->name, name) == 0 && a->parent != PX_NONE &&
+        strcmp(c->accounts[a->parent].name, name) == 0)
+      return i;
+  }
+  return PX_NONE;
+}
+
+static int64_t estimate_limit(int64_t duration_s, double factor) {
+  double l = ceil((double)duration_s * factor / PX_SIM_LIMIT_ROUND_S) * PX_SIM_LIMIT_ROUND_S;
+  if (l < PX_SIM_LIMIT_ROUND_S) l = PX_SIM_LIMIT_ROUND_S;
+  return l > 1e15 ? (int64_t)1e15 : (int64_t)l;
+}
+
+static void map_job(const struct px_sim_setup *s, const struct px_trace_job *tj, struct px_sim_job *j) {
+  j->submit_s = tj->submit_s;
+  j->duration_s = tj->duration_s;
+  j->limit_s = tj->time_limit_s > 0 ? tj->time_limit_s : estimate_limit(tj->duration_s, s->limit_factor);
+  j->gpus = tj->gpus;
+  if (tj->nodes) j->nodes = tj->nodes;
+  else if (tj->gpus <= s->node_gpus || s->node_gpus == 0) j->nodes = 1;
+  else j->nodes = (tj->gpus + s->node_gpus - 1) / s->node_gpus;
+  j->skip = PX_SIM_RUNS;
+  if (j->gpus > s->total_gpus) j->skip = PX_SIM_SKIP_TOO_MANY_GPUS;
+  else if (j->nodes > s->nnodes) j->skip = PX_SIM_SKIP_TOO_MANY_NODES;
+  else if ((j->gpus + j->nodes - 1) / j->nodes > s->node_gpus) j->skip = PX_SIM_SKIP_GPUS_PER_NODE;
+}
+
+static int cmp_job(const void *a, const void *b) {
+  const struct px_sim_job *x = a, *y = b;
+  if (x->submit_s != y->submit_s) return x->submit_s < y->submit_s ? -1 : 1;
+  return x->trace_index < y->trace_index ? -1 : x->trace_index > y->trace_index;
+}
+
+static uint32_t account_of(const struct px_sim_setup *s, const struct px_trace *t, uint32_t queue) {
+  const char *name = queue == PX_TRACE_NONE ? PX_SIM_DEFAULT_ACCOUNT : t->names.v[queue];
+  const char **hit = bsearch(&name, s->accounts, s->naccounts, sizeof *s->accounts, cmp_str);
+  return hit ? (uint32_t)(hit - s->accounts) : 0;
+}
+
+static void shape_cluster(struct px_sim_setup *s, const struct px_conf *conf) {
+  s->nnodes = conf->nnodes;
+  for (uint32_t i = 0; i < conf->nnodes; i++) {
+    s->total_gpus += conf->nodes[i].ngpu;
+    if (conf->nodes[i].ngpu > s->node_gpus) s->node_gpus = conf->nodes[i].ngpu;
+  }
+}
+
+int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const struct px_conf *conf,
+                      double limit_factor, struct px_diag *d) {
+  memset(s, 0, sizeof *s);
+  if (!(limit_factor >= 1.0 && limit_factor <= 1000.0))
+    return px_diag_set(d, PX_EINVAL, -1, "--limit-factor must be between 1 and 1000");
+  s->trace = t;
+  s->conf = conf;
+  s->limit_factor = limit_factor;
+  shape_cluster(s, conf);
+  int rc = px_sim_trace_accounts(t, &s->accounts, &s->naccounts);
+  if (rc) return rc;
+  rc = PX_ENOMEM;
+  if (!(s->account_assoc = malloc((s->naccounts + 1) * sizeof *s->account_assoc))) goto fail;
+  for (uint32_t a = 0; a < s->naccounts; a++) {
+    if ((s->account_assoc[a] = find_assoc(conf, s->accounts[a])) == PX_NONE) {
+      rc = px_diag_set(d, PX_EINVAL, -1, "trace queue '%s' has no account (with a user of that name) in the cluster",
+                       s->accounts[a]);
+      goto fail;
+    }
+  }
+  if (!(s->jobs = malloc((t->jobs.len + 1) * sizeof *s->jobs))) goto fail;
+  s->njobs = (uint32_t)t->jobs.len;
+  for (uint32_t i = 0; i < s->njobs; i++) {
+    struct px_sim_job *j = &s->jobs[i];
+    map_job(s, &t->jobs.v[i], j);
+    j->trace_index = i;
+    j->account = account_of(s, t, t->jobs.v[i].queue);
+    s->nskipped[j->skip]++;
+  }
+  qsort(s->jobs, s->njobs, sizeof *s->jobs, cmp_job);
+  return 0;
+fail:
+  px_sim_setup_fini(s);
+  return rc;
+}
+
+void px_sim_setup_fini(struct px_sim_setup *s) {
+  free(s->jobs);
+  free(s->accounts);
+  free(s->account_assoc);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,105 @@
+/*
+ * metrics.h - what one simulated run measures, and how it is collected.
+ *
+ * During the run the loop keeps per-job times (struct px_sim_jobrun) and
+ * feeds a time series (struct px_sim_series) the piecewise-constant levels
+ * between events: busy GPUs, pending jobs, and busy GPUs per account. The
+ * series stores exact integrals (GPU-seconds, job-seconds) in a fixed number
+ * of buckets; when the clock outruns the last bucket, neighbours are merged
+ * and the bucket width doubles, so memory is fixed whatever the trace's span
+ * and no bucket is ever approximated.
+ *
+ * At the end px_sim_result_compute() turns the jobs into distributions
+ * (nearest-rank percentiles: the p-th of n sorted values is element
+ * ceil(p n / 100) - 1), per-account shares and Jain's index, and checks
+ * conservation. All integer arithmetic until the final averages, so the same
+ * run gives the same bytes.
+ */
+#ifndef PX_SIM_METRICS_H
+#define PX_SIM_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim/sim.h"
+
+enum px_sim_state { PX_SIMJ_PENDING, PX_SIMJ_RUNNING, PX_SIMJ_DONE, PX_SIMJ_REJECTED, PX_SIMJ_SKIPPED };
+
+enum {
+  PX_SIMJ_TIMEOUT = 1,    /* ran into its time limit (trace limit below duration) */
+  PX_SIMJ_BACKFILLED = 2, /* started by backfill */
+  PX_SIMJ_TOPO_WAIT = 4,  /* waited while enough GPUs were free: placement/topology */
+};
+
+struct px_sim_jobrun {
+  int64_t first_start_s, start_s, end_s; /* -1 until known */
+  uint32_t attempt;                       /* bumped by a preemption: older end events are stale */
+  uint16_t npreempt;
+  uint8_t state, flags;
+};
+
+/* Channels of the series: 0 busy GPUs, 1 pending jobs, 2 + a account a's busy GPUs. */
+#define PX_SIM_CH_BUSY 0
+#define PX_SIM_CH_PENDING 1
+#define PX_SIM_CH_ACCOUNT 2
+
+struct px_sim_series {
+  int64_t t0_s, width_s;  /* bucket b covers [t0 + b w, t0 + (b+1) w) */
+  uint32_t nbuckets, used;/* used: buckets touched so far */
+  uint32_t nchannels;
+  int64_t *v;             /* nbuckets x nchannels integrals (level x seconds) */
+};
+
+int px_sim_series_init(struct px_sim_series *s, uint32_t nbuckets, uint32_t nchannels, int64_t t0_s,
+                       int64_t width_s);
+void px_sim_series_fini(struct px_sim_series *s);
+/* Adds level x |[from, to)| into channel ch, split over the buckets it spans. */
+void px_sim_series_add(struct px_sim_series *s, uint32_t ch, int64_t from_s, int64_t to_s, int64_t level);
+
+/* Size classes of the reports: all, 1 GPU, 2-8, 9-64, more than 64. */
+enum { PX_SIM_SIZE_ALL, PX_SIM_SIZE_1, PX_SIM_SIZE_2_8, PX_SIM_SIZE_9_64, PX_SIM_SIZE_65UP, PX_SIM_NSIZE };
+const char *px_sim_size_name(int cls);
+int px_sim_size_class(uint32_t gpus);
+
+struct px_sim_dist {
+  uint64_t n;
+  double avg_s;
+  int64_t p50_s, p95_s, p99_s, max_s;
+};
+
+#define PX_SIM_CDF_POINTS 200 /* JCT quantiles kept for the CDF picture */
+
+struct px_sim_result {
+  char policy[64];
+  uint64_t submitted;           /* jobs given to the core (setup's runnable jobs) */
+  uint64_t done, rejected, timed_out;
+  uint64_t preemptions, backfilled, topo_waited;
+  uint64_t stuck;               /* still pending when no event was left (a bug if > 0) */
+  uint64_t cycles, events;
+  char reject_example[192];     /* the first rejection's message, or "" */
+  int64_t first_submit_s, last_end_s, makespan_s;
+  struct px_sim_dist jct[PX_SIM_NSIZE], wait[PX_SIM_NSIZE];
+  int64_t jct_cdf_s[PX_SIM_CDF_POINTS + 1]; /* quantile k/PX_SIM_CDF_POINTS of JCT */
+  /* Conservation: busy GPU-seconds integrated over time equal the GPU-seconds
+   * of the jobs' runs (completed runs plus work lost to preemption). */
+  int64_t gpu_s_busy, gpu_s_jobs, gpu_s_lost;
+  bool conserved;
+  double util_avg;              /* busy GPU-s / (GPUs x makespan) */
+  uint32_t naccounts;
+  int64_t *acct_gpu_s;          /* per setup account */
+  double *acct_fair;            /* its fair share (normalised raw shares) */
+  double *acct_wait_avg_s;      /* mean queueing delay of its jobs */
+  uint64_t *acct_jobs;          /* its jobs done */
+  double jain;                  /* over accounts of mean(duration / JCT) */
+  struct px_sim_series series;
+};
+
+/*
+ * Fills r from the finished jobs (the series and counters the loop already
+ * filled). 0 or PX_ENOMEM.
+ */
+int px_sim_result_compute(struct px_sim_result *r, const struct px_sim_setup *s,
+                          const struct px_sim_jobrun *runs);
+void px_sim_result_fini(struct px_sim_result *r);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * policy.c - reads policy files (policy.h). A table maps each key to a
+ * setter; values are checked strictly (strtoul with end and range checks).
+ * The string-valued keys (SchedulerType, ...) must name one of the values
+ * the core knows, and point at static strings, so a policy owns no memory.
+ */
+#include "sim/policy.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/units.h"
+
+static const char *const sched_types[] = {"sched/builtin", "sched/backfill", NULL};
+static const char *const prio_types[] = {"priority/multifactor", "priority/basic", NULL};
+static const char *const preempt_types[] = {"preempt/none", "preempt/qos", "preempt/partition_prio", NULL};
+
+static int one_of(const char *v, const char *const *set, const char **out) {
+  for (size_t i = 0; set[i]; i++) {
+    if (strcasecmp(v, set[i]) == 0) {
+      *out = set[i];
+      return 0;
+    }
+  }
+  return PX_EPARSE;
+}
+
+static int parse_u32(const char *v, uint32_t *out) {
+  char *end;
+  errno = 0;
+  if (!isdigit((unsigned char)v[0])) return PX_EPARSE;
+  unsigned long x = strtoul(v, &end, 10);
+  if (*end || errno || x > UINT32_MAX) return PX_EPARSE;
+  *out = (uint32_t)x;
+  return 0;
+}
+
+/* Slurm durations (util/units.h); UNLIMITED makes no sense for a half-life or an age. */
+static int parse_duration(const char *v, int64_t *out) {
+  int64_t x;
+  if (px_duration_parse(v, &x, NULL) || x == PX_TIME_UNLIMITED || x < 0) return PX_EPARSE;
+  *out = x;
+  return 0;
+}
+
+static int set_key(struct px_sim_policy *p, const char *k, const char *v) {
+  struct px_conf_sched *s = &p->sched;
+  if (!strcasecmp(k, "PolicyName")) {
+    if (!*v || strlen(v) >= sizeof p->name) return PX_EPARSE;
+    snprintf(p->name, sizeof p->name, "%s", v);
+    return 0;
+  }
+  if (!strcasecmp(k, "SchedulerType")) {
+    int rc = one_of(v, sched_types, &s->scheduler_type);
+    if (!rc && s->scheduler_type == sched_types[0]) s->backfill = PX_BACKFILL_NONE;
+    if (!rc && s->scheduler_type == sched_types[1] && s->backfill == PX_BACKFILL_NONE)
+      s->backfill = PX_BACKFILL_EASY; /* Slurm's sched/backfill reserves for the top job */
+    return rc;
+  }
+  if (!strcasecmp(k, "BackfillMode")) {
+    if (!strcasecmp(v, "none")) s->backfill = PX_BACKFILL_NONE;
+    else if (!strcasecmp(v, "easy")) s->backfill = PX_BACKFILL_EASY;
+    else if (!strcasecmp(v, "conservative")) s->backfill = PX_BACKFILL_CONSERVATIVE;
+    else return PX_EPARSE;
+    if (s->backfill != PX_BACKFILL_NONE) s->scheduler_type = sched_types[1];
+    return 0;
+  }
+  if (!strcasecmp(k, "BackfillDepth")) return parse_u32(v, &s->backfill_depth);
+  if (!strcasecmp(k, "PriorityType")) return one_of(v, prio_types, &s->priority_type);
+  if (!strcasecmp(k, "PriorityOrder")) {
+    if (!strcasecmp(v, "multifactor")) s->order = PX_ORDER_MULTIFACTOR;
+    else if (!strcasecmp(v, "fifo")) s->order = PX_ORDER_FIFO;
+    else if (!strcasecmp(v, "las")) s->order = PX_ORDER_LAS;
+    else return PX_EPARSE;
+    return 0;
+  }
+  if (!strcasecmp(k, "PreemptType")) return one_of(v, preempt_types, &s->preempt_type);
+  if (!strcasecmp(k, "PreemptMode")) {
+    if (!strcasecmp(v, "off")) s->preempt_mode = PX_PREEMPT_OFF;
+    else if (!strcasecmp(v, "requeue")) s->preempt_mode = PX_PREEMPT_REQUEUE;
+    else if (!strcasecmp(v, "cancel")) s->preempt_mode = PX_PREEMPT_CANCEL;
+    else return PX_EPARSE;
+    return 0;
+  }
+  if (!strcasecmp(k, "SelectTypeParameters") || !strcasecmp(k, "Placement")) {
+    if (!strcasecmp(v, "pack")) s->placement = PX_PLACE_PACK;
+    else if (!strcasecmp(v, "spread")) s->placement = PX_PLACE_SPREAD;
+    else return PX_EPARSE;
+    return 0;
+  }
+  if (!strcasecmp(k, "PriorityDecayHalfLife")) return parse_duration(v, &s->decay_half_life_s);
+  if (!strcasecmp(k, "PriorityMaxAge")) return parse_duration(v, &s->max_age_s);
+  if (!strcasecmp(k, "PriorityFavorSmall")) {
+    if (!strcasecmp(v, "yes")) s->favor_small = true;
+    else if (!strcasecmp(v, "no")) s->favor_small = false;
+    else return PX_EPARSE;
+    return 0;
+  }
+  static const struct {
+    const char *key;
+    size_t off;
+  } weights[] = {
+      {"PriorityWeightAge", offsetof(struct px_conf_sched, weight_age)},
+      {"PriorityWeightFairshare", offsetof(struct px_conf_sched, weight_fairshare)},
+      {"PriorityWeightJobSize", offsetof(struct px_conf_sched, weight_jobsize)},
+      {"PriorityWeightPartition", offsetof(struct px_conf_sched, weight_partition)},
+      {"PriorityWeightQOS", offsetof(struct px_conf_sched, weight_qos)},
+      {"PriorityWeightTRES", offsetof(struct px_conf_sched, weight_tres)},
+  };
+  for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++) {
+    if (!strcasecmp(k, weights[i].key)) return parse_u32(v, (uint32_t *)((char *)s + weights[i].off));
+  }
+  return PX_ENOENT;
+}
+
+static char *trim(char *s) {
+  while (isspace((unsigned char)*s)) s++;
+  char *e = s + strlen(s);
+  while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
+  return s;
+}
+
+/* One line: one or more Key=Value words (slurm.conf allows several per line). */
+static int parse_line(struct px_sim_policy *p, char *line, int lineno, struct px_diag *d) {
+  char *hash = strchr(line, '#');
+  if (hash) *hash = '\0';
+  char *save = NULL;
+  for (char *w = strtok_r(line, " \t\r", &save); w; w = strtok_r(NULL, " \t\r", &save)) {
+    char *eq = strchr(w, '=');
+    if (!eq) return px_diag_set(d, PX_EPARSE, -1, "line %d: '%.64s' is not Key=Value", lineno, w);
+    *eq = '\0';
+    char *k = trim(w), *v = trim(eq + 1);
+    int rc = set_key(p, k, v);
+    if (rc == PX_ENOENT)
+      return px_diag_set(d, PX_EPARSE, -1, "line %d: %.64s is not a scheduling key a policy may set", lineno, k);
+    if (rc) return px_diag_set(d, PX_EPARSE, -1, "line %d: %.64s=%.64s: bad value", lineno, k, v);
+  }
+  return 0;
+}
+
+int px_sim_policy_parse(struct px_sim_policy *p, const char *text, size_t len, struct px_diag *d) {
+  struct px_sim_policy next = *p;
+  char *buf = malloc(len + 1);
+  if (!buf) return PX_ENOMEM;
+  memcpy(buf, text, len);
+  buf[len] = '\0';
+  int rc = 0, lineno = 0;
+  for (char *line = buf; line && !rc;) {
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = '\0';
+    lineno++;
+    if (d) d->line = lineno;
+    rc = parse_line(&next, line, lineno, d);
+    line = nl ? nl + 1 : NULL;
+  }
+  free(buf);
+  if (!rc) *p = next; /* a failed parse changes nothing */
+  return rc;
+}
+
+int px_sim_policy_load(struct px_sim_policy *p, const char *path, const struct px_conf_sched *base,
+                       struct px_diag *d) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return px_diag_set(d, PX_EIO, -1, "%.200s: %s", path, strerror(errno));
+  char text[16384];
+  size_t n = fread(text, 1, sizeof text, f);
+  bool big = !feof(f);
+  fclose(f);
+  if (big) return px_diag_set(d, PX_EPARSE, -1, "%.200s: a policy file is at most 16 KiB", path);
+  memset(p, 0, sizeof *p);
+  p->sched = *base;
+  const char *slash = strrchr(path, '/');
+  snprintf(p->name, sizeof p->name, "%.63s", slash ? slash + 1 : path);
+  char *dot = strrchr(p->name, '.');
+  if (dot && dot != p->name && strcmp(dot, ".conf") == 0) *dot = '\0';
+  int rc = px_sim_policy_parse(p, text, n, d);
+  if (rc && d) {
+    char msg[sizeof d->msg];
+    snprintf(msg, sizeof msg, "%.200s", d->msg);
+    snprintf(d->msg, sizeof d->msg, "%.40s: %.200s", slash ? slash + 1 : path, msg);
+  }
+  return rc;
+}

@@ -1,0 +1,89 @@
+/*
+ * sim.h - the trace simulator: a workload replayed through the unchanged
+ * scheduling core (src/core/) with a virtual clock.
+ *
+ * Three steps, each its own file:
+ *
+ *   setup (map.c)   trace + cluster -> the jobs to submit: queue -> account,
+ *                   time limit, node count, and the jobs that cannot run on
+ *                   this cluster (reported, never silently dropped). Shared
+ *                   read-only by every policy of one run.
+ *   run   (loop.c)  one policy: a discrete-event loop over a binary heap of
+ *                   job ends and the submit-sorted trace; at each distinct
+ *                   event time it applies the ends and submits to the core,
+ *                   then calls px_core_cycle() once (and again only while the
+ *                   cycle preempted or hit its start budget) and applies the
+ *                   START / REJECT / PREEMPT actions.
+ *   report (metrics.c, report.c, plot.c) the figures of one run per policy.
+ *
+ * The mapping rules are documented in docs/simulator.md; the constants here
+ * are the ones it quotes.
+ */
+#ifndef PX_SIM_SIM_H
+#define PX_SIM_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf/conf.h"
+#include "sim/trace.h"
+
+#define PX_SIM_LIMIT_FACTOR 2.0       /* default over-estimate: limit = duration x 2 */
+#define PX_SIM_LIMIT_ROUND_S 60       /* limits are whole minutes, as users write them */
+#define PX_SIM_EPOCH_S 1500000000     /* virtual "Unix time" of trace second 0 */
+#define PX_SIM_JOB_MEM_MIB 1024       /* memory asked per node: never the binding limit */
+#define PX_SIM_SERIES_BUCKETS 256     /* time-series resolution of reports and plots */
+#define PX_SIM_DEFAULT_ACCOUNT "default" /* the account of jobs with an empty queue */
+
+enum px_sim_skip {
+  PX_SIM_RUNS = 0,
+  PX_SIM_SKIP_TOO_MANY_GPUS,  /* more GPUs than the cluster has */
+  PX_SIM_SKIP_TOO_MANY_NODES, /* more nodes than the cluster has */
+  PX_SIM_SKIP_GPUS_PER_NODE,  /* nodes given, GPUs per node over a node's GPUs */
+  PX_SIM_SKIP_REJECTED,       /* the core refused it at submit or in a cycle */
+  PX_SIM_SKIP_COUNT
+};
+const char *px_sim_skip_name(enum px_sim_skip s);
+
+/* A trace job as the simulator submits it. */
+struct px_sim_job {
+  int64_t submit_s, duration_s, limit_s; /* trace seconds; limit the job's --time */
+  uint32_t gpus, nodes;                  /* nodes >= 1 */
+  uint32_t account;                      /* index into setup accounts */
+  uint32_t trace_index;                  /* into trace->jobs */
+  uint8_t skip;                          /* enum px_sim_skip decided at setup */
+};
+
+struct px_sim_setup {
+  const struct px_trace *trace;
+  const struct px_conf *conf;   /* the cluster (accounts included) */
+  struct px_sim_job *jobs;      /* sorted by (submit_s, trace line); job id = index + 1 */
+  uint32_t njobs;
+  const char **accounts;        /* account names, one per trace queue, sorted */
+  uint32_t *account_assoc;      /* conf index of each account's user association */
+  uint32_t naccounts;
+  uint32_t node_gpus, nnodes;   /* the cluster's shape (largest node) */
+  uint64_t total_gpus;
+  double limit_factor;
+  uint64_t nskipped[PX_SIM_SKIP_COUNT];
+};
+
+/*
+ * The sorted account names of a trace (one per queue; PX_SIM_DEFAULT_ACCOUNT
+ * for jobs without one). *names points into the trace and a malloc'd array
+ * the caller frees. 0 or PX_ENOMEM.
+ */
+int px_sim_trace_accounts(const struct px_trace *t, const char ***names, uint32_t *n);
+
+/*
+ * Maps a trace onto a cluster. conf must hold every account of
+ * px_sim_trace_accounts() (a user association of that name under an account
+ * of that name, as px_sim_cluster_new builds). limit_factor >= 1 scales
+ * durations into time limits for jobs whose trace gives none. 0, PX_EINVAL
+ * (d: an account missing from conf, a bad factor) or PX_ENOMEM.
+ */
+int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const struct px_conf *conf,
+                      double limit_factor, struct px_diag *d);
+void px_sim_setup_fini(struct px_sim_setup *s);
+
+#endif

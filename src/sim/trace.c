@@ -1,0 +1,349 @@
+/*
+ * trace.c - the CSV trace reader (trace.h).
+ *
+ * One pass over the text: a small RFC 4180 field scanner (quotes, "" escapes,
+ * LF or CRLF), the header mapped to column slots by name, then one job per
+ * row. Numbers are parsed by hand from the field's bytes (they are not
+ * NUL-terminated, and strtod would accept "inf", hex and locale forms a trace
+ * must not contain). Every error names line, column and byte offset.
+ */
+#include "sim/trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum col { C_ID, C_SUBMIT, C_DURATION, C_GPUS, C_NODES, C_USER, C_QUEUE, C_STATUS, C_LIMIT, C_NCOLS };
+static const char *const col_names[C_NCOLS] = {"job_id", "submit_s", "duration_s", "gpus", "nodes",
+                                               "user",   "queue",    "status",     "time_limit_s"};
+#define C_REQUIRED C_LIMIT /* columns before this one must be in the header */
+
+/* One field of the current row: bytes in the input, or (quoted) in scratch. */
+struct field {
+  size_t off, len; /* offset in the input or in scratch */
+  size_t pos;      /* byte offset of the field's start in the input */
+  bool scratch;
+};
+
+struct reader {
+  const char *buf;
+  size_t len, pos;
+  uint32_t line;         /* line of the row being read */
+  size_t line_start;     /* byte offset where that line starts */
+  struct px_charvec scratch;
+  struct field *fields;  /* the current row */
+  size_t nfields, cap;
+  int slot[C_NCOLS];     /* column index of each known column, or -1 */
+  struct px_diag *d;
+};
+
+void px_trace_fini(struct px_trace *t) {
+  px_trace_jobvec_fini(&t->jobs);
+  px_charvec_fini(&t->ids);
+  px_strvec_free_all(&t->names);
+  px_smap_fini(&t->name_index);
+  memset(t, 0, sizeof *t);
+}
+
+const char *px_trace_name(const struct px_trace *t, uint32_t i) {
+  return i == PX_TRACE_NONE || i >= t->names.len ? "" : t->names.v[i];
+}
+
+static const char *fbytes(const struct reader *r, const struct field *f) {
+  return f->scratch ? r->scratch.v + f->off : r->buf + f->off;
+}
+
+/* "line 7, column 12 (gpus): not a non-negative number"; what may be NULL. */
+static int perr(struct reader *r, size_t pos, int err, const char *what, const char *msg) {
+  int col = (int)(pos - r->line_start) + 1;
+  px_diag_set(r->d, err, (int)pos, "line %u, column %d%s%s%s: %s", r->line, col, what ? " (" : "",
+              what ? what : "", what ? ")" : "", msg);
+  if (r->d) r->d->line = (int)r->line;
+  return err;
+}
+
+static int push_field(struct reader *r, struct field f) {
+  if (r->nfields == r->cap) {
+    size_t cap = r->cap ? r->cap * 2 : 16;
+    struct field *v = realloc(r->fields, cap * sizeof *v);
+    if (!v) return PX_ENOMEM;
+    r->fields = v;
+    r->cap = cap;
+  }
+  r->fields[r->nfields++] = f;
+  return 0;
+}
+
+/* Scans a quoted field starting at the opening quote into scratch. */
+static int scan_quoted(struct reader *r, struct field *f) {
+  f->scratch = true;
+  f->off = r->scratch.len;
+  r->pos++;
+  uint32_t line0 = r->line;
+  for (;;) {
+    if (r->pos >= r->len) {
+      r->line = line0;
+      return perr(r, f->pos, PX_EPARSE, NULL, "unterminated quoted field");
+    }
+    char c = r->buf[r->pos++];
+    if (c == '"') {
+      if (r->pos < r->len && r->buf[r->pos] == '"') {
+        r->pos++;
+      } else {
+        break;
+      }
+    }
+    if (c == '\n') r->line++; /* a quoted newline belongs to the field */
+    if (px_charvec_push(&r->scratch, c)) return PX_ENOMEM;
+  }
+  f->len = r->scratch.len - f->off;
+  if (r->pos < r->len && r->buf[r->pos] != ',' && r->buf[r->pos] != '\n' && r->buf[r->pos] != '\r')
+    return perr(r, r->pos, PX_EPARSE, NULL, "unexpected character after a closing quote");
+  return 0;
+}
+
+/* Reads one row into r->fields. Returns 1 at end of input, 0 for a row, or an error. */
+static int read_row(struct reader *r) {
+  r->nfields = 0;
+  r->scratch.len = 0;
+  if (r->pos >= r->len) return 1;
+  r->line_start = r->pos;
+  for (;;) {
+    struct field f = {.off = r->pos, .pos = r->pos};
+    if (r->pos < r->len && r->buf[r->pos] == '"') {
+      int rc = scan_quoted(r, &f);
+      if (rc) return rc;
+    } else {
+      while (r->pos < r->len && r->buf[r->pos] != ',' && r->buf[r->pos] != '\n') {
+        if (r->buf[r->pos] == '"') return perr(r, r->pos, PX_EPARSE, NULL, "quote inside an unquoted field");
+        r->pos++;
+      }
+      f.len = r->pos - f.off;
+      if (f.len && r->buf[r->pos - 1] == '\r' && (r->pos == r->len || r->buf[r->pos] == '\n')) f.len--;
+    }
+    if (r->pos < r->len && r->buf[r->pos] == '\r') r->pos++; /* CRLF after a quoted field */
+    if (push_field(r, f)) return PX_ENOMEM;
+    if (r->pos >= r->len) return 0;
+    if (r->buf[r->pos++] == '\n') return 0;
+  }
+}
+
+static bool row_blank(const struct reader *r) {
+  return r->nfields == 1 && r->fields[0].len == 0 && !r->fields[0].scratch;
+}
+
+static int map_header(struct reader *r) {
+  for (int c = 0; c < C_NCOLS; c++) r->slot[c] = -1;
+  /* A UTF-8 byte-order mark is not part of the first column's name. */
+  if (r->nfields && r->fields[0].len >= 3 && memcmp(fbytes(r, &r->fields[0]), "\xEF\xBB\xBF", 3) == 0) {
+    r->fields[0].off += 3;
+    r->fields[0].len -= 3;
+  }
+  for (size_t i = 0; i < r->nfields; i++) {
+    const char *p = fbytes(r, &r->fields[i]);
+    size_t n = r->fields[i].len;
+    for (int c = 0; c < C_NCOLS; c++) {
+      if (strlen(col_names[c]) != n || memcmp(p, col_names[c], n) != 0) continue;
+      if (r->slot[c] >= 0) return perr(r, r->fields[i].pos, PX_EPARSE, col_names[c], "duplicate column");
+      r->slot[c] = (int)i;
+    }
+  }
+  for (int c = 0; c < C_REQUIRED; c++) {
+    if (r->slot[c] < 0)
+      return perr(r, r->line_start, PX_EPARSE, col_names[c],
+                  "the header lacks this column (job_id,submit_s,duration_s,gpus,nodes,user,queue,status "
+                  "are required)");
+  }
+  return 0;
+}
+
+/*
+ * A non-negative decimal "123" or "12.345" (spaces around allowed) into
+ * thousandths, so that fractions survive exactly. Limit: 2^53 / 1000.
+ */
+static int parse_milli(struct reader *r, const struct field *f, int c, uint64_t *out, bool *empty) {
+  const char *p = fbytes(r, f), *e = p + f->len;
+  while (p < e && *p == ' ') p++;
+  while (e > p && e[-1] == ' ') e--;
+  *empty = p == e;
+  if (*empty) return 0;
+  uint64_t v = 0, frac = 0;
+  int fdig = 0;
+  bool digits = false, dot = false;
+  for (const char *q = p; q < e; q++) {
+    if (*q == '.' && !dot) {
+      dot = true;
+    } else if (*q >= '0' && *q <= '9') {
+      digits = true;
+      if (!dot) {
+        if (v > 9007199254740ULL) return perr(r, f->pos, PX_ERANGE, col_names[c], "number too large");
+        v = v * 10 + (uint64_t)(*q - '0');
+      } else if (fdig < 3) {
+        frac = frac * 10 + (uint64_t)(*q - '0');
+        fdig++;
+      } else if (*q != '0' && fdig == 3) {
+        frac++; /* any further non-zero digit: round the thousandths up */
+        fdig = 4;
+      }
+    } else {
+      return perr(r, f->pos, PX_EPARSE, col_names[c],
+                  *q == '-' ? "negative number" : "not a non-negative number");
+    }
+  }
+  if (!digits) return perr(r, f->pos, PX_EPARSE, col_names[c], "not a non-negative number");
+  for (int i = fdig < 3 ? fdig : 3; i < 3; i++) frac *= 10;
+  *out = v * 1000 + frac;
+  return 0;
+}
+
+static int intern(struct px_trace *t, struct reader *r, const struct field *f, uint32_t *out) {
+  *out = PX_TRACE_NONE;
+  if (f->len == 0) return 0;
+  char small[128];
+  char *key = f->len < sizeof small ? small : malloc(f->len + 1);
+  if (!key) return PX_ENOMEM;
+  memcpy(key, fbytes(r, f), f->len);
+  key[f->len] = '\0';
+  int rc = 0;
+  uint64_t idx;
+  if (px_smap_get(&t->name_index, key, &idx)) {
+    *out = (uint32_t)idx;
+  } else {
+    char *copy = strdup(key);
+    if (!copy || px_strvec_push(&t->names, copy)) {
+      free(copy);
+      rc = PX_ENOMEM;
+    } else if (px_smap_put(&t->name_index, key, t->names.len - 1)) {
+      rc = PX_ENOMEM; /* the name stays in names and is freed with the trace */
+    } else {
+      *out = (uint32_t)(t->names.len - 1);
+    }
+  }
+  if (key != small) free(key);
+  return rc;
+}
+
+static const struct field empty_field;
+
+static const struct field *col(const struct reader *r, int c) {
+  int s = r->slot[c];
+  return s >= 0 && (size_t)s < r->nfields ? &r->fields[s] : &empty_field;
+}
+
+/* Seconds from thousandths, rounded to nearest. */
+static int64_t secs(uint64_t milli) { return (int64_t)((milli + 500) / 1000); }
+
+static int parse_numbers(struct reader *r, struct px_trace_job *j) {
+  static const int required[] = {C_SUBMIT, C_DURATION, C_GPUS};
+  uint64_t v[C_NCOLS] = {0};
+  bool empty;
+  for (size_t i = 0; i < 3; i++) {
+    int c = required[i];
+    int rc = parse_milli(r, col(r, c), c, &v[c], &empty);
+    if (rc) return rc;
+    if (empty) return perr(r, col(r, c)->pos, PX_EPARSE, col_names[c], "empty, but a number is required");
+  }
+  int rc = parse_milli(r, col(r, C_NODES), C_NODES, &v[C_NODES], &empty);
+  if (!rc) rc = parse_milli(r, col(r, C_LIMIT), C_LIMIT, &v[C_LIMIT], &empty);
+  if (rc) return rc;
+  if (v[C_NODES] % 1000) return perr(r, col(r, C_NODES)->pos, PX_EPARSE, "nodes", "fractional node count");
+  uint64_t gpus = (v[C_GPUS] + 999) / 1000;
+  if (gpus > UINT32_MAX / 2 || v[C_NODES] / 1000 > UINT32_MAX / 2)
+    return perr(r, col(r, v[C_NODES] / 1000 > UINT32_MAX / 2 ? C_NODES : C_GPUS)->pos, PX_ERANGE,
+                v[C_NODES] / 1000 > UINT32_MAX / 2 ? "nodes" : "gpus", "count too large");
+  j->submit_s = secs(v[C_SUBMIT]);
+  j->duration_s = secs(v[C_DURATION]);
+  j->time_limit_s = secs(v[C_LIMIT]);
+  j->gpus = (uint32_t)gpus;
+  j->nodes = (uint32_t)(v[C_NODES] / 1000);
+  if (v[C_GPUS] % 1000) j->flags |= PX_TRACE_FRACTIONAL;
+  if (v[C_GPUS] == 0) j->flags |= PX_TRACE_CPU_ONLY;
+  return 0;
+}
+
+static int parse_job(struct px_trace *t, struct reader *r) {
+  struct px_trace_job j = {.line = r->line};
+  int rc = parse_numbers(r, &j);
+  if (rc) return rc;
+  if ((rc = intern(t, r, col(r, C_USER), &j.user)) || (rc = intern(t, r, col(r, C_QUEUE), &j.queue)) ||
+      (rc = intern(t, r, col(r, C_STATUS), &j.status)))
+    return rc;
+  const struct field *id = col(r, C_ID);
+  if (t->ids.len + id->len + 1 > UINT32_MAX) return perr(r, id->pos, PX_ERANGE, "job_id", "trace too large (4 GiB of job ids)");
+  j.id_off = (uint32_t)t->ids.len;
+  if (px_charvec_reserve(&t->ids, t->ids.len + id->len + 1)) return PX_ENOMEM;
+  memcpy(t->ids.v + t->ids.len, fbytes(r, id), id->len);
+  t->ids.len += id->len;
+  t->ids.v[t->ids.len++] = '\0';
+  if (px_trace_jobvec_push(&t->jobs, j)) return PX_ENOMEM;
+  if (j.flags & PX_TRACE_FRACTIONAL) t->nfractional++;
+  if (j.flags & PX_TRACE_CPU_ONLY) t->ncpu_only++;
+  return 0;
+}
+
+int px_trace_parse(struct px_trace *t, const char *buf, size_t len, struct px_diag *d) {
+  struct reader r = {.buf = buf, .len = len, .line = 0, .d = d};
+  memset(t, 0, sizeof *t);
+  px_diag_clear(d);
+  int rc;
+  do {
+    r.line++;
+    rc = read_row(&r);
+  } while (rc == 0 && row_blank(&r));
+  if (rc == 1) {
+    rc = perr(&r, 0, PX_EPARSE, NULL, "empty trace: no header line");
+    goto fail;
+  }
+  if (rc || (rc = map_header(&r))) goto fail;
+  for (;;) {
+    r.line++;
+    rc = read_row(&r);
+    if (rc == 1) break;
+    if (rc) goto fail;
+    if (row_blank(&r)) continue;
+    if ((rc = parse_job(t, &r))) goto fail;
+  }
+  free(r.fields);
+  px_charvec_fini(&r.scratch);
+  return 0;
+fail:
+  free(r.fields);
+  px_charvec_fini(&r.scratch);
+  px_trace_fini(t);
+  return rc;
+}
+
+int px_trace_load(struct px_trace *t, const char *path, struct px_diag *d) {
+  memset(t, 0, sizeof *t);
+  FILE *f = fopen(path, "rb");
+  if (!f) return px_diag_set(d, PX_EIO, -1, "%s: %s", path, strerror(errno));
+  struct px_charvec text = {0};
+  char chunk[65536];
+  size_t n;
+  int rc = 0;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (px_charvec_reserve(&text, text.len + n)) {
+      rc = PX_ENOMEM;
+      break;
+    }
+    memcpy(text.v + text.len, chunk, n);
+    text.len += n;
+  }
+  if (!rc && ferror(f)) rc = px_diag_set(d, PX_EIO, -1, "%s: read error", path);
+  fclose(f);
+  if (!rc) {
+    rc = px_trace_parse(t, text.v ? text.v : "", text.len, d);
+    if (rc && d) {
+      char msg[sizeof d->msg + 1024];
+      int w = snprintf(msg, sizeof msg, "%s: %s", path, d->msg);
+      size_t keep = w < 0 ? 0 : (size_t)w < sizeof d->msg ? (size_t)w : sizeof d->msg - 1;
+      memcpy(d->msg, msg, keep);
+      d->msg[keep] = '\0';
+    }
+  }
+  px_charvec_fini(&text);
+  return rc;
+}

@@ -1,0 +1,78 @@
+/*
+ * trace.h - a GPU-cluster job trace in the common CSV form, read into memory.
+ *
+ *   job_id,submit_s,duration_s,gpus,nodes,user,queue,status[,time_limit_s]
+ *
+ * (../shared/traces/PROVENANCE.md describes the public traces in this form.)
+ * Columns are found by their header names, so their order is free and extra
+ * columns are ignored; the eight above are required in the header, and
+ * `time_limit_s` is optional. In the rows, submit_s, duration_s and gpus must
+ * hold non-negative numbers; every other field may be empty. Fractional
+ * values are accepted: seconds are rounded to the nearest second, and a
+ * fractional GPU request (a GPU-sharing pod) is rounded UP to whole GPUs and
+ * flagged, so reports can count it. Fields may be double-quoted (RFC 4180).
+ *
+ * A job costs 40 bytes plus its id; user, queue and status names are
+ * interned (one copy each), so a million-job trace stays well under 100 MiB.
+ * Errors name the line, the column (field number and name) and the byte
+ * offset; a failed parse leaves the trace empty.
+ */
+#ifndef PX_SIM_TRACE_H
+#define PX_SIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+#include "util/map.h"
+#include "util/vec.h"
+
+#define PX_TRACE_NONE UINT32_MAX /* an empty user/queue/status field */
+
+enum {
+  PX_TRACE_FRACTIONAL = 1, /* gpus had a fraction and was rounded up */
+  PX_TRACE_CPU_ONLY = 2,   /* gpus was 0 */
+};
+
+struct px_trace_job {
+  int64_t submit_s;     /* seconds from the trace start */
+  int64_t duration_s;   /* run time */
+  int64_t time_limit_s; /* from the trace's time_limit_s column; 0 = not given */
+  uint32_t gpus;        /* total whole GPUs (rounded up) */
+  uint32_t nodes;       /* 0 = not given */
+  uint32_t user, queue, status; /* indexes into the name table, or PX_TRACE_NONE */
+  uint32_t id_off;      /* offset of the NUL-terminated job id in ids */
+  uint32_t line;        /* 1-based line in the file */
+  uint32_t flags;       /* PX_TRACE_* */
+};
+
+PX_VEC_DECLARE(px_trace_jobvec, struct px_trace_job)
+PX_VEC_DECLARE(px_charvec, char)
+
+struct px_trace {
+  struct px_trace_jobvec jobs; /* in file order */
+  struct px_charvec ids;       /* job ids, each NUL-terminated */
+  struct px_strvec names;      /* interned user/queue/status names */
+  struct px_smap name_index;   /* name -> index in names */
+  uint32_t nfractional;        /* jobs whose GPU count was rounded up */
+  uint32_t ncpu_only;          /* jobs with gpus = 0 */
+};
+
+/* A zeroed struct is an empty trace. */
+void px_trace_fini(struct px_trace *t);
+
+/*
+ * Parses a whole CSV text. 0, PX_EPARSE or PX_ERANGE (d says where and why),
+ * or PX_ENOMEM. On failure t is left empty (as after px_trace_fini).
+ */
+int px_trace_parse(struct px_trace *t, const char *buf, size_t len, struct px_diag *d);
+/* Reads and parses a file; PX_EIO (d names the file and errno) when unreadable. */
+int px_trace_load(struct px_trace *t, const char *path, struct px_diag *d);
+
+static inline const char *px_trace_id(const struct px_trace *t, const struct px_trace_job *j) {
+  return t->ids.v + j->id_off;
+}
+/* The interned name at index i, or "" for PX_TRACE_NONE. */
+const char *px_trace_name(const struct px_trace *t, uint32_t i);
+
+#endif

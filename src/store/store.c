@@ -1,0 +1,18 @@
+/* store.c - picks the backend from the URL (store.h). */
+#include "store/store.h"
+
+#include <string.h>
+
+int px_store_open(const char *url, struct px_store **out, struct px_diag *d) {
+  *out = NULL;
+  if (!url || !*url) return px_diag_set(d, PX_EINVAL, -1, "store: empty URL");
+  if (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0 ||
+      strncmp(url, "host=", 5) == 0 || strstr(url, "dbname="))
+    return px_store_pg_open(url, out, d);
+  if (strncmp(url, "sqlite:", 7) == 0) url += 7;
+  return px_store_sqlite_open(url, out, d);
+}
+
+void px_store_close(struct px_store *s) {
+  if (s) s->ops->close(s);
+}

@@ -1,0 +1,149 @@
+/*
+ * store.h - the server's durable state: an append-only journal of accepted
+ * events, snapshots, and accounting rows, behind one function table with two
+ * backends: SQLite (WAL, one file under the state directory; the default) and
+ * PostgreSQL (libpq), chosen by the URL given to px_store_open():
+ *
+ *   "sqlite:/var/lib/phalanx/state.db"  or a plain path   -> SQLite
+ *   "postgresql://..." / "postgres://..." / "host=... dbname=..." -> PostgreSQL
+ *
+ * The store does not interpret events: a record is (seq, time, kind, job id,
+ * subject, data) where data is the server's JSON text (proto/ encodes it; the
+ * store sits below proto/ and never parses it). Sequence numbers are assigned
+ * by the caller, strictly increasing; the journal's fold is the server state.
+ *
+ * Durability contract: px_store_append() writes every record of the batch in
+ * ONE transaction and returns only after the commit is durable (SQLite
+ * synchronous=FULL in WAL mode: the WAL is fsynced; PostgreSQL
+ * synchronous_commit=on). That is the group commit: the server batches all
+ * requests that arrived while the previous commit ran and acknowledges them
+ * together after this call returns. A failed call changes nothing.
+ *
+ * Not thread-safe: one thread (the server's main loop) owns a store.
+ */
+#ifndef PX_STORE_STORE_H
+#define PX_STORE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+struct px_store_rec {
+  uint64_t seq;         /* caller-assigned, > every earlier seq */
+  int64_t time;         /* Unix seconds */
+  const char *kind;     /* "submit", "start", "end", "cancel", ... (<= 31 chars) */
+  uint64_t job_id;      /* 0 when about a node */
+  const char *subject;  /* node name or user, or NULL */
+  const char *data;     /* JSON text or NULL */
+};
+
+/* One accounting row: a job, an array task or one attempt of a requeued job. */
+struct px_acct_row {
+  uint64_t job_id;
+  uint32_t attempt;     /* 0 for the first run, n after n requeues */
+  uint64_t array_job_id;
+  uint32_t array_task_id;
+  const char *name, *user, *account, *partition, *qos, *state, *nodelist;
+  uint32_t uid;
+  int64_t submit_time, eligible_time, start_time, end_time; /* 0: not yet */
+  int32_t exit_code, term_signal;
+  uint32_t nnodes, ngpus, ncpus;
+  uint64_t mem_mib;
+  double billable_tres_s;
+};
+
+struct px_acct_query {
+  const char *user, *account, *partition; /* NULL: any */
+  uint64_t job_id;                        /* 0: any */
+  int64_t since, until;                   /* end_time (or start) window; 0: open */
+  uint64_t after_job_id;                  /* paging */
+  uint32_t limit;                         /* 0: no limit */
+};
+
+enum px_usage_by { PX_USAGE_ACCOUNT, PX_USAGE_USER, PX_USAGE_PARTITION };
+
+struct px_usage_row {
+  const char *key;      /* account, user or partition */
+  double gpu_s;         /* GPU-seconds inside [since, now] */
+  double billable_s;
+  uint64_t jobs;        /* jobs that ran inside the window */
+  double wait_s_sum;    /* sum of start - eligible (or submit) */
+};
+
+struct px_store;
+
+/* Called for each journal record in seq order; non-zero stops the replay
+ * and is returned by px_store_replay. Strings live only during the call. */
+typedef int (*px_store_rec_fn)(void *ctx, const struct px_store_rec *r);
+typedef int (*px_store_acct_fn)(void *ctx, const struct px_acct_row *r);
+typedef int (*px_store_usage_fn)(void *ctx, const struct px_usage_row *r);
+
+/* The backend table; px_store_* below dispatch through it. */
+struct px_store_ops {
+  const char *name;
+  int (*append)(struct px_store *s, const struct px_store_rec *recs, size_t n);
+  int (*replay)(struct px_store *s, uint64_t after_seq, px_store_rec_fn fn, void *ctx);
+  int (*last_seq)(struct px_store *s, uint64_t *seq);
+  int (*snapshot_put)(struct px_store *s, uint64_t seq, const char *data, size_t len);
+  /* *data malloc'd (NULL and *seq 0 when there is none). */
+  int (*snapshot_get)(struct px_store *s, uint64_t *seq, char **data, size_t *len);
+  int (*acct_put)(struct px_store *s, const struct px_acct_row *rows, size_t n);
+  int (*acct_query)(struct px_store *s, const struct px_acct_query *q, px_store_acct_fn fn,
+                    void *ctx);
+  int (*usage)(struct px_store *s, int64_t since, int64_t now, enum px_usage_by by,
+               px_store_usage_fn fn, void *ctx);
+  void (*close)(struct px_store *s);
+};
+
+struct px_store {
+  const struct px_store_ops *ops;
+  char errmsg[256]; /* the backend's last error, for logs */
+};
+
+/* Opens (creating tables as needed). url as above. d says why on failure. */
+int px_store_open(const char *url, struct px_store **out, struct px_diag *d);
+void px_store_close(struct px_store *s); /* NULL is a no-op */
+
+static inline int px_store_append(struct px_store *s, const struct px_store_rec *r, size_t n) {
+  return s->ops->append(s, r, n);
+}
+static inline int px_store_replay(struct px_store *s, uint64_t after, px_store_rec_fn fn,
+                                  void *ctx) {
+  return s->ops->replay(s, after, fn, ctx);
+}
+static inline int px_store_last_seq(struct px_store *s, uint64_t *seq) {
+  return s->ops->last_seq(s, seq);
+}
+static inline int px_store_snapshot_put(struct px_store *s, uint64_t seq, const char *data,
+                                        size_t len) {
+  return s->ops->snapshot_put(s, seq, data, len);
+}
+static inline int px_store_snapshot_get(struct px_store *s, uint64_t *seq, char **data,
+                                        size_t *len) {
+  return s->ops->snapshot_get(s, seq, data, len);
+}
+static inline int px_store_acct_put(struct px_store *s, const struct px_acct_row *r, size_t n) {
+  return s->ops->acct_put(s, r, n);
+}
+static inline int px_store_acct_query(struct px_store *s, const struct px_acct_query *q,
+                                      px_store_acct_fn fn, void *ctx) {
+  return s->ops->acct_query(s, q, fn, ctx);
+}
+static inline int px_store_usage(struct px_store *s, int64_t since, int64_t now,
+                                 enum px_usage_by by, px_store_usage_fn fn, void *ctx) {
+  return s->ops->usage(s, since, now, by, fn, ctx);
+}
+
+/* Backend constructors (store_sqlite.c, store_pg.c). */
+int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag *d);
+int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag *d);
+
+/* The SQL column list shared by both backends' accounting queries. */
+#define PX_ACCT_COLUMNS                                                                     \
+  "job_id, attempt, array_job_id, array_task_id, name, usr, account, partition, qos, state, " \
+  "nodelist, uid, submit_time, eligible_time, start_time, end_time, exit_code, term_signal, " \
+  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s"
+#define PX_ACCT_NCOLUMNS 23
+
+#endif

@@ -1,0 +1,278 @@
+/*
+ * store_pg.c - the PostgreSQL backend of store.h (libpq), for sites that want
+ * a shared, replicated database. synchronous_commit stays on, so COMMIT
+ * returns after the WAL is flushed on the server. A batch is one
+ * transaction; parameters are sent as text (libpq's simplest safe form).
+ * Without libpq at build time the constructor reports PX_EUNSUPPORTED.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store/store_sql.h"
+
+#ifndef PX_HAVE_PQ
+int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag *d) {
+  (void)conninfo;
+  *out = NULL;
+  return px_diag_set(d, PX_EUNSUPPORTED, -1, "store: built without PostgreSQL (libpq)");
+}
+#else
+#include <libpq-fe.h>
+
+struct pg_store {
+  struct px_store base;
+  PGconn *conn;
+};
+
+static int pg_fail(struct pg_store *s, PGresult *res, const char *what) {
+  snprintf(s->base.errmsg, sizeof s->base.errmsg, "postgresql %s: %s", what,
+           res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+  PQclear(res);
+  return PX_EIO;
+}
+
+static int pg_exec(struct pg_store *s, const char *sql) {
+  PGresult *res = PQexec(s->conn, sql);
+  if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+    return pg_fail(s, res, sql);
+  PQclear(res);
+  return 0;
+}
+
+/* Runs a parameterised statement; values as text, NULL for SQL NULL. */
+static PGresult *pg_params(struct pg_store *s, const char *sql, int n, const char *const *vals) {
+  return PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0);
+}
+
+static int pg_rollback(struct pg_store *s, int rc) {
+  pg_exec(s, "ROLLBACK");
+  return rc;
+}
+
+static int pg_append(struct px_store *ps, const struct px_store_rec *r, size_t n) {
+  struct pg_store *s = (struct pg_store *)ps;
+  if (pg_exec(s, "BEGIN")) return PX_EIO;
+  for (size_t i = 0; i < n; i++) {
+    char seq[24], t[24], job[24];
+    snprintf(seq, sizeof seq, "%llu", (unsigned long long)r[i].seq);
+    snprintf(t, sizeof t, "%lld", (long long)r[i].time);
+    snprintf(job, sizeof job, "%llu", (unsigned long long)r[i].job_id);
+    const char *vals[] = {seq, t, r[i].kind, job, r[i].subject, r[i].data};
+    PGresult *res = pg_params(s,
+                              "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
+                              " VALUES($1, $2, $3, $4, $5, $6)",
+                              6, vals);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_rollback(s, pg_fail(s, res, "append"));
+    PQclear(res);
+  }
+  return pg_exec(s, "COMMIT") ? pg_rollback(s, PX_EIO) : 0;
+}
+
+static const char *val(PGresult *res, int row, int col) {
+  return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+static int64_t ival(PGresult *res, int row, int col) {
+  const char *v = val(res, row, col);
+  return v ? strtoll(v, NULL, 10) : 0;
+}
+
+static int pg_replay(struct px_store *ps, uint64_t after, px_store_rec_fn fn, void *ctx) {
+  struct pg_store *s = (struct pg_store *)ps;
+  char a[24];
+  snprintf(a, sizeof a, "%llu", (unsigned long long)after);
+  const char *vals[] = {a};
+  PGresult *res = pg_params(
+      s, "SELECT seq, time, kind, job_id, subject, data FROM journal WHERE seq > $1 ORDER BY seq",
+      1, vals);
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) return pg_fail(s, res, "replay");
+  int rc = 0;
+  for (int i = 0; !rc && i < PQntuples(res); i++) {
+    struct px_store_rec r = {(uint64_t)ival(res, i, 0), ival(res, i, 1), val(res, i, 2),
+                             (uint64_t)ival(res, i, 3), val(res, i, 4), val(res, i, 5)};
+    rc = fn(ctx, &r);
+  }
+  PQclear(res);
+  return rc;
+}
+
+static int pg_last_seq(struct px_store *ps, uint64_t *seq) {
+  struct pg_store *s = (struct pg_store *)ps;
+  PGresult *res = PQexec(s->conn, "SELECT COALESCE(MAX(seq), 0) FROM journal");
+  *seq = 0;
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) return pg_fail(s, res, "last_seq");
+  *seq = (uint64_t)ival(res, 0, 0);
+  PQclear(res);
+  return 0;
+}
+
+static int pg_snapshot_put(struct px_store *ps, uint64_t seq, const char *data, size_t len) {
+  struct pg_store *s = (struct pg_store *)ps;
+  char sq[24];
+  snprintf(sq, sizeof sq, "%llu", (unsigned long long)seq);
+  const char *vals[] = {sq, data};
+  const int lens[] = {0, (int)len}, fmts[] = {0, 1};
+  PGresult *res = PQexecParams(s->conn,
+                               "INSERT INTO snapshot(id, seq, data) VALUES(1, $1, $2)"
+                               " ON CONFLICT(id) DO UPDATE SET seq = excluded.seq,"
+                               " data = excluded.data",
+                               2, NULL, vals, lens, fmts, 0);
+  if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_fail(s, res, "snapshot");
+  PQclear(res);
+  return 0;
+}
+
+static int pg_snapshot_get(struct px_store *ps, uint64_t *seq, char **data, size_t *len) {
+  struct pg_store *s = (struct pg_store *)ps;
+  *seq = 0;
+  *data = NULL;
+  *len = 0;
+  PGresult *res = PQexecParams(s->conn, "SELECT seq, data FROM snapshot WHERE id = 1", 0, NULL,
+                               NULL, NULL, NULL, 1 /* binary results */);
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) return pg_fail(s, res, "snapshot");
+  int rc = 0;
+  if (PQntuples(res) == 1) {
+    const unsigned char *p = (const unsigned char *)PQgetvalue(res, 0, 0);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i]; /* int8 in network order */
+    size_t n = (size_t)PQgetlength(res, 0, 1);
+    if (!(*data = malloc(n + 1))) {
+      rc = PX_ENOMEM;
+    } else {
+      memcpy(*data, PQgetvalue(res, 0, 1), n);
+      (*data)[n] = '\0';
+      *len = n;
+      *seq = v;
+    }
+  }
+  PQclear(res);
+  return rc;
+}
+
+static int pg_acct_put(struct px_store *ps, const struct px_acct_row *rows, size_t n) {
+  struct pg_store *s = (struct pg_store *)ps;
+  char sql[1536], num[16][24], real[32];
+  px_sql_acct_upsert(sql, sizeof sql, true);
+  if (pg_exec(s, "BEGIN")) return PX_EIO;
+  for (size_t i = 0; i < n; i++) {
+    const struct px_acct_row *r = &rows[i];
+    const int64_t ints[] = {(int64_t)r->job_id, r->attempt, (int64_t)r->array_job_id,
+                            r->array_task_id, r->uid, r->submit_time, r->eligible_time,
+                            r->start_time, r->end_time, r->exit_code, r->term_signal, r->nnodes,
+                            r->ngpus, r->ncpus, (int64_t)r->mem_mib};
+    for (size_t k = 0; k < 15; k++) snprintf(num[k], sizeof num[k], "%lld", (long long)ints[k]);
+    snprintf(real, sizeof real, "%.17g", r->billable_tres_s);
+    const char *vals[PX_ACCT_NCOLUMNS] = {
+        num[0],  num[1],  num[2],  num[3],  r->name,  r->user,  r->account, r->partition,
+        r->qos,  r->state, r->nodelist, num[4], num[5], num[6], num[7],  num[8],
+        num[9],  num[10], num[11], num[12], num[13], num[14], real};
+    PGresult *res = pg_params(s, sql, PX_ACCT_NCOLUMNS, vals);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_rollback(s, pg_fail(s, res, "acct"));
+    PQclear(res);
+  }
+  return pg_exec(s, "COMMIT") ? pg_rollback(s, PX_EIO) : 0;
+}
+
+static PGresult *pg_query(struct pg_store *s, const struct px_sql *q) {
+  char num[PX_SQL_MAXPARAMS][24];
+  const char *vals[PX_SQL_MAXPARAMS];
+  for (int i = 0; i < q->nparams; i++) {
+    if (q->params[i].is_text) {
+      vals[i] = q->params[i].s;
+    } else {
+      snprintf(num[i], sizeof num[i], "%lld", (long long)q->params[i].i);
+      vals[i] = num[i];
+    }
+  }
+  return pg_params(s, q->text, q->nparams, vals);
+}
+
+static int pg_acct_query(struct px_store *ps, const struct px_acct_query *a, px_store_acct_fn fn,
+                         void *ctx) {
+  struct pg_store *s = (struct pg_store *)ps;
+  struct px_sql q = {.dollar = true};
+  px_sql_acct_query(&q, a);
+  PGresult *res = pg_query(s, &q);
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) return pg_fail(s, res, "acct query");
+  int rc = 0;
+  for (int i = 0; !rc && i < PQntuples(res); i++) {
+    int c = 0;
+    struct px_acct_row r = {0};
+    r.job_id = (uint64_t)ival(res, i, c++);
+    r.attempt = (uint32_t)ival(res, i, c++);
+    r.array_job_id = (uint64_t)ival(res, i, c++);
+    r.array_task_id = (uint32_t)ival(res, i, c++);
+    const char **texts[] = {&r.name, &r.user, &r.account, &r.partition, &r.qos, &r.state,
+                            &r.nodelist};
+    for (size_t k = 0; k < 7; k++) *texts[k] = val(res, i, c++);
+    r.uid = (uint32_t)ival(res, i, c++);
+    int64_t *times[] = {&r.submit_time, &r.eligible_time, &r.start_time, &r.end_time};
+    for (size_t k = 0; k < 4; k++) *times[k] = ival(res, i, c++);
+    r.exit_code = (int32_t)ival(res, i, c++);
+    r.term_signal = (int32_t)ival(res, i, c++);
+    r.nnodes = (uint32_t)ival(res, i, c++);
+    r.ngpus = (uint32_t)ival(res, i, c++);
+    r.ncpus = (uint32_t)ival(res, i, c++);
+    r.mem_mib = (uint64_t)ival(res, i, c++);
+    r.billable_tres_s = strtod(PQgetvalue(res, i, c), NULL);
+    rc = fn(ctx, &r);
+  }
+  PQclear(res);
+  return rc;
+}
+
+static int pg_usage(struct px_store *ps, int64_t since, int64_t now, enum px_usage_by by,
+                    px_store_usage_fn fn, void *ctx) {
+  struct pg_store *s = (struct pg_store *)ps;
+  struct px_sql q = {.dollar = true};
+  int rc = px_sql_usage(&q, since, now, by, "LEAST", "GREATEST");
+  if (rc) return rc;
+  PGresult *res = pg_query(s, &q);
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) return pg_fail(s, res, "usage");
+  for (int i = 0; !rc && i < PQntuples(res); i++) {
+    const char *key = val(res, i, 0);
+    struct px_usage_row r = {key ? key : "", strtod(PQgetvalue(res, i, 1), NULL),
+                             strtod(PQgetvalue(res, i, 2), NULL), (uint64_t)ival(res, i, 3),
+                             strtod(PQgetvalue(res, i, 4), NULL)};
+    rc = fn(ctx, &r);
+  }
+  PQclear(res);
+  return rc;
+}
+
+static void pg_close(struct px_store *ps) {
+  struct pg_store *s = (struct pg_store *)ps;
+  PQfinish(s->conn);
+  free(s);
+}
+
+static const struct px_store_ops pg_ops = {
+    "postgresql", pg_append,     pg_replay, pg_last_seq, pg_snapshot_put, pg_snapshot_get,
+    pg_acct_put,  pg_acct_query, pg_usage,  pg_close,
+};
+
+int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag *d) {
+  struct pg_store *s = calloc(1, sizeof *s);
+  char schema[2048];
+  *out = NULL;
+  if (!s) return PX_ENOMEM;
+  s->base.ops = &pg_ops;
+  s->conn = PQconnectdb(conninfo);
+  if (PQstatus(s->conn) != CONNECTION_OK) {
+    px_diag_set(d, PX_ECONNECT, -1, "store: cannot connect to PostgreSQL: %s",
+                PQerrorMessage(s->conn));
+    goto fail;
+  }
+  px_sql_schema(schema, sizeof schema, "BYTEA", "DOUBLE PRECISION");
+  if (pg_exec(s, "SET client_min_messages = warning") || pg_exec(s, schema)) {
+    px_diag_set(d, PX_EIO, -1, "store: %s", s->base.errmsg);
+    goto fail;
+  }
+  *out = &s->base;
+  return 0;
+fail:
+  pg_close(&s->base);
+  return d ? (strstr(d->msg, "connect") ? PX_ECONNECT : PX_EIO) : PX_EIO;
+}
+#endif

@@ -1,0 +1,103 @@
+/* store_sql.c - the SQL text both store backends share (store_sql.h). */
+#include "store/store_sql.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int px_sql_schema(char *buf, size_t size, const char *blob, const char *real) {
+  int n = snprintf(
+      buf, size,
+      "CREATE TABLE IF NOT EXISTS journal(seq BIGINT PRIMARY KEY, time BIGINT NOT NULL,"
+      " kind TEXT NOT NULL, job_id BIGINT NOT NULL, subject TEXT, data TEXT);"
+      "CREATE TABLE IF NOT EXISTS snapshot(id INTEGER PRIMARY KEY, seq BIGINT NOT NULL,"
+      " data %s NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS acct(job_id BIGINT NOT NULL, attempt INTEGER NOT NULL,"
+      " array_job_id BIGINT, array_task_id BIGINT, name TEXT, usr TEXT, account TEXT,"
+      " partition TEXT, qos TEXT, state TEXT, nodelist TEXT, uid BIGINT,"
+      " submit_time BIGINT, eligible_time BIGINT, start_time BIGINT, end_time BIGINT,"
+      " exit_code INTEGER, term_signal INTEGER, nnodes BIGINT, ngpus BIGINT, ncpus BIGINT,"
+      " mem_mib BIGINT, billable_tres_s %s, PRIMARY KEY(job_id, attempt));"
+      "CREATE INDEX IF NOT EXISTS acct_end ON acct(end_time);"
+      "CREATE INDEX IF NOT EXISTS acct_user ON acct(usr);",
+      blob, real);
+  return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
+}
+
+static void add(struct px_sql *q, const char *fmt, ...) {
+  size_t len = strlen(q->text);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(q->text + len, sizeof q->text - len, fmt, ap);
+  va_end(ap);
+}
+
+/* Appends "<sep><col> <op> <placeholder>" and records the parameter. */
+static void cond(struct px_sql *q, const char *col, const char *op, bool is_text, int64_t i,
+                 const char *s) {
+  add(q, "%s%s %s ", q->nparams ? " AND " : " WHERE ", col, op);
+  if (q->dollar)
+    add(q, "$%d", q->nparams + 1);
+  else
+    add(q, "?");
+  q->params[q->nparams++] = (struct px_sql_param){is_text, i, s};
+}
+
+int px_sql_acct_query(struct px_sql *q, const struct px_acct_query *a) {
+  bool dollar = q->dollar;
+  memset(q, 0, sizeof *q);
+  q->dollar = dollar;
+  add(q, "SELECT " PX_ACCT_COLUMNS " FROM acct");
+  if (a->user) cond(q, "usr", "=", true, 0, a->user);
+  if (a->account) cond(q, "account", "=", true, 0, a->account);
+  if (a->partition) cond(q, "partition", "=", true, 0, a->partition);
+  if (a->job_id) cond(q, "job_id", "=", false, (int64_t)a->job_id, NULL);
+  if (a->since) cond(q, "end_time", ">=", false, a->since, NULL);
+  if (a->until) cond(q, "start_time", "<", false, a->until, NULL);
+  if (a->after_job_id) cond(q, "job_id", ">", false, (int64_t)a->after_job_id, NULL);
+  add(q, " ORDER BY job_id, attempt");
+  if (a->limit) add(q, " LIMIT %u", a->limit);
+  return 0;
+}
+
+int px_sql_usage(struct px_sql *q, int64_t since, int64_t now, enum px_usage_by by,
+                 const char *least, const char *greatest) {
+  static const char *const cols[] = {"account", "usr", "partition"};
+  if ((unsigned)by > PX_USAGE_PARTITION) return PX_EINVAL;
+  bool dollar = q->dollar;
+  memset(q, 0, sizeof *q);
+  q->dollar = dollar;
+  const char *col = cols[by];
+  /* A running job (end_time 0) counts up to now; every run is clipped to the
+   * window so that a week-long job contributes only its part of it. */
+  add(q,
+      "SELECT %s, SUM(ngpus * (%s(CASE WHEN end_time = 0 THEN %lld ELSE end_time END, %lld)"
+      " - %s(start_time, %lld))), SUM(billable_tres_s), COUNT(*),"
+      " SUM(start_time - CASE WHEN eligible_time > 0 THEN eligible_time ELSE submit_time END)"
+      " FROM acct WHERE start_time > 0 AND (end_time = 0 OR end_time >= %lld)"
+      " GROUP BY %s ORDER BY %s",
+      col, least, (long long)now, (long long)now, greatest, (long long)since, (long long)since,
+      col, col);
+  return 0;
+}
+
+int px_sql_acct_upsert(char *buf, size_t size, bool dollar) {
+  char vals[256] = "";
+  for (int i = 1; i <= PX_ACCT_NCOLUMNS; i++) {
+    size_t len = strlen(vals);
+    if (dollar)
+      snprintf(vals + len, sizeof vals - len, "%s$%d", i > 1 ? "," : "", i);
+    else
+      snprintf(vals + len, sizeof vals - len, "%s?", i > 1 ? "," : "");
+  }
+  int n = snprintf(buf, size,
+                   "INSERT INTO acct(" PX_ACCT_COLUMNS ") VALUES(%s) ON CONFLICT(job_id, attempt)"
+                   " DO UPDATE SET state=excluded.state, nodelist=excluded.nodelist,"
+                   " eligible_time=excluded.eligible_time, start_time=excluded.start_time,"
+                   " end_time=excluded.end_time, exit_code=excluded.exit_code,"
+                   " term_signal=excluded.term_signal, nnodes=excluded.nnodes,"
+                   " ngpus=excluded.ngpus, ncpus=excluded.ncpus, mem_mib=excluded.mem_mib,"
+                   " billable_tres_s=excluded.billable_tres_s, partition=excluded.partition",
+                   vals);
+  return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
+}

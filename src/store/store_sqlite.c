@@ -1,0 +1,297 @@
+/*
+ * store_sqlite.c - the SQLite backend of store.h: one database file in WAL
+ * mode with synchronous=FULL, so a commit returns after the WAL is fsynced.
+ * Statements used on hot paths are prepared once at open.
+ */
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store/store_sql.h"
+
+struct sq_store {
+  struct px_store base;
+  sqlite3 *db;
+  sqlite3_stmt *ins_journal, *ins_acct;
+};
+
+static int sq_fail(struct sq_store *s, const char *what) {
+  snprintf(s->base.errmsg, sizeof s->base.errmsg, "sqlite %s: %s", what, sqlite3_errmsg(s->db));
+  return PX_EIO;
+}
+
+static int sq_exec(struct sq_store *s, const char *sql) {
+  char *err = NULL;
+  if (sqlite3_exec(s->db, sql, NULL, NULL, &err) == SQLITE_OK) return 0;
+  snprintf(s->base.errmsg, sizeof s->base.errmsg, "sqlite: %s", err ? err : "?");
+  sqlite3_free(err);
+  return PX_EIO;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v) {
+  if (v)
+    sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(st, i);
+}
+
+static int sq_append(struct px_store *ps, const struct px_store_rec *r, size_t n) {
+  struct sq_store *s = (struct sq_store *)ps;
+  if (sq_exec(s, "BEGIN IMMEDIATE")) return PX_EIO;
+  for (size_t i = 0; i < n; i++) {
+    sqlite3_stmt *st = s->ins_journal;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)r[i].seq);
+    sqlite3_bind_int64(st, 2, r[i].time);
+    bind_text(st, 3, r[i].kind);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)r[i].job_id);
+    bind_text(st, 5, r[i].subject);
+    bind_text(st, 6, r[i].data);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+      sq_fail(s, "append");
+      sq_exec(s, "ROLLBACK");
+      return PX_EIO;
+    }
+  }
+  if (sq_exec(s, "COMMIT")) {
+    sq_exec(s, "ROLLBACK");
+    return PX_EIO;
+  }
+  return 0;
+}
+
+static const char *col_text(sqlite3_stmt *st, int i) {
+  return (const char *)sqlite3_column_text(st, i);
+}
+
+static int sq_replay(struct px_store *ps, uint64_t after, px_store_rec_fn fn, void *ctx) {
+  struct sq_store *s = (struct sq_store *)ps;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db,
+                         "SELECT seq, time, kind, job_id, subject, data FROM journal"
+                         " WHERE seq > ? ORDER BY seq",
+                         -1, &st, NULL) != SQLITE_OK)
+    return sq_fail(s, "replay");
+  sqlite3_bind_int64(st, 1, (sqlite3_int64)after);
+  int rc = 0, step;
+  while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    struct px_store_rec r = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                             col_text(st, 2), (uint64_t)sqlite3_column_int64(st, 3),
+                             col_text(st, 4), col_text(st, 5)};
+    rc = fn(ctx, &r);
+  }
+  if (!rc && step != SQLITE_DONE) rc = sq_fail(s, "replay");
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Runs a query that returns one integer (or none: *v = 0). */
+static int sq_one_int(struct sq_store *s, const char *sql, int64_t *v) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) return sq_fail(s, sql);
+  int step = sqlite3_step(st);
+  *v = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : sq_fail(s, sql);
+}
+
+static int sq_last_seq(struct px_store *ps, uint64_t *seq) {
+  int64_t v;
+  int rc = sq_one_int((struct sq_store *)ps, "SELECT COALESCE(MAX(seq), 0) FROM journal", &v);
+  *seq = rc ? 0 : (uint64_t)v;
+  return rc;
+}
+
+static int sq_snapshot_put(struct px_store *ps, uint64_t seq, const char *data, size_t len) {
+  struct sq_store *s = (struct sq_store *)ps;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO snapshot(id, seq, data) VALUES(1, ?, ?)",
+                         -1, &st, NULL) != SQLITE_OK)
+    return sq_fail(s, "snapshot");
+  sqlite3_bind_int64(st, 1, (sqlite3_int64)seq);
+  sqlite3_bind_blob64(st, 2, data, len, SQLITE_STATIC);
+  int step = sqlite3_step(st);
+  sqlite3_finalize(st);
+  return step == SQLITE_DONE ? 0 : sq_fail(s, "snapshot");
+}
+
+static int sq_snapshot_get(struct px_store *ps, uint64_t *seq, char **data, size_t *len) {
+  struct sq_store *s = (struct sq_store *)ps;
+  sqlite3_stmt *st;
+  *seq = 0;
+  *data = NULL;
+  *len = 0;
+  if (sqlite3_prepare_v2(s->db, "SELECT seq, data FROM snapshot WHERE id = 1", -1, &st, NULL) !=
+      SQLITE_OK)
+    return sq_fail(s, "snapshot");
+  int rc = 0, step = sqlite3_step(st);
+  if (step == SQLITE_ROW) {
+    size_t n = (size_t)sqlite3_column_bytes(st, 1);
+    *data = malloc(n + 1);
+    if (!*data) {
+      rc = PX_ENOMEM;
+    } else {
+      if (n) memcpy(*data, sqlite3_column_blob(st, 1), n);
+      (*data)[n] = '\0';
+      *len = n;
+      *seq = (uint64_t)sqlite3_column_int64(st, 0);
+    }
+  } else if (step != SQLITE_DONE) {
+    rc = sq_fail(s, "snapshot");
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static void bind_acct(sqlite3_stmt *st, const struct px_acct_row *r) {
+  int i = 1;
+  sqlite3_bind_int64(st, i++, (sqlite3_int64)r->job_id);
+  sqlite3_bind_int64(st, i++, r->attempt);
+  sqlite3_bind_int64(st, i++, (sqlite3_int64)r->array_job_id);
+  sqlite3_bind_int64(st, i++, r->array_task_id);
+  const char *texts[] = {r->name, r->user, r->account, r->partition, r->qos, r->state, r->nodelist};
+  for (size_t k = 0; k < 7; k++) bind_text(st, i++, texts[k]);
+  const int64_t ints[] = {r->uid,        r->submit_time, r->eligible_time, r->start_time,
+                          r->end_time,   r->exit_code,   r->term_signal,   r->nnodes,
+                          r->ngpus,      r->ncpus,       (int64_t)r->mem_mib};
+  for (size_t k = 0; k < 11; k++) sqlite3_bind_int64(st, i++, ints[k]);
+  sqlite3_bind_double(st, i, r->billable_tres_s);
+}
+
+static int sq_acct_put(struct px_store *ps, const struct px_acct_row *rows, size_t n) {
+  struct sq_store *s = (struct sq_store *)ps;
+  if (sq_exec(s, "BEGIN IMMEDIATE")) return PX_EIO;
+  for (size_t i = 0; i < n; i++) {
+    bind_acct(s->ins_acct, &rows[i]);
+    int step = sqlite3_step(s->ins_acct);
+    sqlite3_reset(s->ins_acct);
+    sqlite3_clear_bindings(s->ins_acct);
+    if (step != SQLITE_DONE) {
+      sq_fail(s, "acct");
+      sq_exec(s, "ROLLBACK");
+      return PX_EIO;
+    }
+  }
+  return sq_exec(s, "COMMIT") ? (sq_exec(s, "ROLLBACK"), PX_EIO) : 0;
+}
+
+static int sq_prepare(struct sq_store *s, const struct px_sql *q, sqlite3_stmt **st) {
+  if (sqlite3_prepare_v2(s->db, q->text, -1, st, NULL) != SQLITE_OK) return sq_fail(s, "query");
+  for (int i = 0; i < q->nparams; i++) {
+    if (q->params[i].is_text)
+      sqlite3_bind_text(*st, i + 1, q->params[i].s, -1, SQLITE_STATIC);
+    else
+      sqlite3_bind_int64(*st, i + 1, q->params[i].i);
+  }
+  return 0;
+}
+
+static void read_acct(sqlite3_stmt *st, struct px_acct_row *r) {
+  int i = 0;
+  r->job_id = (uint64_t)sqlite3_column_int64(st, i++);
+  r->attempt = (uint32_t)sqlite3_column_int64(st, i++);
+  r->array_job_id = (uint64_t)sqlite3_column_int64(st, i++);
+  r->array_task_id = (uint32_t)sqlite3_column_int64(st, i++);
+  const char **texts[] = {&r->name,      &r->user,  &r->account, &r->partition,
+                          &r->qos,       &r->state, &r->nodelist};
+  for (size_t k = 0; k < 7; k++) *texts[k] = col_text(st, i++);
+  r->uid = (uint32_t)sqlite3_column_int64(st, i++);
+  r->submit_time = sqlite3_column_int64(st, i++);
+  r->eligible_time = sqlite3_column_int64(st, i++);
+  r->start_time = sqlite3_column_int64(st, i++);
+  r->end_time = sqlite3_column_int64(st, i++);
+  r->exit_code = (int32_t)sqlite3_column_int64(st, i++);
+  r->term_signal = (int32_t)sqlite3_column_int64(st, i++);
+  r->nnodes = (uint32_t)sqlite3_column_int64(st, i++);
+  r->ngpus = (uint32_t)sqlite3_column_int64(st, i++);
+  r->ncpus = (uint32_t)sqlite3_column_int64(st, i++);
+  r->mem_mib = (uint64_t)sqlite3_column_int64(st, i++);
+  r->billable_tres_s = sqlite3_column_double(st, i);
+}
+
+static int sq_acct_query(struct px_store *ps, const struct px_acct_query *a, px_store_acct_fn fn,
+                         void *ctx) {
+  struct sq_store *s = (struct sq_store *)ps;
+  struct px_sql q = {.dollar = false};
+  sqlite3_stmt *st;
+  px_sql_acct_query(&q, a);
+  int rc = sq_prepare(s, &q, &st), step = SQLITE_DONE;
+  while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    struct px_acct_row r;
+    read_acct(st, &r);
+    rc = fn(ctx, &r);
+  }
+  if (!rc && step != SQLITE_DONE) rc = sq_fail(s, "acct query");
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int sq_usage(struct px_store *ps, int64_t since, int64_t now, enum px_usage_by by,
+                    px_store_usage_fn fn, void *ctx) {
+  struct sq_store *s = (struct sq_store *)ps;
+  struct px_sql q = {.dollar = false};
+  sqlite3_stmt *st;
+  int rc = px_sql_usage(&q, since, now, by, "MIN", "MAX");
+  if (!rc) rc = sq_prepare(s, &q, &st);
+  if (rc) return rc;
+  int step = SQLITE_DONE;
+  while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    struct px_usage_row r = {col_text(st, 0), sqlite3_column_double(st, 1),
+                             sqlite3_column_double(st, 2), (uint64_t)sqlite3_column_int64(st, 3),
+                             sqlite3_column_double(st, 4)};
+    if (!r.key) r.key = "";
+    rc = fn(ctx, &r);
+  }
+  if (!rc && step != SQLITE_DONE) rc = sq_fail(s, "usage");
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static void sq_close(struct px_store *ps) {
+  struct sq_store *s = (struct sq_store *)ps;
+  sqlite3_finalize(s->ins_journal);
+  sqlite3_finalize(s->ins_acct);
+  sqlite3_close(s->db);
+  free(s);
+}
+
+static const struct px_store_ops sq_ops = {
+    "sqlite",     sq_append,  sq_replay,     sq_last_seq, sq_snapshot_put, sq_snapshot_get,
+    sq_acct_put,  sq_acct_query, sq_usage,   sq_close,
+};
+
+int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag *d) {
+  struct sq_store *s = calloc(1, sizeof *s);
+  char schema[2048], upsert[1536];
+  if (!s) return PX_ENOMEM;
+  s->base.ops = &sq_ops;
+  if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+      SQLITE_OK) {
+    px_diag_set(d, PX_EIO, -1, "store: cannot open %s: %s", path,
+                s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    goto fail;
+  }
+  sqlite3_busy_timeout(s->db, 5000);
+  px_sql_schema(schema, sizeof schema, "BLOB", "REAL");
+  px_sql_acct_upsert(upsert, sizeof upsert, false);
+  if (sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") || sq_exec(s, schema) ||
+      sqlite3_prepare_v2(s->db,
+                         "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
+                         " VALUES(?, ?, ?, ?, ?, ?)",
+                         -1, &s->ins_journal, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(s->db, upsert, -1, &s->ins_acct, NULL) != SQLITE_OK) {
+    px_diag_set(d, PX_EIO, -1, "store: %s: %s", path,
+                s->base.errmsg[0] ? s->base.errmsg : sqlite3_errmsg(s->db));
+    goto fail;
+  }
+  *out = &s->base;
+  return 0;
+fail:
+  sq_close(&s->base);
+  return PX_EIO;
+}

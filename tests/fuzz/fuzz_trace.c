@@ -1,0 +1,32 @@
+/*
+ * fuzz_trace.c - libFuzzer target for the CSV trace reader: any bytes must
+ * give either a trace whose jobs satisfy the reader's promises or an error
+ * with a message, never a crash, leak or undefined behaviour.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/trace.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  struct px_trace t;
+  struct px_diag d;
+  int rc = px_trace_parse(&t, (const char *)data, size, &d);
+  if (rc) {
+    if (rc != PX_ENOMEM && d.msg[0] == '\0') abort(); /* every error explains itself */
+    if (t.jobs.len || t.names.len) abort();            /* a failed parse leaves nothing */
+    return 0;
+  }
+  for (size_t i = 0; i < t.jobs.len; i++) {
+    const struct px_trace_job *j = &t.jobs.v[i];
+    if (j->submit_s < 0 || j->duration_s < 0 || j->id_off >= t.ids.len) abort();
+    if ((j->queue != PX_TRACE_NONE && j->queue >= t.names.len) || j->line == 0) abort();
+    if (strlen(px_trace_id(&t, j)) > size) abort();
+  }
+  px_trace_fini(&t);
+  return 0;
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# A three-host cluster in network namespaces (server and two agents, each
+# with its own address on a veth bridge): a 2-node gang sees the right node
+# list, ranks, MASTER_ADDR and CUDA_VISIBLE_DEVICES on both hosts, and both
+# tasks really run (rank 1 reaches rank 0 at MASTER_ADDR:MASTER_PORT). Then a
+# gang is cancelled on both hosts and nothing is left behind on either.
+# The server is the protocol stand-in (agent/mock_server.py).
+source "$(dirname "$0")/agent/lib.sh"
+need_root
+ensure_users
+command -v ip >/dev/null || { echo "SKIP: no iproute2"; exit 0; }
+T=$(mktemp -d /tmp/pxgang.XXXXXX)
+chmod 755 "$T"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+  [ -n "${MOCK_PID:-}" ] && kill "$MOCK_PID" 2>/dev/null
+  for h in a b; do kill_leftovers "$T/$h"; done
+  net_down
+  rm -rf "$T"
+}
+trap cleanup EXIT
+WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK"
+net_up 1 srv a b              # srv 10.77.1.1, a 10.77.1.2, b 10.77.1.3
+start_mock 10.77.1.1 43300 "pxsrv$$"
+n=0
+for h in a b; do
+  n=$((n + 1))
+  # nsenter, not `ip netns exec`: that one remounts /sys, hiding the cgroup mounts
+  nsenter --net="/run/netns/px$h$$" "$PHALANX" agent --server "$MOCK" --node "n0$n" --addr "10.77.1.$((n + 1))" \
+    --state-dir "$T/$h" --emulate-gpus 4:h100 --kill-wait 1 --cluster nsnet 2>>"$T/agent-$h.log" &
+  PIDS+=($!)
+done
+wait_for 10 registered n01 && wait_for 10 registered n02 || fail "agents did not register"
+addr=$(mock_get /test/registrations | jq -r '.n02[0].addr')
+[ "$addr" = 10.77.1.3 ] || fail "n02 registered address $addr"
+
+# rank 0 listens on MASTER_PORT; rank 1 connects from the other host and says hello
+task='env | sort > '"$WORK"'/env.$SLURM_PROCID
+exec python3 - <<PY
+import os, socket, time
+rank, port = int(os.environ["RANK"]), int(os.environ["MASTER_PORT"])
+if rank == 0:
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", port)); s.listen(1); s.settimeout(20)
+    c, peer = s.accept()
+    open("'"$WORK"'/hello", "w").write(c.recv(100).decode() + " from " + peer[0] + "\n")
+else:
+    for i in range(400):
+        try:
+            socket.create_connection((os.environ["MASTER_ADDR"], port), 1).sendall(b"rank1"); break
+        except OSError: time.sleep(0.05)
+PY'
+gang() { # gang JOBID RANK GPUS SCRIPT: the order for node RANK of a 2-node gang
+  launch_json "$1" pxtest1 x 'del(.script)' ".argv = [\"/bin/bash\", \"-c\", $(jq -Rs . <<<"$4")]" \
+    '.nodes = ["n01","n02"]' '.node_addrs = ["10.77.1.2","10.77.1.3"]' ".node_rank = $2" \
+    '.ntasks = 2' '.tasks_per_node = [1,1]' ".gpus = $3" '.gpus_per_node = [2,2]' \
+    '.cpus_per_task = 1' '.master_port = 43399' '.account = "llm"' '.partition = "gpu"'
+}
+mock_post "/test/launch?node=n01" "$(gang 31 0 '[0,1]' "$task")"
+mock_post "/test/launch?node=n02" "$(gang 31 1 '[2,3]' "$task")"
+wait_for 20 reported 31 n01 COMPLETED && wait_for 20 reported 31 n02 COMPLETED ||
+  fail "gang 31 did not complete: $(mock_get /test/reports) $(cat "$T"/agent-*.log | tail -5)"
+grep -q "rank1 from 10.77.1.3" "$WORK/hello" || fail "rank 1 did not reach rank 0: $(cat "$WORK/hello" 2>&1)"
+want() { grep -qxF -- "$2" "$WORK/env.$1" || fail "rank $1: want $2, got $(grep "^${2%%=*}=" "$WORK/env.$1")"; }
+for r in 0 1; do
+  want $r SLURM_JOB_NODELIST='n[01-02]'; want $r SLURM_NNODES=2; want $r SLURM_NTASKS=2
+  want $r SLURM_TASKS_PER_NODE='1(x2)'; want $r SLURM_PROCID=$r; want $r SLURM_NODEID=$r
+  want $r SLURM_LOCALID=0; want $r MASTER_ADDR=10.77.1.2; want $r MASTER_PORT=43399
+  want $r WORLD_SIZE=2; want $r RANK=$r; want $r LOCAL_RANK=0; want $r SLURM_GPUS_ON_NODE=2
+  want $r SLURM_JOB_ACCOUNT=llm; want $r SLURM_CLUSTER_NAME=nsnet; want $r PHALANX_PROCID=$r
+  want $r USER=pxtest1
+done
+want 0 CUDA_VISIBLE_DEVICES=0,1; want 0 SLURMD_NODENAME=n01
+want 1 CUDA_VISIBLE_DEVICES=2,3; want 1 SLURMD_NODENAME=n02
+ok "2-node gang across namespaces: node list, ranks, MASTER_ADDR, GPUs right on both; rank 1 reached rank 0"
+
+# Cancel a running gang on both hosts: nothing is left on either.
+hold='echo up > '"$WORK"'/up.$SLURM_PROCID; trap "" TERM; setsid sleep 4731 & sleep 4732'
+mock_post "/test/launch?node=n01" "$(gang 32 0 '[0,1]' "$hold")"
+mock_post "/test/launch?node=n02" "$(gang 32 1 '[2,3]' "$hold")"
+wait_for 10 test -e "$WORK/up.0" && wait_for 10 test -e "$WORK/up.1" || fail "gang 32 did not start"
+for node in n01 n02; do
+  mock_post "/test/signal?node=$node" '{"job_id":32,"signal":15,"grace_s":1,"reason":"CANCELLED"}'
+done
+wait_for 10 reported 32 n01 CANCELLED && wait_for 10 reported 32 n02 CANCELLED ||
+  fail "gang 32 not cancelled: $(mock_get /test/reports)"
+[ -z "$(procs_with 'sleep 473[12]')" ] || fail "processes left after cancel: $(procs_with 'sleep 473')"
+ok "gang cancelled on both hosts; no process left behind"

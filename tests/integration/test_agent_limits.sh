@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Ending jobs leaves nothing behind: a cancelled job whose processes ignore
+# SIGTERM, fork into new sessions and daemonise is gone entirely after the
+# grace time (CANCELLED); a job reaching its time limit gets its --signal
+# ahead of the limit, then SIGTERM, then SIGKILL after KillWait (TIMEOUT).
+source "$(dirname "$0")/agent/lib.sh"
+need_root
+ensure_users
+T=$(mktemp -d /tmp/pxlim.XXXXXX)
+chmod 755 "$T"
+cleanup() { kill_leftovers "$T/state"; rm -rf "$T"; }
+trap cleanup EXIT
+WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK"
+run() { "$PHALANX" agent --run-local "$1" --state-dir "$T/state" --kill-wait 1 2>>"$T/agent.log"; }
+
+# 1. Cancel with a 1 s grace: everything ignores SIGTERM, so SIGKILL must reach
+#    the process group, a setsid'd child and a double-forked daemon alike.
+launch_json 11 pxtest1 '#!/bin/bash
+trap "" TERM
+sleep 4711 &
+setsid sleep 4712 &
+( setsid bash -c "sleep 4713 &" & )
+echo started > '"$WORK"'/started
+wait' >"$T/11.json"
+run "$T/11.json" >"$T/11.st" &
+runner=$!
+jobdir=$T/state/jobs/11.0
+all_up() { [ -e "$WORK/started" ] && [ "$(procs_with 'sleep 471[123]' | wc -l)" -eq 3 ]; }
+wait_for 10 all_up || fail "job 11's processes did not start"
+memcg=$(jq -r '.cgroup.memory' "$jobdir/state.json")
+[ "$(wc -l <"$memcg/cgroup.procs")" -ge 4 ] || fail "job 11's processes are not all in its cgroup $memcg"
+echo "15 1 CANCELLED" >"$jobdir/ctl"
+wait $runner
+[ "$(field "$T/11.st" state)" = CANCELLED ] || fail "job 11: $(cat "$T/11.st")"
+[ -z "$(procs_with 'sleep 471[123]')" ] || fail "processes left after cancel: $(procs_with 'sleep 471')"
+[ ! -d "$memcg" ] || fail "cgroup $memcg left behind"
+ok "cancel: SIGTERM ignored, SIGKILL after grace, no process or cgroup left"
+
+# 2. Time limit 3 s (from a whole-second start) with --signal=USR1@1 and KillWait 1 s.
+launch_json 12 pxtest1 '#!/bin/bash
+trap "echo got USR1" USR1
+trap "echo got TERM" TERM
+setsid sleep 4721 &
+while :; do sleep 0.05; done' ".time_limit_s = 3" ".start_time = $(date +%s)" ".signal_num = 10" \
+  ".signal_time_s = 1" >"$T/12.json"
+t0=$(date +%s%N)
+run "$T/12.json" >"$T/12.st"
+elapsed_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$(field "$T/12.st" state)" = TIMEOUT ] || fail "job 12: $(cat "$T/12.st")"
+out=$WORK/slurm-12.out
+grep -q "got USR1" "$out" && grep -q "got TERM" "$out" || fail "signals not seen: $(cat "$out")"
+[ "$(grep -n 'got USR1' "$out" | cut -d: -f1)" -lt "$(grep -n 'got TERM' "$out" | cut -d: -f1)" ] ||
+  fail "--signal came after SIGTERM"
+[ -z "$(procs_with 'sleep 4721')" ] || fail "process left after the time limit"
+# limit 3 s + KillWait 1 s, less up to a second (the start is whole seconds)
+[ "$elapsed_ms" -ge 2000 ] && [ "$elapsed_ms" -le 6000 ] || fail "TIMEOUT after $elapsed_ms ms"
+ok "time limit: --signal, then SIGTERM, then SIGKILL after KillWait (TIMEOUT after $elapsed_ms ms)"

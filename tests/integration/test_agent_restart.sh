@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Agent and server restarts lose no job outcome and start no task twice:
+#  1. an agent killed with -9 while its job runs leaves the job running; the
+#     restarted agent re-registers listing the job, reattaches, ignores the
+#     launch order the server sends again, and reports the job's end;
+#  2. a job that ends while the server is away is reported when it returns.
+# The server here is the protocol stand-in (agent/mock_server.py) on loopback.
+source "$(dirname "$0")/agent/lib.sh"
+need_root
+ensure_users
+T=$(mktemp -d /tmp/pxrst.XXXXXX)
+chmod 755 "$T"
+AGENT_PID=
+cleanup() {
+  [ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
+  [ -n "${MOCK_PID:-}" ] && kill "$MOCK_PID" 2>/dev/null
+  kill_leftovers "$T/state"
+  rm -rf "$T"
+}
+trap cleanup EXIT
+WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK"
+PORT=43210
+start_mock 127.0.0.1 $PORT
+start_agent() {
+  "$PHALANX" agent --server "$MOCK" --node n01 --state-dir "$T/state" --emulate-gpus 2 --kill-wait 1 \
+    --log-level debug 2>>"$T/agent.log" &
+  AGENT_PID=$!
+}
+
+# 1. kill -9 the agent mid-job, restart it.
+launch_json 21 pxtest1 '#!/bin/sh
+echo started >> '"$WORK"'/starts
+while [ ! -e '"$WORK"'/go ]; do sleep 0.05; done
+echo finished' >"$T/21.json"
+start_agent
+wait_for 10 registered n01 || fail "agent did not register"
+mock_post "/test/launch?node=n01" "$(cat "$T/21.json")"
+wait_for 10 reported 21 n01 RUNNING || fail "no RUNNING report"
+wait_for 10 test -e "$WORK/starts" || fail "job 21 did not start"
+sup=$(jq -r .supervisor "$T/state/jobs/21.0/state.json")
+kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true
+kill -0 "$sup" || fail "the job's supervisor died with the agent"
+start_agent
+# the restart registers again, with the running job listed
+two_regs() { mock_get /test/registrations | jq -e '.n01 | length == 2 and (.[1].jobs | any(.job_id == 21 and .state == "RUNNING"))' >/dev/null; }
+wait_for 10 two_regs || fail "re-registration without job 21: $(mock_get /test/registrations)"
+# the stand-in resends every order from seq 0 to a fresh agent: the launch must not run again
+touch "$WORK/go"
+wait_for 10 reported 21 n01 COMPLETED || fail "job 21's end not reported: $(mock_get /test/reports)"
+[ "$(wc -l <"$WORK/starts")" -eq 1 ] || fail "job 21 started $(wc -l <"$WORK/starts") times"
+grep -q finished "$WORK/slurm-21.out" || fail "job 21 did not finish its script"
+ok "agent killed -9 mid-job: job kept running, reattached, not started twice, end reported"
+
+# 2. The job ends while the server refuses reports; the end arrives once it is back.
+launch_json 22 pxtest1 '#!/bin/sh
+while [ ! -e '"$WORK"'/go22 ]; do sleep 0.05; done' >"$T/22.json"
+mock_post "/test/launch?node=n01" "$(cat "$T/22.json")"
+wait_for 10 reported 22 n01 RUNNING || fail "job 22 not running"
+mock_post /test/reports_down
+touch "$WORK/go22"
+wait_for 10 test -e "$T/state/jobs/22.0/status.json" || fail "job 22 did not end"
+! reported 22 n01 COMPLETED || fail "report accepted while the server was down"
+mock_post /test/reports_up
+wait_for 10 reported 22 n01 COMPLETED || fail "job 22's end never reported"
+wait_for 10 test ! -e "$T/state/jobs/22.0" || fail "job 22's directory kept after the server acknowledged"
+ok "an end during a server outage is reported when the server returns"
+
+# 3. The server process itself restarts (all its memory gone) while a job runs.
+launch_json 23 pxtest1 '#!/bin/sh
+while [ ! -e '"$WORK"'/go23 ]; do sleep 0.05; done' >"$T/23.json"
+mock_post "/test/launch?node=n01" "$(cat "$T/23.json")"
+wait_for 10 reported 23 n01 RUNNING || fail "job 23 not running"
+kill "$MOCK_PID"; wait "$MOCK_PID" 2>/dev/null || true
+touch "$WORK/go23"
+wait_for 10 test -e "$T/state/jobs/23.0/status.json" || fail "job 23 did not end"
+start_mock 127.0.0.1 $PORT
+wait_for 15 reported 23 n01 COMPLETED || fail "job 23's end not reported to the restarted server"
+ok "server restarted while the job ran: the agent re-registered and reported the end"

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_sim_cli.sh - `phalanx sim` as a user runs it: byte-identical JSON for
+# the same inputs, the conservation verdict, the table, precise input errors,
+# silence on a non-terminal stderr, and the pictures.
+set -euo pipefail
+: "${PHALANX:?}" "${PX_SRC:?}" "${PX_TESTDATA:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+trace=$PX_TESTDATA/traces/mix_500.csv
+pol=$PX_SRC/examples/policies
+
+# Determinism: two processes, two policies each, same bytes.
+"$PHALANX" sim --trace "$trace" --cluster 8x8 --policy "$pol/fifo.conf" --policy "$pol/multifactor.conf" \
+  --json > "$tmp/a.json" 2> "$tmp/a.err"
+"$PHALANX" sim --trace "$trace" --cluster 8x8 --policy "$pol/fifo.conf" --policy "$pol/multifactor.conf" \
+  --json > "$tmp/b.json"
+cmp "$tmp/a.json" "$tmp/b.json" || fail "JSON differs between identical runs"
+grep -q '"conserved": true' "$tmp/a.json" || fail "conservation not reported true"
+grep -q '"more GPUs than the cluster": 1' "$tmp/a.json" || fail "oversized job not reported as skipped"
+grep -q '"fractional_gpus_rounded_up": 1' "$tmp/a.json" || fail "fractional GPU request not counted"
+[ "$(grep -c '"policy":' "$tmp/a.json")" -eq 2 ] || fail "expected two policies side by side"
+# stderr is not a terminal here: no progress bar, nothing at all.
+[ ! -s "$tmp/a.err" ] || fail "stderr not silent: $(head -c 200 "$tmp/a.err")"
+if command -v python3 >/dev/null; then python3 -m json.tool "$tmp/a.json" > /dev/null || fail "invalid JSON"; fi
+
+# The table: one column per policy, the verdict row.
+"$PHALANX" sim --trace "$trace" --cluster 8x8 --policy "$pol/fifo.conf" > "$tmp/table.txt"
+grep -Eq '^jobs done +501$' "$tmp/table.txt" || fail "table: jobs done (502 jobs - 1 skipped)"
+grep -Eq '^conservation +ok$' "$tmp/table.txt" || fail "table: conservation row"
+
+# Input errors name line and column, exit status 2.
+printf 'job_id,submit_s,duration_s,gpus,nodes,user,queue,status\nx,0,10,two,,,,\n' > "$tmp/bad.csv"
+set +e
+"$PHALANX" sim --trace "$tmp/bad.csv" --cluster 1x8 > /dev/null 2> "$tmp/bad.err"
+rc=$?
+set -e
+[ $rc -eq 2 ] || fail "bad trace: exit $rc, expected 2"
+grep -q 'bad.csv: line 2, column 8 (gpus): not a non-negative number' "$tmp/bad.err" || fail "bad trace message: $(cat "$tmp/bad.err")"
+set +e
+"$PHALANX" sim --trace "$trace" --cluster 8by8 > /dev/null 2> "$tmp/bad.err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q 'expected NODESxGPUS' "$tmp/bad.err" || fail "bad --cluster: exit $rc"
+printf 'NodeName=n1\n' > "$tmp/bad.conf"
+set +e
+"$PHALANX" sim --trace "$trace" --cluster 8x8 --policy "$tmp/bad.conf" > /dev/null 2> "$tmp/bad.err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q 'bad.conf: line 1: NodeName is not a scheduling key' "$tmp/bad.err" || fail "bad policy: exit $rc"
+
+# Pictures (gnuplot is in scripts/deps.sh).
+if command -v gnuplot >/dev/null; then
+  "$PHALANX" sim --trace "$trace" --cluster 8x8 --policy "$pol/fifo.conf" --policy "$pol/multifactor.conf" \
+    --plots "$tmp/plots" > /dev/null
+  for f in utilisation.png utilisation.svg queue.png jct_cdf.png shares_00_fifo.png shares_01_multifactor.png; do
+    [ -s "$tmp/plots/$f" ] || fail "missing picture $f"
+  done
+  head -c 8 "$tmp/plots/utilisation.png" | od -An -c | grep -q 'P   N   G' || fail "utilisation.png is not a PNG"
+fi
+echo "ok"

@@ -1,0 +1,152 @@
+/*
+ * test_agent_msg.c - the server <-> agent codecs: round trips keep every
+ * field, decoders are strict (unknown field, wrong type, broken cross-field
+ * rule each name the field) and a failed decode leaves nothing behind.
+ */
+#include "px_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/agent_msg.h"
+
+static const char *launch_json =
+    "{\"job_id\":42,\"user\":\"alice\",\"uid\":1001,\"gid\":1001,\"name\":\"train\","
+    "\"account\":\"llm\",\"partition\":\"gpu\",\"argv\":[\"/bin/true\",\"x\"],"
+    "\"env\":[\"PATH=/bin\"],\"nodes\":[\"n01\",\"n02\"],\"node_addrs\":[\"10.0.0.1\",\"10.0.0.2\"],"
+    "\"node_rank\":1,\"ntasks\":4,\"tasks_per_node\":[2,2],\"cpus_per_task\":8,"
+    "\"gpus\":[2,3],\"gpus_per_node\":[2,2],\"cpu_ids\":[16,17],\"ncpus\":16,"
+    "\"mem_mib\":4096,\"master_port\":29500,\"time_limit_s\":3600,\"start_time\":1700000000}";
+
+static void launch_round_trip(void **state) {
+  (void)state;
+  struct px_launch l;
+  struct px_diag d;
+  assert_int_equal(px_launch_decode(launch_json, &l, &d), 0);
+  assert_int_equal(l.job_id, 42);
+  assert_int_equal(l.nnodes, 2);
+  assert_string_equal(l.nodes[1], "n02");
+  assert_null(l.nodes[2]);
+  assert_int_equal(l.node_rank, 1);
+  assert_int_equal(l.ngpus, 2);
+  assert_int_equal(l.gpus[1], 3);
+  assert_int_equal(l.master_port, 29500);
+  assert_string_equal(l.argv[1], "x");
+  assert_null(l.script);
+  char *again = px_launch_encode(&l);
+  assert_non_null(again);
+  struct px_launch l2;
+  assert_int_equal(px_launch_decode(again, &l2, &d), 0);
+  assert_int_equal(l2.mem_mib, 4096);
+  assert_int_equal(l2.tasks_per_node[0], 2);
+  assert_string_equal(l2.node_addrs[0], "10.0.0.1");
+  assert_int_equal(l2.time_limit_s, 3600);
+  free(again);
+  px_launch_fini(&l);
+  px_launch_fini(&l2);
+}
+
+/* Replaces the first occurrence of what in launch_json by with, then decodes. */
+static int decode_edited(const char *what, const char *with, struct px_diag *d) {
+  const char *p = strstr(launch_json, what);
+  assert_non_null(p);
+  char buf[2048];
+  snprintf(buf, sizeof buf, "%.*s%s%s", (int)(p - launch_json), launch_json, with, p + strlen(what));
+  struct px_launch l;
+  memset(&l, 0x5a, sizeof l);
+  int rc = px_launch_decode(buf, &l, d);
+  if (rc == 0) px_launch_fini(&l);
+  return rc;
+}
+
+static void launch_strict(void **state) {
+  (void)state;
+  struct px_diag d;
+  assert_int_equal(decode_edited("\"name\"", "\"nmae\"", &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "launch.nmae: unknown field"));
+  assert_int_equal(decode_edited("\"uid\":1001", "\"uid\":\"1001\"", &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "launch.uid: expected an integer"));
+  assert_int_equal(decode_edited("\"node_rank\":1", "\"node_rank\":2", &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "node_rank"));
+  /* 2+2 tasks on the nodes but ntasks says 5 */
+  assert_int_equal(decode_edited("\"ntasks\":4", "\"ntasks\":5", &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "launch.ntasks"));
+  assert_int_equal(decode_edited("\"tasks_per_node\":[2,2]", "\"tasks_per_node\":[4]", &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "tasks_per_node"));
+  assert_int_equal(decode_edited("\"master_port\":29500", "\"master_port\":70000", &d), PX_EINVAL);
+  assert_int_equal(decode_edited("\"argv\":[\"/bin/true\",\"x\"],", "", &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "script or argv"));
+  assert_int_equal(decode_edited("\"uid\":1001", "\"uid\":-1", &d), PX_EINVAL);
+  assert_int_equal(decode_edited("{", "[", &d), PX_EPARSE);
+}
+
+static void report_codecs(void **state) {
+  (void)state;
+  struct px_gpu_info g[2] = {{0, "GPU-EMU-n01-0", "h100", 81920, 0}, {1, "GPU-EMU-n01-1", "h100", 81920, 1}};
+  struct px_known_job k = {7, "COMPLETED", 0, 0};
+  struct px_node_report r = {.node = "n01", .addr = "10.77.0.2", .cpus = 64, .mem_mib = 512000,
+                             .gpus = g, .ngpus = 2, .jobs = &k, .njobs = 1, .version = "0.1.0"};
+  char *s = px_node_report_encode(&r);
+  assert_non_null(s);
+  struct px_node_report r2;
+  struct px_diag d;
+  assert_int_equal(px_node_report_decode(s, &r2, &d), 0);
+  assert_int_equal(r2.ngpus, 2);
+  assert_string_equal(r2.gpus[1].uuid, "GPU-EMU-n01-1");
+  assert_int_equal(r2.gpus[1].group, 1);
+  assert_int_equal(r2.njobs, 1);
+  assert_string_equal(r2.jobs[0].state, "COMPLETED");
+  px_node_report_fini(&r2);
+  free(s);
+
+  struct px_task_report t = {.node = "n01", .job_id = 9, .state = "OUT_OF_MEMORY", .term_signal = 9,
+                             .peak_mem_mib = 64, .cpu_time_ms = 1500, .start_time = 10, .end_time = 20};
+  s = px_task_report_encode(&t);
+  struct px_task_report t2;
+  assert_int_equal(px_task_report_decode(s, &t2, &d), 0);
+  assert_string_equal(t2.state, "OUT_OF_MEMORY");
+  assert_int_equal(t2.cpu_time_ms, 1500);
+  free(s);
+  assert_int_equal(px_task_report_decode("{\"node\":\"n\",\"job_id\":1,\"state\":\"DONE\"}", &t2, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "task_report.state"));
+}
+
+static void work_codec(void **state) {
+  (void)state;
+  char buf[4096];
+  snprintf(buf, sizeof buf,
+           "{\"seq\":5,\"launch\":[%s],\"signal\":[{\"job_id\":3,\"signal\":15,\"grace_s\":30,"
+           "\"reason\":\"CANCELLED\"}]}",
+           launch_json);
+  struct px_agent_work w;
+  struct px_diag d;
+  assert_int_equal(px_agent_work_decode(buf, &w, &d), 0);
+  assert_int_equal(w.seq, 5);
+  assert_int_equal(w.nlaunch, 1);
+  assert_int_equal(w.launch[0].job_id, 42);
+  assert_int_equal(w.nsignal, 1);
+  assert_string_equal(w.signal[0].reason, "CANCELLED");
+  char *s = px_agent_work_encode(&w);
+  struct px_agent_work w2;
+  assert_int_equal(px_agent_work_decode(s, &w2, &d), 0);
+  assert_int_equal(w2.signal[0].grace_s, 30);
+  free(s);
+  px_agent_work_fini(&w);
+  px_agent_work_fini(&w2);
+  /* a bad launch inside names its index */
+  assert_int_equal(px_agent_work_decode("{\"seq\":1,\"launch\":[{\"job_id\":1}]}", &w, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "launch[0]"));
+  struct px_signal_order so;
+  assert_int_equal(px_signal_order_decode("{\"job_id\":1,\"signal\":99}", &so, &d), PX_EINVAL);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(launch_round_trip),
+      cmocka_unit_test(launch_strict),
+      cmocka_unit_test(report_codecs),
+      cmocka_unit_test(work_codec),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

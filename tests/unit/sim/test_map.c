@@ -1,0 +1,135 @@
+/*
+ * test_map.c - the cluster shorthand and the mapping rules from trace jobs
+ * to core jobs: accounts, limits, node counts, skipped jobs, arrival order.
+ */
+#include "px_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cluster.h"
+#include "sim/sim.h"
+
+static void test_cluster_parse(void **state) {
+  (void)state;
+  uint32_t n, g;
+  struct px_diag d;
+  assert_int_equal(px_sim_cluster_parse("256x8", &n, &g, &d), 0);
+  assert_int_equal(n, 256);
+  assert_int_equal(g, 8);
+  assert_int_equal(px_sim_cluster_parse("64x", &n, &g, &d), PX_EINVAL);
+  assert_int_equal(px_sim_cluster_parse("x8", &n, &g, &d), PX_EINVAL);
+  assert_int_equal(px_sim_cluster_parse("0x8", &n, &g, &d), PX_EINVAL);
+  assert_int_equal(px_sim_cluster_parse("4x65", &n, &g, &d), PX_EINVAL);
+  assert_int_equal(px_sim_cluster_parse("-4x8", &n, &g, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "NODESxGPUS"));
+}
+
+/* 70 nodes: leaves of 32, 32 and 6 nodes under one spine; accounts a, b with user leaves. */
+static void test_cluster_build(void **state) {
+  (void)state;
+  const char *acc[] = {"a", "b"};
+  struct px_conf *c = px_sim_cluster_new(70, 4, acc, 2);
+  assert_non_null(c);
+  assert_int_equal(c->nnodes, 70);
+  assert_int_equal(c->nodes[69].ngpu, 4);
+  assert_int_equal(c->nodes[69].cpus, 64);
+  assert_int_equal(c->nodes[69].mem_mib, 1024u * 1024u);
+  assert_int_equal(c->nswitches, 4);
+  assert_int_equal(c->switches[2].nnodes, 6);
+  assert_int_equal(c->nodes[64].leaf_switch, 2);
+  assert_int_equal(c->switches[0].parent, 3);
+  assert_string_equal(c->switches[3].name, "spine");
+  assert_int_equal(c->switches[3].nchildren, 3);
+  assert_int_equal(c->npartitions, 1);
+  assert_int_equal(c->partitions[0].nnodes, 70);
+  assert_int_equal(c->naccounts, 5); /* root, a, a(user), b, b(user) */
+  assert_string_equal(c->accounts[3].name, "b");
+  assert_true(c->accounts[4].is_user);
+  assert_int_equal(c->accounts[4].parent, 3);
+  px_conf_free(c);
+  /* One leaf: no spine. */
+  c = px_sim_cluster_new(1, 8, acc, 1);
+  assert_int_equal(c->nswitches, 1);
+  assert_int_equal(c->switches[0].parent, PX_NONE);
+  px_conf_free(c);
+}
+
+/*
+ * Cluster 4x8 = 32 GPUs. Expected by the rules in map.c:
+ *  j1  5 GPUs, no nodes     -> 1 node; limit ceil(100 x 2 / 60) = 4 min = 240 s
+ *  j2 12 GPUs               -> ceil(12/8) = 2 nodes; limit 2 x 3600 = 7200 s
+ *  j3 40 GPUs               -> skipped: more GPUs than the cluster
+ *  j4  8 GPUs on 5 nodes    -> skipped: more nodes than the cluster
+ *  j5 16 GPUs on 1 node     -> skipped: 16 per node > 8
+ *  j6  1 GPU, limit 50 s    -> the trace's limit kept; submitted at 0, so first
+ *  j7  0.5 GPU, 10 s        -> 1 GPU, limit 60 s (at least a minute), queue "" -> default
+ */
+static void test_mapping_rules(void **state) {
+  (void)state;
+  const char *text =
+      "job_id,submit_s,duration_s,gpus,nodes,user,queue,status,time_limit_s\n"
+      "j1,10,100,5,,,vcB,,\n"
+      "j2,10,3600,12,,,vcA,,\n"
+      "j3,20,1,40,,,vcA,,\n"
+      "j4,20,1,8,5,,vcA,,\n"
+      "j5,20,1,16,1,,vcA,,\n"
+      "j6,0,100,1,,,vcA,,50\n"
+      "j7,30,10,0.5,,,,,\n";
+  struct px_trace t;
+  assert_int_equal(px_trace_parse(&t, text, strlen(text), NULL), 0);
+  const char **names;
+  uint32_t n;
+  assert_int_equal(px_sim_trace_accounts(&t, &names, &n), 0);
+  assert_int_equal(n, 3);
+  assert_string_equal(names[0], "default");
+  assert_string_equal(names[1], "vcA");
+  assert_string_equal(names[2], "vcB");
+  struct px_conf *c = px_sim_cluster_new(4, 8, names, n);
+  free(names);
+  struct px_sim_setup s;
+  struct px_diag d;
+  assert_int_equal(px_sim_setup_init(&s, &t, c, 2.0, &d), 0);
+  assert_int_equal(s.total_gpus, 32);
+  /* Sorted by submit, then line: j6(0) j1(10) j2(10) j3 j4 j5(20) j7(30). */
+  const char *order[] = {"j6", "j1", "j2", "j3", "j4", "j5", "j7"};
+  for (int i = 0; i < 7; i++)
+    assert_string_equal(px_trace_id(&t, &t.jobs.v[s.jobs[i].trace_index]), order[i]);
+  assert_int_equal(s.jobs[0].limit_s, 50);
+  assert_int_equal(s.jobs[1].nodes, 1);
+  assert_int_equal(s.jobs[1].limit_s, 240);
+  assert_int_equal(s.jobs[1].account, 2);
+  assert_int_equal(s.jobs[2].nodes, 2);
+  assert_int_equal(s.jobs[2].limit_s, 7200);
+  assert_int_equal(s.jobs[3].skip, PX_SIM_SKIP_TOO_MANY_GPUS);
+  assert_int_equal(s.jobs[4].skip, PX_SIM_SKIP_TOO_MANY_NODES);
+  assert_int_equal(s.jobs[5].skip, PX_SIM_SKIP_GPUS_PER_NODE);
+  assert_int_equal(s.jobs[6].gpus, 1);
+  assert_int_equal(s.jobs[6].limit_s, 60);
+  assert_int_equal(s.jobs[6].account, 0);
+  assert_int_equal(s.nskipped[PX_SIM_RUNS], 4);
+  assert_int_equal(s.nskipped[PX_SIM_SKIP_TOO_MANY_GPUS] + s.nskipped[PX_SIM_SKIP_TOO_MANY_NODES] +
+                       s.nskipped[PX_SIM_SKIP_GPUS_PER_NODE],
+                   3);
+  assert_int_equal(s.account_assoc[1], 4); /* root, default, default(user), vcA, vcA(user) */
+  px_sim_setup_fini(&s);
+  assert_int_equal(px_sim_setup_init(&s, &t, c, 0.5, &d), PX_EINVAL);
+  px_conf_free(c);
+  /* A cluster without the trace's accounts is refused, naming the queue. */
+  const char *other[] = {"x"};
+  c = px_sim_cluster_new(4, 8, other, 1);
+  assert_int_equal(px_sim_setup_init(&s, &t, c, 2.0, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "'default'"));
+  px_conf_free(c);
+  px_trace_fini(&t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cluster_parse),
+      cmocka_unit_test(test_cluster_build),
+      cmocka_unit_test(test_mapping_rules),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

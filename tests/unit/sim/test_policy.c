@@ -1,0 +1,122 @@
+/*
+ * test_policy.c - policy files: the scheduling keys, Slurm durations, the
+ * errors (line and key), "a failed parse changes nothing", and the example
+ * policies shipped in examples/policies/ (each must load and mean what its
+ * name says).
+ */
+#include "px_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cluster.h"
+#include "sim/policy.h"
+
+static int parse(struct px_sim_policy *p, const char *text, struct px_diag *d) {
+  return px_sim_policy_parse(p, text, strlen(text), d);
+}
+
+static void test_keys(void **state) {
+  (void)state;
+  struct px_sim_policy p = {.name = "x"};
+  px_sim_sched_defaults(&p.sched);
+  const char *text =
+      "# a comment\n"
+      "\n"
+      "SchedulerType=sched/backfill BackfillMode=conservative  # two on a line\n"
+      "BackfillDepth=100\n"
+      "PriorityWeightFairshare=10000\n"
+      "PriorityWeightAge=1000\n"
+      "PriorityDecayHalfLife=7-0\n"
+      "PriorityMaxAge=1-12:30\n"
+      "PriorityOrder=las\n"
+      "PreemptType=preempt/qos\n"
+      "PreemptMode=requeue\n"
+      "PolicyName=cons\n";
+  struct px_diag d;
+  assert_int_equal(parse(&p, text, &d), 0);
+  assert_string_equal(p.name, "cons");
+  assert_string_equal(p.sched.scheduler_type, "sched/backfill");
+  assert_int_equal(p.sched.backfill, PX_BACKFILL_CONSERVATIVE);
+  assert_int_equal(p.sched.backfill_depth, 100);
+  assert_int_equal(p.sched.weight_fairshare, 10000);
+  assert_int_equal(p.sched.weight_age, 1000);
+  assert_int_equal(p.sched.decay_half_life_s, 7 * 86400);
+  assert_int_equal(p.sched.max_age_s, 86400 + 12 * 3600 + 30 * 60); /* D-HH:MM */
+  assert_int_equal(p.sched.order, PX_ORDER_LAS);
+  assert_string_equal(p.sched.preempt_type, "preempt/qos");
+  assert_int_equal(p.sched.preempt_mode, PX_PREEMPT_REQUEUE);
+  /* Plain numbers are minutes (Slurm), MM:SS and HH:MM:SS as written. */
+  assert_int_equal(parse(&p, "PriorityDecayHalfLife=90\nPriorityMaxAge=2:03:04", &d), 0);
+  assert_int_equal(p.sched.decay_half_life_s, 90 * 60);
+  assert_int_equal(p.sched.max_age_s, 2 * 3600 + 3 * 60 + 4);
+  /* sched/backfill alone means EASY, as Slurm's default backfill plans for the top job. */
+  px_sim_sched_defaults(&p.sched);
+  assert_int_equal(parse(&p, "SchedulerType=sched/backfill", &d), 0);
+  assert_int_equal(p.sched.backfill, PX_BACKFILL_EASY);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  struct px_sim_policy p = {.name = "x"};
+  px_sim_sched_defaults(&p.sched);
+  struct px_sim_policy before = p;
+  struct px_diag d;
+  assert_int_equal(parse(&p, "PriorityWeightAge=5\nNodeName=n1 Gres=gpu:8\n", &d), PX_EPARSE);
+  assert_string_equal(d.msg, "line 2: NodeName is not a scheduling key a policy may set");
+  assert_int_equal(memcmp(&p, &before, sizeof p), 0); /* nothing changed, not even line 1's key */
+  assert_int_equal(parse(&p, "BackfillMode=sometimes", &d), PX_EPARSE);
+  assert_string_equal(d.msg, "line 1: BackfillMode=sometimes: bad value");
+  assert_int_equal(parse(&p, "PriorityWeightAge=-1", &d), PX_EPARSE);
+  assert_int_equal(parse(&p, "PriorityWeightAge=99999999999", &d), PX_EPARSE);
+  assert_int_equal(parse(&p, "PriorityDecayHalfLife=7-", &d), PX_EPARSE);
+  assert_int_equal(parse(&p, "PriorityDecayHalfLife=1:2:3:4", &d), PX_EPARSE);
+  assert_int_equal(parse(&p, "justaword", &d), PX_EPARSE);
+  assert_string_equal(d.msg, "line 1: 'justaword' is not Key=Value");
+}
+
+/* The shipped policies: the five built-ins of the issue plus LAS. */
+static void test_examples(void **state) {
+  (void)state;
+  const char *src = getenv("PX_SRC");
+  assert_non_null(src);
+  struct px_conf_sched base;
+  px_sim_sched_defaults(&base);
+  static const struct {
+    const char *file;
+    enum px_backfill_mode bf;
+    enum px_priority_order order;
+    bool fairshare, preempt, basic;
+  } ex[] = {
+      {"fifo", PX_BACKFILL_NONE, PX_ORDER_FIFO, false, false, true},
+      {"multifactor", PX_BACKFILL_NONE, PX_ORDER_MULTIFACTOR, true, false, false},
+      {"easy", PX_BACKFILL_EASY, PX_ORDER_MULTIFACTOR, true, false, false},
+      {"conservative", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, false, false},
+      {"preempt", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, true, false},
+      {"las", PX_BACKFILL_NONE, PX_ORDER_LAS, false, true, false},
+  };
+  for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/examples/policies/%s.conf", src, ex[i].file);
+    struct px_sim_policy p;
+    struct px_diag d;
+    int rc = px_sim_policy_load(&p, path, &base, &d);
+    if (rc) fail_msg("%s: %s", path, d.msg);
+    assert_string_equal(p.name, ex[i].file);
+    assert_int_equal(p.sched.backfill, ex[i].bf);
+    assert_int_equal(p.sched.order, ex[i].order);
+    assert_int_equal(p.sched.weight_fairshare > 0, ex[i].fairshare);
+    assert_int_equal(p.sched.preempt_mode != PX_PREEMPT_OFF, ex[i].preempt);
+    assert_int_equal(strcmp(p.sched.priority_type, "priority/basic") == 0, ex[i].basic);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_keys),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_examples),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

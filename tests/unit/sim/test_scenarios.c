@@ -1,0 +1,212 @@
+/*
+ * test_scenarios.c - tiny traces (tests/data/traces/) replayed through the
+ * real core, with start times worked out by hand in the comments, plus
+ * conservation and determinism on a 500-job mix.
+ */
+#include "px_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/cluster.h"
+#include "sim/policy.h"
+#include "sim/report.h"
+#include "sim/run.h"
+
+/*
+ * Backfill is issue 4 of the core; until it lands the core accepts
+ * BackfillMode and schedules as without it. Set this to 1 with that merge:
+ * the backfill half of test_backfill_hole is the simulator's acceptance of
+ * backfill, and until then it reports SKIPPED rather than passing quietly.
+ */
+#ifndef PX_SIM_TEST_BACKFILL
+#define PX_SIM_TEST_BACKFILL 0
+#endif
+
+struct world {
+  struct px_trace trace;
+  struct px_conf *conf;
+  struct px_sim_setup setup;
+};
+
+static void world_open(struct world *w, const char *file, uint32_t nnodes, uint32_t ngpu, double factor) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/traces/%s", getenv("PX_TESTDATA"), file);
+  struct px_diag d;
+  if (px_trace_load(&w->trace, path, &d)) fail_msg("%s", d.msg);
+  const char **names;
+  uint32_t n;
+  assert_int_equal(px_sim_trace_accounts(&w->trace, &names, &n), 0);
+  w->conf = px_sim_cluster_new(nnodes, ngpu, names, n);
+  free(names);
+  assert_non_null(w->conf);
+  if (px_sim_setup_init(&w->setup, &w->trace, w->conf, factor, &d)) fail_msg("%s", d.msg);
+}
+
+static void world_close(struct world *w) {
+  px_sim_setup_fini(&w->setup);
+  px_conf_free(w->conf);
+  px_trace_fini(&w->trace);
+}
+
+static void policy(struct px_sim_policy *p, const char *name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/policies/%s.conf", getenv("PX_SRC"), name);
+  struct px_conf_sched base;
+  px_sim_sched_defaults(&base);
+  struct px_diag d;
+  if (px_sim_policy_load(p, path, &base, &d)) fail_msg("%s", d.msg);
+}
+
+/* Runs and checks each job's start time (jobs are in submit order; ids a, b, c, d). */
+static void expect_starts(struct world *w, const char *pol, const int64_t *starts, struct px_sim_result *r) {
+  struct px_sim_policy p;
+  policy(&p, pol);
+  struct px_sim_jobrun *runs = NULL;
+  struct px_sim_run_opts o = {.seed = 1, .runs_out = &runs};
+  struct px_diag d;
+  int rc = px_sim_run(&w->setup, &p.sched, p.name, &o, r, &d);
+  if (rc) fail_msg("%s: %s", pol, d.msg);
+  for (uint32_t i = 0; i < w->setup.njobs; i++) {
+    if (runs[i].start_s != starts[i])
+      fail_msg("%s: job %s started at %lld, expected %lld", pol,
+               px_trace_id(&w->trace, &w->trace.jobs.v[w->setup.jobs[i].trace_index]), (long long)runs[i].start_s,
+               (long long)starts[i]);
+  }
+  free(runs);
+  assert_true(r->conserved);
+}
+
+/*
+ * FIFO on one 8-GPU node: a (8 GPUs, 0-100) fills it; b and c (4 each) start
+ * together when a ends at 100 and end at 150; d (2) waits behind them until
+ * 150 and ends at 160. JCTs 100, 140, 130, 130: average 125, makespan 160.
+ */
+static void test_fifo_one_node(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "fifo_1node.csv", 1, 8, 2.0);
+  struct px_sim_result r;
+  const int64_t starts[] = {0, 100, 100, 150};
+  expect_starts(&w, "fifo", starts, &r);
+  assert_int_equal(r.done, 4);
+  assert_int_equal(r.makespan_s, 160);
+  assert_true(r.jct[0].avg_s == 125.0);
+  assert_int_equal(r.gpu_s_busy, 8 * 100 + 4 * 50 + 4 * 50 + 2 * 10);
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
+/*
+ * One 8-GPU node, limits = durations (factor 1; all whole minutes).
+ * a (2 GPUs, 0-600) runs; b (8 GPUs) cannot start before a ends: 600-1800.
+ * c (4 GPUs, 540 s) arrives at 60 into the hole: it ends at 600, exactly when
+ * b's reservation begins, so backfill starts it at 60. d (2 GPUs, 1200 s)
+ * would run past 600 and delay b: it waits until b ends at 1800.
+ * Without backfill, c and d wait behind b: both start at 1800.
+ */
+static void test_backfill_hole(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "backfill_hole.csv", 1, 8, 1.0);
+  struct px_sim_result r;
+  const int64_t without[] = {0, 600, 1800, 1800};
+  expect_starts(&w, "multifactor", without, &r);
+  assert_int_equal(r.backfilled, 0);
+  px_sim_result_fini(&r);
+  if (!PX_SIM_TEST_BACKFILL) {
+    world_close(&w);
+    skip(); /* pending: backfill in the core (issue 4) */
+  }
+  const int64_t with[] = {0, 600, 60, 1800};
+  expect_starts(&w, "easy", with, &r);
+  px_sim_result_fini(&r);
+  expect_starts(&w, "conservative", with, &r);
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
+/*
+ * Two 8-GPU nodes. a and b (6 GPUs each) take one node each, leaving 2 + 2
+ * free. c (4 GPUs on 1 node) does not fit although 4 GPUs are free: it waits
+ * for a to end (100) and runs 100-150 on a's node. d (16 GPUs = 2 whole
+ * nodes, a gang) waits for both nodes: b ends at 200, so d runs 200-250.
+ */
+static void test_gang_whole_node(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "gang_whole_node.csv", 2, 8, 2.0);
+  struct px_sim_result r;
+  const int64_t starts[] = {0, 0, 100, 200};
+  expect_starts(&w, "fifo", starts, &r);
+  assert_int_equal(r.makespan_s, 250);
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
+/* Every policy on the mix: all jobs done or skipped, GPU-seconds conserved. */
+static void test_conservation(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "mix_500.csv", 8, 8, 2.0);
+  assert_int_equal(w.setup.nskipped[PX_SIM_SKIP_TOO_MANY_GPUS], 1); /* "huge" */
+  assert_int_equal(w.trace.nfractional, 1);
+  static const char *const pols[] = {"fifo", "multifactor", "easy", "conservative"};
+  for (size_t i = 0; i < sizeof pols / sizeof pols[0]; i++) {
+    struct px_sim_policy p;
+    policy(&p, pols[i]);
+    struct px_sim_result r;
+    struct px_diag d;
+    struct px_sim_run_opts o = {.seed = 1};
+    if (px_sim_run(&w.setup, &p.sched, p.name, &o, &r, &d)) fail_msg("%s: %s", pols[i], d.msg);
+    assert_int_equal(r.submitted, 501);
+    assert_int_equal(r.done + r.rejected, 501);
+    assert_int_equal(r.stuck, 0);
+    assert_int_equal(r.gpu_s_busy, r.gpu_s_jobs + r.gpu_s_lost);
+    assert_true(r.conserved);
+    px_sim_result_fini(&r);
+  }
+  world_close(&w);
+}
+
+static char *json_of(struct world *w, const char *pol, size_t *len) {
+  struct px_sim_policy p;
+  policy(&p, pol);
+  struct px_sim_result r;
+  struct px_diag d;
+  struct px_sim_run_opts o = {.seed = 1};
+  if (px_sim_run(&w->setup, &p.sched, p.name, &o, &r, &d)) fail_msg("%s", d.msg);
+  char *buf = NULL;
+  FILE *f = open_memstream(&buf, len);
+  struct px_sim_report rep = {.trace_path = "mix_500.csv", .setup = &w->setup, .results = &r, .nresults = 1};
+  px_sim_report_json(f, &rep);
+  fclose(f);
+  px_sim_result_fini(&r);
+  return buf;
+}
+
+/* Same inputs, same bytes: two runs in one process (fresh core each time). */
+static void test_determinism(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "mix_500.csv", 8, 8, 2.0);
+  size_t n1, n2;
+  char *a = json_of(&w, "multifactor", &n1);
+  char *b = json_of(&w, "multifactor", &n2);
+  assert_int_equal(n1, n2);
+  assert_memory_equal(a, b, n1);
+  assert_non_null(strstr(a, "\"conserved\": true"));
+  free(a);
+  free(b);
+  world_close(&w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fifo_one_node),   cmocka_unit_test(test_backfill_hole),
+      cmocka_unit_test(test_gang_whole_node), cmocka_unit_test(test_conservation),
+      cmocka_unit_test(test_determinism),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

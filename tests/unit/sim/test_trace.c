@@ -1,0 +1,144 @@
+/*
+ * test_trace.c - the CSV trace reader: fields, rounding, interning, and the
+ * precise errors (line, column, field name) for malformed input.
+ */
+#include "px_test.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/trace.h"
+
+static const char HDR[] = "job_id,submit_s,duration_s,gpus,nodes,user,queue,status\n";
+
+static int parse(struct px_trace *t, const char *text, struct px_diag *d) {
+  return px_trace_parse(t, text, strlen(text), d);
+}
+
+static void test_basic_rows(void **state) {
+  (void)state;
+  struct px_trace t;
+  struct px_diag d;
+  char text[512];
+  snprintf(text, sizeof text, "%s%s", HDR,
+           "a,0,100,1,,,vc1,\n"
+           "b,5,200,16,2,alice,vc2,Pass\n"
+           "c,7,3,8,,,vc1,Killed\n");
+  assert_int_equal(parse(&t, text, &d), 0);
+  assert_int_equal(t.jobs.len, 3);
+  const struct px_trace_job *b = &t.jobs.v[1];
+  assert_string_equal(px_trace_id(&t, b), "b");
+  assert_int_equal(b->submit_s, 5);
+  assert_int_equal(b->duration_s, 200);
+  assert_int_equal(b->gpus, 16);
+  assert_int_equal(b->nodes, 2);
+  assert_int_equal(b->line, 3);
+  assert_string_equal(px_trace_name(&t, b->user), "alice");
+  assert_string_equal(px_trace_name(&t, b->queue), "vc2");
+  assert_string_equal(px_trace_name(&t, b->status), "Pass");
+  /* Empty fields: no nodes, no user, no status; vc1 interned once. */
+  assert_int_equal(t.jobs.v[0].nodes, 0);
+  assert_int_equal(t.jobs.v[0].user, PX_TRACE_NONE);
+  assert_int_equal(t.jobs.v[0].queue, t.jobs.v[2].queue);
+  assert_int_equal(t.names.len, 5); /* vc1, alice, vc2, Pass, Killed */
+  px_trace_fini(&t);
+}
+
+/* 0.46 GPUs -> 1 (rounded up, counted); 2.001 -> 3; 0 -> CPU-only. */
+static void test_fractional_gpus(void **state) {
+  (void)state;
+  struct px_trace t;
+  char text[512];
+  snprintf(text, sizeof text, "%s%s", HDR, "p0,0,10,0.46,1,,LS,Running\np1,0,10,2.001,1,,BE,\np2,1,10,0,1,,BE,\n");
+  assert_int_equal(parse(&t, text, NULL), 0);
+  assert_int_equal(t.jobs.v[0].gpus, 1);
+  assert_true(t.jobs.v[0].flags & PX_TRACE_FRACTIONAL);
+  assert_int_equal(t.jobs.v[1].gpus, 3);
+  assert_int_equal(t.jobs.v[2].gpus, 0);
+  assert_true(t.jobs.v[2].flags & PX_TRACE_CPU_ONLY);
+  assert_int_equal(t.nfractional, 2);
+  assert_int_equal(t.ncpu_only, 1);
+  px_trace_fini(&t);
+}
+
+/* Columns by name in any order, CRLF, BOM, quotes, blank lines, optional time limit. */
+static void test_forms(void **state) {
+  (void)state;
+  struct px_trace t;
+  const char *text =
+      "\xEF\xBB\xBFstatus,queue,user,nodes,gpus,duration_s,submit_s,job_id,time_limit_s,extra\r\n"
+      "\r\n"
+      "done,\"v,c\",\"bo\"\"b\",1,4,60.5,3,\"j 1\",120,zzz\r\n";
+  assert_int_equal(parse(&t, text, NULL), 0);
+  assert_int_equal(t.jobs.len, 1);
+  const struct px_trace_job *j = &t.jobs.v[0];
+  assert_string_equal(px_trace_id(&t, j), "j 1");
+  assert_string_equal(px_trace_name(&t, j->queue), "v,c");
+  assert_string_equal(px_trace_name(&t, j->user), "bo\"b");
+  assert_string_equal(px_trace_name(&t, j->status), "done");
+  assert_int_equal(j->duration_s, 61); /* 60.5 rounds to nearest, half up */
+  assert_int_equal(j->time_limit_s, 120);
+  assert_int_equal(j->line, 3);
+  px_trace_fini(&t);
+}
+
+struct bad {
+  const char *rows;
+  int err;
+  int line;
+  const char *msg;
+};
+
+static void test_errors(void **state) {
+  (void)state;
+  static const struct bad cases[] = {
+      {"a,0,100,x,,,,\n", PX_EPARSE, 2, "line 2, column 9 (gpus): not a non-negative number"},
+      {"a,0,-5,1,,,,\n", PX_EPARSE, 2, "line 2, column 5 (duration_s): negative number"},
+      {"a,0,5,1,,,,\nb,,5,1,,,,\n", PX_EPARSE, 3, "line 3, column 3 (submit_s): empty, but a number is required"},
+      {"a,0,5,1,1.5,,,\n", PX_EPARSE, 2, "line 2, column 9 (nodes): fractional node count"},
+      {"a,0,5,1,,\"u,,\n", PX_EPARSE, 2, "line 2, column 10: unterminated quoted field"},
+      {"a,0,5,1,,u\"x,,\n", PX_EPARSE, 2, "line 2, column 11: quote inside an unquoted field"},
+      {"a,0,99999999999999999,1,,,,\n", PX_ERANGE, 2, "line 2, column 5 (duration_s): number too large"},
+      {"a,0,5,1.2.3,,,,\n", PX_EPARSE, 2, "line 2, column 7 (gpus): not a non-negative number"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", HDR, cases[i].rows);
+    struct px_trace t;
+    struct px_diag d;
+    assert_int_equal(parse(&t, text, &d), cases[i].err);
+    assert_int_equal(d.line, cases[i].line);
+    assert_string_equal(d.msg, cases[i].msg);
+    assert_int_equal(t.jobs.len, 0); /* a failed parse leaves the trace empty */
+    assert_null(t.jobs.v);
+  }
+}
+
+static void test_header_errors(void **state) {
+  (void)state;
+  struct px_trace t;
+  struct px_diag d;
+  assert_int_equal(parse(&t, "", &d), PX_EPARSE);
+  assert_string_equal(d.msg, "line 1, column 1: empty trace: no header line");
+  assert_int_equal(parse(&t, "job_id,submit_s,duration_s,nodes,user,queue,status\n", &d), PX_EPARSE);
+  assert_non_null(strstr(d.msg, "(gpus): the header lacks this column"));
+  assert_int_equal(parse(&t, "job_id,gpus,submit_s,duration_s,nodes,user,queue,status,gpus\n", &d), PX_EPARSE);
+  assert_string_equal(d.msg, "line 1, column 57 (gpus): duplicate column");
+}
+
+static void test_load_missing_file(void **state) {
+  (void)state;
+  struct px_trace t;
+  struct px_diag d;
+  assert_int_equal(px_trace_load(&t, "/nonexistent/trace.csv", &d), PX_EIO);
+  assert_non_null(strstr(d.msg, "/nonexistent/trace.csv"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_basic_rows),  cmocka_unit_test(test_fractional_gpus),
+      cmocka_unit_test(test_forms),       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_header_errors), cmocka_unit_test(test_load_missing_file),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,207 @@
+/*
+ * The store contract (store/store.h), run once against SQLite and once
+ * against a real PostgreSQL server that this test starts itself through
+ * tests/integration/pg_ctl.sh (skipped with a message when the PostgreSQL
+ * binaries are missing). Expected figures are worked out by hand in comments.
+ */
+#include "px_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store/store.h"
+
+static char url[512];
+static char tmpdir[64];
+
+struct collect {
+  uint64_t seqs[16];
+  char kinds[16][16];
+  char data[16][64];
+  int n;
+};
+
+static int collect_rec(void *ctx, const struct px_store_rec *r) {
+  struct collect *c = ctx;
+  c->seqs[c->n] = r->seq;
+  snprintf(c->kinds[c->n], sizeof c->kinds[0], "%s", r->kind);
+  snprintf(c->data[c->n], sizeof c->data[0], "%s", r->data ? r->data : "(null)");
+  c->n++;
+  return 0;
+}
+
+static struct px_store *open_store(void) {
+  struct px_store *s = NULL;
+  struct px_diag d;
+  px_diag_clear(&d);
+  if (px_store_open(url, &s, &d)) fail_msg("open %s: %s", url, d.msg);
+  return s;
+}
+
+static void journal_append_replay(void **state) {
+  (void)state;
+  struct px_store *s = open_store();
+  struct px_store_rec recs[] = {
+      {1, 1000, "submit", 7, NULL, "{\"name\":\"a\"}"},
+      {2, 1001, "start", 7, "n01", "{}"},
+      {3, 1002, "drain", 0, "n02", NULL},
+  };
+  assert_int_equal(px_store_append(s, recs, 3), 0);
+  /* A batch with a duplicate seq fails whole: record 4 must not appear. */
+  struct px_store_rec bad[] = {{4, 1003, "end", 7, NULL, NULL}, {2, 1003, "end", 7, NULL, NULL}};
+  assert_int_equal(px_store_append(s, bad, 2), PX_EIO);
+  uint64_t last;
+  assert_int_equal(px_store_last_seq(s, &last), 0);
+  assert_int_equal(last, 3);
+  px_store_close(s);
+
+  s = open_store(); /* durable across close/open */
+  struct collect c = {0};
+  assert_int_equal(px_store_replay(s, 1, collect_rec, &c), 0);
+  assert_int_equal(c.n, 2); /* seq > 1: records 2 and 3 */
+  assert_int_equal(c.seqs[0], 2);
+  assert_string_equal(c.kinds[0], "start");
+  assert_string_equal(c.data[1], "(null)");
+  px_store_close(s);
+}
+
+static void snapshot_put_get(void **state) {
+  (void)state;
+  struct px_store *s = open_store();
+  uint64_t seq;
+  char *data;
+  size_t len;
+  assert_int_equal(px_store_snapshot_get(s, &seq, &data, &len), 0);
+  assert_null(data);
+  assert_int_equal(px_store_snapshot_put(s, 10, "first", 5), 0);
+  assert_int_equal(px_store_snapshot_put(s, 20, "second", 6), 0);
+  assert_int_equal(px_store_snapshot_get(s, &seq, &data, &len), 0);
+  assert_int_equal(seq, 20);
+  assert_int_equal(len, 6);
+  assert_string_equal(data, "second");
+  free(data);
+  px_store_close(s);
+}
+
+struct usage_seen {
+  char key[8][16];
+  double gpu_s[8], wait[8];
+  uint64_t jobs[8];
+  int n;
+};
+
+static int collect_usage(void *ctx, const struct px_usage_row *r) {
+  struct usage_seen *u = ctx;
+  snprintf(u->key[u->n], sizeof u->key[0], "%s", r->key);
+  u->gpu_s[u->n] = r->gpu_s;
+  u->wait[u->n] = r->wait_s_sum;
+  u->jobs[u->n++] = r->jobs;
+  return 0;
+}
+
+static int count_acct(void *ctx, const struct px_acct_row *r) {
+  int *n = ctx;
+  assert_string_equal(r->user, "alice");
+  (*n)++;
+  return 0;
+}
+
+static void accounting_and_usage(void **state) {
+  (void)state;
+  struct px_store *s = open_store();
+  struct px_acct_row rows[] = {
+      /* alice/ml: 8 GPUs from 1000 to 2000 -> 8000 GPU-s; waited 1000-900 = 100 */
+      {.job_id = 1, .user = "alice", .account = "ml", .partition = "gpu", .state = "COMPLETED",
+       .submit_time = 900, .start_time = 1000, .end_time = 2000, .ngpus = 8},
+      /* bob/ml: 2 GPUs, starts 500 (before the window at 1000) ends 1500: clipped to
+       * 500 s -> 1000 GPU-s; waited 500-400 = 100 (eligible 400 wins over submit) */
+      {.job_id = 2, .user = "bob", .account = "ml", .partition = "gpu", .state = "FAILED",
+       .submit_time = 300, .eligible_time = 400, .start_time = 500, .end_time = 1500, .ngpus = 2},
+      /* alice/physics: still running at now = 3000 from 2500: 4 GPUs x 500 s = 2000 */
+      {.job_id = 3, .user = "alice", .account = "physics", .partition = "gpu",
+       .state = "RUNNING", .submit_time = 2400, .start_time = 2500, .ngpus = 4},
+      /* ended before the window: not counted */
+      {.job_id = 4, .user = "alice", .account = "ml", .partition = "gpu", .state = "COMPLETED",
+       .submit_time = 10, .start_time = 20, .end_time = 30, .ngpus = 8},
+  };
+  assert_int_equal(px_store_acct_put(s, rows, 4), 0);
+  /* upsert: job 3 ends at 2800 -> 4 x 300 = 1200 GPU-s */
+  rows[2].end_time = 2800;
+  rows[2].state = "COMPLETED";
+  assert_int_equal(px_store_acct_put(s, &rows[2], 1), 0);
+
+  struct usage_seen u = {0};
+  assert_int_equal(px_store_usage(s, 1000, 3000, PX_USAGE_ACCOUNT, collect_usage, &u), 0);
+  assert_int_equal(u.n, 2);
+  assert_string_equal(u.key[0], "ml");
+  assert_true(u.gpu_s[0] == 9000.0); /* 8000 + 1000 */
+  assert_int_equal(u.jobs[0], 2);
+  assert_true(u.wait[0] == 200.0);
+  assert_string_equal(u.key[1], "physics");
+  assert_true(u.gpu_s[1] == 1200.0);
+
+  int n = 0;
+  struct px_acct_query q = {.user = "alice"};
+  assert_int_equal(px_store_acct_query(s, &q, count_acct, &n), 0);
+  assert_int_equal(n, 3); /* jobs 1, 3, 4 */
+  n = 0;
+  q.since = 1000; /* end_time >= 1000: jobs 1 and 3 */
+  assert_int_equal(px_store_acct_query(s, &q, count_acct, &n), 0);
+  assert_int_equal(n, 2);
+  px_store_close(s);
+}
+
+static void run_suite(const char *name) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(journal_append_replay),
+      cmocka_unit_test(snapshot_put_get),
+      cmocka_unit_test(accounting_and_usage),
+  };
+  if (_cmocka_run_group_tests(name, tests, 3, NULL, NULL)) exit(1);
+}
+
+static int start_pg(char *conninfo, size_t size) {
+  char cmd[512];
+  const char *src = getenv("PX_SRC");
+  snprintf(cmd, sizeof cmd, "bash %s/tests/integration/pg_ctl.sh start %s/pg",
+           src ? src : ".", tmpdir);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  if (!fgets(conninfo, (int)size, p)) conninfo[0] = '\0';
+  int st = pclose(p);
+  conninfo[strcspn(conninfo, "\n")] = '\0';
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void stop_pg(void) {
+  char cmd[512];
+  const char *src = getenv("PX_SRC");
+  snprintf(cmd, sizeof cmd, "bash %s/tests/integration/pg_ctl.sh stop %s/pg", src ? src : ".",
+           tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "stopping PostgreSQL failed\n");
+}
+
+int main(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/px-store-XXXXXX");
+  if (!mkdtemp(tmpdir)) return 1;
+  snprintf(url, sizeof url, "sqlite:%s/state.db", tmpdir);
+  run_suite("store/sqlite");
+
+  char conninfo[400];
+  int rc = start_pg(conninfo, sizeof conninfo);
+  if (rc == 77) {
+    printf("SKIP store/postgresql: PostgreSQL server binaries are not installed\n");
+  } else if (rc != 0) {
+    fprintf(stderr, "cannot start PostgreSQL (rc %d)\n", rc);
+    return 1;
+  } else {
+    snprintf(url, sizeof url, "%s", conninfo);
+    run_suite("store/postgresql");
+    stop_pg();
+  }
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  return system(cmd) == 0 ? 0 : 1;
+}
