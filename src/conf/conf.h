@@ -213,13 +213,10 @@ struct px_conf {
   uint32_t nqos;
   struct px_conf_sched sched;
   struct px_conf_phalanx phalanx;
-<<<<<<< HEAD
-  struct px_conf_resv *reservations;
-  uint32_t nreservations;
-=======
   const char **files;              /* every file read, in order (slurm.conf first) */
   uint32_t nfiles;
->>>>>>> core
+  struct px_conf_resv *reservations; /* issue 4: ReservationName= lines */
+  uint32_t nreservations;
 };
 
 void px_conf_free(struct px_conf *c);

@@ -187,12 +187,8 @@ struct pxc_array {
   struct pxc_range r[];
 };
 
-<<<<<<< HEAD
-enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8,
-       PXC_F_SIGNALLED = 16 /* issue 4: --signal sent for this run */ };
-=======
 enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_AGE_RESET = 16 }; /* AGE_RESET: eligible again from the next cycle (hold, requeue) */
->>>>>>> core
+enum { PXC_F_SIGNALLED = 32 }; /* issue 4: --signal sent for this run */
 
 /* Hot fields first: the cycle's gate, key and admit read only the first
  * 128 bytes of a pending record, so a cycle over 100,000 jobs streams two
@@ -222,14 +218,10 @@ struct pxc_job {
   double billing;           /* running: billable TRES per second x UsageFactor */
   struct px_alloc *alloc;   /* running */
   uint64_t *cpu_words;
-<<<<<<< HEAD
-  uint32_t nalloc, ncpu_words;
+  uint32_t ncpu_words;
   /* issue 4 (policy.h) */
   int64_t expected_start_s; /* backfill plan; 0 unknown */
   int32_t signal_num, signal_time_s; /* --signal=SIG@TIME, 0 none */
-=======
-  uint32_t ncpu_words;
->>>>>>> core
 };
 
 struct pxc_constraint {      /* DNF: OR of AND-masks */
