@@ -158,7 +158,9 @@ static int cmp_cand(const void *a, const void *b, void *ctx) {
   return ix > iy ? -1 : ix < iy; /* youngest id first */
 }
 
-/* Candidates, cheapest first; their causes in pol->chosen (cause + 1). */
+/* Candidates, cheapest first. pol->chosen per job slot: bit 0 chosen (its
+ * resources virtually released), bits 1-2 cause + 1, bit 3 dropped while
+ * shrinking. */
 static int collect(struct px_core *c, struct pxc_job *p, int64_t now, size_t *ncand) {
   struct pxc_policy *pol = c->pol;
   if (PXC_GROW(c, pol->chosen, &pol->chosen_cap, c->njob_slots + 1)) return PX_ENOMEM;
@@ -191,11 +193,23 @@ static uint64_t taken_from(const struct px_core *c, size_t ncand, uint32_t assoc
   return t;
 }
 
+/* Victims of account already chosen this search. */
+static uint32_t chosen_of(const struct px_core *c, size_t ncand, uint32_t account) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < ncand; i++) {
+    uint32_t s = c->pol->cand[i].slot;
+    n += (c->pol->chosen[s] & 1) && (account == PX_NONE || c->jobs[s].account == account);
+  }
+  return n;
+}
+
 static bool allowed_now(struct px_core *c, struct pxc_job *p, const struct pxc_job *v, size_t ncand,
                         int64_t now) {
   uint32_t lim = c->sched.preempt_account_max_per_hour;
-  if (lim && count_hour(c, now, v->account) >= lim) return false;
-  enum px_preempt_cause cause = (enum px_preempt_cause)((c->pol->chosen[v - c->jobs] >> 1) - 1);
+  if (lim && count_hour(c, now, v->account) + chosen_of(c, ncand, v->account) >= lim) return false;
+  lim = c->sched.preempt_max_per_hour;
+  if (lim && count_hour(c, now, PX_NONE) + chosen_of(c, ncand, PX_NONE) >= lim) return false;
+  enum px_preempt_cause cause = (enum px_preempt_cause)(((c->pol->chosen[v - c->jobs] >> 1) & 3) - 1);
   if (cause != PX_PREEMPT_BY_RECLAIM) return true;
   return pxc_quota_reclaimable(c, v->assoc, p->assoc, taken_from(c, ncand, v->assoc) + pxc_job_ngpu(v),
                                pxc_job_ngpu(v));
@@ -242,10 +256,15 @@ static void shrink_set(struct px_core *c, struct pxc_job *p, size_t ncand, int64
   struct pxc_policy *pol = c->pol;
   for (size_t i = 0; i < ncand; i++) {
     uint32_t s = pol->cand[i].slot;
-    if ((pol->chosen[s] & 1) && !on_placement(&c->jobs[s], res)) set_chosen(c, s, false);
+    if ((pol->chosen[s] & 1) && !on_placement(&c->jobs[s], res)) {
+      set_chosen(c, s, false);
+      pol->chosen[s] |= 8; /* dropped: restored if the placer then wants it */
+    }
   }
-  if (!placeable(c, p, now, res)) { /* the placer now prefers other nodes: keep everyone */
-    for (size_t i = 0; i < ncand; i++) set_chosen(c, pol->cand[i].slot, true);
+  if (!placeable(c, p, now, res)) { /* the placer now prefers other nodes: keep the set */
+    for (size_t i = 0; i < ncand; i++)
+      if (pol->chosen[pol->cand[i].slot] & 8) set_chosen(c, pol->cand[i].slot, true);
+    placeable(c, p, now, res);
     return;
   }
   for (size_t i = ncand; i-- > 0;) { /* most expensive first */
@@ -336,7 +355,7 @@ static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struc
   for (size_t i = 0; ok && i < ncand && rc == 0; i++) {
     uint32_t s = pol->cand[i].slot;
     if (pol->chosen[s] & 1)
-      rc = emit(c, p, &c->jobs[s], (enum px_preempt_cause)((pol->chosen[s] >> 1) - 1), now, out);
+      rc = emit(c, p, &c->jobs[s], (enum px_preempt_cause)(((pol->chosen[s] >> 1) & 3) - 1), now, out);
   }
   if (ok) p->reason = PX_REASON_PREEMPTING;
   return rc;
