@@ -191,6 +191,8 @@ struct pxc_policy {
   uint8_t *chosen;            /* per job slot: virtually released this search */
   size_t chosen_cap;
   uint32_t tries;             /* victim searches this cycle */
+  uint64_t *reclaimers;       /* pending jobs that reclaimed: their account lends none of it */
+  size_t nreclaimers, reclaimers_cap;
   /* quotas */
   struct pxc_qacct *qacct;
   uint32_t nqacct;

@@ -64,11 +64,15 @@ static uint32_t count_hour(const struct px_core *c, int64_t now, uint32_t accoun
   return n;
 }
 
-static enum px_preempt_mode mode_of(const struct px_core *c, const struct pxc_job *v) {
+/* The victim's QoS mode, else its partition's, else the cluster's; OFF
+ * means not preemptable, except by quota reclaim, which requeues. */
+static enum px_preempt_mode mode_of(const struct px_core *c, const struct pxc_job *v,
+                                    enum px_preempt_cause cause) {
   const struct pxc_policy *pol = c->pol;
   enum px_preempt_mode m = (enum px_preempt_mode)pol->qos_mode[v->qos];
   if (m == PX_PREEMPT_OFF) m = (enum px_preempt_mode)pol->part_mode[v->part];
   if (m == PX_PREEMPT_OFF) m = c->sched.preempt_mode;
+  if (m == PX_PREEMPT_OFF && cause == PX_PREEMPT_BY_RECLAIM) m = PX_PREEMPT_REQUEUE;
   if (m == PX_PREEMPT_SUSPEND) m = PX_PREEMPT_REQUEUE; /* GPU memory stays held: not offered */
   if (m == PX_PREEMPT_REQUEUE && !(v->flags & PXC_F_REQUEUE)) m = PX_PREEMPT_CANCEL;
   return m;
@@ -96,7 +100,6 @@ static bool may_preempt(const struct px_core *c, const struct pxc_job *p, const 
   if (h && c->sched.preempt_exempt_after && h->count >= c->sched.preempt_exempt_after &&
       now - h->last_s < (c->sched.preempt_exempt_s ? c->sched.preempt_exempt_s : 3600))
     return false;
-  if (mode_of(c, v) == PX_PREEMPT_OFF) return false;
   if ((pol->preempt_kind & 1) && qos_lists(pol, p->qos, v->qos) && !qos_lists(pol, v->qos, p->qos))
     *cause = PX_PREEMPT_BY_QOS;
   else if ((pol->preempt_kind & 2) && c->parts[p->part].tier > c->parts[v->part].tier)
@@ -106,6 +109,7 @@ static bool may_preempt(const struct px_core *c, const struct pxc_job *p, const 
     *cause = PX_PREEMPT_BY_RECLAIM;
   else
     return false;
+  if (mode_of(c, v, *cause) == PX_PREEMPT_OFF) return false;
   for (uint32_t i = 0; i < v->nalloc; i++)
     if (node_in_part(c, v->alloc[i].node, p->part)) return true;
   return false;
@@ -305,7 +309,7 @@ static int emit(struct px_core *c, const struct pxc_job *p, const struct pxc_job
   struct pxc_policy *pol = c->pol;
   if (pxc_actions_reserve(out, 1, 0, 0) || PXC_GROW(c, pol->victims, &pol->victims_cap, pol->nvictims + 1))
     return PX_ENOMEM;
-  enum px_preempt_mode mode = mode_of(c, v);
+  enum px_preempt_mode mode = mode_of(c, v, cause);
   int64_t grace = pol->qos_grace_s[v->qos];
   if (!grace && v->signal_num) grace = v->signal_time_s;
   int32_t sig = v->signal_num ? v->signal_num : pol->qos_signal[v->qos] ? pol->qos_signal[v->qos] : 15;
@@ -352,10 +356,19 @@ static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struc
     set_chosen(c, s, false); /* victims run on until they stop */
     pol->chosen[s] |= ok;
   }
+  bool reclaim = false;
   for (size_t i = 0; ok && i < ncand && rc == 0; i++) {
     uint32_t s = pol->cand[i].slot;
-    if (pol->chosen[s] & 1)
-      rc = emit(c, p, &c->jobs[s], (enum px_preempt_cause)(((pol->chosen[s] >> 1) & 3) - 1), now, out);
+    if (!(pol->chosen[s] & 1)) continue;
+    enum px_preempt_cause cause = (enum px_preempt_cause)(((pol->chosen[s] >> 1) & 3) - 1);
+    reclaim |= cause == PX_PREEMPT_BY_RECLAIM;
+    rc = emit(c, p, &c->jobs[s], cause, now, out);
+  }
+  if (rc == 0 && reclaim) {
+    if (PXC_GROW(c, pol->reclaimers, &pol->reclaimers_cap, pol->nreclaimers + 1)) return PX_ENOMEM;
+    pol->reclaimers[pol->nreclaimers++] = p->id;
+    struct pxc_qacct *q = pxc_quota_of(c, p->assoc);
+    if (q) q->reclaiming += pxc_job_ngpu(p);
   }
   if (ok) p->reason = PX_REASON_PREEMPTING;
   return rc;
@@ -391,12 +404,19 @@ int pxc_preempt_begin(struct px_core *c, int64_t now, struct px_actions *out) {
           .gpu_hours_lost = (double)pxc_job_ngpu(j) * (double)(now - j->start_s) / 3600.0};
       v->killed = true;
     }
-    const struct pxc_job *pj = v->cause == PX_PREEMPT_BY_RECLAIM ? pxc_job_find(c, v->preemptor) : NULL;
-    struct pxc_qacct *q = pj && pj->state == PX_JOB_PENDING ? pxc_quota_of(c, pj->assoc) : NULL;
-    if (q && (keep == 0 || pol->victims[keep - 1].preemptor != v->preemptor)) q->reclaiming += v->ngpu;
     pol->victims[keep++] = *v;
   }
   pol->nvictims = keep;
+  /* a reclaiming job's account lends none of what it reclaims until it starts */
+  keep = 0;
+  for (size_t i = 0; i < pol->nreclaimers; i++) {
+    const struct pxc_job *pj = pxc_job_find(c, pol->reclaimers[i]);
+    struct pxc_qacct *q = pj && pj->state == PX_JOB_PENDING ? pxc_quota_of(c, pj->assoc) : NULL;
+    if (!q) continue;
+    q->reclaiming += pxc_job_ngpu(pj);
+    pol->reclaimers[keep++] = pol->reclaimers[i];
+  }
+  pol->nreclaimers = keep;
   /* --signal=SIG@T: warn T seconds before the time limit, once per run */
   for (size_t s = 0; s < c->njob_slots; s++) {
     struct pxc_job *j = &c->jobs[s];

@@ -83,7 +83,8 @@ enum px_reason pxc_quota_admit(struct px_core *c, const struct pxc_job *j, uint3
   uint64_t lend, borrowed;
   cohort_pool(c, q, &lend, &borrowed);
   if (borrowed + over > lend) {
-    *wb = (uint32_t)(lend > borrowed ? lend - borrowed : 0);
+    uint64_t mine = used > q->guaranteed ? used - q->guaranteed : 0, taken = borrowed + mine;
+    *wb = (uint32_t)(lend > taken ? lend - taken : 0); /* what is left to borrow */
     return PX_REASON_QUOTA_COHORT;
   }
   return PX_REASON_NONE;
