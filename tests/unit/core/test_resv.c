@@ -61,9 +61,9 @@ static void maintenance_window(void **state) {
  * Node 1 reserved for tb over [0, 5000). The owner may use any node (ub's
  * first job lands on node 0, packing's first choice). With alice's 7 GPUs on
  * node 0, ua's 2-GPU job fits only node 1: it waits with the reservation's
- * reason. Then, on a fresh core: alice 7 GPUs on node 0, ub 2 GPUs on its
- * node 1, and ua's 1-GPU job, which packing would put on node 1 (6 free,
- * the best fit), is placed again away from the reservation: node 0.
+ * reason. Then, on a fresh core: alice 5 GPUs on node 0 (3 left), ub 6 on
+ * its node 1 (2 left), and ua's 2-GPU job, which packing would put on node 1
+ * (the best fit), is placed again away from the reservation: node 0.
  */
 static void account_reservation(void **state) {
   (void)state;
@@ -90,9 +90,9 @@ static void account_reservation(void **state) {
   f = (struct pf){.conf = r_conf(2, PX_BACKFILL_NONE)};
   pf_open(&f);
   assert_int_equal(resv(f.core, "tbres", 0, 5000, 1, tb), 0);
-  pf_sub(&f, 1, "alice", 0, 7, 3600, 10);
-  pf_sub(&f, 2, "ub", 0, 2, 3600, 10);
-  pf_sub(&f, 3, "ua", 0, 1, 3600, 10);
+  pf_sub(&f, 1, "alice", 0, 5, 3600, 10);
+  pf_sub(&f, 2, "ub", 0, 6, 3600, 10);
+  pf_sub(&f, 3, "ua", 0, 2, 3600, 10);
   pf_cycle(&f, 10);
   assert_int_equal(pf_node(&f.out, 1), 0);
   assert_int_equal(pf_node(&f.out, 2), 1);
