@@ -392,6 +392,9 @@ int pxc_policy_load(struct px_core *c, const struct px_conf *conf); /* preemptio
 /* Fills (default reasons: appends to) the why text in w[0..n). */
 void pxc_policy_why(struct px_core *c, const struct pxc_job *j, char *w, size_t n);
 void pxc_policy_free(struct px_core *c);
+/* A pending job that has preempted others sorts first (k1 = 0): the
+ * resources freed are for it. */
+void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1);
 /* Cycle start: kills after grace, --signal warnings, the capacity plan. */
 int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out);
 enum px_reason pxc_quota_admit(struct px_core *c, const struct pxc_job *j, uint32_t *a, uint32_t *b);

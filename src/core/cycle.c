@@ -282,6 +282,7 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
     e->part = j->part;
     c->part_left[j->part]++;
     c->order->key(c, j, now, &e->k1, &e->k2);
+    pxc_policy_key(c, j, &e->k1); /* issue 4: jobs that preempted go first */
   }
   if (c->fail_shapes.len) {
     for (size_t i = 0; i < c->fail_shapes.cap; i++) c->fail_shapes.keys[i] = UINT64_MAX;

@@ -85,6 +85,7 @@ void pxc_policy_free(struct px_core *c) {
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   pxc_map_fini(c, &pol->cursor);
   pxc_map_fini(c, &pol->hist_by_id);
+  pxc_map_fini(c, &pol->preemptor_ids);
   pxc_free(c, pol);
   c->pol = NULL;
 }
@@ -96,6 +97,10 @@ int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out) {
   if (rc) return rc;
   if (pol->plan) pxc_tl_build(c, &pol->tl, now);
   return 0;
+}
+
+void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1) {
+  if (c->pol->preemptor_ids.len && pxc_map_get(&c->pol->preemptor_ids, j->id, NULL)) *k1 = 0;
 }
 
 /* ---- why ----------------------------------------------------------------- */

@@ -95,6 +95,7 @@ static bool may_preempt(const struct px_core *c, const struct pxc_job *p, const 
                         int64_t now, enum px_preempt_cause *cause) {
   const struct pxc_policy *pol = c->pol;
   if (v->state != PX_JOB_RUNNING || !v->nalloc || v->arr || v->id == p->id || victim_of(c, v)) return false;
+  if (v->start_s >= now) return false; /* started this very cycle, after p was passed over */
   if (now - v->start_s < pol->qos_min_run_s[v->qos]) return false;
   const struct pxc_prejob *h = hist_get(c, v->id);
   if (h && c->sched.preempt_exempt_after && h->count >= c->sched.preempt_exempt_after &&
@@ -364,13 +365,26 @@ static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struc
     reclaim |= cause == PX_PREEMPT_BY_RECLAIM;
     rc = emit(c, p, &c->jobs[s], cause, now, out);
   }
-  if (rc == 0 && reclaim) {
-    if (PXC_GROW(c, pol->reclaimers, &pol->reclaimers_cap, pol->nreclaimers + 1)) return PX_ENOMEM;
-    pol->reclaimers[pol->nreclaimers++] = p->id;
-    struct pxc_qacct *q = pxc_quota_of(c, p->assoc);
+  if (rc == 0 && ok) { /* remember p (once) as a preemptor until it starts */
+    uint32_t at;
+    if (!pxc_map_get(&pol->preemptor_ids, p->id, &at)) {
+      if (PXC_GROW(c, pol->reclaimers, &pol->reclaimers_cap, pol->nreclaimers + 1) ||
+          pxc_map_put(c, &pol->preemptor_ids, p->id, (uint32_t)pol->nreclaimers))
+        return PX_ENOMEM;
+      at = (uint32_t)pol->nreclaimers;
+      pol->reclaimers[pol->nreclaimers++] = p->id;
+    }
+    struct pxc_qacct *q = reclaim && !(pol->reclaimers[at] >> 63) ? pxc_quota_of(c, p->assoc) : NULL;
     if (q) q->reclaiming += pxc_job_ngpu(p);
+    pol->reclaimers[at] |= (uint64_t)reclaim << 63;
   }
-  if (ok) p->reason = PX_REASON_PREEMPTING;
+  if (ok) {
+    p->reason = PX_REASON_PREEMPTING;
+    if (pol->plan) { /* what is free on its nodes now is kept for it too */
+      struct pxc_tl_fit fit = {0, pxc_tl_end_slot(&pol->tl, 0, p->time_limit_s), res.nnodes, res.nodes, res.units};
+      pxc_tl_commit(c, &pol->tl, p, &fit);
+    }
+  }
   return rc;
 }
 
@@ -410,10 +424,15 @@ int pxc_preempt_begin(struct px_core *c, int64_t now, struct px_actions *out) {
   /* a reclaiming job's account lends none of what it reclaims until it starts */
   keep = 0;
   for (size_t i = 0; i < pol->nreclaimers; i++) {
-    const struct pxc_job *pj = pxc_job_find(c, pol->reclaimers[i]);
-    struct pxc_qacct *q = pj && pj->state == PX_JOB_PENDING ? pxc_quota_of(c, pj->assoc) : NULL;
-    if (!q) continue;
-    q->reclaiming += pxc_job_ngpu(pj);
+    uint64_t id = pol->reclaimers[i] & ~(1ULL << 63);
+    const struct pxc_job *pj = pxc_job_find(c, id);
+    if (!pj || pj->state != PX_JOB_PENDING) {
+      pxc_map_del(&pol->preemptor_ids, id);
+      continue;
+    }
+    struct pxc_qacct *q = pol->reclaimers[i] >> 63 ? pxc_quota_of(c, pj->assoc) : NULL;
+    if (q) q->reclaiming += pxc_job_ngpu(pj);
+    pxc_map_put(c, &pol->preemptor_ids, id, (uint32_t)keep); /* existing key: no growth */
     pol->reclaimers[keep++] = pol->reclaimers[i];
   }
   pol->nreclaimers = keep;

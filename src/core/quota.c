@@ -9,7 +9,8 @@
  * the account's borrowing (usage over guarantee) may not exceed its
  * BorrowingLimit, and all borrowing in the cohort may not exceed what the
  * other members lend: each lends its idle guarantee up to its LendingLimit,
- * minus what its own preemptors are reclaiming. An account with a guarantee
+ * and nothing while one of its jobs is reclaiming (so the GPUs freed for it
+ * cannot be borrowed away again). An account with a guarantee
  * and no cohort is capped at it. Reclaim (preempt.c) takes back borrowed
  * GPUs for a job within its guarantee. All checks are O(cohort members).
  */
@@ -59,16 +60,27 @@ static void cohort_pool(const struct px_core *c, const struct pxc_qacct *q, uint
   for (uint32_t i = 0; i < pol->nqacct; i++) {
     const struct pxc_qacct *m = &pol->qacct[i];
     if (m == q || m->cohort != q->cohort) continue;
-    uint64_t used = pxc_quota_used(c, m), held = used + m->reclaiming;
-    *lend += min_u64(m->guaranteed > held ? m->guaranteed - held : 0, m->lend_limit);
+    uint64_t used = pxc_quota_used(c, m);
+    if (!m->reclaiming) /* an account taking its quota back lends nothing meanwhile */
+      *lend += min_u64(m->guaranteed > used ? m->guaranteed - used : 0, m->lend_limit);
     *borrowed += used > m->guaranteed ? used - m->guaranteed : 0;
   }
+}
+
+/* Usage as j's admission sees it: GPUs its account's reclaiming jobs wait
+ * for count as used, except j's own. */
+static uint64_t used_for(const struct px_core *c, const struct pxc_qacct *q, const struct pxc_job *j) {
+  uint64_t used = pxc_quota_used(c, q) + q->reclaiming;
+  uint32_t at;
+  if (q->reclaiming && pxc_map_get(&c->pol->preemptor_ids, j->id, &at) && c->pol->reclaimers[at] >> 63)
+    used -= pxc_job_ngpu(j); /* its own reclaim */
+  return used;
 }
 
 enum px_reason pxc_quota_admit(struct px_core *c, const struct pxc_job *j, uint32_t *wa, uint32_t *wb) {
   const struct pxc_qacct *q = pxc_quota_of(c, j->assoc);
   if (!q) return PX_REASON_NONE;
-  uint64_t x = pxc_job_ngpu(j), used = pxc_quota_used(c, q);
+  uint64_t x = pxc_job_ngpu(j), used = used_for(c, q, j);
   if (used + x <= q->guaranteed) return PX_REASON_NONE;
   uint64_t over = used + x - q->guaranteed;
   *wa = q->assoc;
@@ -92,7 +104,7 @@ enum px_reason pxc_quota_admit(struct px_core *c, const struct pxc_job *j, uint3
 
 bool pxc_quota_entitled(const struct px_core *c, const struct pxc_job *j) {
   const struct pxc_qacct *q = pxc_quota_of(c, j->assoc);
-  return q && pxc_quota_used(c, q) + pxc_job_ngpu(j) <= q->guaranteed;
+  return q && used_for(c, q, j) + pxc_job_ngpu(j) <= q->guaranteed;
 }
 
 bool pxc_quota_reclaimable(const struct px_core *c, uint32_t victim_assoc, uint32_t preemptor_assoc,
