@@ -181,7 +181,7 @@ static int collect(struct px_core *c, struct pxc_job *p, int64_t now, size_t *nc
                                         (uint64_t)v->priority << 32 | (UINT32_MAX - (uint32_t)v->start_s)};
     pol->chosen[s] = (uint8_t)(cause + 1) << 1;
   }
-  qsort_r(pol->cand, n, sizeof *pol->cand, cmp_cand, c);
+  if (n) qsort_r(pol->cand, n, sizeof *pol->cand, cmp_cand, c);
   *ncand = n;
   return 0;
 }
