@@ -251,9 +251,14 @@ static int bench_gang64(void) {
     s.partition = (char *)"all";
     uint64_t id = next_id;
     if (submit(c, &s, 1004)) return 1;
+    struct px_core_stats a, b;
+    px_core_stats(c, &a);
     double t0 = now_ms();
     if (px_core_cycle(c, 1005 + i, &out) || out.len != 1) return 1;
     t[i] = now_ms() - t0;
+    px_core_stats(c, &b);
+    if (getenv("PX_BENCH_VERBOSE"))
+      fprintf(stderr, "gang: %llu node checks\n", (unsigned long long)(b.place_attempts - a.place_attempts));
     if (px_core_job_ended(c, id, PX_JOB_COMPLETED, 0, 1005 + i, NULL)) return 1;
   }
   qsort(t, N, sizeof t[0], cmp_double);

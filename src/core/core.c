@@ -155,6 +155,7 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     q->up = cp->up;
     q->exclusive_account = cp->exclusive_account;
     c->any_tenancy |= cp->exclusive_account;
+    q->whole_nodes = cp->oversubscribe == PX_OVERSUB_EXCLUSIVE;
     q->max_time_s = cp->max_time_s ? cp->max_time_s : PX_TIME_UNLIMITED;
     q->default_time_s = cp->default_time_s ? cp->default_time_s : q->max_time_s;
     if (q->default_time_s > q->max_time_s) q->default_time_s = q->max_time_s;

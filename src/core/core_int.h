@@ -95,6 +95,7 @@ struct pxc_pool {
   uint32_t *nodes;          /* by (weight, index) */
   uint32_t nclass, *class_start; /* weight classes: position ranges */
   uint32_t maxg;            /* buckets 0..maxg */
+  uint64_t idle_k[2];       /* bit k: some node has k GPUs in all (k <= 64): where idle nodes sit */
   struct pxc_bucket *bk;    /* maxg + 1 */
   uint32_t *count;          /* maxg + 1: available nodes with k free GPUs */
   uint32_t nleaf;
@@ -114,6 +115,7 @@ struct pxc_part {
   uint32_t pool_first, npools;
   uint32_t nnodes, ngpu;
   bool up, exclusive_account;
+  bool whole_nodes;         /* OverSubscribe=EXCLUSIVE: every job --exclusive */
   int64_t max_time_s, default_time_s;
   uint32_t max_nodes, tier, job_factor;
   uint64_t *allow_acct, *deny_acct, *allow_qos; /* bitsets or NULL */

@@ -332,7 +332,7 @@ int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *
     return px_diag_set(d, PX_EEXIST, -1, "job_id: %llu %s", (unsigned long long)job_id,
                        job_id ? "already in use" : "must be positive");
   if ((rc = resolve_identity(c, s, &j, rj, d)) || (rc = shape_from_spec(s, &j.shape, d))) return rc;
-  j.shape.exclusive = s->exclusive;
+  j.shape.exclusive = s->exclusive || c->parts[j.part].whole_nodes;
   /* No --time: the partition's DefaultTime, capped by the QoS MaxWall as Slurm does. */
   j.time_limit_s = s->time_limit_s > 0 ? s->time_limit_s : c->parts[j.part].default_time_s;
   if (s->time_limit_s <= 0 && j.time_limit_s > c->qos[j.qos].max_wall_s)

@@ -118,6 +118,8 @@ static bool place_single(struct px_core *c, struct pxc_job *j, struct pxc_place_
       if (best != PX_NONE && w > (best_key >> 40)) break;
       for (uint32_t i = 0; i <= p->maxg - need; i++) {
         uint32_t k = spread ? p->maxg - i : need + i;
+        /* --exclusive needs an idle node: only buckets where idle nodes sit */
+        if (j->shape.exclusive && !((p->idle_k[k / 64] >> (k % 64)) & 1)) continue;
         for (uint32_t pos = pxc_bucket_next(p, k, lo, hi); pos < hi;
              pos = pxc_bucket_next(p, k, pos + 1, hi)) {
           c->stats.place_attempts++;
@@ -258,6 +260,14 @@ static void collect(struct px_core *c, const struct pxc_pool *p, const struct px
 static int place_gang_pool(struct px_core *c, struct pxc_job *j, const struct pxc_pool *p,
                            struct pxc_place_result *res) {
   uint64_t need = j->shape.units;
+  if (j->shape.per_node_max == 1) { /* early out: fewer nodes with that many free GPUs */
+    uint64_t nodes = 0;
+    for (uint32_t k = j->shape.gpu; k <= p->maxg; k++) nodes += p->count[k];
+    if (nodes < need) {
+      c->stats.place_fast_fail++;
+      return 1;
+    }
+  }
   for (uint32_t l = 0; l < p->nleaf; l++) {
     c->pl_bound[l] = leaf_bound(p, l, j);
     c->pl_exact[l] = 0;

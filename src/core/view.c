@@ -97,7 +97,9 @@ size_t px_core_njobs(const struct px_core *c) { return c->nlive; }
 bool px_core_job_next(struct px_core *c, size_t *cursor, struct px_job_view *out) {
   while (*cursor < c->njob_slots) {
     const struct pxc_job *j = &c->jobs[(*cursor)++];
-    if (j->state == 0xff) continue;
+    /* free slots, and array records whose tasks have all started (their
+     * tasks are listed; px_core_job_get still finds the record) */
+    if (j->state == 0xff || (j->arr && j->state != PX_JOB_PENDING)) continue;
     fill_view(c, j, out);
     return true;
   }
