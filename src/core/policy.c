@@ -134,10 +134,10 @@ static void reason_text(struct px_core *c, const struct pxc_job *j, char *w, siz
 void pxc_policy_why(struct px_core *c, const struct pxc_job *j, char *w, size_t n) {
   if (!c->pol) return;
   size_t len = strlen(w);
-  if (!len) {
-    reason_text(c, j, w, n);
-    len = strlen(w);
-  }
+  if (c->pol->plan && j->reason == PX_REASON_PRIORITY) /* with backfill, Priority is the reserve stage's */
+    snprintf(w, n, "reserve: it would fit now but would delay the reservations of higher-priority jobs");
+  if (!len) reason_text(c, j, w, n);
+  len = strlen(w);
   if (!c->pol->plan || j->state != PX_JOB_PENDING || !len) return;
   const struct pxc_bf_hint *h = pxc_bf_hint_get(c, j->id);
   if (j->expected_start_s)

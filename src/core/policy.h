@@ -103,7 +103,6 @@ struct pxc_victim {           /* a job being preempted */
   int64_t start_s;            /* the run being preempted */
   int64_t kill_at;
   uint32_t preemptor_account;
-  uint64_t ngpu;              /* the preemptor's GPUs */
   uint8_t mode, cause;
   bool killed;                /* PREEMPT action sent */
 };

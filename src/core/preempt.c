@@ -323,8 +323,7 @@ static int emit(struct px_core *c, const struct pxc_job *p, const struct pxc_job
       .preemptor_job_id = p->id, .signal = grace > 0 ? sig : 0, .preempt_mode = mode,
       .preempt_cause = cause, .kill_at_s = now + grace, .gpu_hours_lost = lost};
   pol->victims[pol->nvictims++] = (struct pxc_victim){v->id, p->id, v->start_s, now + grace, p->account,
-                                                      pxc_job_ngpu(p), (uint8_t)mode, (uint8_t)cause,
-                                                      grace <= 0};
+                                                      (uint8_t)mode, (uint8_t)cause, grace <= 0};
   return 0;
 }
 

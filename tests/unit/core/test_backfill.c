@@ -54,6 +54,7 @@ static void conservative_backfills_and_promises(void **state) {
   assert_non_null(strstr(c.why, "--nodes=1"));
   struct px_job_view e = pf_view(f.core, 5);
   assert_int_equal(e.reason, PX_REASON_PRIORITY);
+  assert_non_null(strstr(e.why, "reserve: it would fit now but would delay"));
   assert_int_equal(e.expected_start_s, 2000);
   /* E's reservation: at slot 20 every node but 2 is free; best fit takes node 0. */
   const struct pxc_tl *tl = &f.core->pol->tl;
