@@ -30,7 +30,10 @@
  * simulator from its trace). A submit consumes px_core_ids_needed() ids
  * starting at the given one: 1 for a plain job, 1 + ntasks for an array,
  * whose pending record keeps job_id J and whose task at position k (0-based,
- * in task-id order) starts as job id J + 1 + k with array_job_id J.
+ * in task-id order) starts as job id J + 1 + k with array_job_id J. Once
+ * every task has started the record is no longer listed by
+ * px_core_job_next (px_core_job_get still finds it); once every task has
+ * ended, J counts as ended for dependencies (COMPLETED if all succeeded).
  *
  * Ownership. Views returned by queries point into the core and are valid
  * until the next call that changes the core (any event or cycle) or the next
@@ -230,7 +233,9 @@ struct px_alloc {
 
 enum px_action_kind {
   PX_ACT_START,   /* start job_id on allocs[alloc_first, +nalloc) */
-  PX_ACT_REJECT,  /* drop job_id: it can never run (reason) */
+  PX_ACT_REJECT,  /* drop job_id: it can never run (reason); not emitted yet:
+                     submit rejects, and a job that can no longer run keeps
+                     its pending reason, as in Slurm */
   PX_ACT_PREEMPT, /* issue 4: stop job_id for preemptor_job_id */
   PX_ACT_SIGNAL,  /* issue 4: send signal to job_id */
 };

@@ -295,8 +295,9 @@ struct px_core {
   size_t npending, pending_cap;
   struct pxc_finished *fin;          /* in end order, purged after PXC_FINISHED_KEEP_S */
   size_t fin_head, nfin, fin_cap;
-  struct pxc_map fin_by_id;          /* id -> index + fin_base */
-  uint64_t fin_base;
+  struct pxc_map fin_by_id;          /* id -> sequence number (fin_seq0 + index) */
+  uint32_t fin_seq0;
+  struct pxc_map node_by_name;       /* name string id -> node */
   struct pxc_map singleton_running;  /* (user << 32 | name) -> running count */
 
   /* placement scratch, sized at px_core_new so placing never allocates */

@@ -273,6 +273,72 @@ static void blocked_job_holds_back_its_partition(void **state) {
   tc_close(&f);
 }
 
+
+/* Ended jobs are remembered PXC_FINISHED_KEEP_S (300 s) for dependencies:
+ * job 1 ends at 100; afterok:1 is accepted (and runs) at 350; after a cycle
+ * at 500 the core has forgotten it and refuses the dependency. */
+static void finished_jobs_are_forgotten(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(1, 8, 0, 0)};
+  tc_open(&f);
+  struct px_jobspec s = tc_spec("alice", 0, 1);
+  assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
+  tc_cycle(&f, 20);
+  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 100, NULL), 0);
+  tc_cycle(&f, 200);
+  s.dependency = (char *)"afterok:1";
+  assert_int_equal(px_core_submit(f.core, 2, &s, 350, NULL, NULL), 0);
+  tc_cycle(&f, 360);
+  assert_non_null(tc_started(&f.out, 2));
+  tc_cycle(&f, 500);
+  assert_int_equal(px_core_submit(f.core, 3, &s, 500, NULL, NULL), PX_ENOENT);
+  tc_close(&f);
+}
+
+
+/* What readers see: an array whose tasks all started is not listed (its
+ * tasks are) but can still be fetched; a blocked job explains itself; node
+ * views add up. */
+static void views_for_readers(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(1, 8, 0, 0)};
+  tc_open(&f);
+  struct px_jobspec s = tc_spec("alice", 0, 2);
+  s.array = (char *)"1-3";
+  assert_int_equal(tc_submit(f.core, 10, &s, 5), 0);
+  s = tc_spec("bob", 1, 8);
+  assert_int_equal(tc_submit(f.core, 20, &s, 6), 0);
+  tc_cycle(&f, 30);
+  assert_int_equal(f.out.len, 3); /* tasks 11, 12, 13 */
+  size_t cur = 0, n = 0;
+  struct px_job_view v;
+  while (px_core_job_next(f.core, &cur, &v)) {
+    assert_int_not_equal(v.job_id, 10);
+    n++;
+  }
+  assert_int_equal(n, 4);
+  assert_int_equal(px_core_njobs(f.core), 5);
+  assert_int_equal(px_core_job_get(f.core, 10, &v), 0);
+  assert_int_equal(v.array_tasks_pending, 0);
+  assert_int_equal(px_core_job_get(f.core, 20, &v), 0);
+  assert_int_equal(v.reason, PX_REASON_RESOURCES);
+  assert_non_null(strstr(v.why, "partition p0"));
+  assert_int_equal(v.nnodes, 1);
+  assert_int_equal(v.ngpus, 8);
+  assert_int_equal(px_core_job_get(f.core, 12, &v), 0);
+  assert_int_equal(v.state, PX_JOB_RUNNING);
+  assert_int_equal(v.array_job_id, 10);
+  assert_int_equal(v.array_task_id, 2);
+  assert_int_equal(v.nalloc, 1);
+  struct px_node_view nv;
+  assert_int_equal(px_core_node_get(f.core, 0, &nv), 0);
+  assert_int_equal(nv.gpus_alloc, 6);
+  assert_int_equal(nv.njobs, 3);
+  assert_int_equal(nv.gpus_free, 0xc0);
+  assert_int_equal(px_core_node_get(f.core, 1, &nv), PX_ENOENT);
+  tc_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(array_spawns_tasks_as_they_start),
@@ -284,6 +350,8 @@ int main(void) {
       cmocka_unit_test(begin_time_gates),
       cmocka_unit_test(submit_rejects_impossible_jobs),
       cmocka_unit_test(blocked_job_holds_back_its_partition),
+      cmocka_unit_test(finished_jobs_are_forgotten),
+      cmocka_unit_test(views_for_readers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
