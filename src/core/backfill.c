@@ -31,13 +31,69 @@ static uint64_t kind_key(const struct pxc_job *j) {
   return px_hash_u64(pxc_shape_hash(j) ^ (uint64_t)j->time_limit_s) & (UINT64_MAX >> 1);
 }
 
+static void map_clear(struct pxc_map *m) {
+  if (!m->len) return;
+  for (size_t i = 0; i < m->cap; i++) m->keys[i] = UINT64_MAX;
+  m->len = 0;
+}
+
+/* ---- gang frontiers ------------------------------------------------------ */
+
+static bool fixed_gang(const struct pxc_job *j) { return j->shape.per_node_max == 1 && j->shape.nmax > 1; }
+
+static uint64_t front_key(const struct pxc_job *j) {
+  struct pxc_job t = *j;
+  t.shape.units = t.shape.nmin = t.shape.nmax = 0;
+  return pxc_shape_hash(&t) & (UINT64_MAX >> 1);
+}
+
+/* First slot not ruled out for gang j by smaller or shorter gangs. */
+static uint32_t front_get(const struct px_core *c, const struct pxc_job *j) {
+  uint32_t i, f = 0;
+  if (!fixed_gang(j) || !pxc_map_get(&c->pol->front_idx, front_key(j), &i)) return 0;
+  const struct pxc_bf_front *fr = &c->pol->fronts[i];
+  for (uint32_t k = 0; k < fr->len; k++)
+    if (fr->n[k] <= j->shape.nmin && fr->d[k] <= j->time_limit_s && fr->f[k] > f) f = fr->f[k];
+  return f;
+}
+
+/* Records that gang j found nothing before slot f (best effort: a cache). */
+static void front_put(struct px_core *c, const struct pxc_job *j, uint32_t f) {
+  struct pxc_policy *pol = c->pol;
+  uint32_t i;
+  if (!fixed_gang(j) || f <= 1) return;
+  uint64_t key = front_key(j);
+  if (!pxc_map_get(&pol->front_idx, key, &i)) {
+    if (PXC_GROW(c, pol->fronts, &pol->fronts_cap, pol->nfronts + 1) ||
+        pxc_map_put(c, &pol->front_idx, key, (uint32_t)pol->nfronts))
+      return;
+    i = (uint32_t)pol->nfronts++;
+    pol->fronts[i].len = 0;
+  }
+  struct pxc_bf_front *fr = &pol->fronts[i];
+  uint32_t n = j->shape.nmin, keep = 0, low = 0;
+  for (uint32_t k = 0; k < fr->len; k++) { /* drop entries the new one makes redundant */
+    if (fr->n[k] >= n && fr->d[k] >= j->time_limit_s && fr->f[k] <= f) continue;
+    fr->n[keep] = fr->n[k], fr->d[keep] = fr->d[k], fr->f[keep] = fr->f[k];
+    if (fr->f[keep] < fr->f[low]) low = keep;
+    keep++;
+  }
+  fr->len = keep;
+  if (keep == PXC_BF_FRONT) {
+    if (fr->f[low] >= f) return;
+    keep = low; /* replace the weakest */
+  } else {
+    fr->len++;
+  }
+  fr->n[keep] = n, fr->d[keep] = j->time_limit_s, fr->f[keep] = f;
+}
+
 static void bf_begin(struct px_core *c, int64_t now) {
   struct pxc_policy *pol = c->pol;
   (void)now; /* the plan was built by pxc_policy_begin */
-  if (pol->cursor.len) {
-    for (size_t i = 0; i < pol->cursor.cap; i++) pol->cursor.keys[i] = UINT64_MAX;
-    pol->cursor.len = 0;
-  }
+  map_clear(&pol->cursor);
+  map_clear(&pol->front_idx);
+  pol->nfronts = 0;
   pol->nresv = 0;
   pol->nhints = 0;
   memset(pol->part_resv, 0, c->nparts * sizeof *pol->part_resv);
@@ -142,11 +198,13 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   /* the hint first: its searches reuse the fit scratch, and must not see j's own reservation */
   if (pol->nhints < PXC_BF_HINTS) make_hint(c, j, reserve);
   uint64_t key = kind_key(j);
-  uint32_t from = 1;
+  uint32_t from = 1, gf = front_get(c, j);
   pxc_map_get(&pol->cursor, key, &from);
+  if (gf > from) from = gf;
   struct pxc_tl_fit fit;
   bool found = from < tl->nslots && pxc_tl_find(c, tl, j, from < 1 ? 1 : from, tl->nslots, false, &fit);
   pxc_map_put(c, &pol->cursor, key, found ? fit.slot : tl->nslots); /* best effort: a cache */
+  front_put(c, j, found ? fit.slot : tl->nslots);
   if (!found && pol->nhints && pol->hints[pol->nhints - 1].job_id == j->id)
     pol->hints[pol->nhints - 1].reserved = false;
   if (found) {

@@ -93,6 +93,15 @@ struct pxc_bf_hint {
 };
 #define PXC_BF_HINTS 32
 
+/* Gangs of one per-node shape: (nodes n, time limit d) found no room before
+ * slot f, so neither does any gang with >= n nodes and >= d seconds. */
+#define PXC_BF_FRONT 8
+struct pxc_bf_front {
+  uint32_t len;
+  uint32_t n[PXC_BF_FRONT], f[PXC_BF_FRONT];
+  int64_t d[PXC_BF_FRONT];
+};
+
 extern const struct pxc_reserve_stage pxc_reserve_backfill;
 const struct pxc_bf_hint *pxc_bf_hint_get(const struct px_core *c, uint64_t job_id);
 
@@ -166,6 +175,9 @@ struct pxc_policy {
   struct pxc_tl tl;
   bool plan;                  /* backfill on: tl is built each cycle */
   struct pxc_map cursor;      /* (shape, time limit) -> first slot not ruled out */
+  struct pxc_map front_idx;   /* per-node gang shape -> fronts[] */
+  struct pxc_bf_front *fronts;
+  size_t nfronts, fronts_cap;
   uint32_t nresv;             /* reservations made this cycle */
   bool *part_resv;            /* EASY: the partition's top job has one */
   struct pxc_bf_hint hints[PXC_BF_HINTS];

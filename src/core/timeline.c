@@ -281,8 +281,9 @@ static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_j
                         uint32_t k, uint32_t kend, bool real, struct pxc_tl_fit *fit) {
   const struct pxc_pool *p = &c->pools[pool];
   uint32_t need = j->shape.exclusive ? 0 : j->shape.units * j->shape.gpu;
+  const uint32_t *pc = &tl->pcnt[tl->pcnt_off[pool] + (size_t)k * (p->maxg + 1)];
   for (uint32_t g = need; g <= p->maxg; g++)
-    for (uint32_t l = 0; l < p->nleaf; l++) {
+    for (uint32_t l = 0; l < p->nleaf && pc[g]; l++) { /* pc: no node of the pool has g free */
       if (!hist_at(tl, p, pool, k, l)[g]) continue;
       for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++) {
         uint32_t node = p->leaf_nodes[q];
