@@ -296,6 +296,8 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out);
 
 struct px_prio_factors {
   double age, fairshare, jobsize, partition, qos, tres; /* each in [0,1] */
+  /* each factor times its PriorityWeight* (sprio's columns) */
+  double w_age, w_fairshare, w_jobsize, w_partition, w_qos, w_tres;
   int64_t nice;
   uint32_t priority;  /* the result: sum of weight x factor - nice, clamped to [1, 2^32-1]; 0 held */
   bool admin_set;     /* priority set by px_core_update */

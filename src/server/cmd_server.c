@@ -10,19 +10,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
-#if __has_include("conf/zz_stub_conf.h")
-#include "conf/zz_stub_conf.h" /* TEMPORARY until the conf loader lands */
-#endif
 #include "server/state.h"
 #include "util/log.h"
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: phalanx server --config FILE [--state-dir DIR] [--listen HOST:PORT]\n"
+          "usage: phalanx server token --state-dir DIR --user NAME [--node N] [--lifetime S]\n"
+          "       phalanx server --config FILE [--state-dir DIR] [--listen HOST:PORT]\n"
           "                      [--socket PATH] [--store URL] [--munge-socket PATH]\n"
-          "                      [--rate-limit REQ_PER_S] [--node-timeout S] [--log-level L]\n");
+          "                      [--rate-limit REQ_PER_S] [--node-timeout S] [--log-level L]\n"
+          "                      [--operators U1,U2] [--administrators U1,U2]\n");
 }
 
 struct sigctx {
@@ -58,19 +58,39 @@ static int load_conf(const char *path, struct px_conf **conf) {
   return rc;
 }
 
+/* "a,b,c" into an arena array of names (the command line overrides the
+ * configuration's Operators=/Administrators=). */
+static int split_names(struct px_conf *conf, const char *list, const char ***out, uint32_t *n) {
+  uint32_t count = 1;
+  for (const char *p = list; *p; p++) count += *p == ',';
+  const char **v = px_arena_calloc(&conf->arena, count * sizeof *v);
+  if (!v) return PX_ENOMEM;
+  *n = 0;
+  for (const char *p = list; *p;) {
+    size_t len = strcspn(p, ",");
+    if (len && !(v[(*n)++] = px_arena_strndup(&conf->arena, p, len))) return PX_ENOMEM;
+    p += len + (p[len] == ',');
+  }
+  *out = v;
+  return 0;
+}
+
 int px_cmd_server(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "token")) return px_cmd_token(argc - 1, argv + 1);
   static const struct option longopts[] = {
       {"config", required_argument, 0, 'c'},       {"state-dir", required_argument, 0, 'd'},
       {"listen", required_argument, 0, 'l'},       {"socket", required_argument, 0, 's'},
       {"store", required_argument, 0, 'u'},        {"munge-socket", required_argument, 0, 'm'},
       {"rate-limit", required_argument, 0, 'r'},   {"node-timeout", required_argument, 0, 't'},
       {"log-level", required_argument, 0, 'v'},    {"help", no_argument, 0, 'h'},
+      {"operators", required_argument, 0, 'O'},    {"administrators", required_argument, 0, 'A'},
       {0, 0, 0, 0}};
   struct px_server_opts o = {.rate_per_s = 200, .rate_burst = 400};
+  const char *operators = NULL, *admins = NULL;
   double num;
   int ch;
   optind = 1;
-  while ((ch = getopt_long(argc, argv, "c:d:l:s:u:m:r:t:v:h", longopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "c:d:l:s:u:m:r:t:v:hO:A:", longopts, NULL)) != -1) {
     enum px_log_level lvl;
     switch (ch) {
       case 'c': o.config_path = optarg; break;
@@ -88,6 +108,8 @@ int px_cmd_server(int argc, char **argv) {
         if (parse_num(optarg, &num) || num < 1) return usage(), 2;
         o.node_timeout_s = (int64_t)num;
         break;
+      case 'O': operators = optarg; break;
+      case 'A': admins = optarg; break;
       case 'v':
         if (px_log_parse_level(optarg, &lvl)) return usage(), 2;
         px_log_set_level(lvl);
@@ -97,8 +119,16 @@ int px_cmd_server(int argc, char **argv) {
   }
   if (!o.config_path || optind != argc) return usage(), 2;
   px_log_set_tag("server");
+  umask(077); /* the journal holds scripts and environments: owner only */
   struct px_conf *conf = NULL;
   if (load_conf(o.config_path, &conf)) return 1;
+  if ((operators && split_names(conf, operators, &conf->phalanx.operators,
+                                &conf->phalanx.noperators)) ||
+      (admins && split_names(conf, admins, &conf->phalanx.administrators,
+                             &conf->phalanx.nadministrators))) {
+    px_conf_free(conf);
+    return 1;
+  }
 
   struct sigctx sc;
   sigemptyset(&sc.set);

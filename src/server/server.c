@@ -58,13 +58,19 @@ static int resolve_opts(struct px_server *s, const struct px_server_opts *o, str
   if (!s->opts.node_timeout_s)
     s->opts.node_timeout_s = p->node_down_timeout_s > 0 ? p->node_down_timeout_s : 300;
   if (!s->opts.max_body_bytes) s->opts.max_body_bytes = PX_SERVER_MAX_BODY;
-  if (mkdir(s->opts.state_dir, 0700) && errno != EEXIST)
+  /* 0711: users must reach the socket inside; the files stay private (umask). */
+  if (mkdir(s->opts.state_dir, 0711) == 0) chmod(s->opts.state_dir, 0711);
+  else if (errno != EEXIST)
     return px_diag_set(d, PX_EIO, -1, "state dir %s: %s", s->opts.state_dir, strerror(errno));
   s->owned_socket = NULL;
   s->owned_url = NULL;
   if (!s->opts.socket_path) {
+    /* The parser derives SocketPath from StateDir; a --state-dir moves it along. */
+    char derived[4096];
+    snprintf(derived, sizeof derived, "%s/phalanx.sock", p->state_dir ? p->state_dir : "");
     s->opts.socket_path = p->socket_path;
-    if (!s->opts.socket_path) s->opts.socket_path = s->owned_socket = path_in(s->opts.state_dir, "phalanx.sock");
+    if (!s->opts.socket_path || (o->state_dir && !strcmp(p->socket_path, derived)))
+      s->opts.socket_path = s->owned_socket = path_in(s->opts.state_dir, "phalanx.sock");
   }
   if (!s->opts.store_url) {
     s->opts.store_url = p->store_url;
@@ -127,12 +133,14 @@ int px_server_new(struct px_conf *conf, const struct px_server_opts *o, struct p
   px_actions_init(&s->acts);
   int rc = resolve_opts(s, o, d);
   if (!rc && px_server_jwt_key(s->opts.state_dir, true, key, &keylen)) keylen = 0;
+  if (!rc && keylen) memcpy(s->jwt_key, key, s->jwt_key_len = keylen);
   if (!rc) rc = open_state(s, d);
   if (!rc && (px_auth_new(conf, keylen ? key : NULL, keylen, o->munge_socket, &s->auth) ||
               !(s->rl = px_ratelimit_new(o->rate_per_s, o->rate_burst)) ||
               !(s->metrics = px_metrics_new()) || !(s->outbox = px_outbox_new(conf))))
     rc = PX_ENOMEM;
   if (!rc && (rc = px_publish(s, time(NULL)))) px_diag_set(d, rc, -1, "first snapshot failed");
+  if (!rc) rc = px_snapbox_start_warmer(&s->snaps);
   if (!rc) rc = px_http_start(s, d);
   if (rc) {
     px_server_free(s);
@@ -160,6 +168,7 @@ void px_server_free(struct px_server *s) {
   drain_queue(s);
   if (s->outbox) px_outbox_stop(s->outbox);
   px_snapbox_stop(&s->snaps);
+  px_snapbox_join_warmer(&s->snaps);
   px_http_stop(s);
   drain_queue(s);
   px_jobs_free_all(s);
@@ -180,6 +189,7 @@ void px_server_free(struct px_server *s) {
   px_ratelimit_free(s->rl);
   px_metrics_free(s->metrics);
   px_outbox_free(s->outbox);
+  px_blob_unref(s->state_metrics);
   px_snapbox_fini(&s->snaps);
   px_queue_fini(&s->queue);
   pthread_mutex_destroy(&s->rstore_lock);

@@ -191,6 +191,8 @@ static void multifactor_worked_example(void **state) {
   assert_true(fabs(v.prio.partition - 0.5) < 1e-12);
   assert_true(fabs(v.prio.qos - 1.0) < 1e-12);
   assert_int_equal(v.prio.priority, 8253);
+  assert_true(fabs(v.prio.w_jobsize - 253.90625) < 1e-9);
+  assert_true(fabs(v.prio.w_fairshare - 5000) < 1e-9);
   /* nice 300 takes 300 off; an admin priority replaces the formula */
   struct px_job_update u = {.fields = PX_UPD_NICE, .nice = 300};
   px_core_update(f.core, 1, &u, t0 + 302400, NULL);

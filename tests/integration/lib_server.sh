@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# lib_server.sh - sourced by the test_server_*.sh tests: a temp directory, a
+# small cluster configuration, test users, a server process and helpers to
+# talk to it. Everything started here is stopped by the EXIT trap, by pid.
+# Waiting is always "until a condition holds or a deadline passes".
+set -euo pipefail
+
+: "${PHALANX:?set PHALANX to the phalanx binary}"
+: "${PX_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+T=$(mktemp -d /tmp/px-test-XXXXXX)
+chmod 755 "$T"
+STATE=$T/state
+SOCK=$STATE/phalanx.sock
+SERVER_PID=
+EXTRA_PIDS=()
+PORT=${PORT:-42000}
+
+cleanup() {
+  local rc=$?
+  [ -n "$SERVER_PID" ] && kill -9 "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -n "${PG_DIR:-}" ] && bash "$PX_SRC/tests/integration/pg_ctl.sh" stop "$PG_DIR"
+  if [ $rc -ne 0 ] && [ -f "$T/server.log" ]; then
+    echo "--- server log (last 30 lines)" >&2
+    tail -30 "$T/server.log" >&2
+  fi
+  rm -rf "$T"
+  exit $rc
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok - $* (${SECONDS}s)"; }
+
+# Test users (system accounts without a home or login shell).
+for u in pxalice pxbob pxcoord pxoper pxeve; do
+  id "$u" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$u" 2>/dev/null || true
+done
+
+write_config() {
+  cat >"$T/slurm.conf" <<CONF
+ClusterName=test
+AllowRootJobs=NO
+HeartbeatInterval=2
+SlurmdTimeout=${NODE_TIMEOUT:-30}
+KillWait=2
+NodeName=n[01-04] CPUs=64 RealMemory=512G Gres=gpu:h100:8
+PartitionName=gpu Nodes=n[01-04] Default=YES MaxTime=2-0 DefaultTime=1:00:00 State=UP
+PartitionName=small Nodes=n[01-02] MaxTime=1:00:00 State=UP
+CONF
+  cat >"$T/accounts.conf" <<CONF
+Account=ml Fairshare=60 Users=pxalice,pxbob Coordinators=pxcoord
+Account=physics Fairshare=40 Users=pxeve,pxcoord,pxoper
+CONF
+}
+
+# start_server [extra args...]: starts and waits until it answers.
+start_server() {
+  "$PHALANX" server --config "$T/slurm.conf" --state-dir "$STATE" \
+    --listen "127.0.0.1:$PORT" --operators pxoper "$@" >>"$T/server.log" 2>&1 &
+  SERVER_PID=$!
+  local deadline=$((SECONDS + 60))
+  until curl -sf --unix-socket "$SOCK" http://x/v1/whoami >/dev/null 2>&1; do
+    kill -0 "$SERVER_PID" 2>/dev/null || fail "server exited at start"
+    [ $SECONDS -lt $deadline ] || fail "server did not answer within 60 s"
+    sleep 0.05
+  done
+}
+
+stop_server() { # stop_server [signal]
+  kill "-${1:-TERM}" "$SERVER_PID"
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+
+# api METHOD PATH [BODY] as root: prints "STATUS BODY".
+api() { api_as root "$@"; }
+api_as() {
+  local user=$1 method=$2 path=$3 body=${4:-}
+  local args=(-s -o "$T/.out.$user" -w '%{http_code}' --unix-socket "$SOCK" -X "$method")
+  [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
+  local code
+  if [ "$user" = root ]; then
+    code=$(curl "${args[@]}" "http://x$path")
+  else
+    chmod 777 "$T"
+    code=$(setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups curl "${args[@]}" "http://x$path")
+  fi
+  echo "$code $(cat "$T/.out.$user")"
+}
+
+# expect STATUS "METHOD PATH [BODY]" as USER: checks the status, prints the body.
+expect() {
+  local want=$1 user=$2; shift 2
+  local out code
+  out=$(api_as "$user" "$@")
+  code=${out%% *}
+  [ "$code" = "$want" ] || fail "$user $1 $2: status $code, want $want: ${out#* }"
+  echo "${out#* }"
+}
+
+# A fake agent for node $1 over the Unix socket (root: an administrator).
+register_node() {
+  expect 200 root POST /v1/agent/register \
+    "{\"node\":\"$1\",\"addr\":\"127.0.0.1\",\"cpus\":64,\"mem_mib\":524288,\"gpus\":[],\"jobs\":${2:-[]},\"version\":\"test\"}" >/dev/null
+}
+
+# wait_for DESCRIPTION COMMAND...: retries COMMAND until it succeeds, WAIT_S
+# (default 30) seconds at most.
+wait_for() {
+  local what=$1; shift
+  local deadline=$((SECONDS + ${WAIT_S:-30}))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -lt $deadline ] || fail "timed out waiting for: $what"
+    sleep 0.05
+  done
+}
+
+job_state() { api GET "/v1/jobs?id=$1" | cut -d' ' -f2- | jq -r '.jobs[0].state'; }
+job_is() { [ "$(job_state "$1")" = "$2" ]; }
+journal_seq() { curl -s --unix-socket "$SOCK" 'http://x/v1/jobs?limit=1' | jq .seq; } # the published snapshot's journal seq
+
+# start_munged: a private munged with its own key, socket in $T/munge.
+MUNGE_SOCK=
+start_munged() {
+  command -v munged >/dev/null || fail "munged is not installed (Debian package munge)"
+  local m=$T/munge
+  mkdir -p "$m" && chmod 755 "$m"
+  dd if=/dev/urandom of="$m/munge.key" bs=1024 count=1 2>/dev/null
+  chmod 600 "$m/munge.key"
+  munged -F --socket="$m/munge.sock" --key-file="$m/munge.key" --pid-file="$m/munged.pid" \
+    --log-file="$m/munged.log" --seed-file="$m/munged.seed" >"$m/out" 2>&1 &
+  EXTRA_PIDS+=($!)
+  MUNGE_SOCK=$m/munge.sock
+  wait_for "munged socket" test -S "$MUNGE_SOCK"
+}
+
+# tcp AUTH_HEADER METHOD PATH [BODY]: prints "STATUS BODY" over TCP.
+tcp() {
+  local auth=$1 method=$2 path=$3 body=${4:-}
+  local args=(-s -o "$T/.tcp" -w '%{http_code}' -X "$method")
+  [ -n "$auth" ] && args+=(-H "Authorization: $auth")
+  [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
+  local code
+  code=$(curl "${args[@]}" "http://127.0.0.1:$PORT$path")
+  echo "$code $(cat "$T/.tcp")"
+}
+tcp_expect() {
+  local want=$1; shift
+  local out
+  out=$(tcp "$@")
+  [ "${out%% *}" = "$want" ] || fail "tcp $2 $3: status ${out%% *}, want $want: ${out#* }"
+  echo "${out#* }"
+}
+# A MUNGE credential made as USER with payload (node name) or none.
+munge_cred() {
+  local user=$1 payload=${2:-}
+  local args=(-S "$MUNGE_SOCK")
+  if [ -n "$payload" ]; then args+=(-s "$payload"); else args+=(-n); fi
+  if [ "$user" = root ]; then munge "${args[@]}"
+  else setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups munge "${args[@]}"; fi
+}
