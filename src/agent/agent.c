@@ -127,11 +127,12 @@ static void job_ended(struct agent *a, struct ajob *j) {
   }
   j->ended = true;
   px_info("job %llu ended: %s", (unsigned long long)j->job_id, st.state);
-  /* An attempt the server stopped for a node failure or a preemption has
-   * already been ended or requeued there; its end would only race with the
-   * next attempt, which may run on this very node. */
-  if (strcmp(st.state, j->stop_reason) == 0 &&
-      (strcmp(st.state, "NODE_FAIL") == 0 || strcmp(st.state, "PREEMPTED") == 0)) {
+  /* An attempt the server stopped for a node failure has already been ended
+   * or requeued there; its end would only race with the next attempt, which
+   * may run on this very node. A preempted attempt IS reported: the server
+   * keeps its GPUs allocated until the end arrives, so the preemptor never
+   * shares a GPU with a victim still in its grace time. */
+  if (strcmp(st.state, j->stop_reason) == 0 && strcmp(st.state, "NODE_FAIL") == 0) {
     on_acked(j->dir, a);
     return;
   }
@@ -158,8 +159,10 @@ static struct ajob *add_job(struct agent *a, uint64_t id, uint32_t restart, pid_
   return j;
 }
 
-static void on_acked(const char *dir, void *ud) {
+static void on_acked(const char *dir_arg, void *ud) {
   struct agent *a = ud;
+  char dir[sizeof a->jobs->dir]; /* dir_arg may be the job's own buffer, freed below */
+  snprintf(dir, sizeof dir, "%s", dir_arg);
   for (struct ajob **pp = &a->jobs; *pp; pp = &(*pp)->next) {
     struct ajob *j = *pp;
     if (strcmp(j->dir, dir) != 0) continue;

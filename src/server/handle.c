@@ -309,12 +309,19 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
     if (j->alloc[i].node != node)
       px_nodes_stop(s, &(struct px_sjob){.id = j->id, .alloc = &j->alloc[i], .nalloc = 1}, SIGKILL,
                     t->state);
-  if (t->requeue_requested && j->spec.requeue && !j->recovered) {
+  bool preempted = j->preempting || st == PX_JOB_PREEMPTED;
+  bool requeue = preempted ? !j->preempt_cancel && j->spec.requeue
+                           : t->requeue_requested && j->spec.requeue;
+  j->preempting = false;
+  if (requeue && !j->recovered) {
     px_core_job_requeue(s->core, j->id, false, now, NULL);
     s->need_cycle = true;
     return px_journal_add(s, "requeue", j->id, NULL,
-                          strdup("{\"hold\":false,\"reason\":\"Requeued\"}"), now);
+                          strdup(preempted ? "{\"hold\":false,\"reason\":\"Preempted\"}"
+                                           : "{\"hold\":false,\"reason\":\"Requeued\"}"),
+                          now);
   }
+  if (preempted) st = PX_JOB_PREEMPTED;
   if (j->cancelled_by && st != PX_JOB_COMPLETED) st = PX_JOB_CANCELLED;
   return px_jobs_end(s, j, st, t->exit_code, t->term_signal, now);
 }

@@ -15,6 +15,7 @@
  * journal's state.
  */
 #include <jansson.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +69,35 @@ static char *start_record(struct px_server *s, const struct px_action *a) {
   return text;
 }
 
+/*
+ * Preemption (issue 4). A SIGNAL with a preemptor is the grace warning: the
+ * job's processes get the signal and may checkpoint (a --signal before the
+ * time limit, preemptor 0, is the agent's own timer: not sent twice). A
+ * PREEMPT stops the whole gang (SIGTERM, SIGKILL after KillWait); the core
+ * keeps the job RUNNING until the agents report its end, so the preemptor
+ * never lands on GPUs still in use. task_ended() then requeues it (same id
+ * and submit time) or ends it PREEMPTED. The decision itself is not
+ * journaled: after a crash the end report alone decides, requeueing when the
+ * job allows it.
+ */
+static void preempt_order(struct px_server *s, const struct px_action *a) {
+  if (a->kind != PX_ACT_PREEMPT && a->kind != PX_ACT_SIGNAL) return;
+  struct px_sjob *j = px_jobs_find(s, a->job_id);
+  if (!j || j->state != PX_JOB_RUNNING || j->preempting) return;
+  if (a->kind == PX_ACT_SIGNAL) {
+    if (a->preemptor_job_id == 0 || a->signal <= 0) return;
+    for (uint32_t i = 0; i < j->nalloc; i++) px_nodes_signal(s, j->alloc[i].node, j->id, a->signal);
+    return;
+  }
+  j->preempting = true;
+  j->preempt_cancel = a->preempt_mode == PX_PREEMPT_CANCEL || !j->spec.requeue;
+  px_info("job %llu preempted by job %llu (%s, %.2f GPU-hours lost): %s",
+          (unsigned long long)j->id, (unsigned long long)a->preemptor_job_id,
+          px_preempt_cause_name(a->preempt_cause), a->gpu_hours_lost,
+          j->preempt_cancel ? "cancel" : "requeue");
+  px_nodes_stop(s, j, SIGTERM, "PREEMPTED");
+}
+
 int px_loop_cycle(struct px_server *s, int64_t now) {
   int64_t t0 = px_now_mono_ns(), cpu0 = thread_cpu_ns();
   int rc = px_core_cycle(s->core, now, &s->acts);
@@ -85,6 +115,7 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   }
   if (px_journal_commit(s)) return PX_EIO; /* fatal: see the file comment */
   /* Journaled: now the agents may hear of it. */
+  for (size_t i = 0; i < s->acts.len; i++) preempt_order(s, &s->acts.v[i]);
   for (size_t i = 0; nstart && i < s->acts.len; i++) {
     const struct px_action *a = &s->acts.v[i];
     struct px_sjob *j = a->kind == PX_ACT_START ? px_jobs_find(s, a->job_id) : NULL;

@@ -35,6 +35,8 @@ struct px_sjob {
   uint32_t part;                /* conf partition index, PX_NONE if unknown */
   enum px_job_state state;
   bool requeued;                /* shown as REQUEUED until it starts again */
+  bool preempting;              /* the core preempted it; stop orders sent, end not yet reported */
+  bool preempt_cancel;          /* PreemptMode=CANCEL: ends PREEMPTED instead of requeueing */
   bool recovered;               /* running at recovery, unknown to the core */
   char reason[48];              /* pending reason / end reason */
   uint32_t priority;
@@ -155,6 +157,7 @@ int px_node_index(const struct px_server *s, const char *name);
 void px_nodes_launch(struct px_server *s, const struct px_sjob *j);
 /* Tells every node of j to stop it (signal then kill after KillWait). */
 void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const char *reason);
+void px_nodes_signal(struct px_server *s, uint32_t node, uint64_t job_id, int sig);
 /* Ends job j (terminal state) everywhere: journal "end" and accounting. */
 int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                 int32_t term_signal, int64_t now);
