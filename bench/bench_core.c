@@ -11,7 +11,12 @@
  *   place_rate_jobs_per_s              the mix placed into an empty cluster
  *   gang64_place_us                    one 64-node gang, half-full cluster
  *   core_bytes_per_pending_job         core memory per pending record
- * Options: --nodes N --pending P (cycle_full at other sizes, for scaling).
+ * Options: --nodes N --pending P (cycle_full at other sizes, for scaling);
+ * --only-place, --only-gang. Environment, for investigation only:
+ * PX_BENCH_VERBOSE=1 prints each cycle and gang search to stderr,
+ * PX_BENCH_CYCLES=n times only the first n full cycles.
+ * Times are the thread's CPU time (the machine is shared); wall time of the
+ * full cycles is printed as cycle_full_wall_ms.
  */
 #include <stdio.h>
 #include <stdlib.h>
