@@ -225,6 +225,7 @@ int px_core_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, 
   j->state = PX_JOB_PENDING;
   j->restarts++;
   j->flags |= PXC_F_AGE_RESET;
+  j->flags &= (uint8_t)~PXC_F_SIGNALLED;
   j->start_s = 0;
   j->eligible_s = 0;
   j->reason = PX_REASON_NONE;

@@ -279,6 +279,8 @@ int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *
   j.switches = s->switches;
   j.switches_wait_s = s->switches_wait_s;
   j.flags = (uint8_t)((s->hold ? PXC_F_HELD_USER | PXC_F_AGE_RESET : 0) | (s->requeue ? PXC_F_REQUEUE : 0));
+  j.signal_num = s->signal_num;
+  j.signal_time_s = s->signal_time_s;
   c->jobs[slot] = j;
   pxc_map_put(c, &c->job_by_id, job_id, slot);
   pxc_pending_add(c, &c->jobs[slot]);
