@@ -11,7 +11,12 @@
  *   place_rate_jobs_per_s              the mix placed into an empty cluster
  *   gang64_place_us                    one 64-node gang, half-full cluster
  *   core_bytes_per_pending_job         core memory per pending record
- * Options: --nodes N --pending P (cycle_full at other sizes, for scaling).
+ * Options: --nodes N --pending P (cycle_full at other sizes, for scaling);
+ * --only-place, --only-gang. Environment, for investigation only:
+ * PX_BENCH_VERBOSE=1 prints each cycle and gang search to stderr,
+ * PX_BENCH_CYCLES=n times only the first n full cycles.
+ * Times are the thread's CPU time (the machine is shared); wall time of the
+ * full cycles is printed as cycle_full_wall_ms.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,10 +242,14 @@ static int bench_gang64(void) {
   if (px_core_cycle(c, 1001, &out)) return 1;
   for (size_t i = 0; i < out.len; i++)
     if (rnd(2) && px_core_job_ended(c, out.v[i].job_id, PX_JOB_COMPLETED, 0, 1002, NULL)) return 1;
-  size_t cur = 0;
+  size_t cur = 0, ndrop = 0;
   struct px_job_view v;
+  uint64_t *drop = malloc(px_core_njobs(c) * sizeof *drop);
+  if (!drop) return 1;
   while (px_core_job_next(c, &cur, &v)) /* drop what is left pending */
-    if (v.state == PX_JOB_PENDING) px_core_cancel(c, v.job_id, 1003, NULL), cur = 0;
+    if (v.state == PX_JOB_PENDING) drop[ndrop++] = v.job_id;
+  for (size_t i = 0; i < ndrop; i++) px_core_cancel(c, drop[i], 1003, NULL);
+  free(drop);
   enum { N = 21 };
   double t[N];
   for (int i = 0; i < N; i++) {

@@ -379,6 +379,8 @@ void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t 
 struct pxc_job *pxc_job_find(struct px_core *c, uint64_t id);
 void pxc_pending_remove(struct px_core *c, struct pxc_job *j);
 int pxc_pending_add(struct px_core *c, struct pxc_job *j);
+/* Room for one more pending job (queue and the cycle's sort scratch). */
+int pxc_pending_reserve(struct px_core *c);
 void pxc_job_drop(struct px_core *c, struct pxc_job *j);
 uint32_t pxc_array_task_at(const struct pxc_array *a, uint32_t pos);
 int pxc_slot_new(struct px_core *c, uint32_t *slot);

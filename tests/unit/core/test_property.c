@@ -248,12 +248,12 @@ static void random_run(uint64_t seed, unsigned steps, struct run_log *log) {
 static void invariants_hold_over_random_runs(void **state) {
   (void)state;
   unsigned total = 0;
-  for (uint64_t seed = 1; seed <= 12; seed++) {
+  for (uint64_t seed = 1; seed <= 8; seed++) {
     struct run_log log;
-    random_run(seed, 1500, &log);
+    random_run(seed, 1200, &log);
     total += log.starts;
   }
-  assert_true(total > 1000); /* the runs did schedule work */
+  assert_true(total > 600); /* the runs did schedule work */
 }
 
 static void same_seed_same_actions(void **state) {
