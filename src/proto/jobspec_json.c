@@ -90,6 +90,7 @@ int px_jobspec_from_json(const json_t *obj, struct px_jobspec *s, const char *pr
   if (!rc) rc = check_spec(&tmp, prefix, d);
   if (rc) {
     px_jobspec_fini(&tmp);
+    px_jobspec_init(s); /* as documented: nothing half-filled */
     return rc;
   }
   *s = tmp;
@@ -106,7 +107,10 @@ int px_jobspec_decode(const char *json, struct px_jobspec *s, struct px_diag *d)
   json_t *o = NULL;
   px_jobspec_init(s); /* on any error the caller holds an empty spec, never stack garbage */
   int rc = px_jf_parse_object(json, strlen(json), &o, d);
-  if (rc) return rc;
+  if (rc) {
+    px_jobspec_init(s);
+    return rc;
+  }
   rc = px_jobspec_from_json(o, s, "", d);
   json_decref(o);
   return rc;

@@ -24,6 +24,11 @@ struct px_api_call {
   int status;
   char *answer;
   const char *ctype;      /* NULL: application/json */
+  /* A streamed answer instead of `answer` (large listings): MHD calls fn
+   * for each block of the body, then free_fn(cls). */
+  MHD_ContentReaderCallback stream_fn;
+  MHD_ContentReaderFreeCallback stream_free;
+  void *stream_cls;
 };
 
 struct px_route {

@@ -75,7 +75,7 @@ void px_api_submit(struct px_api_call *c) {
 /* ---- listing ---- */
 
 struct filter {
-  const char *user, *account, *partition, *name;
+  char *user, *account, *partition, *name; /* copies (the stream outlives the handler) */
   char states[8][24];
   int nstates;
   uint64_t ids[64];
@@ -112,11 +112,11 @@ static bool split(const char *s, char out[][24], int max, int *n) {
 
 static int parse_filter(struct px_api_call *c, struct filter *f) {
   memset(f, 0, sizeof *f);
-  f->user = px_api_arg(c, "user");
-  f->account = px_api_arg(c, "account");
-  f->partition = px_api_arg(c, "partition");
-  f->name = px_api_arg(c, "name");
   const char *v;
+  char **dst[] = {&f->user, &f->account, &f->partition, &f->name};
+  const char *keys[] = {"user", "account", "partition", "name"};
+  for (int i = 0; i < 4; i++)
+    if ((v = px_api_arg(c, keys[i])) && !(*dst[i] = strdup(v))) return PX_ENOMEM;
   if (!split(px_api_arg(c, "state"), f->states, 8, &f->nstates)) {
     px_api_error(c, 400, "INVALID", "state: at most 8 states");
     return PX_EINVAL;
@@ -154,8 +154,18 @@ static int parse_filter(struct px_api_call *c, struct filter *f) {
   }
   f->limit = (size_t)lim;
   /* Private mode: users see only their own jobs (operators see all). */
-  if (c->s->conf->phalanx.private_jobs && !(c->who.roles & PX_ROLE_OPERATOR)) f->user = c->who.user;
+  if (c->s->conf->phalanx.private_jobs && !(c->who.roles & PX_ROLE_OPERATOR)) {
+    free(f->user);
+    if (!(f->user = strdup(c->who.user))) return PX_ENOMEM;
+  }
   return 0;
+}
+
+static void filter_fini(struct filter *f) {
+  free(f->user);
+  free(f->account);
+  free(f->partition);
+  free(f->name);
 }
 
 static bool matches(const struct filter *f, const struct px_job_info *j) {
@@ -236,30 +246,121 @@ static char *render_jobs(struct px_snap *snap, const struct filter *f, uint64_t 
   return o.p;
 }
 
-void px_api_jobs_list(struct px_api_call *c) {
+/* A listing streamed from the snapshot: {"jobs":[ then each matching
+ * view's cached JSON, then ],"next":..,"seq":..}. The snapshot reference is
+ * held until MHD has sent everything (or the client went away). */
+struct list_stream {
+  struct px_snap *snap;
   struct filter f;
-  if (parse_filter(c, &f)) return;
-  struct px_snap *snap = px_snap_acquire(&c->s->snaps);
-  c->answer = render_jobs(snap, &f, 0);
+  size_t i, n;             /* next view to look at, views written */
+  const char *cur;         /* text being written */
+  size_t cur_len, cur_off;
+  int phase;               /* 0 head, 1 views, 2 done */
+  bool sep;                /* the comma before the next view is written */
+  uint64_t last_id;        /* last job written (the page cursor) */
+  char tail[96];
+};
+
+/* Picks the next piece of text to write; false at the end. */
+static bool stream_next(struct list_stream *ls) {
+  static const char head[] = "{\"jobs\":[";
+  if (ls->phase == 0) {
+    ls->cur = head, ls->cur_len = sizeof head - 1, ls->phase = 1;
+    return true;
+  }
+  if (ls->phase != 1) return false;
+  bool full = false;
+  while (ls->i < ls->snap->njobs) {
+    struct px_jview *v = ls->snap->jobs[ls->i];
+    if (!matches(&ls->f, &v->info)) {
+      ls->i++;
+      continue;
+    }
+    if (ls->f.limit && ls->n == ls->f.limit) {
+      full = true; /* and there is a later match: the client pages on */
+      break;
+    }
+    if (ls->n && !ls->sep) {
+      ls->sep = true;
+      ls->cur = ",", ls->cur_len = 1;
+      return true;
+    }
+    const char *js = px_jview_json(v);
+    if (!js) return false; /* out of memory: the answer is cut short */
+    ls->sep = false;
+    ls->last_id = v->info.job_id;
+    ls->i++;
+    ls->n++;
+    ls->cur = js, ls->cur_len = strlen(js);
+    return true;
+  }
+  int len = snprintf(ls->tail, sizeof ls->tail, "],\"next\":%llu,\"seq\":%llu}",
+                     (unsigned long long)(full ? ls->last_id : 0),
+                     (unsigned long long)ls->snap->seq);
+  ls->cur = ls->tail, ls->cur_len = (size_t)len, ls->phase = 2;
+  return true;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
+  struct list_stream *ls = cls;
+  size_t out = 0;
+  while (out < max) {
+    if (ls->cur_off == ls->cur_len) {
+      if (!stream_next(ls)) break;
+      ls->cur_off = 0;
+    }
+    size_t n = ls->cur_len - ls->cur_off;
+    if (n > max - out) n = max - out;
+    memcpy(buf + out, ls->cur + ls->cur_off, n);
+    ls->cur_off += n;
+    out += n;
+  }
+  return out ? (ssize_t)out : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void stream_free(void *cls) {
+  struct list_stream *ls = cls;
+  px_snap_release(ls->snap);
+  filter_fini(&ls->f);
+  free(ls);
+}
+
+void px_api_jobs_list(struct px_api_call *c) {
+  struct list_stream *ls = calloc(1, sizeof *ls);
+  if (!ls) return px_api_error(c, 503, "UNAVAILABLE", "out of memory");
+  if (parse_filter(c, &ls->f)) {
+    filter_fini(&ls->f);
+    free(ls);
+    if (!c->answer) px_api_error(c, 503, "UNAVAILABLE", "out of memory");
+    return;
+  }
+  ls->i = px_snap_lower_bound(ls->snap = px_snap_acquire(&c->s->snaps), ls->f.after + 1);
   c->status = 200;
-  px_snap_release(snap);
+  c->stream_fn = stream_read;
+  c->stream_free = stream_free;
+  c->stream_cls = ls;
 }
 
 void px_api_watch(struct px_api_call *c) {
   struct filter f;
   uint64_t after = 0, timeout = 20;
   const char *v;
-  if (parse_filter(c, &f)) return;
+  if (parse_filter(c, &f)) {
+    filter_fini(&f);
+    if (!c->answer) px_api_error(c, 503, "UNAVAILABLE", "out of memory");
+    return;
+  }
   if ((v = px_api_arg(c, "after")) && !parse_u64(v, &after))
-    return px_api_error(c, 400, "INVALID", "after: must be a sequence number");
+    return filter_fini(&f), px_api_error(c, 400, "INVALID", "after: must be a sequence number");
   if ((v = px_api_arg(c, "timeout")) && (!parse_u64(v, &timeout) || timeout > PX_SERVER_WATCH_MAX_S))
-    return px_api_error(c, 400, "RANGE", "timeout: 0 to %d seconds", PX_SERVER_WATCH_MAX_S);
+    return filter_fini(&f), px_api_error(c, 400, "RANGE", "timeout: 0 to %d seconds", PX_SERVER_WATCH_MAX_S);
   f.after = 0; /* here `after` is a sequence number, not a job id */
   int64_t deadline = px_now_real_ns() + (int64_t)timeout * 1000000000LL;
   struct px_snap *snap = px_snap_wait(&c->s->snaps, after, deadline);
   c->answer = render_jobs(snap, &f, after);
   c->status = 200;
   px_snap_release(snap);
+  filter_fini(&f);
 }
 
 /* ---- one job ---- */

@@ -96,6 +96,20 @@ static enum MHD_Result send_text(struct MHD_Connection *c, int status, char *tex
   return ret;
 }
 
+/* A body produced block by block from a snapshot (no copy of the whole). */
+static enum MHD_Result send_stream(struct MHD_Connection *c, struct px_api_call *call) {
+  struct MHD_Response *resp = MHD_create_response_from_callback(
+      MHD_SIZE_UNKNOWN, 256 * 1024, call->stream_fn, call->stream_cls, call->stream_free);
+  if (!resp) {
+    call->stream_free(call->stream_cls);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, "Content-Type", "application/json");
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)call->status, resp);
+  MHD_destroy_response(resp);
+  return ret;
+}
+
 static bool body_append(struct conn *k, const char *data, size_t n, size_t limit) {
   if (k->too_large || k->len + n > limit) {
     k->too_large = true;
@@ -182,6 +196,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
   double secs = (double)(px_now_mono_ns() - k->t0_ns) / 1e9;
   px_metrics_request(s->metrics, endpoint, call.status, secs);
+  if (call.stream_fn) return send_stream(c, &call);
   return send_text(c, call.status, call.answer, call.ctype ? call.ctype : "application/json");
 }
 
