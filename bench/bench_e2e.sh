@@ -13,7 +13,7 @@ set -euo pipefail
 jobs=${E2E_JOBS:-10000}
 nodes=${E2E_NODES:-64}
 batch=500
-if "$PHALANX" server --help 2>&1 | grep -q "not built yet"; then
+if [[ $("$PHALANX" server --help 2>&1 || true) == *"not built yet"* ]]; then
   echo "bench_e2e: the server is not built yet; skipped" >&2
   exit 0
 fi
@@ -49,7 +49,7 @@ median=$(printf '%s\n' "${firsts[@]}" | sort -n | sed -n 3p)
 echo "e2e_first_start_ms $median ms"
 
 # wait for the idle cluster again
-idle() { [ "$(api 'http://localhost/v1/jobs?limit=1' | jq '.jobs | length')" -eq 0 ]; }
+idle() { [ "$(api 'http://localhost/v1/jobs?state=PENDING,RUNNING,COMPLETING&limit=1' | jq '.jobs | length')" -eq 0 ]; }
 for _ in $(seq 1 600); do idle && break; sleep 0.1; done
 
 # -- throughput

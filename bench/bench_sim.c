@@ -15,11 +15,14 @@
  *                              arrivals Poisson at ~90% offered load, run times
  *                              log-uniform in [1 min, 24 h], 20 accounts
  *   sim_synthetic_1m_peak_rss_mib  its peak resident memory (target < 4096)
+ *   sim_*_cpu_s                the child's CPU seconds (user + system): on a
+ *                              shared machine wall time also counts others' work
  *
  * Each run is a child process (fork, then the same entry point as the
  * binary), so wait4() gives its own peak RSS; the parent only times it. The
  * synthetic trace is written to a temporary CSV first (not timed), so the run
- * includes reading it like any trace.
+ * includes reading it like any trace. `bench_sim --write-trace FILE N` writes
+ * the first N jobs of that trace and exits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,8 +44,8 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Runs `phalanx sim ARGS` in a child with stdout to /dev/null; wall seconds and peak RSS (MiB). */
-static int run_sim(char **argv, int argc, double *wall_s, double *rss_mib) {
+/* Runs `phalanx sim ARGS` in a child with stdout to /dev/null; wall and CPU seconds, peak RSS (MiB). */
+static int run_sim(char **argv, int argc, double *wall_s, double *cpu_s, double *rss_mib) {
   fflush(NULL);
   double t0 = now_s();
   pid_t pid = fork();
@@ -59,6 +62,7 @@ static int run_sim(char **argv, int argc, double *wall_s, double *rss_mib) {
   }
   *wall_s = now_s() - t0;
   *rss_mib = (double)ru.ru_maxrss / 1024.0;
+  *cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -93,7 +97,9 @@ static int write_synthetic(const char *path, long njobs) {
   return fclose(f);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--write-trace") == 0) /* the synthetic trace alone, for study */
+    return write_synthetic(argv[2], strtol(argv[3], NULL, 10)) ? 1 : 0;
   const char *src = getenv("PX_SRC");
   char philly[4096], policy[4096];
   const char *traces = getenv("PX_TRACES_DIR");
@@ -101,17 +107,17 @@ int main(void) {
   else snprintf(philly, sizeof philly, "%s/../shared/traces/philly_pollux.csv", src ? src : ".");
   snprintf(policy, sizeof policy, "%s/examples/policies/conservative.conf", src ? src : ".");
   int rc = 0;
-  double wall, rss;
+  double wall, cpu, rss;
   if (access(philly, R_OK) != 0) {
     fprintf(stderr, "bench_sim: %s absent: sim_philly_s skipped (see ../shared/traces/PROVENANCE.md)\n", philly);
   } else {
-    char *argv[] = {"sim", "--trace", philly, "--cluster", "64x8", "--policy", policy, "--json", NULL};
-    int st = run_sim(argv, 8, &wall, &rss);
+    char *args[] = {"sim", "--trace", philly, "--cluster", "64x8", "--policy", policy, "--json", NULL};
+    int st = run_sim(args, 8, &wall, &cpu, &rss);
     if (st != 0) {
       fprintf(stderr, "bench_sim: philly run exited %d\n", st);
       rc = 1;
     }
-    printf("sim_philly_s %.2f s\nsim_philly_peak_rss_mib %.0f MiB\n", wall, rss);
+    printf("sim_philly_s %.2f s\nsim_philly_cpu_s %.2f s\nsim_philly_peak_rss_mib %.0f MiB\n", wall, cpu, rss);
   }
   char path[] = "/tmp/px_bench_sim_XXXXXX";
   int fd = mkstemp(path);
@@ -122,13 +128,14 @@ int main(void) {
     unlink(path);
     return 1;
   }
-  char *argv[] = {"sim", "--trace", path, "--cluster", "2048x8", "--policy", policy, "--json", NULL};
-  int st = run_sim(argv, 8, &wall, &rss);
+  char *args[] = {"sim", "--trace", path, "--cluster", "2048x8", "--policy", policy, "--json", NULL};
+  int st = run_sim(args, 8, &wall, &cpu, &rss);
   unlink(path);
   if (st != 0) {
     fprintf(stderr, "bench_sim: synthetic run exited %d\n", st);
     rc = 1;
   }
-  printf("sim_synthetic_1m_s %.2f s\nsim_synthetic_1m_peak_rss_mib %.0f MiB\n", wall, rss);
+  printf("sim_synthetic_1m_s %.2f s\nsim_synthetic_1m_cpu_s %.2f s\nsim_synthetic_1m_peak_rss_mib %.0f MiB\n", wall, cpu,
+         rss);
   return rc;
 }

@@ -20,7 +20,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-server_built() { ! "$px" server --help 2>&1 | grep -q "not built yet"; }
+server_built() {
+  local out
+  out=$("$px" server --help 2>&1 || true)
+  [[ $out != *"not built yet"* ]]
+}
 
 if ! server_built; then
   echo "== this node, as the agent sees it (4 emulated GPUs in 2 NVLink groups)"
@@ -52,8 +56,8 @@ set -a; source "$tmp/ready"; set +a
 work=$tmp/work; mkdir -p "$work"; cd "$work"
 echo; echo "== sinfo"; sinfo
 
-echo; echo "== submitting: a 2-node gang (16 GPUs, account vision), 6 single-GPU jobs (speech),"
-echo "   one more vision job (over vision's 16-GPU limit while the gang runs), an array of 4"
+echo; echo "== submitting: a 2-node gang (16 GPUs, account vision), 8 two-GPU jobs and an"
+echo "   array of 4 (speech), one more vision job (over vision's 16-GPU limit while the gang runs)"
 cat >gang.sh <<'SH'
 #!/bin/bash
 #SBATCH -J gang -N 2 --ntasks-per-node=1 --gres=gpu:8 -A vision -t 5
@@ -61,15 +65,18 @@ echo "nodes=$SLURM_JOB_NODELIST tasks=$SLURM_TASKS_PER_NODE gpus=$CUDA_VISIBLE_D
 sleep 6
 SH
 sbatch gang.sh
-for i in 1 2 3 4 5 6; do sbatch -J single$i --gres=gpu:1 -A speech -t 5 --wrap "sleep $((2 + i % 3))"; done
-sbatch -J held --gres=gpu:1 -A vision -t 5 --wrap "echo vision got its turn"
+for i in 1 2 3 4 5 6 7 8; do sbatch -J pair$i --gres=gpu:2 -A speech -t 5 --wrap "sleep $((2 + i % 3))"; done
+sbatch -J vision2 --gres=gpu:1 -A vision -t 5 --wrap "echo vision got its turn"
 sbatch -J arr --array=0-3 --gres=gpu:1 -A speech -t 5 --wrap 'echo task $SLURM_ARRAY_TASK_ID; sleep 1'
 
-echo; echo "== the queue, as it moves"
-for _ in $(seq 1 60); do
+echo; echo "== the queue, as it moves (32 GPUs: some jobs wait for Resources, vision2 for its account)"
+quiet=0
+for _ in $(seq 1 90); do
   date +%T; squeue
-  [ "$(squeue -h | wc -l)" -eq 0 ] && break
-  sleep 2
+  # done when nothing has run for three looks in a row
+  if [ "$(squeue -h -t RUNNING | wc -l)" -eq 0 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+  [ "$quiet" -ge 3 ] && break
+  sleep 1
 done
 
 echo; echo "== the gang's output"; cat slurm-*.out | grep nodes= || true

@@ -39,6 +39,8 @@ struct ajob {
   pid_t sup;
   int64_t sup_start;
   bool ended;
+  uint64_t batch;            /* the order batch that launched it */
+  char stop_reason[32];      /* the reason of the last stop order, "" when none */
   struct ajob *next;
 };
 
@@ -51,6 +53,7 @@ struct agent {
   struct px_map done;        /* job ids whose end the server acknowledged (dedupe) */
   int sfd, nfd;
   int heartbeat_s;
+  uint64_t batch;            /* counts order batches */
 };
 
 static int64_t mono_ms(void) {
@@ -93,14 +96,17 @@ static void rm_rf(const char *dir) {
   rmdir(dir);
 }
 
-static char *end_report(struct agent *a, const struct px_job_status *st) {
+static char *end_report(struct agent *a, const struct ajob *j, const struct px_job_status *st) {
   struct px_task_report r = {.job_id = st->job_id, .exit_code = st->exit_code, .term_signal = st->term_signal,
                              .peak_mem_mib = st->peak_mem_mib, .cpu_time_ms = st->cpu_time_ms,
-                             .start_time = st->start_time, .end_time = st->end_time};
+                             .start_time = st->start_time, .end_time = st->end_time,
+                             .restart_count = j->restart};
   snprintf(r.node, sizeof r.node, "%s", a->site.node);
   snprintf(r.state, sizeof r.state, "%s", st->state);
   return px_task_report_encode(&r);
 }
+
+static void on_acked(const char *dir, void *ud);
 
 /* The job's supervisor wrote its status (or died without): queue the end. */
 static void job_ended(struct agent *a, struct ajob *j) {
@@ -121,7 +127,15 @@ static void job_ended(struct agent *a, struct ajob *j) {
   }
   j->ended = true;
   px_info("job %llu ended: %s", (unsigned long long)j->job_id, st.state);
-  px_link_queue(&a->link, end_report(a, &st), j->dir);
+  /* An attempt the server stopped for a node failure or a preemption has
+   * already been ended or requeued there; its end would only race with the
+   * next attempt, which may run on this very node. */
+  if (strcmp(st.state, j->stop_reason) == 0 &&
+      (strcmp(st.state, "NODE_FAIL") == 0 || strcmp(st.state, "PREEMPTED") == 0)) {
+    on_acked(j->dir, a);
+    return;
+  }
+  px_link_queue(&a->link, end_report(a, j, &st), j->dir);
 }
 
 static struct ajob *find_dir(struct agent *a, const char *name) {
@@ -176,27 +190,38 @@ static void launch(struct agent *a, const struct px_launch *l) {
     return;
   }
   j->sup_start = px_proc_start(pid);
-  struct px_task_report rep = {.job_id = l->job_id, .start_time = time(NULL)};
+  j->batch = a->batch;
+  px_info("job %llu: started (supervisor %d)", (unsigned long long)l->job_id, (int)pid);
+  struct px_task_report rep = {.job_id = l->job_id, .start_time = time(NULL), .restart_count = l->restart_count};
   snprintf(rep.node, sizeof rep.node, "%s", a->site.node);
   snprintf(rep.state, sizeof rep.state, "RUNNING");
   px_link_queue(&a->link, px_task_report_encode(&rep), NULL);
 }
 
+/* Orders name a job, not an attempt. When an older attempt still runs
+ * beside one launched in this same batch (a requeue onto this node), the
+ * order is the old attempt's stop; otherwise it is for every attempt here. */
 static void order(struct agent *a, const struct px_signal_order *s) {
-  struct ajob *hit = NULL;
+  bool older = false, any = false;
   for (struct ajob *j = a->jobs; j; j = j->next)
-    if (j->job_id == s->job_id && !j->ended) hit = j;
-  if (!hit) {
+    if (j->job_id == s->job_id && !j->ended) any = true, older |= j->batch != a->batch;
+  if (!any) {
     px_debug("signal for job %llu, not running here", (unsigned long long)s->job_id);
     return;
   }
-  if (px_job_order(hit->dir, s->signal, s->grace_s, s->reason) == PX_ESTATE) job_ended(a, hit);
+  for (struct ajob *j = a->jobs, *next; j; j = next) {
+    next = j->next; /* job_ended may free j */
+    if (j->job_id != s->job_id || j->ended || (older && j->batch == a->batch)) continue;
+    if (s->reason[0]) snprintf(j->stop_reason, sizeof j->stop_reason, "%s", s->reason);
+    if (px_job_order(j->dir, s->signal, s->grace_s, s->reason) == PX_ESTATE) job_ended(a, j);
+  }
 }
 
 static void take_orders(struct agent *a) {
   uint32_t n;
   struct px_agent_work *w = px_link_take(&a->link, &n);
   for (uint32_t i = 0; i < n; i++) {
+    a->batch++;
     for (uint32_t k = 0; k < w[i].nlaunch; k++) launch(a, &w[i].launch[k]);
     for (uint32_t k = 0; k < w[i].nsignal; k++) order(a, &w[i].signal[k]);
     px_agent_work_fini(&w[i]);
@@ -208,14 +233,18 @@ static void reap(struct agent *a) {
   int ws;
   pid_t pid;
   while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
-    for (struct ajob *j = a->jobs; j; j = j->next)
+    for (struct ajob *j = a->jobs, *next; j; j = next) {
+      next = j->next; /* job_ended may free j */
       if (j->sup == pid && !j->ended) job_ended(a, j);
+    }
 }
 
 /* Supervisors this agent did not start (reattached) are not its children. */
 static void check_foreign(struct agent *a) {
-  for (struct ajob *j = a->jobs; j; j = j->next)
+  for (struct ajob *j = a->jobs, *next; j; j = next) {
+    next = j->next; /* job_ended may free j */
     if (!j->ended && !px_proc_same(j->sup, j->sup_start)) job_ended(a, j);
+  }
 }
 
 static void read_notes(struct agent *a) {
@@ -250,7 +279,7 @@ static void reattach(struct agent *a) {
     }
     if (px_proc_same(j->sup, j->sup_start)) {
       px_info("job %llu: reattached to supervisor %d", id, (int)j->sup);
-      struct px_task_report rep = {.job_id = id};
+      struct px_task_report rep = {.job_id = id, .restart_count = restart};
       snprintf(rep.node, sizeof rep.node, "%s", a->site.node);
       snprintf(rep.state, sizeof rep.state, "RUNNING");
       px_link_queue(&a->link, px_task_report_encode(&rep), NULL);
@@ -388,6 +417,10 @@ static void agent_fini(struct agent *a) {
   if (a->nfd >= 0) close(a->nfd);
   if (a->sfd >= 0) close(a->sfd);
   if (a->site.notify[0]) unlink(a->site.notify);
+  struct px_cg_layout lay;
+  if (!a->site.no_cgroup &&
+      px_cg_probe(&lay, a->site.cgroup_root[0] ? a->site.cgroup_root : NULL, a->site.cgroup_name) == 0)
+    px_cg_remove_base(&lay);
 }
 
 int px_agent_run(const struct px_agent_opts *o) {

@@ -140,7 +140,7 @@ static bool has_word(const char *list, const char *word) {
   return false;
 }
 
-static int probe_v2(struct px_cg_layout *lay, const char *root_rel, const char *node) {
+static int probe_v2(struct px_cg_layout *lay, const char *root_rel, const char *name) {
   char mnt[PATH_MAX], own[PATH_MAX], ctls[512], dir[PATH_MAX + 8];
   if (mount_of(NULL, mnt, sizeof mnt) || own_path("", own, sizeof own)) return PX_EUNSUPPORTED;
   int w = snprintf(dir, sizeof dir, "%s%s", mnt, root_rel ? root_rel : own);
@@ -148,19 +148,19 @@ static int probe_v2(struct px_cg_layout *lay, const char *root_rel, const char *
   if (read_file(dir, "cgroup.controllers", ctls, sizeof ctls) < 0 || !has_word(ctls, "memory"))
     return PX_EUNSUPPORTED;
   lay->version = 2;
-  w = snprintf(lay->base[0], sizeof lay->base[0], "%s/phalanx_%s", dir, node);
+  w = snprintf(lay->base[0], sizeof lay->base[0], "%s/%s", dir, name);
   return w < 0 || (size_t)w >= sizeof lay->base[0] ? PX_ERANGE : 0;
 }
 
-int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *node) {
+int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *name) {
   memset(lay, 0, sizeof *lay);
-  if (probe_v2(lay, root_rel, node) == 0) return 0;
+  if (probe_v2(lay, root_rel, name) == 0) return 0;
   memset(lay, 0, sizeof *lay);
   for (int c = 0; c < PX_CG_NCTL; c++) {
     char mnt[PATH_MAX], own[PATH_MAX];
     if (mount_of(ctl_name[c], mnt, sizeof mnt) || own_path(ctl_name[c], own, sizeof own)) continue;
     if (access(mnt, W_OK) != 0) continue;
-    int w = snprintf(lay->base[c], sizeof lay->base[c], "%s%s/phalanx_%s", mnt, root_rel ? root_rel : own, node);
+    int w = snprintf(lay->base[c], sizeof lay->base[c], "%s%s/%s", mnt, root_rel ? root_rel : own, name);
     if (w < 0 || (size_t)w >= sizeof lay->base[c]) lay->base[c][0] = '\0';
   }
   if (!lay->base[PX_CG_MEMORY][0]) return PX_EUNSUPPORTED;
@@ -257,6 +257,17 @@ static int create_v2(const struct px_cg_layout *lay, const char *name, const str
   return rc ? PX_EIO : 0;
 }
 
+int px_cg_v2_prepare(const char *root_rel) {
+  struct px_cg_layout lay;
+  if (root_rel || probe_v2(&lay, NULL, "x") != 0) return 0;
+  char own[PATH_MAX], leaf[PATH_MAX];
+  snprintf(own, sizeof own, "%s", lay.base[0]);
+  char *slash = strrchr(own, '/');
+  if (slash) *slash = '\0';
+  if (join(leaf, sizeof leaf, own, "agent") || make_dir(leaf, false)) return PX_EIO;
+  return write_file(leaf, "cgroup.procs", "%d", (int)getpid()) ? PX_EIO : 0;
+}
+
 int px_cg_create(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
                  struct px_cgroup *cg, char *err, size_t errlen) {
   memset(cg, 0, sizeof *cg);
@@ -326,6 +337,7 @@ static bool freeze(const char *dir, bool on) {
 int px_cg_kill(const struct px_cgroup *cg, int sig) {
   if (cg->version == 2 && sig == SIGKILL && write_file(cg->path[0], "cgroup.kill", "1") == 0)
     return px_cg_count(cg);
+  if (px_cg_count(cg) == 0) return 0;
   bool frozen = cg->version == 1 && sig == SIGKILL && freeze(cg->path[PX_CG_FREEZER], true);
   int n = each_pid(cg, sig);
   if (frozen) freeze(cg->path[PX_CG_FREEZER], false);
@@ -361,13 +373,11 @@ void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st) {
 }
 
 void px_cg_destroy(const struct px_cgroup *cg) {
-  for (int c = 0; c < PX_CG_NCTL; c++) {
-    if (!cg->path[c][0]) continue;
-    rmdir(cg->path[c]);
-    char parent[PATH_MAX];
-    snprintf(parent, sizeof parent, "%s", cg->path[c]);
-    char *slash = strrchr(parent, '/');
-    if (slash) *slash = '\0';
-    rmdir(parent); /* the per-agent level, when no other job is left (EBUSY otherwise) */
-  }
+  for (int c = 0; c < PX_CG_NCTL; c++)
+    if (cg->path[c][0]) rmdir(cg->path[c]);
+}
+
+void px_cg_remove_base(const struct px_cg_layout *lay) {
+  for (int c = 0; c < PX_CG_NCTL; c++)
+    if (lay->base[c][0]) rmdir(lay->base[c]); /* EBUSY while a job still runs: kept */
 }

@@ -4,8 +4,9 @@
  * without controllers; then v1 it is).
  *
  * Where: under the agent's own cgroup of each hierarchy (what systemd
- * delegates to a service), in "phalanx_<node>/job_<id>", or under an
- * explicit root. Job cgroups are created by the job's supervisor, which
+ * delegates to a service), or under an explicit root, in
+ * "<agent level>/job_<id>"; the agent level is named after the node and the
+ * agent's state directory, so agents sharing a machine never share it. Job cgroups are created by the job's supervisor, which
  * itself stays outside them; only tasks are attached.
  *
  * Limits: memory hard limit with swap off (v1 memory.limit_in_bytes plus
@@ -57,9 +58,15 @@ struct px_cg_stats {
 };
 
 /* Finds the layout: root_rel NULL means "under the agent's own cgroup";
- * node names the per-agent subtree. 0, or PX_EUNSUPPORTED when neither
+ * name is the per-agent level. 0, or PX_EUNSUPPORTED when neither
  * version offers the memory controller. */
 int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *node);
+
+/* cgroup v2 allows controllers for child groups only in groups without
+ * processes of their own ("no internal processes"): on v2 the agent moves
+ * itself into a leaf "<own>/agent" so its own group can delegate to jobs.
+ * A no-op on v1 or with an explicit root. 0 or PX_EIO. */
+int px_cg_v2_prepare(const char *root_rel);
 
 /* Creates (or reuses) the job's cgroup and applies the limits. */
 int px_cg_create(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
@@ -73,8 +80,10 @@ int px_cg_count(const struct px_cgroup *cg);
 /* Kills (SIGKILL) and waits until empty, up to timeout_ms; 0 or PX_ETIMEOUT. */
 int px_cg_drain(const struct px_cgroup *cg, int timeout_ms);
 void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st);
-/* Removes the job's directories (and the per-agent parent when empty). */
+/* Removes the job's directories. The per-agent level stays (creating
+ * cpuset groups is slow) until px_cg_remove_base, when the agent stops. */
 void px_cg_destroy(const struct px_cgroup *cg);
+void px_cg_remove_base(const struct px_cg_layout *lay);
 /* True when device access is constrained (v1 devices controller present). */
 bool px_cg_constrains_devices(const struct px_cg_layout *lay);
 

@@ -11,14 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/cgroup.h"
 #include "agent/launch.h"
 #include "agent/supervise.h"
 #include "commands.h"
 #include "util/log.h"
+#include "util/map.h"
 
 static void usage(void) {
   fprintf(stderr,
@@ -57,6 +60,29 @@ static const struct option longopts[] = {
     {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM},
     {0, 0, 0, 0}};
 
+/* Creates dir and its parents, then makes the path absolute: job
+ * directories are handed to other processes and must not depend on a cwd. */
+static int state_dir_ready(char *dir, size_t size) {
+  char tmp[PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s", dir);
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      mkdir(tmp, 0755);
+      *p = '/';
+    }
+  mkdir(tmp, 0755);
+  char abs[PATH_MAX];
+  if (!realpath(tmp, abs)) return -1;
+  snprintf(dir, size, "%s", abs);
+  return 0;
+}
+
+static void set_cgroup_name(struct px_agent_opts *o, const char *node) {
+  snprintf(o->site.cgroup_name, sizeof o->site.cgroup_name, "phalanx_%.64s.%08x", node,
+           (unsigned)(px_hash_str(o->state_dir) & 0xffffffffu));
+}
+
 static const char *opt_name(int val) {
   for (const struct option *o = longopts; o->name; o++)
     if (o->val == val) return o->name;
@@ -87,6 +113,7 @@ static int run_local(struct px_agent_opts *o, const char *file) {
     return 2;
   }
   if (!o->site.node[0]) snprintf(o->site.node, sizeof o->site.node, "%s", l.nodes[l.node_rank]);
+  set_cgroup_name(o, o->site.node);
   struct px_node_res res;
   char why[256];
   if (px_agent_discover(o, &res, why, sizeof why) == 0) {
@@ -104,6 +131,10 @@ static int run_local(struct px_agent_opts *o, const char *file) {
   }
   int ws;
   while (waitpid(pid, &ws, 0) < 0) {}
+  struct px_cg_layout lay;
+  if (!o->site.no_cgroup &&
+      px_cg_probe(&lay, o->site.cgroup_root[0] ? o->site.cgroup_root : NULL, o->site.cgroup_name) == 0)
+    px_cg_remove_base(&lay);
   char *st = px_file_get(jobdir, "status.json");
   if (!st) return 2;
   printf("%s\n", st);
@@ -205,6 +236,13 @@ int px_cmd_agent(int argc, char **argv) {
     if (gethostname(host, sizeof host) == 0) snprintf(o.site.node, sizeof o.site.node, "%.*s", (int)strcspn(host, "."), host);
   }
   if (discover) return discover_only(&o);
+  if (state_dir_ready(o.state_dir, sizeof o.state_dir)) {
+    fprintf(stderr, "agent: cannot create the state directory %s\n", o.state_dir);
+    return 2;
+  }
+  if (!run) set_cgroup_name(&o, o.site.node);
+  if (!o.site.no_cgroup && px_cg_v2_prepare(o.site.cgroup_root[0] ? o.site.cgroup_root : NULL))
+    fprintf(stderr, "agent: cgroup v2: cannot move into a leaf group; job limits may fail\n");
   if (run) return run_local(&o, run);
   if (!o.server[0]) {
     fprintf(stderr, "agent: --server URL is required\n");

@@ -41,7 +41,7 @@ struct dev {
 static void usage(void) {
   fprintf(stderr,
           "usage: phalanx dev [--nodes N] [--gpus N[:TYPE]] [--cpus N] [--mem-mib M] [--gpu-groups G]\n"
-          "                   [--port P] [--state-dir DIR] [--ready-file FILE] [--quiet]\n"
+          "                   [--port P] [--state-dir DIR] [--users U1,U2] [--ready-file FILE] [--quiet]\n"
           "  a server and N agents (default 4 nodes x 8 emulated h100 GPUs) in a fresh state\n"
           "  directory; Ctrl-C stops everything.\n");
 }
@@ -250,6 +250,7 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
   static const struct option lo[] = {{"nodes", 1, 0, 'n'}, {"gpus", 1, 0, 'g'},     {"cpus", 1, 0, 'c'},
                                      {"mem-mib", 1, 0, 'm'}, {"gpu-groups", 1, 0, 'G'}, {"port", 1, 0, 'p'},
                                      {"state-dir", 1, 0, 'd'}, {"ready-file", 1, 0, 'r'}, {"quiet", 0, 0, 'q'},
+                                     {"users", 1, 0, 'u'},
                                      {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
   struct px_dev_shape *s = &d->shape;
   *s = (struct px_dev_shape){.nodes = 4, .gpus = 8, .cpus = 32, .groups = 2, .mem_mib = 131072, .gpu_type = "h100"};
@@ -273,11 +274,13 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
       case 'd': snprintf(d->dir, sizeof d->dir, "%s", optarg); break;
       case 'r': *ready = optarg; break;
       case 'q': d->quiet = true; break;
+      case 'u': s->users = optarg; break;
       default: return -1;
     }
   }
   if (s->groups > s->gpus && s->gpus) s->groups = s->gpus;
   if (!s->gpus) s->groups = 1;
+  if (!s->users) s->users = getenv("SUDO_USER"); /* the developer behind sudo */
   return 0;
 }
 

@@ -54,17 +54,20 @@ static int write_accounts(const struct px_dev_shape *s) {
   FILE *f = fopen(path, "we");
   if (!f) return PX_EIO;
   /* vision may hold at most 2 nodes' worth of GPUs at once (its GrpTRES);
-   * root belongs to every account so one local user can play every team. */
+   * root (and --users) belong to every account so one local user can play
+   * every team. */
+  char users[512];
+  snprintf(users, sizeof users, "root%s%.400s", s->users && *s->users ? "," : "", s->users ? s->users : "");
   fprintf(f,
           "# Written by `phalanx dev`: two teams under research, and ops.\n"
           "Account=research Fairshare=60\n"
-          "Account=vision Parent=research Fairshare=40 GrpTRES=gres/gpu=%u Users=root\n"
-          "Account=speech Parent=research Fairshare=20 Users=root\n"
-          "Account=ops Fairshare=40 Users=root DefaultQOS=normal\n"
+          "Account=vision Parent=research Fairshare=40 GrpTRES=gres/gpu=%u Users=%s\n"
+          "Account=speech Parent=research Fairshare=20 Users=%s\n"
+          "Account=ops Fairshare=40 Users=%s DefaultQOS=normal\n"
           "User=root Account=ops DefaultAccount=ops\n\n"
           "QOS=normal Priority=100\nQOS=low Priority=0 UsageFactor=0.5\n"
           "QOS=high Priority=1000 Preempt=low PreemptMode=requeue GraceTime=10\n",
-          s->gpus * (s->nodes > 1 ? 2 : 1));
+          s->gpus * (s->nodes > 1 ? 2 : 1), users, users, users);
   return fclose(f) == 0 ? 0 : PX_EIO;
 }
 

@@ -16,6 +16,7 @@ struct px_dev_shape {
   char gpu_type[32];
   unsigned port;
   const char *dir;           /* state directory; the files go here */
+  const char *users;         /* extra users of every account ("alice,bob"), or NULL */
 };
 
 /* "dev1".."dev4", zero-padded to the width of the node count. */

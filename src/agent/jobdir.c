@@ -13,7 +13,7 @@
 #include "proto/json_rd.h"
 #include "util/error.h"
 
-int px_file_put(const char *dir, const char *name, const char *text) {
+int px_file_put(const char *dir, const char *name, const char *text, bool durable) {
   char tmp[PATH_MAX], dst[PATH_MAX];
   snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
   snprintf(dst, sizeof dst, "%s/%s", dir, name);
@@ -26,8 +26,7 @@ int px_file_put(const char *dir, const char *name, const char *text) {
     if (w < 0) break;
     off += (size_t)w;
   }
-  /* fsync: a status must survive a crash of the node's agent, not just of a process */
-  bool ok = off == len && fsync(fd) == 0;
+  bool ok = off == len && (!durable || fsync(fd) == 0);
   close(fd);
   if (!ok || rename(tmp, dst) != 0) {
     unlink(tmp);
@@ -59,10 +58,10 @@ char *px_file_get(const char *dir, const char *name) {
   return buf;
 }
 
-static int put_json(const char *dir, const char *name, json_t *o) {
+static int put_json(const char *dir, const char *name, bool durable, json_t *o) {
   char *s = px_wr_finish(o);
   if (!s) return PX_ENOMEM;
-  int rc = px_file_put(dir, name, s);
+  int rc = px_file_put(dir, name, s, durable);
   free(s);
   return rc;
 }
@@ -77,9 +76,9 @@ static int get_json(const char *dir, const char *name, json_t **out) {
 }
 
 int px_site_write(const char *dir, const struct px_site *s) {
-  return put_json(dir, "site.json",
-                  json_pack("{ss ss ss ss sI sI sI sb sb sb sb}", "node", s->node, "cluster", s->cluster,
-                            "cgroup_root", s->cgroup_root, "notify", s->notify, "kill_wait_s",
+  return put_json(dir, "site.json", false,
+                  json_pack("{ss ss ss ss ss sI sI sI sb sb sb sb}", "node", s->node, "cluster", s->cluster,
+                            "cgroup_root", s->cgroup_root, "cgroup_name", s->cgroup_name, "notify", s->notify, "kill_wait_s",
                             (json_int_t)s->kill_wait_s, "pids_max", (json_int_t)s->pids_max,
                             "node_ngpus", (json_int_t)s->node_ngpus, "allow_root", s->allow_root,
                             "no_cgroup", s->no_cgroup, "emulated_gpus", s->emulated_gpus, "emulated_cpus", s->emulated_cpus));
@@ -95,6 +94,7 @@ int px_site_read(const char *dir, struct px_site *s) {
   px_rd_buf(&r, "node", true, s->node, sizeof s->node);
   px_rd_buf(&r, "cluster", false, s->cluster, sizeof s->cluster);
   px_rd_buf(&r, "cgroup_root", false, s->cgroup_root, sizeof s->cgroup_root);
+  px_rd_buf(&r, "cgroup_name", true, s->cgroup_name, sizeof s->cgroup_name);
   px_rd_buf(&r, "notify", false, s->notify, sizeof s->notify);
   px_rd_i64(&r, "kill_wait_s", false, &s->kill_wait_s);
   px_rd_u64(&r, "pids_max", false, &s->pids_max);
@@ -109,7 +109,7 @@ int px_site_read(const char *dir, struct px_site *s) {
 }
 
 int px_status_write(const char *dir, const struct px_job_status *st) {
-  return put_json(dir, "status.json",
+  return put_json(dir, "status.json", true,
                   json_pack("{sI ss si si sI sI sI sI ss}", "job_id", (json_int_t)st->job_id, "state",
                             st->state, "exit_code", (int)st->exit_code, "term_signal",
                             (int)st->term_signal, "peak_mem_mib", (json_int_t)st->peak_mem_mib,
@@ -145,7 +145,7 @@ int px_state_write(const char *dir, const struct px_job_state *st) {
   json_t *cg = json_object();
   for (int c = 0; cg && c < PX_CG_NCTL; c++)
     if (st->cg.path[c][0]) json_object_set_new(cg, cg_keys[c], json_string(st->cg.path[c]));
-  return put_json(dir, "state.json",
+  return put_json(dir, "state.json", false,
                   json_pack("{sI sI sI si so}", "supervisor", (json_int_t)st->supervisor,
                             "supervisor_start", (json_int_t)st->supervisor_start, "pgid",
                             (json_int_t)st->pgid, "cgroup_version", st->cg.version, "cgroup", cg));

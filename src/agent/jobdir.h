@@ -29,6 +29,7 @@ struct px_site {
   char node[64];
   char cluster[64];
   char cgroup_root[256];   /* "" : under the agent's own cgroup */
+  char cgroup_name[128];   /* the agent's level: "phalanx_<node>.<hash of its state dir>" */
   char notify[PATH_MAX];   /* agent's datagram socket, "" for none */
   int64_t kill_wait_s;     /* SIGTERM -> SIGKILL at the time limit */
   uint64_t pids_max;
@@ -64,8 +65,10 @@ int px_status_read(const char *dir, struct px_job_status *st);
 int px_state_write(const char *dir, const struct px_job_state *st);
 int px_state_read(const char *dir, struct px_job_state *st);
 
-/* Writes text to dir/name atomically (temp file, fsync, rename). */
-int px_file_put(const char *dir, const char *name, const char *text);
+/* Writes text to dir/name atomically (temp file, rename); durable also
+ * fsyncs first. Only a job's end needs to survive a node crash: everything
+ * written before it dies with the job's processes anyway. */
+int px_file_put(const char *dir, const char *name, const char *text, bool durable);
 /* Reads dir/name whole (malloc'd, NUL-terminated) or NULL (errno set). */
 char *px_file_get(const char *dir, const char *name);
 

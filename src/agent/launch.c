@@ -3,12 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/supervise.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -26,7 +29,7 @@ int px_job_start(const char *state_dir, const struct px_launch *l, const struct 
   px_jobdir_path(state_dir, l->job_id, l->restart_count, jobdir, size);
   if (mkdir(jobdir, 0700) != 0) return errno == EEXIST ? PX_EEXIST : PX_EIO;
   char *text = px_launch_encode(l);
-  int rc = text ? px_file_put(jobdir, "launch.json", text) : PX_ENOMEM;
+  int rc = text ? px_file_put(jobdir, "launch.json", text, false) : PX_ENOMEM;
   free(text);
   if (!rc) rc = px_site_write(jobdir, site);
   if (rc) {
@@ -36,19 +39,24 @@ int px_job_start(const char *state_dir, const struct px_launch *l, const struct 
     px_status_write(jobdir, &st);
     return rc;
   }
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return PX_EIO;
-  self[n] = '\0';
   pid_t c = fork();
   if (c < 0) return PX_EAGAIN;
   if (c == 0) {
-    /* stdin from /dev/null; stdout/stderr stay the agent's log */
+    /* The supervisor is this fork, not a new program: no exec and no
+     * dynamic loading on the launch path. It keeps only stdout/stderr (the
+     * agent's log): the agent's server connections, signalfd and pipes are
+     * closed, so a supervisor never holds the agent's sockets open. */
     int fd = open("/dev/null", O_RDONLY);
     if (fd > 0) dup2(fd, 0), close(fd);
-    char *argv[] = {self, "agent", "--supervise", jobdir, NULL};
-    execv(self, argv);
-    _exit(127);
+    close_range(3, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    px_log_set_tag("supervisor");
+    char comm[16];
+    snprintf(comm, sizeof comm, "px-job%llu", (unsigned long long)l->job_id);
+    prctl(PR_SET_NAME, comm); /* what ps and top show for it */
+    _exit(px_supervise_main(jobdir));
   }
   *pid = c;
   px_debug("job %llu: supervisor %d in %s", (unsigned long long)l->job_id, (int)c, jobdir);

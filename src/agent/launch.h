@@ -4,7 +4,9 @@
  * node facts into it, and start `phalanx agent --supervise JOBDIR` as a
  * new process of its own session. The supervisor is the agent's child only
  * until the agent restarts; after that the agent finds it again through
- * state.json (reattach), so nothing requires it to stay a child.
+ * state.json (reattach), so nothing requires it to stay a child. The
+ * supervisor is a fork of the agent (no exec: launching costs a fork, not
+ * a program load); `phalanx agent --supervise JOBDIR` runs the same code.
  */
 #ifndef PX_AGENT_LAUNCH_H
 #define PX_AGENT_LAUNCH_H
@@ -18,7 +20,8 @@
 /* STATE/jobs/<job>.<restart> into buf. */
 void px_jobdir_path(const char *state_dir, uint64_t job_id, uint32_t restart, char *buf, size_t size);
 
-/* 0 with *pid the supervisor; PX_EEXIST when this attempt was already
+/* Call with no other thread holding locks the supervisor needs (the
+ * agent's poll thread only does HTTP). 0 with *pid the supervisor; PX_EEXIST when this attempt was already
  * started here (nothing is done: a task never starts twice). */
 int px_job_start(const char *state_dir, const struct px_launch *l, const struct px_site *site,
                  char *jobdir, size_t size, pid_t *pid);

@@ -58,9 +58,12 @@ static void fail_launch(struct sup *s, const char *msg) {
 }
 
 /* Everything of the job gets sig: the cgroup's processes and the process group. */
+/* Each process gets a catchable signal exactly once: the cgroup holds every
+ * process of the job (setsid'd ones too), so the process group is only the
+ * fallback without a cgroup. SIGKILL goes both ways, as a second net. */
 static void signal_all(struct sup *s, int sig) {
   if (s->cg.version) px_cg_kill(&s->cg, sig);
-  if (s->pgid > 0) kill(-s->pgid, sig);
+  if (s->pgid > 0 && (!s->cg.version || sig == SIGKILL)) kill(-s->pgid, sig);
 }
 
 static int load(struct sup *s) {
@@ -85,7 +88,7 @@ static void prepare(struct sup *s) {
   if (!pw || pw->pw_uid != l->uid) return fail_launch(s, "the submitting user is unknown on this node (or has another uid)");
   if (l->uid == 0 && !s->site.allow_root) return fail_launch(s, "jobs of root are refused (AllowRootJobs=no)");
   if (s->site.no_cgroup) return;
-  int rc = px_cg_probe(&s->lay, s->site.cgroup_root[0] ? s->site.cgroup_root : NULL, s->site.node);
+  int rc = px_cg_probe(&s->lay, s->site.cgroup_root[0] ? s->site.cgroup_root : NULL, s->site.cgroup_name);
   if (rc) return fail_launch(s, "no usable cgroup hierarchy (memory controller) on this node");
   char cpus[2048] = "", name[64], err[512] = "";
   size_t len = 0;
@@ -106,7 +109,7 @@ static void prepare(struct sup *s) {
 /* The script goes where its user (and nobody else) can run it. */
 static int write_script(struct sup *s, char *path, size_t size) {
   snprintf(path, size, "%s/slurm_script", s->dir);
-  if (px_file_put(s->dir, "slurm_script", s->l.script) || chown(path, s->l.uid, s->l.gid) ||
+  if (px_file_put(s->dir, "slurm_script", s->l.script, false) || chown(path, s->l.uid, s->l.gid) ||
       chmod(path, 0500) || chmod(s->dir, 0711)) {
     fail_launch(s, "cannot write the batch script");
     return PX_EIO;

@@ -3,8 +3,9 @@
  * Slurm does (active jobs only unless -t says otherwise; -u/--me/-A/-p/-j/-n
  * lists), and print with fmt_squeue.c, or as JSON with --json.
  *
- * Filters are sent to the server as query parameters and applied here too,
- * so the output is right whichever filters the server implements.
+ * The server lists every job it holds (pending, running and recently
+ * finished); the filters are applied here, which keeps one request per
+ * command whatever the filters.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -67,6 +68,19 @@ static size_t filter_jobs(struct px_job_info *v, size_t n, const struct px_job_f
   return k;
 }
 
+/* `phalanx queue` on a terminal: Slurm's columns, but the job name as wide
+ * as the longest one that fits the terminal (Slurm cuts names at 8). */
+static void native_format(char *buf, size_t n, const struct px_job_info *v, size_t nj, bool long_list) {
+  size_t name_w = 8, fixed = long_list ? 90 : 70;
+  for (size_t i = 0; i < nj; i++)
+    if (v[i].spec.name && strlen(v[i].spec.name) > name_w) name_w = strlen(v[i].spec.name);
+  int term = px_cmd_term_width();
+  if (term > 0 && name_w + fixed > (size_t)term) name_w = (size_t)term > fixed + 8 ? (size_t)term - fixed : 8;
+  if (name_w > 64) name_w = 64;
+  snprintf(buf, n, long_list ? "%%.18i %%.9P %%.%zuj %%.8u %%.8T %%.10M %%.9l %%.6D %%R"
+                             : "%%.18i %%.9P %%.%zuj %%.8u %%.2t %%.10M %%.6D %%R", name_w);
+}
+
 static void squeue_usage(void) {
   printf("Usage: squeue [-A accounts] [-j jobs] [-n names] [-p partitions] [-t states]\n"
          "              [-u users | --me] [-h] [-l] [--start] [-o FORMAT | -O FIELDS]\n"
@@ -120,17 +134,22 @@ int px_cmd_squeue(int argc, char **argv, bool native) {
   }
   if (o.long_list && (o.format || o.long_format)) o.long_list = false;
   int rc = 0;
+  char fmt[128];
+  bool user_format = o.format || o.long_format || o.start;
   do {
     struct px_job_info *v = NULL;
     size_t n = 0;
     c.now = (int64_t)time(NULL);
     o.now = c.now;
-    const char *path = (f.states || f.jobs) ? "/v1/jobs?state=all" : "/v1/jobs";
-    if (px_cmd_get_jobs(&c, path, &v, &n)) {
+    if (px_cmd_get_jobs(&c, "/v1/jobs", &v, &n)) { /* filtered here: see the file's comment */
       rc = 1;
       break;
     }
     n = filter_jobs(v, n, &f);
+    if (native && !user_format) {
+      native_format(fmt, sizeof fmt, v, n, o.long_list);
+      o.format = fmt;
+    }
     if (c.json) {
       json_t *arr = json_array();
       for (size_t i = 0; i < n; i++) json_array_append_new(arr, px_cli_job_to_json(&v[i]));

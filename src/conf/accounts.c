@@ -19,9 +19,13 @@
 #define A(field) offsetof(struct px_acct_raw, field)
 #define Q(field) offsetof(struct px_qos_raw, field)
 
-static void misplaced(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
-                      const struct px_key *k) {
-  px_cb_error(b, w, "%s must be the first key of its line, and only once", kv->key);
+/* Fairshare=N, or Fairshare=parent: the association's usage counts as its parent's (Slurm). */
+static void set_fairshare(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                          const struct px_key *k) {
+  struct px_conf_account *a = &((struct px_acct_raw *)obj)->a;
+  uint64_t v;
+  if (!strcasecmp(kv->val, "parent")) a->fairshare = PX_FAIRSHARE_PARENT;
+  else if (px_parse_u64(b, w, kv, PX_FAIRSHARE_PARENT - 1, &v)) a->fairshare = (uint32_t)v;
 }
 
 static void set_grp_tres(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
@@ -54,7 +58,7 @@ static void set_list(struct px_cb *b, const struct px_where *w, const struct px_
 }
 
 #define ACCT_LIMITS                                                   \
-  {"Fairshare", px_set_u32, A(a.fairshare), NULL},                    \
+  {"Fairshare", set_fairshare, 0, NULL},                               \
   {"GrpTRES", set_grp_tres, 0, NULL},                                 \
   {"GrpJobs", px_set_u64_limit, A(a.grp_jobs), NULL},                 \
   {"MaxJobs", px_set_u64_limit, A(a.max_jobs), NULL},                 \
@@ -65,7 +69,7 @@ static void set_list(struct px_cb *b, const struct px_where *w, const struct px_
   {"DefaultQOS", px_set_lower, A(a.default_qos), NULL}
 
 static const struct px_key account_keys[] = {
-    {"Account", misplaced, 0, NULL},
+    {"Account", px_set_misplaced, 0, NULL},
     ACCT_LIMITS,
     {"Parent", px_set_lower, A(parent), NULL},
     {"Users", px_set_str, A(users), NULL},
@@ -80,7 +84,7 @@ const struct px_keytab px_tab_account = {"Account", account_keys, sizeof account
                                          account_ignored};
 
 static const struct px_key user_keys[] = {
-    {"User", misplaced, 0, NULL},
+    {"User", px_set_misplaced, 0, NULL},
     ACCT_LIMITS,
     {"Account", px_set_lower, A(parent), NULL},
     {"DefaultAccount", px_set_lower, A(default_account), NULL},
@@ -102,7 +106,7 @@ static void set_qos_mode(struct px_cb *b, const struct px_where *w, const struct
 }
 
 static const struct px_key qos_keys[] = {
-    {"QOS", misplaced, 0, NULL},
+    {"QOS", px_set_misplaced, 0, NULL},
     {"Priority", px_set_u32, Q(q.priority), NULL},
     {"Preempt", px_set_lower, Q(preempt), NULL},
     {"PreemptMode", set_qos_mode, 0, NULL},
@@ -120,7 +124,7 @@ const struct px_keytab px_tab_qos = {"QOS", qos_keys, sizeof qos_keys / sizeof q
 static const char *const file_ignored[] = {"Cluster", NULL};
 static const struct px_keytab tab_file = {"accounts file", NULL, 0, file_ignored};
 
-static void account_defaults(struct px_conf_account *a) {
+void px_account_defaults(struct px_conf_account *a) {
   memset(a, 0, sizeof *a);
   a->parent = PX_NONE;
   a->fairshare = 1;
@@ -151,7 +155,7 @@ static void account_line(struct px_cb *b, const struct px_where *w, const struct
                          bool user) {
   struct px_acct_raw r = {.w = *w};
   uint32_t errors = b->nerrors;
-  account_defaults(&r.a);
+  px_account_defaults(&r.a);
   r.a.is_user = user;
   for (size_t i = 1; i < n; i++) px_cb_apply(b, w, &kv[i], user ? &px_tab_user : &px_tab_account, &r);
   if (!(r.a.name = name_of(b, w, &kv[0], !user)) || b->nerrors != errors) return;

@@ -27,7 +27,7 @@ bool px_resolve_nodes(struct px_cb *b, const struct px_where *w, const char *key
   } else {
     struct px_diag d;
     px_diag_clear(&d);
-    if (px_hostlist_expand(expr, PX_HOSTLIST_MAX_NAMES, &names, &d)) {
+    if (px_hostlist_expand(expr, b->max_names, &names, &d)) {
       px_cb_error(b, w, "%s=%s: %s", key, expr, d.msg);
       goto out;
     }

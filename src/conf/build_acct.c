@@ -100,13 +100,10 @@ static struct assoc *assoc_get(struct tree *t, const char *user, uint32_t acct, 
   *created = !px_smap_get(&t->assoc_index, key, &idx);
   if (!*created) return &t->as.v[idx];
   struct assoc s = {.w = w, .next = PX_NONE}; /* limits: none, not the account's */
+  px_account_defaults(&s.a);
   s.a.name = user;
   s.a.parent = acct;
   s.a.is_user = true;
-  s.a.fairshare = 1;
-  s.a.grp_gpus = s.a.grp_cpus = s.a.grp_mem_mib = s.a.grp_nodes = PX_NOLIMIT;
-  s.a.grp_jobs = s.a.max_jobs = s.a.max_submit_jobs = s.a.max_gpus_per_job = PX_NOLIMIT;
-  s.a.borrow_limit_gpus = s.a.lend_limit_gpus = PX_NOLIMIT;
   if (px_smap_put(&t->assoc_index, key, t->as.len) || assocvec_push(&t->as, s)) {
     t->b->oom = true;
     return NULL;
@@ -272,11 +269,8 @@ static bool tree_init(struct tree *t, struct px_cb *b) {
   }
   if (!ok) return false;
   if (root == PX_NONE) {
-    t->acct[0].a = (struct px_conf_account){.name = "root", .parent = PX_NONE, .fairshare = 1};
-    struct px_conf_account *a = &t->acct[0].a;
-    a->grp_gpus = a->grp_cpus = a->grp_mem_mib = a->grp_nodes = PX_NOLIMIT;
-    a->grp_jobs = a->max_jobs = a->max_submit_jobs = a->max_gpus_per_job = PX_NOLIMIT;
-    a->borrow_limit_gpus = a->lend_limit_gpus = PX_NOLIMIT;
+    px_account_defaults(&t->acct[0].a);
+    t->acct[0].a.name = "root";
   } else {
     t->acct[0] = b->accts.v[root];
     if (t->acct[0].parent) px_cb_error(b, &t->acct[0].w, "Account root is the top of the tree: no Parent");

@@ -38,7 +38,7 @@ static void child_switches(struct px_cb *b, uint32_t s, const struct px_switch_r
   struct px_strvec names = {0};
   struct px_diag d;
   px_diag_clear(&d);
-  if (px_hostlist_expand(r->switches, PX_HOSTLIST_MAX_NAMES, &names, &d)) {
+  if (px_hostlist_expand(r->switches, b->max_names, &names, &d)) {
     px_cb_error(b, &r->w, "Switches=%s: %s", r->switches, d.msg);
     goto out;
   }

@@ -110,7 +110,7 @@ struct px_conf_account {
   const char *cohort;        /* Cohort=, NULL when none */
   uint64_t borrow_limit_gpus;/* BorrowingLimit=, PX_NOLIMIT = any idle capacity of the cohort */
   uint64_t lend_limit_gpus;  /* LendingLimit=, PX_NOLIMIT = all idle guarantee */
-  const char *default_qos;
+  const char *default_qos;   /* DefaultQOS=, else inherited from the parent ("normal" at root) */
   const char **coordinators; /* user names who may act on the account's jobs */
   uint32_t ncoordinators;
   bool is_default_account;   /* user leaves: this is the user's default account
@@ -188,7 +188,7 @@ struct px_conf {
   uint32_t nblocks;
   struct px_conf_account *accounts;/* index 0 is the root ("root") */
   uint32_t naccounts;
-  struct px_conf_qos *qos;         /* index 0 is "normal" unless configured otherwise */
+  struct px_conf_qos *qos;         /* index 0 is "normal" (always present) */
   uint32_t nqos;
   struct px_conf_sched sched;
   struct px_conf_phalanx phalanx;
@@ -237,6 +237,7 @@ struct px_conf_text {
   const char *topology;            /* topology.conf text, or NULL */
   const char *accounts;            /* accounts file text, or NULL */
   const char *name;                /* slurm.conf's name in messages; NULL: "slurm.conf" */
+  size_t max_nodes;                /* cap on nodes and on any hostlist's names; 0: 100,000 */
 };
 int px_conf_parse_text(const struct px_conf_text *t, struct px_conf **out, struct px_conf_diags *diags);
 /* slurm.conf text only. */

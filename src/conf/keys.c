@@ -96,3 +96,8 @@ void px_cb_apply(struct px_cb *b, const struct px_where *w, const struct px_kv *
   else if (is_ignored(tab, kv->key)) warn_ignored(b, w, kv->key);
   else unknown(b, w, kv, tab);
 }
+
+void px_set_misplaced(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                      const struct px_key *k) {
+  px_cb_error(b, w, "%s must be the first key of its line, and only once", kv->key);
+}

@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include "conf/parse.h"
+#include "util/hostlist.h"
 
 static int cb_init(struct px_cb *b, struct px_conf_diags *diags, bool from_text) {
   memset(b, 0, sizeof *b);
   b->diags = diags;
   b->from_text = from_text;
+  b->max_names = PX_HOSTLIST_MAX_NAMES;
   if (!(b->c = calloc(1, sizeof *b->c))) return PX_ENOMEM;
   px_arena_init(&b->c->arena, 64 * 1024);
   px_slurm_defaults(b);
@@ -83,6 +85,7 @@ int px_conf_load(const char *path, struct px_conf **out, struct px_conf_diags *d
 int px_conf_parse_text(const struct px_conf_text *t, struct px_conf **out, struct px_conf_diags *diags) {
   struct px_cb b;
   if (cb_init(&b, diags, true)) return PX_ENOMEM;
+  if (t->max_nodes) b.max_names = t->max_nodes;
   const char *name = t->name ? t->name : "slurm.conf";
   const char *label = px_cb_strdup(&b, name);
   if (label) {
@@ -96,6 +99,6 @@ int px_conf_parse_text(const struct px_conf_text *t, struct px_conf **out, struc
 
 int px_conf_parse_string(const char *text, const char *name, struct px_conf **out,
                          struct px_conf_diags *diags) {
-  struct px_conf_text t = {text, NULL, NULL, name};
+  struct px_conf_text t = {text, NULL, NULL, name, 0};
   return px_conf_parse_text(&t, out, diags);
 }

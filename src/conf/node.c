@@ -18,6 +18,7 @@
 #define N(field) offsetof(struct px_node_tmpl, field)
 #define P(field) offsetof(struct px_part_raw, field)
 #define MAX_NODE_GPUS 64 /* GPU sets are 64-bit masks (util/bitmap.h) */
+#define MAX_NODE_CPUS 1048576
 
 static void set_flagged_u32(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                             const struct px_key *k) {
@@ -88,13 +89,8 @@ static const struct px_enum node_states[] = {
     {"DOWN", PX_NODE_CONF_DOWN},  {"DRAIN", PX_NODE_CONF_DRAIN}, {"FUTURE", PX_NODE_CONF_FUTURE},
     {NULL, 0}};
 
-static void misplaced(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
-                      const struct px_key *k) {
-  px_cb_error(b, w, "%s must be the first key of its line, and only once", kv->key);
-}
-
 static const struct px_key node_keys[] = {
-    {"NodeName", misplaced, 0, NULL},
+    {"NodeName", px_set_misplaced, 0, NULL},
     {"NodeAddr", px_set_str, N(n.addr), NULL},
     {"CPUs", set_flagged_u32, N(n.cpus), NULL},
     {"Procs", set_flagged_u32, N(n.cpus), NULL},
@@ -126,12 +122,13 @@ static bool node_layout(struct px_cb *b, const struct px_where *w, struct px_nod
       px_cb_error(b, w, "give Sockets or SocketsPerBoard, not both");
       return false;
     }
-    n->sockets = t->boards * t->sockets_per_board;
+    uint64_t sockets = (uint64_t)t->boards * t->sockets_per_board;
+    n->sockets = sockets > MAX_NODE_CPUS ? MAX_NODE_CPUS + 1 : (uint32_t)sockets;
   }
-  uint64_t cores = (uint64_t)n->sockets * n->cores_per_socket, threads = cores * n->threads_per_core;
-  if (threads > 1048576) {
-    px_cb_error(b, w, "Sockets x CoresPerSocket x ThreadsPerCore = %llu CPUs is more than 1048576",
-                (unsigned long long)threads);
+  uint64_t cores = (uint64_t)n->sockets * n->cores_per_socket;
+  uint64_t threads = cores > MAX_NODE_CPUS ? cores : cores * n->threads_per_core;
+  if (threads > MAX_NODE_CPUS) {
+    px_cb_error(b, w, "Sockets x CoresPerSocket x ThreadsPerCore is more than %d CPUs", MAX_NODE_CPUS);
     return false;
   }
   bool layout = t->sockets_given || t->sockets_per_board || n->cores_per_socket > 1 || n->threads_per_core > 1;
@@ -157,11 +154,11 @@ static void add_nodes(struct px_cb *b, const struct px_where *w, const char *nam
   struct px_strvec nv = {0}, av = {0};
   struct px_diag d;
   px_diag_clear(&d);
-  if (px_hostlist_expand(names, PX_HOSTLIST_MAX_NAMES, &nv, &d)) {
+  if (px_hostlist_expand(names, b->max_names, &nv, &d)) {
     px_cb_error(b, w, "NodeName=%s: %s", names, d.msg);
     goto out;
   }
-  if (t->n.addr && px_hostlist_expand(t->n.addr, PX_HOSTLIST_MAX_NAMES, &av, &d)) {
+  if (t->n.addr && px_hostlist_expand(t->n.addr, b->max_names, &av, &d)) {
     px_cb_error(b, w, "NodeAddr=%s: %s", t->n.addr, d.msg);
     goto out;
   }
@@ -170,8 +167,8 @@ static void add_nodes(struct px_cb *b, const struct px_where *w, const char *nam
                 av.len, nv.len);
     goto out;
   }
-  if (b->nodes.len + nv.len > PX_HOSTLIST_MAX_NAMES) {
-    px_cb_error(b, w, "more than %d nodes in the cluster", PX_HOSTLIST_MAX_NAMES);
+  if (b->nodes.len + nv.len > b->max_names) {
+    px_cb_error(b, w, "more than %zu nodes in the cluster", b->max_names);
     goto out;
   }
   for (size_t i = 0; i < nv.len; i++) {
@@ -256,7 +253,7 @@ static void set_part_state(struct px_cb *b, const struct px_where *w, const stru
 }
 
 static const struct px_key part_keys[] = {
-    {"PartitionName", misplaced, 0, NULL},
+    {"PartitionName", px_set_misplaced, 0, NULL},
     {"Nodes", px_set_str, P(nodes), NULL},
     {"Default", px_set_bool, P(p.is_default), NULL},
     {"MaxTime", px_set_dur, P(p.max_time_s), NULL},

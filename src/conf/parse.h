@@ -90,6 +90,7 @@ struct px_cb {
   bool io_error;                   /* a file could not be read */
   bool from_text;                  /* no file access: Include etc. are errors */
   int depth;                       /* Include nesting */
+  size_t max_names;                /* cap on nodes, and on names per hostlist */
   struct px_smap warned;           /* ignored keys already reported */
   struct px_strvec files;          /* heap copies, moved into c->files */
 
@@ -146,6 +147,9 @@ struct px_keytab {
 /* Applies one pair: finds the key, warns for ignored ones, suggests for unknown ones. */
 void px_cb_apply(struct px_cb *b, const struct px_where *w, const struct px_kv *kv,
                  const struct px_keytab *tab, void *obj);
+/* The setter of a record key (NodeName, ...) found anywhere but first on its line. */
+void px_set_misplaced(struct px_cb *, const struct px_where *, const struct px_kv *, void *,
+                      const struct px_key *);
 /* Edit distance, case-insensitive (keys.c). */
 size_t px_edit_distance(const char *a, const char *b);
 
@@ -193,6 +197,8 @@ void px_node_line(struct px_cb *b, const struct px_where *w, const struct px_kv 
 void px_part_line(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, size_t n);
 void px_slurm_defaults(struct px_cb *b);
 void px_qos_defaults(struct px_conf_qos *q);
+/* An account or user leaf with no limits, share 1, no parent. */
+void px_account_defaults(struct px_conf_account *a);
 /* Checks that need every global key (after slurm.conf). */
 void px_slurm_finish(struct px_cb *b);
 

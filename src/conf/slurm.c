@@ -115,7 +115,7 @@ static void set_billing(struct px_cb *b, const struct px_where *w, const struct 
     if (!eq) goto bad;
     *eq = '\0';
     double v = strtod(eq + 1, &end);
-    if (end == eq + 1 || v < 0 || v > 1e9) goto bad;
+    if (end == eq + 1 || !(v >= 0 && v <= 1e9)) goto bad; /* NaN fails too */
     double per_gib = 1024; /* no suffix: per MiB */
     if (*end == 'K' || *end == 'k') per_gib = 1024.0 * 1024;
     else if (*end == 'M' || *end == 'm') per_gib = 1024;
@@ -200,9 +200,24 @@ static void set_file(struct px_cb *b, const struct px_where *w, const struct px_
   *dw = *w;
 }
 
-static void misplaced(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+/* Operators=alice,bob / Administrators=carol: user names, as written. */
+static void set_users(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                       const struct px_key *k) {
-  px_cb_error(b, w, "%s must be the first key of its line, and only once", kv->key);
+  struct px_conf_phalanx *p = &b->c->phalanx;
+  const char **v;
+  uint32_t n;
+  if (!px_split_list(b, w, kv, &v, &n)) return;
+  if (k->arg) p->administrators = v, p->nadministrators = n;
+  else p->operators = v, p->noperators = n;
+}
+
+/* Slurm's DisableRootJobs=YES is the inverse of AllowRootJobs. */
+static void set_disable_root(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                             const struct px_key *k) {
+  bool disable = !b->c->phalanx.allow_root_jobs;
+  struct px_key tmp = {kv->key, px_set_bool, 0, NULL};
+  px_set_bool(b, w, kv, &disable, &tmp);
+  b->c->phalanx.allow_root_jobs = !disable;
 }
 
 static const struct px_key global_keys[] = {
@@ -226,6 +241,7 @@ static const struct px_key global_keys[] = {
     {"KillWait", px_set_secs, G(phalanx.kill_wait_s), NULL},
     {"SlurmdTimeout", set_positive_secs, G(phalanx.node_down_timeout_s), NULL},
     {"PrivateData", set_private, 0, NULL},
+    {"DisableRootJobs", set_disable_root, 0, NULL},
     /* Phalanx's own */
     {"StateDir", px_set_str, G(phalanx.state_dir), NULL},
     {"StoreURL", px_set_str, G(phalanx.store_url), NULL},
@@ -233,14 +249,16 @@ static const struct px_key global_keys[] = {
     {"SocketPath", px_set_str, G(phalanx.socket_path), NULL},
     {"HeartbeatInterval", set_positive_secs, G(phalanx.heartbeat_interval_s), NULL},
     {"AllowRootJobs", px_set_bool, G(phalanx.allow_root_jobs), NULL},
+    {"Operators", set_users, 0, NULL},
+    {"Administrators", set_users, 0, "admin"},
     {"BackfillMode", set_global_enum, G(sched.backfill), backfill_modes},
     {"BackfillDepth", set_depth, 0, NULL},
     {"Placement", px_set_enum, G(sched.placement), placements},
     {"PriorityOrder", set_global_enum, G(sched.order), orders},
     {"TopologyFile", set_file, 0, NULL},
     {"AccountsFile", set_file, 0, "accounts"},
-    {"NodeName", misplaced, 0, NULL},
-    {"PartitionName", misplaced, 0, NULL},
+    {"NodeName", px_set_misplaced, 0, NULL},
+    {"PartitionName", px_set_misplaced, 0, NULL},
 };
 
 /* Slurm keys accepted and not used (docs/config.md lists them). */
@@ -253,7 +271,7 @@ static const char *const global_ignored[] = {
     "BackupController", "BatchStartTimeout", "BurstBufferType", "CliFilterPlugins", "CommunicationParameters",
     "CompleteWait", "ControlAddr", "ControlMachine", "CoreSpecPlugin", "CpuFreqDef", "CpuFreqGovernors",
     "CredType", "DebugFlags", "DefCpuPerGPU", "DefMemPerCPU", "DefMemPerGPU", "DefMemPerNode",
-    "DependencyParameters", "DisableRootJobs", "EnforcePartLimits", "Epilog", "EpilogMsgTime",
+    "DependencyParameters", "EnforcePartLimits", "Epilog", "EpilogMsgTime",
     "EpilogSlurmctld", "FairShareDampeningFactor", "FederationParameters", "FirstJobId", "GetEnvTimeout",
     "GpuFreqDef", "GresTypes", "GroupUpdateForce", "GroupUpdateTime", "HealthCheckInterval",
     "HealthCheckNodeState", "HealthCheckProgram", "InactiveLimit", "JobAcctGatherFrequency",

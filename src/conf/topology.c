@@ -12,13 +12,8 @@
 
 #include "conf/parse.h"
 
-static void misplaced(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
-                      const struct px_key *k) {
-  px_cb_error(b, w, "%s must be the first key of its line, and only once", kv->key);
-}
-
 static const struct px_key switch_keys[] = {
-    {"SwitchName", misplaced, 0, NULL},
+    {"SwitchName", px_set_misplaced, 0, NULL},
     {"Nodes", px_set_str, offsetof(struct px_switch_raw, nodes), NULL},
     {"Switches", px_set_str, offsetof(struct px_switch_raw, switches), NULL},
 };
@@ -27,7 +22,7 @@ const struct px_keytab px_tab_switch = {"SwitchName", switch_keys, sizeof switch
                                         switch_ignored};
 
 static const struct px_key block_keys[] = {
-    {"BlockName", misplaced, 0, NULL},
+    {"BlockName", px_set_misplaced, 0, NULL},
     {"Nodes", px_set_str, offsetof(struct px_block_raw, nodes), NULL},
 };
 const struct px_keytab px_tab_block = {"BlockName", block_keys, sizeof block_keys / sizeof block_keys[0], NULL};

@@ -45,7 +45,8 @@ static int copy_nodes(struct px_core *c, const struct px_conf *conf) {
     if (cn->ngpu > 64 || !cn->cpus) return PX_EINVAL;
     uint32_t groups = cn->gpu_groups ? cn->gpu_groups : 1;
     if (cn->ngpu && cn->ngpu % groups) groups = 1; /* uneven split: one group */
-    if (pxc_intern(c, cn->name, &n->name)) return PX_ENOMEM;
+    if (pxc_intern(c, cn->name, &n->name) || pxc_map_put(c, &c->node_by_name, n->name, i))
+      return PX_ENOMEM;
     n->gpu_type = PX_NONE;
     if (cn->gpu_type && pxc_intern(c, cn->gpu_type, &n->gpu_type)) return PX_ENOMEM;
     n->cpus = cn->cpus;
@@ -145,7 +146,8 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
   c->default_part = conf->default_partition;
   c->parts = pxc_calloc(c, conf->npartitions + 1, sizeof *c->parts);
   c->part_blocked = pxc_calloc(c, conf->npartitions + 1, sizeof *c->part_blocked);
-  if (!c->parts || !c->part_blocked) return PX_ENOMEM;
+  c->part_left = pxc_calloc(c, conf->npartitions + 1, sizeof *c->part_left);
+  if (!c->parts || !c->part_blocked || !c->part_left) return PX_ENOMEM;
   int rc = 0;
   for (uint32_t p = 0; p < conf->npartitions; p++) {
     const struct px_conf_partition *cp = &conf->partitions[p];
@@ -154,6 +156,7 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     q->up = cp->up;
     q->exclusive_account = cp->exclusive_account;
     c->any_tenancy |= cp->exclusive_account;
+    q->whole_nodes = cp->oversubscribe == PX_OVERSUB_EXCLUSIVE;
     q->max_time_s = cp->max_time_s ? cp->max_time_s : PX_TIME_UNLIMITED;
     q->default_time_s = cp->default_time_s ? cp->default_time_s : q->max_time_s;
     if (q->default_time_s > q->max_time_s) q->default_time_s = q->max_time_s;
@@ -162,7 +165,10 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     q->job_factor = cp->priority_job_factor;
     if (q->job_factor > c->max_part_factor) c->max_part_factor = q->job_factor;
     q->nnodes = cp->nnodes;
-    for (uint32_t i = 0; i < cp->nnodes; i++) q->ngpu += conf->nodes[cp->nodes[i]].ngpu;
+    for (uint32_t i = 0; i < cp->nnodes; i++) {
+      if (cp->nodes[i] >= conf->nnodes) return PX_EINVAL;
+      q->ngpu += conf->nodes[cp->nodes[i]].ngpu;
+    }
     q->allow_acct = idx_set(c, cp->allow_accounts, cp->nallow_accounts, conf->naccounts, &rc);
     q->deny_acct = idx_set(c, cp->deny_accounts, cp->ndeny_accounts, conf->naccounts, &rc);
     q->allow_qos = idx_set(c, cp->allow_qos, cp->nallow_qos, conf->nqos, &rc);
@@ -332,14 +338,15 @@ void px_core_free(struct px_core *c) {
   for (size_t i = 0; i < c->strs.n; i++) pxc_free(c, c->strs.str[i]);
   free_pools(c);
   void *arrays[] = {c->jobs, c->free_slots, c->pending, c->fin, c->sort, c->scratch_u32,
-                    c->part_blocked, c->nodes, c->cpu_bits, c->node_pools, c->parts,
+                    c->part_blocked, c->part_left, c->nodes, c->cpu_bits, c->node_pools, c->parts,
                     c->leaf_parent, c->switches, c->assoc, c->share_rows, c->fs_list,
                     c->fs_level_sum, c->qos, c->quser, c->cons, c->strs.str, c->pl_bound,
                     c->pl_sum, c->pl_exact, c->pl_leaves, c->pl_nodes, c->pl_units, c->pl_cand};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) pxc_free(c, arrays[i]);
   struct pxc_map *maps[] = {&c->strs.idx, &c->assoc_by_user_acct, &c->default_assoc,
                             &c->quser_idx, &c->cons_by_str, &c->job_by_id, &c->fin_by_id,
-                            &c->singleton_running, &c->static_fit, &c->fail_shapes};
+                            &c->singleton_running, &c->static_fit, &c->fail_shapes,
+                            &c->node_by_name};
   for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) pxc_map_fini(c, maps[i]);
   c->al.realloc(c->al.ud, c, sizeof *c, 0);
 }

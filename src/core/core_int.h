@@ -95,6 +95,7 @@ struct pxc_pool {
   uint32_t *nodes;          /* by (weight, index) */
   uint32_t nclass, *class_start; /* weight classes: position ranges */
   uint32_t maxg;            /* buckets 0..maxg */
+  uint64_t idle_k[2];       /* bit k: some node has k GPUs in all (k <= 64): where idle nodes sit */
   struct pxc_bucket *bk;    /* maxg + 1 */
   uint32_t *count;          /* maxg + 1: available nodes with k free GPUs */
   uint32_t nleaf;
@@ -114,6 +115,7 @@ struct pxc_part {
   uint32_t pool_first, npools;
   uint32_t nnodes, ngpu;
   bool up, exclusive_account;
+  bool whole_nodes;         /* OverSubscribe=EXCLUSIVE: every job --exclusive */
   int64_t max_time_s, default_time_s;
   uint32_t max_nodes, tier, job_factor;
   uint64_t *allow_acct, *deny_acct, *allow_qos; /* bitsets or NULL */
@@ -187,29 +189,37 @@ struct pxc_array {
   struct pxc_range r[];
 };
 
-enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8 };
+enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_AGE_RESET = 16 }; /* AGE_RESET: eligible again from the next cycle (hold, requeue) */
 
+/* Hot fields first: the cycle's gate, key and admit read only the first
+ * 128 bytes of a pending record, so a cycle over 100,000 jobs streams two
+ * cache lines per job. */
 struct pxc_job {
-  uint64_t id, array_id;
-  uint32_t task_id;         /* PX_NONE unless an array task */
-  uint32_t assoc, account, user, name;
-  uint16_t part, qos;
-  uint8_t state, reason, flags;
-  uint32_t gpu_type, constraint; /* string id / constraint id, PX_NONE = any */
-  struct pxc_shape shape;
-  int64_t submit_s, begin_s, eligible_s, start_s, time_limit_s;
-  uint32_t switches;
-  int64_t switches_wait_s;
-  int32_t nice;
-  uint32_t priority, admin_priority;
-  uint32_t restarts, pend_pos;
-  uint32_t why_a, why_b;    /* numbers for the why text */
-  double billing;           /* running: billable TRES per second x UsageFactor */
+  /* line 0: gate */
+  uint64_t id;
   struct pxc_deps *deps;
   struct pxc_array *arr;
+  int64_t begin_s, eligible_s, submit_s, time_limit_s;
+  uint16_t part, qos;
+  uint8_t state, reason, flags;
+  /* line 1: key and admit */
+  uint32_t assoc, user, priority, mark; /* mark: cycle number while waiting to be tried */
+  int32_t nice;
+  uint32_t nalloc;
+  struct pxc_shape shape;
+  /* cold */
+  uint64_t array_id;
+  uint32_t task_id;         /* PX_NONE unless an array task */
+  uint32_t account, name;
+  uint32_t gpu_type, constraint; /* string id / constraint id, PX_NONE = any */
+  uint32_t admin_priority, restarts, pend_pos;
+  uint32_t switches;
+  int64_t switches_wait_s, start_s;
+  uint32_t why_a, why_b;    /* numbers for the why text */
+  double billing;           /* running: billable TRES per second x UsageFactor */
   struct px_alloc *alloc;   /* running */
   uint64_t *cpu_words;
-  uint32_t nalloc, ncpu_words;
+  uint32_t ncpu_words;
 };
 
 struct pxc_constraint {      /* DNF: OR of AND-masks */
@@ -221,7 +231,7 @@ struct pxc_cand { uint64_t key; uint32_t node, units; };
 
 struct pxc_finished { uint64_t id; int64_t end_s; uint8_t state; bool ok; };
 
-struct pxc_sortent { uint64_t k1, k2; uint32_t slot; };
+struct pxc_sortent { uint64_t k1, k2, id; uint32_t slot, part; };
 
 struct px_core {
   struct px_core_allocator al;
@@ -281,8 +291,9 @@ struct px_core {
   size_t npending, pending_cap;
   struct pxc_finished *fin;          /* in end order, purged after PXC_FINISHED_KEEP_S */
   size_t fin_head, nfin, fin_cap;
-  struct pxc_map fin_by_id;          /* id -> index + fin_base */
-  uint64_t fin_base;
+  struct pxc_map fin_by_id;          /* id -> sequence number (fin_seq0 + index) */
+  uint32_t fin_seq0;
+  struct pxc_map node_by_name;       /* name string id -> node */
   struct pxc_map singleton_running;  /* (user << 32 | name) -> running count */
 
   /* placement scratch, sized at px_core_new so placing never allocates */
@@ -300,6 +311,7 @@ struct px_core {
   uint32_t *scratch_u32;
   size_t scratch_cap;
   bool *part_blocked;
+  uint32_t *part_left;               /* per partition: eligible jobs not yet tried */
   int64_t last_fs_s;
   uint64_t budget_end;               /* stats.started value that ends this cycle's starts */
   int64_t now;
@@ -331,6 +343,7 @@ struct pxc_place_result {
 int pxc_place_scratch_init(struct px_core *c);
 uint64_t pxc_shape_hash(const struct pxc_job *j);
 int pxc_place_find(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res);
+uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t units);
 /* Number of units the node can host for j now (0 if none). */
 uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t node, bool idle);
 /* Can j ever fit the partition (all nodes idle; avail_only: only usable nodes)? */
@@ -347,6 +360,8 @@ int pxc_fs_build(struct px_core *c);
 
 /* limits.c */
 enum px_reason pxc_admit(struct px_core *c, const struct pxc_job *j, uint32_t *a, uint32_t *b);
+enum px_reason pxc_admit_placement(struct px_core *c, const struct pxc_job *j,
+                                   const struct pxc_place_result *res, uint32_t *a, uint32_t *b);
 void pxc_limits_count(struct px_core *c, const struct pxc_job *j, int sign);
 struct pxc_quser *pxc_quser_get(struct px_core *c, uint32_t qos, uint32_t user);
 int pxc_quser_ensure(struct px_core *c, uint32_t qos, uint32_t user);

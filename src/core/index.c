@@ -103,6 +103,7 @@ static int pool_build(struct px_core *c, struct pxc_pool *p, uint32_t *fill) {
     const struct pxc_node *n = &c->nodes[p->nodes[i]];
     if (i == 0 || n->weight != c->nodes[p->nodes[i - 1]].weight) p->class_start[p->nclass++] = i;
     if (n->ngpu > p->maxg) p->maxg = n->ngpu;
+    p->idle_k[n->ngpu / 64] |= 1ULL << (n->ngpu % 64);
     if (n->cpus > p->static_cpus_max) p->static_cpus_max = n->cpus;
     if (n->mem_mib > p->static_mem_max) p->static_mem_max = n->mem_mib;
   }

@@ -73,8 +73,10 @@ static bool over(uint64_t used, uint64_t add, uint64_t limit) {
   return limit != PX_NOLIMIT && used + add > limit;
 }
 
-enum px_reason pxc_admit(struct px_core *c, const struct pxc_job *j, uint32_t *wa, uint32_t *wb) {
-  uint64_t g = pxc_job_ngpu(j), cpu = pxc_job_ncpu(j), nodes = j->shape.nmin;
+/* Checks adding (g GPUs, cpu CPUs, mem MiB, nodes) for j against every limit. */
+static enum px_reason admit_amounts(struct px_core *c, const struct pxc_job *j, uint64_t g,
+                                    uint64_t cpu, uint64_t mem, uint64_t nodes, uint32_t *wa,
+                                    uint32_t *wb) {
   for (uint32_t a = j->assoc; a != PX_NONE; a = c->assoc[a].parent) {
     const struct pxc_assoc *x = &c->assoc[a];
     *wa = a;
@@ -82,7 +84,7 @@ enum px_reason pxc_admit(struct px_core *c, const struct pxc_job *j, uint32_t *w
     if (over(x->run_cpus, cpu, x->grp_cpus)) return *wb = (uint32_t)x->grp_cpus, PX_REASON_ASSOC_GRP_CPU;
     if (over(x->run_nodes, nodes, x->grp_nodes)) return *wb = (uint32_t)x->grp_nodes, PX_REASON_ASSOC_GRP_NODE;
     if (over(x->run_jobs, 1, x->grp_jobs)) return *wb = (uint32_t)x->grp_jobs, PX_REASON_ASSOC_GRP_JOBS;
-    if (x->grp_mem != PX_NOLIMIT && x->run_mem >= x->grp_mem)
+    if (over(x->run_mem, mem, x->grp_mem) || (x->grp_mem != PX_NOLIMIT && x->run_mem >= x->grp_mem))
       return *wb = (uint32_t)x->grp_mem, PX_REASON_ASSOC_GRP_MEM;
   }
   const struct pxc_assoc *u = &c->assoc[j->assoc];
@@ -96,4 +98,26 @@ enum px_reason pxc_admit(struct px_core *c, const struct pxc_job *j, uint32_t *w
   if (qu && over(qu->jobs, 1, q->max_jobs_per_user))
     return *wb = (uint32_t)q->max_jobs_per_user, PX_REASON_QOS_MAX_JOBS_PER_USER;
   return PX_REASON_NONE;
+}
+
+enum px_reason pxc_admit(struct px_core *c, const struct pxc_job *j, uint32_t *wa, uint32_t *wb) {
+  return admit_amounts(c, j, pxc_job_ngpu(j), pxc_job_ncpu(j), 0, j->shape.nmin, wa, wb);
+}
+
+/* The same with what a placement really takes: whole nodes for --exclusive,
+ * the memory and node count chosen. */
+enum px_reason pxc_admit_placement(struct px_core *c, const struct pxc_job *j,
+                                   const struct pxc_place_result *res, uint32_t *wa, uint32_t *wb) {
+  uint64_t g = 0, cpu = 0, mem = 0;
+  for (uint32_t i = 0; i < res->nnodes; i++) {
+    const struct pxc_node *n = &c->nodes[res->nodes[i]];
+    if (j->shape.exclusive) {
+      g += (uint64_t)px_bits64_count(n->gpu_free), cpu += n->cpu_free, mem += n->mem_free;
+      continue;
+    }
+    g += (uint64_t)res->units[i] * j->shape.gpu;
+    cpu += (uint64_t)res->units[i] * j->shape.cpu + j->shape.base_cpu;
+    mem += pxc_mem_for(j, n, res->units[i]);
+  }
+  return admit_amounts(c, j, g, cpu, mem, res->nnodes, wa, wb);
 }

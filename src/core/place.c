@@ -54,7 +54,7 @@ static uint32_t gpu_units(const struct pxc_node *n, px_bits64 free, uint32_t gu)
   return u;
 }
 
-static uint64_t mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t u) {
+uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t u) {
   const struct pxc_shape *s = &j->shape;
   if (!s->mem_prop) return (uint64_t)u * s->mem;
   uint64_t cpu = (uint64_t)u * s->cpu + s->base_cpu, gpu = (uint64_t)u * s->gpu;
@@ -93,7 +93,7 @@ uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t
   if (u > s->per_node_max) u = s->per_node_max;
   if (u > s->units) u = s->units;
   if (u == UINT32_MAX) u = s->units;
-  while (u && mem_for(j, n, u) > mem_free) u--;
+  while (u && pxc_mem_for(j, n, u) > mem_free) u--;
   return u;
 }
 
@@ -115,15 +115,18 @@ static bool place_single(struct px_core *c, struct pxc_job *j, struct pxc_place_
     for (uint32_t cl = 0; cl < p->nclass; cl++) {
       uint32_t lo = p->class_start[cl], hi = p->class_start[cl + 1];
       uint64_t w = c->nodes[p->nodes[lo]].weight;
+      if (w > 0xffffff) w = 0xffffff; /* key: weight (24 bits), bucket order, node */
       if (best != PX_NONE && w > (best_key >> 40)) break;
       for (uint32_t i = 0; i <= p->maxg - need; i++) {
         uint32_t k = spread ? p->maxg - i : need + i;
+        /* --exclusive needs an idle node: only buckets where idle nodes sit */
+        if (j->shape.exclusive && !((p->idle_k[k / 64] >> (k % 64)) & 1)) continue;
         for (uint32_t pos = pxc_bucket_next(p, k, lo, hi); pos < hi;
              pos = pxc_bucket_next(p, k, pos + 1, hi)) {
           c->stats.place_attempts++;
           uint32_t node = p->nodes[pos];
           if (pxc_node_fit(c, j, node, false) < j->shape.units) continue;
-          uint64_t key = w << 40 | (uint64_t)i << 32 | node;
+          uint64_t key = w << 40 | (uint64_t)(spread ? 255 - k : k) << 32 | node;
           if (key < best_key) {
             best_key = key;
             best = node;
@@ -258,6 +261,14 @@ static void collect(struct px_core *c, const struct pxc_pool *p, const struct px
 static int place_gang_pool(struct px_core *c, struct pxc_job *j, const struct pxc_pool *p,
                            struct pxc_place_result *res) {
   uint64_t need = j->shape.units;
+  if (j->shape.per_node_max == 1) { /* early out: fewer nodes with that many free GPUs */
+    uint64_t nodes = 0;
+    for (uint32_t k = j->shape.gpu; k <= p->maxg; k++) nodes += p->count[k];
+    if (nodes < need) {
+      c->stats.place_fast_fail++;
+      return 1;
+    }
+  }
   for (uint32_t l = 0; l < p->nleaf; l++) {
     c->pl_bound[l] = leaf_bound(p, l, j);
     c->pl_exact[l] = 0;
@@ -424,7 +435,7 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
       for (uint32_t k = 0; k < (j->shape.per_node_max > 1 ? u : 1); k++)
         gpus |= pick_gpus(c, n, n->gpu_free & ~gpus, j->shape.per_node_max > 1 ? j->shape.gpu : u * j->shape.gpu);
       ncpu = u * j->shape.cpu + j->shape.base_cpu;
-      mem = mem_for(j, n, u);
+      mem = pxc_mem_for(j, n, u);
     }
     al[i] = (struct px_alloc){node, ncpu, gpus, mem, w, (n->cpus + 63) / 64};
     pick_cpus(c, n, gpus, ncpu, &words[w]);

@@ -306,13 +306,14 @@ static const char *const task_states[] = {"RUNNING",       "COMPLETED", "FAILED"
                                           "TIMEOUT",       "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL"};
 
 char *px_task_report_encode(const struct px_task_report *r) {
-  return px_wr_finish(json_pack("{ss sI ss si si sb sI sI sI sI}", "node", r->node, "job_id",
+  return px_wr_finish(json_pack("{ss sI ss si si sb sI sI sI sI sI}", "node", r->node, "job_id",
                                 (json_int_t)r->job_id, "state", r->state, "exit_code",
                                 (int)r->exit_code, "term_signal", (int)r->term_signal,
                                 "requeue_requested", (int)r->requeue_requested, "peak_mem_mib",
                                 (json_int_t)r->peak_mem_mib, "cpu_time_ms",
                                 (json_int_t)r->cpu_time_ms, "start_time", (json_int_t)r->start_time,
-                                "end_time", (json_int_t)r->end_time));
+                                "end_time", (json_int_t)r->end_time, "restart_count",
+                                (json_int_t)r->restart_count));
 }
 
 int px_task_report_decode(const char *json, struct px_task_report *out, struct px_diag *d) {
@@ -333,6 +334,7 @@ int px_task_report_decode(const char *json, struct px_task_report *out, struct p
   px_rd_u64(&rd, "cpu_time_ms", false, &r.cpu_time_ms);
   px_rd_i64(&rd, "start_time", false, &r.start_time);
   px_rd_i64(&rd, "end_time", false, &r.end_time);
+  px_rd_u32(&rd, "restart_count", false, &r.restart_count);
   bool known = false;
   for (size_t i = 0; i < sizeof task_states / sizeof task_states[0]; i++)
     known |= strcmp(r.state, task_states[i]) == 0;

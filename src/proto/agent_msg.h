@@ -109,6 +109,9 @@ struct px_task_report {
   uint64_t peak_mem_mib;
   uint64_t cpu_time_ms;
   int64_t start_time, end_time; /* Unix seconds */
+  uint32_t restart_count;       /* the attempt reported on (px_launch.restart_count), so a
+                                 * late end of attempt N never ends attempt N+1 (added by
+                                 * the agent's issue; absent on the wire means 0) */
 };
 
 /* Encoders return a malloc'd JSON string (NULL on ENOMEM). Decoders fill the

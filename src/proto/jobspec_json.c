@@ -105,6 +105,7 @@ char *px_jobspec_encode(const struct px_jobspec *s) { return px_jf_dump(px_jobsp
 
 int px_jobspec_decode(const char *json, struct px_jobspec *s, struct px_diag *d) {
   json_t *o = NULL;
+  px_jobspec_init(s); /* on any error the caller holds an empty spec, never stack garbage */
   int rc = px_jf_parse_object(json, strlen(json), &o, d);
   if (rc) {
     px_jobspec_init(s);

@@ -2,14 +2,13 @@
  * cluster.h - the simulated cluster: a struct px_conf built from the
  * `--cluster NxG` shorthand, and the accounts a trace needs.
  *
- * The shorthand builds what the server would read from a small slurm.conf:
- * N nodes "sim00001".. with G GPUs each (one NVLink group), 64 CPUs and
- * 1 TiB, a two-level switch tree (leaf switches of 32 nodes under one
- * spine), one default partition "sim" over every node, QoS "normal", and
- * Slurm's default scheduling keys (multifactor priority, 7-day decay and
- * max age). Accounts are added from the trace (one per queue, equal shares;
- * cluster.c documents the tree), so the same function also completes a
- * configuration read from a file.
+ * The shorthand builds what the server would read from a small slurm.conf
+ * (it is written as such and parsed by src/conf/): N nodes "sim00001".. with
+ * G GPUs each, 64 CPUs and 1 TiB, a two-level switch tree (leaf switches of
+ * 32 nodes under one spine), one default partition "sim" over every node,
+ * and the configuration's default scheduling keys. Accounts come from the
+ * trace: root, then one account per queue with FairShare=1 and one user of
+ * the same name.
  */
 #ifndef PX_SIM_CLUSTER_H
 #define PX_SIM_CLUSTER_H
@@ -27,14 +26,10 @@
 int px_sim_cluster_parse(const char *spec, uint32_t *nnodes, uint32_t *ngpu, struct px_diag *d);
 
 /*
- * A new conf for nnodes x ngpu with the accounts named (a flat tree: root,
- * then one account per name with fairshare 1, each with one user leaf of
- * the same name so Fair Tree has a user to rank). NULL when out of memory.
+ * A new conf for nnodes x ngpu with the accounts named. NULL with d set when
+ * a name is not a plain word (letters, digits, _ - .), or out of memory.
  */
 struct px_conf *px_sim_cluster_new(uint32_t nnodes, uint32_t ngpu, const char *const *accounts,
-                                   uint32_t naccounts);
-
-/* Slurm's default scheduling keys (what slurm.conf gives when they are absent). */
-void px_sim_sched_defaults(struct px_conf_sched *s);
+                                   uint32_t naccounts, struct px_diag *d);
 
 #endif

@@ -37,7 +37,7 @@ static void usage(FILE *f) {
              "                   [--policy FILE]... [--json] [--plots DIR] [--limit-factor F] [--seed N]\n"
              "  --trace FILE        CSV: job_id,submit_s,duration_s,gpus,nodes,user,queue,status[,time_limit_s]\n"
              "  --cluster 64x8      64 nodes of 8 GPUs (64 CPUs, 1 TiB), 32-node leaf switches\n"
-             "  --config FILE       the server's configuration (pending: needs the config parser)\n"
+             "  --config FILE       the server's slurm.conf (nodes, topology, accounts); queues must be accounts\n"
              "  --policy FILE       scheduling keys (examples/policies/*.conf); repeat to compare\n"
              "  --json              machine-readable report on stdout (byte-identical for the same inputs)\n"
              "  --plots DIR         PNG/SVG pictures and their data into DIR (gnuplot)\n"
@@ -99,8 +99,17 @@ static struct px_conf *make_cluster(const struct opts *o, const struct px_trace 
   struct px_diag d;
   uint32_t nnodes, ngpu;
   if (o->config) {
-    fprintf(stderr, "phalanx sim: --config is pending (the configuration parser has not landed); use --cluster\n");
-    return NULL;
+    struct px_conf *c = NULL;
+    struct px_conf_diags diags = {0};
+    int rc = px_conf_load(o->config, &c, &diags);
+    for (size_t i = 0; i < diags.len; i++) {
+      char line[512];
+      px_conf_msg_format(&diags.v[i], line, sizeof line);
+      fprintf(stderr, "phalanx sim: %s\n", line);
+    }
+    if (rc && !diags.len) fprintf(stderr, "phalanx sim: %s: %s\n", o->config, px_strerror(rc));
+    px_conf_diags_fini(&diags);
+    return rc ? NULL : c;
   }
   if (px_sim_cluster_parse(o->cluster, &nnodes, &ngpu, &d)) {
     fprintf(stderr, "phalanx sim: %s\n", d.msg);
@@ -109,9 +118,9 @@ static struct px_conf *make_cluster(const struct opts *o, const struct px_trace 
   const char **names;
   uint32_t n;
   if (px_sim_trace_accounts(t, &names, &n)) return NULL;
-  struct px_conf *c = px_sim_cluster_new(nnodes, ngpu, names, n);
+  struct px_conf *c = px_sim_cluster_new(nnodes, ngpu, names, n, &d);
   free(names);
-  if (!c) fprintf(stderr, "phalanx sim: out of memory building the cluster\n");
+  if (!c) fprintf(stderr, "phalanx sim: %s\n", d.msg);
   return c;
 }
 

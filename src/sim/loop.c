@@ -53,6 +53,7 @@ struct loop {
   int64_t *acct_busy;     /* per setup account */
   uint32_t *pend_by_gpus; /* pending jobs per GPU count (0..total GPUs) */
   uint32_t pend_min_gpus; /* smallest GPU count pending (UINT32_MAX: none) */
+  uint32_t pend_max_gpus; /* an upper bound of the largest (bounds the scan for the next minimum) */
   bool may_preempt;       /* the policy can start jobs without free GPUs */
   struct px_diag *d;
   struct px_sim_progress *progress;
@@ -114,6 +115,7 @@ static void pend_add(struct loop *l, uint32_t job) {
   l->pending++;
   l->pend_by_gpus[g]++;
   if (g < l->pend_min_gpus) l->pend_min_gpus = g;
+  if (g > l->pend_max_gpus) l->pend_max_gpus = g;
 }
 
 static void pend_del(struct loop *l, uint32_t job) {
@@ -121,8 +123,8 @@ static void pend_del(struct loop *l, uint32_t job) {
   l->pending--;
   if (--l->pend_by_gpus[g] || g != l->pend_min_gpus) return;
   uint32_t m = g;
-  while (m <= l->s->total_gpus && !l->pend_by_gpus[m]) m++;
-  l->pend_min_gpus = m <= l->s->total_gpus ? m : UINT32_MAX;
+  while (m <= l->pend_max_gpus && !l->pend_by_gpus[m]) m++;
+  l->pend_min_gpus = m <= l->pend_max_gpus ? m : UINT32_MAX;
 }
 
 static bool cycle_can_start(const struct loop *l) {
@@ -151,8 +153,9 @@ static int end_job(struct loop *l, uint32_t job) {
 /* The job as the core sees it (mapping rules: map.c). Strings are borrowed: the core copies. */
 static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct px_jobspec *spec) {
   px_jobspec_init(spec);
-  spec->user = (char *)l->s->accounts[j->account];
-  spec->account = (char *)l->s->accounts[j->account];
+  const struct px_conf_account *assoc = &l->s->conf->accounts[l->s->account_assoc[j->account]];
+  spec->user = (char *)assoc->name;
+  spec->account = (char *)l->s->conf->accounts[assoc->parent].name;
   spec->nodes_min = spec->nodes_max = j->nodes;
   spec->ntasks = j->nodes;
   spec->ntasks_per_node = 1;
@@ -247,7 +250,9 @@ static int cycle(struct loop *l) {
     bool again = false;
     int rc = px_core_cycle(l->core, PX_SIM_EPOCH_S + l->now_s, &l->acts);
     l->r->cycles++;
+    size_t before = l->r->done + l->r->rejected;
     int rc2 = apply(l, &again);
+    if (l->acts.len == 0 && before == l->r->done + l->r->rejected) l->r->idle_cycles++;
     if (rc) return px_diag_set(l->d, rc, -1, "scheduling cycle at t=%lld s failed", (long long)l->now_s);
     if (rc2) return rc2;
     if (!again) return 0;

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *px_sim_skip_name(enum px_sim_skip s) {
   static const char *const names[PX_SIM_SKIP_COUNT] = {
@@ -59,15 +60,24 @@ int px_sim_trace_accounts(const struct px_trace *t, const char ***names, uint32_
   return 0;
 }
 
-/* The user association named like the account, whose parent is that account. */
+/*
+ * The association a trace queue's jobs run under: the account named like the
+ * queue (account names are case-insensitive, as in Slurm: the configuration
+ * stores them in lower case), and under it the user leaf of the same name
+ * (what px_sim_cluster_new builds), else its first user leaf (a
+ * configuration file's accounts).
+ */
 static uint32_t find_assoc(const struct px_conf *c, const char *name) {
+  uint32_t first = PX_NONE;
   for (uint32_t i = 0; i < c->naccounts; i++) {
     const struct px_conf_account *a = &c->accounts[i];
-    if (a->is_user && strcmp(a->name, name) == 0 && a->parent != PX_NONE &&
-        strcmp(c->accounts[a->parent].name, name) == 0)
-      return i;
+    if (!a->is_user || a->parent == PX_NONE || c->accounts[a->parent].is_user ||
+        strcasecmp(c->accounts[a->parent].name, name) != 0)
+      continue;
+    if (strcmp(a->name, name) == 0) return i;
+    if (first == PX_NONE) first = i;
   }
-  return PX_NONE;
+  return first;
 }
 
 static int64_t estimate_limit(int64_t duration_s, double factor) {
@@ -125,7 +135,7 @@ int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const st
   if (!(s->account_assoc = malloc((s->naccounts + 1) * sizeof *s->account_assoc))) goto fail;
   for (uint32_t a = 0; a < s->naccounts; a++) {
     if ((s->account_assoc[a] = find_assoc(conf, s->accounts[a])) == PX_NONE) {
-      rc = px_diag_set(d, PX_EINVAL, -1, "trace queue '%s' has no account (with a user of that name) in the cluster",
+      rc = px_diag_set(d, PX_EINVAL, -1, "trace queue '%s' has no account of that name with a user in the cluster",
                        s->accounts[a]);
       goto fail;
     }

@@ -6,9 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/vec.h"
-
-PX_VEC_DECLARE(px_i64vec, int64_t)
 
 int px_sim_series_init(struct px_sim_series *s, uint32_t nbuckets, uint32_t nchannels, int64_t t0_s,
                        int64_t width_s) {

@@ -22,6 +22,10 @@
 #include <stdint.h>
 
 #include "sim/sim.h"
+#include "util/vec.h"
+
+/* Declared here, not in metrics.c: clang flags unused static inline helpers in a .c file. */
+PX_VEC_DECLARE(px_i64vec, int64_t)
 
 enum px_sim_state { PX_SIMJ_PENDING, PX_SIMJ_RUNNING, PX_SIMJ_DONE, PX_SIMJ_REJECTED, PX_SIMJ_SKIPPED };
 
@@ -76,6 +80,7 @@ struct px_sim_result {
   uint64_t preemptions, backfilled, topo_waited;
   uint64_t stuck;               /* still pending when no event was left (a bug if > 0) */
   uint64_t cycles, events;
+  uint64_t idle_cycles;         /* cycles that returned no action */
   char reject_example[192];     /* the first rejection's message, or "" */
   int64_t first_submit_s, last_end_s, makespan_s;
   struct px_sim_dist jct[PX_SIM_NSIZE], wait[PX_SIM_NSIZE];

@@ -184,8 +184,8 @@ static void json_result(FILE *f, const struct px_sim_setup *s, const struct px_s
   fprintf(f, "      \"makespan_s\": %" PRId64 ", \"utilisation\": %.4f, \"jain_index\": %.4f,\n", r->makespan_s,
           r->util_avg, r->jain);
   fprintf(f, "      \"preemptions\": %" PRIu64 ", \"backfilled\": %" PRIu64 ", \"topology_waited\": %" PRIu64
-             ", \"cycles\": %" PRIu64 ", \"event_times\": %" PRIu64 ",\n",
-          r->preemptions, r->backfilled, r->topo_waited, r->cycles, r->events);
+             ", \"cycles\": %" PRIu64 ", \"idle_cycles\": %" PRIu64 ", \"event_times\": %" PRIu64 ",\n",
+          r->preemptions, r->backfilled, r->topo_waited, r->cycles, r->idle_cycles, r->events);
   fprintf(f, "      \"conservation\": {\"ok\": %s, \"gpu_s_busy\": %" PRId64 ", \"gpu_s_jobs\": %" PRId64
              ", \"gpu_s_lost_to_preemption\": %" PRId64 "},\n",
           r->conserved ? "true" : "false", r->gpu_s_busy, r->gpu_s_jobs, r->gpu_s_lost);

@@ -86,32 +86,19 @@ int px_duration_parse(const char *s, int64_t *out_s, struct px_diag *d) {
   }
 }
 
-static int fmt_special(int64_t secs, char *buf, size_t n, bool *done) {
-  *done = true;
+/* Both styles print days as D-HH:MM:SS; below a day squeue drops leading zeros. */
+static int fmt_duration(int64_t secs, char *buf, size_t n, bool squeue) {
   if (secs == PX_TIME_UNLIMITED) return snprintf(buf, n, "UNLIMITED");
   if (secs < 0) return snprintf(buf, n, "INVALID");
-  *done = false;
-  return 0;
-}
-
-int px_duration_format(int64_t secs, char *buf, size_t n) {
-  bool done;
-  int r = fmt_special(secs, buf, n, &done);
-  if (done) return r;
   long long dd = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
   if (dd) return snprintf(buf, n, "%lld-%02lld:%02lld:%02lld", dd, h, m, s);
+  if (!squeue) return snprintf(buf, n, "%02lld:%02lld:%02lld", h, m, s);
   if (h) return snprintf(buf, n, "%lld:%02lld:%02lld", h, m, s);
   return snprintf(buf, n, "%lld:%02lld", m, s);
 }
 
-int px_duration_format_hms(int64_t secs, char *buf, size_t n) {
-  bool done;
-  int r = fmt_special(secs, buf, n, &done);
-  if (done) return r;
-  long long dd = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
-  if (dd) return snprintf(buf, n, "%lld-%02lld:%02lld:%02lld", dd, h, m, s);
-  return snprintf(buf, n, "%02lld:%02lld:%02lld", h, m, s);
-}
+int px_duration_format(int64_t secs, char *buf, size_t n) { return fmt_duration(secs, buf, n, true); }
+int px_duration_format_hms(int64_t secs, char *buf, size_t n) { return fmt_duration(secs, buf, n, false); }
 
 int px_size_parse_mib(const char *s, uint64_t *out_mib, struct px_diag *d) {
   uint64_t v = 0;

@@ -8,7 +8,9 @@
  * growth is geometric (x2) so pushes are amortised O(1).
  *
  * Push and reserve return 0 or PX_ENOMEM and leave the vector unchanged on
- * failure. A zeroed struct is an empty vector.
+ * failure. A zeroed struct is an empty vector. The functions are marked
+ * unused so that a .c file may declare a vector without using every
+ * function (clang warns about unused static inline functions in .c files).
  */
 #ifndef PX_UTIL_VEC_H
 #define PX_UTIL_VEC_H
@@ -19,12 +21,14 @@
 
 #include "util/error.h"
 
+#define PX_VEC_FN static inline __attribute__((unused))
+
 #define PX_VEC_DECLARE(name, type)                                          \
   struct name {                                                             \
     type *v;                                                                \
     size_t len, cap;                                                        \
   };                                                                        \
-  static inline int name##_reserve(struct name *a, size_t want) {           \
+  PX_VEC_FN int name##_reserve(struct name *a, size_t want) {           \
     if (want <= a->cap) return 0;                                           \
     size_t cap = a->cap ? a->cap : 8;                                       \
     while (cap < want) {                                                    \
@@ -37,13 +41,13 @@
     a->cap = cap;                                                           \
     return 0;                                                               \
   }                                                                         \
-  static inline int name##_push(struct name *a, type x) {                   \
+  PX_VEC_FN int name##_push(struct name *a, type x) {                   \
     if (a->len == a->cap && name##_reserve(a, a->len + 1)) return PX_ENOMEM; \
     a->v[a->len++] = x;                                                     \
     return 0;                                                               \
   }                                                                         \
-  static inline void name##_clear(struct name *a) { a->len = 0; }           \
-  static inline void name##_fini(struct name *a) {                          \
+  PX_VEC_FN void name##_clear(struct name *a) { a->len = 0; }           \
+  PX_VEC_FN void name##_fini(struct name *a) {                          \
     free(a->v);                                                             \
     a->v = NULL;                                                            \
     a->len = a->cap = 0;                                                    \

@@ -12,7 +12,8 @@ T=$(mktemp -d /tmp/pxrst.XXXXXX)
 chmod 755 "$T"
 AGENT_PID=
 cleanup() {
-  [ -n "$AGENT_PID" ] && kill -9 "$AGENT_PID" 2>/dev/null
+  # TERM: the agent removes its cgroup level on the way out (jobs are gone by now)
+  [ -n "$AGENT_PID" ] && { kill "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null; }
   [ -n "${MOCK_PID:-}" ] && kill "$MOCK_PID" 2>/dev/null
   kill_leftovers "$T/state"
   rm -rf "$T"

@@ -47,6 +47,18 @@ set +e
 set -e
 [ $rc -eq 2 ] && grep -q 'bad.conf: line 1: NodeName is not a scheduling key' "$tmp/bad.err" || fail "bad policy: exit $rc"
 
+# A configuration file instead of --cluster: the hand-worked gang scenario
+# (tests/unit/sim/test_scenarios.c) on the same two nodes ends at 250 s;
+# a trace queue without an account is refused by name.
+conf=$PX_TESTDATA/traces/cluster_2x8/slurm.conf
+"$PHALANX" sim --trace "$PX_TESTDATA/traces/gang_whole_node.csv" --config "$conf" --json > "$tmp/c.json" 2> "$tmp/c.err"
+grep -q '"makespan_s": 250,' "$tmp/c.json" || fail "--config: makespan"
+[ ! -s "$tmp/c.err" ] || fail "--config: unexpected messages: $(cat "$tmp/c.err")"
+set +e
+"$PHALANX" sim --trace "$trace" --config "$conf" > /dev/null 2> "$tmp/bad.err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "trace queue 'vcA' has no account" "$tmp/bad.err" || fail "--config: unknown queue: exit $rc"
+
 # Pictures (gnuplot is in scripts/deps.sh).
 if command -v gnuplot >/dev/null; then
   "$PHALANX" sim --trace "$trace" --cluster 8x8 --policy "$pol/fifo.conf" --policy "$pol/multifactor.conf" \

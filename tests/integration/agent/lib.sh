@@ -65,7 +65,7 @@ kill_leftovers() {
       while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$cg/cgroup.procs"
     done
     [ "$pgid" -gt 0 ] && kill -9 -- "-$pgid" 2>/dev/null || true
-    for cg in $(jq -r '.cgroup[]' "$st"); do rmdir "$cg" 2>/dev/null || true; done
+    for cg in $(jq -r '.cgroup[]' "$st"); do rmdir "$cg" "$(dirname "$cg")" 2>/dev/null || true; done
   done
 }
 

@@ -51,6 +51,8 @@ static const struct err_case cases[] = {
     {"PriorityWeightTRES=Node=5\n", NULL, NULL, "slurm.conf", 1, "weights for CPU, Mem and GRES/gpu"},
     {"PriorityWeightTRES=license/x=5\n", NULL, NULL, "slurm.conf", 1, "expected TRES limits like"},
     {"TRESBillingWeights=GPU=1\n", NULL, NULL, "slurm.conf", 1, "expected weights like CPU=1.0,Mem=0.25G,GRES/gpu=2.0"},
+    {"TRESBillingWeights=GRES/gpu=nan\n", NULL, NULL, "slurm.conf", 1, "expected weights like"},
+    {"TRESBillingWeights=CPU=1e99\n", NULL, NULL, "slurm.conf", 1, "expected weights like"},
     {"TRESBillingWeights=Mem=1X\n", NULL, NULL, "slurm.conf", 1, "expected weights like"},
     {"PrivateData=secrets\n", NULL, NULL, "slurm.conf", 1, "PrivateData=secrets: expected a list of accounts"},
     {"Listen=localhost\n", NULL, NULL, "slurm.conf", 1, "Listen=localhost: expected HOST:PORT"},
@@ -86,7 +88,9 @@ static const struct err_case cases[] = {
     {"NodeName=n1 GpuGroups=2\n", NULL, NULL, "slurm.conf", 1, "GpuGroups=2 on a node without GPUs"},
     {"NodeName=n1 CPUs=10 Sockets=2 CoresPerSocket=4\n", NULL, NULL, "slurm.conf", 1, "CPUs=10 does not match the layout: 2 sockets x 4 cores x 1 threads = 8"},
     {"NodeName=n1 Sockets=2 SocketsPerBoard=2\n", NULL, NULL, "slurm.conf", 1, "give Sockets or SocketsPerBoard, not both"},
-    {"NodeName=n1 Sockets=4096 CoresPerSocket=4096\n", NULL, NULL, "slurm.conf", 1, "is more than 1048576"},
+    {"NodeName=n1 Sockets=4096 CoresPerSocket=4096\n", NULL, NULL, "slurm.conf", 1, "is more than 1048576 CPUs"},
+    {"NodeName=n1 Boards=65536 SocketsPerBoard=65536\n", NULL, NULL, "slurm.conf", 1, "is more than 1048576 CPUs"},
+    {"NodeName=n1 CoresPerSocket=4000000000 ThreadsPerCore=4000000000\n", NULL, NULL, "slurm.conf", 1, "more than 1048576"},
     {"NodeName=n1 State=BROKEN\n", NULL, NULL, "slurm.conf", 1, "State=BROKEN: expected one of UNKNOWN, IDLE, UP, DOWN, DRAIN or FUTURE"},
     {"NodeName=n1 Features=a,,b\n", NULL, NULL, "slurm.conf", 1, "Features=a,,b: expected a comma-separated list without empty items"},
     {"NodeName=n1 Weight=heavy\n", NULL, NULL, "slurm.conf", 1, "Weight=heavy"},
@@ -155,7 +159,8 @@ static const struct err_case cases[] = {
     {"", NULL, "Account=a GrpTRES=gres/gpu:h100=4\n", "accounts.conf", 1, "limits per GPU type (gres/gpu:h100) are not supported"},
     {"", NULL, "Account=a MaxTRES=cpu=4\n", "accounts.conf", 1, "MaxTRES=cpu=4: expected a GPU limit"},
     {"", NULL, "Account=a MaxJobs=some\n", "accounts.conf", 1, "MaxJobs=some: expected a whole number"},
-    {"", NULL, "Account=a Fairshare=parent\n", "accounts.conf", 1, "Fairshare=parent: expected a whole number"},
+    {"", NULL, "Account=a Fairshare=parents\n", "accounts.conf", 1, "Fairshare=parents: expected a whole number"},
+    {"Operators=a,,b\n", NULL, NULL, "slurm.conf", 1, "Operators=a,,b: expected a comma-separated list"},
     {"", NULL, "Account=a,b\n", "accounts.conf", 1, "Account=a,b: expected one name"},
     {"", NULL, "Account=a Coordinators=,x\n", "accounts.conf", 1, "without empty items"},
     {"", NULL, "QOS=high\nQOS=HIGH\n", "accounts.conf", 2, "QOS high is already defined at accounts.conf:1"},
@@ -182,7 +187,7 @@ static void every_error_names_file_line_and_problem(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const struct err_case *c = &cases[i];
-    struct px_conf_text t = {c->slurm, c->topo, c->acct, "slurm.conf"};
+    struct px_conf_text t = {c->slurm, c->topo, c->acct, "slurm.conf", 0};
     struct px_conf *conf = (struct px_conf *)&t; /* must not be touched */
     struct px_conf_diags d = {0};
     int rc = px_conf_parse_text(&t, &conf, &d);

@@ -318,6 +318,39 @@ static void example_dev_cluster(void **state) {
   px_conf_diags_fini(&d);
 }
 
+/* The real Slurm harness's slurm.conf (tests/data/conf/slurm-bench): warnings only. */
+static void slurm_harness_file(void **state) {
+  (void)state;
+  struct px_conf_diags d = {0};
+  struct px_conf *c = load("tests/data/conf/slurm-bench/slurm.conf", &d);
+  assert_int_equal(d.nerrors, 0);
+  /* 41 global keys, NodeHostname and Port, PlugStackConfig: each once */
+  assert_int_equal(d.nwarnings, 44);
+  assert_int_equal(c->nnodes, 64);
+  assert_string_equal(c->nodes[63].name, "gpu0064");
+  assert_int_equal(c->nodes[0].cpus, 64);     /* CPUs=64 = Boards 1 x SocketsPerBoard 2 x 32 cores */
+  assert_int_equal(c->nodes[0].sockets, 2);
+  assert_int_equal(c->nodes[0].mem_mib, 1024000);
+  assert_int_equal(c->nodes[0].ngpu, 8);
+  assert_string_equal(c->nodes[0].addr, "127.0.0.1");
+  assert_int_equal(c->npartitions, 2);
+  assert_int_equal(c->default_partition, 0);
+  assert_int_equal(c->partitions[0].max_time_s, 604800);
+  assert_int_equal(c->partitions[0].default_time_s, 3600); /* DefaultTime=60 minutes */
+  assert_int_equal(c->partitions[0].preempt_mode, PX_PREEMPT_REQUEUE);
+  assert_int_equal(c->partitions[1].priority_tier, 2);
+  assert_int_equal(c->partitions[1].preempt_mode, PX_PREEMPT_OFF);
+  assert_int_equal(c->partitions[1].nnodes, 64);  /* Nodes=ALL */
+  assert_int_equal(c->sched.decay_half_life_s, 86400);
+  assert_int_equal(c->sched.max_age_s, 86400);
+  assert_int_equal(c->sched.weight_jobsize, 1000);
+  assert_string_equal(c->sched.preempt_type, "preempt/partition_prio");
+  assert_int_equal(c->phalanx.node_down_timeout_s, 300);
+  assert_int_equal(c->phalanx.kill_wait_s, 5);
+  px_conf_free(c);
+  px_conf_diags_fini(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(atlas_nodes),
@@ -326,6 +359,7 @@ int main(void) {
       cmocka_unit_test(atlas_scheduling_and_phalanx_keys),
       cmocka_unit_test(atlas_accounts_and_qos),
       cmocka_unit_test(example_dev_cluster),
+      cmocka_unit_test(slurm_harness_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,7 @@
 
 static struct px_conf *parse_ok(const char *slurm, const char *topo, const char *acct,
                                 struct px_conf_diags *d) {
-  struct px_conf_text t = {slurm, topo, acct, NULL};
+  struct px_conf_text t = {slurm, topo, acct, NULL, 0};
   struct px_conf *c = NULL;
   int rc = px_conf_parse_text(&t, &c, d);
   for (size_t i = 0; rc && i < d->len; i++) print_error("%s:%d: %s\n", d->v[i].file, d->v[i].line, d->v[i].text);
@@ -139,9 +139,18 @@ static void small_choices_and_warnings(void **state) {
   const char *text = "PriorityType=priority/basic\nBackfillDepth=ALL\nPreemptMode=SUSPEND,GANG\n"
                      "SlurmUser=a\nslurmuser=b\nPrivateData=jobs,usage\n"
                      "NodeName=n1 Gres=gpu:2,mps:100\n"
-                     "PartitionName=a Nodes=n1 Default=YES\nPartitionName=b Nodes=n1 Default=YES Shared=FORCE:4\n";
+                     "PartitionName=a Nodes=n1 Default=YES\nPartitionName=b Nodes=n1 Default=YES Shared=FORCE:4\n"
+                     "Operators=ann,bo\nAdministrators=cy\n";
   struct px_conf_diags d = {0};
-  struct px_conf *c = parse_ok(text, NULL, "QOS=high Preempt=normal\n", &d);
+  struct px_conf *c = parse_ok(text, NULL, "QOS=high Preempt=normal\nAccount=a Users=u,v Fairshare=PARENT\n"
+                               "User=v Account=a Fairshare=parent\n", &d);
+  assert_int_equal(c->phalanx.noperators, 2);
+  assert_string_equal(c->phalanx.operators[1], "bo");
+  assert_int_equal(c->phalanx.nadministrators, 1);
+  assert_string_equal(c->phalanx.administrators[0], "cy");
+  assert_int_equal(c->accounts[1].fairshare, PX_FAIRSHARE_PARENT);  /* a */
+  assert_int_equal(c->accounts[2].fairshare, 1);                    /* u */
+  assert_int_equal(c->accounts[3].fairshare, PX_FAIRSHARE_PARENT);  /* v */
   assert_int_equal(c->sched.order, PX_ORDER_FIFO); /* priority/basic */
   assert_int_equal(c->sched.preempt_mode, PX_PREEMPT_SUSPEND);
   assert_int_equal(c->partitions[1].oversubscribe, PX_OVERSUB_FORCE);

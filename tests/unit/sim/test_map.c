@@ -30,7 +30,7 @@ static void test_cluster_parse(void **state) {
 static void test_cluster_build(void **state) {
   (void)state;
   const char *acc[] = {"a", "b"};
-  struct px_conf *c = px_sim_cluster_new(70, 4, acc, 2);
+  struct px_conf *c = px_sim_cluster_new(70, 4, acc, 2, NULL);
   assert_non_null(c);
   assert_int_equal(c->nnodes, 70);
   assert_int_equal(c->nodes[69].ngpu, 4);
@@ -49,8 +49,13 @@ static void test_cluster_build(void **state) {
   assert_true(c->accounts[4].is_user);
   assert_int_equal(c->accounts[4].parent, 3);
   px_conf_free(c);
+  /* Queue names become account names in configuration text: plain words only. */
+  const char *bad[] = {"ok", "two words"};
+  struct px_diag d;
+  assert_null(px_sim_cluster_new(2, 8, bad, 2, &d));
+  assert_string_equal(d.msg, "queue 'two words' cannot be an account name (letters, digits, _ - . only)");
   /* One leaf: no spine. */
-  c = px_sim_cluster_new(1, 8, acc, 1);
+  c = px_sim_cluster_new(1, 8, acc, 1, NULL);
   assert_int_equal(c->nswitches, 1);
   assert_int_equal(c->switches[0].parent, PX_NONE);
   px_conf_free(c);
@@ -86,11 +91,11 @@ static void test_mapping_rules(void **state) {
   assert_string_equal(names[0], "default");
   assert_string_equal(names[1], "vcA");
   assert_string_equal(names[2], "vcB");
-  struct px_conf *c = px_sim_cluster_new(4, 8, names, n);
+  struct px_conf *c = px_sim_cluster_new(4, 8, names, n, NULL);
   free(names);
   struct px_sim_setup s;
   struct px_diag d;
-  assert_int_equal(px_sim_setup_init(&s, &t, c, 2.0, &d), 0);
+  if (px_sim_setup_init(&s, &t, c, 2.0, &d)) fail_msg("%s", d.msg);
   assert_int_equal(s.total_gpus, 32);
   /* Sorted by submit, then line: j6(0) j1(10) j2(10) j3 j4 j5(20) j7(30). */
   const char *order[] = {"j6", "j1", "j2", "j3", "j4", "j5", "j7"};
@@ -118,7 +123,7 @@ static void test_mapping_rules(void **state) {
   px_conf_free(c);
   /* A cluster without the trace's accounts is refused, naming the queue. */
   const char *other[] = {"x"};
-  c = px_sim_cluster_new(4, 8, other, 1);
+  c = px_sim_cluster_new(4, 8, other, 1, NULL);
   assert_int_equal(px_sim_setup_init(&s, &t, c, 2.0, &d), PX_EINVAL);
   assert_non_null(strstr(d.msg, "'default'"));
   px_conf_free(c);

@@ -53,7 +53,7 @@ static void test_series_split(void **state) {
 static void test_result(void **state) {
   (void)state;
   const char *acc[] = {"a", "b"};
-  struct px_conf *c = px_sim_cluster_new(1, 8, acc, 2);
+  struct px_conf *c = px_sim_cluster_new(1, 8, acc, 2, NULL);
   struct px_sim_job jobs[] = {
       {.submit_s = 0, .duration_s = 10, .gpus = 1, .nodes = 1, .account = 0},
       {.submit_s = 0, .duration_s = 20, .gpus = 2, .nodes = 1, .account = 0},

@@ -13,14 +13,15 @@
 #include "sim/cluster.h"
 #include "sim/policy.h"
 
+static struct px_conf *cluster; /* its scheduling keys are the base of every policy */
+
 static int parse(struct px_sim_policy *p, const char *text, struct px_diag *d) {
   return px_sim_policy_parse(p, text, strlen(text), d);
 }
 
 static void test_keys(void **state) {
   (void)state;
-  struct px_sim_policy p = {.name = "x"};
-  px_sim_sched_defaults(&p.sched);
+  struct px_sim_policy p = {.name = "x", .sched = cluster->sched};
   const char *text =
       "# a comment\n"
       "\n"
@@ -51,16 +52,14 @@ static void test_keys(void **state) {
   assert_int_equal(parse(&p, "PriorityDecayHalfLife=90\nPriorityMaxAge=2:03:04", &d), 0);
   assert_int_equal(p.sched.decay_half_life_s, 90 * 60);
   assert_int_equal(p.sched.max_age_s, 2 * 3600 + 3 * 60 + 4);
-  /* sched/backfill alone means EASY, as Slurm's default backfill plans for the top job. */
-  px_sim_sched_defaults(&p.sched);
-  assert_int_equal(parse(&p, "SchedulerType=sched/backfill", &d), 0);
+  /* sched/backfill alone (after builtin) means EASY: Slurm's backfill plans for the top job. */
+  assert_int_equal(parse(&p, "SchedulerType=sched/builtin\nSchedulerType=sched/backfill", &d), 0);
   assert_int_equal(p.sched.backfill, PX_BACKFILL_EASY);
 }
 
 static void test_errors(void **state) {
   (void)state;
-  struct px_sim_policy p = {.name = "x"};
-  px_sim_sched_defaults(&p.sched);
+  struct px_sim_policy p = {.name = "x", .sched = cluster->sched};
   struct px_sim_policy before = p;
   struct px_diag d;
   assert_int_equal(parse(&p, "PriorityWeightAge=5\nNodeName=n1 Gres=gpu:8\n", &d), PX_EPARSE);
@@ -81,8 +80,7 @@ static void test_examples(void **state) {
   (void)state;
   const char *src = getenv("PX_SRC");
   assert_non_null(src);
-  struct px_conf_sched base;
-  px_sim_sched_defaults(&base);
+  struct px_conf_sched base = cluster->sched;
   static const struct {
     const char *file;
     enum px_backfill_mode bf;
@@ -113,10 +111,15 @@ static void test_examples(void **state) {
 }
 
 int main(void) {
+  const char *acc[] = {"a"};
+  cluster = px_sim_cluster_new(1, 8, acc, 1, NULL);
+  if (!cluster) return 1;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_keys),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_examples),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  px_conf_free(cluster);
+  return rc;
 }

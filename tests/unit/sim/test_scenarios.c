@@ -38,7 +38,7 @@ static void world_open(struct world *w, const char *file, uint32_t nnodes, uint3
   const char **names;
   uint32_t n;
   assert_int_equal(px_sim_trace_accounts(&w->trace, &names, &n), 0);
-  w->conf = px_sim_cluster_new(nnodes, ngpu, names, n);
+  w->conf = px_sim_cluster_new(nnodes, ngpu, names, n, NULL);
   free(names);
   assert_non_null(w->conf);
   if (px_sim_setup_init(&w->setup, &w->trace, w->conf, factor, &d)) fail_msg("%s", d.msg);
@@ -50,19 +50,17 @@ static void world_close(struct world *w) {
   px_trace_fini(&w->trace);
 }
 
-static void policy(struct px_sim_policy *p, const char *name) {
+static void policy(struct px_sim_policy *p, const char *name, const struct px_conf *base) {
   char path[1024];
   snprintf(path, sizeof path, "%s/examples/policies/%s.conf", getenv("PX_SRC"), name);
-  struct px_conf_sched base;
-  px_sim_sched_defaults(&base);
   struct px_diag d;
-  if (px_sim_policy_load(p, path, &base, &d)) fail_msg("%s", d.msg);
+  if (px_sim_policy_load(p, path, &base->sched, &d)) fail_msg("%s", d.msg);
 }
 
 /* Runs and checks each job's start time (jobs are in submit order; ids a, b, c, d). */
 static void expect_starts(struct world *w, const char *pol, const int64_t *starts, struct px_sim_result *r) {
   struct px_sim_policy p;
-  policy(&p, pol);
+  policy(&p, pol, w->conf);
   struct px_sim_jobrun *runs = NULL;
   struct px_sim_run_opts o = {.seed = 1, .runs_out = &runs};
   struct px_diag d;
@@ -155,7 +153,7 @@ static void test_conservation(void **state) {
   static const char *const pols[] = {"fifo", "multifactor", "easy", "conservative"};
   for (size_t i = 0; i < sizeof pols / sizeof pols[0]; i++) {
     struct px_sim_policy p;
-    policy(&p, pols[i]);
+    policy(&p, pols[i], w.conf);
     struct px_sim_result r;
     struct px_diag d;
     struct px_sim_run_opts o = {.seed = 1};
@@ -172,7 +170,7 @@ static void test_conservation(void **state) {
 
 static char *json_of(struct world *w, const char *pol, size_t *len) {
   struct px_sim_policy p;
-  policy(&p, pol);
+  policy(&p, pol, w->conf);
   struct px_sim_result r;
   struct px_diag d;
   struct px_sim_run_opts o = {.seed = 1};

@@ -1,0 +1,287 @@
+/*
+ * bench_core.c - the scheduling core's benchmark (issue 3). Builds the
+ * standard cluster from a seed -- 10,000 nodes x 8 GPUs (64 CPUs, 1 TiB),
+ * 32-node leaf switches under one spine, 4 partitions, accounts root -> 4
+ * orgs -> 20 teams -> 500 users -- and the standard mix: 60% 1-GPU jobs, 25%
+ * single-node 8-GPU jobs, 10% gangs of 2-4 whole nodes, 5% gangs of 8-64
+ * whole nodes; 2% of jobs are 1,000-task arrays (of 1-GPU tasks). Prints
+ * `name value unit` lines:
+ *   cycle_full_ms / cycle_full_ms_max  median and max of 11 cycles over
+ *                                      100,000 pending jobs on a full cluster
+ *   place_rate_jobs_per_s              the mix placed into an empty cluster
+ *   gang64_place_us                    one 64-node gang, half-full cluster
+ *   core_bytes_per_pending_job         core memory per pending record
+ * Options: --nodes N --pending P (cycle_full at other sizes, for scaling).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/core.h"
+#include "core/testconf.h"
+
+/* CPU time of this thread: the machine is shared with other builds, and a
+ * descheduled benchmark would measure the neighbours. Wall time is printed
+ * too for cycle_full (cycle_full_wall_ms). */
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static uint64_t rng_s = 42;
+static uint32_t rnd(uint32_t n) {
+  rng_s = rng_s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (uint32_t)((rng_s >> 33) % n);
+}
+
+static char user_names[500][8];
+static const char *part_names[4] = {"p0", "p1", "p2", "p3"};
+
+static struct px_conf *standard_conf(uint32_t nnodes) {
+  struct px_testconf_spec s = {.nnodes = nnodes, .gpus_per_node = 8, .cpus_per_node = 64,
+                               .mem_mib = 1024 * 1024, .gpu_groups = 2, .nodes_per_leaf = 32,
+                               .npartitions = 4};
+  struct px_conf *c = px_testconf_new(&s);
+  if (!c) return NULL;
+  c->sched.weight_jobsize = 1000;
+  c->sched.weight_partition = 1000;
+  c->sched.billing_weight_gpu = 1;
+  for (uint32_t o = 0; o < 4; o++) {
+    char name[16];
+    snprintf(name, sizeof name, "org%u", o);
+    uint32_t org = px_testconf_account(c, name, 0, 1 + o);
+    for (uint32_t t = 0; t < 5; t++) {
+      snprintf(name, sizeof name, "team%u", o * 5 + t);
+      uint32_t team = px_testconf_account(c, name, org, 1 + t);
+      for (uint32_t u = 0; u < 25; u++) {
+        uint32_t k = (o * 5 + t) * 25 + u;
+        snprintf(user_names[k], sizeof user_names[k], "u%u", k);
+        px_testconf_user(c, user_names[k], team, 1);
+      }
+    }
+  }
+  return c;
+}
+
+/* One job of the standard mix. */
+static void mix_spec(struct px_jobspec *s, bool arrays) {
+  px_jobspec_init(s);
+  s->user = user_names[rnd(500)];
+  s->partition = (char *)part_names[rnd(4)];
+  s->time_limit_s = 3600;
+  uint32_t x = rnd(100);
+  if (arrays && rnd(50) == 0) {
+    s->gpus_per_node = 1;
+    s->array = (char *)"0-999";
+  } else if (x < 60) {
+    s->gpus_per_node = 1;
+  } else if (x < 85) {
+    s->gpus_per_node = 8;
+  } else if (x < 95) {
+    s->nodes_min = 2 + rnd(3);
+    s->gpus_per_node = 8;
+  } else {
+    s->nodes_min = 8 + rnd(57);
+    s->gpus_per_node = 8;
+  }
+}
+
+static uint64_t next_id = 1;
+
+static int submit(struct px_core *c, const struct px_jobspec *s, int64_t now) {
+  int64_t n = px_core_ids_needed(s, NULL);
+  int rc = px_core_submit(c, next_id, s, now, NULL, NULL);
+  next_id += (uint64_t)n;
+  return rc;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Fills every node with a whole-node job, then queues `pending` mix jobs and
+ * times cycles in which nothing fits. */
+static struct px_core *new_core(const struct px_conf *conf) {
+  int err = 0;
+  struct px_core *c = conf ? px_core_new(conf, 1, &err) : NULL;
+  if (!c) fprintf(stderr, "bench: px_core_new: %s\n", conf ? px_strerror(err) : "no conf");
+  return c;
+}
+
+static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes) {
+  struct px_conf *conf = standard_conf(nnodes);
+  struct px_core *c = new_core(conf);
+  struct px_actions out;
+  px_actions_init(&out);
+  if (!c) return 1;
+  for (uint32_t n = 0; n < nnodes; n++) {
+    struct px_jobspec s;
+    px_jobspec_init(&s);
+    s.user = user_names[rnd(500)];
+    s.partition = (char *)part_names[n * 4 / nnodes];
+    s.gpus_per_node = 8;
+    s.exclusive = true;
+    if (submit(c, &s, 1000)) return 1;
+  }
+  if (px_core_cycle(c, 1000, &out) || out.len != nnodes) {
+    fprintf(stderr, "bench: fill started %zu of %u\n", out.len, nnodes);
+    return 1;
+  }
+  struct px_core_stats st;
+  px_core_stats(c, &st);
+  size_t before = st.bytes_in_use;
+  for (uint32_t i = 0; i < pending; i++) {
+    struct px_jobspec s;
+    mix_spec(&s, true);
+    if (submit(c, &s, 1001 + i / 1000)) return 1;
+  }
+  enum { N = 11 };
+  double t[N], w[N];
+  int ncycles = getenv("PX_BENCH_CYCLES") ? atoi(getenv("PX_BENCH_CYCLES")) : N;
+  for (int i = 0; i < N; i++) {
+    double t0 = now_ms(), w0 = wall_ms();
+    if (i >= ncycles) {
+      t[i] = w[i] = 0;
+      continue;
+    }
+    if (px_core_cycle(c, 2000 + 60 * i, &out) || out.len) return 1;
+    t[i] = now_ms() - t0;
+    w[i] = wall_ms() - w0;
+    if (getenv("PX_BENCH_VERBOSE")) fprintf(stderr, "cycle %d: %.2f ms\n", i, t[i]);
+  }
+  px_core_stats(c, &st);
+  qsort(t, N, sizeof t[0], cmp_double);
+  qsort(w, N, sizeof w[0], cmp_double);
+  if (report_bytes) {
+    printf("cycle_full_ms %.2f ms\n", t[N / 2]);
+    printf("cycle_full_ms_max %.2f ms\n", t[N - 1]);
+    printf("cycle_full_wall_ms %.2f ms\n", w[N / 2]);
+    printf("cycle_full_wall_ms_max %.2f ms\n", w[N - 1]);
+    printf("core_bytes_per_pending_job %.0f bytes\n", (double)(st.bytes_in_use - before) / pending);
+  } else {
+    printf("cycle_full_ms_%un_%up %.2f ms\n", nnodes, pending, t[N / 2]);
+  }
+  px_actions_fini(&out);
+  px_core_free(c);
+  px_conf_free(conf);
+  return 0;
+}
+
+/* The mix into an empty cluster, in submission order (FIFO), cycle after
+ * cycle until one starts nothing. Jobs are queued until their GPUs add up to
+ * the cluster's (an array counts its 1,000 GPUs). */
+static int bench_place_rate(void) {
+  struct px_conf *conf = standard_conf(10000);
+  conf->sched.order = PX_ORDER_FIFO;
+  struct px_core *c = new_core(conf);
+  struct px_actions out;
+  px_actions_init(&out);
+  if (!c) return 1;
+  for (uint64_t gpus = 0; gpus < 80000;) {
+    struct px_jobspec s;
+    mix_spec(&s, true);
+    gpus += s.array ? 1000 : (uint64_t)(s.nodes_min ? s.nodes_min : 1) * s.gpus_per_node;
+    if (submit(c, &s, 1000)) return 1;
+  }
+  double total_ms = 0;
+  uint64_t started = 0;
+  for (int64_t t = 1001;; t++) {
+    double t0 = now_ms();
+    if (px_core_cycle(c, t, &out)) return 1;
+    total_ms += now_ms() - t0;
+    started += out.len;
+    if (!out.len) break;
+  }
+  uint32_t used = 0;
+  for (uint32_t n = 0; n < px_core_nnodes(c); n++) {
+    struct px_node_view v;
+    px_core_node_get(c, n, &v);
+    used += v.gpus_alloc;
+  }
+  printf("place_rate_jobs_per_s %.0f jobs/s\n", started / (total_ms / 1e3));
+  if (getenv("PX_BENCH_VERBOSE"))
+    fprintf(stderr, "place: %llu started in %.1f ms\n", (unsigned long long)started, total_ms);
+  printf("place_fill_gpus_pct %.1f %%\n", 100.0 * used / 80000);
+  px_actions_fini(&out);
+  px_core_free(c);
+  px_conf_free(conf);
+  return 0;
+}
+
+/* Half-full, fragmented: random jobs fill the cluster, half of them end;
+ * then one 64-node gang is placed (and ended again), 21 times. */
+static int bench_gang64(void) {
+  struct px_conf *conf = standard_conf(10000);
+  px_testconf_partition(conf, "all", 0, 10000); /* the gang sees the whole tree */
+  struct px_core *c = new_core(conf);
+  struct px_actions out;
+  px_actions_init(&out);
+  if (!c) return 1;
+  for (uint32_t i = 0; i < 60000; i++) {
+    struct px_jobspec s;
+    px_jobspec_init(&s);
+    s.user = user_names[rnd(500)];
+    s.gpus_per_node = rnd(4) ? 1 + rnd(2) : 8;
+    s.partition = (char *)"all";
+    if (submit(c, &s, 1000)) return 1;
+  }
+  if (px_core_cycle(c, 1001, &out)) return 1;
+  for (size_t i = 0; i < out.len; i++)
+    if (rnd(2) && px_core_job_ended(c, out.v[i].job_id, PX_JOB_COMPLETED, 0, 1002, NULL)) return 1;
+  size_t cur = 0;
+  struct px_job_view v;
+  while (px_core_job_next(c, &cur, &v)) /* drop what is left pending */
+    if (v.state == PX_JOB_PENDING) px_core_cancel(c, v.job_id, 1003, NULL), cur = 0;
+  enum { N = 21 };
+  double t[N];
+  for (int i = 0; i < N; i++) {
+    struct px_jobspec s;
+    px_jobspec_init(&s);
+    s.user = user_names[rnd(500)];
+    s.nodes_min = 64;
+    s.gpus_per_node = 8;
+    s.partition = (char *)"all";
+    uint64_t id = next_id;
+    if (submit(c, &s, 1004)) return 1;
+    struct px_core_stats a, b;
+    px_core_stats(c, &a);
+    double t0 = now_ms();
+    if (px_core_cycle(c, 1005 + i, &out) || out.len != 1) return 1;
+    t[i] = now_ms() - t0;
+    px_core_stats(c, &b);
+    if (getenv("PX_BENCH_VERBOSE"))
+      fprintf(stderr, "gang: %llu node checks\n", (unsigned long long)(b.place_attempts - a.place_attempts));
+    if (px_core_job_ended(c, id, PX_JOB_COMPLETED, 0, 1005 + i, NULL)) return 1;
+  }
+  qsort(t, N, sizeof t[0], cmp_double);
+  printf("gang64_place_us %.0f us\n", t[N / 2] * 1e3);
+  px_actions_fini(&out);
+  px_core_free(c);
+  px_conf_free(conf);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  uint32_t nodes = 0, pending = 0;
+  for (int i = 1; i + 1 < argc; i++) {
+    if (!strcmp(argv[i], "--nodes")) nodes = (uint32_t)strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--pending")) pending = (uint32_t)strtoul(argv[++i], NULL, 10);
+  }
+  if (argc > 1 && !strcmp(argv[1], "--only-place")) return bench_place_rate();
+  if (argc > 1 && !strcmp(argv[1], "--only-gang")) return bench_gang64();
+  if (nodes || pending) return bench_cycle_full(nodes ? nodes : 10000, pending ? pending : 100000, false);
+  if (bench_cycle_full(10000, 100000, true) || bench_place_rate() || bench_gang64()) {
+    fprintf(stderr, "bench_core: failed\n");
+    return 1;
+  }
+  return 0;
+}

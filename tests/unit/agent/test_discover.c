@@ -1,0 +1,97 @@
+/*
+ * test_discover.c - emulated GPUs, NVLink grouping, the drain reason for a
+ * node short of its configuration, and the job directory's files.
+ */
+#include "px_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/discover.h"
+#include "agent/jobdir.h"
+#include "proto/agent_msg.h"
+
+static void emulated(void **state) {
+  (void)state;
+  static struct px_node_res r;
+  assert_int_equal(px_discover_gpus_emulated(&r, "8:h100:2", "n07"), 0);
+  assert_int_equal(r.ngpus, 8);
+  assert_true(r.emulated);
+  assert_string_equal(r.gpus[5].uuid, "GPU-EMU-n07-5");
+  assert_string_equal(r.gpus[5].type, "h100");
+  /* two even groups: 0-3 and 4-7 */
+  assert_int_equal(r.gpus[3].group, 0);
+  assert_int_equal(r.gpus[4].group, 1);
+  assert_int_equal(px_discover_gpus_emulated(&r, "4", "n"), 0);
+  assert_string_equal(r.gpus[0].type, "emu");
+  assert_int_equal(r.gpus[3].group, 0);
+  const char *bad[] = {"", "x", "8:", "3:a100:4", "65", "2:a100:0", "2x"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (px_discover_gpus_emulated(&r, bad[i], "n") != PX_EINVAL) fail_msg("'%s' accepted", bad[i]);
+}
+
+static void grouping(void **state) {
+  (void)state;
+  bool l[16] = {0};
+  uint32_t g[4];
+#define LINK(a, b) (l[(a) * 4 + (b)] = l[(b) * 4 + (a)] = true)
+  LINK(2, 3);
+  LINK(0, 1);
+  px_gpu_group(l, 4, g);
+  assert_int_equal(g[0], 0), assert_int_equal(g[1], 0), assert_int_equal(g[2], 1), assert_int_equal(g[3], 1);
+  memset(l, 0, sizeof l);
+  LINK(3, 1);
+  LINK(1, 2); /* chain 3-1-2: one island; 0 alone comes first */
+  px_gpu_group(l, 4, g);
+  assert_int_equal(g[0], 0), assert_int_equal(g[1], 1), assert_int_equal(g[2], 1), assert_int_equal(g[3], 1);
+}
+
+static void shortfall(void **state) {
+  (void)state;
+  struct px_gpu_info gpus[4] = {{.type = "h100"}, {.type = "h100"}, {.type = "a100"}, {.type = "h100"}};
+  struct px_node_report r = {.node = "n1", .cpus = 32, .mem_mib = 100000, .gpus = gpus, .ngpus = 4};
+  char buf[512];
+  assert_false(px_node_report_shortfall(&r, 32, 100000, 4, NULL, buf, sizeof buf));
+  assert_string_equal(buf, "");
+  /* 3 of the 4 GPUs are h100, configured 8 h100; 32 CPUs of 64 */
+  assert_true(px_node_report_shortfall(&r, 64, 100000, 8, "h100", buf, sizeof buf));
+  assert_string_equal(buf, "Low CPUs (reported:32 < configured:64); "
+                           "gres/gpu:h100 count reported lower than configured (3 < 8)");
+  assert_true(px_node_report_shortfall(&r, 1, 131072, 0, NULL, buf, sizeof buf));
+  assert_string_equal(buf, "Low RealMemory (reported:100000 < 100.00% of configured:131072)");
+}
+
+static void jobdir_files(void **state) {
+  (void)state;
+  char dir[] = "/tmp/pxjd.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  struct px_job_status st = {.job_id = 9, .state = "OUT_OF_MEMORY", .term_signal = 9, .peak_mem_mib = 64};
+  struct px_job_status got;
+  assert_int_equal(px_status_read(dir, &got), PX_ENOENT); /* not ended yet */
+  assert_int_equal(px_status_write(dir, &st), 0);
+  assert_int_equal(px_status_read(dir, &got), 0);
+  assert_string_equal(got.state, "OUT_OF_MEMORY");
+  assert_int_equal(got.peak_mem_mib, 64);
+  struct px_site s = {.node = "n1", .cgroup_name = "phalanx_n1.0", .kill_wait_s = 7, .allow_root = true}, s2;
+  assert_int_equal(px_site_write(dir, &s), 0);
+  assert_int_equal(px_site_read(dir, &s2), 0);
+  assert_int_equal(s2.kill_wait_s, 7);
+  assert_true(s2.allow_root);
+  assert_true(px_proc_same(getpid(), px_proc_start(getpid())));
+  assert_false(px_proc_same(getpid(), px_proc_start(getpid()) + 1)); /* a reused pid starts later */
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(emulated),
+      cmocka_unit_test(grouping),
+      cmocka_unit_test(shortfall),
+      cmocka_unit_test(jobdir_files),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
