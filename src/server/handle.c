@@ -167,11 +167,7 @@ static void cancel(struct px_server *s, struct px_req *r, int64_t now) {
     return;
   }
   if (r->signal && j->state == PX_JOB_RUNNING) { /* signal only, as scancel --signal */
-    for (uint32_t i = 0; i < j->nalloc; i++) {
-      struct px_signal_order o = {j->id, r->signal, -1, "SIGNAL"};
-      char *json = px_signal_order_encode(&o);
-      if (json) px_outbox_push(s->outbox, j->alloc[i].node, false, json);
-    }
+    px_nodes_signal(s, j, r->signal);
     answer_ok(r);
     return;
   }
@@ -309,11 +305,15 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
     if (j->alloc[i].node != node)
       px_nodes_stop(s, &(struct px_sjob){.id = j->id, .alloc = &j->alloc[i], .nalloc = 1}, SIGKILL,
                     t->state);
-  if (t->requeue_requested && j->spec.requeue && !j->recovered) {
+  /* A preempted job goes back to the queue (whole) unless it asked not to. */
+  bool preempted = st == PX_JOB_PREEMPTED && j->spec.requeue && !j->cancelled_by;
+  if ((t->requeue_requested || preempted) && j->spec.requeue && !j->recovered) {
     px_core_job_requeue(s->core, j->id, false, now, NULL);
     s->need_cycle = true;
     return px_journal_add(s, "requeue", j->id, NULL,
-                          strdup("{\"hold\":false,\"reason\":\"Requeued\"}"), now);
+                          strdup(preempted ? "{\"hold\":false,\"reason\":\"Preempted\"}"
+                                           : "{\"hold\":false,\"reason\":\"Requeued\"}"),
+                          now);
   }
   if (j->cancelled_by && st != PX_JOB_COMPLETED) st = PX_JOB_CANCELLED;
   return px_jobs_end(s, j, st, t->exit_code, t->term_signal, now);

@@ -15,6 +15,7 @@
  * journal's state.
  */
 #include <jansson.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -77,6 +78,10 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
     const struct px_action *a = &s->acts.v[i];
     if (a->kind == PX_ACT_START) {
       if (px_journal_add(s, "start", a->job_id, NULL, start_record(s, a), now) == 0) nstart++;
+    } else if (a->kind == PX_ACT_PREEMPT || a->kind == PX_ACT_SIGNAL) {
+      /* Nothing changes until the agent reports the end (then requeue or
+       * end, task_ended): only an order to the job's nodes, after the commit. */
+      nstart++;
     } else if (a->kind == PX_ACT_REJECT) {
       json_t *o = json_pack("{ss}", "reason", px_reason_name(a->reason));
       px_journal_add(s, "reject", a->job_id, NULL, json_dumps(o, JSON_COMPACT), now);
@@ -87,8 +92,16 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   /* Journaled: now the agents may hear of it. */
   for (size_t i = 0; nstart && i < s->acts.len; i++) {
     const struct px_action *a = &s->acts.v[i];
-    struct px_sjob *j = a->kind == PX_ACT_START ? px_jobs_find(s, a->job_id) : NULL;
-    if (!j) continue;
+    struct px_sjob *j = px_jobs_find(s, a->job_id);
+    if (!j || a->kind == PX_ACT_REJECT) continue;
+    if (a->kind == PX_ACT_PREEMPT) {
+      px_nodes_stop(s, j, SIGTERM, "PREEMPTED");
+      continue;
+    }
+    if (a->kind == PX_ACT_SIGNAL) {
+      px_nodes_signal(s, j, a->signal);
+      continue;
+    }
     px_nodes_launch(s, j);
     px_metrics_queue_wait(s->metrics, (double)(j->start - j->eligible));
   }
