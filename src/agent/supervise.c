@@ -167,13 +167,16 @@ static void read_orders(struct sup *s, int fd) {
     int sig = 0, grace = -1;
     char reason[32] = "";
     if (sscanf(line, "%d %d %31s", &sig, &grace, reason) < 2) continue;
-    if (reason[0] && !s->reason[0]) snprintf(s->reason, sizeof s->reason, "%s", reason);
+    /* Only a stop (grace >= 0) names the job's end; a signal-only order
+     * (scancel --signal, a preemption warning) leaves it to run on. */
+    if (strcmp(reason, "-") == 0) reason[0] = '\0';
+    if (grace >= 0 && reason[0] && !s->reason[0]) snprintf(s->reason, sizeof s->reason, "%s", reason);
     px_info("job %llu: order signal %d grace %d %s", (unsigned long long)s->l.job_id, sig, grace, reason);
     if (sig == SIGTERM) signal_all(s, SIGCONT);
     if (sig > 0) signal_all(s, sig);
     int64_t at = now_ms(CLOCK_MONOTONIC) + (int64_t)grace * 1000;
     if (grace >= 0 && at < s->kill_at) s->kill_at = at;
-    if (s->hold && reason[0]) s->hold = false;
+    if (s->hold && grace >= 0 && reason[0]) s->hold = false;
   }
 }
 

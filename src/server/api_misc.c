@@ -255,9 +255,30 @@ void px_api_accounting(struct px_api_call *c) {
   json_decref(o);
 }
 
+/* The configured advance reservations (ReservationName= lines; creating one
+ * through the API is not offered yet: POST answers 405). The conf is
+ * immutable after start, so no lock. */
 void px_api_reservations(struct px_api_call *c) {
-  c->answer = strdup("{\"reservations\":[]}"); /* advance reservations: not implemented yet */
+  const struct px_conf *conf = c->s->conf;
+  json_t *arr = json_array();
+  for (uint32_t i = 0; arr && i < conf->nreservations; i++) {
+    const struct px_conf_resv *r = &conf->reservations[i];
+    json_t *nodes = json_array();
+    for (uint32_t k = 0; k < r->nnodes; k++)
+      json_array_append_new(nodes, json_string(conf->nodes[r->nodes[k]].name));
+    json_t *o = json_pack("{ss sI sI so sI sb}", "name", r->name, "start_s", (json_int_t)r->start_s,
+                          "end_s", (json_int_t)r->end_s, "nodes", nodes, "ngpus",
+                          (json_int_t)r->ngpus, "maintenance", r->maintenance);
+    if (o && r->partition != PX_NONE)
+      json_object_set_new(o, "partition", json_string(conf->partitions[r->partition].name));
+    if (o && r->account != PX_NONE)
+      json_object_set_new(o, "account", json_string(conf->accounts[r->account].name));
+    json_array_append_new(arr, o);
+  }
+  json_t *o = json_pack("{so}", "reservations", arr);
+  c->answer = o ? json_dumps(o, JSON_COMPACT) : NULL;
   c->status = 200;
+  json_decref(o);
 }
 
 void px_api_whoami(struct px_api_call *c) {

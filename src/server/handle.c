@@ -167,11 +167,7 @@ static void cancel(struct px_server *s, struct px_req *r, int64_t now) {
     return;
   }
   if (r->signal && j->state == PX_JOB_RUNNING) { /* signal only, as scancel --signal */
-    for (uint32_t i = 0; i < j->nalloc; i++) {
-      struct px_signal_order o = {j->id, r->signal, -1, "SIGNAL"};
-      char *json = px_signal_order_encode(&o);
-      if (json) px_outbox_push(s->outbox, j->alloc[i].node, false, json);
-    }
+    px_nodes_signal(s, j, r->signal);
     answer_ok(r);
     return;
   }
@@ -310,7 +306,9 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
       px_nodes_stop(s, &(struct px_sjob){.id = j->id, .alloc = &j->alloc[i], .nalloc = 1}, SIGKILL,
                     t->state);
   bool preempted = j->preempting || st == PX_JOB_PREEMPTED;
-  bool requeue = preempted ? !j->preempt_cancel && j->spec.requeue
+  /* A preempted job goes back to the queue (whole) unless it asked not to,
+   * the mode is CANCEL, or someone cancelled it meanwhile. */
+  bool requeue = preempted ? !j->preempt_cancel && j->spec.requeue && !j->cancelled_by
                            : t->requeue_requested && j->spec.requeue;
   j->preempting = false;
   if (requeue && !j->recovered) {

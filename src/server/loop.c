@@ -86,7 +86,7 @@ static void preempt_order(struct px_server *s, const struct px_action *a) {
   if (!j || j->state != PX_JOB_RUNNING || j->preempting) return;
   if (a->kind == PX_ACT_SIGNAL) {
     if (a->preemptor_job_id == 0 || a->signal <= 0) return;
-    for (uint32_t i = 0; i < j->nalloc; i++) px_nodes_signal(s, j->alloc[i].node, j->id, a->signal);
+    px_nodes_signal(s, j, a->signal);
     return;
   }
   j->preempting = true;
@@ -118,8 +118,8 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   for (size_t i = 0; i < s->acts.len; i++) preempt_order(s, &s->acts.v[i]);
   for (size_t i = 0; nstart && i < s->acts.len; i++) {
     const struct px_action *a = &s->acts.v[i];
-    struct px_sjob *j = a->kind == PX_ACT_START ? px_jobs_find(s, a->job_id) : NULL;
-    if (!j) continue;
+    struct px_sjob *j = px_jobs_find(s, a->job_id);
+    if (!j || a->kind != PX_ACT_START) continue;
     px_nodes_launch(s, j);
     px_metrics_queue_wait(s->metrics, (double)(j->start - j->eligible));
   }

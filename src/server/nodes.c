@@ -93,11 +93,12 @@ static void stop_on(struct px_server *s, uint32_t node, uint64_t job_id, int sig
   if (json) px_outbox_push(s->outbox, node, false, json);
 }
 
-/* A signal only (grace -1: no kill follows), e.g. a preemption warning. */
-void px_nodes_signal(struct px_server *s, uint32_t node, uint64_t job_id, int sig) {
-  struct px_signal_order o = {job_id, sig, -1, ""};
-  char *json = px_signal_order_encode(&o);
-  if (json) px_outbox_push(s->outbox, node, false, json);
+void px_nodes_signal(struct px_server *s, const struct px_sjob *j, int sig) {
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    struct px_signal_order o = {j->id, sig, -1, "SIGNAL"}; /* grace -1: signal only */
+    char *json = px_signal_order_encode(&o);
+    if (json) px_outbox_push(s->outbox, j->alloc[i].node, false, json);
+  }
 }
 
 void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const char *reason) {

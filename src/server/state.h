@@ -155,9 +155,10 @@ int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now);
 int px_node_index(const struct px_server *s, const char *name);
 /* Sends the launch orders of a started job to its agents. */
 void px_nodes_launch(struct px_server *s, const struct px_sjob *j);
+/* Sends sig to j on every node of it (no stop). */
+void px_nodes_signal(struct px_server *s, const struct px_sjob *j, int sig);
 /* Tells every node of j to stop it (signal then kill after KillWait). */
 void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const char *reason);
-void px_nodes_signal(struct px_server *s, uint32_t node, uint64_t job_id, int sig);
 /* Ends job j (terminal state) everywhere: journal "end" and accounting. */
 int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                 int32_t term_signal, int64_t now);

@@ -16,7 +16,13 @@ expect 400 pxalice POST /v1/jobs '{"job":{"gpus":-1}}' >/dev/null
 curl -s "http://127.0.0.1:$PORT/v1/jobs" >/dev/null # a 401
 # the state lines are refreshed once a second: wait until they show the start
 metrics() { curl -s --unix-socket "$SOCK" http://x/metrics; }
-wait_for "gauges updated" bash -c "curl -s --unix-socket $SOCK http://x/metrics | grep -q '^phalanx_jobs{partition=\"gpu\",state=\"RUNNING\"} 1\$'"
+gauges_now() {
+  local t
+  t=$(metrics)
+  grep -q '^phalanx_jobs{partition="gpu",state="RUNNING"} 1$' <<<"$t" &&
+    grep -q '^phalanx_jobs{partition="gpu",state="PENDING"} 1$' <<<"$t"
+}
+wait_for "gauges updated" gauges_now
 metrics >"$T/metrics.txt"
 
 if command -v promtool >/dev/null; then
@@ -27,7 +33,7 @@ else
 fi
 
 m() { grep -F "$1" "$T/metrics.txt" | awk '{print $NF}'; }
-[ "$(m 'phalanx_jobs{partition="gpu",state="PENDING"}')" = 1 ] || fail "pending jobs gauge"
+[ "$(m 'phalanx_jobs{partition="gpu",state="PENDING"}')" = 1 ] || fail "pending jobs gauge: $(grep "^phalanx_jobs" "$T/metrics.txt" | tr "\n" " ")"
 [ "$(m 'phalanx_gpus{partition="gpu",state="allocated"}')" = 2 ] || fail "allocated GPUs"
 [ "$(m 'phalanx_gpus{partition="gpu",state="idle"}')" = 6 ] || fail "idle GPUs (n01: 8 - 2)"
 [ "$(m 'phalanx_gpus{partition="gpu",state="down"}')" = 24 ] || fail "down GPUs (n02-n04 not registered)"
