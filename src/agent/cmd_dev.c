@@ -181,7 +181,7 @@ static int start_agents(struct dev *d) {
     snprintf(state, sizeof state, "%s/%s", adir, node);
     snprintf(log, sizeof log, "%s/%s.log", adir, node);
     mint_token(d, node, token, sizeof token);
-    char *args[24] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
+    char *args[32] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
                       "--state-dir", state, "--emulate-gpus", gpus, "--emulate-cpus", cpus,
                       "--emulate-mem", mem, "--cluster", "dev", "--kill-wait", "5",
                       "--kill-jobs-on-exit", "--allow-root", NULL};

@@ -311,6 +311,9 @@ int px_supervise_main(const char *jobdir) {
   int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   if (load(&s)) return 1;
+  char comm[16];
+  snprintf(comm, sizeof comm, "px-job%llu", (unsigned long long)s.l.job_id);
+  prctl(PR_SET_NAME, comm); /* what ps and top show for it */
   s.st.job_id = s.l.job_id;
   s.st.start_time = time(NULL);
   set_limits(&s);
