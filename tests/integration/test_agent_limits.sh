@@ -54,7 +54,7 @@ grep -q "got USR1" "$out" && grep -q "got TERM" "$out" || fail "signals not seen
 [ "$(grep -n 'got USR1' "$out" | cut -d: -f1)" -lt "$(grep -n 'got TERM' "$out" | cut -d: -f1)" ] ||
   fail "--signal came after SIGTERM"
 [ -z "$(procs_with 'sleep 4721')" ] || fail "process left after the time limit"
-# limit 3 s + KillWait 1 s, less up to a second (the start is whole seconds)
-[ "$elapsed_ms" -ge 2000 ] && [ "$elapsed_ms" -le 6000 ] || fail "TIMEOUT after $elapsed_ms ms"
+# limit 3 s + KillWait 1 s, less up to a second (whole seconds); a loaded machine adds start-up time
+[ "$elapsed_ms" -ge 2000 ] && [ "$elapsed_ms" -le 15000 ] || fail "TIMEOUT after $elapsed_ms ms"
 ok "time limit: --signal, then SIGTERM, then SIGKILL after KillWait (TIMEOUT after $elapsed_ms ms)"
 sanitizer_clean "$T"/agent.log
