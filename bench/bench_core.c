@@ -208,7 +208,8 @@ static int bench_place_rate(void) {
     used += v.gpus_alloc;
   }
   printf("place_rate_jobs_per_s %.0f jobs/s\n", started / (total_ms / 1e3));
-  fprintf(stderr, "place: %llu started in %.1f ms\n", (unsigned long long)started, total_ms);
+  if (getenv("PX_BENCH_VERBOSE"))
+    fprintf(stderr, "place: %llu started in %.1f ms\n", (unsigned long long)started, total_ms);
   printf("place_fill_gpus_pct %.1f %%\n", 100.0 * used / 80000);
   px_actions_fini(&out);
   px_core_free(c);

@@ -7,10 +7,12 @@
  *                                    api_submit_per_s, api_batch_submit_per_s,
  *                                    api_list_100k_ms, recovery_s_100k,
  *                                    api_read_storm_cycle_slowdown_pct
- *   bench_server storm SOCK CLIENTS JOBS OUTDIR
+ *   bench_server storm SOCK CLIENTS JOBS OUTDIR [TAG]
  *                                    CLIENTS threads submit JOBS single jobs
  *                                    in all; each acknowledged job is written
- *                                    as "ID MARKER" to OUTDIR/ack.K at once,
+ *                                    as "ID MARKER" to OUTDIR/ack.K at once
+ *                                    (MARKER: TAGcK-N, also in the job's
+ *                                    comment, script and environment),
  *                                    so a kill -9 of the server loses nothing
  *                                    the client heard yes for.
  *
@@ -80,11 +82,13 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static const char *tag = ""; /* storm: marks this run's jobs apart from earlier runs' */
+
 static void job_json(char *out, size_t n, int client, long k) {
   snprintf(out, n,
-           "{\"name\":\"storm\",\"comment\":\"c%d-%ld\",\"gpus_per_node\":1,\"time_limit_s\":600,"
-           "\"script\":\"#!/bin/sh\\n# marker c%d-%ld\\nsleep 1\\n\",\"env\":[\"PX_MARK=c%d-%ld\"]}",
-           client, k, client, k, client, k);
+           "{\"name\":\"storm\",\"comment\":\"%sc%d-%ld\",\"gpus_per_node\":1,\"time_limit_s\":600,"
+           "\"script\":\"#!/bin/sh\\n# marker %sc%d-%ld\\nsleep 1\\n\",\"env\":[\"PX_MARK=%sc%d-%ld\"]}",
+           tag, client, k, tag, client, k, tag, client, k);
 }
 
 /* ---- storm: concurrent single submits, acknowledgements recorded ---- */
@@ -111,8 +115,8 @@ static void *storm_client(void *arg) {
     if (code == 0) break; /* the server died: stop */
     if (code != 201) continue;
     json_t *o = json_loads(out.p, 0, NULL);
-    int n = snprintf(line, sizeof line, "%lld c%d-%ld\n",
-                     (long long)json_integer_value(json_object_get(o, "job_id")), st->client, k);
+    int n = snprintf(line, sizeof line, "%lld %sc%d-%ld\n",
+                     (long long)json_integer_value(json_object_get(o, "job_id")), tag, st->client, k);
     json_decref(o);
     if (write(fd, line, (size_t)n) != n) break;
     st->acked++;
@@ -250,6 +254,10 @@ static int bench(void) {
              "NodeName=b[001-064] CPUs=64 RealMemory=512G Gres=gpu:h100:8\n"
              "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n");
   fclose(f);
+  snprintf(path, sizeof path, "%s/accounts.conf", dir);
+  f = fopen(path, "w");
+  fprintf(f, "Account=bench Users=root\n");
+  fclose(f);
   if (start_server()) return fprintf(stderr, "bench_server: server did not start\n"), 1;
   CURL *c = curl_easy_init();
 
@@ -296,7 +304,8 @@ static int bench(void) {
 int main(int argc, char **argv) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   signal(SIGPIPE, SIG_IGN);
-  if (argc == 6 && !strcmp(argv[1], "storm")) {
+  if ((argc == 6 || argc == 7) && !strcmp(argv[1], "storm")) {
+    if (argc == 7) tag = argv[6];
     long n = run_clients(argv[2], (int)strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10), argv[5]);
     printf("acknowledged %ld\n", n);
     return 0;

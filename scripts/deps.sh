@@ -26,6 +26,7 @@ packages=(
   ninja-build
   pkg-config
   postgresql
+  prometheus
   python3
   sqlite3
 )

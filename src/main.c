@@ -20,7 +20,7 @@ struct daemon_cmd {
 
 static const struct daemon_cmd daemons[] = {
     {"server", px_cmd_server}, {"agent", px_cmd_agent}, {"dev", px_cmd_dev},
-    {"sim", px_cmd_sim},       {"config", px_cmd_config}, {"token", px_cmd_token},
+    {"sim", px_cmd_sim},       {"config", px_cmd_config},
 };
 
 static void usage(void) {
@@ -30,8 +30,7 @@ static void usage(void) {
          "  agent      run a node agent\n"
          "  dev        run a whole local cluster with emulated GPUs\n"
          "  sim        replay a trace through the scheduler\n"
-         "  config     check a configuration (config check FILE...)\n"
-         "  token      mint an API token (JWT) for a user or an agent\n\n");
+         "  config     check a configuration (config check FILE...)\n\n");
   px_cli_usage();
   printf("\nUnder the names sbatch, squeue, scancel, sinfo, sacct, sshare, scontrol,\n"
          "sprio, srun and salloc the binary behaves as those Slurm commands.\n");

@@ -57,10 +57,12 @@ static void fail_launch(struct sup *s, const char *msg) {
   px_error("job %llu: %s", (unsigned long long)s->l.job_id, msg);
 }
 
-/* Everything of the job gets sig: the cgroup's processes and the process group. */
+/* Each process gets a catchable signal exactly once: the cgroup holds every
+ * process of the job (setsid'd ones too), so the process group is only the
+ * fallback without a cgroup. SIGKILL goes both ways, as a second net. */
 static void signal_all(struct sup *s, int sig) {
   if (s->cg.version) px_cg_kill(&s->cg, sig);
-  if (s->pgid > 0) kill(-s->pgid, sig);
+  if (s->pgid > 0 && (!s->cg.version || sig == SIGKILL)) kill(-s->pgid, sig);
 }
 
 static int load(struct sup *s) {

@@ -193,7 +193,18 @@ json_t *px_cli_jobspec_to_json(const struct px_jobspec *s) {
 
 json_t *px_cli_job_to_json(const struct px_job_info *j) {
   json_t *o = json_object(), *spec = px_cli_jobspec_to_json(&j->spec);
-  if (!o || !spec || encode(o, job_fields, j) || json_object_set_new(o, "spec", spec)) {
+  /* encode() leaves zeros out, but the decoder's defaults for these two are
+   * not zero (UINT32_MAX: an array's pending record; "None"), so they are
+   * always written: array task 0 must not read back as the pending record. */
+  bool bad = !o || !spec || encode(o, job_fields, j) ||
+             json_object_set_new(o, "array_task_id", json_integer(j->array_task_id)) ||
+             json_object_set_new(o, "reason", json_string(j->reason));
+  if (!bad) {
+    bad = json_object_set_new(o, "spec", spec) != 0; /* takes spec even on failure */
+    spec = NULL;
+  }
+  if (bad) {
+    json_decref(spec);
     json_decref(o);
     return NULL;
   }
@@ -206,8 +217,9 @@ int px_cli_job_from_json(const json_t *o, struct px_job_info *j) {
   j->array_task_id = UINT32_MAX;
   snprintf(j->reason, sizeof j->reason, "None");
   int rc = decode(o, job_fields, j);
+  /* Accounting rows are flat: name, user, account, ... beside the job's fields. */
   const json_t *spec = json_object_get(o, "spec");
-  if (!rc && spec) rc = decode(spec, spec_fields, &j->spec);
+  if (!rc) rc = decode(spec ? spec : o, spec_fields, &j->spec);
   if (rc) px_cli_job_fini(j);
   return rc;
 }

@@ -85,6 +85,19 @@ static int sacct_parse(int argc, char **argv, struct sacct_args *a, struct px_cm
   return 0;
 }
 
+/* Accounting keeps one record per attempt of a requeued job; like Slurm's
+ * sacct without -D, keep only the latest, where it was recorded. */
+static size_t latest_attempts(struct px_job_info *v, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool later = false;
+    for (size_t j = i + 1; j < n && !later; j++) later = v[j].job_id == v[i].job_id;
+    if (later) px_cli_job_fini(&v[i]);
+    else v[k++] = v[i];
+  }
+  return k;
+}
+
 /* Slurm's sacct lists pending and running jobs too: add the server's live
  * jobs that have no accounting record yet. */
 static int add_live_jobs(struct px_cmd *c, struct px_job_info **v, size_t *n) {
@@ -111,10 +124,10 @@ static int sacct_run(struct px_cmd *c, struct sacct_args *a) {
   struct px_job_info *v = NULL;
   size_t n = 0;
   char path[128];
-  snprintf(path, sizeof path, "/v1/accounting?since=%lld%s%lld", (long long)a->since,
-           a->until ? "&until=" : "", (long long)a->until);
-  if (!a->until) path[strcspn(path, "&")] = '\0';
-  if (px_cmd_get_jobs(c, path, &v, &n) || add_live_jobs(c, &v, &n)) return 1;
+  snprintf(path, sizeof path, "/v1/accounting?since=@%lld", (long long)a->since);
+  if (px_cmd_get_jobs(c, path, &v, &n)) return 1;
+  n = latest_attempts(v, n);
+  if (add_live_jobs(c, &v, &n)) return 1;
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     bool keep = px_cmd_job_filter(&v[i], &a->f);
@@ -244,7 +257,7 @@ int px_cmd_sprio(int argc, char **argv, bool native) {
   }
   struct px_job_info *v = NULL;
   size_t n = 0;
-  int rc = px_cmd_get_jobs(&c, "/v1/jobs?state=PENDING", &v, &n);
+  int rc = px_cmd_get_jobs(&c, "/v1/jobs?state=PENDING", &v, &n); /* filtered again below */
   if (!rc) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {

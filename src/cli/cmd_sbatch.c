@@ -193,7 +193,7 @@ static void submit_refused(struct submit *s, long status, const json_t *resp) {
     slurm = "Invalid account or account/partition combination specified";
   } else if (field && !strcmp(field, "qos")) {
     slurm = "Invalid qos specification";
-  } else if (field && !strcmp(field, "time_limit_s")) {
+  } else if (field && !strncmp(field, "time_limit", 10)) {
     slurm = "Requested time limit is invalid (missing or exceeds some limit)";
   } else if (field && !strcmp(field, "dependency")) {
     slurm = "Job dependency problem";

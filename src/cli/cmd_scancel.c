@@ -129,7 +129,7 @@ int px_cmd_scancel(int argc, char **argv, bool native) {
   size_t n = 0;
   bool need_jobs = filtered;
   for (int i = optind; i < argc; i++) need_jobs |= strchr(argv[i], '_') != NULL;
-  if (need_jobs && px_cmd_get_jobs(&k.cmd, "/v1/jobs?state=all", &v, &n)) {
+  if (need_jobs && px_cmd_get_jobs(&k.cmd, "/v1/jobs", &v, &n)) {
     px_cmd_fini(&k.cmd);
     return 1;
   }

@@ -41,7 +41,7 @@ static int show_hostlist(struct px_cmd *c, const char *list) {
 static int show_jobs(struct px_cmd *c, const char *ids) {
   struct px_job_info *v = NULL;
   size_t n = 0;
-  if (px_cmd_get_jobs(c, "/v1/jobs?state=all", &v, &n)) return 1;
+  if (px_cmd_get_jobs(c, "/v1/jobs", &v, &n)) return 1;
   struct px_job_filter f = {.jobs = ids, .states = ids ? NULL : "all"};
   size_t shown = 0;
   for (size_t i = 0; i < n; i++) {

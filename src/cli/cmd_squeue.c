@@ -3,8 +3,9 @@
  * Slurm does (active jobs only unless -t says otherwise; -u/--me/-A/-p/-j/-n
  * lists), and print with fmt_squeue.c, or as JSON with --json.
  *
- * Filters are sent to the server as query parameters and applied here too,
- * so the output is right whichever filters the server implements.
+ * The server lists every job it holds (pending, running and recently
+ * finished); the filters are applied here, which keeps one request per
+ * command whatever the filters.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -140,8 +141,7 @@ int px_cmd_squeue(int argc, char **argv, bool native) {
     size_t n = 0;
     c.now = (int64_t)time(NULL);
     o.now = c.now;
-    const char *path = (f.states || f.jobs) ? "/v1/jobs?state=all" : "/v1/jobs";
-    if (px_cmd_get_jobs(&c, path, &v, &n)) {
+    if (px_cmd_get_jobs(&c, "/v1/jobs", &v, &n)) { /* filtered here: see the file's comment */
       rc = 1;
       break;
     }

@@ -82,6 +82,19 @@ void px_fmt_job_id(char *buf, size_t n, const struct px_job_info *j) {
     snprintf(buf, n, "%" PRIu64 "_%u", j->array_job_id, j->array_task_id);
 }
 
+/* A node list in Slurm's compressed form ("dev1,dev2" -> "dev[1-2]"),
+ * whatever form the server sent. */
+static void node_list(char *buf, size_t n, const char *nl) {
+  char **names, *hl = NULL;
+  size_t cnt;
+  if (nl && strchr(nl, ',') && !px_cli_hostlist_expand(nl, &names, &cnt)) {
+    hl = px_cli_hostlist_compress(names, cnt);
+    px_cli_strv_free(names, cnt);
+  }
+  snprintf(buf, n, "%s", hl ? hl : nl ? nl : "");
+  free(hl);
+}
+
 /* %R: "(Reason)" while pending and for jobs that ended badly, else the nodes. */
 static void reason_list(char *buf, size_t n, const struct px_job_info *j) {
   static const char *const with_reason[] = {"PENDING", "FAILED", "TIMEOUT", "OUT_OF_MEMORY",
@@ -92,7 +105,7 @@ static void reason_list(char *buf, size_t n, const struct px_job_info *j) {
       return;
     }
   }
-  snprintf(buf, n, "%s", j->nodelist ? j->nodelist : "");
+  node_list(buf, n, j->nodelist);
 }
 
 static void first_node(char *buf, size_t n, const char *nodelist) {
@@ -157,7 +170,7 @@ void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool s
   case 'L': time_limit(buf, n, j, now, true); break;
   case 'D': snprintf(buf, n, "%u", px_fmt_job_nodes(j)); break;
   case 'C': snprintf(buf, n, "%u", px_fmt_job_cpus(j)); break;
-  case 'N': snprintf(buf, n, "%s", j->nodelist ? j->nodelist : ""); break;
+  case 'N': node_list(buf, n, j->nodelist); break;
   case 'R': reason_list(buf, n, j); break;
   case 'r': snprintf(buf, n, "%s", j->reason); break;
   case 'S': start_field(buf, n, j, start); break;
@@ -174,7 +187,7 @@ void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool s
   case 'k': snprintf(buf, n, "%s", PX_STR(s->comment)); break;
   case 'y': snprintf(buf, n, "%d", s->nice); break;
   case 'm':
-    if (s->mem_per_node_mib && s->mem_per_node_mib != UINT64_MAX) px_fmt_mem(buf, n, s->mem_per_node_mib);
+    if (s->mem_per_node_mib) px_fmt_mem(buf, n, s->mem_per_node_mib);
     else snprintf(buf, n, "0");
     break;
   case 'c': snprintf(buf, n, "%u", s->cpus_per_task ? s->cpus_per_task : 1); break;

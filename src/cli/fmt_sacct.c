@@ -142,7 +142,7 @@ static void f_cputime(const struct sacct_row *r, char *buf, size_t n) {
 }
 static void f_reqmem(const struct sacct_row *r, char *buf, size_t n) {
   const struct px_jobspec *s = &r->j->spec;
-  if (s->mem_per_node_mib && s->mem_per_node_mib != UINT64_MAX) px_fmt_mem(buf, n, s->mem_per_node_mib);
+  if (s->mem_per_node_mib) px_fmt_mem(buf, n, s->mem_per_node_mib);
   else if (s->mem_per_cpu_mib) px_fmt_mem(buf, n, s->mem_per_cpu_mib);
   else if (s->mem_per_gpu_mib) px_fmt_mem(buf, n, s->mem_per_gpu_mib);
   else snprintf(buf, n, "0");

@@ -90,7 +90,7 @@ static void job_shape(FILE *out, const struct px_job_info *j) {
   uint32_t min_cpus = cpt * (s->ntasks_per_node ? s->ntasks_per_node : 1);
   if (s->mem_per_cpu_mib)
     fprintf(out, "   MinCPUsNode=%u MinMemoryCPU=%" PRIu64 "M MinTmpDiskNode=0\n", min_cpus, s->mem_per_cpu_mib);
-  else if (s->mem_per_node_mib && s->mem_per_node_mib != UINT64_MAX)
+  else if (s->mem_per_node_mib)
     fprintf(out, "   MinCPUsNode=%u MinMemoryNode=%" PRIu64 "M MinTmpDiskNode=0\n", min_cpus, s->mem_per_node_mib);
   else
     fprintf(out, "   MinCPUsNode=%u MinMemoryNode=0 MinTmpDiskNode=0\n", min_cpus);

@@ -11,6 +11,7 @@
  * directives first and the command line after, so the command line wins.
  */
 #include <ctype.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,7 @@ const struct px_opt_def px_cli_opts[] = {
     {"gpus-per-node", 0, REQ, JOB, px_opt_gpus_per_node, "GPUs on each node, [TYPE:]N"},
     {"gpus-per-task", 0, REQ, JOB, px_opt_gpus_per_task, "GPUs for each task, [TYPE:]N"},
     {"gres", 0, REQ, JOB, px_opt_gres, "gpu[:TYPE][:N] on each node (only gpu exists)"},
-    {"mem", 0, REQ, JOB, px_opt_mem, "memory per node (100G, 512M; 0 = all of the node's)"},
+    {"mem", 0, REQ, JOB, px_opt_mem, "memory per node (100G, 512M; 0: as much as the share of the node)"},
     {"mem-per-cpu", 0, REQ, JOB, px_opt_mem_per_cpu, "memory per allocated CPU"},
     {"mem-per-gpu", 0, REQ, JOB, px_opt_mem_per_gpu, "memory per allocated GPU"},
     {"time", 't', REQ, JOB, px_opt_time, "time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S"},
@@ -319,12 +320,26 @@ int px_cli_parse_directives(const char *script, struct px_cli_optlist *out, stru
   return 0;
 }
 
+/* The job travels as JSON, which carries only UTF-8: a value jansson cannot
+ * encode would be dropped from the request without a word, so refuse it here
+ * with the option's name (same test as the encoder's, by construction). */
+static int check_utf8(const struct px_cli_opt *o, struct px_diag *d) {
+  if (!o->val) return 0;
+  json_t *s = json_string(o->val);
+  if (s) {
+    json_decref(s);
+    return 0;
+  }
+  return px_diag_set(d, PX_EINVAL, -1, "invalid value for --%s: not valid UTF-8", o->def->name);
+}
+
 int px_cli_apply(const struct px_cli_optlist *l, struct px_jobspec *spec, struct px_cli_extra *x,
                  int64_t now, struct px_diag *d) {
   x->mem_set = 0;
   for (size_t i = 0; i < l->len; i++) {
     const struct px_cli_opt *o = &l->v[i];
-    int rc = o->def->apply(o->val, spec, x, now, d);
+    int rc = check_utf8(o, d);
+    if (!rc) rc = o->def->apply(o->val, spec, x, now, d);
     if (rc) {
       if (o->line) {
         char msg[sizeof d->msg];

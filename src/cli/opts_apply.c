@@ -158,8 +158,11 @@ static int set_mem(const char *val, struct px_jobspec *s, struct px_cli_extra *x
   uint64_t mib;
   if (px_cli_size_parse_mib(val, &mib))
     return px_diag_set(d, PX_EINVAL, -1, "invalid memory constraint %s", val);
-  if (mib == 0 && which == MEM_NODE) mib = UINT64_MAX; /* --mem=0: all of each node's memory */
-  if (mib == 0) return px_diag_set(d, PX_EINVAL, -1, "invalid memory constraint %s", val);
+  /* --mem=0 (Slurm: all of each node's memory) is sent as "not given":
+   * Phalanx then gives memory in proportion to the CPUs and GPUs taken,
+   * which for the whole-node jobs that use --mem=0 is all of it. */
+  if (mib == 0 && which != MEM_NODE)
+    return px_diag_set(d, PX_EINVAL, -1, "invalid memory constraint %s", val);
   s->mem_per_node_mib = which == MEM_NODE ? mib : 0;
   s->mem_per_cpu_mib = which == MEM_CPU ? mib : 0;
   s->mem_per_gpu_mib = which == MEM_GPU ? mib : 0;

@@ -14,6 +14,8 @@
 
 #include "cli/opts_apply.h"
 
+#define MAX_OFFSET_S (INT64_C(1000) * 366 * 86400) /* now+N: at most 1000 years */
+
 static int64_t relative_units(const char *u) {
   static const struct {
     const char *name;
@@ -50,8 +52,10 @@ static int64_t parse_begin(const char *val, int64_t now) {
     char *e;
     long n = strtol(p + 1, &e, 10);
     int64_t unit = relative_units(e);
+    /* Offsets beyond MAX_OFFSET_S are typos, and n * unit must not overflow. */
+    if (unit < 0 || n > MAX_OFFSET_S / unit) return -1;
     if (*p == '-') n = -n; /* "now-1day": sacct -S */
-    return unit < 0 ? -1 : now + n * unit;
+    return now + n * unit;
   }
   static const struct {
     const char *word;

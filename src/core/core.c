@@ -45,7 +45,8 @@ static int copy_nodes(struct px_core *c, const struct px_conf *conf) {
     if (cn->ngpu > 64 || !cn->cpus) return PX_EINVAL;
     uint32_t groups = cn->gpu_groups ? cn->gpu_groups : 1;
     if (cn->ngpu && cn->ngpu % groups) groups = 1; /* uneven split: one group */
-    if (pxc_intern(c, cn->name, &n->name)) return PX_ENOMEM;
+    if (pxc_intern(c, cn->name, &n->name) || pxc_map_put(c, &c->node_by_name, n->name, i))
+      return PX_ENOMEM;
     n->gpu_type = PX_NONE;
     if (cn->gpu_type && pxc_intern(c, cn->gpu_type, &n->gpu_type)) return PX_ENOMEM;
     n->cpus = cn->cpus;
@@ -155,6 +156,7 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     q->up = cp->up;
     q->exclusive_account = cp->exclusive_account;
     c->any_tenancy |= cp->exclusive_account;
+    q->whole_nodes = cp->oversubscribe == PX_OVERSUB_EXCLUSIVE;
     q->max_time_s = cp->max_time_s ? cp->max_time_s : PX_TIME_UNLIMITED;
     q->default_time_s = cp->default_time_s ? cp->default_time_s : q->max_time_s;
     if (q->default_time_s > q->max_time_s) q->default_time_s = q->max_time_s;
@@ -343,7 +345,8 @@ void px_core_free(struct px_core *c) {
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) pxc_free(c, arrays[i]);
   struct pxc_map *maps[] = {&c->strs.idx, &c->assoc_by_user_acct, &c->default_assoc,
                             &c->quser_idx, &c->cons_by_str, &c->job_by_id, &c->fin_by_id,
-                            &c->singleton_running, &c->static_fit, &c->fail_shapes};
+                            &c->singleton_running, &c->static_fit, &c->fail_shapes,
+                            &c->node_by_name};
   for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) pxc_map_fini(c, maps[i]);
   c->al.realloc(c->al.ud, c, sizeof *c, 0);
 }

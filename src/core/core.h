@@ -30,7 +30,10 @@
  * simulator from its trace). A submit consumes px_core_ids_needed() ids
  * starting at the given one: 1 for a plain job, 1 + ntasks for an array,
  * whose pending record keeps job_id J and whose task at position k (0-based,
- * in task-id order) starts as job id J + 1 + k with array_job_id J.
+ * in task-id order) starts as job id J + 1 + k with array_job_id J. Once
+ * every task has started the record is no longer listed by
+ * px_core_job_next (px_core_job_get still finds it); once every task has
+ * ended, J counts as ended for dependencies (COMPLETED if all succeeded).
  *
  * Ownership. Views returned by queries point into the core and are valid
  * until the next call that changes the core (any event or cycle) or the next
@@ -202,7 +205,9 @@ struct px_alloc {
 
 enum px_action_kind {
   PX_ACT_START,   /* start job_id on allocs[alloc_first, +nalloc) */
-  PX_ACT_REJECT,  /* drop job_id: it can never run (reason) */
+  PX_ACT_REJECT,  /* drop job_id: it can never run (reason); not emitted yet:
+                     submit rejects, and a job that can no longer run keeps
+                     its pending reason, as in Slurm */
   PX_ACT_PREEMPT, /* issue 4: stop job_id for preemptor_job_id */
   PX_ACT_SIGNAL,  /* issue 4: send signal to job_id */
 };
@@ -246,6 +251,8 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out);
 
 struct px_prio_factors {
   double age, fairshare, jobsize, partition, qos, tres; /* each in [0,1] */
+  /* each factor times its PriorityWeight* (sprio's columns) */
+  double w_age, w_fairshare, w_jobsize, w_partition, w_qos, w_tres;
   int64_t nice;
   uint32_t priority;  /* the result: sum of weight x factor - nice, clamped to [1, 2^32-1]; 0 held */
   bool admin_set;     /* priority set by px_core_update */

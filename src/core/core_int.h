@@ -115,6 +115,7 @@ struct pxc_part {
   uint32_t pool_first, npools;
   uint32_t nnodes, ngpu;
   bool up, exclusive_account;
+  bool whole_nodes;         /* OverSubscribe=EXCLUSIVE: every job --exclusive */
   int64_t max_time_s, default_time_s;
   uint32_t max_nodes, tier, job_factor;
   uint64_t *allow_acct, *deny_acct, *allow_qos; /* bitsets or NULL */
@@ -290,8 +291,9 @@ struct px_core {
   size_t npending, pending_cap;
   struct pxc_finished *fin;          /* in end order, purged after PXC_FINISHED_KEEP_S */
   size_t fin_head, nfin, fin_cap;
-  struct pxc_map fin_by_id;          /* id -> index + fin_base */
-  uint64_t fin_base;
+  struct pxc_map fin_by_id;          /* id -> sequence number (fin_seq0 + index) */
+  uint32_t fin_seq0;
+  struct pxc_map node_by_name;       /* name string id -> node */
   struct pxc_map singleton_running;  /* (user << 32 | name) -> running count */
 
   /* placement scratch, sized at px_core_new so placing never allocates */

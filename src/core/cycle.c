@@ -193,83 +193,96 @@ static uint64_t fail_key(const struct px_core *c, const struct pxc_job *j) {
   return (c->any_tenancy ? px_hash_u64(h ^ j->account) : h) & (UINT64_MAX >> 1);
 }
 
-/* Tries to place (and start) j; sets its reason when it cannot start. */
+/* Why j cannot even try to start now (singleton, limits, %N, its partition
+ * held back, the start budget), or NONE. */
+static enum px_reason held_back(struct px_core *c, struct pxc_job *j) {
+  uint32_t wa = 0, wb = 0;
+  enum px_reason r = singleton_busy(c, j) ? PX_REASON_DEPENDENCY : pxc_admit(c, j, &wa, &wb);
+  if (r == PX_REASON_NONE && j->arr && j->arr->max_running && j->arr->running >= j->arr->max_running)
+    r = PX_REASON_ARRAY_TASK_LIMIT;
+  if (r == PX_REASON_NONE && (c->part_blocked[j->part] || c->stats.started >= c->budget_end))
+    r = PX_REASON_PRIORITY;
+  if (r != PX_REASON_NONE) j->reason = r, j->why_a = wa, j->why_b = wb;
+  return r;
+}
+
+/* j found no room (fresh, or its shape failed earlier this cycle): its
+ * reason, the fail cache, then the reserve and victims stages. */
+static int place_failed(struct px_core *c, struct pxc_job *j, enum px_reason why, uint64_t fk,
+                        bool cached, int64_t now, struct px_actions *out) {
+  if (cached) {
+    uint32_t v;
+    pxc_map_get(&c->fail_shapes, fk, &v);
+    why = (enum px_reason)v;
+    c->stats.shape_cache_hits++;
+  } else if (why == PX_REASON_RESOURCES) {
+    if (!pxc_fits_static(c, j, true)) why = PX_REASON_REQ_NODE_NOT_AVAIL;
+    if (!j->switches) pxc_map_put(c, &c->fail_shapes, fk, why); /* best effort: a cache */
+  }
+  j->reason = why;
+  j->why_a = j->shape.units;
+  j->why_b = why == PX_REASON_TOPOLOGY ? j->switches : 0;
+  if (why != PX_REASON_REQ_NODE_NOT_AVAIL && c->reserve->blocked(c, j, now))
+    c->part_blocked[j->part] = true;
+  return c->victims->find ? c->victims->find(c, j, now, out) : 0;
+}
+
+/* Starts a job that is not an array record. */
+static int start_job(struct px_core *c, struct pxc_job *j, const struct pxc_place_result *res,
+                     int64_t now, struct px_actions *out) {
+  int rc = start(c, j, res, now, out);
+  if (rc) return rc;
+  pxc_pending_remove(c, j);
+  if (j->task_id != PX_NONE) { /* a requeued array task counts against %N again */
+    struct pxc_job *rec = pxc_job_find(c, j->array_id);
+    if (rec && rec->arr) rec->arr->running++;
+  }
+  return 0;
+}
+
+/* Tries to place and start the job at slot (an array record: task after
+ * task); sets its reason when it cannot start. */
 static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_actions *out) {
   for (;;) {
     struct pxc_job *j = &c->jobs[slot];
-    uint32_t wa = 0, wb = 0;
-    enum px_reason r = singleton_busy(c, j) ? PX_REASON_DEPENDENCY : pxc_admit(c, j, &wa, &wb);
-    if (r == PX_REASON_NONE && j->arr && j->arr->max_running && j->arr->running >= j->arr->max_running)
-      r = PX_REASON_ARRAY_TASK_LIMIT;
-    if (r == PX_REASON_NONE && (c->part_blocked[j->part] || c->stats.started >= c->budget_end))
-      r = PX_REASON_PRIORITY;
-    if (r != PX_REASON_NONE) {
-      j->reason = r, j->why_a = wa, j->why_b = wb;
-      return 0;
-    }
+    if (held_back(c, j) != PX_REASON_NONE) return 0;
     uint64_t fk = fail_key(c, j);
     struct pxc_place_result res;
     bool cached = !j->switches && pxc_map_get(&c->fail_shapes, fk, NULL);
     int rc = cached ? 1 : pxc_place_find(c, j, &res);
     if (rc < 0) return rc;
-    if (rc == 0 && (r = pxc_admit_placement(c, j, &res, &wa, &wb)) != PX_REASON_NONE) {
-      j->reason = r, j->why_a = wa, j->why_b = wb; /* e.g. --exclusive takes more than asked */
+    if (rc) return place_failed(c, j, cached ? PX_REASON_RESOURCES : res.fail, fk, cached, now, out);
+    uint32_t wa = 0, wb = 0;
+    enum px_reason r = pxc_admit_placement(c, j, &res, &wa, &wb);
+    if (r != PX_REASON_NONE) { /* e.g. --exclusive takes more than it asked */
+      j->reason = r, j->why_a = wa, j->why_b = wb;
       return 0;
     }
-    if (rc == 0 && !c->reserve->may_start(c, j, now)) rc = 1, res.fail = PX_REASON_PRIORITY;
-    if (rc) {
-      if (cached) c->stats.shape_cache_hits++;
-      enum px_reason why = cached ? PX_REASON_RESOURCES : res.fail;
-      if (why == PX_REASON_RESOURCES && !cached) {
-        if (!pxc_fits_static(c, j, true)) why = PX_REASON_REQ_NODE_NOT_AVAIL;
-        if (!j->switches) pxc_map_put(c, &c->fail_shapes, fk, why); /* best effort: a cache */
-      } else if (cached) {
-        uint32_t v;
-        pxc_map_get(&c->fail_shapes, fk, &v);
-        why = (enum px_reason)v;
-      }
-      j->reason = why;
-      j->why_a = j->shape.units;
-      j->why_b = why == PX_REASON_TOPOLOGY ? j->switches : 0;
-      if (why != PX_REASON_REQ_NODE_NOT_AVAIL && c->reserve->blocked(c, j, now))
-        c->part_blocked[j->part] = true;
-      if (c->victims->find) return c->victims->find(c, j, now, out);
-      return 0;
-    }
-    if (!j->arr) {
-      rc = start(c, j, &res, now, out);
-      if (rc) return rc;
-      pxc_pending_remove(c, j);
-      if (j->task_id != PX_NONE) { /* a requeued array task counts against %N again */
-        struct pxc_job *rec = pxc_job_find(c, j->array_id);
-        if (rec && rec->arr) rec->arr->running++;
-      }
-      return 0;
-    }
+    if (!c->reserve->may_start(c, j, now)) return place_failed(c, j, PX_REASON_PRIORITY, fk, false, now, out);
+    if (!j->arr) return start_job(c, j, &res, now, out);
     if ((rc = start_task(c, slot, &res, now, out))) return rc;
     if (c->jobs[slot].state != PX_JOB_PENDING) return 0;
   }
 }
 
-int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
-  px_actions_clear(out);
-  c->now = now;
-  c->stats.cycles++;
-  c->budget_end = c->stats.started + PX_CORE_CYCLE_MAX_STARTS;
-  c->order->prepare(c, now);
-  c->reserve->begin(c, now);
-  if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;
-  memset(c->part_blocked, 0, c->nparts * sizeof *c->part_blocked);
-  memset(c->part_left, 0, c->nparts * sizeof *c->part_left);
+/* Queue passes stream the records: fetch the hot 128 bytes of the record
+ * sixteen places ahead. */
+static inline void prefetch_ahead(const struct px_core *c, size_t i) {
+  if (i + 16 >= c->npending) return;
+  const char *ahead = (const char *)&c->jobs[c->pending[i + 16]];
+  __builtin_prefetch(ahead);
+  __builtin_prefetch(ahead + 64);
+  __builtin_prefetch(ahead + 127);
+}
+
+/* Gate every pending job; the eligible ones get their key in c->sort.
+ * Returns how many. */
+static size_t queue_eligible(struct px_core *c, int64_t now) {
   size_t n = 0;
+  memset(c->part_left, 0, c->nparts * sizeof *c->part_left);
   for (size_t i = 0; i < c->npending; i++) {
     struct pxc_job *j = &c->jobs[c->pending[i]];
-    if (i + 8 < c->npending) { /* records are 2 lines apart: fetch ahead */
-      const char *ahead = (const char *)&c->jobs[c->pending[i + 8]];
-      __builtin_prefetch(ahead);
-      __builtin_prefetch(ahead + 64);
-      __builtin_prefetch(ahead + 127);
-    }
+    prefetch_ahead(c, i);
     enum px_reason r = gate(c, j, now);
     if (r != PX_REASON_NONE) {
       j->reason = r;
@@ -284,14 +297,15 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
     c->part_left[j->part]++;
     c->order->key(c, j, now, &e->k1, &e->k2);
   }
-  if (c->fail_shapes.len) {
-    for (size_t i = 0; i < c->fail_shapes.cap; i++) c->fail_shapes.keys[i] = UINT64_MAX;
-    c->fail_shapes.len = 0;
-  }
-  /* A heap rather than a sort: jobs are taken in order only while some
-   * partition can still start one; once every partition is held back (or
-   * empty) no job can start, so the rest only need their reason and are
-   * visited in any order -- a full cluster costs O(n), not O(n log n). */
+  return n;
+}
+
+/* A heap rather than a sort: jobs are taken in order only while some
+ * partition can still start one; once every partition is held back (or
+ * empty) no job can start, so the rest only need their reason and are
+ * visited in queue order (memory order: no cache misses) -- a full cluster
+ * costs O(n), not O(n log n). */
+static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_actions *out) {
   for (size_t i = n / 2; i-- > 0;) sift_down(c->sort, n, i);
   uint32_t open = 0;
   for (uint32_t p = 0; p < c->nparts; p++) open += c->part_left[p] > 0;
@@ -305,13 +319,30 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
     if (!was && (c->part_blocked[e.part] || --c->part_left[e.part] == 0)) open--;
     else if (was) c->part_left[e.part]--;
   }
-  /* The rest in queue order (memory order, not heap order: no cache misses). */
   for (size_t i = 0; n && i < c->npending && rc == 0; i++) {
     uint32_t slot = c->pending[i];
+    prefetch_ahead(c, i);
     if (c->jobs[slot].mark != (uint32_t)c->stats.cycles) continue;
     c->jobs[slot].mark = 0;
     rc = try_job(c, slot, now, out);
   }
+  return rc;
+}
+
+int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
+  px_actions_clear(out);
+  c->now = now;
+  c->stats.cycles++;
+  c->budget_end = c->stats.started + PX_CORE_CYCLE_MAX_STARTS;
+  c->order->prepare(c, now);
+  c->reserve->begin(c, now);
+  if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;
+  memset(c->part_blocked, 0, c->nparts * sizeof *c->part_blocked);
+  if (c->fail_shapes.len) {
+    for (size_t i = 0; i < c->fail_shapes.cap; i++) c->fail_shapes.keys[i] = UINT64_MAX;
+    c->fail_shapes.len = 0;
+  }
+  int rc = take_in_order(c, queue_eligible(c, now), now, out);
   pxc_finished_purge(c, now);
   return rc;
 }

@@ -66,28 +66,37 @@ void pxc_job_drop(struct px_core *c, struct pxc_job *j) {
 
 /* ---- finished jobs (kept PXC_FINISHED_KEEP_S for dependencies) ---------- */
 
+/* fin[fin_head, nfin) are live, oldest first; the map holds a sequence
+ * number (fin_seq0 + index, in 32-bit wrapping arithmetic) so purging the
+ * head never rewrites it, and the array is compacted only when half dead. */
 int pxc_finished_add(struct px_core *c, uint64_t id, uint8_t state, bool ok, int64_t now) {
   if (PXC_GROW(c, c->fin, &c->fin_cap, c->nfin + 1) || pxc_map_reserve(c, &c->fin_by_id, 1))
     return PX_ENOMEM;
   c->fin[c->nfin] = (struct pxc_finished){id, now, state, ok};
-  pxc_map_put(c, &c->fin_by_id, id, (uint32_t)c->nfin);
+  pxc_map_put(c, &c->fin_by_id, id, c->fin_seq0 + (uint32_t)c->nfin);
   c->nfin++;
   return 0;
 }
 
 const struct pxc_finished *pxc_finished_get(const struct px_core *c, uint64_t id) {
-  uint32_t i;
-  return pxc_map_get(&c->fin_by_id, id, &i) ? &c->fin[i] : NULL;
+  uint32_t seq;
+  return pxc_map_get(&c->fin_by_id, id, &seq) ? &c->fin[(uint32_t)(seq - c->fin_seq0)] : NULL;
 }
 
 void pxc_finished_purge(struct px_core *c, int64_t now) {
-  size_t drop = 0;
-  while (drop < c->nfin && c->fin[drop].end_s + PXC_FINISHED_KEEP_S < now) drop++;
-  if (!drop) return;
-  for (size_t i = 0; i < drop; i++) pxc_map_del(&c->fin_by_id, c->fin[i].id);
-  memmove(c->fin, c->fin + drop, (c->nfin - drop) * sizeof *c->fin);
-  c->nfin -= drop;
-  for (size_t i = 0; i < c->nfin; i++) pxc_map_put(c, &c->fin_by_id, c->fin[i].id, (uint32_t)i);
+  while (c->fin_head < c->nfin && c->fin[c->fin_head].end_s + PXC_FINISHED_KEEP_S < now) {
+    const struct pxc_finished *f = &c->fin[c->fin_head];
+    uint32_t seq;
+    /* a later entry for the same id (re-finished) keeps its own mapping */
+    if (pxc_map_get(&c->fin_by_id, f->id, &seq) && seq == c->fin_seq0 + (uint32_t)c->fin_head)
+      pxc_map_del(&c->fin_by_id, f->id);
+    c->fin_head++;
+  }
+  if (c->fin_head * 2 < c->nfin || !c->fin_head) return;
+  memmove(c->fin, c->fin + c->fin_head, (c->nfin - c->fin_head) * sizeof *c->fin);
+  c->nfin -= c->fin_head;
+  c->fin_seq0 += (uint32_t)c->fin_head;
+  c->fin_head = 0;
 }
 
 /* ---- submit ------------------------------------------------------------- */
@@ -332,7 +341,7 @@ int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *
     return px_diag_set(d, PX_EEXIST, -1, "job_id: %llu %s", (unsigned long long)job_id,
                        job_id ? "already in use" : "must be positive");
   if ((rc = resolve_identity(c, s, &j, rj, d)) || (rc = shape_from_spec(s, &j.shape, d))) return rc;
-  j.shape.exclusive = s->exclusive;
+  j.shape.exclusive = s->exclusive || c->parts[j.part].whole_nodes;
   /* No --time: the partition's DefaultTime, capped by the QoS MaxWall as Slurm does. */
   j.time_limit_s = s->time_limit_s > 0 ? s->time_limit_s : c->parts[j.part].default_time_s;
   if (s->time_limit_s <= 0 && j.time_limit_s > c->qos[j.qos].max_wall_s)

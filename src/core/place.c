@@ -115,6 +115,7 @@ static bool place_single(struct px_core *c, struct pxc_job *j, struct pxc_place_
     for (uint32_t cl = 0; cl < p->nclass; cl++) {
       uint32_t lo = p->class_start[cl], hi = p->class_start[cl + 1];
       uint64_t w = c->nodes[p->nodes[lo]].weight;
+      if (w > 0xffffff) w = 0xffffff; /* key: weight (24 bits), bucket order, node */
       if (best != PX_NONE && w > (best_key >> 40)) break;
       for (uint32_t i = 0; i <= p->maxg - need; i++) {
         uint32_t k = spread ? p->maxg - i : need + i;
@@ -125,7 +126,7 @@ static bool place_single(struct px_core *c, struct pxc_job *j, struct pxc_place_
           c->stats.place_attempts++;
           uint32_t node = p->nodes[pos];
           if (pxc_node_fit(c, j, node, false) < j->shape.units) continue;
-          uint64_t key = w << 40 | (uint64_t)i << 32 | node;
+          uint64_t key = w << 40 | (uint64_t)(spread ? 255 - k : k) << 32 | node;
           if (key < best_key) {
             best_key = key;
             best = node;

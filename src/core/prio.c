@@ -39,9 +39,14 @@ void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t 
   f->tres = part->ngpu ? fmin(1.0, (double)pxc_job_ngpu(j) / part->ngpu) : 0;
   f->nice = j->nice;
   f->admin_set = j->flags & PXC_F_ADMIN_PRIO;
-  double sum = w->weight_age * f->age + w->weight_fairshare * f->fairshare +
-               w->weight_jobsize * f->jobsize + w->weight_partition * f->partition +
-               w->weight_qos * f->qos + w->weight_tres * f->tres - (double)j->nice;
+  f->w_age = w->weight_age * f->age;
+  f->w_fairshare = w->weight_fairshare * f->fairshare;
+  f->w_jobsize = w->weight_jobsize * f->jobsize;
+  f->w_partition = w->weight_partition * f->partition;
+  f->w_qos = w->weight_qos * f->qos;
+  f->w_tres = w->weight_tres * f->tres;
+  double sum = f->w_age + f->w_fairshare + f->w_jobsize + f->w_partition + f->w_qos + f->w_tres -
+               (double)j->nice;
   sum = floor(sum);
   uint32_t p = sum < 1 ? 1 : sum > (double)UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
   if (f->admin_set) p = j->admin_priority;

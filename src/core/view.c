@@ -134,11 +134,8 @@ int px_core_node_get(const struct px_core *c, uint32_t node, struct px_node_view
 }
 
 uint32_t px_core_node_index(const struct px_core *c, const char *name) {
-  uint32_t id = pxc_lookup(c, name);
-  if (id == PX_NONE) return PX_NONE;
-  for (uint32_t i = 0; i < c->nnodes; i++)
-    if (c->nodes[i].name == id) return i;
-  return PX_NONE;
+  uint32_t id = pxc_lookup(c, name), node;
+  return id != PX_NONE && pxc_map_get(&c->node_by_name, id, &node) ? node : PX_NONE;
 }
 
 void px_core_stats(const struct px_core *c, struct px_core_stats *out) {

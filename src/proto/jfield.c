@@ -1,7 +1,9 @@
 /* jfield.c - the one encoder and strict decoder behind every table of jfield.h. */
 #include "proto/jfield.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,8 +40,27 @@ static json_t *encode_one(const struct px_jfield *f, const void *base) {
   return NULL;
 }
 
+/* Is the field at its default (left out of the encoding)? */
+static bool is_default(const struct px_jfield *f, const void *base) {
+  const char *p = FIELD(base, f);
+  if (f->flags & PX_JF_KEEP) return false;
+  switch (f->type) {
+    case PX_JF_STR:
+    case PX_JF_STRV: return !*(void *const *)p;
+    case PX_JF_CHARS: return !*p;
+    case PX_JF_BOOL: return !*(const bool *)p;
+    case PX_JF_U32: return !*(const uint32_t *)p;
+    case PX_JF_I32: return !*(const int32_t *)p;
+    case PX_JF_U64: return !*(const uint64_t *)p;
+    case PX_JF_I64: return !*(const int64_t *)p;
+    case PX_JF_F64: return *(const double *)p == 0.0;
+  }
+  return false;
+}
+
 int px_jf_encode(json_t *obj, const struct px_jfield *f, size_t n, const void *base) {
   for (size_t i = 0; i < n; i++) {
+    if (is_default(&f[i], base)) continue;
     json_t *v = encode_one(&f[i], base);
     if (!v) {
       bool absent = (f[i].type == PX_JF_STR || f[i].type == PX_JF_STRV) &&
@@ -214,4 +235,113 @@ char *px_jf_dump(json_t *obj) {
   char *s = json_dumps(obj, JSON_COMPACT);
   json_decref(obj);
   return s;
+}
+
+/* ---- the direct writer ---- */
+
+void px_jbuf_add(struct px_jbuf *b, const char *s, size_t n) {
+  if (b->err) return;
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap * 2 + n + 256;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+      b->err = PX_ENOMEM;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+static void write_str(struct px_jbuf *b, const char *s, size_t len) {
+  static const char hex[] = "0123456789abcdef";
+  px_jbuf_add(b, "\"", 1);
+  size_t run = 0; /* bytes that need no escaping are copied in runs */
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    px_jbuf_add(b, s + run, i - run);
+    run = i + 1;
+    char esc[7] = {'\\', (char)c, 0};
+    size_t n = 2;
+    if (c == '\n') esc[1] = 'n';
+    else if (c == '\t') esc[1] = 't';
+    else if (c == '\r') esc[1] = 'r';
+    else if (c == '\b') esc[1] = 'b';
+    else if (c == '\f') esc[1] = 'f';
+    else if (c < 0x20) {
+      memcpy(esc, "\\u00", 4);
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 15];
+      n = 6;
+    }
+    px_jbuf_add(b, esc, n);
+  }
+  px_jbuf_add(b, s + run, len - run);
+  px_jbuf_add(b, "\"", 1);
+}
+
+static void write_num(struct px_jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void write_num(struct px_jbuf *b, const char *fmt, ...) {
+  char num[40];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(num, sizeof num, fmt, ap);
+  va_end(ap);
+  px_jbuf_add(b, num, (size_t)n);
+}
+
+static void write_real(struct px_jbuf *b, double v) {
+  char num[40];
+  int n = snprintf(num, sizeof num, "%.17g", v);
+  char *e = strchr(num, 'e');
+  if (!e && !strpbrk(num, ".n")) n += snprintf(num + n, sizeof num - (size_t)n, ".0");
+  if (e) { /* as jansson: "1e+300" -> "1e300", "2.5e-07" -> "2.5e-7" */
+    char *d = e + 1, *src = e + 1;
+    if (*src == '+') src++;
+    else if (*src == '-') *d++ = *src++;
+    while (*src == '0' && src[1]) src++;
+    memmove(d, src, strlen(src) + 1);
+    n = (int)strlen(num);
+  }
+  px_jbuf_add(b, num, (size_t)n);
+}
+
+void px_jf_write(struct px_jbuf *b, const struct px_jfield *f, size_t n, const void *base) {
+  bool first = true;
+  for (size_t i = 0; i < n; i++) {
+    const char *p = FIELD(base, &f[i]);
+    if (is_default(&f[i], base)) continue;
+    if (!first) px_jbuf_add(b, ",", 1);
+    first = false;
+    write_str(b, f[i].name, strlen(f[i].name));
+    px_jbuf_add(b, ":", 1);
+    switch (f[i].type) {
+      case PX_JF_STR: write_str(b, *(char *const *)p, strlen(*(char *const *)p)); break;
+      case PX_JF_CHARS: write_str(b, p, strnlen(p, f[i].size)); break;
+      case PX_JF_STRV: {
+        char **v = *(char **const *)p;
+        px_jbuf_add(b, "[", 1);
+        for (size_t k = 0; v[k]; k++) {
+          if (k) px_jbuf_add(b, ",", 1);
+          write_str(b, v[k], strlen(v[k]));
+        }
+        px_jbuf_add(b, "]", 1);
+        break;
+      }
+      case PX_JF_BOOL: px_jbuf_add(b, *(const bool *)p ? "true" : "false", *(const bool *)p ? 4 : 5); break;
+      case PX_JF_U32: write_num(b, "%u", *(const uint32_t *)p); break;
+      case PX_JF_U64: {
+        uint64_t v = *(const uint64_t *)p;
+        write_num(b, "%llu", (unsigned long long)(v > INT64_MAX ? INT64_MAX : v));
+        break;
+      }
+      case PX_JF_I32: write_num(b, "%d", *(const int32_t *)p); break;
+      case PX_JF_I64: write_num(b, "%lld", (long long)*(const int64_t *)p); break;
+      case PX_JF_F64: write_real(b, *(const double *)p); break;
+    }
+  }
 }

@@ -45,7 +45,7 @@ static const struct px_jfield spec_fields[] = {
     PX_JF_NUM(S, begin_s, PX_JF_I64, 0, MAX_UNIX_S),
     PX_JF_S(S, dependency, 4096, 0),
     PX_JF_S(S, array, 4096, 0),
-    PX_JF_B(S, requeue),
+    {"requeue", PX_JF_BOOL, offsetof(S, requeue), 0, 0, 1, PX_JF_KEEP}, /* default true */
     PX_JF_B(S, no_requeue_given),
     PX_JF_NUM(S, signal_num, PX_JF_I32, 0, 64),
     PX_JF_NUM(S, signal_time_s, PX_JF_I32, 0, 65535),
@@ -96,10 +96,15 @@ int px_jobspec_from_json(const json_t *obj, struct px_jobspec *s, const char *pr
   return 0;
 }
 
+void px_jobspec_write(struct px_jbuf *b, const struct px_jobspec *s) {
+  px_jf_write(b, spec_fields, NFIELDS, s);
+}
+
 char *px_jobspec_encode(const struct px_jobspec *s) { return px_jf_dump(px_jobspec_to_json(s)); }
 
 int px_jobspec_decode(const char *json, struct px_jobspec *s, struct px_diag *d) {
   json_t *o = NULL;
+  px_jobspec_init(s); /* on any error the caller holds an empty spec, never stack garbage */
   int rc = px_jf_parse_object(json, strlen(json), &o, d);
   if (rc) return rc;
   rc = px_jobspec_from_json(o, s, "", d);

@@ -27,6 +27,10 @@ json_t *px_jobspec_to_json(const struct px_jobspec *s);
 int px_jobspec_from_json(const json_t *obj, struct px_jobspec *s, const char *prefix,
                          struct px_diag *d);
 
+struct px_jbuf;
+/* Appends the spec's members (no braces) to b: the direct writer (jfield.h). */
+void px_jobspec_write(struct px_jbuf *b, const struct px_jobspec *s);
+
 /* The same through text: malloc'd compact JSON / parse and decode. */
 char *px_jobspec_encode(const struct px_jobspec *s);
 int px_jobspec_decode(const char *json, struct px_jobspec *s, struct px_diag *d);

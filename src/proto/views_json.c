@@ -40,6 +40,13 @@ static const struct px_jfield job_fields[] = {
     {"billable_tres_s", PX_JF_F64, offsetof(J, billable_tres_s), 0, 0, 0, 0},
     PX_JF_NUM(J, peak_mem_mib, PX_JF_U64, 0, INT64_MAX),
     PX_JF_NUM(J, cpu_time_ms, PX_JF_U64, 0, INT64_MAX),
+    PX_JF_NUM(J, prio_age, PX_JF_U32, 0, UINT32_MAX),
+    PX_JF_NUM(J, prio_fairshare, PX_JF_U32, 0, UINT32_MAX),
+    PX_JF_NUM(J, prio_jobsize, PX_JF_U32, 0, UINT32_MAX),
+    PX_JF_NUM(J, prio_partition, PX_JF_U32, 0, UINT32_MAX),
+    PX_JF_NUM(J, prio_qos, PX_JF_U32, 0, UINT32_MAX),
+    PX_JF_NUM(J, prio_site, PX_JF_U32, 0, UINT32_MAX),
+    PX_JF_NUM(J, prio_assoc, PX_JF_U32, 0, UINT32_MAX),
 };
 #undef J
 
@@ -140,7 +147,16 @@ int px_job_info_from_json(const json_t *o, struct px_job_info *j, struct px_diag
   return rc;
 }
 
-char *px_job_info_encode(const struct px_job_info *j) { return px_jf_dump(px_job_info_to_json(j)); }
+char *px_job_info_encode(const struct px_job_info *j) {
+  struct px_jbuf b = {0};
+  px_jbuf_add(&b, "{", 1);
+  px_jf_write(&b, job_fields, COUNT(job_fields), j);
+  px_jbuf_add(&b, ",\"spec\":{", 9);
+  px_jobspec_write(&b, &j->spec);
+  px_jbuf_add(&b, "}}", 2);
+  if (b.err) free(b.p);
+  return b.err ? NULL : b.p;
+}
 
 int px_job_info_decode(const char *json, struct px_job_info *j, struct px_diag *d) {
   json_t *o = NULL;

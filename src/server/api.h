@@ -70,6 +70,7 @@ void px_api_usage(struct px_api_call *c);
 void px_api_accounting(struct px_api_call *c);
 void px_api_reservations(struct px_api_call *c);
 void px_api_whoami(struct px_api_call *c);
+void px_api_token(struct px_api_call *c);
 void px_api_metrics(struct px_api_call *c);
 void px_api_openapi(struct px_api_call *c);
 void px_api_agent_register(struct px_api_call *c);

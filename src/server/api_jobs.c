@@ -23,11 +23,16 @@ static int decode_batch(struct px_api_call *c, json_t *body, struct px_req *r) {
   struct px_diag d;
   px_diag_clear(&d);
   json_t *one = json_object_get(body, "job"), *many = json_object_get(body, "jobs");
-  if (json_object_size(body) != 1 || (!one && !many)) {
-    const char *key = json_object_iter_key(json_object_iter(body));
-    bool unknown = key && strcmp(key, "job") && strcmp(key, "jobs");
-    px_api_error(c, 400, "INVALID", "%s: %s", unknown ? key : "body",
-                 unknown ? "unknown field" : "expected exactly one of \"job\" or \"jobs\"");
+  const char *key;
+  json_t *v;
+  json_object_foreach(body, key, v) {
+    if (strcmp(key, "job") && strcmp(key, "jobs")) {
+      px_api_error(c, 400, "INVALID", "%.64s: unknown field", key);
+      return PX_EINVAL;
+    }
+  }
+  if (json_object_size(body) != 1) {
+    px_api_error(c, 400, "INVALID", "body: expected exactly one of \"job\" or \"jobs\"");
     return PX_EINVAL;
   }
   size_t n = one ? 1 : json_array_size(many);
@@ -78,6 +83,8 @@ struct filter {
   uint64_t after;
   size_t limit;
   uint64_t min_seq;
+  bool all;          /* state=all: also jobs that ended long ago */
+  int64_t ended_after;
 };
 
 static bool parse_u64(const char *s, uint64_t *out) {
@@ -114,6 +121,13 @@ static int parse_filter(struct px_api_call *c, struct filter *f) {
     px_api_error(c, 400, "INVALID", "state: at most 8 states");
     return PX_EINVAL;
   }
+  if (f->nstates == 1 && !strcasecmp(f->states[0], "all")) {
+    f->all = true;
+    f->nstates = 0;
+  }
+  /* As squeue: jobs that ended more than MinJobAge (300 s) ago are gone
+   * unless asked for by state or id; sacct has them. */
+  f->ended_after = time(NULL) - PX_MIN_JOB_AGE_S;
   if ((v = px_api_arg(c, "id"))) {
     char ids[64][24];
     int n;
@@ -146,6 +160,8 @@ static int parse_filter(struct px_api_call *c, struct filter *f) {
 
 static bool matches(const struct filter *f, const struct px_job_info *j) {
   const struct px_jobspec *sp = &j->spec;
+  if (!f->all && !f->nstates && !f->nids && j->end_time && j->end_time < f->ended_after)
+    return false;
   if (f->user && (!sp->user || strcmp(f->user, sp->user))) return false;
   if (f->account && (!sp->account || strcmp(f->account, sp->account))) return false;
   if (f->partition && (!sp->partition || strcmp(f->partition, sp->partition))) return false;

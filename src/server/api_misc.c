@@ -4,6 +4,7 @@
  * read-only store connection), reservations, whoami, metrics, the API
  * document.
  */
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "proto/jfield.h"
+#include "proto/views_json.h"
 #include "server/api.h"
 #include "server/openapi.h"
 #include "server/state.h"
@@ -34,6 +36,7 @@ static const struct px_route routes[] = {
     {"GET", "/v1/accounting", px_api_accounting, false},
     {"GET", "/v1/reservations", px_api_reservations, false},
     {"GET", "/v1/whoami", px_api_whoami, false},
+    {"POST", "/v1/tokens", px_api_token, false},
     {"POST", "/v1/agent/register", px_api_agent_register, false},
     {"GET", "/v1/agent/work", px_api_agent_work, false},
     {"POST", "/v1/agent/report", px_api_agent_report, false},
@@ -109,23 +112,24 @@ json_t *px_api_body_object(struct px_api_call *c) {
 
 /* ---- usage and accounting ---- */
 
-/* "30d", "12h", "90m", "3600" (seconds) or an absolute Unix time "@1700000000". */
+/* A Unix time ("1700000000", what the CLI sends) or a span back from now
+ * ("30d", "12h", "90m", "45s"); absent: 30 days back. */
 static bool parse_since(const char *s, int64_t now, int64_t *out) {
   char *end;
   if (!s) {
     *out = now - 30 * 86400;
     return true;
   }
-  bool abs = *s == '@';
-  long long v = strtoll(s + abs, &end, 10);
-  if (end == s + abs || v < 0) return false;
-  int64_t mult = 1;
-  if (*end == 'd') mult = 86400, end++;
-  else if (*end == 'h') mult = 3600, end++;
-  else if (*end == 'm') mult = 60, end++;
-  else if (*end == 's') end++;
-  if (*end || v > INT64_MAX / 86400) return false;
-  *out = abs ? v : now - v * mult;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || v < 0 || v > INT64_MAX / 86400) return false;
+  int64_t mult = 0;
+  if (*end == 'd') mult = 86400;
+  else if (*end == 'h') mult = 3600;
+  else if (*end == 'm') mult = 60;
+  else if (*end == 's') mult = 1;
+  if (mult) end++;
+  if (*end) return false;
+  *out = mult ? now - v * mult : v;
   return true;
 }
 
@@ -175,7 +179,7 @@ void px_api_usage(struct px_api_call *c) {
   else if (strcmp(by, "account"))
     return px_api_error(c, 400, "INVALID", "by: must be account, user or partition");
   if (!parse_since(px_api_arg(c, "since"), now, &since))
-    return px_api_error(c, 400, "INVALID", "since: expected 30d, 12h, 90m, seconds or @unixtime");
+    return px_api_error(c, 400, "INVALID", "since: expected a Unix time or a span such as 30d, 12h, 90m");
   struct usage_ctx u = {json_array(), 0};
   pthread_mutex_lock(&c->s->rstore_lock);
   int rc = px_store_usage(c->s->rstore, since, now, b, usage_row, &u);
@@ -186,27 +190,34 @@ void px_api_usage(struct px_api_call *c) {
   }
   if (b != PX_USAGE_PARTITION) add_shares(c->s, u.rows, u.total_gpu_s, by);
   json_t *o = json_pack("{sI sI ss so}", "since", (json_int_t)since, "until", (json_int_t)now,
-                        "by", by, "rows", u.rows);
+                        "by", by, "usage", u.rows);
   c->answer = json_dumps(o, JSON_COMPACT);
   c->status = 200;
   json_decref(o);
 }
 
+/* One accounting row as a job view (the shape sacct decodes): one per
+ * attempt, restarts = the attempt number. */
 static int acct_row(void *ctx, const struct px_acct_row *r) {
-  json_t *a = ctx;
-  json_t *o = json_pack("{sI si sI sI ss* ss* ss* ss* ss* ss* ss* si sI sI sI sI si si si si si sI sf}",
-                        "job_id", (json_int_t)r->job_id, "attempt", (int)r->attempt,
-                        "array_job_id", (json_int_t)r->array_job_id, "array_task_id",
-                        (json_int_t)r->array_task_id, "name", r->name, "user", r->user, "account",
-                        r->account, "partition", r->partition, "qos", r->qos, "state", r->state,
-                        "nodelist", r->nodelist, "uid", (int)r->uid, "submit_time",
-                        (json_int_t)r->submit_time, "eligible_time", (json_int_t)r->eligible_time,
-                        "start_time", (json_int_t)r->start_time, "end_time",
-                        (json_int_t)r->end_time, "exit_code", (int)r->exit_code, "term_signal",
-                        (int)r->term_signal, "nnodes", (int)r->nnodes, "ngpus", (int)r->ngpus,
-                        "ncpus", (int)r->ncpus, "mem_mib", (json_int_t)r->mem_mib,
-                        "billable_tres_s", r->billable_tres_s);
-  return o ? json_array_append_new(a, o) : PX_ENOMEM;
+  struct px_job_info j;
+  px_job_info_init(&j);
+  j.job_id = r->job_id;
+  j.array_job_id = r->array_job_id;
+  j.array_task_id = r->array_task_id;
+  j.restarts = r->attempt;
+  snprintf(j.state, sizeof j.state, "%s", r->state ? r->state : "");
+  snprintf(j.reason, sizeof j.reason, "None");
+  j.submit_time = r->submit_time, j.eligible_time = r->eligible_time;
+  j.start_time = r->start_time, j.end_time = r->end_time;
+  j.nodelist = (char *)r->nodelist;
+  j.nnodes = r->nnodes, j.ncpus = r->ncpus, j.ngpus = r->ngpus, j.mem_mib = r->mem_mib;
+  j.exit_code = r->exit_code, j.term_signal = r->term_signal;
+  j.billable_tres_s = r->billable_tres_s;
+  j.spec.name = (char *)r->name, j.spec.user = (char *)r->user, j.spec.uid = r->uid;
+  j.spec.account = (char *)r->account, j.spec.partition = (char *)r->partition;
+  j.spec.qos = (char *)r->qos;
+  json_t *o = px_job_info_to_json(&j); /* borrowed strings: no _fini */
+  return o ? json_array_append_new(ctx, o) : PX_ENOMEM;
 }
 
 void px_api_accounting(struct px_api_call *c) {
@@ -218,7 +229,9 @@ void px_api_accounting(struct px_api_call *c) {
   q.account = px_api_arg(c, "account");
   q.partition = px_api_arg(c, "partition");
   if ((v = px_api_arg(c, "since")) && !parse_since(v, now, &q.since))
-    return px_api_error(c, 400, "INVALID", "since: expected 30d, 12h, seconds or @unixtime");
+    return px_api_error(c, 400, "INVALID", "since: expected a Unix time or a span such as 30d, 12h, 90m");
+  if ((v = px_api_arg(c, "until")) && !parse_since(v, now, &q.until))
+    return px_api_error(c, 400, "INVALID", "until: expected a Unix time or a span such as 1d");
   if ((v = px_api_arg(c, "id")) && (!(q.job_id = strtoull(v, &end, 10)) || *end))
     return px_api_error(c, 400, "INVALID", "id: not a job id");
   q.limit = 10000;
@@ -272,4 +285,52 @@ void px_api_metrics(struct px_api_call *c) {
 void px_api_openapi(struct px_api_call *c) {
   c->answer = strdup(px_openapi_json);
   c->status = 200;
+}
+
+struct token_body {
+  char *user, *node;
+  int64_t lifetime_s;
+};
+
+/* POST /v1/tokens {"user":U,"lifetime_s":S[,"node":N]} -> {"token":JWT}.
+ * Users mint tokens for themselves (authenticated here by SO_PEERCRED or an
+ * existing credential); administrators for anyone, and agent tokens. */
+void px_api_token(struct px_api_call *c) {
+  static const struct px_jfield fields[] = {
+      PX_JF_S(struct token_body, user, 63, 0),
+      PX_JF_S(struct token_body, node, 63, 0),
+      PX_JF_NUM(struct token_body, lifetime_s, PX_JF_I64, 60, 30 * 86400),
+  };
+  json_t *body = px_api_body_object(c);
+  if (!body) return;
+  struct token_body t = {NULL, NULL, 86400};
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_jf_decode(body, fields, 3, &t, NULL, "", &d);
+  json_decref(body);
+  bool admin = c->who.roles & PX_ROLE_ADMIN;
+  const char *user = t.user ? t.user : c->who.user;
+  if (rc) {
+    px_api_error_diag(c, rc, &d);
+  } else if (!admin && (strcmp(user, c->who.user) || t.node)) {
+    px_api_error(c, 403, "FORBIDDEN", "only administrators mint tokens for others or for agents "
+                                      "(rule token-self)");
+  } else if (!c->s->jwt_key_len) {
+    px_api_error(c, 503, "UNAVAILABLE", "JWT is not enabled on this server");
+  } else {
+    uint32_t uid = c->who.uid;
+    if (strcmp(user, c->who.user)) {
+      struct passwd *pw = getpwnam(user); /* admin minting for someone else */
+      uid = pw ? pw->pw_uid : UINT32_MAX - 1;
+    }
+    char *tok = px_auth_mint_jwt(c->s->jwt_key, c->s->jwt_key_len, user, uid, t.node,
+                                 time(NULL), t.lifetime_s);
+    json_t *o = tok ? json_pack("{ss}", "token", tok) : NULL;
+    c->answer = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    c->status = 201;
+    json_decref(o);
+    free(tok);
+  }
+  free(t.user);
+  free(t.node);
 }

@@ -22,6 +22,7 @@
 
 #include "server/server.h"
 #ifdef PX_HAVE_JWT
+#include <jansson.h>
 #include <jwt.h>
 #endif
 #ifdef PX_HAVE_MUNGE
@@ -114,6 +115,18 @@ int px_auth_peercred(const struct px_auth *a, int fd, struct px_ident *who) {
 }
 
 #ifdef PX_HAVE_JWT
+/* The uid claim, or -1 when missing or not a JSON integer. libjwt's
+ * jwt_get_grant_int() reads a string, real, bool or null claim as 0 without
+ * setting errno, which would make {"uid":"1001"} root: read its JSON. */
+static long claim_uid(jwt_t *jwt) {
+  char *text = jwt_get_grants_json(jwt, "uid");
+  json_t *v = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+  long uid = json_is_integer(v) ? (long)json_integer_value(v) : -1;
+  json_decref(v);
+  free(text);
+  return uid;
+}
+
 static int auth_jwt(const struct px_auth *a, const char *token, struct px_ident *who, char *why,
                     size_t whylen) {
   jwt_t *jwt = NULL;
@@ -125,9 +138,7 @@ static int auth_jwt(const struct px_auth *a, const char *token, struct px_ident 
   int rc = PX_EAUTH;
   const char *sub = jwt_get_grant(jwt, "sub"), *node = jwt_get_grant(jwt, "node");
   long exp = jwt_get_grant_int(jwt, "exp");
-  errno = 0;
-  long uid = jwt_get_grant_int(jwt, "uid");
-  if (errno == ENOENT) uid = -1; /* a missing uid must not read as 0 (root) */
+  long uid = claim_uid(jwt); /* a missing or non-integer uid must not read as 0 (root) */
   if (jwt_get_alg(jwt) != JWT_ALG_HS256)
     snprintf(why, whylen, "token algorithm must be HS256");
   else if (!sub || !*sub || strlen(sub) >= sizeof who->user)

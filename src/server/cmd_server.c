@@ -18,7 +18,8 @@
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: phalanx server --config FILE [--state-dir DIR] [--listen HOST:PORT]\n"
+          "usage: phalanx server token --state-dir DIR --user NAME [--node N] [--lifetime S]\n"
+          "       phalanx server --config FILE [--state-dir DIR] [--listen HOST:PORT]\n"
           "                      [--socket PATH] [--store URL] [--munge-socket PATH]\n"
           "                      [--rate-limit REQ_PER_S] [--node-timeout S] [--log-level L]\n"
           "                      [--operators U1,U2] [--administrators U1,U2]\n");
@@ -75,6 +76,7 @@ static int split_names(struct px_conf *conf, const char *list, const char ***out
 }
 
 int px_cmd_server(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "token")) return px_cmd_token(argc - 1, argv + 1);
   static const struct option longopts[] = {
       {"config", required_argument, 0, 'c'},       {"state-dir", required_argument, 0, 'd'},
       {"listen", required_argument, 0, 'l'},       {"socket", required_argument, 0, 's'},

@@ -14,8 +14,8 @@
 #include "server/state.h"
 
 static void usage(void) {
-  fprintf(stderr, "usage: phalanx token --state-dir DIR --user NAME [--uid N] [--node NODE]\n"
-                  "                     [--lifetime SECONDS]   (default 86400)\n");
+  fprintf(stderr, "usage: phalanx server token --state-dir DIR --user NAME [--uid N] [--node NODE]\n"
+                  "                            [--lifetime SECONDS]   (default 86400)\n");
 }
 
 int px_cmd_token(int argc, char **argv) {

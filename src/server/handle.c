@@ -124,14 +124,14 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
   }
   if (rc) {
     for (size_t k = 0; k < i; k++) px_core_cancel(s->core, ids[k], now, NULL); /* all or none */
-    if (!r->status) {
-      if (r->batch) { /* name the job of the batch in the field path */
-        snprintf(prefix, sizeof prefix, "jobs[%zu].", i);
-        char msg[sizeof d.msg + sizeof prefix];
-        snprintf(msg, sizeof msg, "%s%s", prefix, d.msg);
-        snprintf(d.msg, sizeof d.msg, "%.255s", msg);
-      }
-      answer_diag(r, rc, &d);
+    if (!r->status) { /* the core's diagnostic, with the job's path in the request */
+      snprintf(prefix, sizeof prefix, r->batch ? "jobs[%zu]." : "job.", i);
+      char msg[sizeof d.msg + sizeof prefix];
+      snprintf(msg, sizeof msg, "%s%s", prefix, d.msg[0] ? d.msg : "spec: refused");
+      snprintf(d.msg, sizeof d.msg, "%.255s", msg);
+      /* a job that breaks a rule or limit is forbidden; anything else is invalid */
+      int status = rc == PX_EPERM || rc == PX_ELIMIT ? 403 : rc == PX_ENOMEM ? 503 : 400;
+      px_req_answer(r, status, px_error_diag(rc == PX_ENOENT ? "INVALID" : px_error_code(rc), &d));
     }
     free(ids);
     return;
@@ -140,11 +140,12 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
   json_t *out = json_array();
   for (i = 0; i < r->nspecs; i++) {
     json_t *spec = px_jobspec_to_json(&r->specs[i]);
-    json_t *o = json_pack("{so sI}", "spec", spec, "ids",
-                          (json_int_t)((i + 1 < r->nspecs ? ids[i + 1] : id) - ids[i]));
+    uint64_t nids = (i + 1 < r->nspecs ? ids[i + 1] : id) - ids[i];
+    json_t *o = json_pack("{so sI}", "spec", spec, "ids", (json_int_t)nids);
     char *data = json_dumps(o, JSON_COMPACT);
     json_decref(o);
-    if (px_journal_add(s, "submit", ids[i], NULL, data, now)) px_error("journal: out of memory");
+    if (px_journal_add_submit(s, ids[i], nids, &r->specs[i], data, now))
+      px_error("journal: out of memory");
     json_array_append_new(out, json_integer((json_int_t)ids[i]));
   }
   json_t *ans = r->batch ? json_pack("{so}", "job_ids", out)
@@ -255,7 +256,10 @@ static void show(struct px_server *s, struct px_req *r) {
   if (px_core_job_get(s->core, j->id, &v) == 0) { /* the core knows why and when */
     if (j->state == PX_JOB_PENDING) {
       snprintf(info.reason, sizeof info.reason, "%s", px_reason_name(v.reason));
-      info.priority = v.prio.priority;
+      px_jobs_set_prio(s, j, &v);
+      info.priority = j->priority;
+      info.prio_age = j->prio[0], info.prio_fairshare = j->prio[1], info.prio_jobsize = j->prio[2];
+      info.prio_partition = j->prio[3], info.prio_qos = j->prio[4];
     }
     info.expected_start = v.expected_start_s;
     if (v.why) info.why = strdup(v.why);

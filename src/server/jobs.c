@@ -47,6 +47,9 @@ struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec 
   j->array_task_id = PX_NONE;
   j->spec = *spec; /* taken */
   px_jobspec_init(spec);
+  j->part = PX_NONE;
+  for (uint32_t k = 0; j->spec.partition && k < s->conf->npartitions; k++)
+    if (!strcmp(s->conf->partitions[k].name, j->spec.partition)) j->part = k;
   j->state = PX_JOB_PENDING;
   snprintf(j->reason, sizeof j->reason, "%s", j->spec.hold ? "JobHeldUser" : "Priority");
   s->jobs[s->njobs++] = j;
@@ -55,6 +58,18 @@ fail:
   free(j);
   px_jobspec_fini(spec);
   return NULL;
+}
+
+void px_jobs_set_prio(struct px_server *s, struct px_sjob *j, const struct px_job_view *v) {
+  const struct px_conf_sched *w = &s->conf->sched;
+  const struct px_prio_factors *f = &v->prio;
+  j->priority = f->priority;
+  j->prio[0] = (uint32_t)(w->weight_age * f->age);
+  j->prio[1] = (uint32_t)(w->weight_fairshare * f->fairshare);
+  j->prio[2] = (uint32_t)(w->weight_jobsize * f->jobsize);
+  j->prio[3] = (uint32_t)(w->weight_partition * f->partition);
+  j->prio[4] = (uint32_t)(w->weight_qos * f->qos);
+  j->prio[5] = j->prio[6] = 0; /* no site or association factors */
 }
 
 void px_jobs_touch(struct px_server *s, struct px_sjob *j) {
@@ -164,6 +179,13 @@ int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_inf
            j->requeued && j->state == PX_JOB_PENDING ? "REQUEUED" : state_names[j->state]);
   snprintf(out->reason, sizeof out->reason, "%s", j->state == PX_JOB_RUNNING ? "None" : j->reason);
   out->priority = j->priority;
+  out->prio_age = j->prio[0];
+  out->prio_fairshare = j->prio[1];
+  out->prio_jobsize = j->prio[2];
+  out->prio_partition = j->prio[3];
+  out->prio_qos = j->prio[4];
+  out->prio_site = j->prio[5];
+  out->prio_assoc = j->prio[6];
   out->submit_time = j->submit;
   out->eligible_time = j->eligible;
   out->start_time = j->start;

@@ -45,21 +45,47 @@ static int batch_grow(struct px_server *s) {
   return 0;
 }
 
-int px_journal_add(struct px_server *s, const char *kind, uint64_t job_id, const char *subject,
-                   char *data, int64_t now) {
+/* Appends a record to the batch (takes data); r gets its seq. */
+static int batch_append(struct px_server *s, struct px_store_rec *r, char *data) {
   if (batch_grow(s)) {
     free(data);
     return PX_ENOMEM;
   }
-  struct px_store_rec r = {++s->seq, now, kind, job_id, NULL, data};
-  if (subject && !(r.subject = strdup(subject))) {
+  char *subject = NULL;
+  if (r->subject && !(subject = strdup(r->subject))) {
     free(data);
     return PX_ENOMEM;
   }
-  s->batch[s->nbatch] = r;
+  r->seq = ++s->seq;
+  r->subject = subject;
+  r->data = data;
+  s->batch[s->nbatch] = *r;
   s->batch_data[s->nbatch++] = data;
   s->dirty = true;
-  return px_journal_apply(s, &r, false);
+  return 0;
+}
+
+int px_journal_add(struct px_server *s, const char *kind, uint64_t job_id, const char *subject,
+                   char *data, int64_t now) {
+  struct px_store_rec r = {0, now, kind, job_id, subject, NULL};
+  int rc = batch_append(s, &r, data);
+  return rc ? rc : px_journal_apply(s, &r, false);
+}
+
+int px_journal_add_submit(struct px_server *s, uint64_t job_id, uint64_t nids,
+                          struct px_jobspec *spec, char *data, int64_t now) {
+  struct px_store_rec r = {0, now, "submit", job_id, NULL, NULL};
+  int rc = batch_append(s, &r, data);
+  struct px_sjob *j = rc ? NULL : px_jobs_add(s, job_id, spec);
+  if (!j) {
+    px_jobspec_fini(spec);
+    return rc ? rc : PX_ENOMEM;
+  }
+  j->submit = now;
+  j->eligible = j->spec.begin_s > now ? j->spec.begin_s : now;
+  j->mseq = r.seq;
+  if (job_id + nids > s->next_job_id) s->next_job_id = job_id + nids;
+  return 0;
 }
 
 /* One transaction for the rows of every job that ended in the last batch. */

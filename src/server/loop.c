@@ -23,6 +23,7 @@
 #include "util/log.h"
 
 #define CYCLE_MIN_NS 2000000LL       /* coalesce bursts of changes into one cycle */
+#define CADENCE 4                    /* a cycle or a publish waits 4x its own cost */
 #define CYCLE_PERIOD_NS 1000000000LL /* and cycle at least this often (begin times, age) */
 #define PUBLISH_MIN_NS 10000000LL
 #define TIMER_NS 1000000000LL
@@ -99,27 +100,47 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   return 0;
 }
 
-/* Pending reasons change without events (a job ahead starts, a limit
- * frees): refresh the views whose reason moved, from the core. */
-static void refresh_reasons(struct px_server *s) {
+/* Pending reasons and priorities change without events (a job ahead
+ * starts, age grows): refresh a view when its reason moved, or when its
+ * priority moved and the view is older than PRIO_REFRESH_S, so that 100,000
+ * pending jobs do not rebuild 100,000 views every second. */
+#define PRIO_REFRESH_S 30
+static void refresh_reasons(struct px_server *s, int64_t now) {
   size_t cursor = 0;
   struct px_job_view v;
   while (px_core_job_next(s->core, &cursor, &v)) {
     if (v.state != PX_JOB_PENDING) continue;
     struct px_sjob *j = px_jobs_find(s, v.job_id);
+    if (!j || j->state != PX_JOB_PENDING) continue;
     const char *name = px_reason_name(v.reason);
-    if (!j || j->state != PX_JOB_PENDING || !strcmp(j->reason, name)) continue;
+    bool reason = strcmp(j->reason, name) != 0;
+    bool prio = v.prio.priority != j->priority && now - j->prio_time >= PRIO_REFRESH_S;
+    if (!reason && !prio) continue;
     snprintf(j->reason, sizeof j->reason, "%s", name);
-    j->priority = v.prio.priority;
+    px_jobs_set_prio(s, j, &v);
+    j->prio_time = now;
     px_jobs_touch(s, j);
   }
 }
 
+/* When the next cycle and the next publish may run: after changes, but
+ * never sooner than CADENCE times their last cost, so that under a storm of
+ * requests the main thread keeps most of its time for committing them. */
+static int64_t cycle_due(const struct px_server *s) {
+  int64_t gap = CADENCE * s->cycle_cost_ns;
+  if (gap < CYCLE_MIN_NS) gap = CYCLE_MIN_NS;
+  return s->last_cycle_ns + (s->need_cycle ? gap : CYCLE_PERIOD_NS);
+}
+
+static int64_t publish_due(const struct px_server *s) {
+  int64_t gap = CADENCE * s->publish_cost_ns;
+  return s->last_publish_ns + (gap > PUBLISH_MIN_NS ? gap : PUBLISH_MIN_NS);
+}
+
 static int64_t next_deadline(const struct px_server *s, int64_t now_ns, int64_t timers_ns) {
-  int64_t d = timers_ns;
-  if (s->need_cycle && s->last_cycle_ns + CYCLE_MIN_NS < d) d = s->last_cycle_ns + CYCLE_MIN_NS;
-  if (s->last_cycle_ns + CYCLE_PERIOD_NS < d) d = s->last_cycle_ns + CYCLE_PERIOD_NS;
-  if (s->dirty && s->last_publish_ns + PUBLISH_MIN_NS < d) d = s->last_publish_ns + PUBLISH_MIN_NS;
+  int64_t d = timers_ns, c = cycle_due(s), p = publish_due(s);
+  if (c < d) d = c;
+  if (s->dirty && p < d) d = p;
   return d < now_ns ? now_ns : d;
 }
 
@@ -143,19 +164,20 @@ int px_server_run(struct px_server *s) {
     if (reqs && (rc = handle_batch(s, reqs))) break;
     mono = px_now_mono_ns();
     int64_t now = time(NULL);
-    if ((s->need_cycle && mono >= s->last_cycle_ns + CYCLE_MIN_NS) ||
-        mono >= s->last_cycle_ns + CYCLE_PERIOD_NS) {
+    if (mono >= cycle_due(s)) {
       if ((rc = px_loop_cycle(s, now))) break;
+      s->cycle_cost_ns = s->last_cycle_ns - mono;
     }
     if (mono >= timers_ns) {
       px_nodes_check(s, now);
-      refresh_reasons(s);
+      refresh_reasons(s, now);
       if ((rc = px_journal_commit(s))) break; /* node failures requeue jobs */
       timers_ns = mono + TIMER_NS;
     }
-    if (s->dirty && mono >= s->last_publish_ns + PUBLISH_MIN_NS) {
+    if (s->dirty && mono >= publish_due(s)) {
       if (px_publish(s, now) == 0) s->dirty = false;
-      s->last_publish_ns = mono;
+      s->last_publish_ns = px_now_mono_ns();
+      s->publish_cost_ns = s->last_publish_ns - mono;
     }
   }
   if (rc) px_error("journal failure: stopping without acknowledging the last batch");

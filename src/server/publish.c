@@ -168,9 +168,7 @@ static void jobs_by_state(struct px_server *s, struct text *t) {
   if (!count) return;
   for (size_t i = 0; i < s->njobs; i++) {
     const struct px_sjob *j = s->jobs[i];
-    uint32_t p = np; /* "unknown" partition bucket */
-    for (uint32_t k = 0; j->spec.partition && k < np; k++)
-      if (!strcmp(s->conf->partitions[k].name, j->spec.partition)) p = k;
+    uint32_t p = j->part < np ? j->part : np; /* np: the "unknown" bucket */
     count[p * NSTATES + j->state]++;
   }
   tput(t, "# HELP phalanx_jobs Jobs known to the server by state and partition.\n"
@@ -271,7 +269,18 @@ int px_publish(struct px_server *s, int64_t now) {
   snap->nodes = nodes_blob(s);
   snap->partitions = partitions_blob(s);
   snap->shares = shares_blob(s);
-  snap->state_metrics = state_metrics(s);
+  /* The state lines of /metrics walk every job: at most once a second. */
+  int64_t mono = px_now_mono_ns();
+  if (!s->state_metrics || mono - s->state_metrics_ns >= 1000000000LL) {
+    struct px_blob *m = state_metrics(s);
+    if (m) {
+      px_blob_unref(s->state_metrics);
+      s->state_metrics = m;
+      s->state_metrics_ns = mono;
+    }
+  }
+  px_blob_ref(s->state_metrics);
+  snap->state_metrics = s->state_metrics;
   if (!snap->nodes || !snap->partitions || !snap->shares || !snap->state_metrics) goto fail;
   s->nodes_dirty = false;
   px_snapbox_publish(&s->snaps, snap);

@@ -133,12 +133,14 @@ int px_server_new(struct px_conf *conf, const struct px_server_opts *o, struct p
   px_actions_init(&s->acts);
   int rc = resolve_opts(s, o, d);
   if (!rc && px_server_jwt_key(s->opts.state_dir, true, key, &keylen)) keylen = 0;
+  if (!rc && keylen) memcpy(s->jwt_key, key, s->jwt_key_len = keylen);
   if (!rc) rc = open_state(s, d);
   if (!rc && (px_auth_new(conf, keylen ? key : NULL, keylen, o->munge_socket, &s->auth) ||
               !(s->rl = px_ratelimit_new(o->rate_per_s, o->rate_burst)) ||
               !(s->metrics = px_metrics_new()) || !(s->outbox = px_outbox_new(conf))))
     rc = PX_ENOMEM;
   if (!rc && (rc = px_publish(s, time(NULL)))) px_diag_set(d, rc, -1, "first snapshot failed");
+  if (!rc) rc = px_snapbox_start_warmer(&s->snaps);
   if (!rc) rc = px_http_start(s, d);
   if (rc) {
     px_server_free(s);
@@ -166,6 +168,7 @@ void px_server_free(struct px_server *s) {
   drain_queue(s);
   if (s->outbox) px_outbox_stop(s->outbox);
   px_snapbox_stop(&s->snaps);
+  px_snapbox_join_warmer(&s->snaps);
   px_http_stop(s);
   drain_queue(s);
   px_jobs_free_all(s);
@@ -186,6 +189,7 @@ void px_server_free(struct px_server *s) {
   px_ratelimit_free(s->rl);
   px_metrics_free(s->metrics);
   px_outbox_free(s->outbox);
+  px_blob_unref(s->state_metrics);
   px_snapbox_fini(&s->snaps);
   px_queue_fini(&s->queue);
   pthread_mutex_destroy(&s->rstore_lock);

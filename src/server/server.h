@@ -181,12 +181,18 @@ struct px_snapbox {
   pthread_cond_t changed;       /* watchers wait for a newer seq */
   struct px_snap *cur;
   bool stopping;
+  pthread_t warmer;             /* pre-encodes views (snap.c) */
+  bool warmer_started;
 };
 
 void px_snapbox_init(struct px_snapbox *b);
 void px_snapbox_fini(struct px_snapbox *b);
 /* Wakes every watcher for good (shutdown). */
 void px_snapbox_stop(struct px_snapbox *b);
+/* The thread that encodes each new snapshot's views ahead of readers. */
+int px_snapbox_start_warmer(struct px_snapbox *b);
+void px_snapbox_join_warmer(struct px_snapbox *b); /* after px_snapbox_stop */
+int64_t px_snap_far_future_ns(void);
 /* Main thread: publish s (the box takes the caller's reference). */
 void px_snapbox_publish(struct px_snapbox *b, struct px_snap *s);
 /* Readers: a reference to the current snapshot (never NULL after the first publish). */
@@ -258,5 +264,6 @@ void px_server_free(struct px_server *s);
 #define PX_SERVER_MAX_BODY (8u << 20)
 #define PX_SERVER_WATCH_MAX_S 30
 #define PX_SERVER_POLL_MAX_S 20
+#define PX_MIN_JOB_AGE_S 300 /* ended jobs stay in default listings this long */
 
 #endif

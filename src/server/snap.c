@@ -134,3 +134,40 @@ size_t px_snap_lower_bound(const struct px_snap *s, uint64_t id) {
   }
   return lo;
 }
+
+/* The warmer: encodes the JSON of every view of each new snapshot on its own
+ * thread, so that a listing finds the text ready and the main thread never
+ * spends its time encoding. */
+static void *warmer(void *arg) {
+  struct px_snapbox *b = arg;
+  uint64_t done = 0;
+  for (;;) {
+    struct px_snap *s = px_snap_wait(b, done, px_snap_far_future_ns());
+    pthread_mutex_lock(&b->lock);
+    bool stop = b->stopping;
+    pthread_mutex_unlock(&b->lock);
+    if (stop || !s) {
+      px_snap_release(s);
+      return NULL;
+    }
+    for (size_t i = s->njobs; i-- > 0;) px_jview_json(s->jobs[i]); /* newest first */
+    done = s->seq;
+    px_snap_release(s);
+  }
+}
+
+int px_snapbox_start_warmer(struct px_snapbox *b) {
+  b->warmer_started = pthread_create(&b->warmer, NULL, warmer, b) == 0;
+  return b->warmer_started ? 0 : PX_ENOMEM;
+}
+
+void px_snapbox_join_warmer(struct px_snapbox *b) {
+  if (b->warmer_started) pthread_join(b->warmer, NULL);
+  b->warmer_started = false;
+}
+
+int64_t px_snap_far_future_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return ((int64_t)t.tv_sec + 3600) * 1000000000LL;
+}

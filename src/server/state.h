@@ -32,11 +32,14 @@ struct px_sjob {
   uint64_t array_job_id;        /* 0 unless an array task */
   uint32_t array_task_id;       /* PX_NONE unless an array task */
   struct px_jobspec spec;
+  uint32_t part;                /* conf partition index, PX_NONE if unknown */
   enum px_job_state state;
   bool requeued;                /* shown as REQUEUED until it starts again */
   bool recovered;               /* running at recovery, unknown to the core */
   char reason[48];              /* pending reason / end reason */
   uint32_t priority;
+  uint32_t prio[7];             /* weighted components: age fairshare jobsize partition qos site assoc */
+  int64_t prio_time;            /* when priority was last taken from the core */
   int64_t submit, eligible, start, end, time_limit_s;
   int32_t exit_code, term_signal;
   uint32_t restarts;
@@ -67,6 +70,8 @@ struct px_server {
   pthread_mutex_t rstore_lock;
   struct px_core *core;
   struct px_auth *auth;
+  unsigned char jwt_key[256];   /* HS256 key (jwt.key in the state dir) */
+  size_t jwt_key_len;
   struct px_ratelimit *rl;
   struct px_metrics *metrics;
   struct px_outbox *outbox;
@@ -97,6 +102,9 @@ struct px_server {
   uint64_t cycles;              /* scheduling cycles run */
   int64_t cycle_cpu_ns;         /* main-thread CPU spent in them */
   int64_t last_cycle_ns, last_publish_ns, last_view_refresh_ns;
+  int64_t cycle_cost_ns, publish_cost_ns; /* last durations: the cadence adapts */
+  struct px_blob *state_metrics;          /* rebuilt at most once a second */
+  int64_t state_metrics_ns;
 };
 
 /* ---- job table (jobs.c) ---- */
@@ -107,6 +115,8 @@ struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec 
 void px_jobs_touch(struct px_server *s, struct px_sjob *j);
 /* Fills a client view of j (spec without script/env); 0 or PX_ENOMEM. */
 int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_info *out);
+/* Takes the priority and its weighted components from a core view. */
+void px_jobs_set_prio(struct px_server *s, struct px_sjob *j, const struct px_job_view *v);
 /* "n[01-02]" style list of a running job's nodes (malloc'd). */
 char *px_jobs_nodelist(struct px_server *s, const struct px_sjob *j);
 /* The accounting row of j (strings point into j). */
@@ -121,6 +131,10 @@ void px_jobs_free_all(struct px_server *s);
 /* Appends a record (takes data) to the batch and applies it to the state. */
 int px_journal_add(struct px_server *s, const char *kind, uint64_t job_id, const char *subject,
                    char *data, int64_t now);
+/* The live submit: records it and adds the job, taking spec (the same
+ * result as applying the record, without decoding the JSON again). */
+int px_journal_add_submit(struct px_server *s, uint64_t job_id, uint64_t nids,
+                          struct px_jobspec *spec, char *data, int64_t now);
 /* Commits the batch (group commit), then writes the accounting rows of jobs
  * that ended in it. Fatal on failure: the caller exits. */
 int px_journal_commit(struct px_server *s);

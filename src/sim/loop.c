@@ -53,6 +53,7 @@ struct loop {
   int64_t *acct_busy;     /* per setup account */
   uint32_t *pend_by_gpus; /* pending jobs per GPU count (0..total GPUs) */
   uint32_t pend_min_gpus; /* smallest GPU count pending (UINT32_MAX: none) */
+  uint32_t pend_max_gpus; /* an upper bound of the largest (bounds the scan for the next minimum) */
   bool may_preempt;       /* the policy can start jobs without free GPUs */
   struct px_diag *d;
   struct px_sim_progress *progress;
@@ -114,6 +115,7 @@ static void pend_add(struct loop *l, uint32_t job) {
   l->pending++;
   l->pend_by_gpus[g]++;
   if (g < l->pend_min_gpus) l->pend_min_gpus = g;
+  if (g > l->pend_max_gpus) l->pend_max_gpus = g;
 }
 
 static void pend_del(struct loop *l, uint32_t job) {
@@ -121,8 +123,8 @@ static void pend_del(struct loop *l, uint32_t job) {
   l->pending--;
   if (--l->pend_by_gpus[g] || g != l->pend_min_gpus) return;
   uint32_t m = g;
-  while (m <= l->s->total_gpus && !l->pend_by_gpus[m]) m++;
-  l->pend_min_gpus = m <= l->s->total_gpus ? m : UINT32_MAX;
+  while (m <= l->pend_max_gpus && !l->pend_by_gpus[m]) m++;
+  l->pend_min_gpus = m <= l->pend_max_gpus ? m : UINT32_MAX;
 }
 
 static bool cycle_can_start(const struct loop *l) {

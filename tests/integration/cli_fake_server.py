@@ -95,11 +95,21 @@ class Handler(BaseHTTPRequestHandler):
         if method == "POST" and p == ["v1", "jobs"]:
             return submit(self.body()["job"])
         if method == "GET" and p == ["v1", "jobs"]:
-            every = q.get("state", [""])[0] in ("all",)
-            active = ("PENDING", "RUNNING", "COMPLETING")
-            return 200, {"jobs": [j for j in JOBS if every or j["state"] in active]}
+            # As the server: every job it holds, or those in the given states.
+            states = q.get("state", [""])[0].split(",") if "state" in q else None
+            return 200, {"jobs": [j for j in JOBS if states is None or j["state"] in states]}
         if method == "GET" and p == ["v1", "accounting"]:
-            return 200, {"jobs": [j for j in JOBS if j["state"] not in ("PENDING", "RUNNING")]}
+            # As the server: flat rows, one per attempt.
+            rows = []
+            for j in JOBS:
+                if j["state"] in ("PENDING", "RUNNING"):
+                    continue
+                row = {k: v for k, v in j.items() if k != "spec"}
+                for k in ("name", "user", "account", "partition", "qos", "uid"):
+                    if k in j["spec"]:
+                        row[k] = j["spec"][k]
+                rows.append(row)
+            return 200, {"jobs": rows}
         if len(p) == 3 and p[:2] == ["v1", "jobs"]:
             j = find(p[2])
             if not j:

@@ -105,10 +105,11 @@ register_node() {
     "{\"node\":\"$1\",\"addr\":\"127.0.0.1\",\"cpus\":64,\"mem_mib\":524288,\"gpus\":[],\"jobs\":${2:-[]},\"version\":\"test\"}" >/dev/null
 }
 
-# wait_for DESCRIPTION COMMAND...: retries COMMAND until it succeeds, 30 s at most.
+# wait_for DESCRIPTION COMMAND...: retries COMMAND until it succeeds, WAIT_S
+# (default 30) seconds at most.
 wait_for() {
   local what=$1; shift
-  local deadline=$((SECONDS + 30))
+  local deadline=$((SECONDS + ${WAIT_S:-30}))
   until "$@" >/dev/null 2>&1; do
     [ $SECONDS -lt $deadline ] || fail "timed out waiting for: $what"
     sleep 0.05
@@ -117,4 +118,45 @@ wait_for() {
 
 job_state() { api GET "/v1/jobs?id=$1" | cut -d' ' -f2- | jq -r '.jobs[0].state'; }
 job_is() { [ "$(job_state "$1")" = "$2" ]; }
-journal_seq() { curl -s --unix-socket "$SOCK" http://x/metrics | awk '$1=="phalanx_journal_seq"{print $2}'; }
+journal_seq() { curl -s --unix-socket "$SOCK" 'http://x/v1/jobs?limit=1' | jq .seq; } # the published snapshot's journal seq
+
+# start_munged: a private munged with its own key, socket in $T/munge.
+MUNGE_SOCK=
+start_munged() {
+  command -v munged >/dev/null || fail "munged is not installed (Debian package munge)"
+  local m=$T/munge
+  mkdir -p "$m" && chmod 755 "$m"
+  dd if=/dev/urandom of="$m/munge.key" bs=1024 count=1 2>/dev/null
+  chmod 600 "$m/munge.key"
+  munged -F --socket="$m/munge.sock" --key-file="$m/munge.key" --pid-file="$m/munged.pid" \
+    --log-file="$m/munged.log" --seed-file="$m/munged.seed" >"$m/out" 2>&1 &
+  EXTRA_PIDS+=($!)
+  MUNGE_SOCK=$m/munge.sock
+  wait_for "munged socket" test -S "$MUNGE_SOCK"
+}
+
+# tcp AUTH_HEADER METHOD PATH [BODY]: prints "STATUS BODY" over TCP.
+tcp() {
+  local auth=$1 method=$2 path=$3 body=${4:-}
+  local args=(-s -o "$T/.tcp" -w '%{http_code}' -X "$method")
+  [ -n "$auth" ] && args+=(-H "Authorization: $auth")
+  [ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
+  local code
+  code=$(curl "${args[@]}" "http://127.0.0.1:$PORT$path")
+  echo "$code $(cat "$T/.tcp")"
+}
+tcp_expect() {
+  local want=$1; shift
+  local out
+  out=$(tcp "$@")
+  [ "${out%% *}" = "$want" ] || fail "tcp $2 $3: status ${out%% *}, want $want: ${out#* }"
+  echo "${out#* }"
+}
+# A MUNGE credential made as USER with payload (node name) or none.
+munge_cred() {
+  local user=$1 payload=${2:-}
+  local args=(-S "$MUNGE_SOCK")
+  if [ -n "$payload" ]; then args+=(-s "$payload"); else args+=(-n); fi
+  if [ "$user" = root ]; then munge "${args[@]}"
+  else setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups munge "${args[@]}"; fi
+}

@@ -6,7 +6,7 @@
 # usage show it; drain/resume; watch; partitions, shares, 404 and 405.
 # Run with STORE_URL=postgresql://... (test_server_pg.sh) for PostgreSQL.
 source "$(dirname "$0")/lib_server.sh"
-PORT=42011
+PORT=${PORT_OVERRIDE:-42011}
 write_config
 start_server ${STORE_URL:+--store "$STORE_URL"}
 
@@ -86,8 +86,8 @@ acct=$(expect 200 pxalice GET "/v1/accounting?user=pxalice")
 [ "$(jq -r '.jobs[0].state' <<<"$acct")" = COMPLETED ] || fail "accounting row: $acct"
 [ "$(jq -r '.jobs[0].ngpus' <<<"$acct")" = 2 ] || fail "accounting gpus: $acct"
 usage=$(expect 200 pxalice GET "/v1/usage?since=1d&by=user")
-[ "$(jq -r '.rows[0].key' <<<"$usage")" = pxalice ] || fail "usage: $usage"
-[ "$(jq -r '.rows[0].jobs' <<<"$usage")" = 1 ] || fail "usage jobs: $usage"
+[ "$(jq -r '.usage[0].key' <<<"$usage")" = pxalice ] || fail "usage: $usage"
+[ "$(jq -r '.usage[0].jobs' <<<"$usage")" = 1 ] || fail "usage jobs: $usage"
 expect 200 pxalice GET "/v1/usage?by=account" >/dev/null
 expect 200 pxalice GET "/v1/usage?by=partition" >/dev/null
 ok "report, accounting, usage"

@@ -10,7 +10,7 @@
 #SBATCH --time=2-00:00:00
 #SBATCH --output=logs/%x-%j.out
 # expect: name=llama-pretrain account=llm nodes_min=4 nodes_max=4 ntasks_per_node=1
-# expect: gpus_per_node=8 cpus_per_task=64 mem_per_node_mib=-1 time_limit_s=172800
+# expect: gpus_per_node=8 cpus_per_task=64 mem_per_node_mib=0 time_limit_s=172800
 # expect: stdout_path=logs/%x-%j.out
 set -euo pipefail
 export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)

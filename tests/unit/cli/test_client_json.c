@@ -74,7 +74,7 @@ static void jobspec_to_json_uses_field_names(void **state) {
   s.name = strdup("train");
   s.gpus_per_node = 8;
   s.time_limit_s = 3600;
-  s.mem_per_node_mib = UINT64_MAX; /* --mem=0 */
+  s.mem_per_node_mib = 102400;
   char *argv[] = {"/home/a/job.sh", "x", NULL};
   s.argv = argv;
   json_t *o = px_cli_jobspec_to_json(&s);
@@ -82,7 +82,7 @@ static void jobspec_to_json_uses_field_names(void **state) {
   char *text = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
   /* Worked by hand: non-zero fields and every bool; requeue defaults true. */
   assert_string_equal(text, "{\"argv\":[\"/home/a/job.sh\",\"x\"],\"exclusive\":false,"
-                            "\"gpus_per_node\":8,\"hold\":false,\"mem_per_node_mib\":-1,"
+                            "\"gpus_per_node\":8,\"hold\":false,\"mem_per_node_mib\":102400,"
                             "\"name\":\"train\",\"no_requeue_given\":false,\"requeue\":true,"
                             "\"signal_batch_only\":false,\"time_limit_s\":3600}");
   free(text);

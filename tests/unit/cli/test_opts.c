@@ -75,7 +75,7 @@ static void options_map_to_jobspec(void **state) {
       {"--mem=100G", "mem_per_node_mib", "102400"},
       {"--mem=512", "mem_per_node_mib", "512"},
       {"--mem=1T", "mem_per_node_mib", "1048576"},
-      {"--mem=0", "mem_per_node_mib", "-1"}, /* UINT64_MAX: all of the node's memory */
+      {"--mem=0", "mem_per_node_mib", "0"}, /* "not given": memory in proportion to the share of the node */
       {"--mem-per-cpu=4G", "mem_per_cpu_mib", "4096"},
       {"--mem-per-gpu=80G", "mem_per_gpu_mib", "81920"},
       {"-t 5", "time_limit_s", "300"},

@@ -124,4 +124,29 @@ static inline const char *tc_invariants(struct px_core *c) {
   return bad;
 }
 
+/* A test's cluster: conf, core and action buffer (include px_test.h first). */
+struct tc_fx {
+  struct px_conf *conf;
+  struct px_core *core;
+  struct px_actions out;
+};
+
+static inline void tc_open(struct tc_fx *f) {
+  f->core = tc_core(f->conf);
+  assert_non_null(f->core);
+  px_actions_init(&f->out);
+}
+
+static inline void tc_close(struct tc_fx *f) {
+  assert_null(tc_invariants(f->core));
+  px_actions_fini(&f->out);
+  px_core_free(f->core);
+  px_conf_free(f->conf);
+}
+
+static inline void tc_cycle(struct tc_fx *f, int64_t now) {
+  assert_int_equal(px_core_cycle(f->core, now, &f->out), 0);
+  assert_null(tc_invariants(f->core));
+}
+
 #endif

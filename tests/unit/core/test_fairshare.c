@@ -150,57 +150,50 @@ static void fair_tree_ranks_classic_example(void **state) {
   px_conf_free(conf);
 }
 
-/* Usage accrues while a job runs and decays with the half-life. 8 GPUs at
- * billing weight 1/GPU (CPU weight 0) = 8/s. Half-life 100 s: running from
- * t=1000 to 1100 charges the integral of 8 * 2^-(1100-s)/100 ds =
- * 8 * 100/ln2 * (1 - 1/2) = 577.078...; by t=1200 it halves to 288.539... */
+/* alice's 8-GPU job started at t=1000, billed 1 per GPU (8/s). */
+static void one_job(struct tc_fx *f, int64_t half_life_s) {
+  f->conf = tc_conf(1, 8, 0, 0);
+  f->conf->sched.decay_half_life_s = half_life_s;
+  f->conf->sched.billing_weight_gpu = 1.0;
+  tc_open(f);
+  struct px_jobspec s = tc_spec("alice", 1, 8);
+  assert_int_equal(tc_submit(f->core, 1, &s, 1000), 0);
+  tc_cycle(f, 1000);
+  assert_non_null(tc_started(&f->out, 1));
+}
+
+/* Usage accrues while a job runs and decays with the half-life. Half-life
+ * 100 s: running from t=1000 to 1100 charges the integral of
+ * 8 * 2^-(1100-s)/100 ds = 8 * 100/ln2 * (1 - 1/2) = 577.078...; by t=1200
+ * it halves to 288.539... */
 static void usage_accrues_and_decays(void **state) {
   (void)state;
-  struct px_conf *conf = tc_conf(1, 8, 0, 0);
-  conf->sched.decay_half_life_s = 100;
-  conf->sched.billing_weight_gpu = 1.0;
-  struct px_core *c = tc_core(conf);
-  struct px_actions out;
-  px_actions_init(&out);
-  struct px_jobspec s = tc_spec("alice", 1, 8);
-  assert_int_equal(tc_submit(c, 1, &s, 1000), 0);
-  assert_int_equal(px_core_cycle(c, 1000, &out), 0);
-  assert_non_null(tc_started(&out, 1));
-  assert_int_equal(px_core_cycle(c, 1100, &out), 0);
+  struct tc_fx f;
+  one_job(&f, 100);
+  tc_cycle(&f, 1100);
   struct px_share_view v;
   const double want = 8 * 100 / M_LN2 * 0.5;
-  assert_true(fabs(row_of(c, conf, "alice", &v)->raw_usage - want) < 1e-6);
-  assert_true(fabs(row_of(c, conf, "acct", &v)->raw_usage - want) < 1e-6);
-  assert_int_equal(px_core_job_ended(c, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
-  assert_int_equal(px_core_cycle(c, 1200, &out), 0);
-  assert_true(fabs(row_of(c, conf, "alice", &v)->raw_usage - want / 2) < 1e-6);
+  assert_true(fabs(row_of(f.core, f.conf, "alice", &v)->raw_usage - want) < 1e-6);
+  assert_true(fabs(row_of(f.core, f.conf, "acct", &v)->raw_usage - want) < 1e-6);
+  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
+  tc_cycle(&f, 1200);
+  assert_true(fabs(row_of(f.core, f.conf, "alice", &v)->raw_usage - want / 2) < 1e-6);
   /* bob has no usage: under-served, so he ranks first (2/2), alice 1/2. */
-  assert_true(fabs(row_of(c, conf, "bob", &v)->fairshare - 1.0) < 1e-12);
-  assert_true(fabs(row_of(c, conf, "alice", &v)->fairshare - 0.5) < 1e-12);
-  px_actions_fini(&out);
-  px_core_free(c);
-  px_conf_free(conf);
+  assert_true(fabs(row_of(f.core, f.conf, "bob", &v)->fairshare - 1.0) < 1e-12);
+  assert_true(fabs(row_of(f.core, f.conf, "alice", &v)->fairshare - 0.5) < 1e-12);
+  tc_close(&f);
 }
 
 /* Without decay usage is plain GPU-seconds: 8 GPUs x 100 s = 800. */
 static void usage_without_decay_is_linear(void **state) {
   (void)state;
-  struct px_conf *conf = tc_conf(1, 8, 0, 0);
-  conf->sched.decay_half_life_s = 0;
-  conf->sched.billing_weight_gpu = 1.0;
-  struct px_core *c = tc_core(conf);
-  struct px_actions out;
-  px_actions_init(&out);
-  struct px_jobspec s = tc_spec("alice", 1, 8);
-  assert_int_equal(tc_submit(c, 1, &s, 1000), 0);
-  assert_int_equal(px_core_cycle(c, 1000, &out), 0);
-  assert_int_equal(px_core_job_ended(c, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
-  assert_int_equal(px_core_cycle(c, 5000, &out), 0);
+  struct tc_fx f;
+  one_job(&f, 0);
+  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
+  tc_cycle(&f, 5000);
   struct px_share_view v;
-  assert_true(fabs(row_of(c, conf, "alice", &v)->raw_usage - 800) < 1e-9);
-  px_actions_fini(&out);
-  px_core_free(c);
-  px_conf_free(conf);
+  assert_true(fabs(row_of(f.core, f.conf, "alice", &v)->raw_usage - 800) < 1e-9);
+  tc_close(&f);
 }
 
 int main(void) {

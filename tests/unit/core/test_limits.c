@@ -9,31 +9,7 @@
 
 #include "core/coretest.h"
 
-struct fx {
-  struct px_conf *conf;
-  struct px_core *core;
-  struct px_actions out;
-};
-
-static void fx_open(struct fx *f) {
-  f->core = tc_core(f->conf);
-  assert_non_null(f->core);
-  px_actions_init(&f->out);
-}
-
-static void fx_close(struct fx *f) {
-  assert_null(tc_invariants(f->core));
-  px_actions_fini(&f->out);
-  px_core_free(f->core);
-  px_conf_free(f->conf);
-}
-
-static void cycle(struct fx *f, int64_t now) {
-  assert_int_equal(px_core_cycle(f->core, now, &f->out), 0);
-  assert_null(tc_invariants(f->core));
-}
-
-static void sub(struct fx *f, uint64_t id, const char *user, uint32_t gpn) {
+static void sub(struct tc_fx *f, uint64_t id, const char *user, uint32_t gpn) {
   struct px_jobspec s = tc_spec(user, 0, gpn);
   assert_int_equal(tc_submit(f->core, id, &s, 10), 0);
 }
@@ -44,26 +20,26 @@ static void sub(struct fx *f, uint64_t id, const char *user, uint32_t gpn) {
  * make 9 -> AssocGrpGRES, though the cluster has room. */
 static void grp_gpus_limit(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
   f.conf->accounts[1].grp_gpus = 8;
-  fx_open(&f);
+  tc_open(&f);
   sub(&f, 1, "alice", 8);
   sub(&f, 2, "bob", 1);
-  cycle(&f, 20);
+  tc_cycle(&f, 20);
   assert_non_null(tc_started(&f.out, 1));
   assert_int_equal(tc_reason(f.core, 2), PX_REASON_ASSOC_GRP_GRES);
   struct px_job_view v;
   px_core_job_get(f.core, 2, &v);
   assert_non_null(strstr(v.why, "acct"));
   assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 30, NULL), 0);
-  cycle(&f, 40);
+  tc_cycle(&f, 40);
   assert_non_null(tc_started(&f.out, 2));
   /* A job over the group limit on its own can never run: rejected. */
   struct px_jobspec s = tc_spec("alice", 2, 8);
   enum px_reason r;
   assert_int_equal(px_core_submit(f.core, 3, &s, 50, &r, NULL), PX_ELIMIT);
   assert_int_equal(r, PX_REASON_ASSOC_GRP_GRES);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* MaxJobs=1 set on acct applies to each user association below it:
@@ -71,29 +47,29 @@ static void grp_gpus_limit(void **state) {
  * on acct then stops bob's second (AssocGrpJobsLimit). */
 static void max_jobs_and_grp_jobs(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
   f.conf->accounts[1].max_jobs = 1;
   f.conf->accounts[3].max_jobs = 5;
   f.conf->accounts[1].grp_jobs = 2;
-  fx_open(&f);
+  tc_open(&f);
   sub(&f, 1, "alice", 1);
   sub(&f, 2, "alice", 1);
   sub(&f, 3, "bob", 1);
   sub(&f, 4, "bob", 1);
-  cycle(&f, 20);
+  tc_cycle(&f, 20);
   assert_non_null(tc_started(&f.out, 1));
   assert_int_equal(tc_reason(f.core, 2), PX_REASON_ASSOC_MAX_JOBS);
   assert_non_null(tc_started(&f.out, 3));
   assert_int_equal(tc_reason(f.core, 4), PX_REASON_ASSOC_GRP_JOBS);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* MaxSubmitJobs=2: the third submit is refused. */
 static void max_submit_jobs(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(1, 8, 0, 0)};
+  struct tc_fx f = {.conf = tc_conf(1, 8, 0, 0)};
   f.conf->accounts[2].max_submit_jobs = 2;
-  fx_open(&f);
+  tc_open(&f);
   sub(&f, 1, "alice", 1);
   sub(&f, 2, "alice", 1);
   struct px_jobspec s = tc_spec("alice", 0, 1);
@@ -102,18 +78,18 @@ static void max_submit_jobs(void **state) {
   assert_int_equal(r, PX_REASON_ASSOC_MAX_SUBMIT);
   assert_int_equal(px_core_cancel(f.core, 2, 11, NULL), 0);
   assert_int_equal(px_core_submit(f.core, 3, &s, 12, &r, NULL), 0);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* QoS "capped": MaxTRESPerUser gres/gpu=4, MaxJobsPerUser=2, MaxWall 1 h. */
 static void qos_per_user_limits(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
   uint32_t q = px_testconf_qos(f.conf, "capped", 0);
   f.conf->qos[q].max_gpus_per_user = 4;
   f.conf->qos[q].max_jobs_per_user = 2;
   f.conf->qos[q].max_wall_s = 3600;
-  fx_open(&f);
+  tc_open(&f);
   struct px_jobspec s = tc_spec("alice", 0, 3);
   s.qos = (char *)"capped";
   assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
@@ -123,7 +99,7 @@ static void qos_per_user_limits(void **state) {
   assert_int_equal(tc_submit(f.core, 3, &s, 10), 0); /* 3 + 1 = 4 */
   s.gpus_per_node = 0;
   assert_int_equal(tc_submit(f.core, 4, &s, 10), 0); /* a third job, CPU only */
-  cycle(&f, 20);
+  tc_cycle(&f, 20);
   assert_non_null(tc_started(&f.out, 1));
   assert_int_equal(tc_reason(f.core, 2), PX_REASON_QOS_MAX_GRES_PER_USER);
   assert_non_null(tc_started(&f.out, 3));
@@ -136,23 +112,23 @@ static void qos_per_user_limits(void **state) {
   struct px_jobspec b = tc_spec("bob", 0, 4);
   b.qos = (char *)"capped";
   assert_int_equal(tc_submit(f.core, 6, &b, 10), 0);
-  cycle(&f, 30);
+  tc_cycle(&f, 30);
   assert_non_null(tc_started(&f.out, 6));
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* Partition state: Down -> PartitionDown; a time limit raised over MaxTime
  * after submit -> PartitionTimeLimit; AllowQos refuses other QoS. */
 static void partition_gates(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
   f.conf->partitions[0].max_time_s = 3600;
   px_testconf_qos(f.conf, "other", 0);
   f.conf->partitions[0].allow_qos = (uint32_t[]){0};
   f.conf->partitions[0].nallow_qos = 1;
   px_testconf_partition(f.conf, "down", 0, 2);
   f.conf->partitions[1].up = false;
-  fx_open(&f);
+  tc_open(&f);
   struct px_jobspec s = tc_spec("alice", 0, 1);
   s.partition = (char *)"down";
   assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
@@ -162,7 +138,7 @@ static void partition_gates(void **state) {
   struct px_job_update u = {.fields = PX_UPD_TIME_LIMIT, .time_limit_s = 7200};
   assert_int_equal(px_core_update(f.core, 2, &u, 11, NULL), 0);
   assert_int_equal(px_core_release(f.core, 2, false, 12, NULL), 0);
-  cycle(&f, 20);
+  tc_cycle(&f, 20);
   assert_int_equal(tc_reason(f.core, 1), PX_REASON_PARTITION_DOWN);
   assert_int_equal(tc_reason(f.core, 2), PX_REASON_PARTITION_TIME_LIMIT);
   s.hold = false;
@@ -170,7 +146,7 @@ static void partition_gates(void **state) {
   enum px_reason r;
   assert_int_equal(px_core_submit(f.core, 3, &s, 10, &r, NULL), PX_EPERM);
   assert_int_equal(r, PX_REASON_QOS_NOT_ALLOWED);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /*
@@ -190,7 +166,7 @@ static void partition_gates(void **state) {
  */
 static void multifactor_worked_example(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(4, 8, 0, 0)};
+  struct tc_fx f = {.conf = tc_conf(4, 8, 0, 0)};
   struct px_conf_sched *w = &f.conf->sched;
   w->weight_age = 1000, w->weight_fairshare = 10000, w->weight_jobsize = 1000;
   w->weight_partition = 1000, w->weight_qos = 2000, w->max_age_s = 7 * 86400;
@@ -198,7 +174,7 @@ static void multifactor_worked_example(void **state) {
   uint32_t urgent = px_testconf_partition(f.conf, "urgent", 0, 4);
   f.conf->partitions[urgent].priority_job_factor = 2;
   px_testconf_qos(f.conf, "high", 100);
-  fx_open(&f);
+  tc_open(&f);
   f.core->assoc[2].usage = 1000; /* alice; bob has none */
   f.core->assoc[1].usage = f.core->assoc[0].usage = 1000;
   for (uint32_t n = 0; n < 4; n++) px_core_node_event(f.core, n, PX_NODE_EV_DOWN, NULL, 0, NULL);
@@ -206,7 +182,7 @@ static void multifactor_worked_example(void **state) {
   s.qos = (char *)"high";
   const int64_t t0 = 1000000;
   assert_int_equal(tc_submit(f.core, 1, &s, t0), 0);
-  cycle(&f, t0 + 302400); /* 3.5 days */
+  tc_cycle(&f, t0 + 302400); /* 3.5 days */
   struct px_job_view v;
   px_core_job_get(f.core, 1, &v);
   assert_true(fabs(v.prio.age - 0.5) < 1e-12);
@@ -215,6 +191,8 @@ static void multifactor_worked_example(void **state) {
   assert_true(fabs(v.prio.partition - 0.5) < 1e-12);
   assert_true(fabs(v.prio.qos - 1.0) < 1e-12);
   assert_int_equal(v.prio.priority, 8253);
+  assert_true(fabs(v.prio.w_jobsize - 253.90625) < 1e-9);
+  assert_true(fabs(v.prio.w_fairshare - 5000) < 1e-9);
   /* nice 300 takes 300 off; an admin priority replaces the formula */
   struct px_job_update u = {.fields = PX_UPD_NICE, .nice = 300};
   px_core_update(f.core, 1, &u, t0 + 302400, NULL);
@@ -224,7 +202,7 @@ static void multifactor_worked_example(void **state) {
   px_core_update(f.core, 1, &u, t0 + 302400, NULL);
   px_core_job_get(f.core, 1, &v);
   assert_int_equal(v.prio.priority, 42);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* Order: equal jobs go by fair share (bob, no usage, first) though alice
@@ -232,13 +210,13 @@ static void multifactor_worked_example(void **state) {
  * node of 8 GPUs, each job wants all 8: only the first in order starts. */
 static void order_follows_priority_then_tier(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(1, 8, 0, 0)};
-  fx_open(&f);
+  struct tc_fx f = {.conf = tc_conf(1, 8, 0, 0)};
+  tc_open(&f);
   f.core->assoc[2].usage = f.core->assoc[1].usage = f.core->assoc[0].usage = 100;
   struct px_jobspec a = tc_spec("alice", 0, 8), b = tc_spec("bob", 0, 8);
   assert_int_equal(tc_submit(f.core, 1, &a, 10), 0);
   assert_int_equal(tc_submit(f.core, 2, &b, 11), 0);
-  cycle(&f, 20);
+  tc_cycle(&f, 20);
   assert_int_equal(f.out.len, 1);
   assert_non_null(tc_started(&f.out, 2));
   assert_int_equal(tc_reason(f.core, 1), PX_REASON_RESOURCES);
@@ -246,12 +224,12 @@ static void order_follows_priority_then_tier(void **state) {
   px_core_free(f.core);
   /* Same jobs with FIFO order: alice (submitted first) starts. */
   f.conf->sched.order = PX_ORDER_FIFO;
-  fx_open(&f);
+  tc_open(&f);
   assert_int_equal(tc_submit(f.core, 1, &a, 10), 0);
   assert_int_equal(tc_submit(f.core, 2, &b, 11), 0);
-  cycle(&f, 20);
+  tc_cycle(&f, 20);
   assert_non_null(tc_started(&f.out, 1));
-  fx_close(&f);
+  tc_close(&f);
 }
 
 int main(void) {

@@ -8,32 +8,13 @@
 
 #include "core/coretest.h"
 
-struct fx {
-  struct px_conf *conf;
-  struct px_core *core;
-  struct px_actions out;
-};
-
-static void fx_open(struct fx *f) {
-  f->core = tc_core(f->conf);
-  assert_non_null(f->core);
-  px_actions_init(&f->out);
-}
-
-static void fx_close(struct fx *f) {
-  assert_null(tc_invariants(f->core));
-  px_actions_fini(&f->out);
-  px_core_free(f->core);
-  px_conf_free(f->conf);
-}
-
-static const struct px_action *run(struct fx *f, int64_t now, uint64_t id) {
+static const struct px_action *run(struct tc_fx *f, int64_t now, uint64_t id) {
   assert_int_equal(px_core_cycle(f->core, now, &f->out), 0);
   assert_null(tc_invariants(f->core));
   return tc_started(&f->out, id);
 }
 
-static void sub(struct fx *f, uint64_t id, const char *user, uint32_t nodes, uint32_t gpn) {
+static void sub(struct tc_fx *f, uint64_t id, const char *user, uint32_t nodes, uint32_t gpn) {
   struct px_jobspec s = tc_spec(user, nodes, gpn);
   assert_int_equal(tc_submit(f->core, id, &s, 10), 0);
 }
@@ -42,8 +23,8 @@ static void sub(struct fx *f, uint64_t id, const char *user, uint32_t nodes, uin
  * GPU 0, one CPU (CPU 0), 1/8 of 1 TiB = 131072 MiB. */
 static void single_gpu_job_takes_first_node(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(4, 8, 0, 0)};
-  fx_open(&f);
+  struct tc_fx f = {.conf = tc_conf(4, 8, 0, 0)};
+  tc_open(&f);
   sub(&f, 1, "alice", 0, 1);
   const struct px_action *a = run(&f, 20, 1);
   assert_non_null(a);
@@ -54,7 +35,7 @@ static void single_gpu_job_takes_first_node(void **state) {
   assert_int_equal(al->ncpu, 1);
   assert_int_equal(al->mem_mib, 131072);
   assert_int_equal(f.out.cpu_words[al->cpu_word], 0x1);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* Packing: a 7-GPU job on node 0 leaves 1 GPU there; the next 1-GPU job
@@ -62,8 +43,8 @@ static void single_gpu_job_takes_first_node(void **state) {
  * node 1. */
 static void packing_fills_partly_used_node(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(4, 8, 0, 0)};
-  fx_open(&f);
+  struct tc_fx f = {.conf = tc_conf(4, 8, 0, 0)};
+  tc_open(&f);
   sub(&f, 1, "alice", 0, 7);
   assert_int_equal(f.out.len, 0);
   assert_non_null(run(&f, 20, 1));
@@ -76,7 +57,7 @@ static void packing_fills_partly_used_node(void **state) {
   assert_int_equal(f.out.allocs[a2->alloc_first].node, 0);
   assert_int_equal(f.out.allocs[a2->alloc_first].gpus, 0x80);
   assert_int_equal(f.out.allocs[a3->alloc_first].node, 1);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* NVLink groups: 8 GPUs in 2 groups of 4 (0-3, 4-7), CPUs 0-31 near group 0.
@@ -88,9 +69,9 @@ static void gpus_come_from_one_nvlink_group(void **state) {
   (void)state;
   struct px_testconf_spec s = {.nnodes = 2, .gpus_per_node = 8, .cpus_per_node = 64,
                                .mem_mib = TC_MEM, .gpu_groups = 2};
-  struct fx f = {.conf = px_testconf_new(&s)};
+  struct tc_fx f = {.conf = px_testconf_new(&s)};
   px_testconf_user(f.conf, "alice", px_testconf_account(f.conf, "acct", 0, 1), 1);
-  fx_open(&f);
+  tc_open(&f);
   const uint32_t want_gpn[] = {3, 2, 2, 2, 1};
   const uint32_t want_node[] = {0, 0, 0, 1, 0};
   const px_bits64 want_gpus[] = {0x7, 0x30, 0xc0, 0x3, 0x8};
@@ -103,10 +84,10 @@ static void gpus_come_from_one_nvlink_group(void **state) {
     assert_int_equal(al->gpus, want_gpus[id - 1]);
     if (id == 2) assert_int_equal(f.out.cpu_words[al->cpu_word], 1ULL << 32);
   }
-  fx_close(&f);
+  tc_close(&f);
 }
 
-static void assert_nodes(const struct fx *f, const struct px_action *a, const uint32_t *want, uint32_t n) {
+static void assert_nodes(const struct tc_fx *f, const struct px_action *a, const uint32_t *want, uint32_t n) {
   assert_non_null(a);
   assert_int_equal(a->nalloc, n);
   for (uint32_t i = 0; i < n; i++) {
@@ -126,8 +107,8 @@ static void assert_nodes(const struct fx *f, const struct px_action *a, const ui
  *    do not suffice. */
 static void gang_takes_lowest_switch_and_fewest_leaves(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(16, 8, 4, 2)};
-  fx_open(&f);
+  struct tc_fx f = {.conf = tc_conf(16, 8, 4, 2)};
+  tc_open(&f);
   sub(&f, 1, "alice", 1, 8);
   sub(&f, 2, "alice", 1, 8);
   run(&f, 20, 1);
@@ -146,7 +127,7 @@ static void gang_takes_lowest_switch_and_fewest_leaves(void **state) {
   struct px_node_view nv;
   px_core_node_get(f.core, 14, &nv);
   assert_int_equal(nv.gpus_alloc, 0);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* Block topology: blocks of 4 nodes. One node of block 0 is used; a 4-node
@@ -155,14 +136,14 @@ static void gang_stays_inside_one_block(void **state) {
   (void)state;
   struct px_testconf_spec s = {.nnodes = 12, .gpus_per_node = 8, .cpus_per_node = 64,
                                .mem_mib = TC_MEM, .nodes_per_block = 4};
-  struct fx f = {.conf = px_testconf_new(&s)};
+  struct tc_fx f = {.conf = px_testconf_new(&s)};
   px_testconf_user(f.conf, "alice", px_testconf_account(f.conf, "acct", 0, 1), 1);
-  fx_open(&f);
+  tc_open(&f);
   sub(&f, 1, "alice", 1, 8);
   run(&f, 20, 1);
   sub(&f, 2, "alice", 4, 8);
   assert_nodes(&f, run(&f, 30, 2), (const uint32_t[]){4, 5, 6, 7}, 4);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* --switches=1@100: leaves of 2 nodes, one free node in each (n1, n3). The
@@ -170,8 +151,8 @@ static void gang_stays_inside_one_block(void **state) {
  * (submit at 10), then takes what exists: n1 and n3. */
 static void switches_wait_then_take_what_exists(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(4, 8, 2, 0)};
-  fx_open(&f);
+  struct tc_fx f = {.conf = tc_conf(4, 8, 2, 0)};
+  tc_open(&f);
   for (uint64_t id = 1; id <= 3; id++) sub(&f, id, "alice", 1, 8);
   run(&f, 20, 1);
   assert_int_equal(f.out.len, 3); /* n0, n1, n2 */
@@ -185,15 +166,15 @@ static void switches_wait_then_take_what_exists(void **state) {
   assert_string_equal(px_reason_name(PX_REASON_TOPOLOGY), "Resources");
   assert_null(run(&f, 109, 4));
   assert_nodes(&f, run(&f, 111, 4), (const uint32_t[]){1, 3}, 2);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* --exclusive takes a whole idle node (all GPUs, CPUs, memory) even for one
  * GPU; later jobs cannot share it. */
 static void exclusive_job_gets_whole_node(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
-  fx_open(&f);
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  tc_open(&f);
   sub(&f, 1, "alice", 0, 1);
   run(&f, 20, 1);
   struct px_jobspec s = tc_spec("alice", 0, 1);
@@ -210,7 +191,7 @@ static void exclusive_job_gets_whole_node(void **state) {
   a = run(&f, 40, 3);
   assert_non_null(a);
   assert_int_equal(f.out.allocs[a->alloc_first].node, 0);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* exclusive_account: a node runs one account's jobs at a time. A's job on
@@ -218,11 +199,11 @@ static void exclusive_job_gets_whole_node(void **state) {
 static void tenancy_keeps_accounts_apart(void **state) {
   (void)state;
   struct px_testconf_spec s = {.nnodes = 2, .gpus_per_node = 8, .cpus_per_node = 64, .mem_mib = TC_MEM};
-  struct fx f = {.conf = px_testconf_new(&s)};
+  struct tc_fx f = {.conf = px_testconf_new(&s)};
   f.conf->partitions[0].exclusive_account = true;
   px_testconf_user(f.conf, "ua", px_testconf_account(f.conf, "A", 0, 1), 1);
   px_testconf_user(f.conf, "ub", px_testconf_account(f.conf, "B", 0, 1), 1);
-  fx_open(&f);
+  tc_open(&f);
   sub(&f, 1, "ua", 0, 1);
   sub(&f, 2, "ub", 0, 1);
   sub(&f, 3, "ua", 0, 1);
@@ -231,7 +212,7 @@ static void tenancy_keeps_accounts_apart(void **state) {
   assert_int_equal(f.out.allocs[tc_started(&f.out, 1)->alloc_first].node, 0);
   assert_int_equal(f.out.allocs[tc_started(&f.out, 2)->alloc_first].node, 1);
   assert_int_equal(f.out.allocs[tc_started(&f.out, 3)->alloc_first].node, 0);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* Features n0:a n1:a n2:b n3:a,b. "a&b" -> n3; "b" -> n3 too (packing
@@ -240,12 +221,12 @@ static void tenancy_keeps_accounts_apart(void **state) {
  * GPUs after n3 lost one waits. */
 static void constraints_with_and_or(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(4, 8, 0, 0)};
+  struct tc_fx f = {.conf = tc_conf(4, 8, 0, 0)};
   px_testconf_features(f.conf, 0, "a");
   px_testconf_features(f.conf, 1, "a");
   px_testconf_features(f.conf, 2, "b");
   px_testconf_features(f.conf, 3, "a,b");
-  fx_open(&f);
+  tc_open(&f);
   const char *cons[] = {"a&b", "b", "c|b&a"};
   for (uint64_t id = 1; id <= 2; id++) {
     struct px_jobspec s = tc_spec("alice", 0, 1);
@@ -273,36 +254,36 @@ static void constraints_with_and_or(void **state) {
   assert_int_equal(tc_submit(f.core, 4, &s, 10), 0);
   assert_null(run(&f, 30, 4));
   assert_int_equal(tc_reason(f.core, 4), PX_REASON_RESOURCES);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* Spreading: each 1-GPU job goes to the node with the most free GPUs:
  * n0, then n1 (8 free beats 7), then n0 again (7 vs 7: lowest index). */
 static void spreading_stage_balances(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
   f.conf->sched.placement = PX_PLACE_SPREAD;
-  fx_open(&f);
+  tc_open(&f);
   for (uint64_t id = 1; id <= 3; id++) sub(&f, id, "alice", 0, 1);
   run(&f, 20, 1);
   assert_int_equal(f.out.allocs[tc_started(&f.out, 1)->alloc_first].node, 0);
   assert_int_equal(f.out.allocs[tc_started(&f.out, 2)->alloc_first].node, 1);
   assert_int_equal(f.out.allocs[tc_started(&f.out, 3)->alloc_first].node, 0);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* Weight: n2 has Weight=0 (lower is preferred), so it is used first even
  * though n0 comes first by index. */
 static void lower_weight_nodes_first(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(3, 8, 0, 0)};
+  struct tc_fx f = {.conf = tc_conf(3, 8, 0, 0)};
   f.conf->nodes[2].weight = 0;
-  fx_open(&f);
+  tc_open(&f);
   sub(&f, 1, "alice", 0, 1);
   const struct px_action *a = run(&f, 20, 1);
   assert_non_null(a);
   assert_int_equal(f.out.allocs[a->alloc_first].node, 2);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* GPU types: n0,n1 a100; n2,n3 h100. h100 asked -> n2; an unknown type is
@@ -312,10 +293,10 @@ static void gpu_type_is_honoured(void **state) {
   (void)state;
   struct px_testconf_spec s = {.nnodes = 4, .gpus_per_node = 8, .cpus_per_node = 64,
                                .mem_mib = TC_MEM, .gpu_type = "a100"};
-  struct fx f = {.conf = px_testconf_new(&s)};
+  struct tc_fx f = {.conf = px_testconf_new(&s)};
   f.conf->nodes[2].gpu_type = f.conf->nodes[3].gpu_type = "h100";
   px_testconf_user(f.conf, "alice", px_testconf_account(f.conf, "acct", 0, 1), 1);
-  fx_open(&f);
+  tc_open(&f);
   struct px_jobspec j = tc_spec("alice", 0, 2);
   j.gpu_type = (char *)"h100";
   assert_int_equal(tc_submit(f.core, 1, &j, 10), 0);
@@ -325,7 +306,7 @@ static void gpu_type_is_honoured(void **state) {
   assert_int_equal(f.out.allocs[tc_started(&f.out, 2)->alloc_first].node, 2);
   j.gpu_type = (char *)"v100";
   assert_int_equal(px_core_submit(f.core, 3, &j, 10, NULL, NULL), PX_EINVAL);
-  fx_close(&f);
+  tc_close(&f);
 }
 
 /* Node states: with n0 down the job goes to n1; a 2-node gang then cannot
@@ -333,8 +314,8 @@ static void gpu_type_is_honoured(void **state) {
  * partition back). With n1 drained and n0 resumed, a new job goes to n0. */
 static void down_and_drained_nodes_are_skipped(void **state) {
   (void)state;
-  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
-  fx_open(&f);
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  tc_open(&f);
   assert_int_equal(px_core_node_event(f.core, 0, PX_NODE_EV_DOWN, "dead", 5, NULL), 0);
   sub(&f, 1, "alice", 0, 1);
   sub(&f, 2, "alice", 2, 8);
@@ -353,28 +334,99 @@ static void down_and_drained_nodes_are_skipped(void **state) {
   const struct px_action *a = run(&f, 30, 4);
   assert_non_null(a);
   assert_int_equal(f.out.allocs[a->alloc_first].node, 0);
-  fx_close(&f);
+  tc_close(&f);
 }
 
-/* -n 12 --gpus-per-task=1 with no node count: tasks go where they fit, fewest
- * nodes first: 8 on n0, 4 on n1. */
-static void flexible_tasks_fill_fewest_nodes(void **state) {
-  (void)state;
-  struct fx f = {.conf = tc_conf(2, 8, 0, 0)};
-  fx_open(&f);
+/* A tasks-only job (-n N, no node count) on 2 empty nodes, started. */
+static const struct px_action *tasks_job(struct tc_fx *f, uint32_t ntasks, uint32_t gpt, uint32_t cpt) {
+  f->conf = tc_conf(2, 8, 0, 0);
+  tc_open(f);
   struct px_jobspec s;
   px_jobspec_init(&s);
   s.user = (char *)"alice";
-  s.ntasks = 12;
-  s.gpus_per_task = 1;
-  assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
-  const struct px_action *a = run(&f, 20, 1);
+  s.ntasks = ntasks;
+  s.gpus_per_task = gpt;
+  s.cpus_per_task = cpt;
+  assert_int_equal(tc_submit(f->core, 1, &s, 10), 0);
+  const struct px_action *a = run(f, 20, 1);
   assert_non_null(a);
+  return a;
+}
+
+/* -n 12 --gpus-per-task=1: tasks go where they fit, fewest nodes first: 8
+ * on n0, 4 on n1. -n 4 -c 2 (CPU only) packs onto one node: 8 CPUs of n0. */
+static void flexible_tasks_fill_fewest_nodes(void **state) {
+  (void)state;
+  struct tc_fx f;
+  const struct px_action *a = tasks_job(&f, 12, 1, 0);
   assert_int_equal(a->nalloc, 2);
   assert_int_equal(f.out.allocs[a->alloc_first].gpus, 0xff);
   assert_int_equal(f.out.allocs[a->alloc_first].ncpu, 8);
   assert_int_equal(f.out.allocs[a->alloc_first + 1].gpus, 0x0f);
-  fx_close(&f);
+  tc_close(&f);
+  a = tasks_job(&f, 4, 0, 2);
+  assert_int_equal(a->nalloc, 1);
+  assert_int_equal(f.out.allocs[a->alloc_first].ncpu, 8);
+  assert_int_equal(f.out.allocs[a->alloc_first].gpus, 0);
+  tc_close(&f);
+}
+
+/* Memory decides: job 1 takes 900,000 MiB of n0's 1,048,576; job 2 asks
+ * 200,000 MiB, more than n0's 148,576 left, so it goes to n1 although
+ * packing prefers the partly used n0. Job 3 (no --mem: 1/8 = 131,072 MiB)
+ * still fits n0. */
+static void memory_is_a_resource(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  tc_open(&f);
+  const uint64_t mem[] = {900000, 200000, 0};
+  const uint32_t want[] = {0, 1, 0};
+  for (uint64_t id = 1; id <= 3; id++) {
+    struct px_jobspec s = tc_spec("alice", 0, 1);
+    s.mem_per_node_mib = mem[id - 1];
+    assert_int_equal(tc_submit(f.core, id, &s, 10), 0);
+  }
+  run(&f, 20, 1);
+  for (uint64_t id = 1; id <= 3; id++)
+    assert_int_equal(f.out.allocs[tc_started(&f.out, id)->alloc_first].node, want[id - 1]);
+  assert_int_equal(f.out.allocs[tc_started(&f.out, 2)->alloc_first].mem_mib, 200000);
+  tc_close(&f);
+}
+
+/* --gpus=40 alone on 8-GPU nodes, leaves of 2 nodes (16 GPUs), spines of 2
+ * leaves (32), a root: no leaf or spine holds 40, so the root; its largest
+ * leaves first (all equal: by index) -> leaves 0, 1, 2: n0-n3 whole and 8
+ * GPUs of n4, one task's CPU on each. */
+static void gpus_total_spread_over_fewest_leaves(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(8, 8, 2, 2)};
+  tc_open(&f);
+  struct px_jobspec s;
+  px_jobspec_init(&s);
+  s.user = (char *)"alice";
+  s.gpus = 40;
+  assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
+  const struct px_action *a = run(&f, 20, 1);
+  assert_nodes(&f, a, (const uint32_t[]){0, 1, 2, 3, 4}, 5);
+  assert_int_equal(f.out.allocs[a->alloc_first].ncpu, 1);
+  tc_close(&f);
+}
+
+/* OverSubscribe=EXCLUSIVE makes every job of the partition whole-node. */
+static void partition_exclusive_makes_whole_node_jobs(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  f.conf->partitions[0].oversubscribe = PX_OVERSUB_EXCLUSIVE;
+  tc_open(&f);
+  sub(&f, 1, "alice", 0, 1);
+  sub(&f, 2, "alice", 0, 1);
+  sub(&f, 3, "alice", 0, 1);
+  run(&f, 20, 1);
+  assert_int_equal(f.out.len, 2);
+  assert_int_equal(f.out.allocs[tc_started(&f.out, 1)->alloc_first].gpus, 0xff);
+  assert_int_equal(f.out.allocs[tc_started(&f.out, 2)->alloc_first].node, 1);
+  assert_int_equal(tc_reason(f.core, 3), PX_REASON_RESOURCES);
+  tc_close(&f);
 }
 
 int main(void) {
@@ -393,6 +445,9 @@ int main(void) {
       cmocka_unit_test(gpu_type_is_honoured),
       cmocka_unit_test(down_and_drained_nodes_are_skipped),
       cmocka_unit_test(flexible_tasks_fill_fewest_nodes),
+      cmocka_unit_test(memory_is_a_resource),
+      cmocka_unit_test(gpus_total_spread_over_fewest_leaves),
+      cmocka_unit_test(partition_exclusive_makes_whole_node_jobs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

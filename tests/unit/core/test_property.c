@@ -113,14 +113,41 @@ static const char *check_starts(struct px_core *c, const struct px_conf *conf, c
     if (j->shape.exclusive ? a->nalloc != j->shape.nmin && j->shape.per_node_max == 1 : units != j->shape.units)
       return "not all tasks placed";
   }
+  /* Order: within a partition, no job started ahead of a better-ranked job
+   * that waited for resources (the builtin reserve stage). */
+  size_t cur = 0;
+  struct px_job_view w;
+  while (px_core_job_next(c, &cur, &w)) {
+    if (w.state != PX_JOB_PENDING || (w.reason != PX_REASON_RESOURCES && w.reason != PX_REASON_TOPOLOGY))
+      continue;
+    for (size_t i = 0; i < out->len; i++) {
+      struct px_job_view s;
+      px_core_job_get(c, out->v[i].job_id, &s);
+      if (s.partition != w.partition) continue;
+      bool better = w.prio.priority > s.prio.priority ||
+                    (w.prio.priority == s.prio.priority &&
+                     (w.submit_s < s.submit_s || (w.submit_s == s.submit_s && w.job_id < s.job_id)));
+      if (better && w.array_job_id != s.array_job_id) return "a job started ahead of a blocked better one";
+    }
+  }
+  /* QoS capped: 24 GPUs per user; teamB (account 2): MaxJobs 6 per user. */
+  uint64_t qgpus[4] = {0}, tjobs[4] = {0};
+  cur = 0;
+  while (px_core_job_next(c, &cur, &w)) {
+    if (w.state != PX_JOB_RUNNING || !w.nalloc) continue;
+    int u = w.user[1] - '0';
+    if (w.qos == 1) qgpus[u] += w.ngpus;
+    if (w.account == 2) tjobs[u]++;
+  }
+  for (int u = 0; u < 4; u++)
+    if (qgpus[u] > 24 || tjobs[u] > 6) return "a per-user limit was exceeded";
   /* group GPU limit of teamA (account 1) */
   if (c->assoc[1].run_gpus > 64) return "GrpTRES exceeded";
   if (c->assoc[1].grp_gpus == 64) {
     uint64_t sum = 0;
-    size_t cur = 0;
-    struct px_job_view v;
-    while (px_core_job_next(c, &cur, &v))
-      if (v.state == PX_JOB_RUNNING && v.account == 1 && v.nalloc) sum += v.ngpus;
+    cur = 0;
+    while (px_core_job_next(c, &cur, &w))
+      if (w.state == PX_JOB_RUNNING && w.account == 1 && w.nalloc) sum += w.ngpus;
     if (sum > 64 || sum != c->assoc[1].run_gpus) return "group GPU counter wrong";
   }
   return NULL;

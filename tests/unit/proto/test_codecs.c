@@ -157,6 +157,30 @@ static void job_info_round_trip(void **state) {
   px_job_info_fini(&a);
 }
 
+/* The direct writer must produce exactly what jansson's encoder does. */
+static void direct_writer_matches_jansson(void **state) {
+  (void)state;
+  static const double reals[] = {0.0, 12.5, 1e300, 3.0, 0.1, 2.5e-7, -1.0 / 3};
+  for (size_t k = 0; k < sizeof reals / sizeof reals[0]; k++) {
+    struct px_job_info a;
+    px_job_info_init(&a);
+    a.job_id = 9007199254740993ULL;
+    a.exit_code = -3;
+    a.billable_tres_s = reals[k];
+    a.why = strdup("line1\nquote \" back\\slash tab\t ctl\x01 utf8 \xc3\xa9");
+    snprintf(a.state, sizeof a.state, "PENDING");
+    fill_spec(&a.spec);
+    char *fast = px_job_info_encode(&a);
+    json_t *tmp = px_job_info_to_json(&a);
+    char *slow = json_dumps(tmp, JSON_COMPACT);
+    json_decref(tmp);
+    assert_string_equal(fast, slow);
+    free(fast);
+    free(slow);
+    px_job_info_fini(&a);
+  }
+}
+
 static void node_info_round_trip(void **state) {
   (void)state;
   struct px_node_info n = {0}, m;
@@ -178,7 +202,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(spec_round_trip),     cmocka_unit_test(spec_unlimited_time),
       cmocka_unit_test(spec_strict_errors),  cmocka_unit_test(job_info_round_trip),
-      cmocka_unit_test(node_info_round_trip),
+      cmocka_unit_test(node_info_round_trip), cmocka_unit_test(direct_writer_matches_jansson),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
