@@ -154,13 +154,13 @@ static int start_server(struct dev *d) {
   return 0;
 }
 
-/* A node-bound token for each agent (`phalanx token`, the server's key). */
+/* A node-bound token for each agent (`phalanx server token`, the server's key). */
 static void mint_token(struct dev *d, const char *node, char *path, size_t size) {
   char state[4200], log[4200];
   snprintf(state, sizeof state, "%s/server", d->dir);
   snprintf(path, size, "%s/agents/%s.token", d->dir, node);
   snprintf(log, sizeof log, "%s/agents/%s.log", d->dir, node);
-  char *args[] = {d->self, "token", "--state-dir", state, "--user", "root", "--uid", "0",
+  char *args[] = {d->self, "server", "token", "--state-dir", state, "--user", "root", "--uid", "0",
                   "--node", (char *)node, NULL};
   pid_t p = spawn(d, args, log, path);
   int ws = 0;

@@ -30,7 +30,8 @@ DEV=$!
 wait_for 60 test -s "$T/ready" || fail "phalanx dev did not come up: $(cat "$T/dev.err")"
 set -a; source "$T/ready"; set +a
 WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK" && cd "$WORK"
-state_of() { sacct -n -X -j "$1" -o State | head -1 | tr -d ' +'; }
+# the job's state from the server's API (independent of the CLI's formatting)
+state_of() { curl -sf --unix-socket "$PHALANX_SERVER" "http://localhost/v1/jobs/$1" | jq -r .state; }
 has_state() { [ "$(state_of "$1")" = "$2" ]; }
 
 # 1. gang environment, then cancel a running gang.
