@@ -80,9 +80,13 @@ for _ in $(seq 1 90); do
 done
 
 echo; echo "== the gang's output"; cat slurm-*.out | grep nodes= || true
-echo; echo "== sacct"; sacct
-echo; echo "== fair share (sshare -a)"; sshare -a
-echo; echo "== usage report"; "$px" usage || true
+api() { curl -sf --unix-socket "$PHALANX_SERVER" "http://localhost$1"; }
+echo; echo "== sacct"
+sacct || { echo "(from the API instead)"; api '/v1/accounting?since=1d' |
+  jq -r '.jobs[] | "\(.job_id)\t\(.spec.name)\t\(.spec.account)\t\(.state)"'; }
+echo; echo "== fair share (sshare -a)"; sshare -a || echo "(sshare failed: see the message above)"
+echo; echo "== usage report"
+"$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
 echo; echo "== stopping the cluster"
 kill -TERM "$dev_pid"; wait "$dev_pid" || true; dev_pid=
 rm -rf "$tmp"

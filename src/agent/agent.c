@@ -159,10 +159,10 @@ static struct ajob *add_job(struct agent *a, uint64_t id, uint32_t restart, pid_
   return j;
 }
 
-static void on_acked(const char *dir_arg, void *ud) {
+static void on_acked(const char *dir_in, void *ud) {
   struct agent *a = ud;
-  char dir[sizeof a->jobs->dir]; /* dir_arg may be the job's own buffer, freed below */
-  snprintf(dir, sizeof dir, "%s", dir_arg);
+  char dir[4096]; /* dir_in may be the job's own field, freed below */
+  snprintf(dir, sizeof dir, "%s", dir_in);
   for (struct ajob **pp = &a->jobs; *pp; pp = &(*pp)->next) {
     struct ajob *j = *pp;
     if (strcmp(j->dir, dir) != 0) continue;

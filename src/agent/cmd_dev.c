@@ -154,13 +154,13 @@ static int start_server(struct dev *d) {
   return 0;
 }
 
-/* A node-bound token for each agent (`phalanx token`, the server's key). */
+/* A node-bound token for each agent (`phalanx server token`, the server's key). */
 static void mint_token(struct dev *d, const char *node, char *path, size_t size) {
   char state[4200], log[4200];
   snprintf(state, sizeof state, "%s/server", d->dir);
   snprintf(path, size, "%s/agents/%s.token", d->dir, node);
   snprintf(log, sizeof log, "%s/agents/%s.log", d->dir, node);
-  char *args[] = {d->self, "token", "--state-dir", state, "--user", "root", "--uid", "0",
+  char *args[] = {d->self, "server", "token", "--state-dir", state, "--user", "root", "--uid", "0",
                   "--node", (char *)node, NULL};
   pid_t p = spawn(d, args, log, path);
   int ws = 0;
@@ -181,7 +181,7 @@ static int start_agents(struct dev *d) {
     snprintf(state, sizeof state, "%s/%s", adir, node);
     snprintf(log, sizeof log, "%s/%s.log", adir, node);
     mint_token(d, node, token, sizeof token);
-    char *args[28] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
+    char *args[32] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
                       "--state-dir", state, "--emulate-gpus", gpus, "--emulate-cpus", cpus,
                       "--emulate-mem", mem, "--cluster", "dev", "--kill-wait", "5",
                       "--kill-jobs-on-exit", "--allow-root", NULL};

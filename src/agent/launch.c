@@ -7,11 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/supervise.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -39,24 +37,26 @@ int px_job_start(const char *state_dir, const struct px_launch *l, const struct 
     px_status_write(jobdir, &st);
     return rc;
   }
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return PX_EIO;
+  self[n] = '\0';
+  char *argv[] = {self, "agent", "--supervise", jobdir, NULL};
   pid_t c = fork();
   if (c < 0) return PX_EAGAIN;
   if (c == 0) {
-    /* The supervisor is this fork, not a new program: no exec and no
-     * dynamic loading on the launch path. It keeps only stdout/stderr (the
-     * agent's log): the agent's server connections, signalfd and pipes are
-     * closed, so a supervisor never holds the agent's sockets open. */
-    int fd = open("/dev/null", O_RDONLY);
-    if (fd > 0) dup2(fd, 0), close(fd);
+    /* Only async-signal-safe calls between fork and exec: the agent has
+     * other threads, whose locks (malloc, stdio) a plain fork would copy
+     * held. The supervisor keeps stdout/stderr (the agent's log) and none of
+     * the agent's sockets, signalfd or pipes. */
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd > 0) dup2(fd, 0);
     close_range(3, ~0U, 0);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    px_log_set_tag("supervisor");
-    char comm[16];
-    snprintf(comm, sizeof comm, "px-job%llu", (unsigned long long)l->job_id);
-    prctl(PR_SET_NAME, comm); /* what ps and top show for it */
-    _exit(px_supervise_main(jobdir));
+    execv(self, argv);
+    _exit(127);
   }
   *pid = c;
   px_debug("job %llu: supervisor %d in %s", (unsigned long long)l->job_id, (int)c, jobdir);

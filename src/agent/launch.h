@@ -5,8 +5,9 @@
  * new process of its own session. The supervisor is the agent's child only
  * until the agent restarts; after that the agent finds it again through
  * state.json (reattach), so nothing requires it to stay a child. The
- * supervisor is a fork of the agent (no exec: launching costs a fork, not
- * a program load); `phalanx agent --supervise JOBDIR` runs the same code.
+ * supervisor is `phalanx agent --supervise JOBDIR`, a fresh program: the
+ * agent is multi-threaded, and a fork that ran on without exec could
+ * inherit a lock another thread held (malloc, stdio) and hang.
  */
 #ifndef PX_AGENT_LAUNCH_H
 #define PX_AGENT_LAUNCH_H
@@ -20,8 +21,7 @@
 /* STATE/jobs/<job>.<restart> into buf. */
 void px_jobdir_path(const char *state_dir, uint64_t job_id, uint32_t restart, char *buf, size_t size);
 
-/* Call with no other thread holding locks the supervisor needs (the
- * agent's poll thread only does HTTP). 0 with *pid the supervisor; PX_EEXIST when this attempt was already
+/* 0 with *pid the supervisor; PX_EEXIST when this attempt was already
  * started here (nothing is done: a task never starts twice). */
 int px_job_start(const char *state_dir, const struct px_launch *l, const struct px_site *site,
                  char *jobdir, size_t size, pid_t *pid);

@@ -57,7 +57,6 @@ static void fail_launch(struct sup *s, const char *msg) {
   px_error("job %llu: %s", (unsigned long long)s->l.job_id, msg);
 }
 
-/* Everything of the job gets sig: the cgroup's processes and the process group. */
 /* Each process gets a catchable signal exactly once: the cgroup holds every
  * process of the job (setsid'd ones too), so the process group is only the
  * fallback without a cgroup. SIGKILL goes both ways, as a second net. */
@@ -317,6 +316,9 @@ int px_supervise_main(const char *jobdir) {
   int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   if (load(&s)) return 1;
+  char comm[16];
+  snprintf(comm, sizeof comm, "px-job%llu", (unsigned long long)s.l.job_id);
+  prctl(PR_SET_NAME, comm); /* what ps and top show for it */
   s.st.job_id = s.l.job_id;
   s.st.start_time = time(NULL);
   set_limits(&s);

@@ -31,7 +31,7 @@ for h in a b; do
     --state-dir "$T/$h" --emulate-gpus 4:h100 --kill-wait 1 --cluster nsnet 2>>"$T/agent-$h.log" &
   PIDS+=($!)
 done
-wait_for 10 registered n01 && wait_for 10 registered n02 || fail "agents did not register"
+wait_for 30 registered n01 && wait_for 30 registered n02 || fail "agents did not register"
 addr=$(mock_get /test/registrations | jq -r '.n02[0].addr')
 [ "$addr" = 10.77.1.3 ] || fail "n02 registered address $addr"
 
@@ -59,7 +59,7 @@ gang() { # gang JOBID RANK GPUS SCRIPT: the order for node RANK of a 2-node gang
 }
 mock_post "/test/launch?node=n01" "$(gang 31 0 '[0,1]' "$task")"
 mock_post "/test/launch?node=n02" "$(gang 31 1 '[2,3]' "$task")"
-wait_for 20 reported 31 n01 COMPLETED && wait_for 20 reported 31 n02 COMPLETED ||
+wait_for 45 reported 31 n01 COMPLETED && wait_for 45 reported 31 n02 COMPLETED ||
   fail "gang 31 did not complete: $(mock_get /test/reports) $(cat "$T"/agent-*.log | tail -5)"
 grep -q "rank1 from 10.77.1.3" "$WORK/hello" || fail "rank 1 did not reach rank 0: $(cat "$WORK/hello" 2>&1)"
 want() { grep -qxF -- "$2" "$WORK/env.$1" || fail "rank $1: want $2, got $(grep "^${2%%=*}=" "$WORK/env.$1")"; }
@@ -79,11 +79,12 @@ ok "2-node gang across namespaces: node list, ranks, MASTER_ADDR, GPUs right on 
 hold='echo up > '"$WORK"'/up.$SLURM_PROCID; trap "" TERM; setsid sleep 4731 & sleep 4732'
 mock_post "/test/launch?node=n01" "$(gang 32 0 '[0,1]' "$hold")"
 mock_post "/test/launch?node=n02" "$(gang 32 1 '[2,3]' "$hold")"
-wait_for 10 test -e "$WORK/up.0" && wait_for 10 test -e "$WORK/up.1" || fail "gang 32 did not start"
+wait_for 30 test -e "$WORK/up.0" && wait_for 30 test -e "$WORK/up.1" || fail "gang 32 did not start"
 for node in n01 n02; do
   mock_post "/test/signal?node=$node" '{"job_id":32,"signal":15,"grace_s":1,"reason":"CANCELLED"}'
 done
-wait_for 10 reported 32 n01 CANCELLED && wait_for 10 reported 32 n02 CANCELLED ||
+wait_for 30 reported 32 n01 CANCELLED && wait_for 30 reported 32 n02 CANCELLED ||
   fail "gang 32 not cancelled: $(mock_get /test/reports)"
 [ -z "$(procs_with 'sleep 473[12]')" ] || fail "processes left after cancel: $(procs_with 'sleep 473')"
 ok "gang cancelled on both hosts; no process left behind"
+sanitizer_clean "$T"/agent-*.log

@@ -66,3 +66,4 @@ grep -q 'CVD=1$' "$out" || fail "CUDA_VISIBLE_DEVICES: $(grep CVD "$out")"
 grep -q 'nvidia0: Operation not permitted' "$out" || fail "GPU 0 not denied: $(cat "$out")"
 grep -q 'nvidia1: No such device or address' "$out" || fail "GPU 1 denied: $(cat "$out")"
 ok "CPUs pinned; only the allocated GPU's device can be opened"
+sanitizer_clean "$T"/agent.log

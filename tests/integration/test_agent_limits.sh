@@ -26,7 +26,7 @@ run "$T/11.json" >"$T/11.st" &
 runner=$!
 jobdir=$T/state/jobs/11.0
 all_up() { [ -e "$WORK/started" ] && [ "$(procs_with 'sleep 471[123]' | wc -l)" -eq 3 ]; }
-wait_for 10 all_up || fail "job 11's processes did not start"
+wait_for 30 all_up || fail "job 11's processes did not start"
 memcg=$(jq -r '.cgroup.memory' "$jobdir/state.json")
 [ "$(wc -l <"$memcg/cgroup.procs")" -ge 4 ] || fail "job 11's processes are not all in its cgroup $memcg"
 echo "15 1 CANCELLED" >"$jobdir/ctl"
@@ -58,3 +58,4 @@ grep -q "got USR1" "$out" && grep -q "got TERM" "$out" || fail "signals not seen
 # limit 9 s + KillWait 1 s, less up to a second (the start is whole seconds)
 [ "$elapsed_ms" -ge 8000 ] && [ "$elapsed_ms" -le 20000 ] || fail "TIMEOUT after $elapsed_ms ms"
 ok "time limit: --signal, then SIGTERM, then SIGKILL after KillWait (TIMEOUT after $elapsed_ms ms)"
+sanitizer_clean "$T"/agent.log

@@ -34,20 +34,20 @@ echo started >> '"$WORK"'/starts
 while [ ! -e '"$WORK"'/go ]; do sleep 0.05; done
 echo finished' >"$T/21.json"
 start_agent
-wait_for 10 registered n01 || fail "agent did not register"
+wait_for 30 registered n01 || fail "agent did not register"
 mock_post "/test/launch?node=n01" "$(cat "$T/21.json")"
-wait_for 10 reported 21 n01 RUNNING || fail "no RUNNING report"
-wait_for 10 test -e "$WORK/starts" || fail "job 21 did not start"
+wait_for 30 reported 21 n01 RUNNING || fail "no RUNNING report"
+wait_for 30 test -e "$WORK/starts" || fail "job 21 did not start"
 sup=$(jq -r .supervisor "$T/state/jobs/21.0/state.json")
 kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true
 kill -0 "$sup" || fail "the job's supervisor died with the agent"
 start_agent
 # the restart registers again, with the running job listed
 two_regs() { mock_get /test/registrations | jq -e '.n01 | length == 2 and (.[1].jobs | any(.job_id == 21 and .state == "RUNNING"))' >/dev/null; }
-wait_for 10 two_regs || fail "re-registration without job 21: $(mock_get /test/registrations)"
+wait_for 30 two_regs || fail "re-registration without job 21: $(mock_get /test/registrations)"
 # the stand-in resends every order from seq 0 to a fresh agent: the launch must not run again
 touch "$WORK/go"
-wait_for 10 reported 21 n01 COMPLETED || fail "job 21's end not reported: $(mock_get /test/reports)"
+wait_for 30 reported 21 n01 COMPLETED || fail "job 21's end not reported: $(mock_get /test/reports)"
 [ "$(wc -l <"$WORK/starts")" -eq 1 ] || fail "job 21 started $(wc -l <"$WORK/starts") times"
 grep -q finished "$WORK/slurm-21.out" || fail "job 21 did not finish its script"
 ok "agent killed -9 mid-job: job kept running, reattached, not started twice, end reported"
@@ -56,24 +56,25 @@ ok "agent killed -9 mid-job: job kept running, reattached, not started twice, en
 launch_json 22 pxtest1 '#!/bin/sh
 while [ ! -e '"$WORK"'/go22 ]; do sleep 0.05; done' >"$T/22.json"
 mock_post "/test/launch?node=n01" "$(cat "$T/22.json")"
-wait_for 10 reported 22 n01 RUNNING || fail "job 22 not running"
+wait_for 30 reported 22 n01 RUNNING || fail "job 22 not running"
 mock_post /test/reports_down
 touch "$WORK/go22"
-wait_for 10 test -e "$T/state/jobs/22.0/status.json" || fail "job 22 did not end"
+wait_for 30 test -e "$T/state/jobs/22.0/status.json" || fail "job 22 did not end"
 ! reported 22 n01 COMPLETED || fail "report accepted while the server was down"
 mock_post /test/reports_up
-wait_for 10 reported 22 n01 COMPLETED || fail "job 22's end never reported"
-wait_for 10 test ! -e "$T/state/jobs/22.0" || fail "job 22's directory kept after the server acknowledged"
+wait_for 30 reported 22 n01 COMPLETED || fail "job 22's end never reported"
+wait_for 30 test ! -e "$T/state/jobs/22.0" || fail "job 22's directory kept after the server acknowledged"
 ok "an end during a server outage is reported when the server returns"
 
 # 3. The server process itself restarts (all its memory gone) while a job runs.
 launch_json 23 pxtest1 '#!/bin/sh
 while [ ! -e '"$WORK"'/go23 ]; do sleep 0.05; done' >"$T/23.json"
 mock_post "/test/launch?node=n01" "$(cat "$T/23.json")"
-wait_for 10 reported 23 n01 RUNNING || fail "job 23 not running"
+wait_for 30 reported 23 n01 RUNNING || fail "job 23 not running"
 kill "$MOCK_PID"; wait "$MOCK_PID" 2>/dev/null || true
 touch "$WORK/go23"
-wait_for 10 test -e "$T/state/jobs/23.0/status.json" || fail "job 23 did not end"
+wait_for 30 test -e "$T/state/jobs/23.0/status.json" || fail "job 23 did not end"
 start_mock 127.0.0.1 $PORT
-wait_for 15 reported 23 n01 COMPLETED || fail "job 23's end not reported to the restarted server"
+wait_for 30 reported 23 n01 COMPLETED || fail "job 23's end not reported to the restarted server"
 ok "server restarted while the job ran: the agent re-registered and reported the end"
+sanitizer_clean "$T"/agent.log

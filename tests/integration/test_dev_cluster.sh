@@ -20,7 +20,7 @@ cleanup() {
   [ -n "$AGENT1" ] && kill "$AGENT1" 2>/dev/null
   [ -n "$DEV" ] && { kill -TERM "$DEV" 2>/dev/null; wait "$DEV" 2>/dev/null; }
   for d in "$T"/c/agents/dev*/; do kill_leftovers "$d"; done
-  rm -rf "$T"
+  [ -n "${PX_KEEP:-}" ] || rm -rf "$T" # PX_KEEP=1 keeps the logs of a failed run
 }
 trap cleanup EXIT
 mkdir -p "$T/bin" && for c in sbatch squeue scancel sinfo sacct; do ln -s "$PHALANX" "$T/bin/$c"; done
@@ -30,7 +30,8 @@ DEV=$!
 wait_for 60 test -s "$T/ready" || fail "phalanx dev did not come up: $(cat "$T/dev.err")"
 set -a; source "$T/ready"; set +a
 WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK" && cd "$WORK"
-state_of() { sacct -n -X -j "$1" -o State | head -1 | tr -d ' +'; }
+# the job's state from the server's API (independent of the CLI's formatting)
+state_of() { curl -sf --unix-socket "$PHALANX_SERVER" "http://localhost/v1/jobs/$1" | jq -r .state; }
 has_state() { [ "$(state_of "$1")" = "$2" ]; }
 
 # 1. gang environment, then cancel a running gang.
@@ -48,7 +49,7 @@ wait_for 30 running || fail "gang 2 did not start"
 scancel 2
 wait_for 30 has_state 2 CANCELLED || fail "gang 2 after scancel: $(state_of 2)"
 gone() { [ -z "$(procs_with 'sleep 474[12]')" ]; }
-wait_for 15 gone || fail "processes left after scancel: $(procs_with 'sleep 474')"
+wait_for 30 gone || fail "processes left after scancel: $(procs_with 'sleep 474')"
 ok "scancel of a running gang leaves no process behind"
 
 # 2. kill -9 the agent of a node running a requeueable gang.
@@ -77,3 +78,4 @@ AGENT1=$!
 stale_gone() { [ -z "$(procs_with 'sleep 4751')" ]; }
 wait_for 30 stale_gone || fail "the first attempt still runs on $victim after its agent returned"
 ok "the returning agent ends the stale first attempt"
+sanitizer_clean "$T"/c/agents/*.log "$T"/agent-restart.log "$T"/dev.err

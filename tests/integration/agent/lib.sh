@@ -77,7 +77,7 @@ start_mock() {
   IN=${ns:+nsenter --net=/run/netns/$ns}
   $IN python3 "$PX_SRC/tests/integration/agent/mock_server.py" "$addr" "$port" &
   MOCK_PID=$!
-  wait_for 10 mock_get /test/reports >/dev/null || fail "mock server did not start"
+  wait_for 30 mock_get /test/reports >/dev/null || fail "mock server did not start"
 }
 mock_get() { $IN curl -sf "$MOCK$1"; }
 mock_post() {
@@ -121,4 +121,18 @@ net_up() {
 net_down() {
   local ns
   for ns in "${NS_ALL[@]:-}"; do [ -n "$ns" ] && ip netns del "$ns" 2>/dev/null || true; done
+}
+
+# Fails when a sanitizer complained in any of the given logs (agents and
+# supervisors write their stderr there, so the ASan build's findings count).
+sanitizer_clean() {
+  local f
+  for f in "$@"; do
+    [ -e "$f" ] || continue
+    if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f"; then
+      grep -m1 -A12 -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f" >&2
+      fail "sanitizer report in $f"
+    fi
+  done
+  ok "no sanitizer report in the agents' logs"
 }
