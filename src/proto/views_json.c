@@ -151,7 +151,10 @@ char *px_job_info_encode(const struct px_job_info *j) {
   struct px_jbuf b = {0};
   px_jbuf_add(&b, "{", 1);
   px_jf_write(&b, job_fields, COUNT(job_fields), j);
-  px_jbuf_add(&b, ",\"spec\":{", 9);
+  /* Every member may be a default left out: no comma before "spec" then. */
+  static const char spec_key[] = ",\"spec\":{";
+  size_t skip = b.len == 1; /* 1: only the "{" so far */
+  px_jbuf_add(&b, &spec_key[skip], sizeof spec_key - 1 - skip);
   px_jobspec_write(&b, &j->spec);
   px_jbuf_add(&b, "}}", 2);
   if (b.err) free(b.p);

@@ -70,8 +70,8 @@ static bool launch_eq(const struct px_launch *a, const struct px_launch *b) {
 
 static bool task_eq(const struct px_task_report *a, const struct px_task_report *b) {
   return CE(node) && NE(job_id) && CE(state) && NE(exit_code) && NE(term_signal) &&
-         NE(requeue_requested) && NE(peak_mem_mib) && NE(cpu_time_ms) && NE(start_time) &&
-         NE(end_time);
+         NE(restart_count) && NE(requeue_requested) && NE(peak_mem_mib) && NE(cpu_time_ms) &&
+         NE(start_time) && NE(end_time);
 }
 
 static bool signal_eq(const struct px_signal_order *a, const struct px_signal_order *b) {
