@@ -49,6 +49,8 @@ static const struct verb verbs[] = {
     {"prio", px_cmd_sprio, NULL, "prio [-l] [-j IDS]", "the priority factors of pending jobs", "sprio"},
     {"reserve", NULL, px_verb_reserve, "reserve --name N (--nodes L|--gpus N) --start T --duration D",
      "reserve nodes or GPUs for accounts or users", "scontrol create reservation"},
+    {"token", NULL, px_verb_token, "token [--lifetime D-HH:MM:SS]",
+     "print an API token for remote use (PHALANX_TOKEN)", "scontrol token"},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 

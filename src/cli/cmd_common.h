@@ -79,5 +79,6 @@ int px_verb_nodeop(int argc, char **argv);     /* drain, resume */
 int px_verb_partitions(int argc, char **argv);
 int px_verb_usage(int argc, char **argv);
 int px_verb_reserve(int argc, char **argv);
+int px_verb_token(int argc, char **argv);
 
 #endif

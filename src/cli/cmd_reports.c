@@ -124,7 +124,8 @@ static int sacct_run(struct px_cmd *c, struct sacct_args *a) {
   struct px_job_info *v = NULL;
   size_t n = 0;
   char path[128];
-  snprintf(path, sizeof path, "/v1/accounting?since=@%lld", (long long)a->since);
+  int len = snprintf(path, sizeof path, "/v1/accounting?since=%lld", (long long)a->since);
+  if (a->until) snprintf(path + len, sizeof path - (size_t)len, "&until=%lld", (long long)a->until);
   if (px_cmd_get_jobs(c, path, &v, &n)) return 1;
   n = latest_attempts(v, n);
   if (add_live_jobs(c, &v, &n)) return 1;

@@ -1,7 +1,7 @@
 /*
  * cmd_verbs.c - the native verbs that have no Slurm twin or differ from it:
  * show, why (a pending job explained in plain words), hold/release, update,
- * drain/resume, usage, reserve. (`phalanx token` is the server's command.)
+ * drain/resume, usage, reserve, token.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,6 +11,7 @@
 
 #include "cli/cmd_common.h"
 #include "cli/fmt_job.h"
+#include "commands.h"
 
 /* GET /v1/jobs/{id} into j; prints the error itself. */
 static int get_job(struct px_cmd *c, const char *id, struct px_job_info *j) {
@@ -233,6 +234,8 @@ static int simple_call(struct px_cmd *c, const char *method, const char *path, j
     px_client_error_text(status, resp, msg, sizeof msg);
     px_cmd_error(c, "%s", msg);
     rc = 1;
+  } else if (!c->json && json_is_string(json_object_get(resp, "token"))) {
+    printf("%s\n", json_string_value(json_object_get(resp, "token")));
   } else if (c->json || !json_is_object(resp)) {
     px_cmd_print_json(resp);
   } else if (json_is_array(json_object_get(resp, "rows"))) {
@@ -263,7 +266,7 @@ int px_verb_usage(int argc, char **argv) {
     return 2;
   }
   char path[256];
-  snprintf(path, sizeof path, "/v1/usage?since=@%lld&by=%s", (long long)t, by);
+  snprintf(path, sizeof path, "/v1/usage?since=%lld&by=%s", (long long)t, by);
   int rc = simple_call(&c, "GET", path, NULL, "usage reports");
   px_cmd_fini(&c);
   return rc;
@@ -297,6 +300,31 @@ int px_verb_reserve(int argc, char **argv) {
   } else {
     rc = simple_call(&c, "POST", "/v1/reservations", body, "reservations");
   }
+  json_decref(body);
+  px_cmd_fini(&c);
+  return rc;
+}
+
+/* POST /v1/tokens: a JWT for the calling user, for PHALANX_TOKEN on remote
+ * machines. With --state-dir it is the operator's offline minter on the
+ * server host (`phalanx server token`), to which it forwards. */
+int px_verb_token(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--state-dir") || !strncmp(argv[i], "--state-dir=", 12) || !strcmp(argv[i], "-d"))
+      return px_cmd_token(argc, argv);
+  struct px_cmd c;
+  px_cmd_init(&c, "phalanx token", false);
+  int64_t life = 86400;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--json")) c.json = true;
+    else if (!strcmp(argv[i], "--lifetime") && i + 1 < argc && !px_cli_duration_parse(argv[i + 1], &life)) i++;
+    else {
+      px_cmd_error(&c, "usage: phalanx token [--lifetime D-HH:MM:SS] [--json]");
+      return 2;
+    }
+  }
+  json_t *body = json_pack("{s:s,s:I}", "user", px_cmd_user(), "lifetime_s", (json_int_t)life);
+  int rc = simple_call(&c, "POST", "/v1/tokens", body, "API tokens");
   json_decref(body);
   px_cmd_fini(&c);
   return rc;

@@ -125,6 +125,7 @@ struct px_conf_qos {
   enum px_preempt_mode preempt_mode;
   int64_t grace_time_s;      /* GraceTime */
   int64_t min_runtime_s;     /* Phalanx: PreemptExemptTime */
+  int32_t grace_signal;      /* Phalanx: GraceSignal= sent at preemption; 0 = SIGTERM (15) */
   uint64_t max_gpus_per_user;/* MaxTRESPerUser=gres/gpu=N */
   uint64_t max_jobs_per_user;
   uint64_t max_submit_per_user;
@@ -153,6 +154,13 @@ struct px_conf_sched {
   uint32_t weight_tres_cpu, weight_tres_mem, weight_tres_gpu;
   bool favor_small;                /* PriorityFavorSmall */
   double billing_weight_gpu, billing_weight_cpu, billing_weight_mem_gib; /* TRESBillingWeights */
+  /* issue 4 (0 = the default named): */
+  int64_t backfill_window_s;       /* BackfillWindow= (Slurm bf_window), default 86400 */
+  int64_t backfill_resolution_s;   /* BackfillResolution= (bf_resolution), default 300 */
+  uint32_t preempt_max_per_hour;   /* PreemptMaxPerHour=, cluster-wide; 0 = no limit */
+  uint32_t preempt_account_max_per_hour; /* PreemptAccountMaxPerHour=, per victim account */
+  uint32_t preempt_exempt_after;   /* PreemptExemptAfter=N: a job preempted N times ... */
+  int64_t preempt_exempt_s;        /* PreemptExemptPeriod=: ... is exempt this long; default 3600 */
 };
 
 /* Phalanx's own keys (docs/config.md). */
@@ -172,6 +180,19 @@ struct px_conf_phalanx {
   uint32_t noperators;
   const char **administrators;
   uint32_t nadministrators;
+};
+
+/* An advance reservation (scontrol create reservation; Phalanx reads
+ * ReservationName= lines, docs/scheduling-policies.md). */
+struct px_conf_resv {
+  const char *name;
+  int64_t start_s, end_s;    /* StartTime=, EndTime= or StartTime+Duration */
+  uint32_t *nodes;           /* Nodes=, node indexes; NULL with ngpus */
+  uint32_t nnodes;
+  uint32_t partition;        /* PartitionName= with ngpus, else PX_NONE */
+  uint32_t ngpus;            /* TRES=gres/gpu=N */
+  uint32_t account;          /* Accounts=, account index, or PX_NONE */
+  bool maintenance;          /* Flags=MAINT: nobody runs there */
 };
 
 struct px_conf {
@@ -194,6 +215,8 @@ struct px_conf {
   struct px_conf_phalanx phalanx;
   const char **files;              /* every file read, in order (slurm.conf first) */
   uint32_t nfiles;
+  struct px_conf_resv *reservations; /* issue 4: ReservationName= lines */
+  uint32_t nreservations;
 };
 
 void px_conf_free(struct px_conf *c);

@@ -286,7 +286,7 @@ struct px_core *px_core_new_with_alloc(const struct px_conf *conf, uint64_t seed
       (rc = copy_qos(c, conf)) || (rc = copy_partitions(c, conf)) ||
       (rc = copy_accounts(c, conf)) || (rc = pxc_index_build(c, conf)) ||
       (rc = pxc_place_scratch_init(c)) ||
-      (rc = pxc_stage_select(c)))
+      (rc = pxc_stage_select(c)) || (rc = pxc_policy_load(c, conf)))
     goto out;
   if (err) *err = 0;
   return c;
@@ -321,6 +321,7 @@ static void free_pools(struct px_core *c) {
 
 void px_core_free(struct px_core *c) {
   if (!c) return;
+  pxc_policy_free(c);
   for (size_t i = 0; i < c->njob_slots; i++) {
     struct pxc_job *j = &c->jobs[i];
     pxc_free(c, j->deps);

@@ -88,7 +88,13 @@ struct px_core;
   X(ASSOC_MAX_SUBMIT, "AssocMaxSubmitJobLimit")                          \
   X(QOS_MAX_SUBMIT, "QOSMaxSubmitJobPerUserLimit")                       \
   X(QOS_MAX_WALL, "QOSMaxWallDurationPerJobLimit")                       \
-  X(ASSOC_MAX_GRES_PER_JOB, "AssocMaxGRESPerJob")
+  X(ASSOC_MAX_GRES_PER_JOB, "AssocMaxGRESPerJob")                       \
+  /* issue 4: quotas, reservations, preemption */                      \
+  X(QUOTA_BORROW_LIMIT, "QuotaBorrowLimit")  /* over guarantee + BorrowingLimit */ \
+  X(QUOTA_COHORT, "QuotaCohortExhausted")    /* no lendable idle quota left in the cohort */ \
+  X(RESV_MAINT, "ReqNodeNotAvail, Reserved for maintenance")            \
+  X(RESV_ACCOUNT, "ReqNodeNotAvail, Reserved for other account")        \
+  X(PREEMPTING, "WaitingForPreemption")      /* victims are being stopped for it */
 
 enum px_reason {
 #define PX_REASON_ENUM(name, str) PX_REASON_##name,
@@ -191,6 +197,28 @@ struct px_job_update {
 int px_core_update(struct px_core *c, uint64_t job_id, const struct px_job_update *u,
                    int64_t now, struct px_diag *diag);
 
+/* ---- advance reservations (issue 4, resv.c) ------------------------------ */
+
+/*
+ * Reserves nodes (or a GPU count of a partition, taken as whole nodes from
+ * the partition's end) for [start_s, end_s), for one account (its jobs may
+ * use them, nobody else's) or for maintenance (nobody; account PX_NONE).
+ * No other job whose time limit crosses into the window starts on those
+ * nodes; backfill plans around the window. Names are unique (PX_EEXIST).
+ */
+struct px_resv_spec {
+  const char *name;
+  int64_t start_s, end_s;
+  const uint32_t *nodes;   /* conf node indexes, or NULL with ngpus */
+  uint32_t nnodes;
+  uint32_t partition;      /* with ngpus */
+  uint32_t ngpus;
+  uint32_t account;        /* conf account index, or PX_NONE */
+  bool maintenance;
+};
+int px_core_resv_add(struct px_core *c, const struct px_resv_spec *r, int64_t now, struct px_diag *diag);
+int px_core_resv_remove(struct px_core *c, const char *name, int64_t now, struct px_diag *diag);
+
 /* ---- the cycle ------------------------------------------------------------ */
 
 /* One node of a placement. CPU ids are bits of out->cpu_words[cpu_word ..
@@ -212,6 +240,14 @@ enum px_action_kind {
   PX_ACT_SIGNAL,  /* issue 4: send signal to job_id */
 };
 
+/* Why a job is preempted (issue 4). */
+enum px_preempt_cause {
+  PX_PREEMPT_BY_QOS,       /* the preemptor's QoS lists the victim's */
+  PX_PREEMPT_BY_TIER,      /* partition PriorityTier */
+  PX_PREEMPT_BY_RECLAIM,   /* quota reclaim: the victim's account borrows the preemptor's guarantee */
+};
+const char *px_preempt_cause_name(enum px_preempt_cause c); /* "qos", "tier", "reclaim" */
+
 struct px_action {
   enum px_action_kind kind;
   enum px_reason reason;
@@ -222,6 +258,15 @@ struct px_action {
   int64_t time_limit_s;    /* START: the limit the job runs under */
   uint64_t preemptor_job_id;
   int32_t signal;
+  /* issue 4. SIGNAL: deliver `signal` now (preemption grace, or --signal
+   * before the time limit: preemptor_job_id 0); kill_at_s is when the PREEMPT
+   * follows (0: none, a time-limit warning). PREEMPT: stop job_id now; with
+   * preempt_mode PX_PREEMPT_REQUEUE report px_core_job_requeue, with
+   * PX_PREEMPT_CANCEL px_core_job_ended(PREEMPTED). */
+  enum px_preempt_mode preempt_mode;
+  enum px_preempt_cause preempt_cause;
+  int64_t kill_at_s;
+  double gpu_hours_lost;   /* GPUs x run time so far, as of the decision */
 };
 
 /* Caller-owned; the core appends (growing it with libc realloc). */
@@ -321,6 +366,20 @@ struct px_share_view {
 };
 size_t px_core_nshares(const struct px_core *c);
 int px_core_share_get(const struct px_core *c, size_t row, struct px_share_view *out);
+
+/* Preemptions decided so far, oldest first (issue 4): the accounting rows
+ * (victim, preemptor, cause, GPU-hours lost) the server stores for the usage
+ * report. *cursor starts at 0; the core keeps the last PX_CORE_PREEMPT_LOG. */
+#define PX_CORE_PREEMPT_LOG 4096
+struct px_preempt_record {
+  uint64_t victim_job_id, preemptor_job_id;
+  uint32_t victim_account, preemptor_account; /* conf account indexes */
+  enum px_preempt_cause cause;
+  enum px_preempt_mode mode;
+  int64_t time_s;
+  double gpu_hours_lost;
+};
+bool px_core_preempt_next(const struct px_core *c, size_t *cursor, struct px_preempt_record *out);
 
 struct px_core_stats {
   uint64_t cycles, started, place_attempts, place_fast_fail, shape_cache_hits;

@@ -190,6 +190,7 @@ struct pxc_array {
 };
 
 enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_AGE_RESET = 16 }; /* AGE_RESET: eligible again from the next cycle (hold, requeue) */
+enum { PXC_F_SIGNALLED = 32 }; /* issue 4: --signal sent for this run */
 
 /* Hot fields first: the cycle's gate, key and admit read only the first
  * 128 bytes of a pending record, so a cycle over 100,000 jobs streams two
@@ -220,6 +221,9 @@ struct pxc_job {
   struct px_alloc *alloc;   /* running */
   uint64_t *cpu_words;
   uint32_t ncpu_words;
+  /* issue 4 (policy.h) */
+  int64_t expected_start_s; /* backfill plan; 0 unknown */
+  int32_t signal_num, signal_time_s; /* --signal=SIG@TIME, 0 none */
 };
 
 struct pxc_constraint {      /* DNF: OR of AND-masks */
@@ -318,6 +322,7 @@ struct px_core {
 
   struct px_core_stats stats;
   char why[512];
+  struct pxc_policy *pol;            /* issue 4: backfill, preemption, quotas, reservations (policy.h) */
 };
 
 #define PXC_FINISHED_KEEP_S 300
@@ -383,6 +388,23 @@ void pxc_finished_purge(struct px_core *c, int64_t now);
 const struct pxc_finished *pxc_finished_get(const struct px_core *c, uint64_t id);
 uint64_t pxc_job_ngpu(const struct pxc_job *j);
 uint64_t pxc_job_ncpu(const struct pxc_job *j);
+
+/* issue 4 hooks (policy.c, quota.c, resv.c; the rest in policy.h) */
+int pxc_policy_select(struct px_core *c); /* backfill/preemption stages; allocates c->pol */
+int pxc_policy_load(struct px_core *c, const struct px_conf *conf); /* preemption, quotas, reservations */
+/* Fills (default reasons: appends to) the why text in w[0..n). */
+void pxc_policy_why(struct px_core *c, const struct pxc_job *j, char *w, size_t n);
+void pxc_policy_free(struct px_core *c);
+/* A pending job that has preempted others sorts first (k1 = 0): the
+ * resources freed are for it. */
+void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1);
+/* Cycle start: kills after grace, --signal warnings, the capacity plan. */
+int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out);
+enum px_reason pxc_quota_admit(struct px_core *c, const struct pxc_job *j, uint32_t *a, uint32_t *b);
+/* Moves res off nodes that advance reservations keep from j (placing again);
+ * NONE when res may be used, else the reason j waits. */
+enum px_reason pxc_resv_filter(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res,
+                               int64_t now);
 
 /* parse.c: job spec expressions */
 int pxc_parse_array(struct px_core *c, const char *s, struct pxc_array **out, struct px_diag *d);

@@ -198,6 +198,7 @@ static uint64_t fail_key(const struct px_core *c, const struct pxc_job *j) {
 static enum px_reason held_back(struct px_core *c, struct pxc_job *j) {
   uint32_t wa = 0, wb = 0;
   enum px_reason r = singleton_busy(c, j) ? PX_REASON_DEPENDENCY : pxc_admit(c, j, &wa, &wb);
+  if (r == PX_REASON_NONE) r = pxc_quota_admit(c, j, &wa, &wb); /* issue 4 */
   if (r == PX_REASON_NONE && j->arr && j->arr->max_running && j->arr->running >= j->arr->max_running)
     r = PX_REASON_ARRAY_TASK_LIMIT;
   if (r == PX_REASON_NONE && (c->part_blocked[j->part] || c->stats.started >= c->budget_end))
@@ -252,13 +253,15 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
     int rc = cached ? 1 : pxc_place_find(c, j, &res);
     if (rc < 0) return rc;
     if (rc) return place_failed(c, j, cached ? PX_REASON_RESOURCES : res.fail, fk, cached, now, out);
+    enum px_reason r = pxc_resv_filter(c, j, &res, now); /* issue 4: advance reservations */
+    if (r != PX_REASON_NONE) return place_failed(c, j, r, fk, false, now, out);
     uint32_t wa = 0, wb = 0;
-    enum px_reason r = pxc_admit_placement(c, j, &res, &wa, &wb);
+    r = pxc_admit_placement(c, j, &res, &wa, &wb);
     if (r != PX_REASON_NONE) { /* e.g. --exclusive takes more than it asked */
       j->reason = r, j->why_a = wa, j->why_b = wb;
       return 0;
     }
-    if (!c->reserve->may_start(c, j, now)) return place_failed(c, j, PX_REASON_PRIORITY, fk, false, now, out);
+    if (!c->reserve->may_start(c, j, &res, now)) return place_failed(c, j, PX_REASON_PRIORITY, fk, false, now, out);
     if (!j->arr) return start_job(c, j, &res, now, out);
     if ((rc = start_task(c, slot, &res, now, out))) return rc;
     if (c->jobs[slot].state != PX_JOB_PENDING) return 0;
@@ -296,6 +299,7 @@ static size_t queue_eligible(struct px_core *c, int64_t now) {
     e->part = j->part;
     c->part_left[j->part]++;
     c->order->key(c, j, now, &e->k1, &e->k2);
+    pxc_policy_key(c, j, &e->k1); /* issue 4: jobs that preempted go first */
   }
   return n;
 }
@@ -334,6 +338,8 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
   c->now = now;
   c->stats.cycles++;
   c->budget_end = c->stats.started + PX_CORE_CYCLE_MAX_STARTS;
+  int prc = pxc_policy_begin(c, now, out); /* issue 4: kills, signals, the plan */
+  if (prc) return prc;
   c->order->prepare(c, now);
   c->reserve->begin(c, now);
   if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;

@@ -370,6 +370,8 @@ int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *
   j.switches = s->switches;
   j.switches_wait_s = s->switches_wait_s;
   j.flags = (uint8_t)((s->hold ? PXC_F_HELD_USER | PXC_F_AGE_RESET : 0) | (s->requeue ? PXC_F_REQUEUE : 0));
+  j.signal_num = s->signal_num;
+  j.signal_time_s = s->signal_time_s;
   c->jobs[slot] = j;
   pxc_map_put(c, &c->job_by_id, job_id, slot);
   pxc_pending_add(c, &c->jobs[slot]);
@@ -508,6 +510,7 @@ int px_core_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, 
   j->state = PX_JOB_PENDING;
   j->restarts++;
   j->flags |= PXC_F_AGE_RESET;
+  j->flags &= (uint8_t)~PXC_F_SIGNALLED;
   j->start_s = 0;
   j->eligible_s = 0;
   j->reason = PX_REASON_NONE;

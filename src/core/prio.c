@@ -88,8 +88,9 @@ static bool block_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   (void)c, (void)j, (void)now;
   return true;
 }
-static bool block_may_start(struct px_core *c, struct pxc_job *j, int64_t now) {
-  (void)c, (void)j, (void)now;
+static bool block_may_start(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res,
+                            int64_t now) {
+  (void)c, (void)j, (void)res, (void)now;
   return true;
 }
 static const struct pxc_reserve_stage reserve_block = {"block", block_begin, block_blocked,
@@ -101,5 +102,5 @@ int pxc_stage_select(struct px_core *c) {
   c->place = c->sched.placement == PX_PLACE_SPREAD ? &place_spread : &place_pack;
   c->reserve = &reserve_block;
   c->victims = &victims_none;
-  return 0;
+  return pxc_policy_select(c); /* issue 4: backfill and preemption stages */
 }

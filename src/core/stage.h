@@ -24,6 +24,7 @@
 struct px_core;
 struct pxc_job;
 struct px_actions;
+struct pxc_place_result;
 
 struct pxc_order_stage {
   const char *name;
@@ -47,8 +48,9 @@ struct pxc_reserve_stage {
    * lack of resources. Returns true when the partition's later jobs must
    * wait (reason Priority), false when they may still be tried. */
   bool (*blocked)(struct px_core *c, struct pxc_job *j, int64_t now);
-  /* May job j start now on the placement found, given reservations? */
-  bool (*may_start)(struct px_core *c, struct pxc_job *j, int64_t now);
+  /* May job j start now on the placement found, given reservations? The
+   * stage may replace *res by another placement that j fits now. */
+  bool (*may_start)(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now);
 };
 
 struct pxc_victims_stage {

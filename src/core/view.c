@@ -49,9 +49,10 @@ static const char *why_text(struct px_core *c, const struct pxc_job *j) {
     snprintf(w, n, "gate: time limit %lld s is over partition %s MaxTime", (long long)j->time_limit_s, part);
     break;
   case PX_REASON_ARRAY_TASK_LIMIT: snprintf(w, n, "admit: the array already runs its %%N tasks"); break;
-  default: w[0] = 0; return NULL;
+  default: w[0] = 0; break;
   }
-  return w;
+  pxc_policy_why(c, j, w, n); /* issue 4: quota/reservation reasons, plan, what would help */
+  return w[0] ? w : NULL;
 }
 
 static void fill_view(struct px_core *c, const struct pxc_job *j, struct px_job_view *v) {
@@ -88,6 +89,7 @@ static void fill_view(struct px_core *c, const struct pxc_job *j, struct px_job_
   v->nalloc = j->nalloc;
   v->cpu_words = j->cpu_words;
   v->restarts = j->restarts;
+  v->expected_start_s = j->state == PX_JOB_PENDING ? j->expected_start_s : 0;
 }
 
 size_t px_core_njobs(const struct px_core *c) { return c->nlive; }

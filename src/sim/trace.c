@@ -53,7 +53,10 @@ const char *px_trace_name(const struct px_trace *t, uint32_t i) {
 }
 
 static const char *fbytes(const struct reader *r, const struct field *f) {
-  return f->scratch ? r->scratch.v + f->off : r->buf + f->off;
+  /* An empty quoted field ("") may come before anything was ever copied to
+   * scratch, whose buffer is then still NULL: NULL + 0 is undefined. */
+  if (f->scratch) return r->scratch.v ? r->scratch.v + f->off : "";
+  return r->buf + f->off;
 }
 
 /* "line 7, column 12 (gpus): not a non-negative number"; what may be NULL. */

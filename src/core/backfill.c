@@ -1,0 +1,228 @@
+/*
+ * backfill.c - the backfill `reserve` stage (stage.h), EASY and conservative.
+ *
+ * The cycle tries pending jobs in priority order. When one cannot start now,
+ * `blocked` finds in the plan (timeline.c) the earliest slot where all its
+ * nodes are free for its whole time limit, honouring its gang shape and the
+ * leaf switches, and -- within the reservation depth -- records that as a
+ * reservation: the plan's cells on those nodes are taken for that interval.
+ * EASY makes one reservation per partition (its top blocked job);
+ * conservative makes one for every blocked job up to sched.backfill_depth.
+ * Jobs past the depth, or in EASY below the top, still get an estimate (the
+ * same search without taking anything). A job that can be placed now starts
+ * only if `may_start` finds its placement free in the plan for its whole time
+ * limit, i.e. it ends before, or does not touch, every reservation made
+ * ahead of it; failing that the plan may offer another node set that fits
+ * now. The plan is rebuilt every cycle from running jobs' time limits, so a
+ * job that ends early pulls reservations forward at the next cycle.
+ *
+ * Cost: once a job of a given (shape, time limit) finds no room in slot k,
+ * no later job of the same kind can fit there this cycle (the plan only
+ * loses capacity during a cycle), so a per-kind cursor makes the search of
+ * the thousands of identical jobs of a deep queue start where the previous
+ * one ended; jobs beyond the window cost a map lookup.
+ */
+#include <string.h>
+
+#include "core/policy.h"
+#include "util/map.h"
+
+static uint64_t kind_key(const struct pxc_job *j) {
+  return px_hash_u64(pxc_shape_hash(j) ^ (uint64_t)j->time_limit_s) & (UINT64_MAX >> 1);
+}
+
+static void map_clear(struct pxc_map *m) {
+  if (!m->len) return;
+  for (size_t i = 0; i < m->cap; i++) m->keys[i] = UINT64_MAX;
+  m->len = 0;
+}
+
+/* ---- gang frontiers ------------------------------------------------------ */
+
+static bool fixed_gang(const struct pxc_job *j) { return j->shape.per_node_max == 1 && j->shape.nmax > 1; }
+
+static uint64_t front_key(const struct pxc_job *j) {
+  struct pxc_job t = *j;
+  t.shape.units = t.shape.nmin = t.shape.nmax = 0;
+  return pxc_shape_hash(&t) & (UINT64_MAX >> 1);
+}
+
+/* First slot not ruled out for gang j by smaller or shorter gangs. */
+static uint32_t front_get(const struct px_core *c, const struct pxc_job *j) {
+  uint32_t i, f = 0;
+  if (!fixed_gang(j) || !pxc_map_get(&c->pol->front_idx, front_key(j), &i)) return 0;
+  const struct pxc_bf_front *fr = &c->pol->fronts[i];
+  for (uint32_t k = 0; k < fr->len; k++)
+    if (fr->n[k] <= j->shape.nmin && fr->d[k] <= j->time_limit_s && fr->f[k] > f) f = fr->f[k];
+  return f;
+}
+
+/* Records that gang j found nothing before slot f (best effort: a cache). */
+static void front_put(struct px_core *c, const struct pxc_job *j, uint32_t f) {
+  struct pxc_policy *pol = c->pol;
+  uint32_t i;
+  if (!fixed_gang(j) || f <= 1) return;
+  uint64_t key = front_key(j);
+  if (!pxc_map_get(&pol->front_idx, key, &i)) {
+    if (PXC_GROW(c, pol->fronts, &pol->fronts_cap, pol->nfronts + 1) ||
+        pxc_map_put(c, &pol->front_idx, key, (uint32_t)pol->nfronts))
+      return;
+    i = (uint32_t)pol->nfronts++;
+    pol->fronts[i].len = 0;
+  }
+  struct pxc_bf_front *fr = &pol->fronts[i];
+  uint32_t n = j->shape.nmin, keep = 0, low = 0;
+  for (uint32_t k = 0; k < fr->len; k++) { /* drop entries the new one makes redundant */
+    if (fr->n[k] >= n && fr->d[k] >= j->time_limit_s && fr->f[k] <= f) continue;
+    fr->n[keep] = fr->n[k], fr->d[keep] = fr->d[k], fr->f[keep] = fr->f[k];
+    if (fr->f[keep] < fr->f[low]) low = keep;
+    keep++;
+  }
+  fr->len = keep;
+  if (keep == PXC_BF_FRONT) {
+    if (fr->f[low] >= f) return;
+    keep = low; /* replace the weakest */
+  } else {
+    fr->len++;
+  }
+  fr->n[keep] = n, fr->d[keep] = j->time_limit_s, fr->f[keep] = f;
+}
+
+static void bf_begin(struct px_core *c, int64_t now) {
+  struct pxc_policy *pol = c->pol;
+  (void)now; /* the plan was built by pxc_policy_begin */
+  map_clear(&pol->cursor);
+  map_clear(&pol->front_idx);
+  pol->nfronts = 0;
+  pol->nresv = 0;
+  pol->nhints = 0;
+  memset(pol->part_resv, 0, c->nparts * sizeof *pol->part_resv);
+}
+
+/* Is res free in the plan for j's time limit from now? */
+static bool plan_allows(struct px_core *c, const struct pxc_job *j, const struct pxc_place_result *res) {
+  struct pxc_tl *tl = &c->pol->tl;
+  uint32_t kend = pxc_tl_end_slot(tl, 0, j->time_limit_s);
+  for (uint32_t i = 0; i < res->nnodes; i++)
+    if (pxc_tl_units(c, tl, j, res->nodes[i], 0, kend) < res->units[i]) return false;
+  return true;
+}
+
+static bool bf_may_start(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now) {
+  struct pxc_tl *tl = &c->pol->tl;
+  (void)now;
+  struct pxc_tl_fit fit;
+  if (plan_allows(c, j, res)) {
+    fit = (struct pxc_tl_fit){0, pxc_tl_end_slot(tl, 0, j->time_limit_s), res->nnodes, res->nodes, res->units};
+    pxc_tl_commit(c, tl, j, &fit);
+    return true;
+  }
+  /* The placer's choice crosses a reservation: another node set may not. */
+  if (!pxc_tl_find(c, tl, j, 0, 1, true, &fit)) return false;
+  for (uint32_t i = 0; i < fit.nnodes; i++) {
+    enum px_reason why;
+    if (!pxc_resv_allows(c, j, fit.nodes[i], now, &why)) return false;
+  }
+  memcpy(res->nodes, fit.nodes, fit.nnodes * sizeof *fit.nodes);
+  memcpy(res->units, fit.units, fit.nnodes * sizeof *fit.units);
+  res->nnodes = fit.nnodes;
+  pxc_tl_commit(c, tl, j, &fit);
+  return true;
+}
+
+/* Largest value in [lo, hi] for which ok(v) holds, given ok monotone
+ * decreasing; 0 when none. */
+static int64_t largest(struct px_core *c, struct pxc_job *t, int64_t lo, int64_t hi,
+                       bool (*ok)(struct px_core *, struct pxc_job *, int64_t)) {
+  int64_t best = 0;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (ok(c, t, mid)) best = mid, lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return best;
+}
+
+static bool fits_now_time(struct px_core *c, struct pxc_job *t, int64_t slots) {
+  struct pxc_tl_fit fit;
+  struct pxc_tl *tl = &c->pol->tl;
+  t->time_limit_s = pxc_tl_slot_time(tl, (uint32_t)slots) - tl->now;
+  return pxc_tl_find(c, tl, t, 0, 1, false, &fit);
+}
+
+static bool fits_now_nodes(struct px_core *c, struct pxc_job *t, int64_t n) {
+  struct pxc_tl_fit fit;
+  t->shape.units = t->shape.nmin = t->shape.nmax = (uint32_t)n;
+  return pxc_tl_find(c, &c->pol->tl, t, 0, 1, false, &fit);
+}
+
+static bool in_bits(const uint64_t *set, uint32_t i) { return !set || (set[i / 64] >> (i % 64)) & 1; }
+
+/* What would let j start now: a shorter limit, fewer nodes, another partition. */
+static void make_hint(struct px_core *c, const struct pxc_job *j, bool reserved) {
+  struct pxc_policy *pol = c->pol;
+  struct pxc_tl *tl = &pol->tl;
+  struct pxc_bf_hint *h = &pol->hints[pol->nhints++];
+  *h = (struct pxc_bf_hint){.job_id = j->id, .other_part = PX_NONE, .reserved = reserved};
+  struct pxc_job t = *j;
+  uint32_t kend = pxc_tl_end_slot(tl, 0, j->time_limit_s);
+  if (kend > 1) {
+    int64_t k = largest(c, &t, 1, kend - 1, fits_now_time);
+    if (k) h->max_time_s = pxc_tl_slot_time(tl, (uint32_t)k) - tl->now;
+  }
+  t = *j;
+  if (j->shape.per_node_max == 1 && j->shape.nmin > 1)
+    h->max_nodes = (uint32_t)largest(c, &t, 1, j->shape.nmin - 1, fits_now_nodes);
+  for (uint32_t p = 0; p < c->nparts; p++) {
+    const struct pxc_part *q = &c->parts[p];
+    if (p == j->part || !q->up || j->time_limit_s > q->max_time_s || !in_bits(q->allow_acct, j->account) ||
+        (q->deny_acct && in_bits(q->deny_acct, j->account)) || !in_bits(q->allow_qos, j->qos))
+      continue;
+    struct pxc_tl_fit fit;
+    t = *j;
+    t.part = (uint16_t)p;
+    if (pxc_tl_find(c, tl, &t, 0, 1, true, &fit)) {
+      h->other_part = p;
+      break;
+    }
+  }
+}
+
+static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
+  struct pxc_policy *pol = c->pol;
+  struct pxc_tl *tl = &pol->tl;
+  (void)now;
+  j->expected_start_s = 0;
+  bool reserve = c->sched.backfill == PX_BACKFILL_EASY ? !pol->part_resv[j->part]
+                                                       : pol->nresv < c->sched.backfill_depth;
+  /* the hint first: its searches reuse the fit scratch, and must not see j's own reservation */
+  if (pol->nhints < PXC_BF_HINTS) make_hint(c, j, reserve);
+  uint64_t key = kind_key(j);
+  uint32_t from = 1, gf = front_get(c, j);
+  pxc_map_get(&pol->cursor, key, &from);
+  if (gf > from) from = gf;
+  struct pxc_tl_fit fit;
+  bool found = from < tl->nslots && pxc_tl_find(c, tl, j, from < 1 ? 1 : from, tl->nslots, false, &fit);
+  pxc_map_put(c, &pol->cursor, key, found ? fit.slot : tl->nslots); /* best effort: a cache */
+  front_put(c, j, found ? fit.slot : tl->nslots);
+  if (!found && pol->nhints && pol->hints[pol->nhints - 1].job_id == j->id)
+    pol->hints[pol->nhints - 1].reserved = false;
+  if (found) {
+    j->expected_start_s = pxc_tl_slot_time(tl, fit.slot);
+    if (reserve) {
+      pxc_tl_commit(c, tl, j, &fit);
+      pol->nresv++;
+      pol->part_resv[j->part] = true;
+    }
+  }
+  return false;
+}
+
+const struct pxc_reserve_stage pxc_reserve_backfill = {"backfill", bf_begin, bf_blocked, bf_may_start};
+
+const struct pxc_bf_hint *pxc_bf_hint_get(const struct px_core *c, uint64_t job_id) {
+  const struct pxc_policy *pol = c->pol;
+  for (uint32_t i = 0; pol && i < pol->nhints; i++)
+    if (pol->hints[i].job_id == job_id) return &pol->hints[i];
+  return NULL;
+}

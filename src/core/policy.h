@@ -1,0 +1,218 @@
+/*
+ * policy.h - private state of the issue-4 policies: the free-capacity plan
+ * (timeline.c), backfill (backfill.c, the `reserve` stage), preemption
+ * (preempt.c, the `victims` stage), borrowable quotas (quota.c) and advance
+ * reservations (resv.c). policy.c owns the struct and the hooks core_int.h
+ * declares.
+ *
+ * The plan. Time from the cycle's `now` is cut into slots on an absolute grid
+ * of res_s seconds (slot 0 = [now, t0 + res), slot k = [t0 + k res, ...),
+ * t0 = now rounded down), nslots of them over the backfill window. For each
+ * node and slot a cell holds the GPUs, CPUs and memory free in the whole
+ * slot: the node's free resources now, plus what running jobs release from
+ * the slot their time limit ends in (rounded up: the plan never counts on
+ * capacity too early), minus reservations made this cycle, minus advance
+ * reservation windows. Per pool (partition x GPU type), slot and local leaf
+ * switch, a histogram counts nodes by free GPUs, so searches skip full slots
+ * and leaves without touching nodes. Because the grid is absolute, a promise
+ * computed at one cycle is never pushed later by rounding at the next.
+ * Memory: nnodes x nslots cells of 8 bytes (10,000 nodes x 288 slots: 23 MB).
+ */
+#ifndef PX_CORE_POLICY_H
+#define PX_CORE_POLICY_H
+
+#include "core/core_int.h"
+
+/* ---- timeline.c ---------------------------------------------------------- */
+
+struct pxc_tl_cell {
+  uint32_t mem_mib;
+  uint16_t cpu;
+  uint8_t gpu;
+  uint8_t usable;   /* 0: down, drained or in a maintenance window */
+};
+
+/* A placement in the plan. */
+struct pxc_tl_fit {
+  uint32_t slot, end_slot;  /* [slot, end_slot) */
+  uint32_t nnodes;
+  uint32_t *nodes, *units;  /* scratch owned by the timeline */
+};
+
+struct pxc_tl {
+  int64_t now, t0, res_s;
+  uint32_t nslots;
+  struct pxc_tl_cell *cell;   /* node-major: cell[node * nslots + k] */
+  size_t *hist_off;           /* per pool: start of its [k][leaf][g] counts */
+  uint16_t *hist;
+  size_t *pcnt_off;           /* per pool: start of its [k][g] counts (all leaves) */
+  uint32_t *pcnt;
+  uint32_t *nodes, *units;    /* fit scratch (nnodes) */
+  uint64_t *bound;            /* per local leaf (max leaves of a pool) */
+  uint8_t *exact;
+  uint32_t *leaves;
+  uint32_t *skip, *skip_epoch; /* per node: no start before skip[] in this search */
+  uint32_t epoch;
+};
+
+int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t res_s);
+void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl);
+/* Rebuilds the plan at now from node state and running jobs' time limits
+ * (victims end at their kill time) and advance reservations. */
+void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now);
+int64_t pxc_tl_slot_time(const struct pxc_tl *tl, uint32_t k);
+/* Slot holding time t rounded up (the first slot wholly after t); nslots if beyond. */
+uint32_t pxc_tl_slot_ceil(const struct pxc_tl *tl, int64_t t);
+/* End slot (exclusive) of a job of duration dur_s starting in slot k. */
+uint32_t pxc_tl_end_slot(const struct pxc_tl *tl, uint32_t k, int64_t dur_s);
+/* Units j can hold on node over slots [k0, k1) in the plan (0 if none). */
+uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j,
+                      uint32_t node, uint32_t k0, uint32_t k1);
+/* Takes (sign +1) or gives back (-1) u units of j on node over [k0, k1). */
+void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
+                 uint32_t units, uint32_t k0, uint32_t k1, int sign);
+/* Makes node unusable over [k0, k1) (a maintenance or other account's window). */
+void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1);
+/* Earliest slot in [k_from, k_to) where j fits for its time limit; fills
+ * fit. With real, nodes must also fit j right now (slot 0 starts). false
+ * when none. */
+bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t k_from,
+                 uint32_t k_to, bool real, struct pxc_tl_fit *fit);
+void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j,
+                   const struct pxc_tl_fit *fit);
+
+/* ---- backfill.c ---------------------------------------------------------- */
+
+/* What would let a blocked job run (the why text); a few per cycle. */
+struct pxc_bf_hint {
+  uint64_t job_id;
+  int64_t max_time_s;        /* it would start now with --time <= this; 0: no */
+  uint32_t max_nodes;        /* it would start now with -N this; 0: no */
+  uint32_t other_part;       /* it would start now in this partition; PX_NONE: no */
+  bool reserved;             /* holds a reservation (not only an estimate) */
+};
+#define PXC_BF_HINTS 32
+
+/* Gangs of one per-node shape: (nodes n, time limit d) found no room before
+ * slot f, so neither does any gang with >= n nodes and >= d seconds. */
+#define PXC_BF_FRONT 8
+struct pxc_bf_front {
+  uint32_t len;
+  uint32_t n[PXC_BF_FRONT], f[PXC_BF_FRONT];
+  int64_t d[PXC_BF_FRONT];
+};
+
+extern const struct pxc_reserve_stage pxc_reserve_backfill;
+const struct pxc_bf_hint *pxc_bf_hint_get(const struct px_core *c, uint64_t job_id);
+
+/* ---- preempt.c ----------------------------------------------------------- */
+
+struct pxc_victim {           /* a job being preempted */
+  uint64_t id, preemptor;
+  int64_t start_s;            /* the run being preempted */
+  int64_t kill_at;
+  uint32_t preemptor_account;
+  uint8_t mode, cause;
+  bool killed;                /* PREEMPT action sent */
+};
+
+struct pxc_prejob {           /* a job's preemption history (survives requeue) */
+  uint64_t id;
+  uint32_t count;
+  int64_t last_s;
+};
+
+struct pxc_pcand { uint32_t slot; uint64_t k1, k2; };
+
+extern const struct pxc_victims_stage pxc_victims_preempt;
+/* Cycle start: PREEMPT actions for victims whose grace ended, --signal
+ * warnings before time limits, forgetting victims that stopped. */
+int pxc_preempt_begin(struct px_core *c, int64_t now, struct px_actions *out);
+/* Kill time of a running job being preempted, or 0. */
+int64_t pxc_preempt_kill_at(const struct px_core *c, const struct pxc_job *j);
+
+/* ---- quota.c ------------------------------------------------------------- */
+
+struct pxc_qacct {            /* an account with a guarantee or a cohort */
+  uint32_t assoc, cohort;     /* cohort: string id or PX_NONE */
+  uint64_t guaranteed, borrow_limit, lend_limit;
+  uint64_t reclaiming;        /* GPUs its preemptors wait for (lends none of it) */
+};
+
+int pxc_quota_load(struct px_core *c, const struct px_conf *conf);
+/* The quota account governing assoc, or NULL. */
+struct pxc_qacct *pxc_quota_of(const struct px_core *c, uint32_t assoc);
+/* Is j entitled to reclaim (its account stays within its guarantee)? */
+bool pxc_quota_entitled(const struct px_core *c, const struct pxc_job *j);
+/* May a job (vgpu GPUs) of victim_assoc's quota account be reclaimed for
+ * preemptor_assoc's, taken GPUs (this one included) being taken from it? Its
+ * account must borrow in the same cohort, and once requeued the job must
+ * not be within its own guarantee (else it would reclaim straight back).
+ * With taken = vgpu = 0: is the account borrowing in that cohort at all? */
+bool pxc_quota_reclaimable(const struct px_core *c, uint32_t victim_assoc, uint32_t preemptor_assoc,
+                           uint64_t taken, uint64_t vgpu);
+uint64_t pxc_quota_used(const struct px_core *c, const struct pxc_qacct *q);
+
+/* ---- resv.c -------------------------------------------------------------- */
+
+struct pxc_resv {
+  uint32_t name;              /* string id */
+  int64_t start_s, end_s;
+  uint64_t *nodes;            /* bitset over nodes */
+  uint32_t *list, nlist;
+  uint32_t account;           /* PX_NONE: maintenance */
+};
+
+/* May j (running from now for its time limit) use node? */
+bool pxc_resv_allows(const struct px_core *c, const struct pxc_job *j, uint32_t node, int64_t now,
+                     enum px_reason *why);
+void pxc_resv_plan(struct px_core *c, struct pxc_tl *tl);
+
+/* ---- policy.c ------------------------------------------------------------ */
+
+struct pxc_policy {
+  /* backfill */
+  struct pxc_tl tl;
+  bool plan;                  /* backfill on: tl is built each cycle */
+  struct pxc_map cursor;      /* (shape, time limit) -> first slot not ruled out */
+  struct pxc_map front_idx;   /* per-node gang shape -> fronts[] */
+  struct pxc_bf_front *fronts;
+  size_t nfronts, fronts_cap;
+  uint32_t nresv;             /* reservations made this cycle */
+  bool *part_resv;            /* EASY: the partition's top job has one */
+  struct pxc_bf_hint hints[PXC_BF_HINTS];
+  uint32_t nhints;
+  /* preemption */
+  uint32_t preempt_kind;      /* bit 0 qos, bit 1 partition tier */
+  uint32_t **qos_preempt;     /* per QoS: bitset of QoS it may preempt */
+  uint32_t *qos_npreempt;
+  uint8_t *qos_mode;
+  int64_t *qos_grace_s, *qos_min_run_s;
+  int32_t *qos_signal;
+  uint8_t *part_mode;
+  struct pxc_victim *victims;
+  size_t nvictims, victims_cap;
+  struct pxc_prejob *hist;
+  size_t nhist, hist_cap;
+  struct pxc_map hist_by_id;
+  struct px_preempt_record *log;  /* ring of PX_CORE_PREEMPT_LOG */
+  size_t log_head, log_len;
+  struct pxc_pcand *cand;
+  size_t cand_cap;
+  uint8_t *chosen;            /* per job slot: virtually released this search */
+  size_t chosen_cap;
+  uint32_t tries;             /* victim searches this cycle */
+  uint64_t *reclaimers;       /* pending jobs that preempted (bit 63: by reclaim: their account lends nothing) */
+  size_t nreclaimers, reclaimers_cap;
+  struct pxc_map preemptor_ids; /* the same ids, for the queue order */
+  /* quotas */
+  struct pxc_qacct *qacct;
+  uint32_t nqacct;
+  uint32_t *qacct_of;         /* per assoc: index into qacct or PX_NONE */
+  /* advance reservations */
+  struct pxc_resv *resv;
+  size_t nresv_adv, resv_cap;
+  uint32_t *hidden;           /* nodes hidden while placing again (nnodes) */
+};
+
+#endif

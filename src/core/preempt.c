@@ -1,0 +1,470 @@
+/*
+ * preempt.c - the `victims` stage (stage.h): gang- and topology-aware
+ * preemption with grace, requeue and anti-thrashing.
+ *
+ * Who may preempt whom: by QoS (the preemptor's QoS lists the victim's, and
+ * not the other way round: two QoS listing each other would ping-pong, so
+ * neither preempts), by partition PriorityTier (a higher tier preempts jobs
+ * of lower tiers on shared nodes), or by quota reclaim (quota.c: a job within
+ * its account's guarantee preempts jobs of accounts borrowing in its cohort,
+ * but never one that, requeued, would itself be within its guarantee and
+ * reclaim back). A victim must have run its QoS's minimum run time, must not
+ * be exempt (preempted PreemptExemptAfter times within PreemptExemptPeriod),
+ * and the cluster and its account must be under their hourly rate limits.
+ *
+ * Choosing victims: candidates are sorted cheapest first (fewest GPU-hours
+ * lost, then lowest priority, then youngest); their resources are released
+ * virtually one by one until the real placer finds a placement for the
+ * preemptor (checked when the freed GPUs could suffice, then in growing
+ * steps); then victims off the placement are dropped, and each remaining one
+ * is dropped if the placement survives without it, so no victim is more than
+ * needed. Whole jobs only, so a gang is never left partly running; if the
+ * preemptor cannot fit with every allowed victim gone, nobody is preempted.
+ *
+ * Grace: the victim gets a SIGNAL action now (its --signal, else the QoS's
+ * GraceSignal, else SIGTERM) and a PREEMPT action when the grace period (its
+ * QoS GraceTime, else its --signal lead time) ends, unless it stops first.
+ * Every decision is logged (px_core_preempt_next) for the usage report.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/policy.h"
+#include "util/map.h"
+
+#define PXC_PREEMPT_TRIES 16 /* victim searches per cycle: a bounded cost */
+
+static struct pxc_victim *victim_of(const struct px_core *c, const struct pxc_job *j) {
+  struct pxc_policy *pol = c->pol;
+  for (size_t i = 0; pol && i < pol->nvictims; i++)
+    if (pol->victims[i].id == j->id && pol->victims[i].start_s == j->start_s) return &pol->victims[i];
+  return NULL;
+}
+
+int64_t pxc_preempt_kill_at(const struct px_core *c, const struct pxc_job *j) {
+  const struct pxc_victim *v = victim_of(c, j);
+  return v ? v->kill_at : 0;
+}
+
+static struct pxc_prejob *hist_get(const struct px_core *c, uint64_t id) {
+  uint32_t i;
+  return pxc_map_get(&c->pol->hist_by_id, id, &i) ? &c->pol->hist[i] : NULL;
+}
+
+/* Preemptions logged since now - 3600 (of victims of account, or all). */
+static uint32_t count_hour(const struct px_core *c, int64_t now, uint32_t account) {
+  const struct pxc_policy *pol = c->pol;
+  uint32_t n = 0;
+  for (size_t i = 0; i < pol->log_len; i++) {
+    const struct px_preempt_record *r =
+        &pol->log[(pol->log_head + pol->log_len - 1 - i) % PX_CORE_PREEMPT_LOG];
+    if (r->time_s <= now - 3600) break;
+    n += account == PX_NONE || r->victim_account == account;
+  }
+  return n;
+}
+
+/* The victim's QoS mode, else its partition's, else the cluster's; OFF
+ * means not preemptable, except by quota reclaim, which requeues. */
+static enum px_preempt_mode mode_of(const struct px_core *c, const struct pxc_job *v,
+                                    enum px_preempt_cause cause) {
+  const struct pxc_policy *pol = c->pol;
+  enum px_preempt_mode m = (enum px_preempt_mode)pol->qos_mode[v->qos];
+  if (m == PX_PREEMPT_OFF) m = (enum px_preempt_mode)pol->part_mode[v->part];
+  if (m == PX_PREEMPT_OFF) m = c->sched.preempt_mode;
+  if (m == PX_PREEMPT_OFF && cause == PX_PREEMPT_BY_RECLAIM) m = PX_PREEMPT_REQUEUE;
+  if (m == PX_PREEMPT_SUSPEND) m = PX_PREEMPT_REQUEUE; /* GPU memory stays held: not offered */
+  if (m == PX_PREEMPT_REQUEUE && !(v->flags & PXC_F_REQUEUE)) m = PX_PREEMPT_CANCEL;
+  return m;
+}
+
+static bool qos_lists(const struct pxc_policy *pol, uint32_t q, uint32_t other) {
+  return pol->qos_preempt[q] && (pol->qos_preempt[q][other / 32] >> (other % 32)) & 1;
+}
+
+static bool node_in_part(const struct px_core *c, uint32_t node, uint32_t part) {
+  const struct pxc_node *n = &c->nodes[node];
+  for (uint32_t i = 0; i < n->npools; i++)
+    if (c->pools[c->node_pools[n->pool_first + i].pool].part == part) return true;
+  return false;
+}
+
+/* May p preempt running v now? Sets the cause. Rate limits and reclaim
+ * amounts are checked while choosing. */
+static bool may_preempt(const struct px_core *c, const struct pxc_job *p, const struct pxc_job *v,
+                        int64_t now, enum px_preempt_cause *cause) {
+  const struct pxc_policy *pol = c->pol;
+  if (v->state != PX_JOB_RUNNING || !v->nalloc || v->arr || v->id == p->id || victim_of(c, v)) return false;
+  if (v->start_s >= now) return false; /* started this very cycle, after p was passed over */
+  if (now - v->start_s < pol->qos_min_run_s[v->qos]) return false;
+  const struct pxc_prejob *h = hist_get(c, v->id);
+  if (h && c->sched.preempt_exempt_after && h->count >= c->sched.preempt_exempt_after &&
+      now - h->last_s < (c->sched.preempt_exempt_s ? c->sched.preempt_exempt_s : 3600))
+    return false;
+  if ((pol->preempt_kind & 1) && qos_lists(pol, p->qos, v->qos) && !qos_lists(pol, v->qos, p->qos))
+    *cause = PX_PREEMPT_BY_QOS;
+  else if ((pol->preempt_kind & 2) && c->parts[p->part].tier > c->parts[v->part].tier)
+    *cause = PX_PREEMPT_BY_TIER;
+  else if (pol->nqacct && pxc_quota_entitled(c, p) &&
+           pxc_quota_reclaimable(c, v->assoc, p->assoc, 0, 0))
+    *cause = PX_PREEMPT_BY_RECLAIM;
+  else
+    return false;
+  if (mode_of(c, v, *cause) == PX_PREEMPT_OFF) return false;
+  for (uint32_t i = 0; i < v->nalloc; i++)
+    if (node_in_part(c, v->alloc[i].node, p->part)) return true;
+  return false;
+}
+
+/* Gives v's resources back to its nodes (sign +1) or takes them again (-1),
+ * mirroring pxc_place_release/commit without touching v's record. */
+static void virt_release(struct px_core *c, const struct pxc_job *v, int sign) {
+  for (uint32_t i = 0; i < v->nalloc; i++) {
+    const struct px_alloc *a = &v->alloc[i];
+    struct pxc_node *n = &c->nodes[a->node];
+    pxc_index_node_remove(c, a->node);
+    if (sign > 0) {
+      n->gpu_free |= a->gpus;
+      n->cpu_free += a->ncpu;
+      n->mem_free += a->mem_mib;
+      n->njobs--;
+      n->excl = false;
+      if (n->tenant != PX_NONE && --n->tenant_jobs == 0) n->tenant = PX_NONE;
+    } else {
+      n->gpu_free &= ~a->gpus;
+      n->cpu_free -= a->ncpu;
+      n->mem_free -= a->mem_mib;
+      n->njobs++;
+      n->excl = v->shape.exclusive;
+      if (c->parts[v->part].exclusive_account || n->tenant != PX_NONE) {
+        n->tenant = v->account;
+        n->tenant_jobs++;
+      }
+    }
+    pxc_index_node_add(c, a->node);
+  }
+}
+
+static bool placeable(struct px_core *c, struct pxc_job *p, int64_t now, struct pxc_place_result *res) {
+  if (pxc_place_find(c, p, res)) return false;
+  for (uint32_t i = 0; i < res->nnodes; i++) {
+    enum px_reason why;
+    if (!pxc_resv_allows(c, p, res->nodes[i], now, &why)) return false;
+  }
+  return true;
+}
+
+static int cmp_cand(const void *a, const void *b, void *ctx) {
+  const struct pxc_pcand *x = a, *y = b;
+  const struct px_core *c = ctx;
+  if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
+  if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
+  uint64_t ix = c->jobs[x->slot].id, iy = c->jobs[y->slot].id;
+  return ix > iy ? -1 : ix < iy; /* youngest id first */
+}
+
+/* Candidates, cheapest first. pol->chosen per job slot: bit 0 chosen (its
+ * resources virtually released), bits 1-2 cause + 1, bit 3 dropped while
+ * shrinking. */
+static int collect(struct px_core *c, struct pxc_job *p, int64_t now, size_t *ncand) {
+  struct pxc_policy *pol = c->pol;
+  if (PXC_GROW(c, pol->chosen, &pol->chosen_cap, c->njob_slots + 1)) return PX_ENOMEM;
+  size_t n = 0;
+  for (size_t s = 0; s < c->njob_slots; s++) {
+    const struct pxc_job *v = &c->jobs[s];
+    enum px_preempt_cause cause;
+    pol->chosen[s] = 0;
+    if (v->state != PX_JOB_RUNNING || !may_preempt(c, p, v, now, &cause)) continue;
+    if (PXC_GROW(c, pol->cand, &pol->cand_cap, n + 1)) return PX_ENOMEM;
+    uint64_t run = now > v->start_s ? (uint64_t)(now - v->start_s) : 0;
+    pol->cand[n++] = (struct pxc_pcand){(uint32_t)s, pxc_job_ngpu(v) * run,
+                                        (uint64_t)v->priority << 32 | (UINT32_MAX - (uint32_t)v->start_s)};
+    pol->chosen[s] = (uint8_t)(cause + 1) << 1;
+  }
+  if (n) qsort_r(pol->cand, n, sizeof *pol->cand, cmp_cand, c);
+  *ncand = n;
+  return 0;
+}
+
+/* GPUs already taken this search from victims under the same quota account. */
+static uint64_t taken_from(const struct px_core *c, size_t ncand, uint32_t assoc) {
+  const struct pxc_policy *pol = c->pol;
+  const struct pxc_qacct *q = pxc_quota_of(c, assoc);
+  uint64_t t = 0;
+  for (size_t i = 0; i < ncand; i++) {
+    const struct pxc_job *v = &c->jobs[pol->cand[i].slot];
+    if ((pol->chosen[pol->cand[i].slot] & 1) && pxc_quota_of(c, v->assoc) == q) t += pxc_job_ngpu(v);
+  }
+  return t;
+}
+
+/* Victims of account already chosen this search. */
+static uint32_t chosen_of(const struct px_core *c, size_t ncand, uint32_t account) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < ncand; i++) {
+    uint32_t s = c->pol->cand[i].slot;
+    n += (c->pol->chosen[s] & 1) && (account == PX_NONE || c->jobs[s].account == account);
+  }
+  return n;
+}
+
+static bool allowed_now(struct px_core *c, struct pxc_job *p, const struct pxc_job *v, size_t ncand,
+                        int64_t now) {
+  uint32_t lim = c->sched.preempt_account_max_per_hour;
+  if (lim && count_hour(c, now, v->account) + chosen_of(c, ncand, v->account) >= lim) return false;
+  lim = c->sched.preempt_max_per_hour;
+  if (lim && count_hour(c, now, PX_NONE) + chosen_of(c, ncand, PX_NONE) >= lim) return false;
+  enum px_preempt_cause cause = (enum px_preempt_cause)(((c->pol->chosen[v - c->jobs] >> 1) & 3) - 1);
+  if (cause != PX_PREEMPT_BY_RECLAIM) return true;
+  return pxc_quota_reclaimable(c, v->assoc, p->assoc, taken_from(c, ncand, v->assoc) + pxc_job_ngpu(v),
+                               pxc_job_ngpu(v));
+}
+
+static void set_chosen(struct px_core *c, uint32_t slot, bool on) {
+  struct pxc_policy *pol = c->pol;
+  if (on == (pol->chosen[slot] & 1)) return;
+  virt_release(c, &c->jobs[slot], on ? +1 : -1);
+  pol->chosen[slot] = (uint8_t)((pol->chosen[slot] & ~1) | on);
+}
+
+static bool on_placement(const struct pxc_job *v, const struct pxc_place_result *res) {
+  for (uint32_t i = 0; i < v->nalloc; i++)
+    for (uint32_t k = 0; k < res->nnodes; k++)
+      if (v->alloc[i].node == res->nodes[k]) return true;
+  return false;
+}
+
+/* Releases candidates cheapest first until p fits; true with the set in
+ * pol->chosen bit 0 (resources still virtually released). */
+static bool grow_set(struct px_core *c, struct pxc_job *p, size_t ncand, int64_t now,
+                     struct pxc_place_result *res) {
+  struct pxc_policy *pol = c->pol;
+  uint64_t need = pxc_job_ngpu(p), freed = 0;
+  size_t taken = 0, tested = 0, next_test = 0, step = 1;
+  for (size_t i = 0; i < ncand; i++) {
+    uint32_t s = pol->cand[i].slot;
+    if (!allowed_now(c, p, &c->jobs[s], ncand, now)) continue;
+    set_chosen(c, s, true);
+    freed += pxc_job_ngpu(&c->jobs[s]);
+    if (++taken < next_test || freed < need) continue;
+    tested = taken;
+    if (placeable(c, p, now, res)) return true;
+    next_test = taken + step; /* test again after 1, 2, 4, ... more victims */
+    step *= 2;
+  }
+  return taken && tested != taken && placeable(c, p, now, res);
+}
+
+/* Drops victims the placement does not need; res stays a valid placement. */
+static void shrink_set(struct px_core *c, struct pxc_job *p, size_t ncand, int64_t now,
+                       struct pxc_place_result *res) {
+  struct pxc_policy *pol = c->pol;
+  for (size_t i = 0; i < ncand; i++) {
+    uint32_t s = pol->cand[i].slot;
+    if ((pol->chosen[s] & 1) && !on_placement(&c->jobs[s], res)) {
+      set_chosen(c, s, false);
+      pol->chosen[s] |= 8; /* dropped: restored if the placer then wants it */
+    }
+  }
+  if (!placeable(c, p, now, res)) { /* the placer now prefers other nodes: keep the set */
+    for (size_t i = 0; i < ncand; i++)
+      if (pol->chosen[pol->cand[i].slot] & 8) set_chosen(c, pol->cand[i].slot, true);
+    placeable(c, p, now, res);
+    return;
+  }
+  for (size_t i = ncand; i-- > 0;) { /* most expensive first */
+    uint32_t s = pol->cand[i].slot;
+    if (!(pol->chosen[s] & 1)) continue;
+    set_chosen(c, s, false);
+    if (!placeable(c, p, now, res)) set_chosen(c, s, true);
+  }
+  placeable(c, p, now, res);
+}
+
+static int note(struct px_core *c, const struct pxc_job *p, const struct pxc_job *v,
+                enum px_preempt_cause cause, enum px_preempt_mode mode, int64_t now, double lost) {
+  struct pxc_policy *pol = c->pol;
+  struct px_preempt_record r = {v->id, p->id, v->account, p->account, cause, mode, now, lost};
+  if (pol->log_len == PX_CORE_PREEMPT_LOG) {
+    pol->log[pol->log_head] = r;
+    pol->log_head = (pol->log_head + 1) % PX_CORE_PREEMPT_LOG;
+  } else {
+    pol->log[(pol->log_head + pol->log_len++) % PX_CORE_PREEMPT_LOG] = r;
+  }
+  struct pxc_prejob *h = hist_get(c, v->id);
+  if (!h) {
+    if (PXC_GROW(c, pol->hist, &pol->hist_cap, pol->nhist + 1) ||
+        pxc_map_put(c, &pol->hist_by_id, v->id, (uint32_t)pol->nhist))
+      return PX_ENOMEM;
+    h = &pol->hist[pol->nhist++];
+    *h = (struct pxc_prejob){v->id, 0, 0};
+  }
+  h->count++;
+  h->last_s = now;
+  return 0;
+}
+
+/* Appends the SIGNAL or PREEMPT action for a new victim and remembers it. */
+static int emit(struct px_core *c, const struct pxc_job *p, const struct pxc_job *v,
+                enum px_preempt_cause cause, int64_t now, struct px_actions *out) {
+  struct pxc_policy *pol = c->pol;
+  if (pxc_actions_reserve(out, 1, 0, 0) || PXC_GROW(c, pol->victims, &pol->victims_cap, pol->nvictims + 1))
+    return PX_ENOMEM;
+  enum px_preempt_mode mode = mode_of(c, v, cause);
+  int64_t grace = pol->qos_grace_s[v->qos];
+  if (!grace && v->signal_num) grace = v->signal_time_s;
+  int32_t sig = v->signal_num ? v->signal_num : pol->qos_signal[v->qos] ? pol->qos_signal[v->qos] : 15;
+  double lost = (double)pxc_job_ngpu(v) * (double)(now - v->start_s) / 3600.0;
+  int rc = note(c, p, v, cause, mode, now, lost);
+  if (rc) return rc;
+  out->v[out->len++] = (struct px_action){
+      .kind = grace > 0 ? PX_ACT_SIGNAL : PX_ACT_PREEMPT, .reason = PX_REASON_NONE, .job_id = v->id,
+      .array_job_id = v->task_id != PX_NONE ? v->array_id : 0, .array_task_id = v->task_id,
+      .preemptor_job_id = p->id, .signal = grace > 0 ? sig : 0, .preempt_mode = mode,
+      .preempt_cause = cause, .kill_at_s = now + grace, .gpu_hours_lost = lost};
+  pol->victims[pol->nvictims++] = (struct pxc_victim){v->id, p->id, v->start_s, now + grace, p->account,
+                                                      (uint8_t)mode, (uint8_t)cause, grace <= 0};
+  return 0;
+}
+
+static bool waits_on_victims(const struct px_core *c, const struct pxc_job *p) {
+  for (size_t i = 0; i < c->pol->nvictims; i++)
+    if (c->pol->victims[i].preemptor == p->id) return true;
+  return false;
+}
+
+static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struct px_actions *out) {
+  struct pxc_policy *pol = c->pol;
+  if (p->reason != PX_REASON_RESOURCES && p->reason != PX_REASON_TOPOLOGY) return 0;
+  if (waits_on_victims(c, p)) {
+    p->reason = PX_REASON_PREEMPTING;
+    return 0;
+  }
+  if (pol->tries >= PXC_PREEMPT_TRIES) return 0;
+  if (c->sched.preempt_max_per_hour && count_hour(c, now, PX_NONE) >= c->sched.preempt_max_per_hour)
+    return 0;
+  pol->tries++;
+  size_t ncand;
+  int rc = collect(c, p, now, &ncand);
+  if (rc || !ncand) return rc;
+  struct pxc_place_result res;
+  bool ok = grow_set(c, p, ncand, now, &res);
+  if (ok) shrink_set(c, p, ncand, now, &res);
+  for (size_t i = 0; i < ncand; i++) {
+    uint32_t s = pol->cand[i].slot;
+    if (!(pol->chosen[s] & 1)) continue;
+    set_chosen(c, s, false); /* victims run on until they stop */
+    pol->chosen[s] |= ok;
+  }
+  bool reclaim = false;
+  for (size_t i = 0; ok && i < ncand && rc == 0; i++) {
+    uint32_t s = pol->cand[i].slot;
+    if (!(pol->chosen[s] & 1)) continue;
+    enum px_preempt_cause cause = (enum px_preempt_cause)(((pol->chosen[s] >> 1) & 3) - 1);
+    reclaim |= cause == PX_PREEMPT_BY_RECLAIM;
+    rc = emit(c, p, &c->jobs[s], cause, now, out);
+  }
+  if (rc == 0 && ok) { /* remember p (once) as a preemptor until it starts */
+    uint32_t at;
+    if (!pxc_map_get(&pol->preemptor_ids, p->id, &at)) {
+      if (PXC_GROW(c, pol->reclaimers, &pol->reclaimers_cap, pol->nreclaimers + 1) ||
+          pxc_map_put(c, &pol->preemptor_ids, p->id, (uint32_t)pol->nreclaimers))
+        return PX_ENOMEM;
+      at = (uint32_t)pol->nreclaimers;
+      pol->reclaimers[pol->nreclaimers++] = p->id;
+    }
+    struct pxc_qacct *q = reclaim && !(pol->reclaimers[at] >> 63) ? pxc_quota_of(c, p->assoc) : NULL;
+    if (q) q->reclaiming += pxc_job_ngpu(p);
+    pol->reclaimers[at] |= (uint64_t)reclaim << 63;
+  }
+  if (ok) {
+    p->reason = PX_REASON_PREEMPTING;
+    if (pol->plan) { /* what is free on its nodes now is kept for it too */
+      struct pxc_tl_fit fit = {0, pxc_tl_end_slot(&pol->tl, 0, p->time_limit_s), res.nnodes, res.nodes, res.units};
+      pxc_tl_commit(c, &pol->tl, p, &fit);
+    }
+  }
+  return rc;
+}
+
+const struct pxc_victims_stage pxc_victims_preempt = {"preempt", victims_find};
+
+/* ---- cycle start ------------------------------------------------------- */
+
+static int signal_action(struct px_actions *out, const struct pxc_job *j, int32_t sig) {
+  if (pxc_actions_reserve(out, 1, 0, 0)) return PX_ENOMEM;
+  out->v[out->len++] = (struct px_action){.kind = PX_ACT_SIGNAL, .reason = PX_REASON_NONE, .job_id = j->id,
+                                          .array_job_id = j->task_id != PX_NONE ? j->array_id : 0,
+                                          .array_task_id = j->task_id, .signal = sig};
+  return 0;
+}
+
+int pxc_preempt_begin(struct px_core *c, int64_t now, struct px_actions *out) {
+  struct pxc_policy *pol = c->pol;
+  size_t keep = 0;
+  for (uint32_t q = 0; q < pol->nqacct; q++) pol->qacct[q].reclaiming = 0;
+  for (size_t i = 0; i < pol->nvictims; i++) {
+    struct pxc_victim *v = &pol->victims[i];
+    const struct pxc_job *j = pxc_job_find(c, v->id);
+    if (!j || j->state != PX_JOB_RUNNING || j->start_s != v->start_s) continue; /* it stopped */
+    if (!v->killed && v->kill_at <= now) {
+      if (pxc_actions_reserve(out, 1, 0, 0)) return PX_ENOMEM;
+      out->v[out->len++] = (struct px_action){
+          .kind = PX_ACT_PREEMPT, .reason = PX_REASON_NONE, .job_id = v->id,
+          .array_job_id = j->task_id != PX_NONE ? j->array_id : 0, .array_task_id = j->task_id,
+          .preemptor_job_id = v->preemptor, .preempt_mode = (enum px_preempt_mode)v->mode,
+          .preempt_cause = (enum px_preempt_cause)v->cause, .kill_at_s = now,
+          .gpu_hours_lost = (double)pxc_job_ngpu(j) * (double)(now - j->start_s) / 3600.0};
+      v->killed = true;
+    }
+    pol->victims[keep++] = *v;
+  }
+  pol->nvictims = keep;
+  /* a reclaiming job's account lends none of what it reclaims until it starts */
+  keep = 0;
+  for (size_t i = 0; i < pol->nreclaimers; i++) {
+    uint64_t id = pol->reclaimers[i] & ~(1ULL << 63);
+    const struct pxc_job *pj = pxc_job_find(c, id);
+    if (!pj || pj->state != PX_JOB_PENDING) {
+      pxc_map_del(&pol->preemptor_ids, id);
+      continue;
+    }
+    struct pxc_qacct *q = pol->reclaimers[i] >> 63 ? pxc_quota_of(c, pj->assoc) : NULL;
+    if (q) q->reclaiming += pxc_job_ngpu(pj);
+    pxc_map_put(c, &pol->preemptor_ids, id, (uint32_t)keep); /* existing key: no growth */
+    pol->reclaimers[keep++] = pol->reclaimers[i];
+  }
+  pol->nreclaimers = keep;
+  /* --signal=SIG@T: warn T seconds before the time limit, once per run */
+  for (size_t s = 0; s < c->njob_slots; s++) {
+    struct pxc_job *j = &c->jobs[s];
+    if (j->state != PX_JOB_RUNNING || !j->signal_num || (j->flags & PXC_F_SIGNALLED) || !j->nalloc ||
+        j->time_limit_s >= INT64_MAX / 4)
+      continue;
+    if (now < j->start_s + j->time_limit_s - j->signal_time_s) continue;
+    if (signal_action(out, j, j->signal_num)) return PX_ENOMEM;
+    j->flags |= PXC_F_SIGNALLED;
+  }
+  if (pol->nhist > 2 * c->nlive + 64) { /* forget the histories of jobs that left */
+    size_t n = 0;
+    for (size_t i = 0; i < pol->nhist; i++) {
+      pxc_map_del(&pol->hist_by_id, pol->hist[i].id);
+      if (pxc_job_find(c, pol->hist[i].id)) pol->hist[n++] = pol->hist[i];
+    }
+    pol->nhist = n;
+    for (size_t i = 0; i < n; i++) pxc_map_put(c, &pol->hist_by_id, pol->hist[i].id, (uint32_t)i);
+  }
+  return 0;
+}
+
+bool px_core_preempt_next(const struct px_core *c, size_t *cursor, struct px_preempt_record *out) {
+  const struct pxc_policy *pol = c->pol;
+  if (!pol || *cursor >= pol->log_len) return false;
+  *out = pol->log[(pol->log_head + (*cursor)++) % PX_CORE_PREEMPT_LOG];
+  return true;
+}
+
+const char *px_preempt_cause_name(enum px_preempt_cause cause) {
+  static const char *const names[] = {"qos", "tier", "reclaim"};
+  return (unsigned)cause < 3 ? names[cause] : "unknown";
+}

@@ -1,0 +1,430 @@
+/*
+ * timeline.c - the free-capacity plan over time that backfill reasons on
+ * (policy.h explains the grid and the cells).
+ *
+ * Building it is O(nodes x slots + running allocations): cells are first
+ * filled with what running jobs release in the slot they end in, then summed
+ * along each node's row on top of the node's free resources now. Searching
+ * for the earliest start of a job walks slots; in each slot the per-leaf
+ * histograms bound what a leaf can hold (as the placer's do for now), a
+ * single-node job takes the best-fitting node of the first leaf that has
+ * one, and a gang takes one leaf when one suffices, else the fullest leaves,
+ * checking only the chosen leaves node by node for its whole duration.
+ * The plan models GPU counts, CPU counts and memory; it ignores NVLink
+ * groups and account tenancy, which the real placement checks at start.
+ */
+#include <string.h>
+
+#include "core/policy.h"
+
+int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t res_s) {
+  memset(tl, 0, sizeof *tl);
+  if (res_s <= 0) res_s = 300;
+  if (window_s <= 0) window_s = 86400;
+  if (window_s / res_s > 4096) res_s = (window_s + 4095) / 4096; /* bound the plan's memory */
+  tl->res_s = res_s;
+  tl->nslots = (uint32_t)((window_s + res_s - 1) / res_s) + 1;
+  size_t hist = 0, pcnt = 0;
+  uint32_t maxleaf = 1;
+  tl->hist_off = pxc_calloc(c, c->npools + 1, sizeof *tl->hist_off);
+  tl->pcnt_off = pxc_calloc(c, c->npools + 1, sizeof *tl->pcnt_off);
+  if (!tl->hist_off || !tl->pcnt_off) return PX_ENOMEM;
+  for (uint32_t p = 0; p < c->npools; p++) {
+    const struct pxc_pool *pl = &c->pools[p];
+    tl->hist_off[p] = hist;
+    tl->pcnt_off[p] = pcnt;
+    hist += (size_t)tl->nslots * pl->nleaf * (pl->maxg + 1);
+    pcnt += (size_t)tl->nslots * (pl->maxg + 1);
+    if (pl->nleaf > maxleaf) maxleaf = pl->nleaf;
+  }
+  tl->pcnt = pxc_calloc(c, pcnt + 1, sizeof *tl->pcnt);
+  if (!tl->pcnt) return PX_ENOMEM;
+  tl->cell = pxc_calloc(c, (size_t)c->nnodes * tl->nslots + 1, sizeof *tl->cell);
+  tl->hist = pxc_calloc(c, hist + 1, sizeof *tl->hist);
+  tl->nodes = pxc_calloc(c, c->nnodes + 1, sizeof *tl->nodes);
+  tl->units = pxc_calloc(c, c->nnodes + 1, sizeof *tl->units);
+  tl->bound = pxc_calloc(c, maxleaf, sizeof *tl->bound);
+  tl->exact = pxc_calloc(c, maxleaf, sizeof *tl->exact);
+  tl->leaves = pxc_calloc(c, maxleaf, sizeof *tl->leaves);
+  tl->skip = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip);
+  tl->skip_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip_epoch);
+  if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
+      !tl->skip || !tl->skip_epoch)
+    return PX_ENOMEM;
+  return 0;
+}
+
+void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
+  void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
+               tl->skip, tl->skip_epoch};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
+  memset(tl, 0, sizeof *tl);
+}
+
+int64_t pxc_tl_slot_time(const struct pxc_tl *tl, uint32_t k) {
+  return k == 0 ? tl->now : tl->t0 + (int64_t)k * tl->res_s;
+}
+
+uint32_t pxc_tl_slot_ceil(const struct pxc_tl *tl, int64_t t) {
+  if (t <= tl->now) return 0;
+  int64_t d = t - tl->t0, k = (d + tl->res_s - 1) / tl->res_s;
+  return k >= tl->nslots ? tl->nslots : (uint32_t)k;
+}
+
+uint32_t pxc_tl_end_slot(const struct pxc_tl *tl, uint32_t k, int64_t dur_s) {
+  int64_t start = pxc_tl_slot_time(tl, k);
+  if (dur_s >= INT64_MAX / 4) return tl->nslots;
+  uint32_t e = pxc_tl_slot_ceil(tl, start + dur_s);
+  return e <= k ? k + 1 : e;
+}
+
+static uint16_t *hist_at(struct pxc_tl *tl, const struct pxc_pool *p, uint32_t pool, uint32_t k,
+                         uint32_t lleaf) {
+  return &tl->hist[tl->hist_off[pool] + ((size_t)k * p->nleaf + lleaf) * (p->maxg + 1)];
+}
+
+/* Counts a node's whole row into its pools' histograms (at build). */
+static void hist_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
+  const struct pxc_node *n = &c->nodes[node];
+  const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  for (uint32_t i = 0; i < n->npools; i++) {
+    const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
+    const struct pxc_pool *p = &c->pools[np->pool];
+    size_t g1 = p->maxg + 1, hstride = (size_t)p->nleaf * g1;
+    uint16_t *h = &tl->hist[tl->hist_off[np->pool] + np->lleaf * g1];
+    uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool]];
+    for (uint32_t k = 0; k < tl->nslots; k++, h += hstride, pc += g1)
+      if (row[k].usable) h[row[k].gpu]++, pc[row[k].gpu]++;
+  }
+}
+
+/* Running jobs release their resources from the slot their limit (or their
+ * preemption kill time) ends in; a job past its limit from slot 1. */
+static void add_releases(struct px_core *c, struct pxc_tl *tl) {
+  for (size_t s = 0; s < c->njob_slots; s++) {
+    const struct pxc_job *j = &c->jobs[s];
+    if (j->state != PX_JOB_RUNNING || !j->nalloc) continue;
+    int64_t end = j->time_limit_s >= INT64_MAX - j->start_s ? INT64_MAX : j->start_s + j->time_limit_s;
+    int64_t kill = pxc_preempt_kill_at(c, j);
+    if (kill && kill < end) end = kill;
+    uint32_t k = end <= tl->now ? 1 : pxc_tl_slot_ceil(tl, end);
+    if (k >= tl->nslots) continue;
+    for (uint32_t i = 0; i < j->nalloc; i++) {
+      const struct px_alloc *a = &j->alloc[i];
+      const struct pxc_node *n = &c->nodes[a->node];
+      struct pxc_tl_cell *cl = &tl->cell[(size_t)a->node * tl->nslots + k];
+      /* an exclusive job holds the whole node, whatever its alloc says */
+      bool whole = j->shape.exclusive;
+      cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : (uint32_t)px_bits64_count(a->gpus)));
+      cl->cpu = (uint16_t)(cl->cpu + (whole ? n->cpus : a->ncpu));
+      cl->mem_mib += (uint32_t)(whole ? n->mem_mib : a->mem_mib);
+    }
+  }
+}
+
+void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now) {
+  uint32_t S = tl->nslots;
+  tl->now = now;
+  tl->t0 = now >= 0 ? now / tl->res_s * tl->res_s : -((-now + tl->res_s - 1) / tl->res_s) * tl->res_s;
+  memset(tl->cell, 0, (size_t)c->nnodes * S * sizeof *tl->cell);
+  add_releases(c, tl);
+  for (uint32_t node = 0; node < c->nnodes; node++) {
+    const struct pxc_node *n = &c->nodes[node];
+    struct pxc_tl_cell *row = &tl->cell[(size_t)node * S];
+    bool usable = pxc_node_usable(n);
+    uint32_t g = n->excl ? 0 : (uint32_t)px_bits64_count(n->gpu_free);
+    uint32_t cpu = n->excl ? 0 : n->cpu_free;
+    uint64_t mem = n->excl ? 0 : n->mem_free;
+    for (uint32_t k = 0; k < S; k++) {
+      g += row[k].gpu, cpu += row[k].cpu, mem += row[k].mem_mib;
+      if (g > n->ngpu) g = n->ngpu; /* an exclusive job's release counts the whole node */
+      if (cpu > n->cpus) cpu = n->cpus;
+      if (mem > n->mem_mib) mem = n->mem_mib;
+      row[k] = (struct pxc_tl_cell){(uint32_t)mem, (uint16_t)cpu, (uint8_t)g, usable};
+      if (!usable) row[k] = (struct pxc_tl_cell){0, 0, 0, 0};
+    }
+  }
+  pxc_resv_plan(c, tl);
+  size_t total = 0;
+  for (uint32_t p = 0; p < c->npools; p++)
+    total += (size_t)S * c->pools[p].nleaf * (c->pools[p].maxg + 1);
+  memset(tl->hist, 0, total * sizeof *tl->hist);
+  total = 0;
+  for (uint32_t p = 0; p < c->npools; p++) total += (size_t)S * (c->pools[p].maxg + 1);
+  memset(tl->pcnt, 0, total * sizeof *tl->pcnt);
+  for (uint32_t node = 0; node < c->nnodes; node++) hist_row(c, tl, node);
+}
+
+/* Units j can hold in one cell (pxc_node_fit without NVLink groups). */
+static uint32_t cell_units(const struct pxc_job *j, const struct pxc_node *n, const struct pxc_tl_cell *cl) {
+  const struct pxc_shape *s = &j->shape;
+  if (!cl->usable) return 0;
+  if (s->exclusive) {
+    if (cl->gpu != n->ngpu || cl->cpu != n->cpus || cl->mem_mib != n->mem_mib) return 0;
+    return s->units < s->per_node_max ? s->units : s->per_node_max;
+  }
+  uint32_t u = s->gpu ? cl->gpu / s->gpu : UINT32_MAX;
+  if (cl->cpu < s->base_cpu) return 0;
+  if (s->cpu) {
+    uint32_t uc = (cl->cpu - s->base_cpu) / s->cpu;
+    if (uc < u) u = uc;
+  }
+  if (u > s->per_node_max) u = s->per_node_max;
+  if (u > s->units) u = s->units;
+  while (u && pxc_mem_for(j, n, u) > cl->mem_mib) u--;
+  return u;
+}
+
+/* Units are a minimum of terms each monotone in one resource, so the units
+ * of the interval are those of its per-resource minimum: one cell_units. */
+uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j,
+                      uint32_t node, uint32_t k0, uint32_t k1) {
+  if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true))
+    return 0; /* features, GPU type */
+  const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  if (k0 >= k1) return 0;
+  struct pxc_tl_cell m = row[k0];
+  for (uint32_t k = k0 + 1; k < k1; k++) {
+    const struct pxc_tl_cell *x = &row[k];
+    if (x->gpu < m.gpu) m.gpu = x->gpu;
+    if (x->cpu < m.cpu) m.cpu = x->cpu;
+    if (x->mem_mib < m.mem_mib) m.mem_mib = x->mem_mib;
+    m.usable &= x->usable;
+  }
+  return cell_units(j, &c->nodes[node], &m);
+}
+
+void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
+                 uint32_t u, uint32_t k0, uint32_t k1, int sign) {
+  const struct pxc_node *n = &c->nodes[node];
+  const struct pxc_shape *s = &j->shape;
+  uint32_t g = s->exclusive ? n->ngpu : u * s->gpu;
+  uint32_t cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
+  uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
+  if (k1 > tl->nslots) k1 = tl->nslots;
+  struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  for (uint32_t i = 0; i < n->npools; i++) { /* move the node between GPU buckets */
+    const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
+    const struct pxc_pool *p = &c->pools[np->pool];
+    size_t g1 = p->maxg + 1, hstride = (size_t)p->nleaf * g1;
+    uint16_t *h = &tl->hist[tl->hist_off[np->pool] + (size_t)k0 * hstride + np->lleaf * g1];
+    uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool] + (size_t)k0 * g1];
+    for (uint32_t k = k0; k < k1; k++, h += hstride, pc += g1) {
+      if (!row[k].usable) continue;
+      uint32_t from = row[k].gpu, to = sign > 0 ? (from > g ? from - g : 0) : from + g;
+      h[from]--, pc[from]--, h[to]++, pc[to]++;
+    }
+  }
+  for (uint32_t k = k0; k < k1; k++) {
+    struct pxc_tl_cell *cl = &row[k];
+    if (!cl->usable) continue;
+    if (sign > 0) {
+      cl->gpu = (uint8_t)(cl->gpu > g ? cl->gpu - g : 0);
+      cl->cpu = (uint16_t)(cl->cpu > cpu ? cl->cpu - cpu : 0);
+      cl->mem_mib = (uint32_t)(cl->mem_mib > mem ? cl->mem_mib - mem : 0);
+    } else {
+      cl->gpu = (uint8_t)(cl->gpu + g);
+      cl->cpu = (uint16_t)(cl->cpu + cpu);
+      cl->mem_mib = (uint32_t)(cl->mem_mib + mem);
+    }
+  }
+}
+
+void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1) {
+  (void)c;
+  for (uint32_t k = k0; k < k1 && k < tl->nslots; k++)
+    tl->cell[(size_t)node * tl->nslots + k] = (struct pxc_tl_cell){0, 0, 0, 0};
+}
+
+/* ---- search ------------------------------------------------------------ */
+
+/* For a fixed per-node need (single-node jobs, -N gangs): 0 when the node
+ * holds it over [k0, k1), else the last slot where it does not + 1. Scanning
+ * backwards makes that jump as long as it can be. */
+static uint32_t fixed_block(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j,
+                            uint32_t node, uint32_t k0, uint32_t k1) {
+  const struct pxc_node *n = &c->nodes[node];
+  const struct pxc_shape *s = &j->shape;
+  uint32_t u = s->nmax == 1 ? s->units : 1;
+  uint32_t g = s->exclusive ? n->ngpu : u * s->gpu, cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
+  uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
+  const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  for (uint32_t k = k1; k-- > k0;)
+    if (!row[k].usable || row[k].gpu < g || row[k].cpu < cpu || row[k].mem_mib < mem) return k + 1;
+  return 0;
+}
+
+static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
+                          uint32_t k0, uint32_t k1, bool real) {
+  uint32_t u;
+  if (j->shape.per_node_max == 1 || j->shape.nmax == 1) { /* fixed need: remember how far it fails */
+    if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k0) return 0;
+    if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true)) return 0;
+    uint32_t b = fixed_block(c, tl, j, node, k0, k1);
+    if (b) {
+      tl->skip_epoch[node] = tl->epoch;
+      tl->skip[node] = b;
+      return 0;
+    }
+    u = j->shape.nmax == 1 ? j->shape.units : 1;
+  } else {
+    u = pxc_tl_units(c, tl, j, node, k0, k1);
+  }
+  if (u && real) {
+    uint32_t r = pxc_node_fit(c, j, node, false);
+    if (r < u) u = r;
+  }
+  return u;
+}
+
+static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t pool,
+                        uint32_t k, uint32_t kend, bool real, struct pxc_tl_fit *fit) {
+  const struct pxc_pool *p = &c->pools[pool];
+  uint32_t need = j->shape.exclusive ? 0 : j->shape.units * j->shape.gpu;
+  const uint32_t *pc = &tl->pcnt[tl->pcnt_off[pool] + (size_t)k * (p->maxg + 1)];
+  for (uint32_t g = need; g <= p->maxg; g++)
+    for (uint32_t l = 0; l < p->nleaf && pc[g]; l++) { /* pc: no node of the pool has g free */
+      if (!hist_at(tl, p, pool, k, l)[g]) continue;
+      for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++) {
+        uint32_t node = p->leaf_nodes[q];
+        if (tl->cell[(size_t)node * tl->nslots + k].gpu != g || !tl->cell[(size_t)node * tl->nslots + k].usable)
+          continue;
+        if (fit_units(c, tl, j, node, k, kend, real) < j->shape.units) continue;
+        fit->nnodes = 1;
+        fit->nodes[0] = node;
+        fit->units[0] = j->shape.units;
+        return true;
+      }
+    }
+  return false;
+}
+
+/* Bound of the units leaf l can hold in slot k, from the histogram. */
+static uint64_t leaf_bound(struct pxc_tl *tl, const struct pxc_pool *p, uint32_t pool, uint32_t k,
+                           uint32_t l, const struct pxc_job *j) {
+  const struct pxc_shape *s = &j->shape;
+  const uint16_t *h = hist_at(tl, p, pool, k, l);
+  uint64_t b = 0;
+  for (uint32_t g = s->gpu; g <= p->maxg; g++) {
+    if (!h[g]) continue;
+    uint64_t u = s->gpu ? g / s->gpu : s->units;
+    if (u > s->per_node_max) u = s->per_node_max;
+    b += h[g] * u;
+  }
+  return b;
+}
+
+/* Bound of the units the whole pool can hold in slot k. */
+static uint64_t pool_bound(const struct pxc_tl *tl, const struct pxc_pool *p, uint32_t pool, uint32_t k,
+                           const struct pxc_job *j) {
+  const struct pxc_shape *s = &j->shape;
+  const uint32_t *h = &tl->pcnt[tl->pcnt_off[pool] + (size_t)k * (p->maxg + 1)];
+  uint32_t g0 = s->exclusive ? 0 : s->nmax == 1 ? s->units * s->gpu : s->gpu;
+  uint64_t b = 0;
+  for (uint32_t g = g0; g <= p->maxg; g++) {
+    if (!h[g]) continue;
+    uint64_t u = s->nmax == 1 ? s->units : s->gpu ? g / s->gpu : s->units;
+    if (u > s->per_node_max && s->nmax != 1) u = s->per_node_max;
+    b += h[g] * u;
+  }
+  return b;
+}
+
+/* Leaves to take: the best-fitting single leaf, else the fullest first. */
+static uint32_t choose(struct pxc_tl *tl, uint32_t nleaf, uint64_t need) {
+  uint64_t total = 0;
+  uint32_t single = PX_NONE;
+  for (uint32_t l = 0; l < nleaf; l++) {
+    total += tl->bound[l];
+    if (tl->bound[l] >= need && (single == PX_NONE || tl->bound[l] < tl->bound[single])) single = l;
+  }
+  if (total < need) return 0;
+  if (single != PX_NONE) {
+    tl->leaves[0] = single;
+    return 1;
+  }
+  uint32_t n = 0;
+  uint64_t got = 0;
+  while (got < need) { /* selection of the fullest remaining leaf: few rounds for a gang */
+    uint32_t best = PX_NONE;
+    for (uint32_t l = 0; l < nleaf; l++) {
+      bool taken = false;
+      for (uint32_t i = 0; i < n && !taken; i++) taken = tl->leaves[i] == l;
+      if (!taken && tl->bound[l] && (best == PX_NONE || tl->bound[l] > tl->bound[best])) best = l;
+    }
+    if (best == PX_NONE) return 0;
+    tl->leaves[n++] = best;
+    got += tl->bound[best];
+  }
+  return n;
+}
+
+static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t pool,
+                      uint32_t k, uint32_t kend, bool real, struct pxc_tl_fit *fit) {
+  const struct pxc_pool *p = &c->pools[pool];
+  uint64_t need = j->shape.units;
+  for (uint32_t l = 0; l < p->nleaf; l++) {
+    tl->bound[l] = leaf_bound(tl, p, pool, k, l, j);
+    tl->exact[l] = 0;
+  }
+  for (;;) {
+    uint32_t m = choose(tl, p->nleaf, need);
+    if (!m) return false;
+    bool changed = false;
+    for (uint32_t i = 0; i < m; i++) {
+      uint32_t l = tl->leaves[i];
+      if (tl->exact[l]) continue;
+      uint64_t e = 0;
+      for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++)
+        e += fit_units(c, tl, j, p->leaf_nodes[q], k, kend, real);
+      tl->exact[l] = 1;
+      changed |= e != tl->bound[l];
+      tl->bound[l] = e;
+    }
+    if (changed) continue;
+    fit->nnodes = 0;
+    for (uint32_t i = 0; i < m && need; i++) {
+      uint32_t l = tl->leaves[i];
+      for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1] && need; q++) {
+        uint32_t node = p->leaf_nodes[q], u = fit_units(c, tl, j, node, k, kend, real);
+        if (!u) continue;
+        if (u > need) u = (uint32_t)need;
+        fit->nodes[fit->nnodes] = node;
+        fit->units[fit->nnodes++] = u;
+        need -= u;
+      }
+    }
+    return need == 0;
+  }
+}
+
+bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t k_from,
+                 uint32_t k_to, bool real, struct pxc_tl_fit *fit) {
+  const struct pxc_part *part = &c->parts[j->part];
+  fit->nodes = tl->nodes;
+  fit->units = tl->units;
+  if (k_to > tl->nslots) k_to = tl->nslots;
+  tl->epoch++;
+  for (uint32_t k = k_from; k < k_to; k++) {
+    uint32_t kend = pxc_tl_end_slot(tl, k, j->time_limit_s);
+    for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
+      const struct pxc_pool *p = &c->pools[pi];
+      if (j->gpu_type != PX_NONE && p->gpu_type != j->gpu_type) continue;
+      if (pool_bound(tl, p, pi, k, j) < j->shape.units) continue;
+      bool ok = j->shape.nmax == 1 ? find_single(c, tl, j, pi, k, kend, real, fit)
+                                   : find_gang(c, tl, j, pi, k, kend, real, fit);
+      if (ok) {
+        fit->slot = k;
+        fit->end_slot = kend;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j,
+                   const struct pxc_tl_fit *fit) {
+  for (uint32_t i = 0; i < fit->nnodes; i++)
+    pxc_tl_take(c, tl, j, fit->nodes[i], fit->units[i], fit->slot, fit->end_slot, +1);
+}

@@ -1,0 +1,376 @@
+/*
+ * Preemption (the `victims` stage): nodes of 8 GPUs; QoS "low" (preemptable)
+ * and "high" (Preempt=low) unless said otherwise; bob runs the victims,
+ * alice the preemptors. The cost of a victim is GPUs x seconds run; the
+ * expected victim sets below are worked out from those numbers.
+ */
+#include "px_test.h"
+
+#include <math.h>
+
+#include "core/policytest.h"
+
+enum { Q_NORMAL, Q_LOW, Q_HIGH };
+
+static struct px_conf *pre_conf(uint32_t nnodes) {
+  struct px_conf *c = tc_conf(nnodes, 8, 0, 0);
+  uint32_t low = px_testconf_qos(c, "low", 0), high = px_testconf_qos(c, "high", 100);
+  assert_int_equal(low, Q_LOW);
+  uint32_t *list = px_arena_alloc(&c->arena, sizeof *list);
+  list[0] = low;
+  c->qos[high].preempt = list;
+  c->qos[high].npreempt = 1;
+  c->sched.preempt_type = "preempt/qos";
+  c->sched.preempt_mode = PX_PREEMPT_REQUEUE;
+  c->sched.weight_qos = 100000; /* high first in the queue */
+  return c;
+}
+
+static void sub_q(struct pf *f, uint64_t id, const char *user, const char *qos, uint32_t nodes, uint32_t gpn,
+                  int64_t now) {
+  struct px_jobspec s = tc_spec(user, nodes, gpn);
+  s.qos = (char *)qos;
+  s.time_limit_s = 86400;
+  pf_sub_spec(f, id, &s, now);
+}
+
+/*
+ * L1 (8 GPUs, from 0) fills node 0; L2 (4 GPUs, from 100) and L3 (4, from
+ * 200) share node 1. At 1000 H needs one whole node. Costs in GPU-seconds:
+ * L1 8000, L2 3600, L3 3200. Taking L3 then L2 frees node 1 (6800 in all,
+ * 1.89 GPU-hours) -- cheaper than L1 alone (2.22 GPU-hours); neither can be
+ * dropped. Both are requeued and keep their ids and submit times.
+ */
+static void cheapest_victim_set(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(2)};
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 2, "bob", "low", 0, 4, 100);
+  pf_cycle(&f, 100);
+  sub_q(&f, 3, "bob", "low", 0, 4, 200);
+  pf_cycle(&f, 200);
+  assert_int_equal(pf_node(&f.out, 3), 1);
+  sub_q(&f, 4, "alice", "high", 0, 8, 1000);
+  pf_cycle(&f, 1000);
+  assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 2);
+  const struct px_action *a2 = pf_action(&f.out, PX_ACT_PREEMPT, 2), *a3 = pf_action(&f.out, PX_ACT_PREEMPT, 3);
+  assert_non_null(a2);
+  assert_non_null(a3);
+  assert_int_equal(a2->preemptor_job_id, 4);
+  assert_int_equal(a2->preempt_mode, PX_PREEMPT_REQUEUE);
+  assert_int_equal(a2->preempt_cause, PX_PREEMPT_BY_QOS);
+  assert_true(fabs(a2->gpu_hours_lost - 1.0) < 1e-9);     /* 4 x 900 s */
+  assert_true(fabs(a3->gpu_hours_lost - 0.8 / 0.9) < 1e-9); /* 4 x 800 s */
+  assert_int_equal(tc_reason(f.core, 4), PX_REASON_PREEMPTING);
+  struct px_job_view v = pf_view(f.core, 4);
+  assert_non_null(strstr(v.why, "victims:"));
+  /* the accounting rows */
+  size_t cur = 0, n = 0;
+  struct px_preempt_record r;
+  while (px_core_preempt_next(f.core, &cur, &r)) {
+    assert_int_equal(r.preemptor_job_id, 4);
+    assert_int_equal(r.cause, PX_PREEMPT_BY_QOS);
+    assert_int_equal(r.time_s, 1000);
+    n++;
+  }
+  assert_int_equal(n, 2);
+  /* the server stops and requeues them; H then starts on node 1 */
+  assert_int_equal(px_core_job_requeue(f.core, 2, false, 1001, NULL), 0);
+  assert_int_equal(px_core_job_requeue(f.core, 3, false, 1001, NULL), 0);
+  pf_cycle(&f, 1002);
+  assert_int_equal(pf_node(&f.out, 4), 1);
+  v = pf_view(f.core, 2);
+  assert_int_equal(v.state, PX_JOB_PENDING);
+  assert_int_equal(v.submit_s, 100);
+  assert_int_equal(v.restarts, 1);
+  pf_close(&f);
+}
+
+/*
+ * Whole gangs: M (4 GPUs, from 0) and gang G (2 nodes x 4 GPUs, from 500)
+ * share node 0; G and L (4 GPUs, from 900) share node 1. H needs a whole
+ * node at 1000. Costs: L 400, G 4000, M 4000 (G is younger: before M).
+ * L alone frees 4; L + G frees node 1 (and half of node 0): the set {L, G},
+ * 1.22 GPU-hours, against {M, G} 2.22. All of G is preempted, M is not.
+ */
+static void gang_victims_whole(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(2)};
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 0, 4, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 2, "bob", "low", 2, 4, 500);
+  pf_cycle(&f, 500);
+  sub_q(&f, 3, "bob", "low", 0, 4, 900);
+  pf_cycle(&f, 900);
+  assert_int_equal(pf_node(&f.out, 3), 1);
+  sub_q(&f, 4, "alice", "high", 0, 8, 1000);
+  pf_cycle(&f, 1000);
+  assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 2);
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 2));
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 3));
+  assert_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  pf_close(&f);
+}
+
+/* H needs both nodes, but node 1 runs a normal-QoS job nobody may preempt:
+ * the low job on node 0 is left alone. */
+static void nobody_when_it_cannot_fit(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(2)};
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  sub_q(&f, 2, "bob", "normal", 1, 8, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 3, "alice", "high", 2, 8, 100);
+  pf_cycle(&f, 100);
+  assert_int_equal(f.out.len, 0);
+  assert_int_equal(tc_reason(f.core, 3), PX_REASON_RESOURCES);
+  pf_close(&f);
+}
+
+/* PreemptExemptTime=600 on low: not at 300, at 700. */
+static void min_run_time(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(1)};
+  f.conf->qos[Q_LOW].min_runtime_s = 600;
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 2, "alice", "high", 1, 8, 300);
+  pf_cycle(&f, 300);
+  assert_int_equal(f.out.len, 0);
+  pf_cycle(&f, 700);
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  pf_close(&f);
+}
+
+/* GraceTime=120: SIGTERM now, the kill at 1120; nothing in between. */
+static void grace_signal_then_kill(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(1)};
+  f.conf->qos[Q_LOW].grace_time_s = 120;
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 2, "alice", "high", 1, 8, 1000);
+  pf_cycle(&f, 1000);
+  const struct px_action *s = pf_action(&f.out, PX_ACT_SIGNAL, 1);
+  assert_non_null(s);
+  assert_int_equal(s->signal, 15);
+  assert_int_equal(s->kill_at_s, 1120);
+  assert_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  pf_cycle(&f, 1060);
+  assert_int_equal(f.out.len, 0);
+  assert_int_equal(tc_reason(f.core, 2), PX_REASON_PREEMPTING);
+  pf_cycle(&f, 1120);
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  assert_int_equal(px_core_job_requeue(f.core, 1, false, 1121, NULL), 0);
+  pf_cycle(&f, 1121);
+  assert_non_null(tc_started(&f.out, 2));
+  pf_close(&f);
+}
+
+/* --signal=USR1@300 (no QoS grace): USR1 now, kill at 1300; the job
+ * checkpoints and asks to be requeued at 1100: it keeps its id, nothing is
+ * killed, and H starts. */
+static void checkpoint_handshake_requeue(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(1)};
+  pf_open(&f);
+  struct px_jobspec s = tc_spec("bob", 1, 8);
+  s.qos = (char *)"low";
+  s.time_limit_s = 86400;
+  s.signal_num = 10;
+  s.signal_time_s = 300;
+  pf_sub_spec(&f, 1, &s, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 2, "alice", "high", 1, 8, 1000);
+  pf_cycle(&f, 1000);
+  const struct px_action *a = pf_action(&f.out, PX_ACT_SIGNAL, 1);
+  assert_non_null(a);
+  assert_int_equal(a->signal, 10);
+  assert_int_equal(a->kill_at_s, 1300);
+  assert_int_equal(px_core_job_requeue(f.core, 1, false, 1100, NULL), 0);
+  pf_cycle(&f, 1100);
+  assert_non_null(tc_started(&f.out, 2));
+  assert_int_equal(pf_view(f.core, 1).restarts, 1);
+  pf_cycle(&f, 1300);
+  assert_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  pf_close(&f);
+}
+
+/* --signal=USR1@120 with a 1000 s limit: the warning comes once, at 880. */
+static void signal_before_time_limit(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(1)};
+  pf_open(&f);
+  struct px_jobspec s = tc_spec("bob", 1, 8);
+  s.time_limit_s = 1000;
+  s.signal_num = 10;
+  s.signal_time_s = 120;
+  pf_sub_spec(&f, 1, &s, 0);
+  pf_cycle(&f, 0);
+  pf_cycle(&f, 879);
+  assert_int_equal(f.out.len, 0);
+  pf_cycle(&f, 880);
+  const struct px_action *a = pf_action(&f.out, PX_ACT_SIGNAL, 1);
+  assert_non_null(a);
+  assert_int_equal(a->signal, 10);
+  assert_int_equal(a->preemptor_job_id, 0);
+  pf_cycle(&f, 900);
+  assert_int_equal(f.out.len, 0);
+  pf_close(&f);
+}
+
+/* preempt/partition_prio: "hi" (PriorityTier 2) and p0 (tier 0) share the
+ * node; p0's PreemptMode=CANCEL. Also --no-requeue would give CANCEL. */
+static void partition_tier_cancel(void **state) {
+  (void)state;
+  struct px_conf *conf = tc_conf(1, 8, 0, 0);
+  uint32_t hi = px_testconf_partition(conf, "hi", 0, 1);
+  conf->partitions[hi].priority_tier = 2;
+  conf->partitions[0].preempt_mode = PX_PREEMPT_CANCEL;
+  conf->sched.preempt_type = "preempt/partition_prio";
+  struct pf f = {.conf = conf};
+  pf_open(&f);
+  pf_sub(&f, 1, "bob", 1, 8, 3600, 0);
+  pf_cycle(&f, 0);
+  struct px_jobspec s = tc_spec("alice", 1, 8);
+  s.partition = (char *)"hi";
+  pf_sub_spec(&f, 2, &s, 100);
+  pf_cycle(&f, 100);
+  const struct px_action *a = pf_action(&f.out, PX_ACT_PREEMPT, 1);
+  assert_non_null(a);
+  assert_int_equal(a->preempt_mode, PX_PREEMPT_CANCEL);
+  assert_int_equal(a->preempt_cause, PX_PREEMPT_BY_TIER);
+  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_PREEMPTED, 0, 101, NULL), 0);
+  pf_cycle(&f, 101);
+  assert_non_null(tc_started(&f.out, 2));
+  pf_close(&f);
+}
+
+static void no_requeue_means_cancel(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(1)};
+  pf_open(&f);
+  struct px_jobspec s = tc_spec("bob", 1, 8);
+  s.qos = (char *)"low";
+  s.requeue = false;
+  s.no_requeue_given = true;
+  pf_sub_spec(&f, 1, &s, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 2, "alice", "high", 1, 8, 100);
+  pf_cycle(&f, 100);
+  assert_int_equal(pf_action(&f.out, PX_ACT_PREEMPT, 1)->preempt_mode, PX_PREEMPT_CANCEL);
+  pf_close(&f);
+}
+
+/* PreemptMaxPerHour=1: of two high jobs each needing a node, only the first
+ * preempts within the hour; the second (then the partition's top job: without
+ * backfill only that one is tried) preempts an hour after the first. */
+static void cluster_rate_limit(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(2)};
+  f.conf->sched.preempt_max_per_hour = 1;
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  sub_q(&f, 2, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 3, "alice", "high", 1, 8, 100);
+  sub_q(&f, 4, "alice", "high", 1, 8, 100);
+  pf_cycle(&f, 100);
+  assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 1);
+  /* equal costs: the younger id goes first */
+  assert_int_equal(px_core_job_requeue(f.core, 2, false, 101, NULL), 0);
+  pf_cycle(&f, 101);
+  assert_non_null(tc_started(&f.out, 3));
+  pf_cycle(&f, 3000);
+  assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 0);
+  pf_cycle(&f, 3701);
+  assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 1);
+  pf_close(&f);
+}
+
+/* PreemptAccountMaxPerHour=1: H needs a node holding two 4-GPU jobs of bob:
+ * one victim is all bob may lose this hour, so nobody is preempted. */
+static void account_rate_limit(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(1)};
+  f.conf->sched.preempt_account_max_per_hour = 1;
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 0, 4, 0);
+  sub_q(&f, 2, "bob", "low", 0, 4, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 3, "alice", "high", 1, 8, 100);
+  pf_cycle(&f, 100);
+  assert_int_equal(f.out.len, 0);
+  pf_close(&f);
+}
+
+/* PreemptExemptAfter=1, PreemptExemptPeriod=1000: L, preempted at 100 and
+ * restarted, cannot be preempted again before 1100. */
+static void exempt_after_n_preemptions(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(1)};
+  f.conf->sched.preempt_exempt_after = 1;
+  f.conf->sched.preempt_exempt_s = 1000;
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 2, "alice", "high", 1, 8, 100);
+  pf_cycle(&f, 100);
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  assert_int_equal(px_core_job_requeue(f.core, 1, false, 101, NULL), 0);
+  pf_cycle(&f, 101);
+  assert_non_null(tc_started(&f.out, 2));
+  pf_end(&f, 2, 200);
+  pf_cycle(&f, 200);
+  assert_non_null(tc_started(&f.out, 1));
+  sub_q(&f, 3, "alice", "high", 1, 8, 300);
+  pf_cycle(&f, 300);
+  assert_int_equal(f.out.len, 0);
+  pf_cycle(&f, 1101);
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  pf_close(&f);
+}
+
+/* Two QoS listing each other would ping-pong: neither preempts. */
+static void mutual_qos_never_preempt(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(1)};
+  uint32_t *list = px_arena_alloc(&f.conf->arena, sizeof *list);
+  list[0] = Q_HIGH;
+  f.conf->qos[Q_LOW].preempt = list;
+  f.conf->qos[Q_LOW].npreempt = 1;
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 2, "alice", "high", 1, 8, 100);
+  for (int64_t t = 100; t < 1000; t += 100) {
+    pf_cycle(&f, t);
+    assert_int_equal(f.out.len, 0);
+  }
+  pf_close(&f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(cheapest_victim_set),
+      cmocka_unit_test(gang_victims_whole),
+      cmocka_unit_test(nobody_when_it_cannot_fit),
+      cmocka_unit_test(min_run_time),
+      cmocka_unit_test(grace_signal_then_kill),
+      cmocka_unit_test(checkpoint_handshake_requeue),
+      cmocka_unit_test(signal_before_time_limit),
+      cmocka_unit_test(partition_tier_cancel),
+      cmocka_unit_test(no_requeue_means_cancel),
+      cmocka_unit_test(cluster_rate_limit),
+      cmocka_unit_test(account_rate_limit),
+      cmocka_unit_test(exempt_after_n_preemptions),
+      cmocka_unit_test(mutual_qos_never_preempt),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
