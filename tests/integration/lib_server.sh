@@ -17,7 +17,7 @@ PORT=${PORT:-42000}
 
 cleanup() {
   local rc=$?
-  [ -n "$SERVER_PID" ] && kill -9 "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  if [ -n "$SERVER_PID" ]; then kill -9 "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true; fi
   for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   [ -n "${PG_DIR:-}" ] && bash "$PX_SRC/tests/integration/pg_ctl.sh" stop "$PG_DIR"
   if [ $rc -ne 0 ] && [ -f "$T/server.log" ]; then
