@@ -94,13 +94,25 @@ static int encode_field(json_t *o, const struct field *f, const void *base) {
   const char *p = (const char *)base + f->off;
   json_t *v = NULL;
   switch (f->type) {
-  case F_STR: if (*(char *const *)p) v = json_string(*(char *const *)p); break;
-  case F_CHARS: if (*p) v = json_string(p); break;
+  /* JSON carries only UTF-8: a string that is not (json_string gives NULL)
+   * fails the whole encoding with PX_EINVAL instead of silently vanishing. */
+  case F_STR:
+    if (*(char *const *)p && !(v = json_string(*(char *const *)p))) return PX_EINVAL;
+    break;
+  case F_CHARS:
+    if (*p && !(v = json_string(p))) return PX_EINVAL;
+    break;
   case F_STRV: {
     char *const *sv = *(char **const *)p;
     if (!sv) break;
-    v = json_array();
-    for (; v && *sv; sv++) json_array_append_new(v, json_string(*sv));
+    if (!(v = json_array())) return PX_ENOMEM;
+    for (; *sv; sv++) {
+      json_t *e = json_string(*sv);
+      if (!e || json_array_append_new(v, e)) {
+        json_decref(v);
+        return e ? PX_ENOMEM : PX_EINVAL;
+      }
+    }
     break;
   }
   case F_U32: if (*(const uint32_t *)p) v = json_integer(*(const uint32_t *)p); break;

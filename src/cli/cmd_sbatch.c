@@ -226,7 +226,13 @@ static int wait_job(struct submit *s, uint64_t id) {
 
 static int post_job(struct submit *s) {
   json_t *body = json_object(), *job = px_cli_jobspec_to_json(&s->spec), *resp = NULL;
-  if (!body || !job || json_object_set_new(body, "job", job)) {
+  if (body && !job) {
+    fprintf(stderr, "sbatch: error: the batch script, an option or an exported variable is "
+                    "not valid UTF-8 text; convert it (iconv -t UTF-8) and submit again\n");
+    json_decref(body);
+    return 1;
+  }
+  if (!body || json_object_set_new(body, "job", job)) {
     json_decref(body);
     return 1;
   }
