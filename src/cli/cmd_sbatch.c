@@ -177,6 +177,8 @@ static void submit_refused(struct submit *s, long status, const json_t *resp) {
   const json_t *err = json_object_get(resp, "error");
   const char *field = json_string_value(json_object_get(err, "field"));
   const char *code = json_string_value(json_object_get(err, "code"));
+  /* The server names fields by their path in the request ("job.dependency"). */
+  if (field && !strncmp(field, "job.", 4)) field += 4;
   char msg[512];
   px_client_error_text(status, resp, msg, sizeof msg);
   if (!s->cmd.slurm) {
