@@ -11,6 +11,7 @@
  * resolved in build_acct.c. docs/config.md documents every key.
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -105,12 +106,30 @@ static void set_qos_mode(struct px_cb *b, const struct px_where *w, const struct
   if (v >= 0) r->q.preempt_mode = (enum px_preempt_mode)v;
 }
 
+/* GraceSignal=USR1, SIGUSR1 or a number 1..64: the signal sent at preemption. */
+static void set_grace_signal(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                             const struct px_key *k) {
+  static const struct px_enum sigs[] = {{"HUP", 1},   {"INT", 2},   {"QUIT", 3},  {"KILL", 9},  {"USR1", 10},
+                                        {"USR2", 12}, {"ALRM", 14}, {"TERM", 15}, {"CONT", 18}, {"STOP", 19},
+                                        {"TSTP", 20}, {"URG", 23},  {"XCPU", 24}, {NULL, 0}};
+  const char *name = kv->val;
+  if (!strncasecmp(name, "SIG", 3)) name += 3;
+  int32_t *out = (int32_t *)((char *)obj + k->off);
+  for (const struct px_enum *e = sigs; e->name; e++)
+    if (!strcasecmp(name, e->name)) { *out = e->value; return; }
+  char *end = NULL;
+  long v = (*name >= '0' && *name <= '9') ? strtol(name, &end, 10) : -1;
+  if (v < 1 || v > 64 || *end) px_cb_bad(b, w, kv, "a signal name (USR1, SIGTERM, ...) or number 1..64");
+  else *out = (int32_t)v;
+}
+
 static const struct px_key qos_keys[] = {
     {"QOS", px_set_misplaced, 0, NULL},
     {"Priority", px_set_u32, Q(q.priority), NULL},
     {"Preempt", px_set_lower, Q(preempt), NULL},
     {"PreemptMode", set_qos_mode, 0, NULL},
     {"GraceTime", px_set_secs, Q(q.grace_time_s), NULL},
+    {"GraceSignal", set_grace_signal, Q(q.grace_signal), NULL},
     {"PreemptExemptTime", px_set_dur, Q(q.min_runtime_s), NULL},
     {"MaxTRESPerUser", set_gpu_tres, Q(q.max_gpus_per_user), NULL},
     {"MaxJobsPerUser", px_set_u64_limit, Q(q.max_jobs_per_user), NULL},

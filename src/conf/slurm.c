@@ -84,6 +84,41 @@ static void set_depth(struct px_cb *b, const struct px_where *w, const struct px
   else if (px_parse_u64(b, w, kv, UINT32_MAX - 1, &v)) b->c->sched.backfill_depth = (uint32_t)v;
 }
 
+/* SchedulerParameters=bf_window=N (minutes),bf_resolution=N (seconds),
+ * bf_max_job_test=N (depth): the three Slurm options that map onto Phalanx's
+ * backfill; every other option is ignored with one warning per line. */
+static void set_sched_params(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                             const struct px_key *k) {
+  const char **items;
+  uint32_t n, nignored = 0;
+  const char *first_ignored = NULL;
+  char key[64];
+  if (!px_split_list(b, w, kv, &items, &n)) return;
+  for (uint32_t i = 0; i < n; i++) {
+    const char *eq = strchr(items[i], '=');
+    size_t klen = eq ? (size_t)(eq - items[i]) : strlen(items[i]);
+    if (klen >= sizeof key) klen = sizeof key - 1;
+    memcpy(key, items[i], klen);
+    key[klen] = '\0';
+    struct px_kv one = {key, eq ? eq + 1 : ""};
+    uint64_t v;
+    if (!strcasecmp(key, "bf_window")) {
+      if (px_parse_u64(b, w, &one, 100000000, &v)) b->c->sched.backfill_window_s = (int64_t)v * 60;
+    } else if (!strcasecmp(key, "bf_resolution")) {
+      if (!px_parse_u64(b, w, &one, 100000000, &v)) continue;
+      if (v == 0) px_cb_bad(b, w, &one, "a positive number of seconds");
+      else b->c->sched.backfill_resolution_s = (int64_t)v;
+    } else if (!strcasecmp(key, "bf_max_job_test")) {
+      if (px_parse_u64(b, w, &one, UINT32_MAX - 1, &v)) b->c->sched.backfill_depth = (uint32_t)v;
+    } else if (nignored++ == 0) {
+      first_ignored = items[i];
+    }
+  }
+  if (nignored)
+    px_cb_warn(b, w, "SchedulerParameters: %u option(s) ignored (first: %s); Phalanx reads only "
+               "bf_window, bf_resolution, bf_max_job_test", nignored, first_ignored);
+}
+
 /* PriorityWeightTRES=CPU=1000,Mem=2000,GRES/gpu=3000 */
 static void set_weight_tres(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                             const struct px_key *k) {
@@ -253,6 +288,13 @@ static const struct px_key global_keys[] = {
     {"Administrators", set_users, 0, "admin"},
     {"BackfillMode", set_global_enum, G(sched.backfill), backfill_modes},
     {"BackfillDepth", set_depth, 0, NULL},
+    {"BackfillWindow", px_set_dur, G(sched.backfill_window_s), NULL},
+    {"BackfillResolution", set_positive_secs, G(sched.backfill_resolution_s), NULL},
+    {"SchedulerParameters", set_sched_params, 0, NULL},
+    {"PreemptMaxPerHour", px_set_u32, G(sched.preempt_max_per_hour), NULL},
+    {"PreemptAccountMaxPerHour", px_set_u32, G(sched.preempt_account_max_per_hour), NULL},
+    {"PreemptExemptAfter", px_set_u32, G(sched.preempt_exempt_after), NULL},
+    {"PreemptExemptPeriod", px_set_dur, G(sched.preempt_exempt_s), NULL},
     {"Placement", px_set_enum, G(sched.placement), placements},
     {"PriorityOrder", set_global_enum, G(sched.order), orders},
     {"TopologyFile", set_file, 0, NULL},
@@ -287,7 +329,7 @@ static const char *const global_ignored[] = {
     "PrologFlags", "PrologSlurmctld", "PropagatePrioProcess", "PropagateResourceLimits",
     "PropagateResourceLimitsExcept", "RebootProgram", "ReconfigFlags", "RequeueExit", "RequeueExitHold",
     "ResumeFailProgram", "ResumeProgram", "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun",
-    "ResvProlog", "ReturnToService", "RoutePlugin", "SchedulerParameters", "SchedulerTimeSlice",
+    "ResvProlog", "ReturnToService", "RoutePlugin", "SchedulerTimeSlice",
     "ScronParameters", "SelectTypeParameters", "SlurmctldAddr", "SlurmctldDebug", "SlurmctldHost",
     "SlurmctldLogFile", "SlurmctldParameters", "SlurmctldPidFile", "SlurmctldPort", "SlurmctldPrimaryOffProg",
     "SlurmctldPrimaryOnProg", "SlurmctldSyslogDebug", "SlurmctldTimeout", "SlurmdDebug", "SlurmdLogFile",
@@ -317,6 +359,9 @@ void px_slurm_defaults(struct px_cb *b) {
   s->placement = PX_PLACE_PACK;
   s->order = PX_ORDER_MULTIFACTOR;
   s->decay_half_life_s = 7 * 86400;
+  s->backfill_window_s = 86400;
+  s->backfill_resolution_s = 300;
+  s->preempt_exempt_s = 3600;
   s->max_age_s = 7 * 86400;
   s->weight_age = 1000;
   s->weight_fairshare = 10000;
