@@ -56,7 +56,11 @@ procs_with() { pgrep -f -- "$1" || true; }
 # Kills, by pid, whatever a failed test left in the cgroups of the jobs under
 # a state directory (the agent normally leaves nothing), and removes them.
 kill_leftovers() {
-  local st
+  local st jd
+  # a supervisor still starting has no state.json yet: give it a moment
+  for jd in "$1"/jobs/*/; do
+    [ -d "$jd" ] && [ ! -e "$jd/status.json" ] && wait_for 10 test -e "$jd/state.json" || true
+  done
   for st in "$1"/jobs/*/state.json; do
     [ -e "$st" ] || continue
     local pgid; pgid=$(jq -r '.pgid' "$st")
