@@ -205,9 +205,8 @@ json_t *px_cli_jobspec_to_json(const struct px_jobspec *s) {
 
 json_t *px_cli_job_to_json(const struct px_job_info *j) {
   json_t *o = json_object(), *spec = px_cli_jobspec_to_json(&j->spec);
-  /* encode() leaves zeros out, but the decoder's defaults for these two are
-   * not zero (UINT32_MAX: an array's pending record; "None"), so they are
-   * always written: array task 0 must not read back as the pending record. */
+  /* encode() leaves zeros out; these two are always written so that the
+   * answer does not depend on the decoder's defaults ("None" is not empty). */
   bool bad = !o || !spec || encode(o, job_fields, j) ||
              json_object_set_new(o, "array_task_id", json_integer(j->array_task_id)) ||
              json_object_set_new(o, "reason", json_string(j->reason));
@@ -229,6 +228,10 @@ int px_cli_job_from_json(const json_t *o, struct px_job_info *j) {
   j->array_task_id = UINT32_MAX;
   snprintf(j->reason, sizeof j->reason, "None");
   int rc = decode(o, job_fields, j);
+  /* The server leaves fields at their default out of its answers, and an
+   * array_task_id of 0 is such a default: in an array job, absent means task
+   * 0 (an array's pending record always carries UINT32_MAX explicitly). */
+  if (!rc && j->array_job_id && !json_object_get(o, "array_task_id")) j->array_task_id = 0;
   /* Accounting rows are flat: name, user, account, ... beside the job's fields. */
   const json_t *spec = json_object_get(o, "spec");
   if (!rc) rc = decode(spec ? spec : o, spec_fields, &j->spec);

@@ -123,12 +123,25 @@ static void job_views_decode(void **state) {
   json_decref(o);
 }
 
+/* The server leaves defaults out: task 0 of array 11 arrives without
+ * array_task_id and must print as 11_0, not as the pending record 11_[...]. */
+static void array_task_zero_decodes(void **state) {
+  (void)state;
+  json_t *o = json_loads("{\"job_id\":12,\"array_job_id\":11,\"state\":\"COMPLETED\"}", 0, NULL);
+  struct px_job_info j;
+  assert_int_equal(px_cli_job_from_json(o, &j), 0);
+  assert_int_equal(j.array_task_id, 0);
+  px_cli_job_fini(&j);
+  json_decref(o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(server_found_in_documented_order),
       cmocka_unit_test(unreachable_server_is_one_error),
       cmocka_unit_test(jobspec_to_json_uses_field_names),
       cmocka_unit_test(job_views_decode),
+      cmocka_unit_test(array_task_zero_decodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
