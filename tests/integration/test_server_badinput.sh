@@ -12,6 +12,11 @@ register_node n01
 j=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"keep","gpus_per_node":8,"nodes_min":4}}' | jq .job_id)
 r=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"runs","gpus_per_node":1}}' | jq .job_id)
 wait_for "job $r running" job_is "$r" RUNNING
+# the scheduler's cycles may still refine the big job's reason (Priority
+# while the start budget of a cycle is spent, then ReqNodeNotAvail: it needs
+# four nodes and only n01 is up); the snapshot must not race that
+job_reason() { api GET "/v1/jobs?id=$1" | cut -d' ' -f2- | jq -r '.jobs[0].reason'; }
+wait_for "job $j reason settled" eval '[ "$(job_reason "$j")" = ReqNodeNotAvail ]'
 
 # bodies too big to write inline
 head -c $((10 * 1024 * 1024)) /dev/zero | tr '\0' 'a' | sed 's/^/{"job":{"name":"/; s/$/"}}/' >"$T/10mb.json"
