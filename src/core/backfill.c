@@ -39,7 +39,11 @@ static void map_clear(struct pxc_map *m) {
 
 /* ---- gang frontiers ------------------------------------------------------ */
 
-static bool fixed_gang(const struct pxc_job *j) { return j->shape.per_node_max == 1 && j->shape.nmax > 1; }
+/* Jobs whose earliest slot only gets later with more nodes (fixed shapes:
+ * a gang of n nodes, a single node being n = 1) or more units on one node
+ * (flexible single-node jobs), and with a longer time limit. */
+static bool fronted(const struct pxc_job *j) { return j->shape.per_node_max == 1 || j->shape.nmax == 1; }
+static uint32_t front_n(const struct pxc_job *j) { return j->shape.per_node_max == 1 ? j->shape.nmin : j->shape.units; }
 
 static uint64_t front_key(const struct pxc_job *j) {
   struct pxc_job t = *j;
@@ -50,10 +54,11 @@ static uint64_t front_key(const struct pxc_job *j) {
 /* First slot not ruled out for gang j by smaller or shorter gangs. */
 static uint32_t front_get(const struct px_core *c, const struct pxc_job *j) {
   uint32_t i, f = 0;
-  if (!fixed_gang(j) || !pxc_map_get(&c->pol->front_idx, front_key(j), &i)) return 0;
+  if (!fronted(j) || !pxc_map_get(&c->pol->front_idx, front_key(j), &i)) return 0;
   const struct pxc_bf_front *fr = &c->pol->fronts[i];
+  uint32_t n = front_n(j);
   for (uint32_t k = 0; k < fr->len; k++)
-    if (fr->n[k] <= j->shape.nmin && fr->d[k] <= j->time_limit_s && fr->f[k] > f) f = fr->f[k];
+    if (fr->n[k] <= n && fr->d[k] <= j->time_limit_s && fr->f[k] > f) f = fr->f[k];
   return f;
 }
 
@@ -61,7 +66,7 @@ static uint32_t front_get(const struct px_core *c, const struct pxc_job *j) {
 static void front_put(struct px_core *c, const struct pxc_job *j, uint32_t f) {
   struct pxc_policy *pol = c->pol;
   uint32_t i;
-  if (!fixed_gang(j) || f <= 1) return;
+  if (!fronted(j) || f <= 1) return;
   uint64_t key = front_key(j);
   if (!pxc_map_get(&pol->front_idx, key, &i)) {
     if (PXC_GROW(c, pol->fronts, &pol->fronts_cap, pol->nfronts + 1) ||
@@ -71,7 +76,7 @@ static void front_put(struct px_core *c, const struct pxc_job *j, uint32_t f) {
     pol->fronts[i].len = 0;
   }
   struct pxc_bf_front *fr = &pol->fronts[i];
-  uint32_t n = j->shape.nmin, keep = 0, low = 0;
+  uint32_t n = front_n(j), keep = 0, low = 0;
   for (uint32_t k = 0; k < fr->len; k++) { /* drop entries the new one makes redundant */
     if (fr->n[k] >= n && fr->d[k] >= j->time_limit_s && fr->f[k] <= f) continue;
     fr->n[keep] = fr->n[k], fr->d[keep] = fr->d[k], fr->f[keep] = fr->f[k];
@@ -111,6 +116,7 @@ static bool plan_allows(struct px_core *c, const struct pxc_job *j, const struct
 static bool bf_may_start(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now) {
   struct pxc_tl *tl = &c->pol->tl;
   (void)now;
+  if (!c->pol->plan_built) return true; /* no reservation yet (pxc_plan_ensure) */
   struct pxc_tl_fit fit;
   if (plan_allows(c, j, res)) {
     fit = (struct pxc_tl_fit){0, pxc_tl_end_slot(tl, 0, j->time_limit_s), res->nnodes, res->nodes, res->units};
@@ -192,6 +198,7 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   struct pxc_policy *pol = c->pol;
   struct pxc_tl *tl = &pol->tl;
   (void)now;
+  pxc_plan_ensure(c);
   j->expected_start_s = 0;
   bool reserve = c->sched.backfill == PX_BACKFILL_EASY ? !pol->part_resv[j->part]
                                                        : pol->nresv < c->sched.backfill_depth;

@@ -147,7 +147,8 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
   c->parts = pxc_calloc(c, conf->npartitions + 1, sizeof *c->parts);
   c->part_blocked = pxc_calloc(c, conf->npartitions + 1, sizeof *c->part_blocked);
   c->part_left = pxc_calloc(c, conf->npartitions + 1, sizeof *c->part_left);
-  if (!c->parts || !c->part_blocked || !c->part_left) return PX_ENOMEM;
+  c->part_passed = pxc_calloc(c, conf->npartitions + 1, sizeof *c->part_passed);
+  if (!c->parts || !c->part_blocked || !c->part_left || !c->part_passed) return PX_ENOMEM;
   int rc = 0;
   for (uint32_t p = 0; p < conf->npartitions; p++) {
     const struct px_conf_partition *cp = &conf->partitions[p];
@@ -339,7 +340,7 @@ void px_core_free(struct px_core *c) {
   for (size_t i = 0; i < c->strs.n; i++) pxc_free(c, c->strs.str[i]);
   free_pools(c);
   void *arrays[] = {c->jobs, c->free_slots, c->pending, c->fin, c->sort, c->scratch_u32,
-                    c->part_blocked, c->part_left, c->nodes, c->cpu_bits, c->node_pools, c->parts,
+                    c->part_blocked, c->part_left, c->part_passed, c->nodes, c->cpu_bits, c->node_pools, c->parts,
                     c->leaf_parent, c->switches, c->assoc, c->share_rows, c->fs_list,
                     c->fs_level_sum, c->qos, c->quser, c->cons, c->strs.str, c->pl_bound,
                     c->pl_sum, c->pl_exact, c->pl_leaves, c->pl_nodes, c->pl_units, c->pl_cand};

@@ -267,6 +267,13 @@ struct px_action {
   enum px_preempt_cause preempt_cause;
   int64_t kill_at_s;
   double gpu_hours_lost;   /* GPUs x run time so far, as of the decision */
+  /* START: the job started while a higher-priority job of its partition,
+   * tried earlier in this cycle, could not (the backfill stage let it pass) */
+  bool backfilled;
+  /* START: at some cycle while pending, the job found no placement although
+   * its partition had as many free GPUs as it asks (fragmentation, gang or
+   * switch shape): it waited for topology, not for capacity */
+  bool waited_topology;
 };
 
 /* Caller-owned; the core appends (growing it with libc realloc). */
@@ -291,6 +298,17 @@ void px_actions_fini(struct px_actions *a);
  */
 #define PX_CORE_CYCLE_MAX_STARTS 100000
 int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out);
+
+/*
+ * Lazy reasons, for callers that only consume actions (the simulator). A
+ * cycle normally visits every pending job to refresh its reason and backfill
+ * estimate. With interval_s > 0, a cycle that finds no usable free GPU left
+ * while every remaining eligible job needs one (so none could start) stops
+ * there: the jobs not yet visited keep the reason and estimate of their last
+ * visit. Starts are exactly those of a full cycle; at least every interval_s
+ * seconds a cycle is full. 0 (the default, the server's): every cycle full.
+ */
+void px_core_set_lazy_reasons(struct px_core *c, int64_t interval_s);
 
 /* ---- queries -------------------------------------------------------------- */
 
@@ -383,6 +401,8 @@ bool px_core_preempt_next(const struct px_core *c, size_t *cursor, struct px_pre
 
 struct px_core_stats {
   uint64_t cycles, started, place_attempts, place_fast_fail, shape_cache_hits;
+  uint64_t backfilled;        /* START actions with backfilled set */
+  uint64_t lazy_stops;        /* cycles cut short by px_core_set_lazy_reasons */
   size_t bytes_in_use;        /* through the core's allocator */
   size_t pending_records;
 };

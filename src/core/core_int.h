@@ -191,6 +191,7 @@ struct pxc_array {
 
 enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_AGE_RESET = 16 }; /* AGE_RESET: eligible again from the next cycle (hold, requeue) */
 enum { PXC_F_SIGNALLED = 32 }; /* issue 4: --signal sent for this run */
+enum { PXC_F_TOPO_WAIT = 64 }; /* no placement while its partition had enough free GPUs */
 
 /* Hot fields first: the cycle's gate, key and admit read only the first
  * 128 bytes of a pending record, so a cycle over 100,000 jobs streams two
@@ -315,6 +316,9 @@ struct px_core {
   uint32_t *scratch_u32;
   size_t scratch_cap;
   bool *part_blocked;
+  bool *part_passed;                 /* a job of the partition could not start this cycle */
+  int64_t lazy_s, last_full_s;       /* px_core_set_lazy_reasons; time of the last full cycle */
+  size_t nogpu_eligible;             /* eligible jobs this cycle that need no GPU */
   uint32_t *part_left;               /* per partition: eligible jobs not yet tried */
   int64_t last_fs_s;
   uint64_t budget_end;               /* stats.started value that ends this cycle's starts */

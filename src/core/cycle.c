@@ -120,7 +120,10 @@ static int start(struct px_core *c, struct pxc_job *j, const struct pxc_place_re
   *a = (struct px_action){.kind = PX_ACT_START, .reason = PX_REASON_NONE, .job_id = j->id,
                           .array_job_id = j->task_id != PX_NONE ? j->array_id : 0,
                           .array_task_id = j->task_id, .alloc_first = (uint32_t)out->nallocs,
-                          .nalloc = j->nalloc, .time_limit_s = j->time_limit_s};
+                          .nalloc = j->nalloc, .time_limit_s = j->time_limit_s,
+                          .backfilled = c->part_passed[j->part],
+                          .waited_topology = (j->flags & PXC_F_TOPO_WAIT) != 0};
+  c->stats.backfilled += a->backfilled;
   for (uint32_t i = 0; i < j->nalloc; i++) {
     struct px_alloc x = j->alloc[i];
     x.cpu_word += (uint32_t)out->ncpu_words;
@@ -207,8 +210,29 @@ static enum px_reason held_back(struct px_core *c, struct pxc_job *j) {
   return r;
 }
 
+/* Free GPUs on usable nodes of j's partition (of its GPU type, if any). */
+static uint64_t part_free_gpus(const struct px_core *c, const struct pxc_job *j) {
+  const struct pxc_part *part = &c->parts[j->part];
+  uint64_t free = 0;
+  for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
+    const struct pxc_pool *p = &c->pools[pi];
+    if (j->gpu_type != PX_NONE && p->gpu_type != j->gpu_type) continue;
+    for (uint32_t k = 1; k <= p->maxg; k++) free += (uint64_t)k * p->count[k];
+  }
+  return free;
+}
+
+/* Is there a usable node with a free GPU anywhere? */
+static bool any_free_gpu(const struct px_core *c) {
+  for (uint32_t pi = 0; pi < c->npools; pi++)
+    for (uint32_t k = 1; k <= c->pools[pi].maxg; k++)
+      if (c->pools[pi].count[k]) return true;
+  return false;
+}
+
 /* j found no room (fresh, or its shape failed earlier this cycle): its
- * reason, the fail cache, then the reserve and victims stages. */
+ * reason, the fail cache, the topology flag, then the reserve and victims
+ * stages. */
 static int place_failed(struct px_core *c, struct pxc_job *j, enum px_reason why, uint64_t fk,
                         bool cached, int64_t now, struct px_actions *out) {
   if (cached) {
@@ -223,8 +247,13 @@ static int place_failed(struct px_core *c, struct pxc_job *j, enum px_reason why
   j->reason = why;
   j->why_a = j->shape.units;
   j->why_b = why == PX_REASON_TOPOLOGY ? j->switches : 0;
-  if (why != PX_REASON_REQ_NODE_NOT_AVAIL && c->reserve->blocked(c, j, now))
-    c->part_blocked[j->part] = true;
+  if ((why == PX_REASON_RESOURCES || why == PX_REASON_TOPOLOGY) && !(j->flags & PXC_F_TOPO_WAIT) &&
+      pxc_job_ngpu(j) && part_free_gpus(c, j) >= pxc_job_ngpu(j))
+    j->flags |= PXC_F_TOPO_WAIT;
+  if (why != PX_REASON_REQ_NODE_NOT_AVAIL) {
+    if (c->reserve->blocked(c, j, now)) c->part_blocked[j->part] = true;
+    else c->part_passed[j->part] = true; /* later jobs of the partition start past it */
+  }
   return c->victims->find ? c->victims->find(c, j, now, out) : 0;
 }
 
@@ -282,6 +311,7 @@ static inline void prefetch_ahead(const struct px_core *c, size_t i) {
  * Returns how many. */
 static size_t queue_eligible(struct px_core *c, int64_t now) {
   size_t n = 0;
+  c->nogpu_eligible = 0;
   memset(c->part_left, 0, c->nparts * sizeof *c->part_left);
   for (size_t i = 0; i < c->npending; i++) {
     struct pxc_job *j = &c->jobs[c->pending[i]];
@@ -294,6 +324,7 @@ static size_t queue_eligible(struct px_core *c, int64_t now) {
     }
     struct pxc_sortent *e = &c->sort[n++];
     j->mark = (uint32_t)c->stats.cycles;
+    c->nogpu_eligible += pxc_job_ngpu(j) == 0;
     e->slot = c->pending[i];
     e->id = j->id;
     e->part = j->part;
@@ -314,7 +345,14 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
   uint32_t open = 0;
   for (uint32_t p = 0; p < c->nparts; p++) open += c->part_left[p] > 0;
   int rc = 0;
+  /* Lazy reasons (px_core_set_lazy_reasons): with no free GPU left and only
+   * GPU jobs to go (and no preemption), nothing more can start: stop. */
+  bool lazy = c->lazy_s > 0 && now - c->last_full_s < c->lazy_s && !c->nogpu_eligible && !c->victims->find;
   while (n && open && rc == 0) {
+    if (lazy && !any_free_gpu(c)) {
+      c->stats.lazy_stops++;
+      return 0;
+    }
     struct pxc_sortent e = heap_pop(c->sort, &n);
     bool was = c->part_blocked[e.part];
     c->jobs[e.slot].mark = 0;
@@ -330,7 +368,12 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
     c->jobs[slot].mark = 0;
     rc = try_job(c, slot, now, out);
   }
+  c->last_full_s = now;
   return rc;
+}
+
+void px_core_set_lazy_reasons(struct px_core *c, int64_t interval_s) {
+  c->lazy_s = interval_s > 0 ? interval_s : 0;
 }
 
 int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
@@ -344,6 +387,7 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
   c->reserve->begin(c, now);
   if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;
   memset(c->part_blocked, 0, c->nparts * sizeof *c->part_blocked);
+  memset(c->part_passed, 0, c->nparts * sizeof *c->part_passed);
   if (c->fail_shapes.len) {
     for (size_t i = 0; i < c->fail_shapes.cap; i++) c->fail_shapes.keys[i] = UINT64_MAX;
     c->fail_shapes.len = 0;

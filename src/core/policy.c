@@ -96,8 +96,16 @@ int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out) {
   pol->tries = 0;
   int rc = pxc_preempt_begin(c, now, out);
   if (rc) return rc;
-  if (pol->plan) pxc_tl_build(c, &pol->tl, now);
+  pol->plan_built = false;
+  if (pol->plan && pol->nresv_adv) pxc_plan_ensure(c);
   return 0;
+}
+
+void pxc_plan_ensure(struct px_core *c) {
+  struct pxc_policy *pol = c->pol;
+  if (!pol->plan || pol->plan_built) return;
+  pxc_tl_build(c, &pol->tl, c->now);
+  pol->plan_built = true;
 }
 
 void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1) {

@@ -93,7 +93,8 @@ struct pxc_bf_hint {
 };
 #define PXC_BF_HINTS 32
 
-/* Gangs of one per-node shape: (nodes n, time limit d) found no room before
+/* Jobs of one per-node shape (single nodes and fixed gangs, backfill.c):
+ * (nodes or units n, time limit d) found no room before
  * slot f, so neither does any gang with >= n nodes and >= d seconds. */
 #define PXC_BF_FRONT 8
 struct pxc_bf_front {
@@ -170,10 +171,18 @@ void pxc_resv_plan(struct px_core *c, struct pxc_tl *tl);
 
 /* ---- policy.c ------------------------------------------------------------ */
 
+/* Builds this cycle's plan if not yet built. Until a job is blocked the plan
+ * is not needed: without reservations every placement found now is free in
+ * the plan for its whole limit, and jobs started before the build are
+ * running when it reads them, which is the same plan as building first and
+ * committing them (except with advance reservations: built at cycle start). */
+void pxc_plan_ensure(struct px_core *c);
+
 struct pxc_policy {
   /* backfill */
   struct pxc_tl tl;
-  bool plan;                  /* backfill on: tl is built each cycle */
+  bool plan;                  /* backfill on: tl is built each cycle ... */
+  bool plan_built;            /* ... when first needed (pxc_plan_ensure) */
   struct pxc_map cursor;      /* (shape, time limit) -> first slot not ruled out */
   struct pxc_map front_idx;   /* per-node gang shape -> fronts[] */
   struct pxc_bf_front *fronts;

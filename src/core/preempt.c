@@ -335,6 +335,7 @@ static bool waits_on_victims(const struct px_core *c, const struct pxc_job *p) {
 
 static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struct px_actions *out) {
   struct pxc_policy *pol = c->pol;
+  pxc_plan_ensure(c); /* before any victim's kill time changes what the plan reads */
   if (p->reason != PX_REASON_RESOURCES && p->reason != PX_REASON_TOPOLOGY) return 0;
   if (waits_on_victims(c, p)) {
     p->reason = PX_REASON_PREEMPTING;

@@ -405,8 +405,15 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   fit->units = tl->units;
   if (k_to > tl->nslots) k_to = tl->nslots;
   tl->epoch++;
+  /* From slot 1 on, slots are whole: a job starting in slot k ends in slot
+   * k + ceil(limit / res) (at least k + 1), so the end slot needs no
+   * division per slot (this loop is the backfill's hot path). */
+  int64_t dur = j->time_limit_s, span = dur >= INT64_MAX / 4 ? (int64_t)tl->nslots : (dur + tl->res_s - 1) / tl->res_s;
+  if (span < 1) span = 1;
+  if (span > (int64_t)tl->nslots) span = tl->nslots;
   for (uint32_t k = k_from; k < k_to; k++) {
-    uint32_t kend = pxc_tl_end_slot(tl, k, j->time_limit_s);
+    uint32_t kend = k == 0 ? pxc_tl_end_slot(tl, 0, dur) : k + (uint32_t)span;
+    if (kend > tl->nslots) kend = tl->nslots;
     for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
       const struct pxc_pool *p = &c->pools[pi];
       if (j->gpu_type != PX_NONE && p->gpu_type != j->gpu_type) continue;

@@ -197,6 +197,9 @@ static int on_start(struct loop *l, const struct px_action *a) {
     u->flags |= PX_SIMJ_TIMEOUT;
     l->r->timed_out++;
   }
+  /* counted once per job, whichever of its runs they concern */
+  if (a->backfilled && !(u->flags & PX_SIMJ_BACKFILLED)) u->flags |= PX_SIMJ_BACKFILLED, l->r->backfilled++;
+  if (a->waited_topology && !(u->flags & PX_SIMJ_TOPO_WAIT)) u->flags |= PX_SIMJ_TOPO_WAIT, l->r->topo_waited++;
   u->state = PX_SIMJ_RUNNING;
   u->start_s = l->now_s;
   if (u->first_start_s < 0) u->first_start_s = l->now_s;
@@ -321,6 +324,8 @@ static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct 
   l->core = px_core_new(&conf, seed, &err);
   if (!l->core) return px_diag_set(l->d, err ? err : PX_ENOMEM, -1, "the core refused the cluster/policy: %s",
                                    px_strerror(err));
+  /* only actions matter here: a cycle may stop once nothing can start */
+  px_core_set_lazy_reasons(l->core, PX_SIM_REASON_REFRESH_S);
   return 0;
 }
 

@@ -34,6 +34,7 @@
 #define PX_SIM_JOB_MEM_MIB 1024       /* memory asked per node: never the binding limit */
 #define PX_SIM_SERIES_BUCKETS 256     /* time-series resolution of reports and plots */
 #define PX_SIM_DEFAULT_ACCOUNT "default" /* the account of jobs with an empty queue */
+#define PX_SIM_REASON_REFRESH_S 3600  /* px_core_set_lazy_reasons: a full cycle at least hourly */
 
 enum px_sim_skip {
   PX_SIM_RUNS = 0,
