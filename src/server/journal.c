@@ -121,6 +121,7 @@ int px_journal_commit(struct px_server *s) {
     free((char *)s->batch[i].subject);
   }
   s->nbatch = 0;
+  if (!rc) atomic_store(&s->committed_seq, s->seq);
   if (!rc) write_acct(s);
   return rc;
 }
@@ -369,5 +370,6 @@ int px_journal_recover(struct px_server *s, struct px_diag *d) {
   if (rc) return px_diag_set(d, rc, -1, "recovery: %s", s->store->errmsg);
   uint64_t last = 0;
   if (!px_store_last_seq(s->store, &last) && last > s->seq) s->seq = last;
+  atomic_store(&s->committed_seq, s->seq);
   return 0;
 }

@@ -90,6 +90,8 @@ struct px_server {
   struct px_map index;          /* job id -> position in jobs */
   uint64_t next_job_id;
   uint64_t seq;                 /* last journal seq assigned */
+  _Atomic uint64_t committed_seq; /* last seq durable (read by API threads) */
+  atomic_int snap_waiters;      /* readers waiting for a snapshot to catch up */
 
   struct px_snode *nodes;       /* conf->nnodes */
 
