@@ -37,7 +37,8 @@ struct px_sjob {
   bool requeued;                /* shown as REQUEUED until it starts again */
   bool preempting;              /* the core preempted it; stop orders sent, end not yet reported */
   bool preempt_cancel;          /* PreemptMode=CANCEL: ends PREEMPTED instead of requeueing */
-  bool recovered;               /* running at recovery, unknown to the core */
+  bool recovered;               /* running at recovery, kept out of the core */
+  bool unconfirmed;             /* running at recovery: its agents must know it */
   char reason[48];              /* pending reason / end reason */
   uint32_t priority;
   uint32_t prio[7];             /* weighted components: age fairshare jobsize partition qos site assoc */
