@@ -193,6 +193,9 @@ void px_server_free(struct px_server *s) {
   px_metrics_free(s->metrics);
   px_outbox_free(s->outbox);
   px_blob_unref(s->state_metrics);
+  px_blob_unref(s->nodes_blob);
+  px_blob_unref(s->parts_blob);
+  px_blob_unref(s->shares_blob);
   px_snapbox_fini(&s->snaps);
   px_queue_fini(&s->queue);
   pthread_mutex_destroy(&s->rstore_lock);
