@@ -1,7 +1,7 @@
 /*
  * bench_server.c - server benchmarks, and the load client of the durability
- * test. Talks HTTP over the server's Unix socket with libcurl (one easy
- * handle, i.e. one keep-alive connection, per client thread).
+ * test. Talks raw HTTP/1.1 over the server's Unix socket (one keep-alive
+ * connection per client thread, no library in between).
  *
  *   bench_server                     start a server in a temp dir and print
  *                                    api_submit_per_s, api_batch_submit_per_s,
@@ -18,10 +18,8 @@
  *
  * The server binary is $PHALANX (default build/phalanx next to this one).
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,51 +27,162 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+/* ---- a minimal HTTP/1.1 client over the Unix socket ----
+ * Keep-alive, Content-Length or chunked answers. Cheap on purpose: the
+ * benchmark measures the server, and the client shares its two cores. */
+
 struct buf {
   char *p;
-  size_t len;
+  size_t len, cap;
 };
 
-static size_t on_data(char *d, size_t sz, size_t n, void *ctx) {
-  struct buf *b = ctx;
-  char *p = realloc(b->p, b->len + sz * n + 1);
-  if (!p) return 0;
-  memcpy(p + b->len, d, sz * n);
+static bool buf_reserve(struct buf *b, size_t more) {
+  if (b->len + more + 1 <= b->cap) return true;
+  size_t cap = b->cap ? b->cap : 65536;
+  while (cap < b->len + more + 1) cap *= 2;
+  char *p = realloc(b->p, cap);
+  if (!p) return false;
   b->p = p;
-  b->len += sz * n;
-  b->p[b->len] = '\0';
-  return sz * n;
+  b->cap = cap;
+  return true;
 }
 
-/* One request; returns the HTTP status (0 on transport error), body in out. */
-static long http(CURL *c, const char *sock, const char *method, const char *path,
-                 const char *body, struct buf *out) {
-  char url[512];
-  snprintf(url, sizeof url, "http://localhost%s", path);
-  out->len = 0;
-  if (out->p) out->p[0] = '\0';
-  curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, sock);
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, body ? (long)strlen(body) : 0L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
-  if (body) {
-    static struct curl_slist *hdr;
-    if (!hdr) hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+struct hconn {
+  const char *sock;
+  int fd;
+  char in[65536];   /* read-ahead */
+  size_t pos, len;
+};
+
+static int hconn_connect(struct hconn *h) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s", h->sock);
+  h->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  h->pos = h->len = 0;
+  if (h->fd >= 0 && connect(h->fd, (struct sockaddr *)&sa, sizeof sa) == 0) return 0;
+  if (h->fd >= 0) close(h->fd);
+  h->fd = -1;
+  return -1;
+}
+
+static void hconn_close(struct hconn *h) {
+  if (h->fd >= 0) close(h->fd);
+  h->fd = -1;
+}
+
+static bool fill(struct hconn *h) {
+  if (h->pos < h->len) return true;
+  ssize_t n;
+  do n = read(h->fd, h->in, sizeof h->in);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  h->pos = 0;
+  h->len = (size_t)n;
+  return true;
+}
+
+/* One line (CRLF stripped) into line; false at EOF or when too long. */
+static bool read_line(struct hconn *h, char *line, size_t size) {
+  size_t n = 0;
+  for (;;) {
+    if (!fill(h)) return false;
+    char ch = h->in[h->pos++];
+    if (ch == '\n') break;
+    if (n + 1 >= size) return false;
+    line[n++] = ch;
   }
-  if (curl_easy_perform(c) != CURLE_OK) return 0;
-  long code = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-  return code;
+  if (n && line[n - 1] == '\r') n--;
+  line[n] = '\0';
+  return true;
+}
+
+static bool read_n(struct hconn *h, struct buf *out, size_t n) {
+  if (!buf_reserve(out, n)) return false;
+  while (n) {
+    if (!fill(h)) return false;
+    size_t k = h->len - h->pos < n ? h->len - h->pos : n;
+    memcpy(out->p + out->len, h->in + h->pos, k);
+    out->len += k;
+    h->pos += k;
+    n -= k;
+  }
+  out->p[out->len] = '\0';
+  return true;
+}
+
+static bool write_all(int fd, const char *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+
+/* One exchange on an open connection: the status, or 0. */
+static long exchange(struct hconn *h, const char *method, const char *path, const char *body,
+                     struct buf *out) {
+  char head[1024], line[1024];
+  size_t blen = body ? strlen(body) : 0;
+  int n = snprintf(head, sizeof head,
+                   "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Length: %zu\r\n%s\r\n",
+                   method, path, blen, body ? "Content-Type: application/json\r\n" : "");
+  if (!write_all(h->fd, head, (size_t)n) || (blen && !write_all(h->fd, body, blen))) return 0;
+  long status = 0;
+  if (!read_line(h, line, sizeof line) || sscanf(line, "HTTP/1.%*d %ld", &status) != 1) return 0;
+  long long clen = -1;
+  bool chunked = false, close_after = false;
+  while (read_line(h, line, sizeof line) && line[0]) {
+    if (!strncasecmp(line, "Content-Length:", 15)) clen = strtoll(line + 15, NULL, 10);
+    if (!strncasecmp(line, "Transfer-Encoding:", 18) && strstr(line, "chunked")) chunked = true;
+    if (!strncasecmp(line, "Connection:", 11) && strstr(line, "close")) close_after = true;
+  }
+  out->len = 0;
+  if (!buf_reserve(out, 0)) return 0;
+  out->p[0] = '\0';
+  if (chunked) {
+    for (;;) {
+      if (!read_line(h, line, sizeof line)) return 0;
+      size_t k = (size_t)strtoull(line, NULL, 16);
+      if (k == 0) {
+        while (read_line(h, line, sizeof line) && line[0]) { /* trailers */
+        }
+        break;
+      }
+      if (!read_n(h, out, k) || !read_line(h, line, sizeof line)) return 0;
+    }
+  } else if (clen >= 0) {
+    if (!read_n(h, out, (size_t)clen)) return 0;
+  } else {
+    while (fill(h)) read_n(h, out, h->len - h->pos);
+    close_after = true;
+  }
+  if (close_after) hconn_close(h);
+  return status;
+}
+
+/* One request, reconnecting once when a kept-alive connection turned out
+ * closed: the HTTP status, 0 when the server cannot be reached. */
+static long http(struct hconn *h, const char *method, const char *path, const char *body,
+                 struct buf *out) {
+  bool reused = h->fd >= 0;
+  if (!reused && hconn_connect(h)) return 0;
+  long st = exchange(h, method, path, body, out);
+  if (!st) hconn_close(h);
+  if (st || !reused || hconn_connect(h)) return st;
+  st = exchange(h, method, path, body, out);
+  if (!st) hconn_close(h);
+  return st;
 }
 
 static double now_s(void) {
@@ -97,7 +206,7 @@ struct storm {
   const char *sock, *outdir;
   int client;
   long jobs;
-  long acked;
+  long acked, refused;
 };
 
 static void *storm_client(void *arg) {
@@ -105,24 +214,26 @@ static void *storm_client(void *arg) {
   char path[512], body[512], line[128];
   snprintf(path, sizeof path, "%s/ack.%d", st->outdir, st->client);
   int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  CURL *c = curl_easy_init();
+  struct hconn h = {.sock = st->sock, .fd = -1};
   struct buf out = {0};
-  for (long k = 0; fd >= 0 && c && k < st->jobs; k++) {
+  for (long k = 0; fd >= 0 && k < st->jobs; k++) {
     char spec[400];
     job_json(spec, sizeof spec, st->client, k);
     snprintf(body, sizeof body, "{\"job\":%s}", spec);
-    long code = http(c, st->sock, "POST", "/v1/jobs", body, &out);
+    long code = http(&h, "POST", "/v1/jobs", body, &out);
     if (code == 0) break; /* the server died: stop */
-    if (code != 201) continue;
-    json_t *o = json_loads(out.p, 0, NULL);
-    int n = snprintf(line, sizeof line, "%lld %sc%d-%ld\n",
-                     (long long)json_integer_value(json_object_get(o, "job_id")), tag, st->client, k);
-    json_decref(o);
+    if (code != 201) {
+      st->refused++;
+      continue;
+    }
+    const char *id = strstr(out.p, "\"job_id\":");
+    int n = snprintf(line, sizeof line, "%lld %sc%d-%ld\n", id ? strtoll(id + 9, NULL, 10) : 0LL,
+                     tag, st->client, k);
     if (write(fd, line, (size_t)n) != n) break;
     st->acked++;
   }
   free(out.p);
-  if (c) curl_easy_cleanup(c);
+  hconn_close(&h);
   if (fd >= 0) close(fd);
   return NULL;
 }
@@ -132,14 +243,16 @@ static long run_clients(const char *sock, int nclients, long jobs, const char *o
   struct storm st[64];
   if (nclients > 64) nclients = 64;
   for (int i = 0; i < nclients; i++) {
-    st[i] = (struct storm){sock, outdir, i, jobs / nclients + (i < jobs % nclients), 0};
+    st[i] = (struct storm){sock, outdir, i, jobs / nclients + (i < jobs % nclients), 0, 0};
     pthread_create(&tid[i], NULL, storm_client, &st[i]);
   }
-  long acked = 0;
+  long acked = 0, refused = 0;
   for (int i = 0; i < nclients; i++) {
     pthread_join(tid[i], NULL);
     acked += st[i].acked;
+    refused += st[i].refused;
   }
+  if (refused) fprintf(stderr, "bench_server: %ld submits refused\n", refused);
   return acked;
 }
 
@@ -160,14 +273,14 @@ static int start_server(void) {
           "--log-level", "warn", (char *)NULL);
     _exit(127);
   }
-  CURL *c = curl_easy_init();
+  struct hconn h = {.sock = sock, .fd = -1};
   struct buf out = {0};
   double deadline = now_s() + 120;
   long code = 0;
-  while (now_s() < deadline && (code = http(c, sock, "GET", "/v1/whoami", NULL, &out)) != 200)
-    usleep(5000); /* waiting on a condition, with a deadline */
+  while (now_s() < deadline && (code = http(&h, "GET", "/v1/whoami", NULL, &out)) != 200)
+    usleep(2000); /* waiting on a condition, with a deadline */
   free(out.p);
-  curl_easy_cleanup(c);
+  hconn_close(&h);
   return code == 200 ? 0 : -1;
 }
 
@@ -176,19 +289,22 @@ static void stop_server(int sig) {
   waitpid(server_pid, NULL, 0);
 }
 
-static long batch_submit(CURL *c, int batches, int per_batch) {
+/* Batches of per_batch jobs; the jobs acknowledged. */
+static long batch_submit(struct hconn *h, int batches, int per_batch) {
   size_t cap = (size_t)per_batch * 420 + 64;
   char *body = malloc(cap), spec[400];
   struct buf out = {0};
   long ok = 0;
-  for (int b = 0; b < batches; b++) {
+  for (int b = 0; body && b < batches; b++) {
     size_t len = (size_t)snprintf(body, cap, "{\"jobs\":[");
     for (int k = 0; k < per_batch; k++) {
       job_json(spec, sizeof spec, 100 + b, k);
       len += (size_t)snprintf(body + len, cap - len, "%s%s", k ? "," : "", spec);
     }
     snprintf(body + len, cap - len, "]}");
-    if (http(c, sock, "POST", "/v1/jobs", body, &out) == 201) ok += per_batch;
+    long st = http(h, "POST", "/v1/jobs", body, &out);
+    if (st == 201) ok += per_batch;
+    else fprintf(stderr, "bench_server: batch refused (%ld): %.200s\n", st, out.p ? out.p : "");
   }
   free(body);
   free(out.p);
@@ -196,76 +312,116 @@ static long batch_submit(CURL *c, int batches, int per_batch) {
 }
 
 /* Main-thread CPU seconds in cycles and the cycle count, from /metrics. */
-static int cycle_cpu(CURL *c, double *cpu, double *cycles) {
+static int cycle_cpu(struct hconn *h, double *cpu, double *cycles) {
   struct buf out = {0};
-  if (http(c, sock, "GET", "/metrics", NULL, &out) != 200) return -1;
-  char *p = strstr(out.p, "\nphalanx_scheduler_cycle_cpu_seconds_total ");
-  char *q = strstr(out.p, "\nphalanx_scheduler_cycles_total ");
-  int rc = p && q ? 0 : -1;
-  if (!rc) {
-    *cpu = strtod(strchr(p + 1, ' ') + 1, NULL);
-    *cycles = strtod(strchr(q + 1, ' ') + 1, NULL);
+  int rc = -1;
+  if (http(h, "GET", "/metrics", NULL, &out) == 200) {
+    char *p = strstr(out.p, "\nphalanx_scheduler_cycle_cpu_seconds_total ");
+    char *q = strstr(out.p, "\nphalanx_scheduler_cycles_total ");
+    if (p && q) {
+      *cpu = strtod(strchr(p + 1, ' ') + 1, NULL);
+      *cycles = strtod(strchr(q + 1, ' ') + 1, NULL);
+      rc = 0;
+    }
   }
   free(out.p);
   return rc;
 }
 
-static atomic_bool readers_stop;
+static atomic_bool readers_stop, trickle_stop;
+static atomic_long reads_done;
 
 static void *reader(void *arg) {
   (void)arg;
-  CURL *c = curl_easy_init();
+  struct hconn h = {.sock = sock, .fd = -1};
   struct buf out = {0};
   /* squeue in a loop: a page of the queue (the CLI pages through long ones) */
-  while (!atomic_load(&readers_stop)) http(c, sock, "GET", "/v1/jobs?limit=1000", NULL, &out);
+  while (!atomic_load(&readers_stop))
+    if (http(&h, "GET", "/v1/jobs?limit=1000", NULL, &out) == 200) atomic_fetch_add(&reads_done, 1);
   free(out.p);
-  curl_easy_cleanup(c);
+  hconn_close(&h);
   return NULL;
 }
 
-/* Main-thread CPU per cycle over the next `cycles` cycles, a trickle of
- * submits keeping the scheduler busy (each cycle then has work to do). */
-static double cpu_per_cycle(CURL *c, double cycles) {
-  double cpu0, cyc0, cpu1, cyc1;
-  cycle_cpu(c, &cpu0, &cyc0);
-  double deadline = now_s() + 120;
-  do {
-    batch_submit(c, 1, 5);
-    cycle_cpu(c, &cpu1, &cyc1);
-  } while (cyc1 - cyc0 < cycles && now_s() < deadline);
-  fprintf(stderr, "bench_server: %.0f cycles, %.3f ms CPU each\n", cyc1 - cyc0,
-          cyc1 > cyc0 ? (cpu1 - cpu0) / (cyc1 - cyc0) * 1000 : 0.0);
-  return cyc1 > cyc0 ? (cpu1 - cpu0) / (cyc1 - cyc0) : 0;
+/* A trickle of small submits, so that every cycle has new work, quiet or not. */
+static void *trickle(void *arg) {
+  (void)arg;
+  struct hconn h = {.sock = sock, .fd = -1};
+  while (!atomic_load(&trickle_stop)) {
+    batch_submit(&h, 1, 5);
+    usleep(20000);
+  }
+  hconn_close(&h);
+  return NULL;
 }
 
-static double read_storm(CURL *c) {
-  double quiet = cpu_per_cycle(c, 200);
-  pthread_t tid[200];
+/* Scheduling-thread CPU per cycle (the server's thread CPU clock, so other
+ * busy threads on the two cores do not count) over the next `cycles`. */
+static double cpu_per_cycle(struct hconn *h, double cycles, const char *what) {
+  double cpu0, cyc0, cpu1 = 0, cyc1 = 0;
+  if (cycle_cpu(h, &cpu0, &cyc0)) return 0;
+  double deadline = now_s() + 120;
+  do {
+    usleep(200000);
+    if (cycle_cpu(h, &cpu1, &cyc1)) return 0;
+  } while (cyc1 - cyc0 < cycles && now_s() < deadline);
+  double per = cyc1 > cyc0 ? (cpu1 - cpu0) / (cyc1 - cyc0) : 0;
+  fprintf(stderr, "bench_server: %s: %.0f cycles, %.3f ms CPU each\n", what, cyc1 - cyc0,
+          per * 1000);
+  return per;
+}
+
+/* 200 clients listing in a loop: the cycle's CPU cost against quiet phases
+ * before and after (the queue is the same, give or take the trickle). */
+static double read_storm(struct hconn *h) {
+  enum { READERS = 200, CYCLES = 30 };
+  pthread_t tid[READERS], tt;
+  atomic_store(&trickle_stop, false);
+  pthread_create(&tt, NULL, trickle, NULL);
+  double quiet1 = cpu_per_cycle(h, CYCLES, "quiet");
   atomic_store(&readers_stop, false);
-  for (int i = 0; i < 200; i++) pthread_create(&tid[i], NULL, reader, NULL);
-  double storm = cpu_per_cycle(c, 200);
+  atomic_store(&reads_done, 0);
+  for (int i = 0; i < READERS; i++) pthread_create(&tid[i], NULL, reader, NULL);
+  double t0 = now_s();
+  double storm = cpu_per_cycle(h, CYCLES, "200 readers");
+  long reads = atomic_load(&reads_done);
+  fprintf(stderr, "bench_server: %.0f listings/s of 1000 jobs during the storm\n",
+          (double)reads / (now_s() - t0));
   atomic_store(&readers_stop, true);
-  for (int i = 0; i < 200; i++) pthread_join(tid[i], NULL);
+  for (int i = 0; i < READERS; i++) pthread_join(tid[i], NULL);
+  double quiet2 = cpu_per_cycle(h, CYCLES, "quiet");
+  atomic_store(&trickle_stop, true);
+  pthread_join(tt, NULL);
+  double quiet = (quiet1 + quiet2) / 2;
   return quiet > 0 && storm > 0 ? (storm - quiet) / quiet * 100.0 : 1e9; /* 1e9: no cycles seen */
+}
+
+static size_t count(const char *text, const char *needle) {
+  size_t n = 0, len = strlen(needle);
+  for (const char *p = text; p && (p = strstr(p, needle)); p += len) n++;
+  return n;
+}
+
+static void write_file(const char *name, const char *text) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
 }
 
 static int bench(void) {
   snprintf(dir, sizeof dir, "/tmp/px-bench-XXXXXX");
   if (!mkdtemp(dir)) return 1;
   snprintf(sock, sizeof sock, "%s/state/phalanx.sock", dir);
-  char path[128];
-  snprintf(path, sizeof path, "%s/slurm.conf", dir);
-  FILE *f = fopen(path, "w");
-  fprintf(f, "ClusterName=bench\nAllowRootJobs=YES\n"
-             "NodeName=b[001-064] CPUs=64 RealMemory=512G Gres=gpu:h100:8\n"
-             "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n");
-  fclose(f);
-  snprintf(path, sizeof path, "%s/accounts.conf", dir);
-  f = fopen(path, "w");
-  fprintf(f, "Account=bench Users=root\n");
-  fclose(f);
+  write_file("slurm.conf", "ClusterName=bench\nAllowRootJobs=YES\n"
+                           "NodeName=b[001-064] CPUs=64 RealMemory=512G Gres=gpu:h100:8\n"
+                           "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n");
+  write_file("accounts.conf", "Account=bench Users=root\n");
   if (start_server()) return fprintf(stderr, "bench_server: server did not start\n"), 1;
-  CURL *c = curl_easy_init();
+  struct hconn h = {.sock = sock, .fd = -1};
 
   double t0 = now_s();
   long n = run_clients(sock, 4, 20000, dir);
@@ -273,42 +429,41 @@ static int bench(void) {
   fflush(stdout);
 
   t0 = now_s();
-  n = batch_submit(c, 50, 1000);
+  n = batch_submit(&h, 50, 1000);
   printf("api_batch_submit_per_s %.0f jobs/s\n", (double)n / (now_s() - t0));
   fflush(stdout);
 
-  batch_submit(c, 30, 1000); /* 100,000 jobs in all */
+  batch_submit(&h, 30, 1000); /* 100,000 jobs in all */
   struct buf out = {0};
   double best = 1e9;
+  size_t listed = 0;
   for (int i = 0; i < 3; i++) {
     t0 = now_s();
-    long code = http(c, sock, "GET", "/v1/jobs", NULL, &out);
+    long code = http(&h, "GET", "/v1/jobs", NULL, &out);
     double ms = (now_s() - t0) * 1000;
     if (code == 200 && ms < best) best = ms;
+    listed = count(out.p, "{\"job_id\":");
   }
-  json_t *o = json_loads(out.p, 0, NULL);
-  fprintf(stderr, "bench_server: listed %zu jobs\n", json_array_size(json_object_get(o, "jobs")));
-  json_decref(o);
-  printf("api_list_100k_ms %.0f ms\n", best);
+  fprintf(stderr, "bench_server: listed %zu jobs (%.1f MB)\n", listed, (double)out.len / 1e6);
+  printf("api_list_100k_ms %.0f ms\n", listed >= 100000 ? best : 1e9);
   fflush(stdout);
 
-  printf("api_read_storm_cycle_slowdown_pct %.1f %%\n", read_storm(c));
+  printf("api_read_storm_cycle_slowdown_pct %.1f %%\n", read_storm(&h));
   fflush(stdout);
 
+  hconn_close(&h);
   stop_server(SIGKILL);
   t0 = now_s();
   if (start_server()) return fprintf(stderr, "bench_server: restart failed\n"), 1;
   printf("recovery_s_100k %.2f s\n", now_s() - t0);
   stop_server(SIGTERM);
   free(out.p);
-  curl_easy_cleanup(c);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   return system(cmd) == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
   signal(SIGPIPE, SIG_IGN);
   if ((argc == 6 || argc == 7) && !strcmp(argv[1], "storm")) {
     if (argc == 7) tag = argv[6];

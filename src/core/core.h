@@ -172,6 +172,17 @@ int px_core_job_ended(struct px_core *c, uint64_t job_id, enum px_job_state stat
 int px_core_job_requeue(struct px_core *c, uint64_t job_id, bool hold, int64_t now,
                         struct px_diag *diag);
 
+/* Recovery (restore.c): job_id, submitted (or, with array_job_id, the next
+ * task of that pending array), runs since start_s on exactly alloc[0..nalloc)
+ * (cpu_word/ncpu_words ignored). RUNNING again with no START action; ends
+ * and requeues are reported as for any started job. Nothing changes on error:
+ * PX_ENOENT, PX_ESTATE (not pending, or the nodes lack those free resources),
+ * PX_EINVAL (unknown node), PX_ENOMEM. */
+struct px_alloc;
+int px_core_job_restore(struct px_core *c, uint64_t job_id, uint64_t array_job_id,
+                        const struct px_alloc *alloc, uint32_t nalloc, int64_t time_limit_s,
+                        int64_t start_s, struct px_diag *diag);
+
 enum px_node_event {
   PX_NODE_EV_UP,     /* responding again: clears DOWN (not DRAIN) */
   PX_NODE_EV_DOWN,   /* not responding / failed; running jobs are the caller's to end */

@@ -36,6 +36,8 @@ struct px_route {
   const char *pattern;    /* "/v1/jobs/{}/hold": {} matches one segment */
   void (*fn)(struct px_api_call *c);
   bool open;              /* no authentication (metrics, the API document) */
+  bool reader;            /* answered from the snapshot: served at a lower CPU
+                           * priority than the main loop (http.c) */
 };
 
 /* The route for method and url (filling c->arg), or NULL (c->method_mismatch

@@ -85,7 +85,18 @@ struct filter {
   uint64_t min_seq;
   bool all;          /* state=all: also jobs that ended long ago */
   int64_t ended_after;
+  char fields[40][24]; /* fields=: the top-level job members wanted (none: all) */
+  int nfields;
 };
+
+/* The top-level members of a job's JSON (proto/views_json.c), for fields=. */
+static const char *const job_members[] = {
+    "job_id", "array_job_id", "array_task_id", "array_pending", "state", "reason", "why",
+    "priority", "submit_time", "eligible_time", "start_time", "end_time", "expected_start",
+    "nodelist", "nnodes", "ncpus", "ngpus", "mem_mib", "gpus_by_node", "exit_code",
+    "term_signal", "restarts", "cancelled_by", "billable_tres_s", "peak_mem_mib", "cpu_time_ms",
+    "prio_age", "prio_fairshare", "prio_jobsize", "prio_partition", "prio_qos", "prio_site",
+    "prio_assoc", "spec"};
 
 static bool parse_u64(const char *s, uint64_t *out) {
   char *end;
@@ -153,6 +164,19 @@ static int parse_filter(struct px_api_call *c, struct filter *f) {
     return PX_ERANGE;
   }
   f->limit = (size_t)lim;
+  if (!split(px_api_arg(c, "fields"), f->fields, 40, &f->nfields)) {
+    px_api_error(c, 400, "INVALID", "fields: at most 40 names of 23 characters");
+    return PX_EINVAL;
+  }
+  for (int i = 0; i < f->nfields; i++) {
+    bool known = false;
+    for (size_t k = 0; !known && k < sizeof job_members / sizeof job_members[0]; k++)
+      known = !strcmp(f->fields[i], job_members[k]);
+    if (!known) {
+      px_api_error(c, 400, "INVALID", "fields: '%s' is not a job field", f->fields[i]);
+      return PX_EINVAL;
+    }
+  }
   /* Private mode: users see only their own jobs (operators see all). */
   if (c->s->conf->phalanx.private_jobs && !(c->who.roles & PX_ROLE_OPERATOR)) {
     free(f->user);
@@ -213,6 +237,54 @@ static void out_add(struct out *o, const char *s, size_t n) {
   o->p[o->len] = '\0';
 }
 
+static bool wanted(const struct filter *f, const char *key, size_t len) {
+  for (int i = 0; i < f->nfields; i++)
+    if (strlen(f->fields[i]) == len && !memcmp(f->fields[i], key, len)) return true;
+  return false;
+}
+
+/* The end of the JSON value starting at p (compact text, as the encoder
+ * writes it): the first ',' or '}' outside strings and nested values. */
+static const char *value_end(const char *p) {
+  int depth = 0;
+  bool str = false;
+  for (; *p; p++) {
+    if (str) {
+      if (*p == '\\' && p[1]) p++;
+      else if (*p == '"') str = false;
+    } else if (*p == '"') {
+      str = true;
+    } else if (*p == '{' || *p == '[') {
+      depth++;
+    } else if (*p == '}' || *p == ']') {
+      if (depth-- == 0) return p;
+    } else if (*p == ',' && depth == 0) {
+      return p;
+    }
+  }
+  return p;
+}
+
+/* fields=: copies the members of a view's cached object that f wants, by
+ * slicing the text (no decoding), as {"k":v,...}. */
+static void select_members(const char *js, const struct filter *f, struct out *o) {
+  size_t n = 0;
+  out_add(o, "{", 1);
+  const char *p = js + 1;
+  while (*p == '"') {
+    const char *key = p + 1, *kend = strchr(key, '"');
+    if (!kend || kend[1] != ':') break;
+    const char *end = value_end(kend + 2);
+    if (wanted(f, key, (size_t)(kend - key))) {
+      if (n++) out_add(o, ",", 1);
+      out_add(o, p, (size_t)(end - p));
+    }
+    if (*end != ',') break;
+    p = end + 1;
+  }
+  out_add(o, "}", 1);
+}
+
 /* Writes {"jobs":[...],"next":N,"seq":S} of the snapshot's jobs matching f
  * (and changed after min_seq for watch). */
 static char *render_jobs(struct px_snap *snap, const struct filter *f, uint64_t changed_after) {
@@ -234,7 +306,8 @@ static char *render_jobs(struct px_snap *snap, const struct filter *f, uint64_t 
       break;
     }
     if (n++) out_add(&o, ",", 1);
-    out_add(&o, js, strlen(js));
+    if (f->nfields) select_members(js, f, &o);
+    else out_add(&o, js, strlen(js));
   }
   int len = snprintf(tail, sizeof tail, "],\"next\":%llu,\"seq\":%llu}", (unsigned long long)next,
                      (unsigned long long)snap->seq);
@@ -259,6 +332,7 @@ struct list_stream {
   bool sep;                /* the comma before the next view is written */
   uint64_t last_id;        /* last job written (the page cursor) */
   char tail[96];
+  struct out sel;          /* fields=: the selected members of the current view */
 };
 
 /* Picks the next piece of text to write; false at the end. */
@@ -292,6 +366,12 @@ static bool stream_next(struct list_stream *ls) {
     ls->i++;
     ls->n++;
     ls->cur = js, ls->cur_len = strlen(js);
+    if (ls->f.nfields) {
+      ls->sel.len = 0;
+      select_members(js, &ls->f, &ls->sel);
+      if (ls->sel.oom) return false;
+      ls->cur = ls->sel.p, ls->cur_len = ls->sel.len;
+    }
     return true;
   }
   int len = snprintf(ls->tail, sizeof ls->tail, "],\"next\":%llu,\"seq\":%llu}",
@@ -322,7 +402,24 @@ static void stream_free(void *cls) {
   struct list_stream *ls = cls;
   px_snap_release(ls->snap);
   filter_fini(&ls->f);
+  free(ls->sel.p);
   free(ls);
+}
+
+/* The current snapshot, once it holds every change acknowledged before this
+ * call (a client that heard 201 and lists sees its job), waiting at most
+ * READ_YOUR_WRITES_NS for the main thread to publish one. */
+#define READ_YOUR_WRITES_NS 2000000000LL
+static struct px_snap *snap_read_your_writes(struct px_server *s) {
+  uint64_t want = atomic_load(&s->committed_seq);
+  struct px_snap *snap = px_snap_acquire(&s->snaps);
+  if (snap->seq >= want) return snap;
+  px_snap_release(snap);
+  atomic_fetch_add(&s->snap_waiters, 1);
+  px_queue_poke(&s->queue);
+  snap = px_snap_wait(&s->snaps, want - 1, px_now_real_ns() + READ_YOUR_WRITES_NS);
+  atomic_fetch_sub(&s->snap_waiters, 1);
+  return snap;
 }
 
 void px_api_jobs_list(struct px_api_call *c) {
@@ -334,7 +431,7 @@ void px_api_jobs_list(struct px_api_call *c) {
     if (!c->answer) px_api_error(c, 503, "UNAVAILABLE", "out of memory");
     return;
   }
-  ls->i = px_snap_lower_bound(ls->snap = px_snap_acquire(&c->s->snaps), ls->f.after + 1);
+  ls->i = px_snap_lower_bound(ls->snap = snap_read_your_writes(c->s), ls->f.after + 1);
   c->status = 200;
   c->stream_fn = stream_read;
   c->stream_free = stream_free;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/jfield.h"
 #include "proto/jobspec_json.h"
 #include "proto/views_json.h"
 #include "server/api.h"
@@ -104,6 +105,19 @@ static int fill_spec(struct px_server *s, struct px_req *r, struct px_jobspec *s
   return 0;
 }
 
+/* The "submit" record {"spec":{...},"ids":N}, written directly (no JSON
+ * tree: this runs for every job of a batch on the main thread). */
+static char *submit_record(const struct px_jobspec *sp, uint64_t nids) {
+  struct px_jbuf b = {0};
+  char tail[48];
+  px_jbuf_add(&b, "{\"spec\":{", 9);
+  px_jobspec_write(&b, sp);
+  int n = snprintf(tail, sizeof tail, "},\"ids\":%llu}", (unsigned long long)nids);
+  px_jbuf_add(&b, tail, (size_t)n);
+  if (b.err) free(b.p);
+  return b.err ? NULL : b.p;
+}
+
 static void submit(struct px_server *s, struct px_req *r, int64_t now) {
   uint64_t first = s->next_job_id, id = first;
   uint64_t *ids = calloc(r->nspecs ? r->nspecs : 1, sizeof *ids);
@@ -137,21 +151,19 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
     return;
   }
   s->next_job_id = id;
-  json_t *out = json_array();
+  struct px_jbuf ans = {0};
+  char num[48];
+  px_jbuf_add(&ans, r->batch ? "{\"job_ids\":[" : "{\"job_id\":", r->batch ? 12 : 10);
   for (i = 0; i < r->nspecs; i++) {
-    json_t *spec = px_jobspec_to_json(&r->specs[i]);
     uint64_t nids = (i + 1 < r->nspecs ? ids[i + 1] : id) - ids[i];
-    json_t *o = json_pack("{so sI}", "spec", spec, "ids", (json_int_t)nids);
-    char *data = json_dumps(o, JSON_COMPACT);
-    json_decref(o);
-    if (px_journal_add_submit(s, ids[i], nids, &r->specs[i], data, now))
+    if (px_journal_add_submit(s, ids[i], nids, &r->specs[i], submit_record(&r->specs[i], nids), now))
       px_error("journal: out of memory");
-    json_array_append_new(out, json_integer((json_int_t)ids[i]));
+    int n = snprintf(num, sizeof num, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
+    if (r->batch || i == 0) px_jbuf_add(&ans, num, (size_t)n);
   }
-  json_t *ans = r->batch ? json_pack("{so}", "job_ids", out)
-                         : (json_decref(out), json_pack("{sI}", "job_id", (json_int_t)first));
-  px_req_answer(r, 201, json_dumps(ans, JSON_COMPACT));
-  json_decref(ans);
+  px_jbuf_add(&ans, r->batch ? "]}" : "}", r->batch ? 2 : 1);
+  if (ans.err) free(ans.p);
+  px_req_answer(r, 201, ans.err ? NULL : ans.p);
   free(ids);
   s->need_cycle = true;
 }

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -143,6 +145,23 @@ static int authenticate(struct px_server *s, struct MHD_Connection *c, bool is_u
   return px_auth_header(s->auth, h, who, why, whylen);
 }
 
+/*
+ * Readers never slow scheduling: a connection thread that serves a listing
+ * (or another snapshot read) drops to SCHED_BATCH at nice +10 for the rest of
+ * its life (one thread per connection, so per client), so that 200 clients
+ * listing in a loop on two cores do not preempt the main loop in the middle
+ * of a cycle. Lowering needs no privilege; a thread never raises itself back.
+ */
+static _Thread_local bool lowered;
+
+static void reader_priority(void) {
+  if (lowered) return;
+  lowered = true;
+  struct sched_param sp = {0};
+  pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+  setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+}
+
 struct listener {
   struct px_server *s;
   bool is_unix;
@@ -191,6 +210,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       call.answer = px_error_json("RATE_LIMITED", "too many requests from this user; retry later",
                                   NULL);
     } else {
+      if (route->reader) reader_priority();
       route->fn(&call);
     }
   }

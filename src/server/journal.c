@@ -6,11 +6,13 @@
  * Live, a handler first asks the core (which may refuse: nothing is
  * recorded then), then calls px_journal_add(), which appends the record to
  * the group-commit batch and applies it to the job and node tables. At
- * recovery px_journal_apply(replay=true) also replays the core events, with
- * one exception: the core has no way to be told "this job is running there"
- * (core.h has no restore event), so a job whose last record is "start" is
- * taken out of the core and its nodes are held drained until it ends
- * (reconcile.c, docs/operations.md "Recovery").
+ * recovery px_journal_apply(replay=true) also replays the core events: a
+ * "start" puts the job back RUNNING on the record's exact allocation
+ * (px_core_job_restore), an "end" or "requeue" is reported as live, so the
+ * core's state after replay is the live one. Only when the core cannot take
+ * an allocation back (the configuration changed) is the job kept out of the
+ * core, its nodes held drained until it ends (server.c,
+ * docs/operations.md "Recovery").
  *
  * Records (kind, job id, subject, data):
  *   submit  J  -     {"spec":{...},"ids":N}          N ids from J (arrays)
@@ -121,6 +123,7 @@ int px_journal_commit(struct px_server *s) {
     free((char *)s->batch[i].subject);
   }
   s->nbatch = 0;
+  if (!rc) atomic_store(&s->committed_seq, s->seq);
   if (!rc) write_acct(s);
   return rc;
 }
@@ -172,6 +175,27 @@ static int apply_submit(struct px_server *s, const struct px_store_rec *r, json_
   return 0;
 }
 
+/* Replay of a start: the core runs the job on its allocation again; when it
+ * cannot, the job is kept out of it (recovered: nodes held drained). */
+static void restore_in_core(struct px_server *s, struct px_sjob *j, uint64_t array_job_id,
+                            int64_t time) {
+  struct px_alloc *a = calloc(j->nalloc ? j->nalloc : 1, sizeof *a);
+  struct px_diag d;
+  px_diag_clear(&d);
+  for (uint32_t i = 0; a && i < j->nalloc; i++)
+    a[i] = (struct px_alloc){j->alloc[i].node, j->alloc[i].ncpu, j->alloc[i].gpus,
+                             j->alloc[i].mem_mib, 0, 0};
+  int rc = a ? px_core_job_restore(s->core, j->id, array_job_id, a, j->nalloc, j->time_limit_s,
+                                   time, &d)
+             : PX_ENOMEM;
+  free(a);
+  j->recovered = rc != 0;
+  if (!rc) return;
+  px_warn("recovery: job %llu runs outside the scheduler, its nodes drained: %s",
+          (unsigned long long)j->id, d.msg[0] ? d.msg : px_strerror(rc));
+  px_core_cancel(s->core, j->id, time, NULL);
+}
+
 static int apply_start(struct px_server *s, const struct px_store_rec *r, json_t *o,
                        bool replay) {
   struct px_sjob *j = px_jobs_find(s, r->job_id);
@@ -213,7 +237,7 @@ static int apply_start(struct px_server *s, const struct px_store_rec *r, json_t
   j->end = 0;
   j->time_limit_s = json_integer_value(json_object_get(o, "time_limit_s"));
   snprintf(j->reason, sizeof j->reason, "None");
-  if (replay) px_core_cancel(s->core, j->id, r->time, NULL); /* see the file comment */
+  if (replay) restore_in_core(s, j, array_job_id, r->time);
   return 0;
 }
 
@@ -222,10 +246,14 @@ static int apply_end(struct px_server *s, const struct px_store_rec *r, json_t *
   if (!j) return 0;
   enum px_job_state st = PX_JOB_FAILED;
   px_job_state_parse(json_string_value(json_object_get(o, "state")), &st);
+  int32_t exit_code = (int32_t)json_integer_value(json_object_get(o, "exit_code"));
   if (replay && j->state == PX_JOB_PENDING) px_core_cancel(s->core, j->id, r->time, NULL);
+  if (replay && j->state == PX_JOB_RUNNING && !j->recovered)
+    px_core_job_ended(s->core, j->id, st, exit_code, r->time, NULL);
+  if (replay) j->recovered = false;
   j->state = st;
   j->end = r->time;
-  j->exit_code = (int32_t)json_integer_value(json_object_get(o, "exit_code"));
+  j->exit_code = exit_code;
   j->term_signal = (int32_t)json_integer_value(json_object_get(o, "term_signal"));
   j->peak_mem_mib = (uint64_t)json_integer_value(json_object_get(o, "peak_mem_mib"));
   j->cpu_time_ms = (uint64_t)json_integer_value(json_object_get(o, "cpu_time_ms"));
@@ -239,8 +267,11 @@ static int apply_requeue(struct px_server *s, const struct px_store_rec *r, json
   struct px_sjob *j = job_of(s, r);
   if (!j) return 0;
   bool hold = json_is_true(json_object_get(o, "hold"));
-  if (replay) {
-    /* The core forgot the job when it started (see apply_start): queue it again. */
+  if (replay && j->state == PX_JOB_RUNNING && !j->recovered) {
+    px_core_job_requeue(s->core, j->id, hold, r->time, NULL);
+  } else if (replay && j->recovered) {
+    /* Kept out of the core at its start (restore_in_core): queue it again. */
+    j->recovered = false;
     enum px_reason why;
     struct px_jobspec spec;
     if (px_jobspec_copy(&spec, &j->spec)) return PX_ENOMEM;
@@ -369,5 +400,6 @@ int px_journal_recover(struct px_server *s, struct px_diag *d) {
   if (rc) return px_diag_set(d, rc, -1, "recovery: %s", s->store->errmsg);
   uint64_t last = 0;
   if (!px_store_last_seq(s->store, &last) && last > s->seq) s->seq = last;
+  atomic_store(&s->committed_seq, s->seq);
   return 0;
 }

@@ -163,7 +163,10 @@ static int64_t cycle_due(const struct px_server *s) {
   return s->last_cycle_ns + (s->need_cycle ? gap : CYCLE_PERIOD_NS);
 }
 
+/* A reader waiting for what it was acknowledged (read your writes) gets
+ * its snapshot at once; otherwise publishing keeps its cadence. */
 static int64_t publish_due(const struct px_server *s) {
+  if (atomic_load(&s->snap_waiters) > 0) return 0;
   int64_t gap = CADENCE * s->publish_cost_ns;
   return s->last_publish_ns + (gap > PUBLISH_MIN_NS ? gap : PUBLISH_MIN_NS);
 }

@@ -202,7 +202,7 @@ int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
     struct px_sjob *j = s->jobs[i];
     if (j->state != PX_JOB_RUNNING || !runs_on(j, (uint32_t)idx)) continue;
     const struct px_known_job *k = known(&r->report, j->id);
-    if (!k && j->recovered) {
+    if (!k && (j->recovered || j->unconfirmed)) {
       px_warn("job %llu: node %s does not know it after recovery", (unsigned long long)j->id,
               r->report.node);
       job_node_failed(s, j, now);

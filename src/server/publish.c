@@ -245,6 +245,57 @@ static struct px_blob *state_metrics(struct px_server *s) {
   return b;
 }
 
+/* A fingerprint of everything the node and partition texts show, so that
+ * a publish under a storm of submits (nodes unchanged) reuses them. */
+static uint64_t nodes_fingerprint(struct px_server *s) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (uint32_t i = 0; i < s->conf->nnodes; i++) {
+    struct px_node_view v;
+    const struct px_snode *sn = &s->nodes[i];
+    if (px_core_node_get(s->core, i, &v)) continue;
+    uint64_t parts[] = {v.avail,         v.cpus_alloc,         v.gpus_alloc,
+                        v.mem_alloc_mib, v.njobs,              v.reason ? px_hash_str(v.reason) : 0,
+                        sn->registered,  sn->down,             (uint64_t)sn->last_heartbeat,
+                        px_hash_str(sn->reason), px_hash_str(sn->addr)};
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = px_hash_u64(h ^ parts[k]);
+  }
+  return h;
+}
+
+/* The node and partition texts: rebuilt when the fingerprint moved, the
+ * fair-share text at most once a second (usage accrues continuously). */
+static int cluster_blobs(struct px_server *s, struct px_snap *snap) {
+  uint64_t fp = nodes_fingerprint(s);
+  if (!s->nodes_blob || fp != s->nodes_fp || s->nodes_dirty) {
+    struct px_blob *n = nodes_blob(s), *p = partitions_blob(s);
+    if (!n || !p) {
+      px_blob_unref(n);
+      px_blob_unref(p);
+      return PX_ENOMEM;
+    }
+    px_blob_unref(s->nodes_blob);
+    px_blob_unref(s->parts_blob);
+    s->nodes_blob = n;
+    s->parts_blob = p;
+    s->nodes_fp = fp;
+  }
+  int64_t mono = px_now_mono_ns();
+  if (!s->shares_blob || mono - s->shares_ns >= 1000000000LL) {
+    struct px_blob *b = shares_blob(s);
+    if (!b) return PX_ENOMEM;
+    px_blob_unref(s->shares_blob);
+    s->shares_blob = b;
+    s->shares_ns = mono;
+  }
+  px_blob_ref(s->nodes_blob);
+  px_blob_ref(s->parts_blob);
+  px_blob_ref(s->shares_blob);
+  snap->nodes = s->nodes_blob;
+  snap->partitions = s->parts_blob;
+  snap->shares = s->shares_blob;
+  return 0;
+}
+
 int px_publish(struct px_server *s, int64_t now) {
   struct px_snap *snap = calloc(1, sizeof *snap);
   if (!snap) return PX_ENOMEM;
@@ -266,9 +317,7 @@ int px_publish(struct px_server *s, int64_t now) {
     px_jview_ref(j->view);
     snap->jobs[snap->njobs++] = j->view;
   }
-  snap->nodes = nodes_blob(s);
-  snap->partitions = partitions_blob(s);
-  snap->shares = shares_blob(s);
+  if (cluster_blobs(s, snap)) goto fail;
   /* The state lines of /metrics walk every job: at most once a second. */
   int64_t mono = px_now_mono_ns();
   if (!s->state_metrics || mono - s->state_metrics_ns >= 1000000000LL) {

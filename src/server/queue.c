@@ -17,7 +17,7 @@ void px_queue_init(struct px_queue *q) {
   pthread_cond_init(&q->wake, &ca);
   pthread_condattr_destroy(&ca);
   q->head = q->tail = NULL;
-  q->stopping = false;
+  q->stopping = q->poked = false;
 }
 
 void px_queue_fini(struct px_queue *q) {
@@ -49,12 +49,20 @@ int px_queue_call(struct px_queue *q, struct px_req *r) {
   return 0;
 }
 
+void px_queue_poke(struct px_queue *q) {
+  pthread_mutex_lock(&q->lock);
+  q->poked = true;
+  pthread_cond_signal(&q->wake);
+  pthread_mutex_unlock(&q->lock);
+}
+
 struct px_req *px_queue_take(struct px_queue *q, int64_t deadline_ns) {
   struct timespec ts = {deadline_ns / 1000000000, deadline_ns % 1000000000};
   pthread_mutex_lock(&q->lock);
-  while (!q->head && !q->stopping) {
+  while (!q->head && !q->stopping && !q->poked) {
     if (pthread_cond_timedwait(&q->wake, &q->lock, &ts) == ETIMEDOUT) break;
   }
+  q->poked = false;
   struct px_req *r = q->head;
   q->head = q->tail = NULL;
   pthread_mutex_unlock(&q->lock);

@@ -79,13 +79,16 @@ static int resolve_opts(struct px_server *s, const struct px_server_opts *o, str
   return s->opts.socket_path && s->opts.store_url ? 0 : PX_ENOMEM;
 }
 
-/* After replay: running jobs the core cannot be told about hold their
- * nodes drained until they end (journal.c). */
+/* After replay: every running job waits for its agents to confirm it
+ * (nodes.c: one its agent does not know is failed or requeued); those the
+ * core could not take back (journal.c) hold their nodes drained until they
+ * end. */
 static void hold_recovered(struct px_server *s, int64_t now) {
   for (size_t i = 0; i < s->njobs; i++) {
     struct px_sjob *j = s->jobs[i];
     if (j->state != PX_JOB_RUNNING) continue;
-    j->recovered = true;
+    j->unconfirmed = true;
+    if (!j->recovered) continue;
     for (uint32_t k = 0; k < j->nalloc; k++) {
       struct px_snode *n = &s->nodes[j->alloc[k].node];
       if (n->recovered_jobs++ == 0)
@@ -190,6 +193,9 @@ void px_server_free(struct px_server *s) {
   px_metrics_free(s->metrics);
   px_outbox_free(s->outbox);
   px_blob_unref(s->state_metrics);
+  px_blob_unref(s->nodes_blob);
+  px_blob_unref(s->parts_blob);
+  px_blob_unref(s->shares_blob);
   px_snapbox_fini(&s->snaps);
   px_queue_fini(&s->queue);
   pthread_mutex_destroy(&s->rstore_lock);

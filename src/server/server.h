@@ -119,6 +119,7 @@ struct px_queue {
   pthread_cond_t wake;          /* the main thread waits here */
   struct px_req *head, *tail;
   bool stopping;
+  bool poked;                   /* px_queue_poke since the last take */
 };
 
 void px_queue_init(struct px_queue *q);
@@ -135,6 +136,8 @@ void px_req_done(struct px_req *r);
 /* Frees the request's owned payload (specs, report). */
 void px_req_fini(struct px_req *r);
 void px_queue_stop(struct px_queue *q);
+/* Wakes the main thread without a request (a reader waits for a snapshot). */
+void px_queue_poke(struct px_queue *q);
 
 /* ---- immutable snapshots (snap.c) ---- */
 

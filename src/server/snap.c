@@ -5,7 +5,10 @@
  * thread never waits for a reader.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -141,6 +144,9 @@ size_t px_snap_lower_bound(const struct px_snap *s, uint64_t id) {
 static void *warmer(void *arg) {
   struct px_snapbox *b = arg;
   uint64_t done = 0;
+  struct sched_param sp = {0}; /* a helper of readers: below the main loop (http.c) */
+  pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
+  setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
   for (;;) {
     struct px_snap *s = px_snap_wait(b, done, px_snap_far_future_ns());
     pthread_mutex_lock(&b->lock);

@@ -37,7 +37,8 @@ struct px_sjob {
   bool requeued;                /* shown as REQUEUED until it starts again */
   bool preempting;              /* the core preempted it; stop orders sent, end not yet reported */
   bool preempt_cancel;          /* PreemptMode=CANCEL: ends PREEMPTED instead of requeueing */
-  bool recovered;               /* running at recovery, unknown to the core */
+  bool recovered;               /* running at recovery, kept out of the core */
+  bool unconfirmed;             /* running at recovery: its agents must know it */
   char reason[48];              /* pending reason / end reason */
   uint32_t priority;
   uint32_t prio[7];             /* weighted components: age fairshare jobsize partition qos site assoc */
@@ -90,6 +91,8 @@ struct px_server {
   struct px_map index;          /* job id -> position in jobs */
   uint64_t next_job_id;
   uint64_t seq;                 /* last journal seq assigned */
+  _Atomic uint64_t committed_seq; /* last seq durable (read by API threads) */
+  atomic_int snap_waiters;      /* readers waiting for a snapshot to catch up */
 
   struct px_snode *nodes;       /* conf->nnodes */
 
@@ -107,6 +110,10 @@ struct px_server {
   int64_t cycle_cost_ns, publish_cost_ns; /* last durations: the cadence adapts */
   struct px_blob *state_metrics;          /* rebuilt at most once a second */
   int64_t state_metrics_ns;
+  struct px_blob *nodes_blob, *parts_blob; /* reused while nodes_fp holds (publish.c) */
+  uint64_t nodes_fp;
+  struct px_blob *shares_blob;            /* rebuilt at most once a second */
+  int64_t shares_ns;
 };
 
 /* ---- job table (jobs.c) ---- */

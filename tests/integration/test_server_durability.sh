@@ -66,6 +66,15 @@ start_server "${store[@]}"
 check_acked
 running=$(jq -r '[.jobs[] | select(.state=="RUNNING") | .job_id] | length' "$T/all.json")
 [ "$running" -gt 0 ] || fail "no job was running at the kill (nothing tested)"
+# the scheduler holds their exact GPUs again (px_core_job_restore): before any
+# agent is back (nodes DOWN, so no cycle starts anything), each node's
+# allocated GPUs are those of the jobs the journal runs there
+nodes=$(api GET /v1/nodes | cut -d' ' -f2-)
+for node in n01 n02 n03 n04; do
+  want=$(jq --arg n $node '[.jobs[] | select(.state=="RUNNING" and .nodelist==$n) | .ngpus] | add // 0' "$T/all.json")
+  have=$(jq --arg n $node '.nodes[] | select(.name==$n) | .gpus_alloc // 0' <<<"$nodes")
+  [ "$want" = "$have" ] || fail "$node: $have GPUs allocated after recovery, its running jobs hold $want"
+done
 # agents come back knowing what they run: those jobs stay RUNNING
 for node in n01 n02 n03 n04; do
   known=$(jq -c --arg n $node '[.jobs[] | select(.state=="RUNNING" and .nodelist==$n) | {job_id, state:"RUNNING", exit_code:0, term_signal:0}]' "$T/all.json")
@@ -74,6 +83,10 @@ done
 api GET "/v1/jobs?state=RUNNING" | cut -d' ' -f2- | jq -r '.jobs[].job_id' | sort >"$T/run_after"
 jq -r '.jobs[] | select(.state=="RUNNING") | .job_id' "$T/all.json" | sort >"$T/run_before"
 [ -z "$(comm -23 "$T/run_before" "$T/run_after")" ] || fail "running jobs not kept after recovery"
+# and no node is held drained for them
+wait_for "nodes registered" bash -c "curl -s --unix-socket $SOCK http://x/v1/nodes | jq -e '[.nodes[] | select(.state==\"DOWN\")] | length == 0'"
+drained=$(api GET /v1/nodes | cut -d' ' -f2- | jq -r '[.nodes[] | select(.state|test("DRAIN")) | .name] | join(",")')
+[ -z "$drained" ] || fail "nodes drained after recovery: $drained"
 stop_server TERM
 if [ -z "${STORE_URL:-}" ]; then
   twice=$(sqlite3 "$STATE/state.db" "SELECT job_id FROM journal WHERE kind='start' GROUP BY job_id HAVING COUNT(*) > 1 LIMIT 5")

@@ -1,0 +1,176 @@
+/*
+ * restore.c - recovery (issue 6): the server replays its journal through the
+ * core, and a job whose "start" record it meets is put back RUNNING on the
+ * exact allocation the record names, instead of being forgotten. The core
+ * then holds those GPUs, CPUs and memory, counts the job in limits and fair
+ * share as if a cycle had started it, and expects px_core_job_ended or
+ * px_core_job_requeue for it like for any job it started; no START action is
+ * emitted (the agents already run it).
+ *
+ * The allocation is checked against the nodes' free resources first; a
+ * conflict (the configuration shrank, two records claim the same GPU) is
+ * refused with nothing changed, and the server falls back to keeping the
+ * job out of the core with its nodes drained.
+ */
+#include <string.h>
+
+#include "core/core_int.h"
+
+/* The same billing rate a cycle's start gives the job (cycle.c). */
+static double restore_billing(const struct px_core *c, const struct pxc_job *j) {
+  const struct px_conf_sched *s = &c->sched;
+  double g = (double)pxc_job_ngpu(j), cpu = (double)pxc_job_ncpu(j), mem = 0;
+  for (uint32_t i = 0; i < j->nalloc; i++) mem += (double)j->alloc[i].mem_mib / 1024.0;
+  double b = s->billing_weight_gpu * g + s->billing_weight_cpu * cpu + s->billing_weight_mem_gib * mem;
+  if (s->billing_weight_gpu == 0 && s->billing_weight_cpu == 0 && s->billing_weight_mem_gib == 0) b = cpu;
+  return b * c->qos[j->qos].usage_factor;
+}
+
+/* Does every element of alloc fit its node's free resources (each node once)? */
+static int check_alloc(const struct px_core *c, uint64_t id, const struct px_alloc *alloc,
+                       uint32_t nalloc, struct px_diag *d) {
+  if (nalloc == 0) return px_diag_set(d, PX_EINVAL, -1, "alloc: job %llu: empty allocation",
+                                      (unsigned long long)id);
+  for (uint32_t i = 0; i < nalloc; i++) {
+    const struct px_alloc *a = &alloc[i];
+    if (a->node >= c->nnodes)
+      return px_diag_set(d, PX_EINVAL, -1, "alloc: job %llu: node %u not configured",
+                         (unsigned long long)id, a->node);
+    for (uint32_t k = 0; k < i; k++)
+      if (alloc[k].node == a->node)
+        return px_diag_set(d, PX_EINVAL, -1, "alloc: job %llu: node %s twice",
+                           (unsigned long long)id, pxc_str(c, c->nodes[a->node].name));
+    const struct pxc_node *n = &c->nodes[a->node];
+    if ((n->gpu_free & a->gpus) != a->gpus || n->cpu_free < a->ncpu || n->mem_free < a->mem_mib)
+      return px_diag_set(d, PX_ESTATE, -1, "alloc: job %llu: node %s has not that much free",
+                         (unsigned long long)id, pxc_str(c, n->name));
+  }
+  return 0;
+}
+
+/* Takes alloc's resources for j, as pxc_place_commit does for a placement
+ * (CPUs: the first free ones; the record does not name them). */
+static int take_alloc(struct px_core *c, struct pxc_job *j, const struct px_alloc *alloc,
+                      uint32_t nalloc) {
+  uint32_t nwords = 0;
+  for (uint32_t i = 0; i < nalloc; i++) nwords += (c->nodes[alloc[i].node].cpus + 63) / 64;
+  struct px_alloc *al = pxc_calloc(c, nalloc, sizeof *al);
+  uint64_t *words = pxc_calloc(c, nwords ? nwords : 1, sizeof *words);
+  if (!al || !words) {
+    pxc_free(c, al);
+    pxc_free(c, words);
+    return PX_ENOMEM;
+  }
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < nalloc; i++) {
+    uint32_t node = alloc[i].node, left = alloc[i].ncpu, nw = (c->nodes[node].cpus + 63) / 64;
+    struct pxc_node *n = &c->nodes[node];
+    pxc_index_node_remove(c, node);
+    uint64_t *bits = &c->cpu_bits[n->cpu_word];
+    for (uint32_t cpu = 0; cpu < n->cpus && left; cpu++) {
+      uint64_t bit = 1ULL << (cpu % 64);
+      if (!(bits[cpu / 64] & bit)) continue;
+      bits[cpu / 64] &= ~bit;
+      words[w + cpu / 64] |= bit;
+      left--;
+    }
+    al[i] = (struct px_alloc){node, alloc[i].ncpu, alloc[i].gpus, alloc[i].mem_mib, w, nw};
+    w += nw;
+    n->gpu_free &= ~alloc[i].gpus;
+    n->cpu_free -= alloc[i].ncpu;
+    n->mem_free -= alloc[i].mem_mib;
+    n->njobs++;
+    if (j->shape.exclusive) n->excl = true;
+    if (c->parts[j->part].exclusive_account || n->tenant != PX_NONE) {
+      n->tenant = j->account;
+      n->tenant_jobs++;
+    }
+    pxc_index_node_add(c, node);
+  }
+  j->alloc = al;
+  j->nalloc = nalloc;
+  j->cpu_words = words;
+  j->ncpu_words = nwords;
+  return 0;
+}
+
+/* Makes j RUNNING since start_s, as a cycle's start would (without action). */
+static void mark_running(struct px_core *c, struct pxc_job *j, int64_t time_limit_s,
+                         int64_t start_s) {
+  j->state = PX_JOB_RUNNING;
+  j->reason = PX_REASON_NONE;
+  j->start_s = start_s;
+  if (time_limit_s > 0) j->time_limit_s = time_limit_s;
+  pxc_limits_count(c, j, +1);
+  j->billing = restore_billing(c, j);
+  pxc_fs_charge(c, j->assoc, j->billing, start_s);
+  if (j->name != PX_NONE) {
+    uint64_t key = (uint64_t)j->user << 32 | j->name;
+    uint32_t n = 0;
+    pxc_map_get(&c->singleton_running, key, &n);
+    pxc_map_put(c, &c->singleton_running, key, n + 1); /* reserved by the caller */
+  }
+}
+
+/* The next task of a pending array record, born running (cycle.c's
+ * start_task without placement). */
+static int restore_task(struct px_core *c, struct pxc_job *r, uint64_t id,
+                        const struct px_alloc *alloc, uint32_t nalloc, int64_t time_limit_s,
+                        int64_t start_s, struct px_diag *d) {
+  if (!r->arr || r->state != PX_JOB_PENDING || r->id + 1 + r->arr->next != id)
+    return px_diag_set(d, PX_ESTATE, -1, "job_id: %llu is not the next task of array %llu",
+                       (unsigned long long)id, (unsigned long long)r->id);
+  uint64_t rid = r->id;
+  uint32_t ts;
+  if (pxc_map_reserve(c, &c->job_by_id, 1) || pxc_slot_new(c, &ts)) return PX_ENOMEM;
+  r = pxc_job_find(c, rid); /* the slab may have moved */
+  struct pxc_job *t = &c->jobs[ts];
+  *t = *r;
+  t->id = id;
+  t->task_id = pxc_array_task_at(r->arr, r->arr->next);
+  t->arr = NULL;
+  t->deps = NULL;
+  t->pend_pos = PX_NONE;
+  int rc = take_alloc(c, t, alloc, nalloc);
+  if (rc) {
+    memset(t, 0, sizeof *t);
+    t->state = 0xff;
+    c->free_slots[c->nfree++] = ts;
+    return rc;
+  }
+  pxc_map_put(c, &c->job_by_id, id, ts); /* reserved above */
+  c->nlive++;
+  mark_running(c, t, time_limit_s, start_s);
+  r->arr->next++;
+  r->arr->running++;
+  if (r->arr->next == r->arr->ntasks) {
+    pxc_pending_remove(c, r);
+    r->state = PX_JOB_RUNNING; /* bookkeeping record until its tasks end */
+  }
+  return 0;
+}
+
+int px_core_job_restore(struct px_core *c, uint64_t job_id, uint64_t array_job_id,
+                        const struct px_alloc *alloc, uint32_t nalloc, int64_t time_limit_s,
+                        int64_t start_s, struct px_diag *diag) {
+  int rc = check_alloc(c, job_id, alloc, nalloc, diag);
+  if (rc) return rc;
+  if (pxc_map_reserve(c, &c->singleton_running, 1)) return PX_ENOMEM;
+  struct pxc_job *j = pxc_job_find(c, job_id);
+  if (!j && array_job_id) {
+    struct pxc_job *r = pxc_job_find(c, array_job_id);
+    if (r) return restore_task(c, r, job_id, alloc, nalloc, time_limit_s, start_s, diag);
+  }
+  if (!j) return px_diag_set(diag, PX_ENOENT, -1, "job_id: %llu unknown", (unsigned long long)job_id);
+  if (j->state != PX_JOB_PENDING || j->arr)
+    return px_diag_set(diag, PX_ESTATE, -1, "job_id: %llu is not a pending job",
+                       (unsigned long long)job_id);
+  if ((rc = take_alloc(c, j, alloc, nalloc))) return rc;
+  pxc_pending_remove(c, j);
+  mark_running(c, j, time_limit_s, start_s);
+  if (j->task_id != PX_NONE) { /* a requeued array task counts against %N again */
+    struct pxc_job *rec = pxc_job_find(c, j->array_id);
+    if (rec && rec->arr) rec->arr->running++;
+  }
+  return 0;
+}
