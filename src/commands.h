@@ -14,6 +14,12 @@ int px_cmd_dev(int argc, char **argv);      /* agent/ : server + N emulated agen
 int px_cmd_sim(int argc, char **argv);      /* sim/ */
 int px_cmd_config(int argc, char **argv);   /* conf/ : `phalanx config check FILE...` */
 
+/* cli/ : the lean front end (`phalanx`, Slurm's names) runs the daemons and
+ * tools above by exec'ing PX_DAEMON_BINARY from its own directory, with
+ * argv = {"server", ...}. Returns only on failure (after one line on stderr). */
+#define PX_DAEMON_BINARY "phalanxd"
+int px_exec_daemon(int argc, char **argv);
+
 /* cli/ : the native verbs (submit, queue, cancel, ...). Returns -1 when the verb is unknown. */
 int px_cli_main(int argc, char **argv);
 /* cli/ : Slurm's commands by name (sbatch, squeue, ...). Returns -1 when the name is unknown. */

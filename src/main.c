@@ -1,7 +1,12 @@
 /*
- * main.c - the one binary. Under a Slurm command's name (a symlink named
+ * main.c - the entry point. Under a Slurm command's name (a symlink named
  * sbatch, squeue, ...) it behaves as that command; otherwise the first word
  * picks the daemon or verb: `phalanx server`, `phalanx submit job.sh`.
+ *
+ * Built twice. `phalanxd` links everything. `phalanx` (PX_FRONT_END), the
+ * binary users and Slurm's names start, links only the CLI and execs
+ * phalanxd for the daemons and tools: a short command then loads libc and
+ * jansson instead of forty libraries (cli/exec_full.c says why).
  */
 #include <libgen.h>
 #include <stdio.h>
@@ -18,10 +23,17 @@ struct daemon_cmd {
   int (*run)(int argc, char **argv);
 };
 
+#ifdef PX_FRONT_END
+static const struct daemon_cmd daemons[] = {
+    {"server", px_exec_daemon}, {"agent", px_exec_daemon}, {"dev", px_exec_daemon},
+    {"sim", px_exec_daemon},    {"config", px_exec_daemon},
+};
+#else
 static const struct daemon_cmd daemons[] = {
     {"server", px_cmd_server}, {"agent", px_cmd_agent}, {"dev", px_cmd_dev},
     {"sim", px_cmd_sim},       {"config", px_cmd_config},
 };
+#endif
 
 static void usage(void) {
   printf("usage: phalanx COMMAND [ARGS]\n\n"
@@ -41,7 +53,7 @@ int main(int argc, char **argv) {
   snprintf(self, sizeof self, "%s", argv[0] ? argv[0] : "phalanx");
   const char *name = basename(self);
 
-  if (strcmp(name, "phalanx") != 0) {
+  if (strcmp(name, "phalanx") != 0 && strcmp(name, PX_DAEMON_BINARY) != 0) {
     argv[0] = (char *)name;
     int rc = px_slurm_main(argc, argv);
     if (rc != -1) return rc;

@@ -9,22 +9,15 @@
  * one-line wrappers.
  */
 #include "cli/cli_json.h"
+#include "cli/cli_fields.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum ftype { F_STR, F_STRV, F_U32, F_U64, F_I32, F_I64, F_BOOL, F_DBL, F_CHARS };
-
-struct field {
-  const char *name;
-  enum ftype type;
-  size_t off, size;           /* size: for F_CHARS arrays */
-};
-
 #define FS(T, name, type) {#name, type, offsetof(T, name), sizeof(((T *)0)->name)}
 
-static const struct field spec_fields[] = {
+const struct px_cli_field px_cli_spec_fields[] = {
 #define J(n, t) FS(struct px_jobspec, n, t)
     J(name, F_STR),          J(user, F_STR),          J(uid, F_U32),
     J(gid, F_U32),           J(account, F_STR),       J(partition, F_STR),
@@ -44,7 +37,7 @@ static const struct field spec_fields[] = {
 #undef J
     {NULL, 0, 0, 0}};
 
-static const struct field job_fields[] = {
+const struct px_cli_field px_cli_job_fields[] = {
 #define J(n, t) FS(struct px_job_info, n, t)
     J(job_id, F_U64),        J(array_job_id, F_U64),  J(array_task_id, F_U32),
     J(array_pending, F_STR), J(state, F_CHARS),       J(reason, F_CHARS),
@@ -60,7 +53,7 @@ static const struct field job_fields[] = {
 #undef J
     {NULL, 0, 0, 0}};
 
-static const struct field node_fields[] = {
+static const struct px_cli_field node_fields[] = {
 #define J(n, t) FS(struct px_node_info, n, t)
     J(name, F_STR),          J(addr, F_STR),          J(partitions, F_STR),
     J(state, F_CHARS),       J(reason, F_STR),        J(cpus, F_U32),
@@ -70,7 +63,7 @@ static const struct field node_fields[] = {
 #undef J
     {NULL, 0, 0, 0}};
 
-static const struct field part_fields[] = {
+static const struct px_cli_field part_fields[] = {
 #define J(n, t) FS(struct px_partition_info, n, t)
     J(name, F_STR),          J(nodelist, F_STR),      J(is_default, F_BOOL),
     J(up, F_BOOL),           J(max_time_s, F_I64),    J(default_time_s, F_I64),
@@ -81,7 +74,7 @@ static const struct field part_fields[] = {
 #undef J
     {NULL, 0, 0, 0}};
 
-static const struct field share_fields[] = {
+static const struct px_cli_field share_fields[] = {
 #define J(n, t) FS(struct px_share_info, n, t)
     J(account, F_STR),       J(user, F_STR),          J(depth, F_U32),
     J(raw_shares, F_U32),    J(norm_shares, F_DBL),   J(raw_usage, F_DBL),
@@ -90,7 +83,7 @@ static const struct field share_fields[] = {
 #undef J
     {NULL, 0, 0, 0}};
 
-static int encode_field(json_t *o, const struct field *f, const void *base) {
+static int encode_field(json_t *o, const struct px_cli_field *f, const void *base) {
   const char *p = (const char *)base + f->off;
   json_t *v = NULL;
   switch (f->type) {
@@ -126,7 +119,7 @@ static int encode_field(json_t *o, const struct field *f, const void *base) {
   return json_object_set_new(o, f->name, v) ? PX_ENOMEM : 0;
 }
 
-static int decode_field(const json_t *v, const struct field *f, void *base) {
+static int decode_field(const json_t *v, const struct px_cli_field *f, void *base) {
   char *p = (char *)base + f->off;
   switch (f->type) {
   case F_STR:
@@ -174,8 +167,8 @@ static int decode_field(const json_t *v, const struct field *f, void *base) {
   return 0;
 }
 
-static int encode(json_t *o, const struct field *fs, const void *base) {
-  for (const struct field *f = fs; f->name; f++) {
+static int encode(json_t *o, const struct px_cli_field *fs, const void *base) {
+  for (const struct px_cli_field *f = fs; f->name; f++) {
     int rc = encode_field(o, f, base);
     if (rc) return rc;
   }
@@ -183,9 +176,9 @@ static int encode(json_t *o, const struct field *fs, const void *base) {
 }
 
 /* Unknown keys are skipped (a newer server may send more). */
-static int decode(const json_t *o, const struct field *fs, void *base) {
+static int decode(const json_t *o, const struct px_cli_field *fs, void *base) {
   if (!json_is_object(o)) return PX_EPROTO;
-  for (const struct field *f = fs; f->name; f++) {
+  for (const struct px_cli_field *f = fs; f->name; f++) {
     const json_t *v = json_object_get(o, f->name);
     if (!v || json_is_null(v)) continue;
     int rc = decode_field(v, f, base);
@@ -196,7 +189,7 @@ static int decode(const json_t *o, const struct field *fs, void *base) {
 
 json_t *px_cli_jobspec_to_json(const struct px_jobspec *s) {
   json_t *o = json_object();
-  if (o && encode(o, spec_fields, s)) {
+  if (o && encode(o, px_cli_spec_fields, s)) {
     json_decref(o);
     return NULL;
   }
@@ -207,7 +200,7 @@ json_t *px_cli_job_to_json(const struct px_job_info *j) {
   json_t *o = json_object(), *spec = px_cli_jobspec_to_json(&j->spec);
   /* encode() leaves zeros out; these two are always written so that the
    * answer does not depend on the decoder's defaults ("None" is not empty). */
-  bool bad = !o || !spec || encode(o, job_fields, j) ||
+  bool bad = !o || !spec || encode(o, px_cli_job_fields, j) ||
              json_object_set_new(o, "array_task_id", json_integer(j->array_task_id)) ||
              json_object_set_new(o, "reason", json_string(j->reason));
   if (!bad) {
@@ -227,14 +220,14 @@ int px_cli_job_from_json(const json_t *o, struct px_job_info *j) {
   px_jobspec_init(&j->spec);
   j->array_task_id = UINT32_MAX;
   snprintf(j->reason, sizeof j->reason, "None");
-  int rc = decode(o, job_fields, j);
+  int rc = decode(o, px_cli_job_fields, j);
   /* The server leaves fields at their default out of its answers, and an
    * array_task_id of 0 is such a default: in an array job, absent means task
    * 0 (an array's pending record always carries UINT32_MAX explicitly). */
   if (!rc && j->array_job_id && !json_object_get(o, "array_task_id")) j->array_task_id = 0;
   /* Accounting rows are flat: name, user, account, ... beside the job's fields. */
   const json_t *spec = json_object_get(o, "spec");
-  if (!rc) rc = decode(spec ? spec : o, spec_fields, &j->spec);
+  if (!rc) rc = decode(spec ? spec : o, px_cli_spec_fields, &j->spec);
   if (rc) px_cli_job_fini(j);
   return rc;
 }

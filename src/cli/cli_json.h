@@ -29,6 +29,9 @@ int px_cli_jobs_from_json(const json_t *arr, struct px_job_info **out, size_t *n
 int px_cli_nodes_from_json(const json_t *arr, struct px_node_info **out, size_t *n);
 int px_cli_partitions_from_json(const json_t *arr, struct px_partition_info **out, size_t *n);
 int px_cli_shares_from_json(const json_t *arr, struct px_share_info **out, size_t *n);
+/* The same from a reply's text ({"jobs":[...]} or a bare array), decoded
+ * without a jansson tree (cli_jobscan.c: squeue with 10,000 jobs). */
+int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out, size_t *n);
 void px_cli_jobs_free(struct px_job_info *v, size_t n);
 void px_cli_nodes_free(struct px_node_info *v, size_t n);
 void px_cli_partitions_free(struct px_partition_info *v, size_t n);

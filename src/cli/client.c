@@ -1,30 +1,56 @@
 /*
- * client.c - the CLI's HTTP client (see client.h). One curl handle per
- * command, reused across its requests; no TLS initialisation unless the
- * server URL is https, which keeps a `sbatch --wrap true` process cheap.
+ * client.c - the CLI's HTTP client (see client.h for why it is hand-written):
+ * finding the server, connecting with a deadline, one request and its
+ * answer on a kept-alive connection. Framing is in http1.c.
+ *
+ * Every wait is a poll() against the request's deadline, so a server that
+ * accepts and never answers costs PHALANX_TIMEOUT, and one that is not there
+ * costs a failed connect().
  */
 #include "cli/client.h"
 
 #include <ctype.h>
-#include <stdbool.h>
-#include <curl/curl.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
 
 static int set_where(struct px_client *c, const char *spec, struct px_diag *d) {
   if (!strncmp(spec, "unix:", 5)) {
+    if (strlen(spec + 5) >= sizeof ((struct sockaddr_un *)0)->sun_path)
+      return px_diag_set(d, PX_EINVAL, -1, "server socket path '%s' is too long", spec + 5);
     snprintf(c->socket_path, sizeof c->socket_path, "%s", spec + 5);
-    snprintf(c->base, sizeof c->base, "http://localhost");
     snprintf(c->where, sizeof c->where, "unix:%s", c->socket_path);
     return 0;
   }
-  if (!strncmp(spec, "http://", 7) || !strncmp(spec, "https://", 8)) {
-    snprintf(c->base, sizeof c->base, "%s", spec);
-    size_t n = strlen(c->base);
-    if (n && c->base[n - 1] == '/') c->base[n - 1] = '\0';
-    snprintf(c->where, sizeof c->where, "%s", c->base);
+  if (!strncmp(spec, "https://", 8))
+    return px_diag_set(d, PX_EINVAL, -1,
+                       "server address '%s': the server speaks plain HTTP; use http://host:port "
+                       "or unix:/path", spec);
+  if (!strncmp(spec, "http://", 7)) {
+    const char *h = spec + 7, *end = h + strcspn(h, "/");
+    const char *colon = memrchr(h, ':', (size_t)(end - h));
+    const char *port = colon ? colon + 1 : "80";
+    size_t hlen = (size_t)((colon ? colon : end) - h), plen = colon ? (size_t)(end - port) : 2;
+    if (*h == '[' && hlen >= 2 && h[hlen - 1] == ']') h++, hlen -= 2; /* [::1]:8080 */
+    if (!hlen || hlen >= sizeof c->host || !plen || plen >= sizeof c->port ||
+        strspn(port, "0123456789") != plen)
+      return px_diag_set(d, PX_EINVAL, -1, "server address '%s' is not http://host:port", spec);
+    memcpy(c->host, h, hlen), c->host[hlen] = '\0';
+    memcpy(c->port, port, plen), c->port[plen] = '\0';
+    snprintf(c->where, sizeof c->where, "http://%.*s", (int)(end - (spec + 7)), spec + 7);
     return 0;
   }
   return px_diag_set(d, PX_EINVAL, -1,
@@ -35,7 +61,7 @@ static int set_where(struct px_client *c, const char *spec, struct px_diag *d) {
  * Listen= from the config without parsing the rest. */
 static bool from_config(struct px_client *c, struct px_diag *d) {
   const char *path = getenv("PHALANX_CONF");
-  FILE *f = fopen(path ? path : PX_CLI_DEFAULT_CONF, "r");
+  FILE *f = fopen(path ? path : PX_CLI_DEFAULT_CONF, "re");
   if (!f) return false;
   char line[1024], sock[600] = "", listen[600] = "";
   while (fgets(line, sizeof line, f)) {
@@ -56,101 +82,295 @@ static bool from_config(struct px_client *c, struct px_diag *d) {
 
 int px_client_init(struct px_client *c, struct px_diag *d) {
   memset(c, 0, sizeof *c);
+  c->fd = -1;
   c->connect_timeout_ms = 3000;
   c->timeout_ms = 30000;
   const char *t = getenv("PHALANX_TIMEOUT");
   long secs = t ? strtol(t, NULL, 10) : 0;
   if (secs > 0 && secs < 86400) c->timeout_ms = secs * 1000;
   const char *env = getenv("PHALANX_SERVER");
-  int rc = 0;
   if (env && *env) {
-    if (env[0] == '/') {
-      char spec[600];
-      snprintf(spec, sizeof spec, "unix:%s", env);
-      rc = set_where(c, spec, d);
-    } else {
-      rc = set_where(c, env, d);
-    }
-  } else if (!from_config(c, d)) {
-    rc = set_where(c, "unix:" PX_CLI_DEFAULT_SOCKET, d);
+    if (env[0] != '/') return set_where(c, env, d);
+    char spec[600];
+    snprintf(spec, sizeof spec, "unix:%s", env);
+    return set_where(c, spec, d);
   }
-  if (rc) return rc;
-  long flags = strncmp(c->base, "https:", 6) ? CURL_GLOBAL_NOTHING : CURL_GLOBAL_DEFAULT;
-  if (curl_global_init(flags) != CURLE_OK || !(c->curl = curl_easy_init()))
-    return px_diag_set(d, PX_ENOMEM, -1, "cannot initialise the HTTP client");
-  return 0;
+  if (from_config(c, d)) return 0;
+  return set_where(c, "unix:" PX_CLI_DEFAULT_SOCKET, d);
 }
 
 void px_client_fini(struct px_client *c) {
-  if (c->curl) curl_easy_cleanup(c->curl);
-  c->curl = NULL;
+  if (c->fd >= 0) close(c->fd);
+  c->fd = -1;
 }
 
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata) {
-  FILE *f = userdata;
-  return fwrite(ptr, size, nmemb, f);
+static int64_t now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Waits for fd to be ready for events. 1 ready, 0 deadline passed, -errno. */
+static int wait_fd(int fd, short events, int64_t deadline) {
+  for (;;) {
+    int64_t left = deadline - now_ms();
+    if (left <= 0) return 0;
+    struct pollfd p = {.fd = fd, .events = events};
+    int r = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+    if (r > 0) return 1;
+    if (r < 0 && errno != EINTR) return -errno;
+  }
+}
+
+static int unreachable(const struct px_client *c, struct px_diag *d, int code, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
+static int unreachable(const struct px_client *c, struct px_diag *d, int code, const char *fmt,
+                       ...) {
+  char why[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  return px_diag_set(d, code, -1, "cannot reach the server at %s: %s", c->where, why);
+}
+
+/* A non-blocking connect finished by the deadline. 0 or -errno (-ETIMEDOUT). */
+static int connect_by(int fd, const struct sockaddr *a, socklen_t alen, int64_t deadline) {
+  while (connect(fd, a, alen) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN) { /* a Unix socket's backlog is full: the server is slow, retry */
+      if (now_ms() >= deadline) return -ETIMEDOUT;
+      poll(NULL, 0, 5);
+      continue;
+    }
+    if (errno != EINPROGRESS) return -errno;
+    int r = wait_fd(fd, POLLOUT, deadline);
+    if (r <= 0) return r ? r : -ETIMEDOUT;
+    int err = 0;
+    socklen_t elen = sizeof err;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+    return -err;
+  }
+  return 0;
+}
+
+static int connect_unix(struct px_client *c, int64_t deadline) {
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  size_t len = strlen(c->socket_path); /* fits: set_where checked it */
+  memcpy(a.sun_path, c->socket_path, len < sizeof a.sun_path ? len : sizeof a.sun_path - 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return -errno;
+  int r = connect_by(fd, (struct sockaddr *)&a, sizeof a, deadline);
+  if (r) return close(fd), r;
+  c->fd = fd;
+  return 0;
+}
+
+static int connect_tcp(struct px_client *c, int64_t deadline, struct px_diag *d) {
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+  int g = getaddrinfo(c->host, c->port, &hints, &res);
+  if (g) return unreachable(c, d, PX_ECONNECT, "cannot resolve '%s': %s", c->host, gai_strerror(g));
+  int r = -ECONNREFUSED;
+  for (struct addrinfo *ai = res; ai && c->fd < 0; ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) continue;
+    r = connect_by(fd, ai->ai_addr, ai->ai_addrlen, deadline);
+    if (r) {
+      close(fd);
+      continue;
+    }
+    int one = 1; /* a request is one write; no Nagle delay on the next */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->fd = fd;
+  }
+  freeaddrinfo(res);
+  if (c->fd >= 0) return 0;
+  if (r == -ETIMEDOUT)
+    return unreachable(c, d, PX_ETIMEOUT, "connect timed out after %ld ms", c->connect_timeout_ms);
+  return unreachable(c, d, PX_ECONNECT, "connect: %s", strerror(-r));
+}
+
+static int open_conn(struct px_client *c, int64_t deadline, struct px_diag *d) {
+  int64_t by = now_ms() + c->connect_timeout_ms;
+  if (by > deadline) by = deadline;
+  if (!c->socket_path[0]) return connect_tcp(c, by, d);
+  int r = connect_unix(c, by);
+  if (r == -ETIMEDOUT)
+    return unreachable(c, d, PX_ETIMEOUT, "connect timed out after %ld ms", c->connect_timeout_ms);
+  if (r) return unreachable(c, d, PX_ECONNECT, "connect: %s", strerror(-r));
+  c->nreq = 0;
+  return 0;
+}
+
+static int timed_out(const struct px_client *c, struct px_diag *d) {
+  return unreachable(c, d, PX_ETIMEOUT, "no answer within %ld s (PHALANX_TIMEOUT sets the limit)",
+                     c->timeout_ms / 1000);
+}
+
+/* Writes all of iov by the deadline. */
+static int send_all(struct px_client *c, struct iovec *iov, int niov, int64_t deadline,
+                    struct px_diag *d) {
+  while (niov > 0) {
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)niov};
+    ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) return unreachable(c, d, PX_ECONNECT, "send: %s", strerror(errno));
+      int r = wait_fd(c->fd, POLLOUT, deadline);
+      if (r <= 0) return r ? unreachable(c, d, PX_ECONNECT, "poll: %s", strerror(-r)) : timed_out(c, d);
+      continue;
+    }
+    for (size_t k = (size_t)w; niov > 0 && k >= iov->iov_len; niov--, iov++) k -= iov->iov_len, w = (ssize_t)k;
+    if (niov > 0) iov->iov_base = (char *)iov->iov_base + w, iov->iov_len -= (size_t)w;
+  }
+  return 0;
+}
+
+/* The answer being read: raw bytes in buf[0..n), the head once parsed. */
+struct rx {
+  char *buf;
+  size_t n, cap;
+  long head_len; /* 0 until the head is in */
+  struct px_http_head h;
+  struct px_http_chunks ch;
+};
+
+/* Reads more bytes. >0 read, 0 end of stream, <0 error (set in d). */
+static ssize_t rx_more(struct px_client *c, struct rx *x, int64_t deadline, struct px_diag *d) {
+  if (x->cap - x->n < 65536) {
+    size_t cap = x->cap ? x->cap * 2 : 262144;
+    char *b = realloc(x->buf, cap);
+    if (!b) return px_diag_set(d, PX_ENOMEM, -1, "out of memory reading the server's answer");
+    x->buf = b, x->cap = cap;
+  }
+  for (;;) {
+    ssize_t r = recv(c->fd, x->buf + x->n, x->cap - x->n - 1, 0);
+    if (r >= 0) return x->n += (size_t)r, r;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return unreachable(c, d, PX_ECONNECT, "receive: %s", strerror(errno));
+    int w = wait_fd(c->fd, POLLIN, deadline);
+    if (w <= 0) return w ? unreachable(c, d, PX_ECONNECT, "poll: %s", strerror(-w)) : timed_out(c, d);
+  }
+}
+
+/* Whether the body is complete (1), needs more (0) or is broken (-1). */
+static int rx_body_done(struct rx *x, bool eof) {
+  size_t got = x->n - (size_t)x->head_len;
+  if (x->h.status == 204 || x->h.status == 304) return 1;
+  if (x->h.chunked) return px_http_dechunk(x->buf + x->head_len, got, &x->ch);
+  if (x->h.content_length >= 0) {
+    if (got >= (size_t)x->h.content_length) return 1;
+    return eof ? -1 : 0;
+  }
+  return eof ? 1 : 0; /* no length: the body ends with the connection */
+}
+
+/* Reads one answer into x. PX_ECONNECT with *fresh still true when the
+ * connection ended before any byte (a stale kept-alive one: retry). */
+static int receive(struct px_client *c, struct rx *x, int64_t deadline, bool *fresh,
+                   struct px_diag *d) {
+  for (;;) {
+    ssize_t r = rx_more(c, x, deadline, d);
+    if (r < 0) return (int)r;
+    if (r > 0) *fresh = false;
+    if (!x->head_len) {
+      long hl = px_http_head(x->buf, x->n, &x->h);
+      if (hl < 0) return unreachable(c, d, PX_EPROTO, "the answer is not HTTP");
+      if (hl > 0 && x->h.status < 200) { /* 100 Continue and the like: skip it */
+        memmove(x->buf, x->buf + hl, x->n - (size_t)hl);
+        x->n -= (size_t)hl;
+        continue;
+      }
+      x->head_len = hl;
+      if (!hl) {
+        if (!r) return unreachable(c, d, PX_ECONNECT, "the connection closed before an answer");
+        continue;
+      }
+    }
+    int done = rx_body_done(x, r == 0);
+    if (done < 0) return unreachable(c, d, PX_EPROTO, "the answer's body is cut short or garbled");
+    if (done) return 0;
+    if (!r) return unreachable(c, d, PX_EPROTO, "the answer's body is cut short");
+  }
+}
+
+static char *request_head(const struct px_client *c, const char *method, const char *path,
+                          size_t blen, bool body) {
+  const char *token = getenv("PHALANX_TOKEN");
+  bool unix_sock = c->socket_path[0] != '\0', auth = token && *token;
+  char length[80] = "";
+  if (body) snprintf(length, sizeof length, "Content-Type: application/json\r\nContent-Length: %zu\r\n", blen);
+  char *head = NULL;
+  if (asprintf(&head, "%s %s HTTP/1.1\r\nHost: %s%s%s\r\nAccept: application/json\r\n%s%s%s%s\r\n",
+               method, path, unix_sock ? "localhost" : c->host, unix_sock ? "" : ":",
+               unix_sock ? "" : c->port, auth ? "Authorization: Bearer " : "", auth ? token : "",
+               auth ? "\r\n" : "", length) < 0)
+    return NULL;
+  return head;
+}
+
+/* One exchange on c->fd (connected). */
+static int exchange(struct px_client *c, const char *head, const char *body, size_t blen,
+                    int64_t deadline, struct rx *x, bool *fresh, struct px_diag *d) {
+  struct iovec iov[2] = {{(void *)head, strlen(head)}, {(void *)body, body ? blen : 0}};
+  int rc = send_all(c, iov, body && blen ? 2 : 1, deadline, d);
+  if (rc) return rc;
+  return receive(c, x, deadline, fresh, d);
+}
+
+int px_client_request(struct px_client *c, const char *method, const char *path,
+                      const char *body, size_t blen, struct px_http_reply *r, struct px_diag *d) {
+  memset(r, 0, sizeof *r);
+  char *head = request_head(c, method, path, blen, body != NULL);
+  if (!head) return px_diag_set(d, PX_ENOMEM, -1, "out of memory");
+  int64_t deadline = now_ms() + c->timeout_ms;
+  struct rx x = {0};
+  int rc;
+  for (int attempt = 0;; attempt++) {
+    bool reused = c->fd >= 0, fresh = true;
+    if (!reused && (rc = open_conn(c, deadline, d))) break;
+    free(x.buf);
+    memset(&x, 0, sizeof x);
+    rc = exchange(c, head, body, blen, deadline, &x, &fresh, d);
+    if (rc) px_client_fini(c);
+    /* A kept-alive connection the server closed meanwhile: once more on a new one. */
+    if (!rc || !(reused && fresh && rc == PX_ECONNECT && attempt == 0)) break;
+  }
+  free(head);
+  if (rc) return free(x.buf), rc;
+  size_t blen_in = x.n - (size_t)x.head_len;
+  r->len = x.h.chunked ? x.ch.out : (x.h.content_length >= 0 ? (size_t)x.h.content_length : blen_in);
+  if (x.h.status == 204 || x.h.status == 304) r->len = 0;
+  /* Our requests are never pipelined: bytes past the body mean a confused
+   * server; do not reuse its connection. */
+  if (x.h.close || (!x.h.chunked && blen_in > r->len)) px_client_fini(c);
+  else c->nreq++;
+  memmove(x.buf, x.buf + x.head_len, r->len);
+  x.buf[r->len] = '\0';
+  r->status = x.h.status;
+  r->body = x.buf;
+  return 0;
 }
 
 int px_client_call(struct px_client *c, const char *method, const char *path, json_t *body,
                    long *status, json_t **resp, struct px_diag *d) {
-  CURL *h = c->curl;
-  char url[1024], *text = NULL, *got = NULL;
-  size_t glen = 0;
-  struct curl_slist *hdr = NULL;
-  int rc = 0;
   *resp = NULL;
-  snprintf(url, sizeof url, "%s%s", c->base, path);
-  FILE *sink = open_memstream(&got, &glen);
-  if (!sink) return PX_ENOMEM;
-  curl_easy_reset(h);
-  curl_easy_setopt(h, CURLOPT_URL, url);
-  if (c->socket_path[0]) curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->socket_path);
-  curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
-  hdr = curl_slist_append(hdr, "Accept: application/json");
-  const char *token = getenv("PHALANX_TOKEN");
-  if (token && *token) {
-    char auth[4096];
-    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
-    hdr = curl_slist_append(hdr, auth);
-  }
-  if (body) {
-    text = json_dumps(body, JSON_COMPACT);
-    if (!text) {
-      rc = PX_ENOMEM;
-      goto fail;
-    }
-    hdr = curl_slist_append(hdr, "Content-Type: application/json");
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, text);
-  }
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-  CURLcode cc = curl_easy_perform(h);
-  fclose(sink);
-  sink = NULL;
-  if (cc != CURLE_OK) {
-    rc = px_diag_set(d, cc == CURLE_OPERATION_TIMEDOUT ? PX_ETIMEOUT : PX_ECONNECT, -1,
-                     "cannot reach the server at %s: %s", c->where, curl_easy_strerror(cc));
-    goto fail;
-  }
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-  if (glen) {
+  char *text = NULL;
+  if (body && !(text = json_dumps(body, JSON_COMPACT)))
+    return px_diag_set(d, PX_ENOMEM, -1, "out of memory");
+  struct px_http_reply r;
+  int rc = px_client_request(c, method, path, text, text ? strlen(text) : 0, &r, d);
+  free(text);
+  if (rc) return rc;
+  *status = r.status;
+  if (r.len) {
     json_error_t je;
-    *resp = json_loadb(got, glen, 0, &je);
-    if (!*resp) {
+    *resp = json_loadb(r.body, r.len, 0, &je);
+    if (!*resp)
       rc = px_diag_set(d, PX_EPROTO, -1, "the server at %s sent a reply that is not JSON (%s)",
                        c->where, je.text);
-      goto fail;
-    }
   }
-fail:
-  if (sink) fclose(sink);
-  curl_slist_free_all(hdr);
-  free(text);
-  free(got);
+  free(r.body);
   return rc;
 }
 

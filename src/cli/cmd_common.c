@@ -80,13 +80,41 @@ static int get_ok(struct px_cmd *c, const char *path, json_t **resp) {
     return rc ? 1 : 0;                                                                         \
   }
 
-static GET_LIST(get_jobs, struct px_job_info, "jobs", px_cli_jobs_from_json)
 static GET_LIST(get_nodes, struct px_node_info, "nodes", px_cli_nodes_from_json)
 static GET_LIST(get_parts, struct px_partition_info, "partitions", px_cli_partitions_from_json)
 static GET_LIST(get_shares, struct px_share_info, "shares", px_cli_shares_from_json)
 
+/* Job lists can be long (squeue over 10,000 jobs): the reply's text goes
+ * straight into the structs (cli_jobscan.c), with no jansson tree between. */
 int px_cmd_get_jobs(struct px_cmd *c, const char *path, struct px_job_info **v, size_t *n) {
-  return get_jobs(c, path, v, n);
+  struct px_diag d;
+  px_diag_clear(&d);
+  if (!c->connected) {
+    if (px_client_init(&c->client, &d)) {
+      px_cmd_error(c, "%s", d.msg);
+      return 1;
+    }
+    c->connected = true;
+  }
+  struct px_http_reply r;
+  if (px_client_request(&c->client, "GET", path, NULL, 0, &r, &d)) {
+    fprintf(stderr, "phalanx: %s\n", d.msg);
+    return 1;
+  }
+  int rc = 0;
+  if (r.status / 100 != 2) {
+    char msg[512];
+    json_t *err = r.len ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+    px_client_error_text(r.status, err, msg, sizeof msg);
+    json_decref(err);
+    px_cmd_error(c, "%s", msg);
+    rc = 1;
+  } else if ((rc = px_cli_jobs_from_text(r.body, r.len, v, n))) {
+    px_cmd_error(c, "the server's reply to %s could not be read (%s)", path, px_strerror(rc));
+    rc = 1;
+  }
+  free(r.body);
+  return rc;
 }
 int px_cmd_get_nodes(struct px_cmd *c, struct px_node_info **v, size_t *n) {
   return get_nodes(c, "/v1/nodes", v, n);

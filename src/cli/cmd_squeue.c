@@ -17,6 +17,11 @@
 
 #include "cli/cmd_common.h"
 
+/* The job fields some squeue column, sort key or filter reads (fmt_job.c). */
+#define SQUEUE_FIELDS                                                                         \
+  "job_id,array_job_id,array_task_id,array_pending,state,reason,priority,submit_time,"        \
+  "start_time,end_time,expected_start,nodelist,nnodes,ncpus,ngpus,mem_mib,spec"
+
 static bool job_id_matches(const struct px_job_info *j, const char *ids) {
   char buf[4096];
   snprintf(buf, sizeof buf, "%s", ids);
@@ -141,7 +146,9 @@ int px_cmd_squeue(int argc, char **argv, bool native) {
     size_t n = 0;
     c.now = (int64_t)time(NULL);
     o.now = c.now;
-    if (px_cmd_get_jobs(&c, "/v1/jobs", &v, &n)) { /* filtered here: see the file's comment */
+    /* filtered here: see the file's comment. fields= (a server that does
+     * not know it sends everything) leaves out what no column shows. */
+    if (px_cmd_get_jobs(&c, c.json ? "/v1/jobs" : "/v1/jobs?fields=" SQUEUE_FIELDS, &v, &n)) {
       rc = 1;
       break;
     }

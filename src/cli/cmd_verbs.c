@@ -305,13 +305,25 @@ int px_verb_reserve(int argc, char **argv) {
   return rc;
 }
 
+/* `phalanx server token ...` in the daemons' binary (the minter needs the
+ * server's key and libjwt, which the front end does not load). */
+static int server_token(int argc, char **argv) {
+  char **args = calloc((size_t)argc + 1, sizeof *args);
+  if (!args) return 1;
+  args[0] = "server";
+  for (int i = 0; i < argc; i++) args[i + 1] = argv[i];
+  int rc = px_exec_daemon(argc + 1, args);
+  free(args);
+  return rc;
+}
+
 /* POST /v1/tokens: a JWT for the calling user, for PHALANX_TOKEN on remote
  * machines. With --state-dir it is the operator's offline minter on the
  * server host (`phalanx server token`), to which it forwards. */
 int px_verb_token(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "--state-dir") || !strncmp(argv[i], "--state-dir=", 12) || !strcmp(argv[i], "-d"))
-      return px_cmd_token(argc, argv);
+      return server_token(argc, argv);
   struct px_cmd c;
   px_cmd_init(&c, "phalanx token", false);
   int64_t life = 86400;

@@ -29,7 +29,20 @@ static void server_found_in_documented_order(void **state) {
   assert_int_equal(px_client_init(&c, &d), 0);
   assert_string_equal(c.where, "http://127.0.0.1:44123"); /* trailing slash dropped */
   assert_string_equal(c.socket_path, "");
+  assert_string_equal(c.host, "127.0.0.1");
+  assert_string_equal(c.port, "44123");
   px_client_fini(&c);
+
+  setenv("PHALANX_SERVER", "http://[::1]:8080", 1);
+  assert_int_equal(px_client_init(&c, &d), 0);
+  assert_string_equal(c.host, "::1");
+  assert_string_equal(c.port, "8080");
+  setenv("PHALANX_SERVER", "http://h:80x", 1);
+  assert_int_equal(px_client_init(&c, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "is not http://host:port"));
+  setenv("PHALANX_SERVER", "https://h:443", 1); /* the server has no TLS: say so */
+  assert_int_equal(px_client_init(&c, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "speaks plain HTTP"));
 
   setenv("PHALANX_SERVER", "/tmp/x.sock", 1); /* a bare path is a socket */
   assert_int_equal(px_client_init(&c, &d), 0);
@@ -63,7 +76,7 @@ static void unreachable_server_is_one_error(void **state) {
   assert_int_equal(px_client_call(&c, "GET", "/v1/jobs", NULL, &status, &resp, &d), PX_ECONNECT);
   assert_null(resp);
   assert_string_equal(d.msg, "cannot reach the server at unix:/tmp/px-cli-no-such.sock: "
-                             "Couldn't connect to server");
+                             "connect: No such file or directory");
   px_client_fini(&c);
   unsetenv("PHALANX_SERVER");
 }
