@@ -7,6 +7,12 @@
 #   e2e_jobs_per_s      E2E_JOBS (10000) single-GPU `true` jobs submitted in
 #                       batches of 500 to 64 nodes x 8 GPUs, from the first
 #                       submit until no job is left pending or running
+#   e2e_cpu_ms_per_job  CPU time of every process of the cluster (server,
+#                       agents, supervisors, jobs) during the throughput run,
+#                       per job: the figure that does not depend on what else
+#                       runs on the machine (needs root and a v1 cpuacct
+#                       hierarchy, where the bench runs in its own group;
+#                       left out otherwise)
 # Prints `name value unit` lines. Skips (exit 0) when the server is not built.
 set -euo pipefail
 : "${PHALANX:?}"
@@ -20,9 +26,24 @@ fi
 tmp=$(mktemp -d /tmp/pxbench.XXXXXX)
 chmod 755 "$tmp"
 dev=
+# The cluster's CPU time: this shell (and so everything it starts) moves
+# into its own cpuacct group, whose usage counts the whole subtree.
+acct=/sys/fs/cgroup/cpuacct/pxbench.$$
+if [ "$(id -u)" -eq 0 ] && [ -w /sys/fs/cgroup/cpuacct ] && mkdir "$acct" 2>/dev/null; then
+  echo $$ >"$acct/cgroup.procs" || acct=
+else
+  acct=
+fi
+cpu_ns() { if [ -n "$acct" ]; then cat "$acct/cpuacct.usage"; else echo 0; fi; }
 cleanup() {
   [ -n "$dev" ] && { kill -TERM "$dev" 2>/dev/null; wait "$dev" 2>/dev/null || true; }
   rm -rf "$tmp"
+  if [ -n "$acct" ]; then
+    echo $$ >"$(dirname "$acct")/cgroup.procs" 2>/dev/null || true
+    # agent levels left by killed agents first, then the group itself
+    find "$acct" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null || true
+    rmdir "$acct" 2>/dev/null || true
+  fi
 }
 trap cleanup EXIT
 "$PHALANX" dev --nodes "$nodes" --gpus 8 --quiet --state-dir "$tmp/c" --ready-file "$tmp/ready" &
@@ -48,9 +69,21 @@ done
 median=$(printf '%s\n' "${firsts[@]}" | sort -n | sed -n 3p)
 echo "e2e_first_start_ms $median ms"
 
-# wait for the idle cluster again
-idle() { [ "$(api 'http://localhost/v1/jobs?state=PENDING,RUNNING,COMPLETING&limit=1' | jq '.jobs | length')" -eq 0 ]; }
-for _ in $(seq 1 600); do idle && break; sleep 0.1; done
+# Waiting for the idle cluster: one curl process polls 20 times a second until nothing is pending or
+# running (true) or the polls run out: a curl (or jq) started per poll costs
+# ~10 ms of CPU each, which would be a good part of the CPU measured.
+wait_idle() {
+  awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++)
+    print "url = \"http://localhost/v1/jobs?state=PENDING,RUNNING,COMPLETING&limit=1\"" }' >"$tmp/poll.cfg"
+  local fd rc=0
+  exec {fd}< <(exec curl -s --rate 20/s --unix-socket "$sock" -w '\n' -K "$tmp/poll.cfg")
+  local poller=$!
+  grep -m1 -q '"jobs":\[\]' <&"$fd" || rc=1
+  kill "$poller" 2>/dev/null || true
+  exec {fd}<&-
+  return $rc
+}
+wait_idle 1200
 
 # -- throughput
 one=$(jq -nc --arg wd "$tmp" '{name:"t", script:"#!/bin/sh\ntrue\n", gpus_per_node:1, workdir:$wd,
@@ -58,12 +91,17 @@ one=$(jq -nc --arg wd "$tmp" '{name:"t", script:"#!/bin/sh\ntrue\n", gpus_per_no
 body=$(jq -nc --argjson one "$one" --argjson n "$batch" '{jobs: [range($n) | $one]}')
 printf '%s' "$body" >"$tmp/batch.json"
 t0=$(now_ms)
+c0=$(cpu_ns)
 for ((sent = 0; sent < jobs; sent += batch)); do
   api -X POST --data-binary "@$tmp/batch.json" http://localhost/v1/jobs >/dev/null
 done
-for _ in $(seq 1 36000); do idle && break; sleep 0.1; done
-idle || { echo "bench_e2e: jobs still queued after an hour" >&2; exit 1; }
+wait_idle 72000 || { echo "bench_e2e: jobs still queued after an hour" >&2; exit 1; }
 t1=$(now_ms)
+c1=$(cpu_ns)
 done_n=$(api 'http://localhost/v1/accounting?state=COMPLETED&limit=100000' | jq '[.jobs[] | select(.spec.name == "t")] | length' 2>/dev/null || echo "?")
 echo "bench_e2e: $done_n of $jobs jobs COMPLETED in $((t1 - t0)) ms on $nodes agents" >&2
 awk -v n="$jobs" -v ms="$((t1 - t0))" 'BEGIN { printf "e2e_jobs_per_s %.1f jobs/s\n", n * 1000 / ms }'
+if [ -n "$acct" ]; then
+  echo "bench_e2e: $(( (c1 - c0) / 1000000 )) ms of CPU in $((t1 - t0)) ms of wall time" >&2
+  awk -v n="$jobs" -v ns="$((c1 - c0))" 'BEGIN { printf "e2e_cpu_ms_per_job %.2f ms\n", ns / 1e6 / n }'
+fi

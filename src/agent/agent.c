@@ -2,7 +2,8 @@
  * agent.c - the node agent's main loop (agent.h).
  *
  * One thread runs everything here; only the long poll for orders has its
- * own thread (agent_link.c). Each job is a supervisor process writing to
+ * own thread (agent_link.c), and supervisors are forked by a helper process
+ * started before that thread (zygote.h). Each job is a supervisor process writing to
  * its job directory; the agent learns of ends from SIGCHLD (supervisors it
  * started), from the supervisors' datagrams, and from a once-a-second look
  * at supervisors it reattached to after a restart (not its children).
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -49,6 +51,7 @@ struct agent {
   struct px_site site;
   struct px_node_res res;
   struct px_link link;
+  struct px_zygote zyg;
   struct ajob *jobs;
   struct px_map done;        /* job ids whose end the server acknowledged (dedupe) */
   int sfd, nfd;
@@ -184,7 +187,7 @@ static void launch(struct agent *a, const struct px_launch *l) {
   if (px_map_get(&a->done, l->job_id, &r) && r == l->restart_count) return; /* already ran and reported */
   char dir[4096];
   pid_t pid = 0;
-  int rc = px_job_start(a->o->state_dir, l, &a->site, dir, sizeof dir, &pid);
+  int rc = px_job_start(a->o->state_dir, l, &a->site, &a->zyg, dir, sizeof dir, &pid);
   if (rc == PX_EEXIST) return; /* started before: never twice */
   struct ajob *j = add_job(a, l->job_id, l->restart_count, pid);
   if (!j) return;
@@ -411,6 +414,7 @@ static void loop(struct agent *a) {
 
 static void agent_fini(struct agent *a) {
   px_link_fini(&a->link);
+  px_zygote_stop(&a->zyg);
   while (a->jobs) {
     struct ajob *n = a->jobs->next;
     free(a->jobs);
@@ -452,10 +456,14 @@ int px_agent_run(const struct px_agent_opts *o) {
     px_error("cannot create state directory %s: %s", o->state_dir, strerror(errno));
     return 2;
   }
+  /* Supervisors the zygote starts are orphans the agent adopts (zygote.h). */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  if (px_zygote_start(&a.zyg)) px_warn("no supervisor factory; supervisors start by exec");
   curl_global_init(CURL_GLOBAL_DEFAULT);
   int rc = px_link_init(&a.link, o->server, o->site.node, o->token_file, o->munge);
   if (rc) {
     px_error("cannot set up the connection to %s: %s", o->server, px_strerror(rc));
+    px_zygote_stop(&a.zyg);
     curl_global_cleanup();
     return 2;
   }

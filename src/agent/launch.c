@@ -17,8 +17,35 @@ void px_jobdir_path(const char *state_dir, uint64_t job_id, uint32_t restart, ch
   snprintf(buf, size, "%s/jobs/%llu.%u", state_dir, (unsigned long long)job_id, restart);
 }
 
+/* The fallback when there is no zygote: exec `phalanx agent --supervise`. */
+static int exec_supervisor(const char *jobdir, pid_t *pid) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return PX_EIO;
+  self[n] = '\0';
+  char *argv[] = {self, "agent", "--supervise", (char *)jobdir, NULL};
+  pid_t c = fork();
+  if (c < 0) return PX_EAGAIN;
+  if (c == 0) {
+    /* Only async-signal-safe calls between fork and exec: the agent has
+     * other threads, whose locks (malloc, stdio) a plain fork would copy
+     * held. The supervisor keeps stdout/stderr (the agent's log) and none of
+     * the agent's sockets, signalfd or pipes. */
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd > 0) dup2(fd, 0);
+    close_range(3, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execv(self, argv);
+    _exit(127);
+  }
+  *pid = c;
+  return 0;
+}
+
 int px_job_start(const char *state_dir, const struct px_launch *l, const struct px_site *site,
-                 char *jobdir, size_t size, pid_t *pid) {
+                 struct px_zygote *z, char *jobdir, size_t size, pid_t *pid) {
   char jobs[4096];
   snprintf(jobs, sizeof jobs, "%s/jobs", state_dir);
   mkdir(state_dir, 0755);
@@ -37,28 +64,9 @@ int px_job_start(const char *state_dir, const struct px_launch *l, const struct 
     px_status_write(jobdir, &st);
     return rc;
   }
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return PX_EIO;
-  self[n] = '\0';
-  char *argv[] = {self, "agent", "--supervise", jobdir, NULL};
-  pid_t c = fork();
-  if (c < 0) return PX_EAGAIN;
-  if (c == 0) {
-    /* Only async-signal-safe calls between fork and exec: the agent has
-     * other threads, whose locks (malloc, stdio) a plain fork would copy
-     * held. The supervisor keeps stdout/stderr (the agent's log) and none of
-     * the agent's sockets, signalfd or pipes. */
-    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd > 0) dup2(fd, 0);
-    close_range(3, ~0U, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execv(self, argv);
-    _exit(127);
-  }
-  *pid = c;
-  px_debug("job %llu: supervisor %d in %s", (unsigned long long)l->job_id, (int)c, jobdir);
+  rc = z && z->fd >= 0 ? px_zygote_spawn(z, jobdir, pid) : PX_ESTATE;
+  if (rc) rc = exec_supervisor(jobdir, pid);
+  if (rc) return rc;
+  px_debug("job %llu: supervisor %d in %s", (unsigned long long)l->job_id, (int)*pid, jobdir);
   return 0;
 }

@@ -1,0 +1,39 @@
+/*
+ * zygote.h - starting job supervisors without a new exec of `phalanx`.
+ *
+ * An exec of the phalanx binary costs about 8 ms of CPU (the dynamic linker
+ * maps and resolves some 40 libraries: curl, libpq, sqlite and theirs),
+ * which was most of what a short job cost the node. The agent cannot just
+ * fork: it has threads (the order poll), and a fork that runs on without
+ * exec may inherit a lock another thread held. So at startup, while still
+ * single-threaded, the agent forks a helper, the zygote, which never starts
+ * a thread and forks each supervisor on request.
+ *
+ * The supervisor must be the agent's child, as an exec'd one was (the agent
+ * reaps it on SIGCHLD). The zygote forks a go-between which forks the
+ * supervisor, sends its pid back to the agent and exits; the orphaned
+ * supervisor is adopted by the agent, a child subreaper
+ * (PR_SET_CHILD_SUBREAPER), and the zygote reaps the go-between.
+ *
+ * Protocol on a SOCK_SEQPACKET pair: the agent sends a job directory, the
+ * answer is one int32: the supervisor's pid, or -errno. The zygote dies with
+ * the agent (PR_SET_PDEATHSIG, and end-of-file on the socket).
+ */
+#ifndef PX_AGENT_ZYGOTE_H
+#define PX_AGENT_ZYGOTE_H
+
+#include <sys/types.h>
+
+struct px_zygote {
+  pid_t pid;  /* 0: none (callers fall back to exec) */
+  int fd;
+};
+
+/* Forks the zygote; call before any thread starts. 0 or PX_EIO. */
+int px_zygote_start(struct px_zygote *z);
+/* Starts a supervisor for jobdir; 0 with *pid, or an error (the zygote is
+ * then stopped, and later calls fail at once). */
+int px_zygote_spawn(struct px_zygote *z, const char *jobdir, pid_t *pid);
+void px_zygote_stop(struct px_zygote *z);
+
+#endif
