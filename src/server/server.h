@@ -252,6 +252,7 @@ struct px_server_opts {
   double rate_per_s, rate_burst;/* per-user API limits; rate 0 = none */
   size_t max_body_bytes;
   int64_t node_timeout_s;       /* SlurmdTimeout */
+  size_t checkpoint_jobs;       /* finished jobs per checkpoint (archive.c); 0: 1000 */
 };
 
 struct px_server;
