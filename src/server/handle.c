@@ -344,6 +344,14 @@ static void agent_report(struct px_server *s, struct px_req *r, int64_t now) {
   if (idx < 0 || !j)
     return px_req_error(r, 404, "NOT_FOUND", "%s: unknown %s", idx < 0 ? "node" : "job_id",
                         idx < 0 ? "node" : "job");
+  if (t->restart_count < j->restarts) { /* a late word on an attempt since requeued */
+    px_info("job %llu: report of attempt %u from %s ignored (attempt %u now)",
+            (unsigned long long)j->id, t->restart_count, t->node, j->restarts);
+    return answer_ok(r);
+  }
+  if (t->restart_count > j->restarts)
+    return px_req_error(r, 409, "STATE", "restart_count: job %llu is at attempt %u, not %u",
+                        (unsigned long long)j->id, j->restarts, t->restart_count);
   bool here = false;
   for (uint32_t i = 0; i < j->nalloc; i++) here |= j->alloc[i].node == (uint32_t)idx;
   if (j->state != PX_JOB_RUNNING) {
