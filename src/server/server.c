@@ -198,6 +198,8 @@ void px_server_free(struct px_server *s) {
   px_blob_unref(s->nodes_blob);
   px_blob_unref(s->parts_blob);
   px_blob_unref(s->shares_blob);
+  px_blob_unref(s->resv_blob);
+  json_decref(s->resv_created);
   px_snapbox_fini(&s->snaps);
   px_queue_fini(&s->queue);
   pthread_mutex_destroy(&s->rstore_lock);

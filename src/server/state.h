@@ -11,6 +11,7 @@
 #ifndef PX_SERVER_STATE_H
 #define PX_SERVER_STATE_H
 
+#include <jansson.h>
 #include <microhttpd.h>
 
 #include "core/core.h"
@@ -118,6 +119,9 @@ struct px_server {
   uint64_t nodes_fp;
   struct px_blob *shares_blob;            /* rebuilt at most once a second */
   int64_t shares_ns;
+  json_t *resv_created;                   /* reservations made through the API (resv.c) */
+  struct px_blob *resv_blob;              /* rebuilt when resv_dirty */
+  bool resv_dirty;
 };
 
 /* ---- job table (jobs.c) ---- */
@@ -155,6 +159,13 @@ int px_journal_commit(struct px_server *s);
 int px_journal_recover(struct px_server *s, struct px_diag *d);
 /* Applies one record to the job table, node table and core (live and replay). */
 int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool replay);
+
+/* ---- reservations made through the API (resv.c) ---- */
+/* Resolves o (the canonical JSON of POST /v1/reservations) and adds it to
+ * the core; on success it joins the listing. Live and at replay. */
+int px_resv_apply(struct px_server *s, json_t *o, int64_t now, struct px_diag *d);
+/* {"reservations":[...]}: the configured ones, then the created ones. */
+struct px_blob *px_resv_blob(struct px_server *s);
 
 /* ---- checkpoints (archive.c) ---- */
 /* A job just finished: the next checkpoint may move it to the archive. */
