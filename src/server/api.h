@@ -55,6 +55,9 @@ void px_api_error_diag(struct px_api_call *c, int err, const struct px_diag *d);
 const char *px_api_arg(struct px_api_call *c, const char *name);
 /* Queues r to the main thread and takes its answer. */
 void px_api_call_main(struct px_api_call *c, struct px_req *r);
+/* The current snapshot once it holds every change acknowledged before the
+ * call (waits briefly for the main thread to publish; api_jobs.c). */
+struct px_snap *px_api_snap_fresh(struct px_server *s);
 /* Parses the body as a JSON object (error answered when NULL). */
 json_t *px_api_body_object(struct px_api_call *c);
 
@@ -76,6 +79,7 @@ void px_api_shares(struct px_api_call *c);
 void px_api_usage(struct px_api_call *c);
 void px_api_accounting(struct px_api_call *c);
 void px_api_reservations(struct px_api_call *c);
+void px_api_resv_create(struct px_api_call *c);
 void px_api_whoami(struct px_api_call *c);
 void px_api_token(struct px_api_call *c);
 void px_api_metrics(struct px_api_call *c);

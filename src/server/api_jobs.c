@@ -410,7 +410,7 @@ static void stream_free(void *cls) {
  * call (a client that heard 201 and lists sees its job), waiting at most
  * READ_YOUR_WRITES_NS for the main thread to publish one. */
 #define READ_YOUR_WRITES_NS 2000000000LL
-static struct px_snap *snap_read_your_writes(struct px_server *s) {
+struct px_snap *px_api_snap_fresh(struct px_server *s) {
   uint64_t want = atomic_load(&s->committed_seq);
   struct px_snap *snap = px_snap_acquire(&s->snaps);
   if (snap->seq >= want) return snap;
@@ -431,7 +431,7 @@ void px_api_jobs_list(struct px_api_call *c) {
     if (!c->answer) px_api_error(c, 503, "UNAVAILABLE", "out of memory");
     return;
   }
-  ls->i = px_snap_lower_bound(ls->snap = snap_read_your_writes(c->s), ls->f.after + 1);
+  ls->i = px_snap_lower_bound(ls->snap = px_api_snap_fresh(c->s), ls->f.after + 1);
   c->status = 200;
   c->stream_fn = stream_read;
   c->stream_free = stream_free;

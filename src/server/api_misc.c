@@ -34,7 +34,8 @@ static const struct px_route routes[] = {
     {"GET", "/v1/shares", px_api_shares, false, true},
     {"GET", "/v1/usage", px_api_usage, false, false},
     {"GET", "/v1/accounting", px_api_accounting, false, false},
-    {"GET", "/v1/reservations", px_api_reservations, false, false},
+    {"GET", "/v1/reservations", px_api_reservations, false, true},
+    {"POST", "/v1/reservations", px_api_resv_create, false, false},
     {"GET", "/v1/whoami", px_api_whoami, false, false},
     {"POST", "/v1/tokens", px_api_token, false, false},
     {"POST", "/v1/agent/register", px_api_agent_register, false, false},
@@ -259,26 +260,71 @@ void px_api_accounting(struct px_api_call *c) {
  * through the API is not offered yet: POST answers 405). The conf is
  * immutable after start, so no lock. */
 void px_api_reservations(struct px_api_call *c) {
-  const struct px_conf *conf = c->s->conf;
-  json_t *arr = json_array();
-  for (uint32_t i = 0; arr && i < conf->nreservations; i++) {
-    const struct px_conf_resv *r = &conf->reservations[i];
-    json_t *nodes = json_array();
-    for (uint32_t k = 0; k < r->nnodes; k++)
-      json_array_append_new(nodes, json_string(conf->nodes[r->nodes[k]].name));
-    json_t *o = json_pack("{ss sI sI so sI sb}", "name", r->name, "start_s", (json_int_t)r->start_s,
-                          "end_s", (json_int_t)r->end_s, "nodes", nodes, "ngpus",
-                          (json_int_t)r->ngpus, "maintenance", r->maintenance);
-    if (o && r->partition != PX_NONE)
-      json_object_set_new(o, "partition", json_string(conf->partitions[r->partition].name));
-    if (o && r->account != PX_NONE)
-      json_object_set_new(o, "account", json_string(conf->accounts[r->account].name));
-    json_array_append_new(arr, o);
-  }
-  json_t *o = json_pack("{so}", "reservations", arr);
-  c->answer = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  struct px_snap *snap = px_api_snap_fresh(c->s);
+  c->answer = strdup(snap->reservations->text);
   c->status = 200;
+  px_snap_release(snap);
+}
+
+/* POST /v1/reservations: types and shape checked here; names resolved, the
+ * caller's role and the core's rules (name taken, end after start, account
+ * or maintenance) on the main thread (handle.c, resv.c). */
+#define RESV_MAX_NODES 4096
+static int resv_canonical(struct px_api_call *c, json_t *b, json_t **out) {
+  static const char *const keys[] = {"name",  "start_s", "end_s",   "duration_s", "nodes",
+                                     "partition", "ngpus", "account", "maintenance"};
+  const char *key;
+  json_t *v;
+  json_object_foreach(b, key, v) {
+    size_t k = 0;
+    while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k], key)) k++;
+    if (k == sizeof keys / sizeof keys[0])
+      return px_api_error(c, 400, "INVALID", "%.64s: unknown field", key), PX_EINVAL;
+    bool str = k == 0 || k == 5 || k == 7, num = k == 1 || k == 2 || k == 3 || k == 6;
+    if ((str && (!json_is_string(v) || !json_string_length(v) || json_string_length(v) > 63)) ||
+        (num && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                 json_integer_value(v) > (k == 6 ? 1000000 : INT64_MAX / 4))) ||
+        (k == 8 && !json_is_boolean(v)) || (k == 4 && !json_is_array(v)))
+      return px_api_error(c, 400, "INVALID", "%s: wrong type or out of range", key), PX_EINVAL;
+  }
+  json_t *nodes = json_object_get(b, "nodes"), *end = json_object_get(b, "end_s"),
+         *dur = json_object_get(b, "duration_s"), *start = json_object_get(b, "start_s");
+  size_t i;
+  json_array_foreach(nodes, i, v) if (!json_is_string(v) || i >= RESV_MAX_NODES)
+    return px_api_error(c, 400, "INVALID", "nodes: up to %d node names", RESV_MAX_NODES), PX_EINVAL;
+  if (!json_object_get(b, "name"))
+    return px_api_error(c, 400, "INVALID", "name: missing"), PX_EINVAL;
+  if (!end == !dur)
+    return px_api_error(c, 400, "INVALID", "end_s: give end_s or duration_s"), PX_EINVAL;
+  if (!json_array_size(nodes) == !json_object_get(b, "ngpus"))
+    return px_api_error(c, 400, "INVALID", "nodes: give nodes or ngpus (with partition)"), PX_EINVAL;
+  if (json_object_get(b, "ngpus") && !json_object_get(b, "partition"))
+    return px_api_error(c, 400, "INVALID", "partition: ngpus needs a partition"), PX_EINVAL;
+  int64_t t0 = start ? json_integer_value(start) : (int64_t)time(NULL);
+  int64_t t1 = end ? json_integer_value(end) : t0 + json_integer_value(dur);
+  json_t *o = json_pack("{sO sI sI so sI sb}", "name", json_object_get(b, "name"), "start_s",
+                        (json_int_t)t0, "end_s", (json_int_t)t1, "nodes",
+                        nodes ? json_incref(nodes) : json_array(), "ngpus",
+                        json_integer_value(json_object_get(b, "ngpus")), "maintenance",
+                        json_is_true(json_object_get(b, "maintenance")));
+  if (o && json_object_get(b, "partition"))
+    json_object_set(o, "partition", json_object_get(b, "partition"));
+  if (o && json_object_get(b, "account")) json_object_set(o, "account", json_object_get(b, "account"));
+  *out = o;
+  return o ? 0 : PX_ENOMEM;
+}
+
+void px_api_resv_create(struct px_api_call *c) {
+  json_t *body = px_api_body_object(c), *o = NULL;
+  if (!body) return;
+  struct px_req r = {.kind = PX_REQ_RESV_ADD, .who = c->who};
+  if (resv_canonical(c, body, &o) == 0 && (r.text = json_dumps(o, JSON_COMPACT)))
+    px_api_call_main(c, &r);
+  else if (!c->answer)
+    px_api_error(c, 503, "UNAVAILABLE", "out of memory");
+  px_req_fini(&r);
   json_decref(o);
+  json_decref(body);
 }
 
 void px_api_whoami(struct px_api_call *c) {

@@ -22,7 +22,8 @@ static void usage(void) {
           "       phalanx server --config FILE [--state-dir DIR] [--listen HOST:PORT]\n"
           "                      [--socket PATH] [--store URL] [--munge-socket PATH]\n"
           "                      [--rate-limit REQ_PER_S] [--node-timeout S] [--log-level L]\n"
-          "                      [--operators U1,U2] [--administrators U1,U2]\n");
+          "                      [--operators U1,U2] [--administrators U1,U2]\n"
+          "                      [--checkpoint-jobs N]\n");
 }
 
 struct sigctx {
@@ -60,12 +61,14 @@ static int load_conf(const char *path, struct px_conf **conf) {
 
 /* "a,b,c" into an arena array of names (the command line overrides the
  * configuration's Operators=/Administrators=). */
+/* --operators/--administrators: names added to the configuration's
+ * Operators=/Administrators= lists (not replacing them). */
 static int split_names(struct px_conf *conf, const char *list, const char ***out, uint32_t *n) {
-  uint32_t count = 1;
+  uint32_t count = 1 + *n;
   for (const char *p = list; *p; p++) count += *p == ',';
   const char **v = px_arena_calloc(&conf->arena, count * sizeof *v);
   if (!v) return PX_ENOMEM;
-  *n = 0;
+  for (uint32_t i = 0; i < *n; i++) v[i] = (*out)[i];
   for (const char *p = list; *p;) {
     size_t len = strcspn(p, ",");
     if (len && !(v[(*n)++] = px_arena_strndup(&conf->arena, p, len))) return PX_ENOMEM;
@@ -84,13 +87,14 @@ int px_cmd_server(int argc, char **argv) {
       {"rate-limit", required_argument, 0, 'r'},   {"node-timeout", required_argument, 0, 't'},
       {"log-level", required_argument, 0, 'v'},    {"help", no_argument, 0, 'h'},
       {"operators", required_argument, 0, 'O'},    {"administrators", required_argument, 0, 'A'},
+      {"checkpoint-jobs", required_argument, 0, 'k'},
       {0, 0, 0, 0}};
   struct px_server_opts o = {.rate_per_s = 200, .rate_burst = 400};
   const char *operators = NULL, *admins = NULL;
   double num;
   int ch;
   optind = 1;
-  while ((ch = getopt_long(argc, argv, "c:d:l:s:u:m:r:t:v:hO:A:", longopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "c:d:l:s:u:m:r:t:v:hO:A:k:", longopts, NULL)) != -1) {
     enum px_log_level lvl;
     switch (ch) {
       case 'c': o.config_path = optarg; break;
@@ -107,6 +111,10 @@ int px_cmd_server(int argc, char **argv) {
       case 't':
         if (parse_num(optarg, &num) || num < 1) return usage(), 2;
         o.node_timeout_s = (int64_t)num;
+        break;
+      case 'k':
+        if (parse_num(optarg, &num) || num < 1) return usage(), 2;
+        o.checkpoint_jobs = (size_t)num;
         break;
       case 'O': operators = optarg; break;
       case 'A': admins = optarg; break;

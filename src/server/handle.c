@@ -12,6 +12,7 @@
  *   submit-as     only administrators submit as another user
  *   root-jobs     jobs as root only with AllowRootJobs
  *   agent-node    an agent speaks only for the node its credential names
+ *   admin         only administrators create reservations
  */
 #include <jansson.h>
 #include <signal.h>
@@ -62,6 +63,7 @@ static int status_of(int err) {
     case PX_EPERM: return 403;
     case PX_ESTATE: return 409;
     case PX_ELIMIT: return 429;
+    case PX_EEXIST: return 409;
     case PX_ENOMEM: return 503;
     default: return 400;
   }
@@ -344,6 +346,14 @@ static void agent_report(struct px_server *s, struct px_req *r, int64_t now) {
   if (idx < 0 || !j)
     return px_req_error(r, 404, "NOT_FOUND", "%s: unknown %s", idx < 0 ? "node" : "job_id",
                         idx < 0 ? "node" : "job");
+  if (t->restart_count < j->restarts) { /* a late word on an attempt since requeued */
+    px_info("job %llu: report of attempt %u from %s ignored (attempt %u now)",
+            (unsigned long long)j->id, t->restart_count, t->node, j->restarts);
+    return answer_ok(r);
+  }
+  if (t->restart_count > j->restarts)
+    return px_req_error(r, 409, "STATE", "restart_count: job %llu is at attempt %u, not %u",
+                        (unsigned long long)j->id, j->restarts, t->restart_count);
   bool here = false;
   for (uint32_t i = 0; i < j->nalloc; i++) here |= j->alloc[i].node == (uint32_t)idx;
   if (j->state != PX_JOB_RUNNING) {
@@ -394,6 +404,28 @@ static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) 
   answer_ok(r);
 }
 
+/* ---- reservations ---- */
+
+static void resv_add(struct px_server *s, struct px_req *r, int64_t now) {
+  if (!(r->who.roles & PX_ROLE_ADMIN))
+    return deny(r, "admin", "only administrators create reservations");
+  json_t *o = json_loads(r->text, 0, NULL);
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = o ? px_resv_apply(s, o, now, &d) : PX_ENOMEM;
+  const char *name = json_string_value(json_object_get(o, "name"));
+  if (!rc) {
+    px_journal_add(s, "resv", 0, name, strdup(r->text), now);
+    json_t *ans = json_pack("{ss}", "name", name);
+    px_req_answer(r, 201, json_dumps(ans, JSON_COMPACT));
+    json_decref(ans);
+    s->need_cycle = true;
+  } else {
+    answer_diag(r, rc, &d);
+  }
+  json_decref(o);
+}
+
 void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
   switch (r->kind) {
     case PX_REQ_SUBMIT: submit(s, r, now); break;
@@ -407,5 +439,6 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_AGENT_REGISTER: agent_register(s, r, now); break;
     case PX_REQ_AGENT_REPORT: agent_report(s, r, now); break;
     case PX_REQ_AGENT_HEARTBEAT: agent_heartbeat(s, r, now); break;
+    case PX_REQ_RESV_ADD: resv_add(s, r, now); break;
   }
 }

@@ -25,6 +25,7 @@
  *   requeue J  -     {"hold":bool,"reason":"NODE_FAIL"}
  *   reject  J  -     {"reason":"..."}
  *   drain / resume / down / up  0  node  {"reason":"..."}
+ *   resv    0  name  the canonical body of POST /v1/reservations (resv.c)
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -357,6 +358,16 @@ static int apply_node(struct px_server *s, const struct px_store_rec *r, json_t 
   return 0;
 }
 
+/* A reservation made through the API: live, the handler applied it first
+ * (resv.c); at replay it goes to the core again. */
+static int apply_resv(struct px_server *s, const struct px_store_rec *r, json_t *o, bool replay) {
+  struct px_diag d;
+  px_diag_clear(&d);
+  if (replay && px_resv_apply(s, o, r->time, &d))
+    px_warn("recovery: reservation %s not restored: %s", r->subject ? r->subject : "?", d.msg);
+  return 0;
+}
+
 int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool replay) {
   json_t *o = r->data ? json_loads(r->data, 0, NULL) : json_object();
   if (!o) {
@@ -365,6 +376,8 @@ int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool rep
   }
   int rc = 0;
   const char *k = r->kind;
+  struct px_sjob *before = r->job_id ? px_jobs_find(s, r->job_id) : NULL;
+  bool was_over = before && px_job_state_terminal(before->state);
   if (!strcmp(k, "submit"))
     rc = apply_submit(s, r, o, replay);
   else if (!strcmp(k, "start"))
@@ -375,6 +388,8 @@ int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool rep
     rc = apply_requeue(s, r, o, replay);
   else if (!strcmp(k, "drain") || !strcmp(k, "resume") || !strcmp(k, "down") || !strcmp(k, "up"))
     rc = apply_node(s, r, o, replay);
+  else if (!strcmp(k, "resv"))
+    rc = apply_resv(s, r, o, replay);
   else
     rc = apply_job_misc(s, r, o, replay);
   if (r->job_id) {
@@ -382,6 +397,7 @@ int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool rep
     if (j) {
       j->mseq = r->seq;
       px_jobs_touch(s, j);
+      if (!was_over && px_job_state_terminal(j->state)) px_archive_note(s, j);
     }
   }
   json_decref(o);
@@ -395,11 +411,17 @@ static int replay_one(void *ctx, const struct px_store_rec *r) {
   return rc == PX_ENOMEM ? rc : 0; /* a bad record is logged and skipped */
 }
 
+/* The archive of finished jobs (archive.c), then the journal of the live
+ * ones, then both merged by id. */
 int px_journal_recover(struct px_server *s, struct px_diag *d) {
-  int rc = px_store_replay(s->store, 0, replay_one, s);
+  int rc = px_archive_load(s);
+  uint64_t floor = s->seq; /* archived changes: seqs never go back */
+  if (!rc) rc = px_store_replay(s->store, 0, replay_one, s);
   if (rc) return px_diag_set(d, rc, -1, "recovery: %s", s->store->errmsg);
+  if ((rc = px_archive_merge(s))) return px_diag_set(d, rc, -1, "recovery: out of memory");
   uint64_t last = 0;
   if (!px_store_last_seq(s->store, &last) && last > s->seq) s->seq = last;
+  if (floor > s->seq) s->seq = floor;
   atomic_store(&s->committed_seq, s->seq);
   return 0;
 }

@@ -206,6 +206,7 @@ int px_server_run(struct px_server *s) {
       px_nodes_check(s, now);
       refresh_reasons(s, now);
       if ((rc = px_journal_commit(s))) break; /* node failures requeue jobs */
+      px_archive_checkpoint(s, now);          /* after a commit: nothing pending */
       timers_ns = mono + TIMER_NS;
     }
     if (s->dirty && mono >= publish_due(s)) {

@@ -287,9 +287,18 @@ static int cluster_blobs(struct px_server *s, struct px_snap *snap) {
     s->shares_blob = b;
     s->shares_ns = mono;
   }
+  if (!s->resv_blob || s->resv_dirty) {
+    struct px_blob *b = px_resv_blob(s);
+    if (!b) return PX_ENOMEM;
+    px_blob_unref(s->resv_blob);
+    s->resv_blob = b;
+    s->resv_dirty = false;
+  }
   px_blob_ref(s->nodes_blob);
   px_blob_ref(s->parts_blob);
   px_blob_ref(s->shares_blob);
+  px_blob_ref(s->resv_blob);
+  snap->reservations = s->resv_blob;
   snap->nodes = s->nodes_blob;
   snap->partitions = s->parts_blob;
   snap->shares = s->shares_blob;

@@ -86,6 +86,8 @@ void px_req_fini(struct px_req *r) {
   r->specs = NULL;
   r->nspecs = 0;
   if (r->kind == PX_REQ_AGENT_REGISTER) px_node_report_fini(&r->report);
+  free(r->text);
+  r->text = NULL;
 }
 
 void px_queue_stop(struct px_queue *q) {

@@ -58,6 +58,7 @@ static int resolve_opts(struct px_server *s, const struct px_server_opts *o, str
   if (!s->opts.node_timeout_s)
     s->opts.node_timeout_s = p->node_down_timeout_s > 0 ? p->node_down_timeout_s : 300;
   if (!s->opts.max_body_bytes) s->opts.max_body_bytes = PX_SERVER_MAX_BODY;
+  if (!s->opts.checkpoint_jobs) s->opts.checkpoint_jobs = 1000;
   /* 0711: users must reach the socket inside; the files stay private (umask). */
   if (mkdir(s->opts.state_dir, 0711) == 0) chmod(s->opts.state_dir, 0711);
   else if (errno != EEXIST)
@@ -184,6 +185,7 @@ void px_server_free(struct px_server *s) {
   free(s->batch);
   free(s->batch_data);
   px_u64vec_fini(&s->acct_pending);
+  px_archive_free(s);
   px_actions_fini(&s->acts);
   px_core_free(s->core);
   px_store_close(s->store);
@@ -196,6 +198,8 @@ void px_server_free(struct px_server *s) {
   px_blob_unref(s->nodes_blob);
   px_blob_unref(s->parts_blob);
   px_blob_unref(s->shares_blob);
+  px_blob_unref(s->resv_blob);
+  json_decref(s->resv_created);
   px_snapbox_fini(&s->snaps);
   px_queue_fini(&s->queue);
   pthread_mutex_destroy(&s->rstore_lock);

@@ -88,6 +88,7 @@ enum px_req_kind {
   PX_REQ_AGENT_REGISTER,
   PX_REQ_AGENT_REPORT,
   PX_REQ_AGENT_HEARTBEAT,
+  PX_REQ_RESV_ADD,
 };
 
 struct px_req {
@@ -107,6 +108,7 @@ struct px_req {
   uint32_t upd_priority;
   struct px_node_report report; /* register */
   struct px_task_report task;   /* report */
+  char *text;                   /* reservation: its canonical JSON (owned) */
   /* the answer, written by the main thread */
   int status;                   /* HTTP status */
   char *body;                   /* malloc'd JSON */
@@ -177,6 +179,7 @@ struct px_snap {
   struct px_jview **jobs;       /* sorted by job id */
   size_t njobs;
   struct px_blob *nodes, *partitions, *shares, *state_metrics; /* JSON / Prometheus text */
+  struct px_blob *reservations; /* {"reservations":[...]}: configured and created */
 };
 
 struct px_snapbox {
@@ -252,6 +255,7 @@ struct px_server_opts {
   double rate_per_s, rate_burst;/* per-user API limits; rate 0 = none */
   size_t max_body_bytes;
   int64_t node_timeout_s;       /* SlurmdTimeout */
+  size_t checkpoint_jobs;       /* finished jobs per checkpoint (archive.c); 0: 1000 */
 };
 
 struct px_server;

@@ -123,6 +123,7 @@ void px_snap_release(struct px_snap *s) {
   px_blob_unref(s->partitions);
   px_blob_unref(s->shares);
   px_blob_unref(s->state_metrics);
+  px_blob_unref(s->reservations);
   free(s);
 }
 

@@ -11,6 +11,7 @@
 #ifndef PX_SERVER_STATE_H
 #define PX_SERVER_STATE_H
 
+#include <jansson.h>
 #include <microhttpd.h>
 
 #include "core/core.h"
@@ -102,6 +103,10 @@ struct px_server {
   size_t nbatch, batch_cap;
   struct px_actions acts;
   struct px_u64vec acct_pending; /* jobs whose accounting row is due */
+  struct px_u64vec arch_wait;   /* finished jobs the next checkpoint archives (archive.c) */
+  int64_t arch_first_s;         /* when the oldest of them ended */
+  struct px_sjob **arch;        /* recovery: archived jobs, by id, until merged */
+  size_t narch, arch_cap;
 
   bool need_cycle, dirty, nodes_dirty;
   uint64_t cycles;              /* scheduling cycles run */
@@ -114,6 +119,9 @@ struct px_server {
   uint64_t nodes_fp;
   struct px_blob *shares_blob;            /* rebuilt at most once a second */
   int64_t shares_ns;
+  json_t *resv_created;                   /* reservations made through the API (resv.c) */
+  struct px_blob *resv_blob;              /* rebuilt when resv_dirty */
+  bool resv_dirty;
 };
 
 /* ---- job table (jobs.c) ---- */
@@ -151,6 +159,25 @@ int px_journal_commit(struct px_server *s);
 int px_journal_recover(struct px_server *s, struct px_diag *d);
 /* Applies one record to the job table, node table and core (live and replay). */
 int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool replay);
+
+/* ---- reservations made through the API (resv.c) ---- */
+/* Resolves o (the canonical JSON of POST /v1/reservations) and adds it to
+ * the core; on success it joins the listing. Live and at replay. */
+int px_resv_apply(struct px_server *s, json_t *o, int64_t now, struct px_diag *d);
+/* {"reservations":[...]}: the configured ones, then the created ones. */
+struct px_blob *px_resv_blob(struct px_server *s);
+
+/* ---- checkpoints (archive.c) ---- */
+/* A job just finished: the next checkpoint may move it to the archive. */
+void px_archive_note(struct px_server *s, const struct px_sjob *j);
+/* Main thread, right after a commit: archives the finished jobs when enough
+ * wait (opts.checkpoint_jobs) or one waited long. Failure is logged; retried. */
+int px_archive_checkpoint(struct px_server *s, int64_t now);
+/* Recovery: reads the archive (before the journal), then merges it into the
+ * job table (after the journal). */
+int px_archive_load(struct px_server *s);
+int px_archive_merge(struct px_server *s);
+void px_archive_free(struct px_server *s);
 
 /* ---- the main loop (loop.c) and request handlers (handle.c) ---- */
 void px_handle_request(struct px_server *s, struct px_req *r, int64_t now);

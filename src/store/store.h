@@ -71,6 +71,13 @@ struct px_usage_row {
   double wait_s_sum;    /* sum of start - eligible (or submit) */
 };
 
+/* A finished job moved out of the journal by a checkpoint (the server's
+ * JSON text of it; the store does not read it). */
+struct px_store_arch {
+  uint64_t job_id;
+  const char *data;
+};
+
 struct px_store;
 
 /* Called for each journal record in seq order; non-zero stops the replay
@@ -78,6 +85,7 @@ struct px_store;
 typedef int (*px_store_rec_fn)(void *ctx, const struct px_store_rec *r);
 typedef int (*px_store_acct_fn)(void *ctx, const struct px_acct_row *r);
 typedef int (*px_store_usage_fn)(void *ctx, const struct px_usage_row *r);
+typedef int (*px_store_arch_fn)(void *ctx, const struct px_store_arch *a);
 
 /* The backend table; px_store_* below dispatch through it. */
 struct px_store_ops {
@@ -93,6 +101,13 @@ struct px_store_ops {
                     void *ctx);
   int (*usage)(struct px_store *s, int64_t since, int64_t now, enum px_usage_by by,
                px_store_usage_fn fn, void *ctx);
+  /* Checkpoint: in ONE transaction, writes the finished jobs to the archive
+   * and deletes every journal record of those jobs, so that the journal
+   * holds only the histories of live jobs and recovery reads the archive
+   * plus that tail. A failed call changes nothing. */
+  int (*archive)(struct px_store *s, const struct px_store_arch *rows, size_t n);
+  /* The archive in job id order. */
+  int (*archive_replay)(struct px_store *s, px_store_arch_fn fn, void *ctx);
   void (*close)(struct px_store *s);
 };
 
@@ -133,6 +148,14 @@ static inline int px_store_acct_query(struct px_store *s, const struct px_acct_q
 static inline int px_store_usage(struct px_store *s, int64_t since, int64_t now,
                                  enum px_usage_by by, px_store_usage_fn fn, void *ctx) {
   return s->ops->usage(s, since, now, by, fn, ctx);
+}
+
+static inline int px_store_archive(struct px_store *s, const struct px_store_arch *rows,
+                                   size_t n) {
+  return s->ops->archive(s, rows, n);
+}
+static inline int px_store_archive_replay(struct px_store *s, px_store_arch_fn fn, void *ctx) {
+  return s->ops->archive_replay(s, fn, ctx);
 }
 
 /* Backend constructors (store_sqlite.c, store_pg.c). */

@@ -247,9 +247,42 @@ static void pg_close(struct px_store *ps) {
   free(s);
 }
 
+static int pg_archive(struct px_store *ps, const struct px_store_arch *a, size_t n) {
+  struct pg_store *s = (struct pg_store *)ps;
+  if (pg_exec(s, "BEGIN")) return PX_EIO;
+  for (size_t i = 0; i < n; i++) {
+    char job[24];
+    snprintf(job, sizeof job, "%llu", (unsigned long long)a[i].job_id);
+    const char *vals[] = {job, a[i].data};
+    PGresult *res = pg_params(s,
+                              "INSERT INTO archive(job_id, data) VALUES($1, $2)"
+                              " ON CONFLICT(job_id) DO UPDATE SET data = excluded.data",
+                              2, vals);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_rollback(s, pg_fail(s, res, "archive"));
+    PQclear(res);
+    res = pg_params(s, "DELETE FROM journal WHERE job_id = $1", 1, vals);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_rollback(s, pg_fail(s, res, "archive"));
+    PQclear(res);
+  }
+  return pg_exec(s, "COMMIT") ? pg_rollback(s, PX_EIO) : 0;
+}
+
+static int pg_archive_replay(struct px_store *ps, px_store_arch_fn fn, void *ctx) {
+  struct pg_store *s = (struct pg_store *)ps;
+  PGresult *res = PQexec(s->conn, "SELECT job_id, data FROM archive ORDER BY job_id");
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) return pg_fail(s, res, "archive");
+  int rc = 0;
+  for (int i = 0; !rc && i < PQntuples(res); i++) {
+    struct px_store_arch a = {(uint64_t)ival(res, i, 0), val(res, i, 1)};
+    rc = fn(ctx, &a);
+  }
+  PQclear(res);
+  return rc;
+}
+
 static const struct px_store_ops pg_ops = {
     "postgresql", pg_append,     pg_replay, pg_last_seq, pg_snapshot_put, pg_snapshot_get,
-    pg_acct_put,  pg_acct_query, pg_usage,  pg_close,
+    pg_acct_put,  pg_acct_query, pg_usage,  pg_archive,  pg_archive_replay, pg_close,
 };
 
 int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag *d) {

@@ -18,6 +18,8 @@ int px_sql_schema(char *buf, size_t size, const char *blob, const char *real) {
       " submit_time BIGINT, eligible_time BIGINT, start_time BIGINT, end_time BIGINT,"
       " exit_code INTEGER, term_signal INTEGER, nnodes BIGINT, ngpus BIGINT, ncpus BIGINT,"
       " mem_mib BIGINT, billable_tres_s %s, PRIMARY KEY(job_id, attempt));"
+      "CREATE TABLE IF NOT EXISTS archive(job_id BIGINT PRIMARY KEY, data TEXT NOT NULL);"
+      "CREATE INDEX IF NOT EXISTS journal_job ON journal(job_id);"
       "CREATE INDEX IF NOT EXISTS acct_end ON acct(end_time);"
       "CREATE INDEX IF NOT EXISTS acct_user ON acct(usr);",
       blob, real);

@@ -15,7 +15,7 @@
 struct sq_store {
   struct px_store base;
   sqlite3 *db;
-  sqlite3_stmt *ins_journal, *ins_acct;
+  sqlite3_stmt *ins_journal, *ins_acct, *ins_arch, *del_job;
 };
 
 static int sq_fail(struct sq_store *s, const char *what) {
@@ -252,17 +252,56 @@ static int sq_usage(struct px_store *ps, int64_t since, int64_t now, enum px_usa
   return rc;
 }
 
+static int sq_archive(struct px_store *ps, const struct px_store_arch *a, size_t n) {
+  struct sq_store *s = (struct sq_store *)ps;
+  if (sq_exec(s, "BEGIN IMMEDIATE")) return PX_EIO;
+  for (size_t i = 0; i < n; i++) {
+    sqlite3_bind_int64(s->ins_arch, 1, (sqlite3_int64)a[i].job_id);
+    bind_text(s->ins_arch, 2, a[i].data);
+    sqlite3_bind_int64(s->del_job, 1, (sqlite3_int64)a[i].job_id);
+    int st1 = sqlite3_step(s->ins_arch), st2 = st1 == SQLITE_DONE ? sqlite3_step(s->del_job) : st1;
+    sqlite3_reset(s->ins_arch);
+    sqlite3_reset(s->del_job);
+    sqlite3_clear_bindings(s->ins_arch);
+    if (st2 != SQLITE_DONE) {
+      sq_fail(s, "archive");
+      sq_exec(s, "ROLLBACK");
+      return PX_EIO;
+    }
+  }
+  return sq_exec(s, "COMMIT") ? (sq_exec(s, "ROLLBACK"), PX_EIO) : 0;
+}
+
+static int sq_archive_replay(struct px_store *ps, px_store_arch_fn fn, void *ctx) {
+  struct sq_store *s = (struct sq_store *)ps;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, "SELECT job_id, data FROM archive ORDER BY job_id", -1, &st,
+                         NULL) != SQLITE_OK)
+    return sq_fail(s, "archive");
+  int rc = 0, step;
+  while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    struct px_store_arch a = {(uint64_t)sqlite3_column_int64(st, 0), col_text(st, 1)};
+    rc = fn(ctx, &a);
+  }
+  if (!rc && step != SQLITE_DONE) rc = sq_fail(s, "archive");
+  sqlite3_finalize(st);
+  return rc;
+}
+
 static void sq_close(struct px_store *ps) {
   struct sq_store *s = (struct sq_store *)ps;
   sqlite3_finalize(s->ins_journal);
   sqlite3_finalize(s->ins_acct);
+  sqlite3_finalize(s->ins_arch);
+  sqlite3_finalize(s->del_job);
   sqlite3_close(s->db);
   free(s);
 }
 
 static const struct px_store_ops sq_ops = {
     "sqlite",     sq_append,  sq_replay,     sq_last_seq, sq_snapshot_put, sq_snapshot_get,
-    sq_acct_put,  sq_acct_query, sq_usage,   sq_close,
+    sq_acct_put,  sq_acct_query, sq_usage,   sq_archive,      sq_archive_replay,
+    sq_close,
 };
 
 int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag *d) {
@@ -284,7 +323,11 @@ int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag
                          "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
                          " VALUES(?, ?, ?, ?, ?, ?)",
                          -1, &s->ins_journal, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(s->db, upsert, -1, &s->ins_acct, NULL) != SQLITE_OK) {
+      sqlite3_prepare_v2(s->db, upsert, -1, &s->ins_acct, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO archive(job_id, data) VALUES(?, ?)", -1,
+                         &s->ins_arch, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(s->db, "DELETE FROM journal WHERE job_id = ?", -1, &s->del_job,
+                         NULL) != SQLITE_OK) {
     px_diag_set(d, PX_EIO, -1, "store: %s: %s", path,
                 s->base.errmsg[0] ? s->base.errmsg : sqlite3_errmsg(s->db));
     goto fail;

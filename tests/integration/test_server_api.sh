@@ -132,3 +132,20 @@ expect 404 pxalice GET /v1/nope >/dev/null
 expect 405 pxalice PUT /v1/jobs >/dev/null
 expect 404 pxalice GET /v1/jobs/999 >/dev/null
 ok "partitions, shares, errors"
+
+# attempts: a late report about an earlier attempt of a requeued job is
+# acknowledged and ignored; one about an attempt not started is refused
+id=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"rq","gpus_per_node":1}}' | jq .job_id)
+wait_for "job $id running" job_is "$id" RUNNING
+rq() { # rq STATE RESTART_COUNT [REQUEUE]
+  echo "{\"node\":\"n01\",\"job_id\":$id,\"state\":\"$1\",\"exit_code\":0,\"term_signal\":0,\"requeue_requested\":${3:-false},\"peak_mem_mib\":0,\"cpu_time_ms\":0,\"start_time\":0,\"end_time\":0,\"restart_count\":$2}"
+}
+expect 200 root POST /v1/agent/report "$(rq COMPLETED 0 true)" >/dev/null
+wait_for "job $id restarted" bash -c "curl -s --unix-socket $SOCK http://x/v1/jobs/$id | jq -e '.state==\"RUNNING\" and .restarts==1'"
+expect 200 root POST /v1/agent/report "$(rq FAILED 0)" >/dev/null
+[ "$(job_state "$id")" = RUNNING ] || fail "a stale report ended attempt 1: $(job_state "$id")"
+e=$(expect 409 root POST /v1/agent/report "$(rq FAILED 7)")
+[ "$(jq -r .error.field <<<"$e")" = restart_count ] || fail "future attempt: $e"
+expect 200 root POST /v1/agent/report "$(rq COMPLETED 1)" >/dev/null
+wait_for "job $id completed" job_is "$id" COMPLETED
+ok "reports on other attempts"

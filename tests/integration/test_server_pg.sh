@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The server on the PostgreSQL backend: starts a real PostgreSQL (Debian's
 # binaries, as an unprivileged user, on a Unix socket in a temp dir) and runs
-# the API round-trip and durability tests against it. Skips (exit 0 with a
+# the API round-trip, durability and checkpoint tests against it. Skips (exit 0 with a
 # message) only when the PostgreSQL server binaries are missing.
 set -uo pipefail
 dir=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +18,9 @@ trap 'bash "$dir/pg_ctl.sh" stop "$pg/db"; rm -rf "$pg"' EXIT
 export STORE_URL="$conn"
 status=0
 PORT_OVERRIDE=42061 bash "$dir/test_server_api.sh" || status=1
-psql -Atq "$conn" -c "DROP TABLE journal; DROP TABLE snapshot; DROP TABLE acct;" || status=1
+drop="DROP TABLE journal; DROP TABLE snapshot; DROP TABLE acct; DROP TABLE archive;"
+psql -Atq "$conn" -c "$drop" || status=1
 PORT_OVERRIDE=42062 bash "$dir/test_server_durability.sh" || status=1
+psql -Atq "$conn" -c "$drop" || status=1
+PORT_OVERRIDE=42101 bash "$dir/test_server_checkpoint.sh" || status=1
 exit $status

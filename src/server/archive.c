@@ -1,0 +1,255 @@
+/*
+ * archive.c - checkpoints of the journal (issue 6). A finished job never
+ * changes again, so its history need not be replayed: a checkpoint writes
+ * the finished job as one archive row (its whole server record) and deletes
+ * its journal records, in one transaction (store.h). The journal then holds
+ * only the histories of live jobs (and node records), and recovery loads the
+ * archive plus that tail, so its cost follows the live queue, not the
+ * server's age.
+ *
+ * Kept in the journal: array jobs and their tasks (the core rebuilds an
+ * array's progress from its tasks' records) and finished jobs that a live
+ * job's dependency names (the core must know how they ended). What an
+ * archived job's run charged to fair share is not replayed after a restart
+ * (the core takes no usage figures).
+ *
+ * A checkpoint runs on the main thread right after a commit, when at least
+ * min_jobs jobs wait for it, or any has waited for ARCHIVE_MAX_WAIT_S.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/jobspec_json.h"
+#include "server/state.h"
+#include "util/log.h"
+
+#define ARCHIVE_MAX_WAIT_S 600
+
+static bool archivable(const struct px_sjob *j) {
+  return px_job_state_terminal(j->state) && !j->array_job_id && !j->spec.array;
+}
+
+void px_archive_note(struct px_server *s, const struct px_sjob *j) {
+  if (!archivable(j)) return;
+  if (!s->arch_wait.len) s->arch_first_s = j->end;
+  if (px_u64vec_push(&s->arch_wait, j->id)) px_warn("checkpoint: out of memory");
+}
+
+/* Every job id a live job's dependency expression names ("afterok:12:13"). */
+static int dependency_targets(struct px_server *s, struct px_map *ids) {
+  for (size_t i = 0; i < s->njobs; i++) {
+    const struct px_sjob *j = s->jobs[i];
+    const char *p = j->spec.dependency;
+    if (!p || px_job_state_terminal(j->state)) continue;
+    while (*p) {
+      if (*p < '0' || *p > '9') {
+        p++;
+        continue;
+      }
+      char *end;
+      uint64_t id = strtoull(p, &end, 10);
+      if (px_map_put(ids, id, 1)) return PX_ENOMEM;
+      p = end;
+    }
+  }
+  return 0;
+}
+
+static json_t *alloc_json(struct px_server *s, const struct px_sjob *j) {
+  json_t *a = json_array();
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    json_t *gpus = json_array();
+    for (int g = 0; g < 64; g++)
+      if (j->alloc[i].gpus >> g & 1) json_array_append_new(gpus, json_integer(g));
+    json_array_append_new(a, json_pack("{ss sI so sI}", "node", s->conf->nodes[j->alloc[i].node].name,
+                                       "ncpu", (json_int_t)j->alloc[i].ncpu, "gpus", gpus,
+                                       "mem_mib", (json_int_t)j->alloc[i].mem_mib));
+  }
+  return a;
+}
+
+/* The archive row of a finished job: everything its views and accounting read. */
+static char *job_text(struct px_server *s, const struct px_sjob *j) {
+  json_t *o = json_pack(
+      "{so ss sb ss sI sI sI sI sI sI si si si so sI sI sI sI}", "spec",
+      px_jobspec_to_json(&j->spec), "state", px_job_state_name(j->state), "requeued", j->requeued,
+      "reason", j->reason, "priority", (json_int_t)j->priority, "submit", (json_int_t)j->submit,
+      "eligible", (json_int_t)j->eligible, "start", (json_int_t)j->start, "end",
+      (json_int_t)j->end, "time_limit_s", (json_int_t)j->time_limit_s, "exit_code",
+      j->exit_code, "term_signal", j->term_signal, "restarts", (int)j->restarts, "alloc",
+      alloc_json(s, j), "peak_mem_mib", (json_int_t)j->peak_mem_mib, "cpu_time_ms",
+      (json_int_t)j->cpu_time_ms, "mseq", (json_int_t)j->mseq, "id", (json_int_t)j->id);
+  if (o && j->cancelled_by) json_object_set_new(o, "cancelled_by", json_string(j->cancelled_by));
+  char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  return text;
+}
+
+int px_archive_checkpoint(struct px_server *s, int64_t now) {
+  size_t n = s->arch_wait.len;
+  if (!n || (n < s->opts.checkpoint_jobs && now - s->arch_first_s < ARCHIVE_MAX_WAIT_S)) return 0;
+  struct px_map deps = {0};
+  struct px_store_arch *rows = calloc(n, sizeof *rows);
+  struct px_u64vec keep = {0};
+  size_t k = 0;
+  int rc = rows ? dependency_targets(s, &deps) : PX_ENOMEM;
+  for (size_t i = 0; !rc && i < n; i++) {
+    uint64_t id = s->arch_wait.v[i];
+    struct px_sjob *j = px_jobs_find(s, id);
+    if (!j || !archivable(j)) continue;
+    if (px_map_get(&deps, id, NULL)) { /* named by a live job: later */
+      rc = px_u64vec_push(&keep, id);
+      continue;
+    }
+    rows[k].job_id = id;
+    if (!(rows[k++].data = job_text(s, j))) rc = PX_ENOMEM;
+  }
+  if (!rc && k && (rc = px_store_archive(s->store, rows, k)))
+    px_warn("checkpoint of %zu jobs failed (retried later): %s", k, s->store->errmsg);
+  for (size_t i = 0; i < k; i++) free((char *)rows[i].data);
+  free(rows);
+  px_map_fini(&deps);
+  if (!rc) { /* done: wait for the named ones only */
+    px_u64vec_fini(&s->arch_wait);
+    s->arch_wait = keep;
+    s->arch_first_s = now;
+    if (k) px_info("checkpoint: %zu finished jobs moved from the journal to the archive", k);
+  } else {
+    px_u64vec_fini(&keep);
+  }
+  return rc;
+}
+
+/* ---- recovery ---- */
+
+static int load_alloc(struct px_server *s, struct px_sjob *j, json_t *a) {
+  size_t n = json_array_size(a);
+  if (!n) return 0;
+  if (!(j->alloc = calloc(n, sizeof *j->alloc))) return PX_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    json_t *e = json_array_get(a, i), *g;
+    size_t x;
+    int idx = px_node_index(s, json_string_value(json_object_get(e, "node")));
+    j->alloc[i].node = idx < 0 ? 0 : (uint32_t)idx;
+    j->alloc[i].ncpu = (uint32_t)json_integer_value(json_object_get(e, "ncpu"));
+    j->alloc[i].mem_mib = (uint64_t)json_integer_value(json_object_get(e, "mem_mib"));
+    json_array_foreach(json_object_get(e, "gpus"), x, g) j->alloc[i].gpus |= 1ull << (json_integer_value(g) & 63);
+  }
+  j->nalloc = (uint32_t)n;
+  return 0;
+}
+
+static int64_t geti(json_t *o, const char *k) { return json_integer_value(json_object_get(o, k)); }
+
+/* One archived job into the recovery list (sorted: the archive is by id). */
+static int load_one(void *ctx, const struct px_store_arch *a) {
+  struct px_server *s = ctx;
+  json_t *o = a->data ? json_loads(a->data, 0, NULL) : NULL;
+  struct px_jobspec spec;
+  struct px_diag d;
+  px_jobspec_init(&spec);
+  if (!o || px_jobspec_from_json(json_object_get(o, "spec"), &spec, "spec.", &d)) {
+    px_error("archive: job %llu unreadable, skipped", (unsigned long long)a->job_id);
+    json_decref(o);
+    return 0;
+  }
+  struct px_sjob *j = calloc(1, sizeof *j);
+  int rc = j ? 0 : PX_ENOMEM;
+  if (!rc) {
+    j->id = a->job_id;
+    j->array_task_id = PX_NONE;
+    j->spec = spec;
+    px_jobspec_init(&spec);
+    j->part = PX_NONE;
+    for (uint32_t k = 0; j->spec.partition && k < s->conf->npartitions; k++)
+      if (!strcmp(s->conf->partitions[k].name, j->spec.partition)) j->part = k;
+    j->state = PX_JOB_FAILED;
+    px_job_state_parse(json_string_value(json_object_get(o, "state")), &j->state);
+    j->requeued = json_is_true(json_object_get(o, "requeued"));
+    const char *reason = json_string_value(json_object_get(o, "reason"));
+    snprintf(j->reason, sizeof j->reason, "%s", reason ? reason : "");
+    j->priority = (uint32_t)geti(o, "priority");
+    j->submit = geti(o, "submit"), j->eligible = geti(o, "eligible");
+    j->start = geti(o, "start"), j->end = geti(o, "end");
+    j->time_limit_s = geti(o, "time_limit_s");
+    j->exit_code = (int32_t)geti(o, "exit_code"), j->term_signal = (int32_t)geti(o, "term_signal");
+    j->restarts = (uint32_t)geti(o, "restarts");
+    j->peak_mem_mib = (uint64_t)geti(o, "peak_mem_mib");
+    j->cpu_time_ms = (uint64_t)geti(o, "cpu_time_ms");
+    j->mseq = (uint64_t)geti(o, "mseq");
+    const char *by = json_string_value(json_object_get(o, "cancelled_by"));
+    if (by && !(j->cancelled_by = strdup(by))) rc = PX_ENOMEM;
+    if (!rc) rc = load_alloc(s, j, json_object_get(o, "alloc"));
+    if (!rc && s->narch == s->arch_cap) {
+      size_t cap = s->arch_cap ? s->arch_cap * 2 : 1024;
+      struct px_sjob **v = realloc(s->arch, cap * sizeof *v);
+      if (v) s->arch = v, s->arch_cap = cap;
+      else rc = PX_ENOMEM;
+    }
+  }
+  if (!rc) {
+    s->arch[s->narch++] = j;
+    if (j->id >= s->next_job_id) s->next_job_id = j->id + 1;
+    if (j->mseq > s->seq) s->seq = j->mseq;
+  } else if (j) {
+    px_jobspec_fini(&j->spec);
+    free(j->alloc);
+    free(j->cancelled_by);
+    free(j);
+  }
+  px_jobspec_fini(&spec);
+  json_decref(o);
+  return rc;
+}
+
+int px_archive_load(struct px_server *s) { return px_store_archive_replay(s->store, load_one, s); }
+
+/* After the journal's replay: the archived jobs join the table in id order. */
+int px_archive_merge(struct px_server *s) {
+  size_t n = s->njobs + s->narch, a = 0, b = 0, k = 0;
+  if (!s->narch) return 0;
+  struct px_sjob **v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return PX_ENOMEM;
+  while (a < s->njobs || b < s->narch) {
+    if (b == s->narch || (a < s->njobs && s->jobs[a]->id < s->arch[b]->id)) {
+      v[k++] = s->jobs[a++];
+    } else if (a < s->njobs && s->jobs[a]->id == s->arch[b]->id) {
+      px_warn("archive: job %llu is also in the journal: the journal's record kept",
+              (unsigned long long)s->arch[b]->id);
+      struct px_sjob *j = s->arch[b++];
+      px_jobspec_fini(&j->spec);
+      free(j->alloc);
+      free(j->cancelled_by);
+      free(j);
+    } else {
+      v[k++] = s->arch[b++];
+    }
+  }
+  free(s->jobs);
+  s->jobs = v;
+  s->njobs = k;
+  s->jobs_cap = n;
+  free(s->arch);
+  s->arch = NULL;
+  s->narch = s->arch_cap = 0;
+  px_map_fini(&s->index);
+  memset(&s->index, 0, sizeof s->index);
+  for (size_t i = 0; i < k; i++)
+    if (px_map_put(&s->index, s->jobs[i]->id, i)) return PX_ENOMEM;
+  return 0;
+}
+
+void px_archive_free(struct px_server *s) {
+  for (size_t i = 0; i < s->narch; i++) {
+    struct px_sjob *j = s->arch[i];
+    px_jobspec_fini(&j->spec);
+    free(j->alloc);
+    free(j->cancelled_by);
+    free(j);
+  }
+  free(s->arch);
+  s->arch = NULL;
+  s->narch = s->arch_cap = 0;
+  px_u64vec_fini(&s->arch_wait);
+}
