@@ -2,6 +2,8 @@
 # CLI speed, whole commands as users and workflow tools run them, against a
 # `phalanx dev` cluster (server + 4 agents):
 #   cli_sbatch_per_s   sequential `sbatch --wrap true` processes, one per job
+#   cli_true_per_s     the same loop with /bin/true: the machine's ceiling for
+#                      any command run as one process per job
 #   cli_squeue_10k_ms  one `squeue` with 10,000 pending jobs (fetch, decode, sort, print)
 # Targets: >= 500 per second and <= 100 ms (Slurm 22.05 on this machine: ~30/s
 # and ~400 ms). Prints `name value unit` lines; progress goes to stderr.
@@ -34,6 +36,12 @@ for ((i = 0; i < n; i++)); do
 done
 t1=$(now_ns)
 echo "cli_sbatch_per_s $((n * 1000000000 / (t1 - t0))) per_s"
+# The ceiling any one-process-per-job command has on this machine: the same
+# loop starting /bin/true (fork + exec alone, no work, no server).
+t0=$(now_ns)
+for ((i = 0; i < n; i++)); do /bin/true; done
+t1=$(now_ns)
+echo "cli_true_per_s $((n * 1000000000 / (t1 - t0))) per_s"
 
 # 10,000 held jobs in one API request (held: they stay pending).
 python3 -c 'import json; print(json.dumps({"jobs": [{"name": "filler", "account": "ops", "hold": True,

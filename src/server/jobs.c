@@ -31,6 +31,27 @@ struct px_sjob *px_jobs_find(struct px_server *s, uint64_t id) {
   return px_map_get(&s->index, id, &pos) ? s->jobs[pos] : NULL;
 }
 
+/*
+ * Where a record with this id goes in the table (sorted by id, which the
+ * snapshot's binary search and the listing's pages rely on). Ids mostly
+ * grow, but an array task's record is born when the task starts, with an id
+ * reserved when the array was submitted: jobs submitted since then have
+ * higher ids, and the task's record goes before theirs (the records after
+ * it move up one slot; tasks start soon after their array, so few do).
+ * Refusing it instead left the core's allocation of a started task with no
+ * record: never launched, never ended, its node "mix" for ever.
+ */
+static size_t slot_for(const struct px_server *s, uint64_t id) {
+  size_t lo = 0, hi = s->njobs;
+  if (!hi || s->jobs[hi - 1]->id < id) return hi; /* the usual case: a new highest id */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->jobs[mid]->id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec *spec) {
   struct px_sjob *j = calloc(1, sizeof *j);
   if (!j) goto fail;
@@ -41,8 +62,9 @@ struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec 
     s->jobs = v;
     s->jobs_cap = cap;
   }
-  if (s->njobs && s->jobs[s->njobs - 1]->id >= id) goto fail; /* ids only grow */
-  if (px_map_put(&s->index, id, s->njobs)) goto fail;
+  size_t pos = slot_for(s, id);
+  if (pos < s->njobs && s->jobs[pos]->id == id) goto fail; /* already there */
+  if (px_map_put(&s->index, id, pos)) goto fail;
   j->id = id;
   j->array_task_id = PX_NONE;
   j->spec = *spec; /* taken */
@@ -52,7 +74,11 @@ struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec 
     if (!strcmp(s->conf->partitions[k].name, j->spec.partition)) j->part = k;
   j->state = PX_JOB_PENDING;
   snprintf(j->reason, sizeof j->reason, "%s", j->spec.hold ? "JobHeldUser" : "Priority");
-  s->jobs[s->njobs++] = j;
+  /* Existing keys: overwritten in place, so these puts cannot fail. */
+  for (size_t i = s->njobs; i > pos; i--) px_map_put(&s->index, s->jobs[i - 1]->id, i);
+  memmove(&s->jobs[pos + 1], &s->jobs[pos], (s->njobs - pos) * sizeof *s->jobs);
+  s->jobs[pos] = j;
+  s->njobs++;
   return j;
 fail:
   free(j);
