@@ -107,6 +107,8 @@ struct px_req {
   uint32_t upd_priority;
   struct px_node_report report; /* register */
   struct px_task_report task;   /* report */
+  struct px_task_report *tasks; /* report batch (owned by the API thread), ntasks entries */
+  uint32_t ntasks;
   /* the answer, written by the main thread */
   int status;                   /* HTTP status */
   char *body;                   /* malloc'd JSON */
