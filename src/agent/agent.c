@@ -197,11 +197,9 @@ static void launch(struct agent *a, const struct px_launch *l) {
   }
   j->sup_start = px_proc_start(pid);
   j->batch = a->batch;
+  /* No RUNNING report: the server made the job RUNNING when it sent the
+   * order, and a start that fails is reported as the job's end. */
   px_info("job %llu: started (supervisor %d)", (unsigned long long)l->job_id, (int)pid);
-  struct px_task_report rep = {.job_id = l->job_id, .start_time = time(NULL), .restart_count = l->restart_count};
-  snprintf(rep.node, sizeof rep.node, "%s", a->site.node);
-  snprintf(rep.state, sizeof rep.state, "RUNNING");
-  px_link_queue(&a->link, px_task_report_encode(&rep), NULL);
 }
 
 /* Orders name a job, not an attempt. When an older attempt still runs
@@ -383,10 +381,10 @@ static void loop(struct agent *a) {
   for (;;) {
     int64_t now = mono_ms();
     ensure_registered(a, now, &reg_at, &backoff);
-    if (a->link.registered) px_link_flush(&a->link, now, on_acked, a);
+    if (a->link.registered && now >= px_link_due(&a->link)) px_link_flush(&a->link, now, on_acked, a);
     int64_t wake = next_hb < next_scan ? next_hb : next_scan;
     if (!a->link.registered && reg_at < wake) wake = reg_at;
-    if (a->link.registered && a->link.head && a->link.retry_at_ms < wake) wake = a->link.retry_at_ms;
+    if (a->link.registered && px_link_due(&a->link) < wake) wake = px_link_due(&a->link);
     int timeout = wake > now ? (int)(wake - now) : 0;
     struct pollfd p[3] = {{a->sfd, POLLIN, 0}, {a->link.wake[0], POLLIN, 0}, {a->nfd, POLLIN, 0}};
     if (poll(p, a->nfd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR) break;
@@ -458,7 +456,7 @@ int px_agent_run(const struct px_agent_opts *o) {
   }
   /* Supervisors the zygote starts are orphans the agent adopts (zygote.h). */
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  if (px_zygote_start(&a.zyg)) px_warn("no supervisor factory; supervisors start by exec");
+  if (px_zygote_start(&a.zyg, a.site.cgroup_root, a.site.cgroup_name, a.site.no_cgroup)) px_warn("no supervisor factory; supervisors start by exec");
   curl_global_init(CURL_GLOBAL_DEFAULT);
   int rc = px_link_init(&a.link, o->server, o->site.node, o->token_file, o->munge);
   if (rc) {

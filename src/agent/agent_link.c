@@ -52,6 +52,12 @@ void px_link_fini(struct px_link *k) {
   pthread_mutex_destroy(&k->mu);
 }
 
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void nap(int ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
@@ -68,6 +74,7 @@ int px_link_register(struct px_link *k, const struct px_node_report *r, int *hea
     json_t *j = resp ? json_loads(resp, 0, NULL) : NULL;
     json_t *hb = j ? json_object_get(j, "heartbeat_s") : NULL;
     if (json_is_integer(hb) && json_integer_value(hb) > 0) *heartbeat_s = (int)json_integer_value(hb);
+    k->batch = json_is_true(j ? json_object_get(j, "report_batch") : NULL);
     json_decref(j);
     k->registered = true;
     px_info("registered with the server");
@@ -152,35 +159,114 @@ void px_link_queue(struct px_link *k, char *json, const char *jobdir) {
     return;
   }
   it->json = json;
+  it->queued_ms = mono_ms();
   snprintf(it->jobdir, sizeof it->jobdir, "%s", jobdir ? jobdir : "");
   if (k->tail) k->tail->next = it;
   else k->head = it;
   k->tail = it;
+  k->nqueued++;
+}
+
+int64_t px_link_due(const struct px_link *k) {
+  if (!k->head) return INT64_MAX;
+  int64_t due = k->batch && k->nqueued < PX_REPORT_BATCH ? k->head->queued_ms + PX_REPORT_HOLD_MS : 0;
+  return due > k->retry_at_ms ? due : k->retry_at_ms;
+}
+
+/* 2xx, or a rejection that retrying cannot cure (see the header). */
+static bool settled(long status) {
+  return (status >= 200 && status < 300) ||
+         (status >= 400 && status < 500 && status != 404 && status != 409 && status != 401);
+}
+
+static void pop_head(struct px_link *k, void (*on_acked)(const char *, void *), void *ud, long status) {
+  struct px_report_item *it = k->head;
+  if (status >= 300) px_error("report rejected (HTTP %ld): %s", status, it->json);
+  if (it->jobdir[0] && on_acked) on_acked(it->jobdir, ud);
+  k->head = it->next;
+  if (!k->head) k->tail = NULL;
+  k->nqueued--;
+  free(it->json);
+  free(it);
+}
+
+static void retry_later(struct px_link *k, int64_t now_ms) {
+  k->retry_at_ms = now_ms + k->backoff_ms;
+  k->backoff_ms = k->backoff_ms < 2000 ? k->backoff_ms * 2 : 2000;
+}
+
+/* One report, one request (a server without batches). 0, or 1 to stop. */
+static int flush_one(struct px_link *k, int64_t now_ms, void (*on_acked)(const char *, void *), void *ud) {
+  long status = 0;
+  int rc = px_http_do(k->main_http, "POST", "/v1/agent/report", k->head->json, REPORT_TIMEOUT_MS, &status, NULL);
+  if (rc || !settled(status)) {
+    /* the server is away (or restarting): keep everything, retry later */
+    retry_later(k, now_ms);
+    if (rc) k->registered = false;
+    return 1;
+  }
+  k->backoff_ms = 100;
+  pop_head(k, on_acked, ud, status);
+  return 0;
+}
+
+/* Up to PX_REPORT_BATCH reports in one request; each settles on its own
+ * status. Those that do not settle stay at the head, in order. 0, or 1 to stop. */
+static int flush_batch(struct px_link *k, int64_t now_ms, void (*on_acked)(const char *, void *), void *ud) {
+  char *items[PX_REPORT_BATCH];
+  uint32_t n = 0;
+  for (struct px_report_item *it = k->head; it && n < PX_REPORT_BATCH; it = it->next) items[n++] = it->json;
+  char *body = px_task_reports_encode(items, n), *resp = NULL;
+  if (!body) return 1;
+  long status = 0;
+  int rc = px_http_do(k->main_http, "POST", "/v1/agent/report", body, REPORT_TIMEOUT_MS, &status, &resp);
+  free(body);
+  json_t *j = !rc && status == 200 && resp ? json_loads(resp, 0, NULL) : NULL;
+  json_t *st = json_object_get(j, "status");
+  free(resp);
+  if (!json_is_array(st) || json_array_size(st) != n) {
+    json_decref(j);
+    if (!rc && status == 400) {
+      px_warn("the server refused a batch of reports (HTTP 400); sending them one by one");
+      k->batch = false; /* the single form drops only a report that is itself refused */
+      return 0;
+    }
+    retry_later(k, now_ms);
+    if (rc) k->registered = false;
+    return 1;
+  }
+  /* settled ones leave; the others move, in order, to a list that becomes the head */
+  struct px_report_item *keep = NULL, *last = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    long s = (long)json_integer_value(json_array_get(st, i));
+    if (settled(s)) {
+      pop_head(k, on_acked, ud, s);
+      continue;
+    }
+    struct px_report_item *it = k->head;
+    k->head = it->next;
+    it->next = NULL;
+    if (last) last->next = it;
+    else keep = it;
+    last = it;
+  }
+  json_decref(j);
+  if (keep) {
+    last->next = k->head;
+    if (!k->head) k->tail = last;
+    k->head = keep;
+    retry_later(k, now_ms);
+    return 1;
+  }
+  if (!k->head) k->tail = NULL;
+  k->backoff_ms = 100;
+  return 0;
 }
 
 int px_link_flush(struct px_link *k, int64_t now_ms, void (*on_acked)(const char *, void *), void *ud) {
   if (now_ms < k->retry_at_ms) return k->head != NULL;
-  while (k->head) {
-    struct px_report_item *it = k->head;
-    long status = 0;
-    int rc = px_http_do(k->main_http, "POST", "/v1/agent/report", it->json, REPORT_TIMEOUT_MS, &status, NULL);
-    bool ok = !rc && status >= 200 && status < 300;
-    bool rejected = !rc && status >= 400 && status < 500 && status != 404 && status != 409 && status != 401;
-    if (!ok && !rejected) {
-      /* the server is away (or restarting): keep everything, retry later */
-      k->retry_at_ms = now_ms + k->backoff_ms;
-      k->backoff_ms = k->backoff_ms < 2000 ? k->backoff_ms * 2 : 2000;
-      if (rc) k->registered = false;
-      return 1;
-    }
-    if (rejected) px_error("report rejected (HTTP %ld): %s", status, it->json);
-    k->backoff_ms = 100;
-    if (it->jobdir[0] && on_acked) on_acked(it->jobdir, ud);
-    k->head = it->next;
-    if (!k->head) k->tail = NULL;
-    free(it->json);
-    free(it);
-  }
+  while (k->head)
+    if ((k->batch ? flush_batch : flush_one)(k, now_ms, on_acked, ud)) return 1;
   return 0;
 }
 

@@ -18,8 +18,12 @@
 #include "agent/http.h"
 #include "proto/agent_msg.h"
 
+#define PX_REPORT_HOLD_MS 10
+#define PX_REPORT_BATCH 256
+
 struct px_report_item {
   char *json;
+  int64_t queued_ms;       /* monotonic */
   char jobdir[4096];       /* "" for RUNNING; for an end: marked reported on 2xx */
   struct px_report_item *next;
 };
@@ -40,7 +44,9 @@ struct px_link {
   struct px_report_item *head, *tail;
   int64_t retry_at_ms;
   int backoff_ms;
+  uint32_t nqueued;
   bool registered;
+  bool batch;                    /* the server takes {"reports":[...]} */
 };
 
 int px_link_init(struct px_link *k, const char *server, const char *node, const char *token_file, bool munge);
@@ -54,6 +60,8 @@ int px_link_start_poll(struct px_link *k);
 struct px_agent_work *px_link_take(struct px_link *k, uint32_t *n);
 /* Queues a report (takes ownership of json). */
 void px_link_queue(struct px_link *k, char *json, const char *jobdir);
+/* When the queued reports should leave (monotonic ms; INT64_MAX: none). */
+int64_t px_link_due(const struct px_link *k);
 /* Sends what is queued, in order, until one fails; on_acked runs for each
  * acknowledged end report. Returns the number still queued. */
 int px_link_flush(struct px_link *k, int64_t now_ms, void (*on_acked)(const char *jobdir, void *ud), void *ud);

@@ -152,7 +152,19 @@ static int probe_v2(struct px_cg_layout *lay, const char *root_rel, const char *
   return w < 0 || (size_t)w >= sizeof lay->base[0] ? PX_ERANGE : 0;
 }
 
-int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *name) {
+/* px_cg_probe_remember's answer, for the same arguments. */
+static struct {
+  bool valid;
+  char root[PATH_MAX], name[256];
+  int rc;
+  struct px_cg_layout lay;
+} memo;
+
+static bool memo_hit(const char *root_rel, const char *name) {
+  return memo.valid && strcmp(memo.root, root_rel ? root_rel : "") == 0 && strcmp(memo.name, name) == 0;
+}
+
+static int probe(struct px_cg_layout *lay, const char *root_rel, const char *name) {
   memset(lay, 0, sizeof *lay);
   if (probe_v2(lay, root_rel, name) == 0) return 0;
   memset(lay, 0, sizeof *lay);
@@ -166,6 +178,21 @@ int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *name
   if (!lay->base[PX_CG_MEMORY][0]) return PX_EUNSUPPORTED;
   lay->version = 1;
   return 0;
+}
+
+int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *name) {
+  if (!memo_hit(root_rel, name)) return probe(lay, root_rel, name);
+  *lay = memo.lay;
+  return memo.rc;
+}
+
+void px_cg_probe_remember(const char *root_rel, const char *name) {
+  memo.valid = false;
+  if (snprintf(memo.root, sizeof memo.root, "%s", root_rel ? root_rel : "") >= (int)sizeof memo.root ||
+      snprintf(memo.name, sizeof memo.name, "%s", name) >= (int)sizeof memo.name)
+    return;
+  memo.rc = probe(&memo.lay, root_rel, name);
+  memo.valid = true;
 }
 
 bool px_cg_constrains_devices(const struct px_cg_layout *lay) {

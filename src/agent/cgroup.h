@@ -61,6 +61,10 @@ struct px_cg_stats {
  * name is the per-agent level. 0, or PX_EUNSUPPORTED when neither
  * version offers the memory controller. */
 int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *node);
+/* Probes now and answers later px_cg_probe calls with the same arguments
+ * from memory: the agent's zygote does this once, so that each supervisor
+ * it forks skips reading /proc/self/mountinfo seven times. */
+void px_cg_probe_remember(const char *root_rel, const char *node);
 
 /* cgroup v2 allows controllers for child groups only in groups without
  * processes of their own ("no internal processes"): on v2 the agent moves

@@ -5,6 +5,7 @@
  *   phalanx agent --discover [--emulate-gpus SPEC]     print this node's report
  *   phalanx agent --run-local LAUNCH.json [options]    run one order here, print its end
  *   phalanx agent --supervise JOBDIR                   (internal) a job's supervisor
+ *   phalanx agent --zygote FD:PID [CGNAME [CGROOT]]    (internal) supervisor factory (zygote.h)
  */
 #include <getopt.h>
 #include <limits.h>
@@ -19,6 +20,7 @@
 #include "agent/cgroup.h"
 #include "agent/launch.h"
 #include "agent/supervise.h"
+#include "agent/zygote.h"
 #include "commands.h"
 #include "util/log.h"
 #include "util/map.h"
@@ -46,7 +48,7 @@ static void usage(void) {
 }
 
 enum { O_SERVER = 256, O_NODE, O_ADDR, O_STATE, O_TOKEN, O_MUNGE, O_EMU, O_CLUSTER, O_KILLWAIT,
-       O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_RUNLOCAL, O_DISCOVER,
+       O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_ZYGOTE, O_RUNLOCAL, O_DISCOVER,
        O_ECPUS, O_EMEM };
 
 static const struct option longopts[] = {
@@ -55,7 +57,7 @@ static const struct option longopts[] = {
     {"emulate-gpus", 1, 0, O_EMU}, {"cluster", 1, 0, O_CLUSTER},   {"kill-wait", 1, 0, O_KILLWAIT},
     {"pids-max", 1, 0, O_PIDS},   {"cgroup-root", 1, 0, O_CGROOT}, {"allow-root", 0, 0, O_ROOT},
     {"heartbeat", 1, 0, O_HB},    {"kill-jobs-on-exit", 0, 0, O_KILLEXIT},
-    {"no-cgroup", 0, 0, O_NOCG},  {"log-level", 1, 0, O_LOG},      {"supervise", 1, 0, O_SUPERVISE},
+    {"no-cgroup", 0, 0, O_NOCG},  {"log-level", 1, 0, O_LOG},      {"supervise", 1, 0, O_SUPERVISE}, {"zygote", 1, 0, O_ZYGOTE},
     {"run-local", 1, 0, O_RUNLOCAL}, {"discover", 0, 0, O_DISCOVER}, {"help", 0, 0, 'h'},
     {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM},
     {0, 0, 0, 0}};
@@ -212,13 +214,14 @@ int px_cmd_agent(int argc, char **argv) {
   o.site.kill_wait_s = 30;
   o.site.pids_max = 16384;
   o.heartbeat_s = 10;
-  const char *supervise = NULL, *run = NULL;
+  const char *supervise = NULL, *run = NULL, *zygote = NULL;
   bool discover = false;
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
     if (c == 'h') return usage(), 0;
     if (c == O_SUPERVISE) supervise = optarg;
+    else if (c == O_ZYGOTE) zygote = optarg;
     else if (c == O_RUNLOCAL) run = optarg;
     else if (c == O_DISCOVER) discover = true;
     else if (c == '?' || set_opt(&o, c, optarg)) {
@@ -226,6 +229,10 @@ int px_cmd_agent(int argc, char **argv) {
       usage();
       return 2;
     }
+  }
+  if (zygote) {
+    px_log_set_tag("zygote");
+    return px_zygote_main(zygote, optind < argc ? argv[optind] : NULL, optind + 1 < argc ? argv[optind + 1] : NULL);
   }
   if (supervise) {
     px_log_set_tag("supervisor");

@@ -1,4 +1,4 @@
-/* task.c - the child side of starting a task (task.h). */
+/* task.c - starting a task (task.h). */
 #include "agent/task.h"
 
 #include <errno.h>
@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,143 +20,228 @@
 #include "agent/outpath.h"
 #include "util/error.h"
 
-/* Reports why the child failed to the parent and exits; never returns. */
-static void die(int pipefd, int code, const char *fmt, const char *arg) {
-  char msg[512];
-  int n = snprintf(msg, sizeof msg, fmt, arg, strerror(errno));
-  if (n > 0 && write(pipefd, msg, (size_t)n) < 0) { /* the parent reads what it can */ }
+#define MAX_GROUPS 1024
+#define CHILD_STACK (256 * 1024)
+#define PID_DIGITS 10
+
+/* Everything the child needs, prepared by the parent: the child shares the
+ * parent's memory until it execs, so it must not allocate, take locks or
+ * touch NSS; it runs system calls on what is here (see task.h). */
+struct prep {
+  const struct px_task_spec *t;
+  char **envp;
+  char *pid_value;                        /* SLURM_TASK_PID's digits, written by the child */
+  char procs[PX_CG_NCTL][PATH_MAX + 16];  /* the cgroup.procs files to join */
+  int nprocs;
+  cpu_set_t cpus;
+  bool pin;
+  gid_t groups[MAX_GROUPS];
+  int ngroups;
+  char out[4096], err[4096], in[4096];
+  int oflags;
+  const char *wd;
+  int pipefd;
+};
+
+/* ---- the child (no allocation, no locks: plain system calls) ---- */
+
+static void put(int fd, const char *s) {
+  if (s && write(fd, s, strlen(s)) < 0) { /* the parent reads what it can */ }
+}
+
+/* Reports "what arg: error" to the parent and exits; never returns. */
+__attribute__((noreturn)) static void die(const struct prep *p, int code, const char *what, const char *arg) {
+  const char *e = strerrordesc_np(errno);
+  put(p->pipefd, what);
+  if (arg) put(p->pipefd, " "), put(p->pipefd, arg);
+  put(p->pipefd, ": ");
+  put(p->pipefd, e ? e : "unknown error");
   _exit(code);
 }
 
-static void pin_cpus(const struct px_launch *l, bool emulated) {
-  if (!l->ncpu_ids || emulated) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (uint32_t i = 0; i < l->ncpu_ids; i++)
-    if (l->cpu_ids[i] < CPU_SETSIZE) CPU_SET(l->cpu_ids[i], &set);
-  /* the cpuset cgroup already confines the job; this also holds without it */
-  sched_setaffinity(0, sizeof set, &set);
+static void put_pid(char *digits) {
+  long pid = syscall(SYS_getpid);
+  char rev[PID_DIGITS];
+  int n = 0;
+  do rev[n++] = (char)('0' + pid % 10), pid /= 10;
+  while (pid && n < PID_DIGITS);
+  for (int i = 0; i < n; i++) digits[i] = rev[n - 1 - i];
+  digits[n] = '\0';
 }
 
-static void become_user(const struct px_launch *l, int pipefd) {
-  if (setgroups(0, NULL) != 0 && errno != EPERM) die(pipefd, 1, "setgroups for %s: %s", l->user);
-  if (initgroups(l->user, l->gid) != 0) die(pipefd, 1, "initgroups for %s: %s", l->user);
-  if (setgid(l->gid) != 0) die(pipefd, 1, "setgid for %s: %s", l->user);
-  if (setuid(l->uid) != 0) die(pipefd, 1, "setuid for %s: %s", l->user);
-  if (l->uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
+static void become_user(const struct prep *p) {
+  const struct px_launch *l = p->t->l;
+  /* raw system calls: glibc's wrappers may signal sibling threads (setxid) */
+  if (syscall(SYS_setgroups, (size_t)p->ngroups, p->groups) != 0) die(p, 1, "setgroups for", l->user);
+  if (syscall(SYS_setresgid, l->gid, l->gid, l->gid) != 0) die(p, 1, "setgid for", l->user);
+  if (syscall(SYS_setresuid, l->uid, l->uid, l->uid) != 0) die(p, 1, "setuid for", l->user);
+  if (l->uid != 0 && (syscall(SYS_setuid, 0) == 0 || syscall(SYS_setresuid, -1, 0, -1) == 0)) {
     errno = EPERM;
-    die(pipefd, 1, "could still regain root after becoming %s: %s", l->user);
+    die(p, 1, "could still regain root after becoming", l->user);
   }
 }
 
-/* Opens the task's stdin/stdout/stderr as the user (privileges already dropped). */
-static void open_stdio(const struct px_task_spec *t, uint32_t task_id, int pipefd) {
-  const struct px_launch *l = t->l;
-  char out[4096], errp[4096], in[4096];
-  if (px_outpath_expand(l->stdout_path, l, t->site->node, task_id, out, sizeof out))
-    die(pipefd, 1, "output path too long: %s%s", "");
-  const char *epat = l->stderr_path ? l->stderr_path : l->stdout_path;
-  if (px_outpath_expand(epat, l, t->site->node, task_id, errp, sizeof errp))
-    die(pipefd, 1, "error path too long: %s%s", "");
-  int flags = O_WRONLY | O_CREAT | (t->truncate_output ? O_TRUNC : O_APPEND);
-  int fd = open(out, flags, 0644);
-  if (fd < 0) die(pipefd, 1, "cannot open output file %s: %s", out);
-  if (dup2(fd, 1) < 0) die(pipefd, 1, "dup2 %s: %s", out);
-  if (strcmp(out, errp) != 0) {
+/* The task's stdin/stdout/stderr, opened as the user (privileges already dropped). */
+static void open_stdio(const struct prep *p) {
+  int fd = open(p->out, p->oflags, 0644);
+  if (fd < 0) die(p, 1, "cannot open output file", p->out);
+  if (dup2(fd, 1) < 0) die(p, 1, "dup2", p->out);
+  if (strcmp(p->out, p->err) != 0) {
     close(fd);
-    fd = open(errp, flags, 0644);
-    if (fd < 0) die(pipefd, 1, "cannot open error file %s: %s", errp);
+    fd = open(p->err, p->oflags, 0644);
+    if (fd < 0) die(p, 1, "cannot open error file", p->err);
   }
-  if (dup2(fd, 2) < 0) die(pipefd, 1, "dup2 %s: %s", errp);
+  if (dup2(fd, 2) < 0) die(p, 1, "dup2", p->err);
   close(fd);
-  const char *ipat = l->stdin_path ? l->stdin_path : "/dev/null";
-  if (px_outpath_expand(ipat, l, t->site->node, task_id, in, sizeof in)) snprintf(in, sizeof in, "/dev/null");
-  fd = open(in, O_RDONLY);
-  if (fd < 0) die(pipefd, 1, "cannot open input file %s: %s", in);
+  fd = open(p->in, O_RDONLY);
+  if (fd < 0) die(p, 1, "cannot open input file", p->in);
   dup2(fd, 0);
   if (fd > 2) close(fd);
 }
 
-/* Login-like defaults the user's exported environment may lack. */
-static void user_defaults(struct px_strvec *env, const struct px_launch *l) {
-  struct passwd *pw = getpwuid(l->uid);
-  if (!px_jobenv_get(env, "PATH")) px_jobenv_set(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
-  if (!pw) return;
-  if (!px_jobenv_get(env, "HOME")) px_jobenv_set(env, "HOME", pw->pw_dir);
-  if (!px_jobenv_get(env, "USER")) px_jobenv_set(env, "USER", pw->pw_name);
-  if (!px_jobenv_get(env, "LOGNAME")) px_jobenv_set(env, "LOGNAME", pw->pw_name);
-  if (!px_jobenv_get(env, "SHELL")) px_jobenv_set(env, "SHELL", pw->pw_shell);
+static void enter_workdir(const struct prep *p) {
+  if (chdir(p->wd) == 0) return;
+  /* as Slurm: the job still runs, from /tmp, and says so in its error file */
+  const char *e = strerrordesc_np(errno);
+  put(2, "phalanx: error: couldn't chdir to `"), put(2, p->wd), put(2, "': ");
+  put(2, e ? e : "error"), put(2, ": going to /tmp instead\n");
+  if (chdir("/tmp") != 0) die(p, 1, "cannot chdir to", "/tmp");
 }
 
 static void reset_signals(void) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL);
+  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
 }
 
-static void child(const struct px_task_spec *t, int pipefd) {
-  const struct px_launch *l = t->l;
+static int child(void *arg) {
+  const struct prep *p = arg;
+  const struct px_task_spec *t = p->t;
   setpgid(0, t->pgid);
-  if (t->cg->version && px_cg_attach(t->cg, 0) != 0) die(pipefd, 1, "cannot join the job's cgroup%s: %s", "");
-  pin_cpus(l, t->site->emulated_cpus);
-  struct px_task_ident id = {.local_id = t->local_id, .proc_id = px_jobenv_proc_id(l, t->local_id),
-                             .local_tasks = l->tasks_per_node[l->node_rank], .batch = t->batch};
-  struct px_jobenv_site site = {t->site->cluster[0] ? t->site->cluster : NULL, t->site->node, t->renumber_gpus};
-  struct px_strvec env = {0};
-  if (px_jobenv_build(l, &site, &id, &env)) die(pipefd, 1, "out of memory building the environment%s: %s", "");
-  char pidbuf[24];
-  snprintf(pidbuf, sizeof pidbuf, "%d", (int)getpid());
-  px_jobenv_set(&env, "SLURM_TASK_PID", pidbuf);
-  user_defaults(&env, l);
-  become_user(l, pipefd);
-  umask(022);
-  open_stdio(t, id.proc_id, pipefd);
-  const char *wd = l->workdir ? l->workdir : l->submit_dir ? l->submit_dir : "/tmp";
-  if (chdir(wd) != 0) {
-    /* as Slurm: the job still runs, from /tmp, and says so in its error file */
-    dprintf(2, "phalanx: error: couldn't chdir to `%s': %s: going to /tmp instead\n", wd, strerror(errno));
-    if (chdir("/tmp") != 0) die(pipefd, 1, "cannot chdir to /tmp%s: %s", "");
+  for (int i = 0; i < p->nprocs; i++) {
+    int fd = open(p->procs[i], O_WRONLY | O_CLOEXEC);
+    /* "0": the writer itself, on v1 and v2 */
+    if (fd < 0 || write(fd, "0", 1) != 1) die(p, 1, "cannot join the job's cgroup", p->procs[i]);
+    close(fd);
   }
+  /* the cpuset cgroup already confines the job; this also holds without it */
+  if (p->pin) sched_setaffinity(0, sizeof p->cpus, &p->cpus);
+  put_pid(p->pid_value);
+  become_user(p);
+  umask(022);
+  open_stdio(p);
+  enter_workdir(p);
   reset_signals();
   if (t->script_path) {
     char *argv[] = {(char *)t->script_path, NULL};
-    execve(t->script_path, argv, env.v);
+    execve(t->script_path, argv, p->envp);
     if (errno == ENOEXEC) { /* no #! line: run it with the shell, as sh would */
       char *shv[] = {"/bin/sh", (char *)t->script_path, NULL};
-      execve("/bin/sh", shv, env.v);
+      execve("/bin/sh", shv, p->envp);
     }
-    die(pipefd, 127, "cannot execute the batch script %s: %s", t->script_path);
+    die(p, 127, "cannot execute the batch script", t->script_path);
   }
-  execvpe(l->argv[0], l->argv, env.v);
-  die(pipefd, 127, "cannot execute %s: %s", l->argv[0]);
+  execvpe(t->l->argv[0], t->l->argv, p->envp);
+  die(p, 127, "cannot execute", t->l->argv[0]);
+}
+
+/* ---- the parent ---- */
+
+/* Login-like defaults the user's exported environment may lack. */
+static int user_defaults(struct px_strvec *env, const struct px_launch *l) {
+  struct passwd *pw = getpwuid(l->uid);
+  int rc = 0;
+  if (!px_jobenv_get(env, "PATH")) rc |= px_jobenv_set(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
+  if (!pw) return rc;
+  if (!px_jobenv_get(env, "HOME")) rc |= px_jobenv_set(env, "HOME", pw->pw_dir);
+  if (!px_jobenv_get(env, "USER")) rc |= px_jobenv_set(env, "USER", pw->pw_name);
+  if (!px_jobenv_get(env, "LOGNAME")) rc |= px_jobenv_set(env, "LOGNAME", pw->pw_name);
+  if (!px_jobenv_get(env, "SHELL")) rc |= px_jobenv_set(env, "SHELL", pw->pw_shell);
+  return rc;
+}
+
+static int build_env(const struct px_task_spec *t, struct px_strvec *env, char **pid_value) {
+  const struct px_launch *l = t->l;
+  struct px_task_ident id = {.local_id = t->local_id, .proc_id = px_jobenv_proc_id(l, t->local_id),
+                             .local_tasks = l->tasks_per_node[l->node_rank], .batch = t->batch};
+  struct px_jobenv_site site = {t->site->cluster[0] ? t->site->cluster : NULL, t->site->node, t->renumber_gpus};
+  /* room for the pid, which only the child knows */
+  if (px_jobenv_build(l, &site, &id, env) || px_jobenv_set(env, "SLURM_TASK_PID", "0000000000") ||
+      user_defaults(env, l))
+    return PX_ENOMEM;
+  *pid_value = (char *)px_jobenv_get(env, "SLURM_TASK_PID");
+  return *pid_value ? 0 : PX_ENOMEM;
+}
+
+static int prepare(struct prep *p, const struct px_task_spec *t, struct px_strvec *env, char *err, size_t errlen) {
+  const struct px_launch *l = t->l;
+  if (build_env(t, env, &p->pid_value)) return snprintf(err, errlen, "out of memory building the environment"), PX_ENOMEM;
+  p->envp = env->v;
+  for (int c = 0; t->cg->version && c < PX_CG_NCTL; c++)
+    if (t->cg->path[c][0]) snprintf(p->procs[p->nprocs++], sizeof p->procs[0], "%s/cgroup.procs", t->cg->path[c]);
+  CPU_ZERO(&p->cpus);
+  p->pin = l->ncpu_ids && !t->site->emulated_cpus;
+  for (uint32_t i = 0; p->pin && i < l->ncpu_ids; i++)
+    if (l->cpu_ids[i] < CPU_SETSIZE) CPU_SET(l->cpu_ids[i], &p->cpus);
+  p->ngroups = MAX_GROUPS;
+  if (getgrouplist(l->user, l->gid, p->groups, &p->ngroups) < 0)
+    return snprintf(err, errlen, "initgroups for %s: more than %d groups", l->user, MAX_GROUPS), PX_ERANGE;
+  uint32_t task_id = px_jobenv_proc_id(l, t->local_id);
+  const char *epat = l->stderr_path ? l->stderr_path : l->stdout_path;
+  if (px_outpath_expand(l->stdout_path, l, t->site->node, task_id, p->out, sizeof p->out))
+    return snprintf(err, errlen, "output path too long"), PX_ERANGE;
+  if (px_outpath_expand(epat, l, t->site->node, task_id, p->err, sizeof p->err))
+    return snprintf(err, errlen, "error path too long"), PX_ERANGE;
+  if (px_outpath_expand(l->stdin_path ? l->stdin_path : "/dev/null", l, t->site->node, task_id, p->in, sizeof p->in))
+    snprintf(p->in, sizeof p->in, "/dev/null");
+  p->oflags = O_WRONLY | O_CREAT | (t->truncate_output ? O_TRUNC : O_APPEND);
+  p->wd = l->workdir ? l->workdir : l->submit_dir ? l->submit_dir : "/tmp";
+  return 0;
+}
+
+/* The child's stack, reused by every spawn of this (single-threaded) process. */
+static char *child_stack(void) {
+  static char *stack;
+  if (!stack) {
+    void *m = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    stack = m == MAP_FAILED ? NULL : m;
+  }
+  return stack ? stack + CHILD_STACK : NULL;
 }
 
 int px_task_spawn(const struct px_task_spec *t, pid_t *pid, char *err, size_t errlen) {
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) != 0) {
-    snprintf(err, errlen, "pipe: %s", strerror(errno));
-    return PX_EIO;
+  static struct prep p; /* large (paths); the child reads it from the shared memory */
+  memset(&p, 0, sizeof p);
+  p.t = t;
+  struct px_strvec env = {0};
+  int rc = prepare(&p, t, &env, err, errlen);
+  char *stack = rc ? NULL : child_stack();
+  if (!rc && !stack) rc = PX_ENOMEM, snprintf(err, errlen, "no memory for the task's stack");
+  int fds[2] = {-1, -1};
+  if (!rc && pipe2(fds, O_CLOEXEC) != 0) rc = PX_EIO, snprintf(err, errlen, "pipe: %s", strerror(errno));
+  pid_t c = -1;
+  if (!rc) {
+    p.pipefd = fds[1];
+    /* The parent sleeps until the child execs or exits (CLONE_VFORK): no
+     * copy of the supervisor's page tables for a process that execs at once. */
+    c = clone(child, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &p);
+    if (c < 0) rc = PX_EAGAIN, snprintf(err, errlen, "clone: %s", strerror(errno));
   }
-  pid_t c = fork();
-  if (c < 0) {
-    snprintf(err, errlen, "fork: %s", strerror(errno));
-    close(p[0]);
-    close(p[1]);
-    return PX_EAGAIN;
+  if (fds[1] >= 0) close(fds[1]);
+  px_strvec_free_all(&env);
+  if (rc) {
+    if (fds[0] >= 0) close(fds[0]);
+    return rc;
   }
-  if (c == 0) {
-    close(p[0]);
-    child(t, p[1]);
-  }
-  close(p[1]);
   /* Also set the group from here: whichever of parent and child runs first. */
   setpgid(c, t->pgid ? t->pgid : c);
   ssize_t n;
   char msg[512];
-  do n = read(p[0], msg, sizeof msg - 1);
+  do n = read(fds[0], msg, sizeof msg - 1);
   while (n < 0 && errno == EINTR);
-  close(p[0]);
+  close(fds[0]);
   if (n > 0) {
     msg[n] = '\0';
     snprintf(err, errlen, "%s", msg);

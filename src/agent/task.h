@@ -1,12 +1,19 @@
 /*
- * task.h - starting one task of a job: the child side of fork.
+ * task.h - starting one task of a job.
  *
  * The child joins the job's cgroup and process group while still root,
  * pins itself to the job's CPUs, then becomes the submitting user for good
- * (initgroups, setgid, setuid, and a check that root cannot be regained),
- * and only then opens its output files and enters the working directory,
- * so every path is reached with the user's rights, never root's. A failure
- * before exec is reported to the parent through a close-on-exec pipe.
+ * (the user's groups, setgid, setuid, and a check that root cannot be
+ * regained), and only then opens its output files and enters the working
+ * directory, so every path is reached with the user's rights, never root's.
+ * A failure before exec is reported to the parent through a close-on-exec
+ * pipe.
+ *
+ * The child is a vfork-like clone (CLONE_VM | CLONE_VFORK, its own stack),
+ * as posix_spawn makes: a fork would copy the supervisor's page tables only
+ * for exec to throw them away. So everything that allocates or reads the
+ * user database (environment, group list, output paths) is prepared by the
+ * parent, and the child makes system calls only.
  */
 #ifndef PX_AGENT_TASK_H
 #define PX_AGENT_TASK_H

@@ -4,9 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -14,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/cgroup.h"
 #include "agent/supervise.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -33,7 +37,13 @@ static void supervisor(int fd, const char *jobdir) {
   close(fd);
   default_signals();
   px_log_set_tag("supervisor");
-  exit(px_supervise_main(jobdir));
+  int rc = px_supervise_main(jobdir);
+#ifdef __SANITIZE_ADDRESS__
+  exit(rc); /* LeakSanitizer checks the supervisor at exit */
+#else
+  fflush(NULL);
+  _exit(rc); /* skips the destructors of some 40 libraries, none of which holds anything */
+#endif
 }
 
 /* The go-between: forks the supervisor, tells the agent its pid, exits. */
@@ -45,49 +55,73 @@ static void between(int fd, const char *jobdir) {
   _exit(0);
 }
 
-static void zygote_main(int fd, pid_t agent) {
+/* What each supervisor (and task) would otherwise load again. */
+static void warm(const char *cg_name, const char *cg_root) {
+  if (cg_name && *cg_name) px_cg_probe_remember(cg_root && *cg_root ? cg_root : NULL, cg_name);
+  struct passwd *pw = getpwnam("root"); /* loads the passwd and group NSS modules */
+  gid_t groups[64];
+  int ngroups = 64;
+  if (pw) getgrouplist(pw->pw_name, pw->pw_gid, groups, &ngroups);
+  endpwent();
+  endgrent();
+}
+
+int px_zygote_main(const char *fd_pid, const char *cg_name, const char *cg_root) {
+  int fd = -1;
+  long agent = 0;
+  if (sscanf(fd_pid, "%d:%ld", &fd, &agent) != 2 || fd < 3 || agent <= 1) return 2;
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != agent) _exit(0); /* the agent died before the line above */
+  if (getppid() != (pid_t)agent) return 0; /* the agent died before the line above */
   prctl(PR_SET_NAME, "px-zygote");
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
   default_signals();
   signal(SIGPIPE, SIG_IGN);
+  warm(cg_name, cg_root);
   char dir[PATH_MAX];
   for (;;) {
     ssize_t n = recv(fd, dir, sizeof dir - 1, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) _exit(0);
+    if (n <= 0) return 0;
     dir[n] = '\0';
     pid_t c = fork();
     if (c == 0) between(fd, dir);
     if (c < 0) {
       int32_t ans = -(int32_t)errno;
-      if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL) < 0) _exit(0);
+      if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL) < 0) return 0;
       continue;
     }
     while (waitpid(c, NULL, 0) < 0 && errno == EINTR) {}
   }
 }
 
-int px_zygote_start(struct px_zygote *z) {
+int px_zygote_start(struct px_zygote *z, const char *cg_root, const char *cg_name, bool no_cgroup) {
   z->pid = 0;
   z->fd = -1;
+  char self[PATH_MAX], arg[64];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return PX_EIO;
+  self[len] = '\0';
+  snprintf(arg, sizeof arg, "3:%ld", (long)getpid());
+  char *argv[] = {self, "agent", "--zygote", arg, no_cgroup ? NULL : (char *)cg_name,
+                  cg_root && *cg_root ? (char *)cg_root : NULL, NULL};
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return PX_EIO;
-  pid_t agent = getpid(), c = fork();
+  pid_t c = fork();
   if (c < 0) {
     close(sv[0]);
     close(sv[1]);
     return PX_EIO;
   }
   if (c == 0) {
-    /* keep stdout/stderr (the agent's log) and the socket, nothing else */
+    /* keep stdout/stderr (the agent's log) and the socket as fd 3, nothing else */
     int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (nul > 0) dup2(nul, 0);
-    int fd = dup2(sv[1], 3) == 3 ? 3 : -1;
-    if (fd < 0) _exit(0);
+    if (dup2(sv[1], 3) != 3) _exit(127); /* dup2 clears close-on-exec */
     close_range(4, ~0U, 0);
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
-    zygote_main(fd, agent);
+    setenv("LD_BIND_NOW", "1", 1);
+    default_signals();
+    execv(self, argv);
+    _exit(127);
   }
   close(sv[1]);
   z->pid = c;

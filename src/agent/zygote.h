@@ -7,7 +7,11 @@
  * fork: it has threads (the order poll), and a fork that runs on without
  * exec may inherit a lock another thread held. So at startup, while still
  * single-threaded, the agent forks a helper, the zygote, which never starts
- * a thread and forks each supervisor on request.
+ * a thread and forks each supervisor on request. The zygote is itself a
+ * fresh `phalanx agent --zygote` (one exec per agent start) so that what
+ * every supervisor would redo is done once, before the forks, and shared:
+ * symbols bound at load (LD_BIND_NOW, in its environment only), the cgroup
+ * layout probed (px_cg_probe_remember), the user database modules loaded.
  *
  * The supervisor must be the agent's child, as an exec'd one was (the agent
  * reaps it on SIGCHLD). The zygote forks a go-between which forks the
@@ -22,6 +26,7 @@
 #ifndef PX_AGENT_ZYGOTE_H
 #define PX_AGENT_ZYGOTE_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct px_zygote {
@@ -29,8 +34,13 @@ struct px_zygote {
   int fd;
 };
 
-/* Forks the zygote; call before any thread starts. 0 or PX_EIO. */
-int px_zygote_start(struct px_zygote *z);
+/* Starts the zygote (a fork and exec: call before any thread starts);
+ * cg_root "" or NULL: under the agent's own cgroup; no_cgroup: none.
+ * 0 or PX_EIO. */
+int px_zygote_start(struct px_zygote *z, const char *cg_root, const char *cg_name, bool no_cgroup);
+/* `phalanx agent --zygote FD:AGENTPID [CGNAME [CGROOT]]`: the zygote's
+ * body; returns only on bad arguments. */
+int px_zygote_main(const char *fd_pid, const char *cg_name, const char *cg_root);
 /* Starts a supervisor for jobdir; 0 with *pid, or an error (the zygote is
  * then stopped, and later calls fail at once). */
 int px_zygote_spawn(struct px_zygote *z, const char *jobdir, pid_t *pid);

@@ -316,14 +316,13 @@ char *px_task_report_encode(const struct px_task_report *r) {
                                 (json_int_t)r->restart_count));
 }
 
-int px_task_report_decode(const char *json, struct px_task_report *out, struct px_diag *d) {
-  json_t *j;
-  int rc = px_rd_parse(json, &j, d);
-  if (rc) return rc;
+static int task_report_from_json(json_t *j, uint32_t idx, struct px_task_report *out, struct px_diag *d) {
   struct px_task_report r;
   memset(&r, 0, sizeof r);
+  char ctx[40];
+  snprintf(ctx, sizeof ctx, idx == UINT32_MAX ? "task_report" : "reports[%u]", idx);
   struct px_rd rd;
-  px_rd_init(&rd, j, "task_report", d);
+  px_rd_init(&rd, j, ctx, d);
   px_rd_buf(&rd, "node", true, r.node, sizeof r.node);
   px_rd_u64(&rd, "job_id", true, &r.job_id);
   px_rd_buf(&rd, "state", true, r.state, sizeof r.state);
@@ -339,10 +338,51 @@ int px_task_report_decode(const char *json, struct px_task_report *out, struct p
   for (size_t i = 0; i < sizeof task_states / sizeof task_states[0]; i++)
     known |= strcmp(r.state, task_states[i]) == 0;
   if (!rd.err && !known) px_rd_fail(&rd, "state", "'%s' is not a task state", r.state);
-  rc = px_rd_done(&rd);
-  json_decref(j);
+  int rc = px_rd_done(&rd);
   if (!rc) *out = r;
   return rc;
+}
+
+int px_task_report_decode(const char *json, struct px_task_report *out, struct px_diag *d) {
+  json_t *j;
+  int rc = px_rd_parse(json, &j, d);
+  if (rc) return rc;
+  rc = task_report_from_json(j, UINT32_MAX, out, d);
+  json_decref(j);
+  return rc;
+}
+
+int px_task_reports_decode(const char *json, struct px_task_report **out, uint32_t *n, struct px_diag *d) {
+  json_t *j;
+  int rc = px_rd_parse(json, &j, d);
+  if (rc) return rc;
+  struct px_task_report *v = NULL;
+  uint32_t nv = 0;
+  struct px_rd rd;
+  px_rd_init(&rd, j, "reports", d);
+  px_rd_get(&rd, "reports", true);
+  RD_OBJ_ARRAY(&rd, "reports", v, nv, task_report_from_json);
+  if (!rd.err && nv > PX_TASK_REPORTS_MAX) px_rd_fail(&rd, "reports", "at most %d in one batch", PX_TASK_REPORTS_MAX);
+  rc = px_rd_done(&rd);
+  json_decref(j);
+  if (rc) {
+    free(v);
+    return rc;
+  }
+  *out = v;
+  *n = nv;
+  return 0;
+}
+
+char *px_task_reports_encode(char *const *reports, uint32_t n) {
+  size_t len = 16;
+  for (uint32_t i = 0; i < n; i++) len += strlen(reports[i]) + 1;
+  char *s = malloc(len);
+  if (!s) return NULL;
+  size_t off = (size_t)sprintf(s, "{\"reports\":[");
+  for (uint32_t i = 0; i < n; i++) off += (size_t)sprintf(s + off, "%s%s", i ? "," : "", reports[i]);
+  sprintf(s + off, "]}");
+  return s;
 }
 
 /* ---- signal order ----------------------------------------------------- */

@@ -10,8 +10,15 @@
  *        orders with a sequence number > SEQ:
  *        {"seq":S,"launch":[px_launch...],"signal":[px_signal_order...]}
  *   POST /v1/agent/report      body: px_task_report      -> {}
- *        a job's state on this node changed (RUNNING, then an end state);
- *        the agent retries until the server answers 2xx, so ends are never lost
+ *        a job's state on this node changed (its end; RUNNING after a
+ *        reattach); the agent retries until the server answers 2xx, so ends
+ *        are never lost
+ *                              body: {"reports":[px_task_report...]}
+ *                                        -> {"status":[HTTP status...]}
+ *        the same for up to PX_TASK_REPORTS_MAX reports at once, one status
+ *        per report in order (each what the single form would answer); only
+ *        sent to a server whose register answer says "report_batch":true
+ *        (a server without it answers 400 to this body)
  *   POST /v1/agent/heartbeat   body: {"node":"n01"}      -> {}
  *
  * An agent may only register, poll and report for its own node; the server
@@ -127,6 +134,13 @@ void px_launch_fini(struct px_launch *l);
 
 char *px_task_report_encode(const struct px_task_report *r);
 int px_task_report_decode(const char *json, struct px_task_report *r, struct px_diag *d);
+
+/* The batch form: *out (malloc'd, n entries) from {"reports":[...]};
+ * errors name the entry ("reports[3].state: ..."). */
+#define PX_TASK_REPORTS_MAX 1024
+int px_task_reports_decode(const char *json, struct px_task_report **out, uint32_t *n, struct px_diag *d);
+/* {"reports":[...]} of n already encoded reports. */
+char *px_task_reports_encode(char *const *reports, uint32_t n);
 
 char *px_signal_order_encode(const struct px_signal_order *s);
 int px_signal_order_decode(const char *json, struct px_signal_order *s, struct px_diag *d);

@@ -88,15 +88,25 @@ void px_api_agent_register(struct px_api_call *c) {
   px_req_fini(&r);
 }
 
+/* The batch form ({"reports":[...]}, proto/agent_msg.h) is one request to
+ * the main thread, so that a node's ends cost one journal commit. */
+static bool is_batch(const char *body) {
+  json_t *j = body ? json_loads(body, 0, NULL) : NULL;
+  bool batch = json_is_object(j) && json_object_get(j, "reports");
+  json_decref(j);
+  return batch;
+}
+
 void px_api_agent_report(struct px_api_call *c) {
   struct px_req r = {.kind = PX_REQ_AGENT_REPORT, .who = c->who};
   struct px_diag d;
   px_diag_clear(&d);
-  int rc = px_task_report_decode(c->body, &r.task, &d);
+  int rc = is_batch(c->body) ? px_task_reports_decode(c->body, &r.tasks, &r.ntasks, &d)
+                             : px_task_report_decode(c->body, &r.task, &d);
   if (rc) return px_api_error_diag(c, rc, &d);
   px_api_call_main(c, &r);
+  free(r.tasks);
 }
-
 struct node_body {
   char node[64];
 };

@@ -338,38 +338,75 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
   return px_jobs_end(s, j, st, t->exit_code, t->term_signal, now);
 }
 
-static void agent_report(struct px_server *s, struct px_req *r, int64_t now) {
-  const struct px_task_report *t = &r->task;
-  if (!agent_may(r, t->node)) return;
+/* One report: its HTTP status (200 when applied or a repeat), msg the error. */
+static int report_one(struct px_server *s, const struct px_task_report *t, int64_t now, const char **code,
+                      char *msg, size_t size) {
   int idx = px_node_index(s, t->node);
   struct px_sjob *j = px_jobs_find(s, t->job_id);
-  if (idx < 0 || !j)
-    return px_req_error(r, 404, "NOT_FOUND", "%s: unknown %s", idx < 0 ? "node" : "job_id",
-                        idx < 0 ? "node" : "job");
+  *code = "NOT_FOUND";
+  if (idx < 0 || !j) {
+    snprintf(msg, size, "%s: unknown %s", idx < 0 ? "node" : "job_id", idx < 0 ? "node" : "job");
+    return 404;
+  }
   if (t->restart_count < j->restarts) { /* a late word on an attempt since requeued */
     px_info("job %llu: report of attempt %u from %s ignored (attempt %u now)",
             (unsigned long long)j->id, t->restart_count, t->node, j->restarts);
-    return answer_ok(r);
+    return 200;
   }
-  if (t->restart_count > j->restarts)
-    return px_req_error(r, 409, "STATE", "restart_count: job %llu is at attempt %u, not %u",
-                        (unsigned long long)j->id, j->restarts, t->restart_count);
+  *code = "STATE";
+  if (t->restart_count > j->restarts) {
+    snprintf(msg, size, "restart_count: job %llu is at attempt %u, not %u",
+             (unsigned long long)j->id, j->restarts, t->restart_count);
+    return 409;
+  }
   bool here = false;
   for (uint32_t i = 0; i < j->nalloc; i++) here |= j->alloc[i].node == (uint32_t)idx;
+  *code = "STATE";
   if (j->state != PX_JOB_RUNNING) {
     /* The agent retries until it hears 2xx: a repeated end is acknowledged. */
-    if (px_job_state_terminal(j->state) || j->requeued) return answer_ok(r);
-    return px_req_error(r, 409, "STATE", "job_id: job %llu is not running",
-                        (unsigned long long)j->id);
+    if (px_job_state_terminal(j->state) || j->requeued) return 200;
+    snprintf(msg, size, "job_id: job %llu is not running", (unsigned long long)j->id);
+    return 409;
   }
-  if (!here)
-    return px_req_error(r, 409, "STATE", "node: job %llu does not run on %s",
-                        (unsigned long long)j->id, t->node);
-  int rc = task_ended(s, j, t, (uint32_t)idx, now);
-  if (rc == PX_EINVAL) return px_req_error(r, 400, "INVALID", "state: not a job state");
-  answer_ok(r);
+  if (!here) {
+    snprintf(msg, size, "node: job %llu does not run on %s", (unsigned long long)j->id, t->node);
+    return 409;
+  }
+  if (task_ended(s, j, t, (uint32_t)idx, now) == PX_EINVAL) {
+    *code = "INVALID";
+    snprintf(msg, size, "state: not a job state");
+    return 400;
+  }
+  return 200;
 }
 
+/* {"status":[...]}: one status per report of a batch, in order. */
+static void agent_reports(struct px_server *s, struct px_req *r, int64_t now) {
+  for (uint32_t i = 0; i < r->ntasks; i++)
+    if (!agent_may(r, r->tasks[i].node)) return;
+  json_t *st = json_array();
+  for (uint32_t i = 0; st && i < r->ntasks; i++) {
+    const char *code;
+    char msg[160];
+    int status = report_one(s, &r->tasks[i], now, &code, msg, sizeof msg);
+    if (status != 200) px_debug("report of job %llu: %d %s", (unsigned long long)r->tasks[i].job_id, status, msg);
+    json_array_append_new(st, json_integer(status));
+  }
+  json_t *o = st ? json_pack("{so}", "status", st) : NULL;
+  px_req_answer(r, 200, o ? json_dumps(o, JSON_COMPACT) : NULL);
+  json_decref(o);
+}
+
+static void agent_report(struct px_server *s, struct px_req *r, int64_t now) {
+  if (r->tasks) return agent_reports(s, r, now);
+  const struct px_task_report *t = &r->task;
+  if (!agent_may(r, t->node)) return;
+  const char *code;
+  char msg[160];
+  int status = report_one(s, t, now, &code, msg, sizeof msg);
+  if (status != 200) return px_req_error(r, status, code, "%s", msg);
+  answer_ok(r);
+}
 static void agent_register(struct px_server *s, struct px_req *r, int64_t now) {
   if (!agent_may(r, r->report.node)) return;
   if (px_nodes_register(s, r, now))
@@ -388,7 +425,8 @@ static void agent_register(struct px_server *s, struct px_req *r, int64_t now) {
     task_ended(s, j, &t, (uint32_t)idx, now);
   }
   int64_t hb = s->conf->phalanx.heartbeat_interval_s > 0 ? s->conf->phalanx.heartbeat_interval_s : 10;
-  json_t *o = json_pack("{sI ss}", "heartbeat_s", (json_int_t)hb, "node", r->report.node);
+  /* report_batch: this server takes {"reports":[...]} (proto/agent_msg.h) */
+  json_t *o = json_pack("{sI ss sb}", "heartbeat_s", (json_int_t)hb, "node", r->report.node, "report_batch", 1);
   px_req_answer(r, 200, json_dumps(o, JSON_COMPACT));
   json_decref(o);
 }

@@ -109,6 +109,8 @@ struct px_req {
   struct px_node_report report; /* register */
   struct px_task_report task;   /* report */
   char *text;                   /* reservation: its canonical JSON (owned) */
+  struct px_task_report *tasks; /* report batch (owned by the API thread), ntasks entries */
+  uint32_t ntasks;
   /* the answer, written by the main thread */
   int status;                   /* HTTP status */
   char *body;                   /* malloc'd JSON */
