@@ -401,6 +401,9 @@ int pxc_policy_load(struct px_core *c, const struct px_conf *conf); /* preemptio
 /* Fills (default reasons: appends to) the why text in w[0..n). */
 void pxc_policy_why(struct px_core *c, const struct pxc_job *j, char *w, size_t n);
 void pxc_policy_free(struct px_core *c);
+/* node's free resources changed (place.c) or its availability (a node
+ * event: the backfill plan is then rebuilt whole). */
+void pxc_plan_node_changed(struct px_core *c, uint32_t node, bool availability);
 /* A pending job that has preempted others sorts first (k1 = 0): the
  * resources freed are for it. */
 void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1);

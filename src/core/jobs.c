@@ -273,6 +273,7 @@ int px_core_node_event(struct px_core *c, uint32_t node, enum px_node_event ev, 
   case PX_NODE_EV_RESUME: n->down = n->drain = false; break;
   }
   pxc_index_node_add(c, node);
+  pxc_plan_node_changed(c, node, true);
   if (copy || (!n->down && !n->drain)) {
     pxc_free(c, n->reason);
     n->reason = copy;

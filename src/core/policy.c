@@ -104,8 +104,16 @@ int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out) {
 void pxc_plan_ensure(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
   if (!pol->plan || pol->plan_built) return;
-  pxc_tl_build(c, &pol->tl, c->now);
+  /* advance reservations and victims' kill times move releases: whole */
+  pxc_tl_build(c, &pol->tl, c->now, pol->nresv_adv || pol->nvictims);
   pol->plan_built = true;
+}
+
+void pxc_plan_node_changed(struct px_core *c, uint32_t node, bool availability) {
+  struct pxc_policy *pol = c->pol;
+  if (!pol || !pol->plan) return;
+  if (availability) pol->tl.base_ok = false;
+  else pxc_tl_dirty(&pol->tl, node);
 }
 
 void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1) {
