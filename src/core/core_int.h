@@ -225,6 +225,7 @@ struct pxc_job {
   /* issue 4 (policy.h) */
   int64_t expected_start_s; /* backfill plan; 0 unknown */
   int32_t signal_num, signal_time_s; /* --signal=SIG@TIME, 0 none */
+  double attained_gpu_s;    /* LAS: GPUs x seconds of its earlier (requeued) runs */
 };
 
 struct pxc_constraint {      /* DNF: OR of AND-masks */
@@ -376,6 +377,9 @@ struct pxc_quser *pxc_quser_get(struct px_core *c, uint32_t qos, uint32_t user);
 int pxc_quser_ensure(struct px_core *c, uint32_t qos, uint32_t user);
 
 /* prio.c */
+/* LAS queue of j at now (0 = the first; prio.c): attained service, runs
+ * before a requeue plus the current one, against the thresholds. */
+uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t now);
 void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t now,
                       struct px_prio_factors *f);
 

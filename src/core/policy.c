@@ -60,6 +60,8 @@ static int load_preempt(struct px_core *c, const struct px_conf *conf) {
 int pxc_policy_load(struct px_core *c, const struct px_conf *conf) {
   int rc;
   if ((rc = load_preempt(c, conf)) || (rc = pxc_quota_load(c, conf))) return rc;
+  if (c->sched.order == PX_ORDER_LAS && c->sched.preempt_mode != PX_PREEMPT_OFF)
+    c->pol->preempt_kind |= 4u; /* LAS: a higher queue preempts a lower one */
   if (c->pol->preempt_kind || c->pol->nqacct) c->victims = &pxc_victims_preempt;
   for (uint32_t i = 0; i < conf->nreservations; i++) {
     const struct px_conf_resv *r = &conf->reservations[i];
