@@ -136,6 +136,7 @@ struct px_conf_qos {
 enum px_backfill_mode { PX_BACKFILL_NONE, PX_BACKFILL_EASY, PX_BACKFILL_CONSERVATIVE };
 enum px_placement_policy { PX_PLACE_PACK, PX_PLACE_SPREAD };
 enum px_priority_order { PX_ORDER_MULTIFACTOR, PX_ORDER_FIFO, PX_ORDER_LAS };
+#define PX_LAS_MAX_THRESHOLDS 7
 
 struct px_conf_sched {
   const char *scheduler_type;      /* "sched/backfill" or "sched/builtin" */
@@ -161,6 +162,10 @@ struct px_conf_sched {
   uint32_t preempt_account_max_per_hour; /* PreemptAccountMaxPerHour=, per victim account */
   uint32_t preempt_exempt_after;   /* PreemptExemptAfter=N: a job preempted N times ... */
   int64_t preempt_exempt_s;        /* PreemptExemptPeriod=: ... is exempt this long; default 3600 */
+  /* PriorityOrder=las (issue 5): attained-service queue thresholds in
+   * GPU-seconds, ascending; las_nthresholds 0 = the core's default */
+  int64_t las_thresholds_gpu_s[PX_LAS_MAX_THRESHOLDS];
+  uint32_t las_nthresholds;
 };
 
 /* Phalanx's own keys (docs/config.md). */

@@ -11,7 +11,7 @@
  * returns 0 or a negative PX_E* code with a struct px_diag naming the field,
  * and changes nothing on error. px_core_cycle() then runs the stages in order
  *
- *   order   (priority: multifactor with Fair Tree, FIFO, ...; stage.h)
+ *   order   (priority: multifactor with Fair Tree, FIFO, LAS; stage.h)
  *   admit   (limits: account GrpTRES/GrpJobs/MaxJobs, QoS per-user, partition)
  *   place   (gang placement: feasibility, then topology and packing scores)
  *   reserve (hook: what a blocked job does to the jobs behind it; the default
@@ -256,8 +256,9 @@ enum px_preempt_cause {
   PX_PREEMPT_BY_QOS,       /* the preemptor's QoS lists the victim's */
   PX_PREEMPT_BY_TIER,      /* partition PriorityTier */
   PX_PREEMPT_BY_RECLAIM,   /* quota reclaim: the victim's account borrows the preemptor's guarantee */
+  PX_PREEMPT_BY_LAS,       /* PriorityOrder=las: the victim sits in a lower attained-service queue */
 };
-const char *px_preempt_cause_name(enum px_preempt_cause c); /* "qos", "tier", "reclaim" */
+const char *px_preempt_cause_name(enum px_preempt_cause c); /* "qos", "tier", "reclaim", "las" */
 
 struct px_action {
   enum px_action_kind kind;

@@ -225,6 +225,7 @@ struct pxc_job {
   /* issue 4 (policy.h) */
   int64_t expected_start_s; /* backfill plan; 0 unknown */
   int32_t signal_num, signal_time_s; /* --signal=SIG@TIME, 0 none */
+  double attained_gpu_s;    /* LAS: GPUs x seconds of its earlier (requeued) runs */
 };
 
 struct pxc_constraint {      /* DNF: OR of AND-masks */
@@ -376,6 +377,9 @@ struct pxc_quser *pxc_quser_get(struct px_core *c, uint32_t qos, uint32_t user);
 int pxc_quser_ensure(struct px_core *c, uint32_t qos, uint32_t user);
 
 /* prio.c */
+/* LAS queue of j at now (0 = the first; prio.c): attained service, runs
+ * before a requeue plus the current one, against the thresholds. */
+uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t now);
 void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t now,
                       struct px_prio_factors *f);
 
@@ -401,6 +405,9 @@ int pxc_policy_load(struct px_core *c, const struct px_conf *conf); /* preemptio
 /* Fills (default reasons: appends to) the why text in w[0..n). */
 void pxc_policy_why(struct px_core *c, const struct pxc_job *j, char *w, size_t n);
 void pxc_policy_free(struct px_core *c);
+/* node's free resources changed (place.c) or its availability (a node
+ * event: the backfill plan is then rebuilt whole). */
+void pxc_plan_node_changed(struct px_core *c, uint32_t node, bool availability);
 /* A pending job that has preempted others sorts first (k1 = 0): the
  * resources freed are for it. */
 void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1);

@@ -221,6 +221,7 @@ int px_core_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, 
   if (j->state != PX_JOB_RUNNING)
     return px_diag_set(d, PX_ESTATE, -1, "job %llu is not running", (unsigned long long)id);
   if (pxc_pending_reserve(c)) return PX_ENOMEM;
+  if (now > j->start_s) j->attained_gpu_s += (double)pxc_job_ngpu(j) * (double)(now - j->start_s); /* LAS */
   stop_running(c, j, now);
   j->state = PX_JOB_PENDING;
   j->restarts++;
@@ -273,6 +274,7 @@ int px_core_node_event(struct px_core *c, uint32_t node, enum px_node_event ev, 
   case PX_NODE_EV_RESUME: n->down = n->drain = false; break;
   }
   pxc_index_node_add(c, node);
+  pxc_plan_node_changed(c, node, true);
   if (copy || (!n->down && !n->drain)) {
     pxc_free(c, n->reason);
     n->reason = copy;

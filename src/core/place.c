@@ -441,6 +441,7 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
     pick_cpus(c, n, gpus, ncpu, &words[w]);
     w += (n->cpus + 63) / 64;
     n->gpu_free &= ~gpus;
+    pxc_plan_node_changed(c, node, false);
     n->cpu_free -= ncpu;
     n->mem_free -= mem;
     n->njobs++;
@@ -463,6 +464,7 @@ void pxc_place_release(struct px_core *c, struct pxc_job *j) {
     struct pxc_node *n = &c->nodes[a->node];
     pxc_index_node_remove(c, a->node);
     n->gpu_free |= a->gpus;
+    pxc_plan_node_changed(c, a->node, false);
     for (uint32_t k = 0; k < a->ncpu_words; k++) c->cpu_bits[n->cpu_word + k] |= j->cpu_words[a->cpu_word + k];
     n->cpu_free += a->ncpu;
     n->mem_free += a->mem_mib;

@@ -60,6 +60,8 @@ static int load_preempt(struct px_core *c, const struct px_conf *conf) {
 int pxc_policy_load(struct px_core *c, const struct px_conf *conf) {
   int rc;
   if ((rc = load_preempt(c, conf)) || (rc = pxc_quota_load(c, conf))) return rc;
+  if (c->sched.order == PX_ORDER_LAS && c->sched.preempt_mode != PX_PREEMPT_OFF)
+    c->pol->preempt_kind |= 4u; /* LAS: a higher queue preempts a lower one */
   if (c->pol->preempt_kind || c->pol->nqacct) c->victims = &pxc_victims_preempt;
   for (uint32_t i = 0; i < conf->nreservations; i++) {
     const struct px_conf_resv *r = &conf->reservations[i];
@@ -104,8 +106,16 @@ int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out) {
 void pxc_plan_ensure(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
   if (!pol->plan || pol->plan_built) return;
-  pxc_tl_build(c, &pol->tl, c->now);
+  /* advance reservations and victims' kill times move releases: whole */
+  pxc_tl_build(c, &pol->tl, c->now, pol->nresv_adv || pol->nvictims);
   pol->plan_built = true;
+}
+
+void pxc_plan_node_changed(struct px_core *c, uint32_t node, bool availability) {
+  struct pxc_policy *pol = c->pol;
+  if (!pol || !pol->plan) return;
+  if (availability) pol->tl.base_ok = false;
+  else pxc_tl_dirty(&pol->tl, node);
 }
 
 void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1) {

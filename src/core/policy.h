@@ -53,13 +53,26 @@ struct pxc_tl {
   uint32_t *leaves;
   uint32_t *skip, *skip_epoch; /* per node: no start before skip[] in this search */
   uint32_t epoch;
+  /* Incremental builds: while the grid (t0) stays, the next build undoes
+   * this cycle's takes and recomputes only the rows of nodes whose state
+   * changed (pxc_tl_dirty) instead of every node x slot. */
+  bool base_ok;               /* false: the next build is a full one */
+  struct pxc_tl_undo *undo;
+  size_t nundo, undo_cap;
+  uint64_t *dirty_bits;       /* per node */
+  uint32_t *dirty, ndirty;
 };
+
+struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };
 
 int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t res_s);
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl);
 /* Rebuilds the plan at now from node state and running jobs' time limits
- * (victims end at their kill time) and advance reservations. */
-void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now);
+ * (victims end at their kill time) and advance reservations; incrementally
+ * when it can (full: false forces every row). */
+void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now, bool full);
+/* node's free resources or running jobs changed since the last build. */
+void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node);
 int64_t pxc_tl_slot_time(const struct pxc_tl *tl, uint32_t k);
 /* Slot holding time t rounded up (the first slot wholly after t); nslots if beyond. */
 uint32_t pxc_tl_slot_ceil(const struct pxc_tl *tl, int64_t t);

@@ -8,7 +8,8 @@
  * of lower tiers on shared nodes), or by quota reclaim (quota.c: a job within
  * its account's guarantee preempts jobs of accounts borrowing in its cohort,
  * but never one that, requeued, would itself be within its guarantee and
- * reclaim back). A victim must have run its QoS's minimum run time, must not
+ * reclaim back), or, with PriorityOrder=las and a PreemptMode, by a lower
+ * LAS queue (prio.c: the victim has attained more service). A victim must have run its QoS's minimum run time, must not
  * be exempt (preempted PreemptExemptAfter times within PreemptExemptPeriod),
  * and the cluster and its account must be under their hourly rate limits.
  *
@@ -105,6 +106,8 @@ static bool may_preempt(const struct px_core *c, const struct pxc_job *p, const 
     *cause = PX_PREEMPT_BY_QOS;
   else if ((pol->preempt_kind & 2) && c->parts[p->part].tier > c->parts[v->part].tier)
     *cause = PX_PREEMPT_BY_TIER;
+  else if ((pol->preempt_kind & 4) && pxc_las_queue(c, p, now) < pxc_las_queue(c, v, now))
+    *cause = PX_PREEMPT_BY_LAS;
   else if (pol->nqacct && pxc_quota_entitled(c, p) &&
            pxc_quota_reclaimable(c, v->assoc, p->assoc, 0, 0))
     *cause = PX_PREEMPT_BY_RECLAIM;
@@ -164,7 +167,7 @@ static int cmp_cand(const void *a, const void *b, void *ctx) {
 }
 
 /* Candidates, cheapest first. pol->chosen per job slot: bit 0 chosen (its
- * resources virtually released), bits 1-2 cause + 1, bit 3 dropped while
+ * resources virtually released), bits 1-3 cause + 1, bit 4 dropped while
  * shrinking. */
 static int collect(struct px_core *c, struct pxc_job *p, int64_t now, size_t *ncand) {
   struct pxc_policy *pol = c->pol;
@@ -214,7 +217,7 @@ static bool allowed_now(struct px_core *c, struct pxc_job *p, const struct pxc_j
   if (lim && count_hour(c, now, v->account) + chosen_of(c, ncand, v->account) >= lim) return false;
   lim = c->sched.preempt_max_per_hour;
   if (lim && count_hour(c, now, PX_NONE) + chosen_of(c, ncand, PX_NONE) >= lim) return false;
-  enum px_preempt_cause cause = (enum px_preempt_cause)(((c->pol->chosen[v - c->jobs] >> 1) & 3) - 1);
+  enum px_preempt_cause cause = (enum px_preempt_cause)(((c->pol->chosen[v - c->jobs] >> 1) & 7) - 1);
   if (cause != PX_PREEMPT_BY_RECLAIM) return true;
   return pxc_quota_reclaimable(c, v->assoc, p->assoc, taken_from(c, ncand, v->assoc) + pxc_job_ngpu(v),
                                pxc_job_ngpu(v));
@@ -263,12 +266,12 @@ static void shrink_set(struct px_core *c, struct pxc_job *p, size_t ncand, int64
     uint32_t s = pol->cand[i].slot;
     if ((pol->chosen[s] & 1) && !on_placement(&c->jobs[s], res)) {
       set_chosen(c, s, false);
-      pol->chosen[s] |= 8; /* dropped: restored if the placer then wants it */
+      pol->chosen[s] |= 16; /* dropped: restored if the placer then wants it */
     }
   }
   if (!placeable(c, p, now, res)) { /* the placer now prefers other nodes: keep the set */
     for (size_t i = 0; i < ncand; i++)
-      if (pol->chosen[pol->cand[i].slot] & 8) set_chosen(c, pol->cand[i].slot, true);
+      if (pol->chosen[pol->cand[i].slot] & 16) set_chosen(c, pol->cand[i].slot, true);
     placeable(c, p, now, res);
     return;
   }
@@ -361,7 +364,7 @@ static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struc
   for (size_t i = 0; ok && i < ncand && rc == 0; i++) {
     uint32_t s = pol->cand[i].slot;
     if (!(pol->chosen[s] & 1)) continue;
-    enum px_preempt_cause cause = (enum px_preempt_cause)(((pol->chosen[s] >> 1) & 3) - 1);
+    enum px_preempt_cause cause = (enum px_preempt_cause)(((pol->chosen[s] >> 1) & 7) - 1);
     reclaim |= cause == PX_PREEMPT_BY_RECLAIM;
     rc = emit(c, p, &c->jobs[s], cause, now, out);
   }
@@ -466,6 +469,6 @@ bool px_core_preempt_next(const struct px_core *c, size_t *cursor, struct px_pre
 }
 
 const char *px_preempt_cause_name(enum px_preempt_cause cause) {
-  static const char *const names[] = {"qos", "tier", "reclaim"};
-  return (unsigned)cause < 3 ? names[cause] : "unknown";
+  static const char *const names[] = {"qos", "tier", "reclaim", "las"};
+  return (unsigned)cause < 4 ? names[cause] : "unknown";
 }

@@ -10,7 +10,7 @@
  * PriorityFavorSmall), partition = PriorityJobFactor / the largest, QoS =
  * Priority / the largest, TRES = the job's GPUs / its partition's GPUs. The
  * queue is sorted by partition PriorityTier, then priority, then submit time,
- * then job id. fifo: tier, submit time, job id.
+ * then job id. fifo: tier, submit time, job id. las: below.
  *
  * Also the default reserve stage ("block": a job that cannot be placed holds
  * back its partition, as Slurm's builtin scheduler does) and the empty
@@ -75,10 +75,39 @@ static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t
   *k2 = (uint64_t)j->submit_s ^ (1ULL << 63);
 }
 
+/*
+ * las: Tiresias' discretised two-dimensional least-attained-service order
+ * (Gu et al., NSDI 2019). A job's attained service is GPUs x seconds it has
+ * run (earlier runs before a requeue plus the current one); K thresholds
+ * cut it into K + 1 queues, queue 0 first; within a queue, FIFO by submit
+ * time. A running job that crosses a threshold is demoted and, with a
+ * PreemptMode, may be preempted by a job of a higher queue (preempt.c).
+ */
+static const int64_t las_default_gpu_s[] = {3600, 36000}; /* 1 and 10 GPU-hours */
+
+uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t now) {
+  const int64_t *t = c->sched.las_nthresholds ? c->sched.las_thresholds_gpu_s : las_default_gpu_s;
+  uint32_t n = c->sched.las_nthresholds ? c->sched.las_nthresholds : 2;
+  double s = j->attained_gpu_s;
+  if (j->state == PX_JOB_RUNNING && now > j->start_s) s += (double)pxc_job_ngpu(j) * (double)(now - j->start_s);
+  uint32_t q = 0;
+  while (q < n && s >= (double)t[q]) q++;
+  return q;
+}
+
+static void las_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
+  uint32_t q = pxc_las_queue(c, j, now);
+  j->priority = j->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN) ? 0 : PX_LAS_MAX_THRESHOLDS + 1 - q;
+  if (j->flags & PXC_F_ADMIN_PRIO) j->priority = j->admin_priority;
+  *k1 = tier_key(c, j) | q;
+  *k2 = (uint64_t)j->submit_s ^ (1ULL << 63);
+}
+
 static void fs_prepare(struct px_core *c, int64_t now) { pxc_fs_update(c, now); }
 
 static const struct pxc_order_stage order_multifactor = {"multifactor", fs_prepare, multifactor_key};
 static const struct pxc_order_stage order_fifo = {"fifo", fs_prepare, fifo_key};
+static const struct pxc_order_stage order_las = {"las", fs_prepare, las_key};
 
 static const struct pxc_place_stage place_pack = {"pack", false};
 static const struct pxc_place_stage place_spread = {"spread", true};
@@ -98,7 +127,11 @@ static const struct pxc_reserve_stage reserve_block = {"block", block_begin, blo
 static const struct pxc_victims_stage victims_none = {"none", NULL};
 
 int pxc_stage_select(struct px_core *c) {
-  c->order = c->sched.order == PX_ORDER_FIFO ? &order_fifo : &order_multifactor;
+  const struct px_conf_sched *s = &c->sched;
+  c->order = s->order == PX_ORDER_FIFO ? &order_fifo : s->order == PX_ORDER_LAS ? &order_las : &order_multifactor;
+  if (s->las_nthresholds > PX_LAS_MAX_THRESHOLDS) return PX_EINVAL;
+  for (uint32_t i = 0; i < s->las_nthresholds; i++) /* positive, strictly ascending */
+    if (s->las_thresholds_gpu_s[i] <= (i ? s->las_thresholds_gpu_s[i - 1] : 0)) return PX_EINVAL;
   c->place = c->sched.placement == PX_PLACE_SPREAD ? &place_spread : &place_pack;
   c->reserve = &reserve_block;
   c->victims = &victims_none;

@@ -2,7 +2,7 @@
  * stage.h - the policy stages of a scheduling cycle, each a small table of
  * function pointers chosen from the configuration at px_core_new():
  *
- *   order    the sort key of a pending job (multifactor, FIFO; LAS later)
+ *   order    the sort key of a pending job (multifactor, FIFO, LAS)
  *   place    node scoring: packing or spreading (feasibility is shared)
  *   reserve  what a job that could not be placed does to the jobs behind it
  *            in its partition. "block" (Slurm's builtin scheduler): they wait

@@ -48,15 +48,17 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->leaves = pxc_calloc(c, maxleaf, sizeof *tl->leaves);
   tl->skip = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip);
   tl->skip_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip_epoch);
+  tl->dirty_bits = pxc_calloc(c, c->nnodes / 64 + 1, sizeof *tl->dirty_bits);
+  tl->dirty = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dirty);
   if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
-      !tl->skip || !tl->skip_epoch)
+      !tl->skip || !tl->skip_epoch || !tl->dirty_bits || !tl->dirty)
     return PX_ENOMEM;
   return 0;
 }
 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
   void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
-               tl->skip, tl->skip_epoch};
+               tl->skip, tl->skip_epoch, tl->dirty_bits, tl->dirty, tl->undo};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   memset(tl, 0, sizeof *tl);
 }
@@ -83,8 +85,9 @@ static uint16_t *hist_at(struct pxc_tl *tl, const struct pxc_pool *p, uint32_t p
   return &tl->hist[tl->hist_off[pool] + ((size_t)k * p->nleaf + lleaf) * (p->maxg + 1)];
 }
 
-/* Counts a node's whole row into its pools' histograms (at build). */
-static void hist_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
+/* Counts a node's whole row into (sign +1) or out of (-1) its pools'
+ * histograms. */
+static void hist_row(struct px_core *c, struct pxc_tl *tl, uint32_t node, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
   for (uint32_t i = 0; i < n->npools; i++) {
@@ -94,13 +97,15 @@ static void hist_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
     uint16_t *h = &tl->hist[tl->hist_off[np->pool] + np->lleaf * g1];
     uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool]];
     for (uint32_t k = 0; k < tl->nslots; k++, h += hstride, pc += g1)
-      if (row[k].usable) h[row[k].gpu]++, pc[row[k].gpu]++;
+      if (row[k].usable) h[row[k].gpu] = (uint16_t)(h[row[k].gpu] + sign), pc[row[k].gpu] += (uint32_t)sign;
   }
 }
 
 /* Running jobs release their resources from the slot their limit (or their
  * preemption kill time) ends in; a job past its limit from slot 1. */
-static void add_releases(struct px_core *c, struct pxc_tl *tl) {
+static bool is_dirty(const struct pxc_tl *tl, uint32_t node) { return (tl->dirty_bits[node / 64] >> (node % 64)) & 1; }
+
+static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only) {
   for (size_t s = 0; s < c->njob_slots; s++) {
     const struct pxc_job *j = &c->jobs[s];
     if (j->state != PX_JOB_RUNNING || !j->nalloc) continue;
@@ -111,6 +116,7 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl) {
     if (k >= tl->nslots) continue;
     for (uint32_t i = 0; i < j->nalloc; i++) {
       const struct px_alloc *a = &j->alloc[i];
+      if (dirty_only && !is_dirty(tl, a->node)) continue;
       const struct pxc_node *n = &c->nodes[a->node];
       struct pxc_tl_cell *cl = &tl->cell[(size_t)a->node * tl->nslots + k];
       /* an exclusive job holds the whole node, whatever its alloc says */
@@ -122,28 +128,75 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl) {
   }
 }
 
-void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now) {
+/* A node's row: its free resources now plus the releases already in the
+ * row's cells, summed along the slots. */
+static void fill_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
   uint32_t S = tl->nslots;
-  tl->now = now;
-  tl->t0 = now >= 0 ? now / tl->res_s * tl->res_s : -((-now + tl->res_s - 1) / tl->res_s) * tl->res_s;
-  memset(tl->cell, 0, (size_t)c->nnodes * S * sizeof *tl->cell);
-  add_releases(c, tl);
-  for (uint32_t node = 0; node < c->nnodes; node++) {
-    const struct pxc_node *n = &c->nodes[node];
-    struct pxc_tl_cell *row = &tl->cell[(size_t)node * S];
-    bool usable = pxc_node_usable(n);
-    uint32_t g = n->excl ? 0 : (uint32_t)px_bits64_count(n->gpu_free);
-    uint32_t cpu = n->excl ? 0 : n->cpu_free;
-    uint64_t mem = n->excl ? 0 : n->mem_free;
-    for (uint32_t k = 0; k < S; k++) {
-      g += row[k].gpu, cpu += row[k].cpu, mem += row[k].mem_mib;
-      if (g > n->ngpu) g = n->ngpu; /* an exclusive job's release counts the whole node */
-      if (cpu > n->cpus) cpu = n->cpus;
-      if (mem > n->mem_mib) mem = n->mem_mib;
-      row[k] = (struct pxc_tl_cell){(uint32_t)mem, (uint16_t)cpu, (uint8_t)g, usable};
-      if (!usable) row[k] = (struct pxc_tl_cell){0, 0, 0, 0};
-    }
+  const struct pxc_node *n = &c->nodes[node];
+  struct pxc_tl_cell *row = &tl->cell[(size_t)node * S];
+  bool usable = pxc_node_usable(n);
+  uint32_t g = n->excl ? 0 : (uint32_t)px_bits64_count(n->gpu_free);
+  uint32_t cpu = n->excl ? 0 : n->cpu_free;
+  uint64_t mem = n->excl ? 0 : n->mem_free;
+  for (uint32_t k = 0; k < S; k++) {
+    g += row[k].gpu, cpu += row[k].cpu, mem += row[k].mem_mib;
+    if (g > n->ngpu) g = n->ngpu; /* an exclusive job's release counts the whole node */
+    if (cpu > n->cpus) cpu = n->cpus;
+    if (mem > n->mem_mib) mem = n->mem_mib;
+    row[k] = (struct pxc_tl_cell){(uint32_t)mem, (uint16_t)cpu, (uint8_t)g, usable};
+    if (!usable) row[k] = (struct pxc_tl_cell){0, 0, 0, 0};
   }
+}
+
+static void clear_dirty(struct pxc_tl *tl) {
+  for (uint32_t i = 0; i < tl->ndirty; i++) tl->dirty_bits[tl->dirty[i] / 64] = 0;
+  tl->ndirty = 0;
+  tl->nundo = 0;
+}
+
+void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node) {
+  if (!tl->base_ok || is_dirty(tl, node)) return;
+  tl->dirty_bits[node / 64] |= 1ULL << (node % 64);
+  tl->dirty[tl->ndirty++] = node;
+}
+
+static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
+                         uint64_t mem, uint32_t k0, uint32_t k1, int sign);
+
+/* Same grid as the last build: undo the takes since, then redo the rows of
+ * the nodes that changed. The result equals a full build (the takes never
+ * clamp a cell, else base_ok was cleared). */
+static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
+  for (size_t i = tl->nundo; i-- > 0;) {
+    const struct pxc_tl_undo *u = &tl->undo[i];
+    take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
+  }
+  for (uint32_t i = 0; i < tl->ndirty; i++) {
+    hist_row(c, tl, tl->dirty[i], -1);
+    memset(&tl->cell[(size_t)tl->dirty[i] * tl->nslots], 0, tl->nslots * sizeof *tl->cell);
+  }
+  add_releases(c, tl, true);
+  for (uint32_t i = 0; i < tl->ndirty; i++) {
+    fill_row(c, tl, tl->dirty[i]);
+    hist_row(c, tl, tl->dirty[i], +1);
+  }
+}
+
+void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now, bool full) {
+  uint32_t S = tl->nslots;
+  int64_t t0 = now >= 0 ? now / tl->res_s * tl->res_s : -((-now + tl->res_s - 1) / tl->res_s) * tl->res_s;
+  if (tl->base_ok && !full && t0 == tl->t0) {
+    build_incremental(c, tl);
+    tl->now = now;
+    clear_dirty(tl);
+    return;
+  }
+  clear_dirty(tl);
+  tl->now = now;
+  tl->t0 = t0;
+  memset(tl->cell, 0, (size_t)c->nnodes * S * sizeof *tl->cell);
+  add_releases(c, tl, false);
+  for (uint32_t node = 0; node < c->nnodes; node++) fill_row(c, tl, node);
   pxc_resv_plan(c, tl);
   size_t total = 0;
   for (uint32_t p = 0; p < c->npools; p++)
@@ -152,7 +205,8 @@ void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now) {
   total = 0;
   for (uint32_t p = 0; p < c->npools; p++) total += (size_t)S * (c->pools[p].maxg + 1);
   memset(tl->pcnt, 0, total * sizeof *tl->pcnt);
-  for (uint32_t node = 0; node < c->nnodes; node++) hist_row(c, tl, node);
+  for (uint32_t node = 0; node < c->nnodes; node++) hist_row(c, tl, node, +1);
+  tl->base_ok = !full; /* a forced full build (reservations, victims) is not a base */
 }
 
 /* Units j can hold in one cell (pxc_node_fit without NVLink groups). */
@@ -194,13 +248,9 @@ uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const st
   return cell_units(j, &c->nodes[node], &m);
 }
 
-void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
-                 uint32_t u, uint32_t k0, uint32_t k1, int sign) {
+static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
+                         uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
-  const struct pxc_shape *s = &j->shape;
-  uint32_t g = s->exclusive ? n->ngpu : u * s->gpu;
-  uint32_t cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
-  uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
   if (k1 > tl->nslots) k1 = tl->nslots;
   struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
   for (uint32_t i = 0; i < n->npools; i++) { /* move the node between GPU buckets */
@@ -219,6 +269,7 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
     struct pxc_tl_cell *cl = &row[k];
     if (!cl->usable) continue;
     if (sign > 0) {
+      if (cl->gpu < g || cl->cpu < cpu || cl->mem_mib < mem) tl->base_ok = false; /* clamps: no exact undo */
       cl->gpu = (uint8_t)(cl->gpu > g ? cl->gpu - g : 0);
       cl->cpu = (uint16_t)(cl->cpu > cpu ? cl->cpu - cpu : 0);
       cl->mem_mib = (uint32_t)(cl->mem_mib > mem ? cl->mem_mib - mem : 0);
@@ -228,6 +279,21 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
       cl->mem_mib = (uint32_t)(cl->mem_mib + mem);
     }
   }
+}
+
+void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
+                 uint32_t u, uint32_t k0, uint32_t k1, int sign) {
+  const struct pxc_node *n = &c->nodes[node];
+  const struct pxc_shape *s = &j->shape;
+  uint32_t g = s->exclusive ? n->ngpu : u * s->gpu;
+  uint32_t cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
+  uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
+  if (k1 > tl->nslots) k1 = tl->nslots;
+  if (sign > 0 && tl->base_ok) { /* logged for the next build's undo */
+    if (PXC_GROW(c, tl->undo, &tl->undo_cap, tl->nundo + 1)) tl->base_ok = false;
+    else tl->undo[tl->nundo++] = (struct pxc_tl_undo){node, g, cpu, k0, k1, mem};
+  }
+  take_amounts(c, tl, node, g, cpu, mem, k0, k1, sign);
 }
 
 void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1) {

@@ -49,6 +49,27 @@ static int parse_duration(const char *v, int64_t *out) {
   return 0;
 }
 
+/* LasThresholds=3600,36000: GPU-seconds, positive, strictly ascending, at
+ * most PX_LAS_MAX_THRESHOLDS. */
+static int parse_thresholds(const char *v, struct px_conf_sched *s) {
+  int64_t t[PX_LAS_MAX_THRESHOLDS];
+  uint32_t n = 0;
+  for (const char *p = v;;) {
+    char *end;
+    errno = 0;
+    if (n == PX_LAS_MAX_THRESHOLDS || !isdigit((unsigned char)*p)) return PX_EPARSE;
+    long long x = strtoll(p, &end, 10);
+    if (errno || x <= 0 || (n && x <= t[n - 1])) return PX_EPARSE;
+    t[n++] = x;
+    if (*end == '\0') break;
+    if (*end != ',') return PX_EPARSE;
+    p = end + 1;
+  }
+  memcpy(s->las_thresholds_gpu_s, t, n * sizeof *t);
+  s->las_nthresholds = n;
+  return 0;
+}
+
 static int set_key(struct px_sim_policy *p, const char *k, const char *v) {
   struct px_conf_sched *s = &p->sched;
   if (!strcasecmp(k, "PolicyName")) {
@@ -94,6 +115,9 @@ static int set_key(struct px_sim_policy *p, const char *k, const char *v) {
     else return PX_EPARSE;
     return 0;
   }
+  if (!strcasecmp(k, "LasThresholds")) return parse_thresholds(v, s);
+  if (!strcasecmp(k, "PreemptExemptAfter")) return parse_u32(v, &s->preempt_exempt_after);
+  if (!strcasecmp(k, "PreemptExemptPeriod")) return parse_duration(v, &s->preempt_exempt_s);
   if (!strcasecmp(k, "PriorityDecayHalfLife")) return parse_duration(v, &s->decay_half_life_s);
   if (!strcasecmp(k, "PriorityMaxAge")) return parse_duration(v, &s->max_age_s);
   if (!strcasecmp(k, "PriorityFavorSmall")) {

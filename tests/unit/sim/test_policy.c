@@ -92,7 +92,7 @@ static void test_examples(void **state) {
       {"easy", PX_BACKFILL_EASY, PX_ORDER_MULTIFACTOR, true, false, false},
       {"conservative", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, false, false},
       {"preempt", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, true, false},
-      {"las", PX_BACKFILL_NONE, PX_ORDER_LAS, false, true, false},
+      {"las", PX_BACKFILL_EASY, PX_ORDER_LAS, false, true, false},
   };
   for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
     char path[1024];

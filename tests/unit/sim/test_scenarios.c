@@ -14,16 +14,6 @@
 #include "sim/report.h"
 #include "sim/run.h"
 
-/*
- * Backfill is issue 4 of the core; until it lands the core accepts
- * BackfillMode and schedules as without it. Set this to 1 with that merge:
- * the backfill half of test_backfill_hole is the simulator's acceptance of
- * backfill, and until then it reports SKIPPED rather than passing quietly.
- */
-#ifndef PX_SIM_TEST_BACKFILL
-#define PX_SIM_TEST_BACKFILL 0
-#endif
-
 struct world {
   struct px_trace trace;
   struct px_conf *conf;
@@ -113,14 +103,12 @@ static void test_backfill_hole(void **state) {
   expect_starts(&w, "multifactor", without, &r);
   assert_int_equal(r.backfilled, 0);
   px_sim_result_fini(&r);
-  if (!PX_SIM_TEST_BACKFILL) {
-    world_close(&w);
-    skip(); /* pending: backfill in the core (issue 4) */
-  }
   const int64_t with[] = {0, 600, 60, 1800};
   expect_starts(&w, "easy", with, &r);
+  assert_int_equal(r.backfilled, 1); /* c, past b's reservation */
   px_sim_result_fini(&r);
   expect_starts(&w, "conservative", with, &r);
+  assert_int_equal(r.backfilled, 1);
   px_sim_result_fini(&r);
   world_close(&w);
 }
@@ -139,6 +127,7 @@ static void test_gang_whole_node(void **state) {
   const int64_t starts[] = {0, 0, 100, 200};
   expect_starts(&w, "fifo", starts, &r);
   assert_int_equal(r.makespan_s, 250);
+  assert_int_equal(r.topo_waited, 1); /* c: 4 GPUs free (2 + 2) at 0, on no single node */
   px_sim_result_fini(&r);
   world_close(&w);
 }
