@@ -453,7 +453,10 @@ void px_api_watch(struct px_api_call *c) {
     return filter_fini(&f), px_api_error(c, 400, "RANGE", "timeout: 0 to %d seconds", PX_SERVER_WATCH_MAX_S);
   f.after = 0; /* here `after` is a sequence number, not a job id */
   int64_t deadline = px_now_real_ns() + (int64_t)timeout * 1000000000LL;
+  atomic_fetch_add(&c->s->snap_watchers, 1); /* changes are published promptly meanwhile */
+  px_queue_poke(&c->s->queue);
   struct px_snap *snap = px_snap_wait(&c->s->snaps, after, deadline);
+  atomic_fetch_sub(&c->s->snap_watchers, 1);
   c->answer = render_jobs(snap, &f, after);
   c->status = 200;
   px_snap_release(snap);

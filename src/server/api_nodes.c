@@ -13,7 +13,7 @@
 #include "server/state.h"
 
 static void blob_answer(struct px_api_call *c, struct px_blob *(*pick)(struct px_snap *)) {
-  struct px_snap *snap = px_snap_acquire(&c->s->snaps);
+  struct px_snap *snap = px_api_snap_fresh(c->s);
   struct px_blob *b = pick(snap);
   c->answer = b ? strdup(b->text) : NULL;
   c->status = 200;
@@ -29,7 +29,7 @@ void px_api_partitions(struct px_api_call *c) { blob_answer(c, pick_partitions);
 void px_api_shares(struct px_api_call *c) { blob_answer(c, pick_shares); }
 
 void px_api_node_show(struct px_api_call *c) {
-  struct px_snap *snap = px_snap_acquire(&c->s->snaps);
+  struct px_snap *snap = px_api_snap_fresh(c->s);
   json_t *all = json_loads(snap->nodes->text, 0, NULL), *n;
   size_t i;
   px_snap_release(snap);

@@ -41,6 +41,7 @@ int px_queue_call(struct px_queue *q, struct px_req *r) {
   else
     q->head = r;
   q->tail = r;
+  q->len++;
   pthread_cond_signal(&q->wake);
   pthread_mutex_unlock(&q->lock);
   while (sem_wait(&r->done) != 0 && errno == EINTR) {
@@ -65,8 +66,29 @@ struct px_req *px_queue_take(struct px_queue *q, int64_t deadline_ns) {
   q->poked = false;
   struct px_req *r = q->head;
   q->head = q->tail = NULL;
+  q->len = 0;
   pthread_mutex_unlock(&q->lock);
   return r;
+}
+
+struct px_req *px_queue_take_more(struct px_queue *q, struct px_req *reqs, size_t want,
+                                  int64_t deadline_ns) {
+  struct timespec ts = {deadline_ns / 1000000000, deadline_ns % 1000000000};
+  size_t have = 0;
+  struct px_req *last = reqs;
+  for (; last && last->next; last = last->next) have++;
+  have += last != NULL;
+  pthread_mutex_lock(&q->lock);
+  while (have + q->len < want && !q->stopping) {
+    if (pthread_cond_timedwait(&q->wake, &q->lock, &ts) == ETIMEDOUT) break;
+  }
+  struct px_req *more = q->head;
+  q->head = q->tail = NULL;
+  q->len = 0;
+  pthread_mutex_unlock(&q->lock);
+  if (!last) return more;
+  last->next = more;
+  return reqs;
 }
 
 void px_req_answer(struct px_req *r, int status, char *body) {

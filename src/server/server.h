@@ -122,6 +122,7 @@ struct px_queue {
   pthread_mutex_t lock;
   pthread_cond_t wake;          /* the main thread waits here */
   struct px_req *head, *tail;
+  size_t len;                   /* requests queued */
   bool stopping;
   bool poked;                   /* px_queue_poke since the last take */
 };
@@ -133,6 +134,10 @@ int px_queue_call(struct px_queue *q, struct px_req *r);
 /* Main thread: take every queued request, waiting until one arrives or
  * deadline (CLOCK_MONOTONIC ns) passes. NULL when none. */
 struct px_req *px_queue_take(struct px_queue *q, int64_t deadline_ns);
+/* Main thread: appends to reqs (the list a take returned) the requests that
+ * arrive until it holds `want` or deadline (CLOCK_MONOTONIC ns) passes. */
+struct px_req *px_queue_take_more(struct px_queue *q, struct px_req *reqs, size_t want,
+                                  int64_t deadline_ns);
 /* Main thread: set r's answer (takes body; NULL body: an empty error). */
 void px_req_answer(struct px_req *r, int status, char *body);
 /* Main thread, after the journal commit: wake r's thread (r is then gone). */

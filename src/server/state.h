@@ -94,6 +94,7 @@ struct px_server {
   uint64_t seq;                 /* last journal seq assigned */
   _Atomic uint64_t committed_seq; /* last seq durable (read by API threads) */
   atomic_int snap_waiters;      /* readers waiting for a snapshot to catch up */
+  atomic_int snap_watchers;     /* long-polls waiting for changes (publish promptly) */
 
   struct px_snode *nodes;       /* conf->nnodes */
 
@@ -109,6 +110,7 @@ struct px_server {
   size_t narch, arch_cap;
 
   bool need_cycle, dirty, nodes_dirty;
+  size_t last_batch;            /* requests in the last group commit (loop.c) */
   uint64_t cycles;              /* scheduling cycles run */
   int64_t cycle_cpu_ns;         /* main-thread CPU spent in them */
   int64_t last_cycle_ns, last_publish_ns, last_view_refresh_ns;

@@ -153,13 +153,63 @@ static void accounting_and_usage(void **state) {
   px_store_close(s);
 }
 
+struct arch_list {
+  uint64_t ids[8];
+  char data[8][32];
+  int n;
+};
+
+static int collect_arch(void *ctx, const struct px_store_arch *a) {
+  struct arch_list *l = ctx;
+  l->ids[l->n] = a->job_id;
+  snprintf(l->data[l->n++], sizeof l->data[0], "%s", a->data);
+  return 0;
+}
+
+/* A checkpoint moves a job from the journal to the archive in one go. */
+static void archive_moves_jobs(void **state) {
+  (void)state;
+  struct px_store *s = open_store();
+  struct px_store_rec recs[] = {
+      {100, 2000, "submit", 20, NULL, "{}"},
+      {101, 2001, "end", 20, NULL, "{}"},
+      {102, 2002, "submit", 21, NULL, "{}"},
+  };
+  assert_int_equal(px_store_append(s, recs, 3), 0);
+  struct px_store_arch rows[] = {{20, "{\"state\":\"COMPLETED\"}"}};
+  assert_int_equal(px_store_archive(s, rows, 1), 0);
+  px_store_close(s);
+
+  s = open_store();
+  struct collect c = {0};
+  assert_int_equal(px_store_replay(s, 99, collect_rec, &c), 0);
+  assert_int_equal(c.n, 1); /* only job 21's record is left after seq 99 */
+  assert_int_equal(c.seqs[0], 102);
+  struct arch_list l = {0};
+  assert_int_equal(px_store_archive_replay(s, collect_arch, &l), 0);
+  assert_int_equal(l.n, 1);
+  assert_int_equal(l.ids[0], 20);
+  assert_string_equal(l.data[0], "{\"state\":\"COMPLETED\"}");
+  /* archiving again replaces the row; jobs come back in id order */
+  struct px_store_arch again[] = {{21, "b"}, {20, "a"}};
+  assert_int_equal(px_store_archive(s, again, 2), 0);
+  memset(&l, 0, sizeof l);
+  assert_int_equal(px_store_archive_replay(s, collect_arch, &l), 0);
+  assert_int_equal(l.n, 2);
+  assert_int_equal(l.ids[0], 20);
+  assert_string_equal(l.data[0], "a");
+  assert_int_equal(l.ids[1], 21);
+  px_store_close(s);
+}
+
 static void run_suite(const char *name) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(journal_append_replay),
       cmocka_unit_test(snapshot_put_get),
       cmocka_unit_test(accounting_and_usage),
+      cmocka_unit_test(archive_moves_jobs),
   };
-  if (_cmocka_run_group_tests(name, tests, 3, NULL, NULL)) exit(1);
+  if (_cmocka_run_group_tests(name, tests, 4, NULL, NULL)) exit(1);
 }
 
 static int start_pg(char *conninfo, size_t size) {
