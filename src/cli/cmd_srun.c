@@ -8,9 +8,10 @@
  * --gpus-per-task, output streamed (prefixed "N: " with -l), and the highest
  * task exit status returned. That covers the common single-node
  * `srun python train.py` lines. Steps over several nodes need the server to
- * fan tasks out through the agents, and an allocation outside a batch job
- * (`srun` outside one, `salloc`) needs the server's interactive
- * allocations; until the server offers them these say so plainly.
+ * fan tasks out through the agents; until the server offers that, srun says
+ * so plainly. Outside an allocation, srun allocates a job that runs this
+ * step in it (cmd_srun_alloc.c); `salloc` needs the server's interactive
+ * allocations and says so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -232,8 +233,7 @@ int px_cmd_srun(int argc, char **argv, bool native) {
   else if (getenv("SLURM_JOB_ID"))
     rc = step_in_allocation(&s, argc, argv, first);
   else
-    px_cmd_error(&s.cmd, "srun outside an allocation needs interactive allocations from the Phalanx "
-                 "server, which this version lacks; submit with sbatch (see docs/slurm-migration.md)");
+    rc = px_srun_outside(&s.cmd, &s.spec, &s.x, argc, argv, first);
   px_cli_strv_free(s.gpus, s.ngpus);
   px_cli_optlist_fini(&l);
   px_cli_extra_fini(&s.x);

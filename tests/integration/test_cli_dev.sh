@@ -7,7 +7,8 @@
 #     accepted (or refused where Phalanx knowingly refuses), scheduled as
 #     asked (nodes, GPUs per node, name, array task), its output file where
 #     Slurm puts it (-o pattern or slurm-%j.out / slurm-%A_%a.out), and its
-#     state in sacct.
+#     state in sacct;
+#  3. srun outside an allocation (allocate, run, stream, exit status).
 # The cluster runs from the plain build (build/phalanx, which `make test`
 # builds first) when there is one: the sanitizer build's agents are too slow
 # to register in time, and this test is about the CLI, which runs from
@@ -38,7 +39,7 @@ wait_for() { # seconds, condition...
 }
 
 mkdir -p "$tmp/bin" "$tmp/work/logs" "$tmp/work/sweep"
-for c in sbatch squeue scancel sinfo sacct scontrol; do ln -s "$PHALANX" "$tmp/bin/$c"; done
+for c in sbatch squeue scancel sinfo sacct scontrol srun; do ln -s "$PHALANX" "$tmp/bin/$c"; done
 export PATH="$tmp/bin:$PATH" TZ=UTC
 unset SLURM_JOB_ID SBATCH_ACCOUNT SBATCH_PARTITION SQUEUE_FORMAT SQUEUE_FORMAT2 SINFO_FORMAT
 dev_bin=${PX_DEV_PHALANX:-$PX_SRC/build/phalanx}
@@ -157,5 +158,24 @@ for base in "${!job_of[@]}"; do
   fi
 done
 echo "ok   corpus checked: states, output files, nodes, names, GPUs"
+
+# 3. srun outside an allocation: allocates, runs the step in it, streams the
+# tasks' output here, returns the highest task exit status, leaves no file.
+mkdir -p "$work/srun" && cd "$work/srun"
+got=$(srun -A ops -t 5 -n 2 --gpus-per-task=1 bash -c 'echo "task $SLURM_PROCID gpu $CUDA_VISIBLE_DEVICES"' | sort)
+[ "$got" = "task 0 gpu 0
+task 1 gpu 1" ] || fail "srun -n 2: '$got'"
+got=$(srun -A ops -t 5 bash -c 'echo out; echo err >&2; exit 3' 2>"$tmp/srun.err")
+rc=$?
+[ "$got $rc" = "out 3" ] || fail "srun exit status: '$got' rc=$rc"
+grep -qx err "$tmp/srun.err" || fail "srun stderr: $(cat "$tmp/srun.err")"
+before=$(squeue -h -t all -o %i | wc -l)
+got=$(srun -A ops -N 2 hostname 2>&1)
+rc=$?
+[[ $rc == 1 && $got == *"needs the server's task fan-out"* ]] || fail "srun -N 2: rc=$rc '$got'"
+[ "$(squeue -h -t all -o %i | wc -l)" = "$before" ] || fail "srun -N 2 allocated a job before refusing"
+[ -z "$(ls -A)" ] || fail "srun left files: $(ls -A | paste -sd' ')"
+cd "$work"
+echo "ok   srun outside an allocation"
 [ $fails -eq 0 ] && echo "all dev-cluster checks passed"
 exit $((fails > 0))
