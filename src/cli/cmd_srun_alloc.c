@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli/cmd_common.h"
+#include "cli/step_files.h"
 
 extern char **environ;
 
@@ -37,7 +38,7 @@ static void on_signal(int sig) { interrupted = sig; }
 
 /* Our own path, as the job's script will exec it: argv[0] if it names a
  * file, else the first match on PATH (what the shell ran). */
-static int self_path(const char *argv0, char *out, size_t n) {
+int px_step_self_path(const char *argv0, char *out, size_t n) {
   char cwd[4096];
   if (strchr(argv0, '/')) {
     if (argv0[0] == '/') return snprintf(out, n, "%s", argv0) < (int)n ? 0 : -1;
@@ -55,7 +56,7 @@ static int self_path(const char *argv0, char *out, size_t n) {
 }
 
 /* Appends s to the script, quoted for sh. */
-static void put_quoted(FILE *f, const char *s) {
+void px_step_put_quoted(FILE *f, const char *s) {
   fputc('\'', f);
   for (; *s; s++) {
     if (*s == '\'') fputs("'\\''", f);
@@ -71,14 +72,14 @@ static char *step_script(const char *self, int argc, char **argv) {
   FILE *f = open_memstream(&text, &len);
   if (!f) return NULL;
   fputs("#!/bin/sh\n# srun outside an allocation: the same srun runs the step in it.\nexec ", f);
-  put_quoted(f, self);
-  for (int i = 1; i < argc; i++) put_quoted(f, argv[i]);
+  px_step_put_quoted(f, self);
+  for (int i = 1; i < argc; i++) px_step_put_quoted(f, argv[i]);
   fputc('\n', f);
   fclose(f);
   return text;
 }
 
-static int copy_environ(char ***out) {
+int px_step_copy_environ(char ***out) {
   size_t n = 0;
   for (char **e = environ; *e; e++) n++;
   char **v = calloc(n + 1, sizeof *v);
@@ -101,7 +102,7 @@ static int fill_job(struct px_jobspec *s, const struct px_cli_extra *x, const ch
       !(s->submit_dir = strdup(cwd)) || (!s->workdir && !(s->workdir = strdup(cwd))))
     return PX_ENOMEM;
   if (!(s->script = step_script(self, argc, argv))) return PX_ENOMEM;
-  if (!s->env && (!x->export_spec || strcasecmp(x->export_spec, "NONE")) && copy_environ(&s->env))
+  if (!s->env && (!x->export_spec || strcasecmp(x->export_spec, "NONE")) && px_step_copy_environ(&s->env))
     return PX_ENOMEM;
   /* %j: the agent names the files; we learn the id from the answer. */
   snprintf(out_pat, n, "%s/.phalanx-srun-%d-%%j.out", cwd, (int)getpid());
@@ -112,20 +113,14 @@ static int fill_job(struct px_jobspec *s, const struct px_cli_extra *x, const ch
   return 0;
 }
 
-/* A followed file: opened once the job creates it, read as it grows. */
-struct follow {
-  char path[4200];
-  int fd, to;   /* to: our descriptor (1 or 2); -1 when the user named a file */
-};
-
-static void follow_init(struct follow *f, const char *pat, uint64_t id, bool ours, int to) {
+static void follow_init(struct px_follow *f, const char *pat, uint64_t id, bool ours, int to) {
   const char *j = strstr(pat, "%j");
   snprintf(f->path, sizeof f->path, "%.*s%llu%s", (int)(j - pat), pat, (unsigned long long)id, j + 2);
   f->fd = -1;
   f->to = ours ? to : -1;
 }
 
-static void follow_pump(struct follow *f) {
+void px_follow_pump(struct px_follow *f) {
   if (f->to < 0) return;
   if (f->fd < 0 && (f->fd = open(f->path, O_RDONLY | O_CLOEXEC)) < 0) return;
   char buf[65536];
@@ -135,13 +130,13 @@ static void follow_pump(struct follow *f) {
       if ((w = write(f->to, buf + off, (size_t)(r - off))) <= 0) return;
 }
 
-static void follow_fini(struct follow *f) {
+void px_follow_fini(struct px_follow *f) {
   if (f->fd >= 0) close(f->fd);
   if (f->to >= 0) unlink(f->path);
 }
 
 /* The job's state; 0 with *st filled, or 1 (message printed). */
-static int job_state(struct px_cmd *c, uint64_t id, char *st, size_t n, int *exit_code) {
+int px_step_job_state(struct px_cmd *c, uint64_t id, char *st, size_t n, int *exit_code) {
   char path[64];
   snprintf(path, sizeof path, "/v1/jobs/%llu", (unsigned long long)id);
   long status = 0;
@@ -160,7 +155,7 @@ static int job_state(struct px_cmd *c, uint64_t id, char *st, size_t n, int *exi
   return 0;
 }
 
-static void cancel_job(struct px_cmd *c, uint64_t id) {
+void px_step_cancel_job(struct px_cmd *c, uint64_t id) {
   char path[64];
   snprintf(path, sizeof path, "/v1/jobs/%llu", (unsigned long long)id);
   long status = 0;
@@ -169,18 +164,18 @@ static void cancel_job(struct px_cmd *c, uint64_t id) {
 }
 
 /* Follows the job to its end; returns srun's exit status. */
-static int follow_job(struct px_cmd *c, uint64_t id, struct follow *out, struct follow *err) {
+static int follow_job(struct px_cmd *c, uint64_t id, struct px_follow *out, struct px_follow *err) {
   char st[32] = "";
   int exit_code = 0, polls = 0;
   bool said_queued = false, cancelled = false;
   for (;;) {
     if (interrupted && !cancelled) {
       fprintf(stderr, "srun: interrupted: cancelling job %llu\n", (unsigned long long)id);
-      cancel_job(c, id);
+      px_step_cancel_job(c, id);
       cancelled = true;
     }
-    if (job_state(c, id, st, sizeof st, &exit_code)) return 1;
-    follow_pump(out), follow_pump(err);
+    if (px_step_job_state(c, id, st, sizeof st, &exit_code)) return 1;
+    px_follow_pump(out), px_follow_pump(err);
     if (px_cli_state_is_finished(st)) break;
     if (!strcmp(st, "PENDING") && !said_queued && polls >= 2) {
       fprintf(stderr, "srun: job %llu queued and waiting for resources\n", (unsigned long long)id);
@@ -194,14 +189,14 @@ static int follow_job(struct px_cmd *c, uint64_t id, struct follow *out, struct 
     nanosleep(&t, NULL);
     polls++;
   }
-  follow_pump(out), follow_pump(err);
+  px_follow_pump(out), px_follow_pump(err);
   if (!strcmp(st, "COMPLETED")) return 0;
   if (strcmp(st, "FAILED")) fprintf(stderr, "srun: error: job %llu ended %s\n", (unsigned long long)id, st);
   return exit_code ? exit_code : 1;
 }
 
 /* POST the job; 0 with *id, or 1 (message in srun's words printed). */
-static int allocate(struct px_cmd *c, const struct px_jobspec *spec, uint64_t *id) {
+int px_step_allocate(struct px_cmd *c, const struct px_jobspec *spec, uint64_t *id) {
   json_t *body = json_object(), *job = px_cli_jobspec_to_json(spec), *resp = NULL;
   if (!body || !job || json_object_set_new(body, "job", job)) {
     json_decref(body);
@@ -238,23 +233,23 @@ int px_srun_outside(struct px_cmd *c, struct px_jobspec *spec, const struct px_c
                  "version lacks; use -N 1, or sbatch a script (see docs/slurm-migration.md)", spec->nodes_min);
     return 1;
   }
-  if (self_path(argv[0], self, sizeof self)) return px_cmd_error(c, "cannot find my own path (%s)", argv[0]), 1;
+  if (px_step_self_path(argv[0], self, sizeof self)) return px_cmd_error(c, "cannot find my own path (%s)", argv[0]), 1;
   /* a user's -o (and -e) file is left alone; -o alone takes stderr too */
   bool own_out = !spec->stdout_path, own_err = !spec->stderr_path && !spec->stdout_path;
   int rc = fill_job(spec, x, self, argc, argv, first, out_pat, err_pat, sizeof out_pat);
   if (rc) return px_cmd_error(c, "%s", px_strerror(rc)), 1;
   uint64_t id;
-  if (allocate(c, spec, &id)) return 1;
+  if (px_step_allocate(c, spec, &id)) return 1;
   struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  struct follow out, err;
+  struct px_follow out, err;
   follow_init(&out, out_pat, id, own_out, STDOUT_FILENO);
   follow_init(&err, err_pat, id, own_err, STDERR_FILENO);
   rc = follow_job(c, id, &out, &err);
-  follow_fini(&out);
-  follow_fini(&err);
+  px_follow_fini(&out);
+  px_follow_fini(&err);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   return rc;

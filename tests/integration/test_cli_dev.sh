@@ -8,7 +8,8 @@
 #     asked (nodes, GPUs per node, name, array task), its output file where
 #     Slurm puts it (-o pattern or slurm-%j.out / slurm-%A_%a.out), and its
 #     state in sacct;
-#  3. srun outside an allocation (allocate, run, stream, exit status).
+#  3. srun outside an allocation (allocate, run, stream, exit status);
+#  4. salloc, and srun in its shell.
 # The cluster runs from the plain build (build/phalanx, which `make test`
 # builds first) when there is one: the sanitizer build's agents are too slow
 # to register in time, and this test is about the CLI, which runs from
@@ -39,7 +40,7 @@ wait_for() { # seconds, condition...
 }
 
 mkdir -p "$tmp/bin" "$tmp/work/logs" "$tmp/work/sweep"
-for c in sbatch squeue scancel sinfo sacct scontrol srun; do ln -s "$PHALANX" "$tmp/bin/$c"; done
+for c in sbatch squeue scancel sinfo sacct scontrol srun salloc; do ln -s "$PHALANX" "$tmp/bin/$c"; done
 export PATH="$tmp/bin:$PATH" TZ=UTC
 unset SLURM_JOB_ID SBATCH_ACCOUNT SBATCH_PARTITION SQUEUE_FORMAT SQUEUE_FORMAT2 SINFO_FORMAT
 dev_bin=${PX_DEV_PHALANX:-$PX_SRC/build/phalanx}
@@ -175,7 +176,22 @@ rc=$?
 [[ $rc == 1 && $got == *"needs the server's task fan-out"* ]] || fail "srun -N 2: rc=$rc '$got'"
 [ "$(squeue -h -t all -o %i | wc -l)" = "$before" ] || fail "srun -N 2 allocated a job before refusing"
 [ -z "$(ls -A)" ] || fail "srun left files: $(ls -A | paste -sd' ')"
-cd "$work"
 echo "ok   srun outside an allocation"
+
+# 4. salloc: the command runs here with the allocation's variables; srun in
+# it runs on the allocation's node with its GPUs; the command's status is
+# salloc's; the allocation then ends (COMPLETED) and no file is left.
+got=$(salloc -A ops -t 5 --gpus=2 bash -c 'echo "job $SLURM_JOB_ID nodes $SLURM_NNODES";
+  srun bash -c "echo step \$SLURM_JOB_ID gpus \$CUDA_VISIBLE_DEVICES"; srun false; echo "srun rc $?"; exit 7' 2>"$tmp/salloc.err")
+rc=$?
+alloc=$(sed -n 's/^salloc: Granted job allocation //p' "$tmp/salloc.err")
+[ "$got rc=$rc" = "job $alloc nodes 1
+step $alloc gpus 0,1
+srun rc 1 rc=7" ] || fail "salloc: '$got' rc=$rc, stderr: $(cat "$tmp/salloc.err")"
+grep -qx "salloc: Relinquishing job allocation $alloc" "$tmp/salloc.err" || fail "salloc did not relinquish"
+wait_for 10 sh -c "squeue -h -t all -j $alloc -o %T | grep -qx COMPLETED" || fail "salloc's job $alloc: $(squeue -h -t all -j "$alloc" -o %T)"
+[ -z "$(ls -A)" ] || fail "salloc left files: $(ls -A | paste -sd' ')"
+cd "$work"
+echo "ok   salloc and srun in it"
 [ $fails -eq 0 ] && echo "all dev-cluster checks passed"
 exit $((fails > 0))
