@@ -49,6 +49,11 @@ int px_cmd_job_op(struct px_cmd *c, const char *op, const char *ids);
 /* POST /v1/nodes/{name}/{op} (drain, resume) for a hostlist. */
 int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const char *reason);
 
+/* `srun` outside an allocation (cmd_srun_alloc.c): allocate a job that runs
+ * argv's srun in it, follow its output, return its exit status. */
+int px_srun_outside(struct px_cmd *c, struct px_jobspec *spec, const struct px_cli_extra *x, int argc,
+                    char **argv, int first);
+
 /* Prints a JSON value (pretty, one trailing newline). */
 void px_cmd_print_json(const json_t *v);
 /* Columns of the terminal on stdout, or 0 when not a terminal. */

@@ -8,9 +8,10 @@
  * --gpus-per-task, output streamed (prefixed "N: " with -l), and the highest
  * task exit status returned. That covers the common single-node
  * `srun python train.py` lines. Steps over several nodes need the server to
- * fan tasks out through the agents, and an allocation outside a batch job
- * (`srun` outside one, `salloc`) needs the server's interactive
- * allocations; until the server offers them these say so plainly.
+ * fan tasks out through the agents; until the server offers that, srun says
+ * so plainly. Outside an allocation, srun allocates a job that runs this
+ * step in it (cmd_srun_alloc.c); in a salloc shell it hands the step to
+ * the allocation's job (cmd_salloc.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/cmd_common.h"
+#include "cli/step_files.h"
 
 #define MAX_TASKS 1024
 
@@ -229,31 +231,16 @@ int px_cmd_srun(int argc, char **argv, bool native) {
   if (px_cli_parse_argv(PX_TOOL_SRUN, argc, argv, &l, &first, &d) ||
       px_cli_apply(&l, &s.spec, &s.x, s.cmd.now, &d))
     px_cmd_error(&s.cmd, "%s", d.msg);
+  else if (getenv("SLURM_JOB_ID") && px_srun_in_salloc())
+    rc = px_srun_salloc_step(&s.cmd, argc, argv, first);
   else if (getenv("SLURM_JOB_ID"))
     rc = step_in_allocation(&s, argc, argv, first);
   else
-    px_cmd_error(&s.cmd, "srun outside an allocation needs interactive allocations from the Phalanx "
-                 "server, which this version lacks; submit with sbatch (see docs/slurm-migration.md)");
+    rc = px_srun_outside(&s.cmd, &s.spec, &s.x, argc, argv, first);
   px_cli_strv_free(s.gpus, s.ngpus);
   px_cli_optlist_fini(&l);
   px_cli_extra_fini(&s.x);
   px_jobspec_fini(&s.spec);
   px_cmd_fini(&s.cmd);
   return rc;
-}
-
-int px_cmd_salloc(int argc, char **argv, bool native) {
-  struct px_cmd c;
-  px_cmd_init(&c, "salloc", true);
-  struct px_cli_optlist l = {0};
-  struct px_diag d;
-  int first;
-  if (px_cli_parse_argv(PX_TOOL_SALLOC, argc, argv, &l, &first, &d))
-    px_cmd_error(&c, "%s", d.msg);
-  else
-    px_cmd_error(&c, "an interactive allocation needs the Phalanx server's allocation support, which "
-                 "this version lacks; submit with sbatch (see docs/slurm-migration.md)");
-  px_cli_optlist_fini(&l);
-  px_cmd_fini(&c);
-  return 1;
 }

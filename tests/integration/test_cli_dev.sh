@@ -7,7 +7,9 @@
 #     accepted (or refused where Phalanx knowingly refuses), scheduled as
 #     asked (nodes, GPUs per node, name, array task), its output file where
 #     Slurm puts it (-o pattern or slurm-%j.out / slurm-%A_%a.out), and its
-#     state in sacct.
+#     state in sacct;
+#  3. srun outside an allocation (allocate, run, stream, exit status);
+#  4. salloc, and srun in its shell.
 # The cluster runs from the plain build (build/phalanx, which `make test`
 # builds first) when there is one: the sanitizer build's agents are too slow
 # to register in time, and this test is about the CLI, which runs from
@@ -38,7 +40,7 @@ wait_for() { # seconds, condition...
 }
 
 mkdir -p "$tmp/bin" "$tmp/work/logs" "$tmp/work/sweep"
-for c in sbatch squeue scancel sinfo sacct scontrol; do ln -s "$PHALANX" "$tmp/bin/$c"; done
+for c in sbatch squeue scancel sinfo sacct scontrol srun salloc; do ln -s "$PHALANX" "$tmp/bin/$c"; done
 export PATH="$tmp/bin:$PATH" TZ=UTC
 unset SLURM_JOB_ID SBATCH_ACCOUNT SBATCH_PARTITION SQUEUE_FORMAT SQUEUE_FORMAT2 SINFO_FORMAT
 dev_bin=${PX_DEV_PHALANX:-$PX_SRC/build/phalanx}
@@ -115,6 +117,15 @@ wait_for 90 array_done "${job_of[03_array_sweep]}" "0-15%4" "sweep/%s_%s.out" ||
   squeue -t all -h -o '%.10i %T %R' | grep -v -e COMPLETED -e CANCELLED
   sinfo -h -o '%N %t %C'
 }
+# KNOWN SERVER ISSUE (reported with the CLI issue): an array's own record
+# stays PENDING after its last task has started, so squeue shows "ID PD
+# (Priority)" for ever (Slurm drops it). Reported, not failed: the line says
+# XPASS once the server is fixed; then make it a plain check.
+if [ -z "$(squeue -h -t PD -j "${job_of[04_array_list]}" -o %i)" ]; then
+  echo "XPASS array record: none left pending after every task ran; make this a plain check"
+else
+  echo "XFAIL array record: job ${job_of[04_array_list]} still PENDING after every task ran"
+fi
 # Every job ends (17 and 18 wait on purpose and are cancelled above). The
 # arrays' own records are left out: the server keeps them PENDING after
 # their last task (a known server issue, reported with the CLI issue).
@@ -157,5 +168,39 @@ for base in "${!job_of[@]}"; do
   fi
 done
 echo "ok   corpus checked: states, output files, nodes, names, GPUs"
+
+# 3. srun outside an allocation: allocates, runs the step in it, streams the
+# tasks' output here, returns the highest task exit status, leaves no file.
+mkdir -p "$work/srun" && cd "$work/srun"
+got=$(srun -A ops -t 5 -n 2 --gpus-per-task=1 bash -c 'echo "task $SLURM_PROCID gpu $CUDA_VISIBLE_DEVICES"' | sort)
+[ "$got" = "task 0 gpu 0
+task 1 gpu 1" ] || fail "srun -n 2: '$got'"
+got=$(srun -A ops -t 5 bash -c 'echo out; echo err >&2; exit 3' 2>"$tmp/srun.err")
+rc=$?
+[ "$got $rc" = "out 3" ] || fail "srun exit status: '$got' rc=$rc"
+grep -qx err "$tmp/srun.err" || fail "srun stderr: $(cat "$tmp/srun.err")"
+before=$(squeue -h -t all -o %i | wc -l)
+got=$(srun -A ops -N 2 hostname 2>&1)
+rc=$?
+[[ $rc == 1 && $got == *"needs the server's task fan-out"* ]] || fail "srun -N 2: rc=$rc '$got'"
+[ "$(squeue -h -t all -o %i | wc -l)" = "$before" ] || fail "srun -N 2 allocated a job before refusing"
+[ -z "$(ls -A)" ] || fail "srun left files: $(ls -A | paste -sd' ')"
+echo "ok   srun outside an allocation"
+
+# 4. salloc: the command runs here with the allocation's variables; srun in
+# it runs on the allocation's node with its GPUs; the command's status is
+# salloc's; the allocation then ends (COMPLETED) and no file is left.
+got=$(salloc -A ops -t 5 --gpus=2 bash -c 'echo "job $SLURM_JOB_ID nodes $SLURM_NNODES";
+  srun bash -c "echo step \$SLURM_JOB_ID gpus \$CUDA_VISIBLE_DEVICES"; srun false; echo "srun rc $?"; exit 7' 2>"$tmp/salloc.err")
+rc=$?
+alloc=$(sed -n 's/^salloc: Granted job allocation //p' "$tmp/salloc.err")
+[ "$got rc=$rc" = "job $alloc nodes 1
+step $alloc gpus 0,1
+srun rc 1 rc=7" ] || fail "salloc: '$got' rc=$rc, stderr: $(cat "$tmp/salloc.err")"
+grep -qx "salloc: Relinquishing job allocation $alloc" "$tmp/salloc.err" || fail "salloc did not relinquish"
+wait_for 10 sh -c "squeue -h -t all -j $alloc -o %T | grep -qx COMPLETED" || fail "salloc's job $alloc: $(squeue -h -t all -j "$alloc" -o %T)"
+[ -z "$(ls -A)" ] || fail "salloc left files: $(ls -A | paste -sd' ')"
+cd "$work"
+echo "ok   salloc and srun in it"
 [ $fails -eq 0 ] && echo "all dev-cluster checks passed"
 exit $((fails > 0))

@@ -1,0 +1,42 @@
+/*
+ * step_files.h - what `srun` outside an allocation (cmd_srun_alloc.c) and
+ * `salloc` (cmd_salloc.c) share: a job allocated for them, the srun command
+ * line that runs a step in it, and output followed from files on the
+ * directory the submit host shares with the nodes (no step API yet).
+ */
+#ifndef PX_CLI_STEP_FILES_H
+#define PX_CLI_STEP_FILES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/cmd_common.h"
+
+/* Our own path as a job's script can exec it (argv[0], else PATH). 0 or -1. */
+int px_step_self_path(const char *argv0, char *out, size_t n);
+/* s quoted for sh, then a space. */
+void px_step_put_quoted(FILE *f, const char *s);
+/* A copy of our environment (srun's and salloc's --export=ALL). */
+int px_step_copy_environ(char ***out);
+/* POST the job: 0 with *id, or 1 after "Unable to allocate resources: ..." */
+int px_step_allocate(struct px_cmd *c, const struct px_jobspec *spec, uint64_t *id);
+/* GET the job's state (and exit code): 0, or 1 after a message. */
+int px_step_job_state(struct px_cmd *c, uint64_t id, char *st, size_t n, int *exit_code);
+void px_step_cancel_job(struct px_cmd *c, uint64_t id);
+
+/* A followed file: opened once it exists, copied to `to` as it grows. */
+struct px_follow {
+  char path[4200];
+  int fd, to; /* to: our descriptor (1 or 2); -1: not ours to follow */
+};
+void px_follow_pump(struct px_follow *f);
+/* Closes it, and removes the file when it was ours. */
+void px_follow_fini(struct px_follow *f);
+
+/* In a salloc shell (not on the allocation's node): srun hands its step to
+ * the allocation's job and follows it (cmd_salloc.c). */
+bool px_srun_in_salloc(void);
+int px_srun_salloc_step(struct px_cmd *c, int argc, char **argv, int first);
+
+#endif
