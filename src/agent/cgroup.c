@@ -21,6 +21,15 @@
 
 #include "util/error.h"
 
+/* Where the probe reads the hierarchies and this process's place in them
+ * (px_cg_set_proc_files points them at a test's fake). */
+static const char *mountinfo_path = "/proc/self/mountinfo", *cgroup_path = "/proc/self/cgroup";
+
+void px_cg_set_proc_files(const char *mountinfo, const char *cgroup) {
+  mountinfo_path = mountinfo ? mountinfo : "/proc/self/mountinfo";
+  cgroup_path = cgroup ? cgroup : "/proc/self/cgroup";
+}
+
 static const char *const ctl_name[PX_CG_NCTL] = {"memory", "cpuset", "pids", "devices", "cpuacct", "freezer"};
 #define NVIDIA_MAJOR 195 /* /dev/nvidiaN is char 195:N (nvidiactl is 195:255) */
 
@@ -74,7 +83,7 @@ static uint64_t read_keyed(const char *dir, const char *file, const char *key) {
 /* This process's path in the hierarchy whose /proc/self/cgroup controller
  * list contains want ("" for the v2 line). */
 static int own_path(const char *want, char *out, size_t size) {
-  FILE *f = fopen("/proc/self/cgroup", "re");
+  FILE *f = fopen(cgroup_path, "re");
   if (!f) return -errno;
   char line[PATH_MAX + 128];
   int rc = PX_ENOENT;
@@ -98,7 +107,7 @@ static int own_path(const char *want, char *out, size_t size) {
 
 /* Mount point of the v1 hierarchy carrying ctl, or of cgroup2 (ctl NULL). */
 static int mount_of(const char *ctl, char *out, size_t size) {
-  FILE *f = fopen("/proc/self/mountinfo", "re");
+  FILE *f = fopen(mountinfo_path, "re");
   if (!f) return -errno;
   char line[4096];
   int rc = PX_ENOENT;
@@ -258,6 +267,18 @@ static int create_v1(const struct px_cg_layout *lay, const char *name, const str
   return rc ? PX_EIO : 0;
 }
 
+/* One write per controller: a write naming one the level cannot offer
+ * would enable none of them (memory is what matters; the rest may be absent). */
+static void enable_controllers(const char *dir) {
+  static const char *const ctls[] = {"+memory\n", "+cpuset\n", "+pids\n", "+cpu\n"};
+  char path[PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+  int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  for (size_t i = 0; fd >= 0 && i < sizeof ctls / sizeof ctls[0]; i++)
+    if (write(fd, ctls[i], strlen(ctls[i])) < 0) { /* not offered here */ }
+  if (fd >= 0) close(fd);
+}
+
 static int create_v2(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
                      struct px_cgroup *cg, char *err, size_t errlen) {
   char parent[PATH_MAX];
@@ -265,22 +286,24 @@ static int create_v2(const struct px_cg_layout *lay, const char *name, const str
   char *slash = strrchr(parent, '/');
   if (slash) *slash = '\0';
   /* Controllers must be enabled at every level above the job. */
-  write_file(parent, "cgroup.subtree_control", "+memory +cpuset +pids +cpu");
+  enable_controllers(parent);
   int rc = make_dir(lay->base[0], false);
-  if (!rc) write_file(lay->base[0], "cgroup.subtree_control", "+memory +cpuset +pids +cpu");
+  if (!rc) enable_controllers(lay->base[0]);
   if (!rc) rc = join(cg->path[0], sizeof cg->path[0], lay->base[0], name);
   if (!rc) rc = make_dir(cg->path[0], false);
   if (rc) {
     snprintf(err, errlen, "cannot create %s: %s", cg->path[0], strerror(-rc));
     return PX_EIO;
   }
+  const char *file = "memory.max";
   if (lim->mem_mib) {
-    rc = write_file(cg->path[0], "memory.max", "%llu", (unsigned long long)(lim->mem_mib << 20));
-    if (!rc) write_file(cg->path[0], "memory.swap.max", "0");
+    rc = write_file(cg->path[0], file, "%llu", (unsigned long long)(lim->mem_mib << 20));
+    int sw = rc ? 0 : write_file(cg->path[0], "memory.swap.max", "0");
+    if (sw && sw != -ENOENT) rc = sw, file = "memory.swap.max"; /* ENOENT: no swap accounting, no swap */
   }
-  if (!rc && lim->cpus) rc = write_file(cg->path[0], "cpuset.cpus", "%s", lim->cpus);
-  if (!rc && lim->pids_max) rc = write_file(cg->path[0], "pids.max", "%llu", (unsigned long long)lim->pids_max);
-  if (rc) snprintf(err, errlen, "cannot set limits in %s: %s", cg->path[0], strerror(-rc));
+  if (!rc && lim->cpus) rc = write_file(cg->path[0], file = "cpuset.cpus", "%s", lim->cpus);
+  if (!rc && lim->pids_max) rc = write_file(cg->path[0], file = "pids.max", "%llu", (unsigned long long)lim->pids_max);
+  if (rc) snprintf(err, errlen, "cannot set %s in %s: %s", file, cg->path[0], strerror(-rc));
   return rc ? PX_EIO : 0;
 }
 

@@ -379,9 +379,9 @@ char *px_task_reports_encode(char *const *reports, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) len += strlen(reports[i]) + 1;
   char *s = malloc(len);
   if (!s) return NULL;
-  size_t off = (size_t)sprintf(s, "{\"reports\":[");
-  for (uint32_t i = 0; i < n; i++) off += (size_t)sprintf(s + off, "%s%s", i ? "," : "", reports[i]);
-  sprintf(s + off, "]}");
+  size_t off = (size_t)snprintf(s, len, "{\"reports\":[");
+  for (uint32_t i = 0; i < n; i++) off += (size_t)snprintf(s + off, len - off, "%s%s", i ? "," : "", reports[i]);
+  snprintf(s + off, len - off, "]}");
   return s;
 }
 
