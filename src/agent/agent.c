@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -454,8 +453,6 @@ int px_agent_run(const struct px_agent_opts *o) {
     px_error("cannot create state directory %s: %s", o->state_dir, strerror(errno));
     return 2;
   }
-  /* Supervisors the zygote starts are orphans the agent adopts (zygote.h). */
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
   if (px_zygote_start(&a.zyg, a.site.cgroup_root, a.site.cgroup_name, a.site.no_cgroup)) px_warn("no supervisor factory; supervisors start by exec");
   curl_global_init(CURL_GLOBAL_DEFAULT);
   int rc = px_link_init(&a.link, o->server, o->site.node, o->token_file, o->munge);

@@ -21,6 +21,15 @@
 
 #include "util/error.h"
 
+/* Where the probe reads the hierarchies and this process's place in them
+ * (px_cg_set_proc_files points them at a test's fake). */
+static const char *mountinfo_path = "/proc/self/mountinfo", *cgroup_path = "/proc/self/cgroup";
+
+void px_cg_set_proc_files(const char *mountinfo, const char *cgroup) {
+  mountinfo_path = mountinfo ? mountinfo : "/proc/self/mountinfo";
+  cgroup_path = cgroup ? cgroup : "/proc/self/cgroup";
+}
+
 static const char *const ctl_name[PX_CG_NCTL] = {"memory", "cpuset", "pids", "devices", "cpuacct", "freezer"};
 #define NVIDIA_MAJOR 195 /* /dev/nvidiaN is char 195:N (nvidiactl is 195:255) */
 
@@ -74,7 +83,7 @@ static uint64_t read_keyed(const char *dir, const char *file, const char *key) {
 /* This process's path in the hierarchy whose /proc/self/cgroup controller
  * list contains want ("" for the v2 line). */
 static int own_path(const char *want, char *out, size_t size) {
-  FILE *f = fopen("/proc/self/cgroup", "re");
+  FILE *f = fopen(cgroup_path, "re");
   if (!f) return -errno;
   char line[PATH_MAX + 128];
   int rc = PX_ENOENT;
@@ -98,7 +107,7 @@ static int own_path(const char *want, char *out, size_t size) {
 
 /* Mount point of the v1 hierarchy carrying ctl, or of cgroup2 (ctl NULL). */
 static int mount_of(const char *ctl, char *out, size_t size) {
-  FILE *f = fopen("/proc/self/mountinfo", "re");
+  FILE *f = fopen(mountinfo_path, "re");
   if (!f) return -errno;
   char line[4096];
   int rc = PX_ENOENT;
@@ -222,10 +231,30 @@ static int make_dir(const char *path, bool cpuset) {
   return 0;
 }
 
+/* One rule per write(2), all through one open file. */
+static int deny_gpus(const char *dir, const struct px_cg_limits *lim, char *err, size_t errlen) {
+  char path[PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/devices.deny", dir);
+  int fd = open(path, O_WRONLY | O_CLOEXEC), rc = fd < 0 ? -errno : 0;
+  uint32_t i = 0;
+  for (; !rc && i < lim->ndeny_gpus; i++) {
+    char rule[64];
+    int n = snprintf(rule, sizeof rule, "c %d:%u rwm", NVIDIA_MAJOR, lim->deny_gpus[i]);
+    if (write(fd, rule, (size_t)n) < 0) rc = -errno;
+  }
+  if (fd >= 0) close(fd);
+  if (rc) snprintf(err, errlen, "cannot deny GPU %u: %s", lim->deny_gpus[i ? i - 1 : 0], strerror(-rc));
+  return rc;
+}
+
 static int create_v1(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
                      struct px_cgroup *cg, char *err, size_t errlen) {
   for (int c = 0; c < PX_CG_NCTL; c++) {
     if (!lay->base[c][0]) continue;
+    /* A group that would limit nothing is the parent's limits again: the
+     * job skips it (an unpinned job, one denied no device; a mkdir and an
+     * rmdir less of the costlier controllers per job). */
+    if ((c == PX_CG_CPUSET && !lim->cpus) || (c == PX_CG_DEVICES && !lim->ndeny_gpus)) continue;
     int rc = join(cg->path[c], sizeof cg->path[c], lay->base[c], name);
     if (!rc) rc = make_dir(lay->base[c], c == PX_CG_CPUSET);
     if (!rc) rc = make_dir(cg->path[c], c == PX_CG_CPUSET);
@@ -251,11 +280,20 @@ static int create_v1(const struct px_cg_layout *lay, const char *name, const str
   }
   if (!rc && lim->pids_max && cg->path[PX_CG_PIDS][0])
     rc = write_file(cg->path[PX_CG_PIDS], "pids.max", "%llu", (unsigned long long)lim->pids_max);
-  for (uint32_t i = 0; !rc && cg->path[PX_CG_DEVICES][0] && i < lim->ndeny_gpus; i++) {
-    rc = write_file(cg->path[PX_CG_DEVICES], "devices.deny", "c %d:%u rwm", NVIDIA_MAJOR, lim->deny_gpus[i]);
-    if (rc) snprintf(err, errlen, "cannot deny GPU %u: %s", lim->deny_gpus[i], strerror(-rc));
-  }
+  if (!rc && cg->path[PX_CG_DEVICES][0] && lim->ndeny_gpus) rc = deny_gpus(cg->path[PX_CG_DEVICES], lim, err, errlen);
   return rc ? PX_EIO : 0;
+}
+
+/* One write per controller: a write naming one the level cannot offer
+ * would enable none of them (memory is what matters; the rest may be absent). */
+static void enable_controllers(const char *dir) {
+  static const char *const ctls[] = {"+memory\n", "+cpuset\n", "+pids\n", "+cpu\n"};
+  char path[PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s/cgroup.subtree_control", dir);
+  int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  for (size_t i = 0; fd >= 0 && i < sizeof ctls / sizeof ctls[0]; i++)
+    if (write(fd, ctls[i], strlen(ctls[i])) < 0) { /* not offered here */ }
+  if (fd >= 0) close(fd);
 }
 
 static int create_v2(const struct px_cg_layout *lay, const char *name, const struct px_cg_limits *lim,
@@ -265,22 +303,24 @@ static int create_v2(const struct px_cg_layout *lay, const char *name, const str
   char *slash = strrchr(parent, '/');
   if (slash) *slash = '\0';
   /* Controllers must be enabled at every level above the job. */
-  write_file(parent, "cgroup.subtree_control", "+memory +cpuset +pids +cpu");
+  enable_controllers(parent);
   int rc = make_dir(lay->base[0], false);
-  if (!rc) write_file(lay->base[0], "cgroup.subtree_control", "+memory +cpuset +pids +cpu");
+  if (!rc) enable_controllers(lay->base[0]);
   if (!rc) rc = join(cg->path[0], sizeof cg->path[0], lay->base[0], name);
   if (!rc) rc = make_dir(cg->path[0], false);
   if (rc) {
     snprintf(err, errlen, "cannot create %s: %s", cg->path[0], strerror(-rc));
     return PX_EIO;
   }
+  const char *file = "memory.max";
   if (lim->mem_mib) {
-    rc = write_file(cg->path[0], "memory.max", "%llu", (unsigned long long)(lim->mem_mib << 20));
-    if (!rc) write_file(cg->path[0], "memory.swap.max", "0");
+    rc = write_file(cg->path[0], file, "%llu", (unsigned long long)(lim->mem_mib << 20));
+    int sw = rc ? 0 : write_file(cg->path[0], "memory.swap.max", "0");
+    if (sw && sw != -ENOENT) rc = sw, file = "memory.swap.max"; /* ENOENT: no swap accounting, no swap */
   }
-  if (!rc && lim->cpus) rc = write_file(cg->path[0], "cpuset.cpus", "%s", lim->cpus);
-  if (!rc && lim->pids_max) rc = write_file(cg->path[0], "pids.max", "%llu", (unsigned long long)lim->pids_max);
-  if (rc) snprintf(err, errlen, "cannot set limits in %s: %s", cg->path[0], strerror(-rc));
+  if (!rc && lim->cpus) rc = write_file(cg->path[0], file = "cpuset.cpus", "%s", lim->cpus);
+  if (!rc && lim->pids_max) rc = write_file(cg->path[0], file = "pids.max", "%llu", (unsigned long long)lim->pids_max);
+  if (rc) snprintf(err, errlen, "cannot set %s in %s: %s", file, cg->path[0], strerror(-rc));
   return rc ? PX_EIO : 0;
 }
 

@@ -66,6 +66,11 @@ int px_cg_probe(struct px_cg_layout *lay, const char *root_rel, const char *node
  * it forks skips reading /proc/self/mountinfo seven times. */
 void px_cg_probe_remember(const char *root_rel, const char *node);
 
+/* Tests: read mountinfo and cgroup (the formats of /proc/self/mountinfo
+ * and /proc/self/cgroup) instead of this process's; NULL restores those.
+ * The strings are kept, not copied. */
+void px_cg_set_proc_files(const char *mountinfo, const char *cgroup);
+
 /* cgroup v2 allows controllers for child groups only in groups without
  * processes of their own ("no internal processes"): on v2 the agent moves
  * itself into a leaf "<own>/agent" so its own group can delegate to jobs.

@@ -324,9 +324,13 @@ int px_supervise_main(const char *jobdir) {
   set_limits(&s);
   prepare(&s);
   int cfd = open_ctl(jobdir);
+  /* state.json before any task runs: it names the cgroup, through which
+   * the agent ends the tasks should this supervisor die. Only without a
+   * cgroup is the process group (known once the first task runs) the
+   * handle, and worth a second write. */
   write_state(&s);
   if (!s.st.error[0]) start_tasks(&s);
-  write_state(&s);
+  if (!s.cg.version) write_state(&s);
   if (!s.st.error[0]) loop(&s, sfd, cfd);
   finish(&s);
   if (cfd >= 0) close(cfd);

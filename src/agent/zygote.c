@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,13 +48,13 @@ static void supervisor(int fd, const char *jobdir) {
 #endif
 }
 
-/* The go-between: forks the supervisor, tells the agent its pid, exits. */
-static void between(int fd, const char *jobdir) {
-  pid_t s = fork();
-  if (s == 0) supervisor(fd, jobdir);
-  int32_t ans = s > 0 ? (int32_t)s : -(int32_t)errno;
-  if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL) < 0) { /* the agent is gone: the supervisor runs on */ }
-  _exit(0);
+/* A fork whose child is the agent's, not the zygote's (CLONE_PARENT): the
+ * agent reaps it on SIGCHLD as it did an exec'd supervisor. A raw clone
+ * skips glibc's fork bookkeeping, which a single-threaded process without
+ * fork handlers does not need (the child's cached thread id is the
+ * zygote's; nothing in the supervisor compares it across processes). */
+static pid_t fork_for_agent(void) {
+  return (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, NULL);
 }
 
 /* What each supervisor (and task) would otherwise load again. */
@@ -83,14 +85,10 @@ int px_zygote_main(const char *fd_pid, const char *cg_name, const char *cg_root)
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return 0;
     dir[n] = '\0';
-    pid_t c = fork();
-    if (c == 0) between(fd, dir);
-    if (c < 0) {
-      int32_t ans = -(int32_t)errno;
-      if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL) < 0) return 0;
-      continue;
-    }
-    while (waitpid(c, NULL, 0) < 0 && errno == EINTR) {}
+    pid_t c = fork_for_agent();
+    if (c == 0) supervisor(fd, dir);
+    int32_t ans = c > 0 ? (int32_t)c : -(int32_t)errno;
+    if (send(fd, &ans, sizeof ans, MSG_NOSIGNAL) < 0) return 0;
   }
 }
 

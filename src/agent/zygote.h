@@ -14,10 +14,8 @@
  * layout probed (px_cg_probe_remember), the user database modules loaded.
  *
  * The supervisor must be the agent's child, as an exec'd one was (the agent
- * reaps it on SIGCHLD). The zygote forks a go-between which forks the
- * supervisor, sends its pid back to the agent and exits; the orphaned
- * supervisor is adopted by the agent, a child subreaper
- * (PR_SET_CHILD_SUBREAPER), and the zygote reaps the go-between.
+ * reaps it on SIGCHLD): the zygote forks it with CLONE_PARENT, which makes
+ * the zygote's parent, the agent, its parent.
  *
  * Protocol on a SOCK_SEQPACKET pair: the agent sends a job directory, the
  * answer is one int32: the supervisor's pid, or -errno. The zygote dies with

@@ -375,19 +375,13 @@ int px_task_reports_decode(const char *json, struct px_task_report **out, uint32
 }
 
 char *px_task_reports_encode(char *const *reports, uint32_t n) {
-  static const char head[] = "{\"reports\":[", tail[] = "]}";
-  size_t len = sizeof head + sizeof tail;
+  size_t len = 16;
   for (uint32_t i = 0; i < n; i++) len += strlen(reports[i]) + 1;
   char *s = malloc(len);
   if (!s) return NULL;
-  char *p = s;
-  memcpy(p, head, sizeof head - 1), p += sizeof head - 1;
-  for (uint32_t i = 0; i < n; i++) {
-    size_t k = strlen(reports[i]);
-    if (i) *p++ = ',';
-    memcpy(p, reports[i], k), p += k;
-  }
-  memcpy(p, tail, sizeof tail); /* with its NUL */
+  size_t off = (size_t)snprintf(s, len, "{\"reports\":[");
+  for (uint32_t i = 0; i < n; i++) off += (size_t)snprintf(s + off, len - off, "%s%s", i ? "," : "", reports[i]);
+  snprintf(s + off, len - off, "]}");
   return s;
 }
 

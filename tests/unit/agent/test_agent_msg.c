@@ -141,12 +141,65 @@ static void work_codec(void **state) {
   assert_int_equal(px_signal_order_decode("{\"job_id\":1,\"signal\":99}", &so, &d), PX_EINVAL);
 }
 
+/* The batch form of reports: encoded from already encoded reports, decoded
+ * strictly (a bad entry names its index; too many is refused). */
+static void report_batch(void **state) {
+  (void)state;
+  struct px_task_report a = {.node = "n01", .job_id = 7, .state = "COMPLETED", .cpu_time_ms = 12, .restart_count = 1};
+  struct px_task_report b = {.node = "n01", .job_id = 8, .state = "FAILED", .exit_code = 3};
+  char *enc[2] = {px_task_report_encode(&a), px_task_report_encode(&b)};
+  char *s = px_task_reports_encode(enc, 2);
+  struct px_task_report *v = NULL;
+  uint32_t n = 0;
+  struct px_diag d;
+  assert_int_equal(px_task_reports_decode(s, &v, &n, &d), 0);
+  assert_int_equal(n, 2);
+  assert_int_equal(v[0].job_id, 7);
+  assert_int_equal(v[0].cpu_time_ms, 12);
+  assert_int_equal(v[0].restart_count, 1);
+  assert_string_equal(v[1].state, "FAILED");
+  assert_int_equal(v[1].exit_code, 3);
+  free(v);
+  free(s);
+  free(enc[0]);
+  free(enc[1]);
+  s = px_task_reports_encode(NULL, 0);
+  assert_string_equal(s, "{\"reports\":[]}");
+  assert_int_equal(px_task_reports_decode(s, &v, &n, &d), 0);
+  assert_int_equal(n, 0);
+  free(v);
+  free(s);
+  const char *bad[][2] = {
+      {"{\"reports\":[{\"node\":\"n\",\"job_id\":1,\"state\":\"COMPLETED\"},"
+       "{\"node\":\"n\",\"job_id\":2,\"state\":\"DONE\"}]}", "reports[1].state"},
+      {"{\"reports\":{}}", "reports"},
+      {"{}", "reports"},
+      {"{\"reports\":[],\"extra\":1}", "extra"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    v = NULL;
+    if (px_task_reports_decode(bad[i][0], &v, &n, &d) == 0) fail_msg("accepted: %s", bad[i][0]);
+    if (!strstr(d.msg, bad[i][1])) fail_msg("'%s' does not name %s", d.msg, bad[i][1]);
+    assert_null(v);
+  }
+  /* more than PX_TASK_REPORTS_MAX */
+  char *many[PX_TASK_REPORTS_MAX + 1];
+  char *one = px_task_report_encode(&a);
+  for (int i = 0; i <= PX_TASK_REPORTS_MAX; i++) many[i] = one;
+  s = px_task_reports_encode(many, PX_TASK_REPORTS_MAX + 1);
+  assert_int_not_equal(px_task_reports_decode(s, &v, &n, &d), 0);
+  assert_non_null(strstr(d.msg, "at most"));
+  free(s);
+  free(one);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(launch_round_trip),
       cmocka_unit_test(launch_strict),
       cmocka_unit_test(report_codecs),
       cmocka_unit_test(work_codec),
+      cmocka_unit_test(report_batch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
