@@ -97,9 +97,11 @@ for script in $scripts; do
 done
 echo "ok   submitted ${#job_of[@]} corpus scripts, ${#refused[@]} refused as expected (${SECONDS}s)"
 
-# Held and --begin jobs stay pending with Slurm's reasons.
-[ "$(squeue -h -j "${job_of[18_held]}" -o %r)" = JobHeldUser ] || fail "18_held: reason $(squeue -h -j "${job_of[18_held]}" -o %r)"
-[ "$(squeue -h -j "${job_of[17_begin_later]}" -o %r)" = BeginTime ] || fail "17_begin_later: reason $(squeue -h -j "${job_of[17_begin_later]}" -o %r)"
+# Held and --begin jobs stay pending with Slurm's reasons (the server
+# refreshes reasons after its cycle: wait for it, with a deadline).
+reason_is() { [ "$(squeue -h -j "$1" -o %r)" = "$2" ]; }
+wait_for 15 reason_is "${job_of[18_held]}" JobHeldUser || fail "18_held: reason $(squeue -h -j "${job_of[18_held]}" -o %r)"
+wait_for 15 reason_is "${job_of[17_begin_later]}" BeginTime || fail "17_begin_later: reason $(squeue -h -j "${job_of[17_begin_later]}" -o %r)"
 scancel "${job_of[18_held]}" "${job_of[17_begin_later]}"
 indexes() { # "0-15%4" or "1,3,5" -> one index per line
   local spec=${1%\%*} part
