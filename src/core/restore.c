@@ -86,6 +86,7 @@ static int take_alloc(struct px_core *c, struct pxc_job *j, const struct px_allo
       n->tenant_jobs++;
     }
     pxc_index_node_add(c, node);
+    pxc_plan_node_changed(c, node, true); /* the backfill plan must see the job: rebuilt whole */
   }
   j->alloc = al;
   j->nalloc = nalloc;
