@@ -45,8 +45,15 @@ struct ajob {
   struct ajob *next;
 };
 
+/* Directories of acknowledged jobs, kept to be renamed into place for the
+ * next launch with their files (launch.c): a fresh directory costs seven
+ * inodes, which a file system without a journal allocates slowly. */
+#define POOL_MAX 32
+
 struct agent {
   const struct px_agent_opts *o;
+  uint32_t pool[POOL_MAX];   /* STATE/jobs/.free/<n> */
+  uint32_t npool, pool_seq;
   struct px_site site;
   struct px_node_res res;
   struct px_link link;
@@ -109,6 +116,46 @@ static char *end_report(struct agent *a, const struct ajob *j, const struct px_j
 }
 
 static void on_acked(const char *dir, void *ud);
+
+static void pool_path(const struct agent *a, uint32_t n, char *buf, size_t size) {
+  snprintf(buf, size, "%s/jobs/.free/%u", a->o->state_dir, n);
+}
+
+/* The ended job's directory joins the pool: its files become the temporary
+ * names that px_file_put writes (and renames from), so none of them is read
+ * as the next job's; the FIFO stays. */
+static void recycle(struct agent *a, const char *dir) {
+  static const char *const files[] = {"launch.json", "site.json", "state.json", "status.json", "slurm_script"};
+  char to[4300], from[4400], tmp[4400];
+  if (a->npool == POOL_MAX) return rm_rf(dir);
+  uint32_t n = a->pool_seq++;
+  pool_path(a, n, to, sizeof to);
+  if (rename(dir, to) != 0) return rm_rf(dir);
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(from, sizeof from, "%s/%s", to, files[i]);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", to, files[i]);
+    if (rename(from, tmp) != 0 && errno != ENOENT) return rm_rf(to);
+  }
+  snprintf(tmp, sizeof tmp, "%s/.slurm_script.tmp", to);
+  chmod(tmp, 0600); /* was the user's, read-only */
+  chmod(to, 0700);
+  a->pool[a->npool++] = n;
+}
+
+/* At start: what a previous run left in the pool goes. */
+static void pool_reset(struct agent *a) {
+  char dir[4200], sub[4500];
+  snprintf(dir, sizeof dir, "%s/jobs/.free", a->o->state_dir);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+    rm_rf(sub);
+  }
+  if (d) closedir(d);
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) px_warn("cannot create %s: %s", dir, strerror(errno));
+}
 
 /* The job's supervisor wrote its status (or died without): queue the end. */
 static void job_ended(struct agent *a, struct ajob *j) {
@@ -173,7 +220,7 @@ static void on_acked(const char *dir_in, void *ud) {
     free(j);
     break;
   }
-  rm_rf(dir);
+  recycle(a, dir);
 }
 
 static void launch(struct agent *a, const struct px_launch *l) {
@@ -184,9 +231,12 @@ static void launch(struct agent *a, const struct px_launch *l) {
   }
   uint64_t r;
   if (px_map_get(&a->done, l->job_id, &r) && r == l->restart_count) return; /* already ran and reported */
-  char dir[4096];
+  char dir[4096], reuse[4300] = "";
+  if (a->npool) pool_path(a, a->pool[a->npool - 1], reuse, sizeof reuse);
   pid_t pid = 0;
-  int rc = px_job_start(a->o->state_dir, l, &a->site, &a->zyg, dir, sizeof dir, &pid);
+  bool used = false;
+  int rc = px_job_start(a->o->state_dir, l, &a->site, &a->zyg, reuse[0] ? reuse : NULL, &used, dir, sizeof dir, &pid);
+  if (used || (reuse[0] && rc != PX_EEXIST)) a->npool--; /* taken, or gone */
   if (rc == PX_EEXIST) return; /* started before: never twice */
   struct ajob *j = add_job(a, l->job_id, l->restart_count, pid);
   if (!j) return;
@@ -471,6 +521,7 @@ int px_agent_run(const struct px_agent_opts *o) {
   signal(SIGPIPE, SIG_IGN);
   a.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   a.nfd = open_notify(&a);
+  pool_reset(&a);
   reattach(&a);
   loop(&a);
   if (o->kill_jobs_on_exit) stop_jobs(&a);

@@ -125,7 +125,7 @@ static int run_local(struct px_agent_opts *o, const char *file) {
   o->site.emulated_cpus = o->emulate_cpus != 0;
   char jobdir[4096];
   pid_t pid;
-  rc = px_job_start(o->state_dir, &l, &o->site, NULL, jobdir, sizeof jobdir, &pid);
+  rc = px_job_start(o->state_dir, &l, &o->site, NULL, NULL, NULL, jobdir, sizeof jobdir, &pid);
   px_launch_fini(&l);
   if (rc) {
     fprintf(stderr, "agent: cannot start: %s\n", px_strerror(rc));

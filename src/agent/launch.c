@@ -44,15 +44,30 @@ static int exec_supervisor(const char *jobdir, pid_t *pid) {
   return 0;
 }
 
+/* The job's directory: a recycled one renamed into place, or a new one.
+ * Either way its appearance under its name is atomic, and refused when
+ * the name exists (this attempt started before). */
+static int make_jobdir(const char *reuse, bool *used, const char *jobdir) {
+  *used = false;
+  if (reuse) {
+    if (renameat2(AT_FDCWD, reuse, AT_FDCWD, jobdir, RENAME_NOREPLACE) == 0) return *used = true, 0;
+    if (errno == EEXIST) return PX_EEXIST;
+  }
+  if (mkdir(jobdir, 0700) != 0) return errno == EEXIST ? PX_EEXIST : PX_EIO;
+  return 0;
+}
+
 int px_job_start(const char *state_dir, const struct px_launch *l, const struct px_site *site,
-                 struct px_zygote *z, char *jobdir, size_t size, pid_t *pid) {
+                 struct px_zygote *z, const char *reuse, bool *used, char *jobdir, size_t size, pid_t *pid) {
   char jobs[4096];
   snprintf(jobs, sizeof jobs, "%s/jobs", state_dir);
   mkdir(state_dir, 0755);
   mkdir(jobs, 0711);
   chmod(jobs, 0711); /* users traverse to their own job's script, nothing else */
   px_jobdir_path(state_dir, l->job_id, l->restart_count, jobdir, size);
-  if (mkdir(jobdir, 0700) != 0) return errno == EEXIST ? PX_EEXIST : PX_EIO;
+  bool ignored;
+  int made = make_jobdir(reuse, used ? used : &ignored, jobdir);
+  if (made) return made;
   char *text = px_launch_encode(l);
   int rc = text ? px_file_put(jobdir, "launch.json", text, false) : PX_ENOMEM;
   free(text);

@@ -12,6 +12,7 @@
 #ifndef PX_AGENT_LAUNCH_H
 #define PX_AGENT_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -23,8 +24,11 @@
 void px_jobdir_path(const char *state_dir, uint64_t job_id, uint32_t restart, char *buf, size_t size);
 
 /* 0 with *pid the supervisor (z: the zygote, or NULL); PX_EEXIST when this attempt was already
- * started here (nothing is done: a task never starts twice). */
+ * started here (nothing is done: a task never starts twice). reuse: an
+ * ended job's directory to rename into place instead of a new one (its
+ * files already moved to their temporary names), or NULL; *used says
+ * whether it was taken. */
 int px_job_start(const char *state_dir, const struct px_launch *l, const struct px_site *site,
-                 struct px_zygote *z, char *jobdir, size_t size, pid_t *pid);
+                 struct px_zygote *z, const char *reuse, bool *used, char *jobdir, size_t size, pid_t *pid);
 
 #endif

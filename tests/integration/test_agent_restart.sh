@@ -66,7 +66,21 @@ wait_for 30 reported 22 n01 COMPLETED || fail "job 22's end never reported"
 wait_for 30 test ! -e "$T/state/jobs/22.0" || fail "job 22's directory kept after the server acknowledged"
 ok "an end during a server outage is reported when the server returns"
 
-# 3. The server process itself restarts (all its memory gone) while a job runs.
+# 3. Acknowledged jobs' directories are reused (renamed into place with their
+# files): a job started in one reports its own end, never the previous one's.
+pooled() { [ -n "$(ls -A "$T/state/jobs/.free" 2>/dev/null)" ]; }
+wait_for 30 pooled || fail "no ended job's directory kept for reuse"
+launch_json 24 pxtest1 '#!/bin/sh
+[ -e "$(dirname "$0")/status.json" ] && echo stale > '"$WORK"'/stale24
+exit 3' >"$T/24.json"
+mock_post "/test/launch?node=n01" "$(cat "$T/24.json")"
+wait_for 30 reported 24 n01 FAILED || fail "job 24's end not reported as its own: $(mock_get /test/reports)"
+! reported 24 n01 COMPLETED || fail "job 24 reported with a previous job's end"
+[ ! -e "$WORK/stale24" ] || fail "job 24's directory held an end (status.json) while it ran"
+[ -e "$WORK/slurm-24.out" ] || fail "job 24 did not run"
+ok "a recycled job directory carries nothing of the job before"
+
+# 4. The server process itself restarts (all its memory gone) while a job runs.
 launch_json 23 pxtest1 '#!/bin/sh
 touch '"$WORK"'/started23
 while [ ! -e '"$WORK"'/go23 ]; do sleep 0.05; done' >"$T/23.json"
