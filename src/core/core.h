@@ -182,6 +182,13 @@ struct px_alloc;
 int px_core_job_restore(struct px_core *c, uint64_t job_id, uint64_t array_job_id,
                         const struct px_alloc *alloc, uint32_t nalloc, int64_t time_limit_s,
                         int64_t start_s, struct px_diag *diag);
+/* Recovery of a job that ended before the journal's last checkpoint: adds
+ * what its run on alloc from start_s to end_s charged to fair share,
+ * decayed to now as if it had been replayed. PX_ENOENT when user/account
+ * has no association any more (nothing charged). */
+int px_core_usage_replay(struct px_core *c, const char *user, const char *account,
+                         const char *qos, const struct px_alloc *alloc, uint32_t nalloc,
+                         int64_t start_s, int64_t end_s, struct px_diag *diag);
 
 enum px_node_event {
   PX_NODE_EV_UP,     /* responding again: clears DOWN (not DRAIN) */

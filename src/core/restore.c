@@ -12,6 +12,7 @@
  * refused with nothing changed, and the server falls back to keeping the
  * job out of the core with its nodes drained.
  */
+#include <math.h>
 #include <string.h>
 
 #include "core/core_int.h"
@@ -172,6 +173,62 @@ int px_core_job_restore(struct px_core *c, uint64_t job_id, uint64_t array_job_i
   if (j->task_id != PX_NONE) { /* a requeued array task counts against %N again */
     struct pxc_job *rec = pxc_job_find(c, j->array_id);
     if (rec && rec->arr) rec->arr->running++;
+  }
+  return 0;
+}
+
+/*
+ * Usage of a job that ended before the last checkpoint (the server archives
+ * finished jobs and does not replay their start and end): what its run
+ * charged to fair share is added back, decayed as the running job's rate
+ * would have been. A constant rate r over [s, e] is worth, at e,
+ * r * hl/ln2 * (1 - 2^-((e-s)/hl)) with half-life hl (r * (e-s) without
+ * decay), and 2^-((t-e)/hl) of that at a later time t. Each association
+ * (the user's and its ancestors) gets it at its own usage time.
+ */
+static double billing_of(const struct px_core *c, uint32_t qos, const struct px_alloc *alloc,
+                         uint32_t nalloc) {
+  const struct px_conf_sched *s = &c->sched;
+  double g = 0, cpu = 0, mem = 0;
+  for (uint32_t i = 0; i < nalloc; i++) {
+    g += (double)__builtin_popcountll(alloc[i].gpus);
+    cpu += (double)alloc[i].ncpu;
+    mem += (double)alloc[i].mem_mib / 1024.0;
+  }
+  double b = s->billing_weight_gpu * g + s->billing_weight_cpu * cpu + s->billing_weight_mem_gib * mem;
+  if (s->billing_weight_gpu == 0 && s->billing_weight_cpu == 0 && s->billing_weight_mem_gib == 0) b = cpu;
+  return b * c->qos[qos].usage_factor;
+}
+
+static uint32_t qos_named(const struct px_core *c, const char *name, uint32_t dflt) {
+  uint32_t id = name ? pxc_lookup(c, name) : PX_NONE;
+  for (uint32_t q = 0; id != PX_NONE && q < c->nqos; q++)
+    if (c->qos[q].name == id) return q;
+  return dflt == PX_NONE || dflt >= c->nqos ? 0 : dflt;
+}
+
+int px_core_usage_replay(struct px_core *c, const char *user, const char *account,
+                         const char *qos, const struct px_alloc *alloc, uint32_t nalloc,
+                         int64_t start_s, int64_t end_s, struct px_diag *d) {
+  uint32_t u = user ? pxc_lookup(c, user) : PX_NONE, assoc = PX_NONE;
+  if (u != PX_NONE && account) {
+    uint32_t a = pxc_lookup(c, account);
+    if (a != PX_NONE) pxc_map_get(&c->assoc_by_user_acct, (uint64_t)u << 32 | a, &assoc);
+  } else if (u != PX_NONE) {
+    pxc_map_get(&c->default_assoc, u, &assoc);
+  }
+  if (assoc == PX_NONE) /* the account tree changed since: nobody to charge */
+    return px_diag_set(d, PX_ENOENT, -1, "account: user \"%s\" has no association %s",
+                       user ? user : "", account ? account : "");
+  if (end_s <= start_s || !nalloc || !c->nqos) return 0;
+  double r = billing_of(c, qos_named(c, qos, c->assoc[assoc].default_qos), alloc, nalloc);
+  double hl = (double)c->sched.decay_half_life_s, dur = (double)(end_s - start_s);
+  double at_end = hl > 0 ? r * hl / M_LN2 * (1 - exp2(-dur / hl)) : r * dur;
+  pxc_fs_advance(c, assoc, end_s); /* usage times before end_s move up to it */
+  for (uint32_t a = assoc; a != PX_NONE; a = c->assoc[a].parent) {
+    struct pxc_assoc *x = &c->assoc[a];
+    double later = (double)(x->usage_t - end_s);
+    x->usage += hl > 0 && later > 0 ? at_end * exp2(-later / hl) : at_end;
   }
   return 0;
 }

@@ -10,8 +10,8 @@
  * Kept in the journal: array jobs and their tasks (the core rebuilds an
  * array's progress from its tasks' records) and finished jobs that a live
  * job's dependency names (the core must know how they ended). What an
- * archived job's run charged to fair share is not replayed after a restart
- * (the core takes no usage figures).
+ * archived job's run charged to fair share is given back to the core at
+ * recovery (px_core_usage_replay), so fair share survives a restart.
  *
  * A checkpoint runs on the main thread right after a commit, when at least
  * min_jobs jobs wait for it, or any has waited for ARCHIVE_MAX_WAIT_S.
@@ -205,7 +205,26 @@ static int load_one(void *ctx, const struct px_store_arch *a) {
 
 int px_archive_load(struct px_server *s) { return px_store_archive_replay(s->store, load_one, s); }
 
-/* After the journal's replay: the archived jobs join the table in id order. */
+/* The fair-share usage of an archived job that ran. */
+static void charge_usage(struct px_server *s, const struct px_sjob *j) {
+  if (!j->nalloc || j->start <= 0 || j->end <= j->start) return;
+  struct px_alloc *a = calloc(j->nalloc, sizeof *a);
+  if (!a) return;
+  for (uint32_t i = 0; i < j->nalloc; i++)
+    a[i] = (struct px_alloc){j->alloc[i].node, j->alloc[i].ncpu, j->alloc[i].gpus,
+                             j->alloc[i].mem_mib, 0, 0};
+  struct px_diag d;
+  px_diag_clear(&d);
+  if (px_core_usage_replay(s->core, j->spec.user, j->spec.account, j->spec.qos, a, j->nalloc,
+                           j->start, j->end, &d))
+    px_warn("recovery: usage of archived job %llu not charged: %s", (unsigned long long)j->id,
+            d.msg);
+  free(a);
+}
+
+/* After the journal's replay: the archived jobs join the table in id order
+ * (and their usage is charged to fair share, after the live jobs' replay so
+ * that it decays from each association's latest time). */
 int px_archive_merge(struct px_server *s) {
   size_t n = s->njobs + s->narch, a = 0, b = 0, k = 0;
   if (!s->narch) return 0;
@@ -223,6 +242,7 @@ int px_archive_merge(struct px_server *s) {
       free(j->cancelled_by);
       free(j);
     } else {
+      charge_usage(s, s->arch[b]);
       v[k++] = s->arch[b++];
     }
   }

@@ -73,4 +73,28 @@ expect 200 pxbob POST /v1/nodes/n01/drain '{"reason":"conf operator"}' >/dev/nul
 expect 200 pxoper POST /v1/nodes/n01/resume '{}' >/dev/null
 expect 403 pxalice POST /v1/nodes/n01/drain '{"reason":"not an operator"}' >/dev/null
 ok "operators from the configuration and the command line"
+
+# fair share survives a checkpoint and a restart: five jobs run on n01 (a
+# fake agent) for a second or more, end, are archived; pxalice's usage (and
+# ml's) after a kill -9 is what it was (half-life of days: no decay to see)
+register_node n01
+ran=$(expect 201 pxalice POST /v1/jobs '{"jobs":[{"name":"r1","gpus_per_node":1},{"name":"r2","gpus_per_node":1},{"name":"r3","gpus_per_node":1},{"name":"r4","gpus_per_node":1},{"name":"r5","gpus_per_node":1}]}' | jq -r '.job_ids[]')
+for id in $ran; do wait_for "job $id running" job_is "$id" RUNNING; done
+last_start=$(api GET "/v1/jobs?state=all" | cut -d' ' -f2- | jq '[.jobs[] | .start_time // 0] | max')
+wait_for "a second of run time" eval '[ "$(date +%s)" -gt '"$last_start"' ]'
+for id in $ran; do
+  expect 200 root POST /v1/agent/report "{\"node\":\"n01\",\"job_id\":$id,\"state\":\"COMPLETED\",\"exit_code\":0,\"term_signal\":0,\"requeue_requested\":false,\"peak_mem_mib\":0,\"cpu_time_ms\":0,\"start_time\":0,\"end_time\":0}" >/dev/null
+  wait_for "job $id completed" job_is "$id" COMPLETED
+done
+in_archive() { [ "$(db "SELECT COUNT(*) FROM archive WHERE job_id IN ($(tr ' \n' ',,' <<<"$ran" | sed 's/,*$//'))")" = 5 ]; }
+wait_for "the five jobs archived" in_archive
+usage() { expect 200 pxalice GET /v1/shares | jq -c '[.shares[] | select(.account=="ml") | .raw_usage // 0]'; }
+u_before=$(usage)
+[ "$(jq '.[0] > 0 and .[1] > 0' <<<"$u_before")" = true ] || fail "no usage charged: $u_before"
+stop_server KILL
+start_server --checkpoint-jobs 5 "${store[@]}"
+u_after=$(usage)
+close=$(jq -n --argjson a "$u_before" --argjson b "$u_after" '[range(0; $a|length) as $i | (($a[$i] - $b[$i]) | fabs) <= 0.001 * $a[$i] + 1e-9] | all')
+[ "$close" = true ] || fail "fair-share usage of archived jobs after restart: $u_after, before: $u_before"
+ok "fair-share usage of archived jobs kept across the restart ($u_before)"
 stop_server TERM
