@@ -231,6 +231,10 @@ static int flush_batch(struct px_link *k, int64_t now_ms, void (*on_acked)(const
       k->batch = false; /* the single form drops only a report that is itself refused */
       return 0;
     }
+    if (!rc && status >= 300 && settled(status)) { /* refused whole (403): as each would be */
+      for (uint32_t i = 0; i < n; i++) pop_head(k, on_acked, ud, status);
+      return 0;
+    }
     retry_later(k, now_ms);
     if (rc) k->registered = false;
     return 1;
