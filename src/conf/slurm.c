@@ -84,6 +84,44 @@ static void set_depth(struct px_cb *b, const struct px_where *w, const struct px
   else if (px_parse_u64(b, w, kv, UINT32_MAX - 1, &v)) b->c->sched.backfill_depth = (uint32_t)v;
 }
 
+/* LasThresholds=3600,36000 (PriorityOrder=las): attained-service thresholds
+ * in GPU-seconds, whole numbers, positive, strictly ascending, at most
+ * PX_LAS_MAX_THRESHOLDS. The error names the offending item and why. */
+static void set_las_thresholds(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                               const struct px_key *k) {
+  (void)obj, (void)k;
+  int64_t t[PX_LAS_MAX_THRESHOLDS];
+  uint32_t n = 0;
+  char why[96];
+  for (const char *p = kv->val;; n++) {
+    char *end = NULL;
+    if (n == PX_LAS_MAX_THRESHOLDS) {
+      snprintf(why, sizeof why, "at most %d thresholds", PX_LAS_MAX_THRESHOLDS);
+      break;
+    }
+    long long x = *p >= '0' && *p <= '9' ? strtoll(p, &end, 10) : -1;
+    if (x <= 0 || x >= INT64_MAX / 4 || (*end != ',' && *end != '\0')) {
+      snprintf(why, sizeof why, "item %u: a whole number of GPU-seconds, at least 1", n + 1);
+      break;
+    }
+    if (n && x <= t[n - 1]) {
+      snprintf(why, sizeof why, "item %u: %lld is not above the previous threshold %lld", n + 1, x,
+               (long long)t[n - 1]);
+      break;
+    }
+    t[n] = x;
+    if (*end == '\0') {
+      memcpy(b->c->sched.las_thresholds_gpu_s, t, (n + 1) * sizeof *t);
+      b->c->sched.las_nthresholds = n + 1;
+      return;
+    }
+    p = end + 1;
+  }
+  char exp[160];
+  snprintf(exp, sizeof exp, "ascending GPU-second thresholds such as 3600,36000 (%s)", why);
+  px_cb_bad(b, w, kv, exp);
+}
+
 /* SchedulerParameters=bf_window=N (minutes),bf_resolution=N (seconds),
  * bf_max_job_test=N (depth): the three Slurm options that map onto Phalanx's
  * backfill; every other option is ignored with one warning per line. */
@@ -297,6 +335,7 @@ static const struct px_key global_keys[] = {
     {"PreemptExemptPeriod", px_set_dur, G(sched.preempt_exempt_s), NULL},
     {"Placement", px_set_enum, G(sched.placement), placements},
     {"PriorityOrder", set_global_enum, G(sched.order), orders},
+    {"LasThresholds", set_las_thresholds, 0, NULL},
     {"TopologyFile", set_file, 0, NULL},
     {"AccountsFile", set_file, 0, "accounts"},
     {"NodeName", px_set_misplaced, 0, NULL},

@@ -27,8 +27,10 @@
 #include "core/policy.h"
 #include "util/map.h"
 
-static uint64_t kind_key(const struct pxc_job *j) {
-  return px_hash_u64(pxc_shape_hash(j) ^ (uint64_t)j->time_limit_s) & (UINT64_MAX >> 1);
+static uint64_t kind_key(const struct px_core *c, struct pxc_job *j) {
+  uint64_t h;
+  pxc_job_hashes(c, j, &h, NULL);
+  return px_hash_u64(h ^ (uint64_t)j->time_limit_s) & (UINT64_MAX >> 1);
 }
 
 static void map_clear(struct pxc_map *m) {
@@ -45,16 +47,16 @@ static void map_clear(struct pxc_map *m) {
 static bool fronted(const struct pxc_job *j) { return j->shape.per_node_max == 1 || j->shape.nmax == 1; }
 static uint32_t front_n(const struct pxc_job *j) { return j->shape.per_node_max == 1 ? j->shape.nmin : j->shape.units; }
 
-static uint64_t front_key(const struct pxc_job *j) {
-  struct pxc_job t = *j;
-  t.shape.units = t.shape.nmin = t.shape.nmax = 0;
-  return pxc_shape_hash(&t) & (UINT64_MAX >> 1);
+static uint64_t front_key(const struct px_core *c, struct pxc_job *j) {
+  uint64_t h;
+  pxc_job_hashes(c, j, NULL, &h);
+  return h & (UINT64_MAX >> 1);
 }
 
 /* First slot not ruled out for gang j by smaller or shorter gangs. */
-static uint32_t front_get(const struct px_core *c, const struct pxc_job *j) {
+static uint32_t front_get(const struct px_core *c, struct pxc_job *j) {
   uint32_t i, f = 0;
-  if (!fronted(j) || !pxc_map_get(&c->pol->front_idx, front_key(j), &i)) return 0;
+  if (!fronted(j) || !pxc_map_get(&c->pol->front_idx, front_key(c, j), &i)) return 0;
   const struct pxc_bf_front *fr = &c->pol->fronts[i];
   uint32_t n = front_n(j);
   for (uint32_t k = 0; k < fr->len; k++)
@@ -63,11 +65,11 @@ static uint32_t front_get(const struct px_core *c, const struct pxc_job *j) {
 }
 
 /* Records that gang j found nothing before slot f (best effort: a cache). */
-static void front_put(struct px_core *c, const struct pxc_job *j, uint32_t f) {
+static void front_put(struct px_core *c, struct pxc_job *j, uint32_t f) {
   struct pxc_policy *pol = c->pol;
   uint32_t i;
   if (!fronted(j) || f <= 1) return;
-  uint64_t key = front_key(j);
+  uint64_t key = front_key(c, j);
   if (!pxc_map_get(&pol->front_idx, key, &i)) {
     if (PXC_GROW(c, pol->fronts, &pol->fronts_cap, pol->nfronts + 1) ||
         pxc_map_put(c, &pol->front_idx, key, (uint32_t)pol->nfronts))
@@ -202,9 +204,10 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   j->expected_start_s = 0;
   bool reserve = c->sched.backfill == PX_BACKFILL_EASY ? !pol->part_resv[j->part]
                                                        : pol->nresv < c->sched.backfill_depth;
-  /* the hint first: its searches reuse the fit scratch, and must not see j's own reservation */
-  if (pol->nhints < PXC_BF_HINTS) make_hint(c, j, reserve);
-  uint64_t key = kind_key(j);
+  /* the hint first: its searches reuse the fit scratch, and must not see j's own reservation.
+   * Hints only explain (pxc_policy_why): with lazy reasons (the simulator) nobody reads them. */
+  if (pol->nhints < PXC_BF_HINTS && !c->lazy_s) make_hint(c, j, reserve);
+  uint64_t key = kind_key(c, j);
   uint32_t from = 1, gf = front_get(c, j);
   pxc_map_get(&pol->cursor, key, &from);
   if (gf > from) from = gf;

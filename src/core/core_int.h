@@ -226,6 +226,9 @@ struct pxc_job {
   int64_t expected_start_s; /* backfill plan; 0 unknown */
   int32_t signal_num, signal_time_s; /* --signal=SIG@TIME, 0 none */
   double attained_gpu_s;    /* LAS: GPUs x seconds of its earlier (requeued) runs */
+  /* pxc_job_hashes: its shape hashes, memoised for one cycle (a cycle asks up to five times) */
+  uint64_t memo_shape_h, memo_front_h;
+  uint32_t memo_cycle, memo_front_cycle;
 };
 
 struct pxc_constraint {      /* DNF: OR of AND-masks */
@@ -352,6 +355,10 @@ struct pxc_place_result {
 /* Finds a placement for j now; 0 found, 1 not found (res->fail), PX_ENOMEM. */
 int pxc_place_scratch_init(struct px_core *c);
 uint64_t pxc_shape_hash(const struct pxc_job *j);
+/* pxc_shape_hash of j, and of j with its unit and node counts cleared (the
+ * backfill's gang frontiers), computed once per cycle: the shape of a
+ * pending job does not change during a cycle. */
+void pxc_job_hashes(const struct px_core *c, struct pxc_job *j, uint64_t *shape_h, uint64_t *front_h);
 int pxc_place_find(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res);
 uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t units);
 /* Number of units the node can host for j now (0 if none). */

@@ -192,7 +192,7 @@ static bool singleton_busy(const struct px_core *c, const struct pxc_job *j) {
 }
 
 static uint64_t fail_key(const struct px_core *c, const struct pxc_job *j) {
-  uint64_t h = pxc_shape_hash(j);
+  uint64_t h = pxc_shape_hash(j); /* not memoised: the job's cold line would be one more miss */
   return (c->any_tenancy ? px_hash_u64(h ^ j->account) : h) & (UINT64_MAX >> 1);
 }
 

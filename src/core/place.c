@@ -326,6 +326,23 @@ uint64_t pxc_shape_hash(const struct pxc_job *j) {
   return h;
 }
 
+void pxc_job_hashes(const struct px_core *c, struct pxc_job *j, uint64_t *shape_h, uint64_t *front_h) {
+  uint32_t cyc = (uint32_t)c->stats.cycles;
+  if (shape_h) {
+    if (j->memo_cycle != cyc || !cyc) j->memo_shape_h = pxc_shape_hash(j), j->memo_cycle = cyc;
+    *shape_h = j->memo_shape_h;
+  }
+  if (front_h) {
+    if (j->memo_front_cycle != cyc || !cyc) {
+      struct pxc_job t = *j;
+      t.shape.units = t.shape.nmin = t.shape.nmax = 0;
+      j->memo_front_h = pxc_shape_hash(&t);
+      j->memo_front_cycle = cyc;
+    }
+    *front_h = j->memo_front_h;
+  }
+}
+
 bool pxc_fits_static(struct px_core *c, const struct pxc_job *j, bool avail_only) {
   const struct pxc_part *part = &c->parts[j->part];
   for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {

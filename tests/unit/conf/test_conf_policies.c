@@ -105,6 +105,16 @@ static const struct err_case errs[] = {
     {"", "QOS=high GraceSignal=65\n", "accounts.conf", 1, "or number 1..64"},
     {"", "QOS=high GraceSignal=10x\n", "accounts.conf", 1, "GraceSignal=10x"},
     {"", "QOS=high GraceSignal=\n", "accounts.conf", 1, "GraceSignal="},
+    {"LasThresholds=3600,3600\n", NULL, "slurm.conf", 1, "LasThresholds=3600,3600: expected ascending GPU-second "
+                                                         "thresholds such as 3600,36000 (item 2: 3600 is not above "
+                                                         "the previous threshold 3600)"},
+    {"LasThresholds=0\n", NULL, "slurm.conf", 1, "(item 1: a whole number of GPU-seconds, at least 1)"},
+    {"LasThresholds=3600,-5\n", NULL, "slurm.conf", 1, "(item 2: a whole number of GPU-seconds, at least 1)"},
+    {"LasThresholds=1h\n", NULL, "slurm.conf", 1, "LasThresholds=1h: expected ascending"},
+    {"LasThresholds=10,\n", NULL, "slurm.conf", 1, "(item 2: a whole number"},
+    {"LasThresholds=\n", NULL, "slurm.conf", 1, "(item 1: a whole number"},
+    {"LasThresholds=99999999999999999999\n", NULL, "slurm.conf", 1, "(item 1: a whole number"},
+    {"LasThresholds=1,2,3,4,5,6,7,8\n", NULL, "slurm.conf", 1, "(at most 7 thresholds)"},
 };
 
 static bool has_error(const struct px_conf_diags *d, const struct err_case *c) {
@@ -132,8 +142,35 @@ static void every_error_names_file_line_and_problem(void **state) {
   }
 }
 
+/* LasThresholds= (PriorityOrder=las): the server reads what the simulator's policy files say. */
+static void las_thresholds_are_read(void **state) {
+  (void)state;
+  static const struct {
+    const char *slurm;
+    uint32_t n;
+    int64_t t[3];
+  } cases[] = {
+      {"", 0, {0}}, /* unset: the core's defaults (1 and 10 GPU-hours) */
+      {"LasThresholds=3600,36000\n", 2, {3600, 36000}},
+      {"PriorityOrder=las\nLasThresholds=60\n", 1, {60}},
+      {"LasThresholds=1,2,3\n", 3, {1, 2, 3}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    struct px_conf_text t = {cases[i].slurm, NULL, NULL, "slurm.conf", 0};
+    struct px_conf *conf = NULL;
+    struct px_conf_diags d = {0};
+    assert_int_equal(px_conf_parse_text(&t, &conf, &d), 0);
+    assert_non_null(conf);
+    assert_int_equal(conf->sched.las_nthresholds, cases[i].n);
+    for (uint32_t k = 0; k < cases[i].n; k++) assert_int_equal(conf->sched.las_thresholds_gpu_s[k], cases[i].t[k]);
+    px_conf_free(conf);
+    px_conf_diags_fini(&d);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(las_thresholds_are_read),
       cmocka_unit_test(good_values_set_their_fields),
       cmocka_unit_test(every_error_names_file_line_and_problem),
   };
