@@ -105,12 +105,26 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   size_t nstart = 0;
   for (size_t i = 0; i < s->acts.len; i++) {
     const struct px_action *a = &s->acts.v[i];
+    int jrc = 0;
     if (a->kind == PX_ACT_START) {
-      if (px_journal_add(s, "start", a->job_id, NULL, start_record(s, a), now) == 0) nstart++;
+      jrc = px_journal_add(s, "start", a->job_id, NULL, start_record(s, a), now);
+      nstart++;
     } else if (a->kind == PX_ACT_REJECT) {
       json_t *o = json_pack("{ss}", "reason", px_reason_name(a->reason));
-      px_journal_add(s, "reject", a->job_id, NULL, json_dumps(o, JSON_COMPACT), now);
+      jrc = px_journal_add(s, "reject", a->job_id, NULL, json_dumps(o, JSON_COMPACT), now);
       json_decref(o);
+    }
+    /* Fatal like a failed commit, and before any commit of this cycle: the
+     * core has already applied the action (a START holds its allocation),
+     * and no undo exists (a requeue is not one: it counts a restart, resets
+     * the job's age and, for an array task, leaves a pending task the job
+     * table never saw). Exiting now leaves the journal as it was before
+     * the cycle; the restarted server replays it and cycles again. */
+    if (jrc) {
+      px_error("journal: %s record of job %llu not added (%s)",
+               a->kind == PX_ACT_START ? "start" : "reject", (unsigned long long)a->job_id,
+               px_strerror(jrc));
+      return PX_EIO;
     }
   }
   if (px_journal_commit(s)) return PX_EIO; /* fatal: see the file comment */
