@@ -98,6 +98,25 @@ static void preempt_order(struct px_server *s, const struct px_action *a) {
   px_nodes_stop(s, j, SIGTERM, "PREEMPTED");
 }
 
+/*
+ * An array task the core starts although its record already ended. At
+ * recovery a task whose start the core could not take back (the
+ * configuration changed under its allocation) ran outside the core, so the
+ * core's array still counts it as not started and, once the queue allows,
+ * starts the same id (tasks have fixed ids) again. The job table knows how
+ * it ended: tell the core that (it frees the allocation and counts the
+ * task's end for the array's %N and dependencies), journal nothing and
+ * launch nothing, so no task runs twice.
+ */
+static bool already_ended(struct px_server *s, const struct px_action *a, int64_t now) {
+  struct px_sjob *j = a->array_job_id ? px_jobs_find(s, a->job_id) : NULL;
+  if (!j || !px_job_state_terminal(j->state)) return false;
+  px_warn("recovery: array task %llu already ended %s: reconciled in the scheduler",
+          (unsigned long long)j->id, px_job_state_name(j->state));
+  px_core_job_ended(s->core, j->id, j->state, j->exit_code, now, NULL);
+  return true;
+}
+
 int px_loop_cycle(struct px_server *s, int64_t now) {
   int64_t t0 = px_now_mono_ns(), cpu0 = thread_cpu_ns();
   int rc = px_core_cycle(s->core, now, &s->acts);
@@ -106,6 +125,7 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   for (size_t i = 0; i < s->acts.len; i++) {
     const struct px_action *a = &s->acts.v[i];
     int jrc = 0;
+    if (a->kind == PX_ACT_START && already_ended(s, a, now)) continue;
     if (a->kind == PX_ACT_START) {
       jrc = px_journal_add(s, "start", a->job_id, NULL, start_record(s, a), now);
       nstart++;
@@ -133,7 +153,7 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   for (size_t i = 0; nstart && i < s->acts.len; i++) {
     const struct px_action *a = &s->acts.v[i];
     struct px_sjob *j = px_jobs_find(s, a->job_id);
-    if (!j || a->kind != PX_ACT_START) continue;
+    if (!j || a->kind != PX_ACT_START || j->state != PX_JOB_RUNNING) continue; /* already_ended */
     px_nodes_launch(s, j);
     px_metrics_queue_wait(s->metrics, (double)(j->start - j->eligible));
   }

@@ -95,3 +95,31 @@ while [ $SECONDS -lt $sleep_until ]; do # two cycles' time: nothing of either ar
   sleep 0.2
 done
 ok "ended arrays stay ended across restarts"
+
+# 7. a finished task whose start the core cannot take back at recovery (n01
+# shrank under its allocation): the core's array still counts the task as
+# not started and starts its id again; the server reconciles it from the
+# task's end instead of running it twice
+c=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"r","array":"0-1","cpus_per_task":20}}' | jq .job_id)
+wait_for "both tasks running" running_is "$c" 0,1
+report $((c + 1)) COMPLETED
+report $((c + 2)) COMPLETED
+wait_for "array $c completed" bash -c "curl -s --unix-socket $SOCK http://x/v1/jobs/$c | jq -e '.state==\"COMPLETED\"'"
+stop_server KILL
+sed -i 's/^NodeName=n\[01-04\] .*/NodeName=n01 CPUs=16 RealMemory=512G Gres=gpu:h100:8\nNodeName=n[02-04] CPUs=64 RealMemory=512G Gres=gpu:h100:8/' "$T/slurm.conf"
+start_server
+grep -q "job $((c + 1)) runs outside the scheduler" "$T/server.log" || fail "task restore did not fail as the test needs"
+for n in n01 n02 n03 n04; do register_node $n; done
+for t in 1 2; do
+  wait_for "task $((c + t)) reconciled" grep -q "array task $((c + t)) already ended COMPLETED: reconciled" "$T/server.log"
+done
+for t in 1 2; do
+  [ "$(expect 200 pxalice GET /v1/jobs/$((c + t)) | jq -r .state)" = COMPLETED ] || fail "task $((c + t)) ran again"
+done
+[ "$(expect 200 pxalice GET /v1/jobs/$c | jq -r .state)" = COMPLETED ] || fail "array $c after reconciling"
+for n in n01 n02 n03 n04; do
+  work=$(expect 200 root GET "/v1/agent/work?node=$n&after=0&timeout=0")
+  [ "$(jq --argjson c "$c" '[.launch[] | select(.array_job_id==$c)] | length' <<<"$work")" = 0 ] || fail "relaunched on $n: $work"
+done
+wait_for "no CPUs held" bash -c "curl -s --unix-socket $SOCK http://x/v1/nodes | jq -e '[.nodes[].cpus_alloc // 0] | add == 0'"
+ok "finished tasks the core could not restore are reconciled, not run again"
