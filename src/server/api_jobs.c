@@ -83,6 +83,7 @@ struct filter {
   uint64_t after;
   size_t limit;
   uint64_t min_seq;
+  bool watch;        /* watch: every change, also of records listings hide */
   bool all;          /* state=all: also jobs that ended long ago */
   int64_t ended_after;
   char fields[40][24]; /* fields=: the top-level job members wanted (none: all) */
@@ -194,6 +195,9 @@ static void filter_fini(struct filter *f) {
 
 static bool matches(const struct filter *f, const struct px_job_info *j) {
   const struct px_jobspec *sp = &j->spec;
+  /* An array's own record is its J_[pending] line: gone, as in squeue,
+   * once no task is left to start (its tasks are listed; show finds it). */
+  if (!f->watch && j->array_job_id == j->job_id && strcmp(j->state, "PENDING")) return false;
   if (!f->all && !f->nstates && !f->nids && j->end_time && j->end_time < f->ended_after)
     return false;
   if (f->user && (!sp->user || strcmp(f->user, sp->user))) return false;
@@ -452,6 +456,7 @@ void px_api_watch(struct px_api_call *c) {
   if ((v = px_api_arg(c, "timeout")) && (!parse_u64(v, &timeout) || timeout > PX_SERVER_WATCH_MAX_S))
     return filter_fini(&f), px_api_error(c, 400, "RANGE", "timeout: 0 to %d seconds", PX_SERVER_WATCH_MAX_S);
   f.after = 0; /* here `after` is a sequence number, not a job id */
+  f.watch = true;
   int64_t deadline = px_now_real_ns() + (int64_t)timeout * 1000000000LL;
   atomic_fetch_add(&c->s->snap_watchers, 1); /* changes are published promptly meanwhile */
   px_queue_poke(&c->s->queue);

@@ -172,6 +172,42 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
 
 /* ---- job changes ---- */
 
+/* Cancels one job that has not ended (the record says by whom: the end
+ * report of a running one then reads CANCELLED). */
+static int cancel_one(struct px_server *s, struct px_req *r, struct px_sjob *j, int64_t now) {
+  if (j->state == PX_JOB_PENDING && !px_sjob_is_array(j)) {
+    int rc = px_core_cancel(s->core, j->id, now, NULL);
+    if (rc && rc != PX_ENOENT) return rc;
+  } else if (j->state == PX_JOB_RUNNING && !px_sjob_is_array(j)) {
+    px_nodes_stop(s, j, SIGTERM, "CANCELLED");
+  }
+  json_t *o = json_pack("{si}", "signal", r->signal);
+  int rc = px_journal_add(s, "cancel", j->id, r->who.user, json_dumps(o, JSON_COMPACT), now);
+  json_decref(o);
+  return rc;
+}
+
+/* scancel J of an array, as Slurm: its tasks not yet started are dropped,
+ * its started ones (running, or pending again after a requeue) cancelled or,
+ * with a signal, signalled. */
+static void cancel_array(struct px_server *s, struct px_req *r, struct px_sjob *a, int64_t now) {
+  bool signal_only = r->signal && a->state != PX_JOB_PENDING;
+  if (a->state == PX_JOB_PENDING && !signal_only) {
+    struct px_diag d;
+    int rc = px_core_cancel(s->core, a->id, now, &d); /* the remainder */
+    if (rc && rc != PX_ENOENT) return answer_diag(r, rc, &d);
+  }
+  for (uint32_t k = 1; k <= a->arr_started; k++) {
+    struct px_sjob *t = px_jobs_find(s, a->id + k);
+    if (!t || px_job_state_terminal(t->state)) continue;
+    if (signal_only && t->state == PX_JOB_RUNNING) px_nodes_signal(s, t, r->signal);
+    else if (!signal_only && cancel_one(s, r, t, now)) px_error("journal: out of memory");
+  }
+  if (!signal_only && cancel_one(s, r, a, now)) px_error("journal: out of memory");
+  s->need_cycle = true;
+  answer_ok(r);
+}
+
 static void cancel(struct px_server *s, struct px_req *r, int64_t now) {
   struct px_sjob *j = job_or_404(s, r);
   if (!j || !may_change(s, r, j)) return;
@@ -180,6 +216,7 @@ static void cancel(struct px_server *s, struct px_req *r, int64_t now) {
                  px_job_state_name(j->state));
     return;
   }
+  if (px_sjob_is_array(j)) return cancel_array(s, r, j, now);
   if (r->signal && j->state == PX_JOB_RUNNING) { /* signal only, as scancel --signal */
     px_nodes_signal(s, j, r->signal);
     answer_ok(r);

@@ -98,6 +98,59 @@ void px_jobs_set_prio(struct px_server *s, struct px_sjob *j, const struct px_jo
   j->prio[5] = j->prio[6] = 0; /* no site or association factors */
 }
 
+/* Slurm shows an array as one line for its pending remainder and one per
+ * started task, and forgets the array's own record once nothing is left to
+ * start; sacct lists only the tasks. Here the record stays in the table
+ * (dependencies, `show`, cancel of the whole array name it) and its state
+ * is derived from its tasks' records, both live and at journal replay. */
+void px_jobs_array_fold(struct px_server *s, struct px_sjob *a, int64_t now) {
+  if (!px_sjob_is_array(a) || px_job_state_terminal(a->state)) return;
+  enum px_job_state st = PX_JOB_PENDING;
+  if (a->arr_cancelled || a->arr_started >= a->arr_ntasks)
+    st = a->arr_ended < a->arr_started ? PX_JOB_RUNNING
+         : a->arr_cancelled            ? PX_JOB_CANCELLED
+         : a->arr_failed               ? PX_JOB_FAILED
+                                       : PX_JOB_COMPLETED;
+  if (st != PX_JOB_PENDING) snprintf(a->reason, sizeof a->reason, "None");
+  if (px_job_state_terminal(st)) a->end = now;
+  a->state = st;
+  a->mseq = s->seq; /* the record being applied: watchers see the change */
+  px_jobs_touch(s, a);
+}
+
+/* Walks "lo[-hi[:step]],...[%N]" (validated by the core at submit) and
+ * writes the ranges left after the first arr_started tasks, then the %N. */
+char *px_jobs_array_pending(const struct px_sjob *a) {
+  const char *p = a->spec.array, *throttle = strchr(p, '%');
+  size_t cap = 4 * strlen(p) + 32, len = 0; /* a clipped range is at most 2x + 2 longer */
+  char *out = malloc(cap);
+  if (!out) return NULL;
+  out[0] = '\0';
+  uint64_t skip = a->arr_started;
+  while (!a->arr_cancelled && skip < a->arr_ntasks && *p >= '0' && *p <= '9') {
+    char *end;
+    unsigned long lo = strtoul(p, &end, 10), hi = lo, step = 1;
+    if (*end == '-') hi = strtoul(end + 1, &end, 10);
+    if (*end == ':') step = strtoul(end + 1, &end, 10);
+    p = *end == ',' ? end + 1 : end;
+    if (!step || hi < lo) break;
+    uint64_t n = (hi - lo) / step + 1;
+    hi = lo + (n - 1) * step;
+    if (skip >= n) {
+      skip -= n;
+      continue;
+    }
+    lo += skip * step;
+    skip = 0;
+    int w = hi == lo     ? snprintf(out + len, cap - len, "%s%lu", len ? "," : "", lo)
+            : step == 1 ? snprintf(out + len, cap - len, "%s%lu-%lu", len ? "," : "", lo, hi)
+                        : snprintf(out + len, cap - len, "%s%lu-%lu:%lu", len ? "," : "", lo, hi, step);
+    if (w > 0) len += (size_t)w < cap - len ? (size_t)w : cap - len - 1;
+  }
+  if (len && throttle) snprintf(out + len, cap - len, "%.16s", throttle);
+  return out;
+}
+
 void px_jobs_touch(struct px_server *s, struct px_sjob *j) {
   px_jview_unref(j->view);
   j->view = NULL;
@@ -200,6 +253,10 @@ int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_inf
   out->job_id = j->id;
   out->array_job_id = j->array_job_id;
   out->array_task_id = j->array_task_id;
+  if (px_sjob_is_array(j)) { /* squeue's J_[pending] line (array_task_id stays PX_NONE) */
+    out->array_job_id = j->id;
+    if (j->state == PX_JOB_PENDING && !(out->array_pending = px_jobs_array_pending(j))) goto fail;
+  }
   if (view_spec(&out->spec, &j->spec)) goto fail;
   snprintf(out->state, sizeof out->state, "%s",
            j->requeued && j->state == PX_JOB_PENDING ? "REQUEUED" : state_names[j->state]);

@@ -87,6 +87,7 @@ int px_journal_add_submit(struct px_server *s, uint64_t job_id, uint64_t nids,
   j->submit = now;
   j->eligible = j->spec.begin_s > now ? j->spec.begin_s : now;
   j->mseq = r.seq;
+  if (px_sjob_is_array(j)) j->arr_ntasks = (uint32_t)(nids - 1);
   if (job_id + nids > s->next_job_id) s->next_job_id = job_id + nids;
   return 0;
 }
@@ -171,6 +172,8 @@ static int apply_submit(struct px_server *s, const struct px_store_rec *r, json_
     j->eligible = j->spec.begin_s > r->time ? j->spec.begin_s : r->time;
     j->mseq = r->seq;
   }
+  struct px_sjob *j = px_jobs_find(s, r->job_id);
+  if (j && px_sjob_is_array(j) && ids > 1) j->arr_ntasks = (uint32_t)(ids - 1);
   uint64_t next = r->job_id + (ids ? ids : 1);
   if (next > s->next_job_id) s->next_job_id = next;
   return 0;
@@ -214,6 +217,7 @@ static int apply_start(struct px_server *s, const struct px_store_rec *r, json_t
     j->array_task_id = (uint32_t)json_integer_value(json_object_get(o, "array_task_id"));
     j->submit = parent->submit;
     j->eligible = parent->eligible;
+    if (!parent->arr_started++) parent->start = r->time;
   }
   if (!j) return job_of(s, r) ? 0 : PX_ENOENT;
   json_t *alloc = json_object_get(o, "alloc");
@@ -301,7 +305,11 @@ static int apply_job_misc(struct px_server *s, const struct px_store_rec *r, jso
   if (!strcmp(r->kind, "cancel")) {
     free(j->cancelled_by);
     j->cancelled_by = r->subject ? strdup(r->subject) : NULL;
-    if (j->state == PX_JOB_PENDING) {
+    if (px_sjob_is_array(j)) { /* the remainder; its tasks have their own records */
+      if (replay && j->state == PX_JOB_PENDING) px_core_cancel(s->core, j->id, r->time, NULL);
+      j->arr_cancelled = true;
+      px_jobs_array_fold(s, j, r->time);
+    } else if (j->state == PX_JOB_PENDING) {
       if (replay) px_core_cancel(s->core, j->id, r->time, NULL);
       j->state = PX_JOB_CANCELLED;
       j->end = r->time;
@@ -368,6 +376,17 @@ static int apply_resv(struct px_server *s, const struct px_store_rec *r, json_t 
   return 0;
 }
 
+/* A task's record was born (started) or ended: its array's record follows. */
+static void array_task_changed(struct px_server *s, const struct px_sjob *t, int64_t now) {
+  struct px_sjob *a = px_jobs_find(s, t->array_job_id);
+  if (!a) return;
+  if (px_job_state_terminal(t->state)) {
+    a->arr_ended++;
+    a->arr_failed += t->state != PX_JOB_COMPLETED || t->exit_code != 0;
+  }
+  px_jobs_array_fold(s, a, now);
+}
+
 int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool replay) {
   json_t *o = r->data ? json_loads(r->data, 0, NULL) : json_object();
   if (!o) {
@@ -398,6 +417,8 @@ int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool rep
       j->mseq = r->seq;
       px_jobs_touch(s, j);
       if (!was_over && px_job_state_terminal(j->state)) px_archive_note(s, j);
+      bool born = !before, ended = !was_over && px_job_state_terminal(j->state);
+      if (j->array_job_id && (born || ended)) array_task_changed(s, j, r->time);
     }
   }
   json_decref(o);

@@ -98,6 +98,25 @@ static void preempt_order(struct px_server *s, const struct px_action *a) {
   px_nodes_stop(s, j, SIGTERM, "PREEMPTED");
 }
 
+/*
+ * An array task the core starts although its record already ended. At
+ * recovery a task whose start the core could not take back (the
+ * configuration changed under its allocation) ran outside the core, so the
+ * core's array still counts it as not started and, once the queue allows,
+ * starts the same id (tasks have fixed ids) again. The job table knows how
+ * it ended: tell the core that (it frees the allocation and counts the
+ * task's end for the array's %N and dependencies), journal nothing and
+ * launch nothing, so no task runs twice.
+ */
+static bool already_ended(struct px_server *s, const struct px_action *a, int64_t now) {
+  struct px_sjob *j = a->array_job_id ? px_jobs_find(s, a->job_id) : NULL;
+  if (!j || !px_job_state_terminal(j->state)) return false;
+  px_warn("recovery: array task %llu already ended %s: reconciled in the scheduler",
+          (unsigned long long)j->id, px_job_state_name(j->state));
+  px_core_job_ended(s->core, j->id, j->state, j->exit_code, now, NULL);
+  return true;
+}
+
 int px_loop_cycle(struct px_server *s, int64_t now) {
   int64_t t0 = px_now_mono_ns(), cpu0 = thread_cpu_ns();
   int rc = px_core_cycle(s->core, now, &s->acts);
@@ -105,12 +124,27 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   size_t nstart = 0;
   for (size_t i = 0; i < s->acts.len; i++) {
     const struct px_action *a = &s->acts.v[i];
+    int jrc = 0;
+    if (a->kind == PX_ACT_START && already_ended(s, a, now)) continue;
     if (a->kind == PX_ACT_START) {
-      if (px_journal_add(s, "start", a->job_id, NULL, start_record(s, a), now) == 0) nstart++;
+      jrc = px_journal_add(s, "start", a->job_id, NULL, start_record(s, a), now);
+      nstart++;
     } else if (a->kind == PX_ACT_REJECT) {
       json_t *o = json_pack("{ss}", "reason", px_reason_name(a->reason));
-      px_journal_add(s, "reject", a->job_id, NULL, json_dumps(o, JSON_COMPACT), now);
+      jrc = px_journal_add(s, "reject", a->job_id, NULL, json_dumps(o, JSON_COMPACT), now);
       json_decref(o);
+    }
+    /* Fatal like a failed commit, and before any commit of this cycle: the
+     * core has already applied the action (a START holds its allocation),
+     * and no undo exists (a requeue is not one: it counts a restart, resets
+     * the job's age and, for an array task, leaves a pending task the job
+     * table never saw). Exiting now leaves the journal as it was before
+     * the cycle; the restarted server replays it and cycles again. */
+    if (jrc) {
+      px_error("journal: %s record of job %llu not added (%s)",
+               a->kind == PX_ACT_START ? "start" : "reject", (unsigned long long)a->job_id,
+               px_strerror(jrc));
+      return PX_EIO;
     }
   }
   if (px_journal_commit(s)) return PX_EIO; /* fatal: see the file comment */
@@ -119,7 +153,7 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   for (size_t i = 0; nstart && i < s->acts.len; i++) {
     const struct px_action *a = &s->acts.v[i];
     struct px_sjob *j = px_jobs_find(s, a->job_id);
-    if (!j || a->kind != PX_ACT_START) continue;
+    if (!j || a->kind != PX_ACT_START || j->state != PX_JOB_RUNNING) continue; /* already_ended */
     px_nodes_launch(s, j);
     px_metrics_queue_wait(s->metrics, (double)(j->start - j->eligible));
   }

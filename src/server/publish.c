@@ -168,6 +168,7 @@ static void jobs_by_state(struct px_server *s, struct text *t) {
   if (!count) return;
   for (size_t i = 0; i < s->njobs; i++) {
     const struct px_sjob *j = s->jobs[i];
+    if (px_sjob_is_array(j) && j->state != PX_JOB_PENDING) continue; /* its tasks count */
     uint32_t p = j->part < np ? j->part : np; /* np: the "unknown" bucket */
     count[p * NSTATES + j->state]++;
   }

@@ -52,6 +52,11 @@ struct px_sjob {
   char *cancelled_by;
   uint64_t peak_mem_mib, cpu_time_ms;
   uint64_t mseq;                /* journal seq of the last change */
+  /* An array's own record (px_sjob_is_array): its tasks are ids id + 1 ..
+   * id + arr_ntasks, started in that order (core.h). Its state is their
+   * fold (px_jobs_array_fold), never reported by an agent. */
+  uint32_t arr_ntasks, arr_started, arr_ended, arr_failed;
+  bool arr_cancelled;           /* cancelled: no further task starts */
   struct px_jview *view;        /* published view, NULL when stale */
 };
 
@@ -127,6 +132,17 @@ struct px_server {
 };
 
 /* ---- job table (jobs.c) ---- */
+/* The record of a whole array (`sbatch --array`), not one of its tasks. */
+static inline bool px_sjob_is_array(const struct px_sjob *j) {
+  return j->spec.array && !j->array_job_id;
+}
+/* An array's record after a change of its tasks: PENDING while a task is
+ * left to start, RUNNING while one has not ended, then CANCELLED (its
+ * remainder was cancelled), FAILED (a task did not complete with 0) or
+ * COMPLETED. No accounting row: the tasks have theirs (as Slurm's sacct). */
+void px_jobs_array_fold(struct px_server *s, struct px_sjob *a, int64_t now);
+/* "5-15%4": the tasks of array a not yet started (malloc'd; "" when none). */
+char *px_jobs_array_pending(const struct px_sjob *a);
 struct px_sjob *px_jobs_find(struct px_server *s, uint64_t id);
 /* A new job with the given id (> every existing id); takes spec. */
 struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec *spec);

@@ -119,19 +119,12 @@ wait_for 90 array_done "${job_of[03_array_sweep]}" "0-15%4" "sweep/%s_%s.out" ||
   squeue -t all -h -o '%.10i %T %R' | grep -v -e COMPLETED -e CANCELLED
   sinfo -h -o '%N %t %C'
 }
-# KNOWN SERVER ISSUE (reported with the CLI issue): an array's own record
-# stays PENDING after its last task has started, so squeue shows "ID PD
-# (Priority)" for ever (Slurm drops it). Reported, not failed: the line says
-# XPASS once the server is fixed; then make it a plain check.
-if [ -z "$(squeue -h -t PD -j "${job_of[04_array_list]}" -o %i)" ]; then
-  echo "XPASS array record: none left pending after every task ran; make this a plain check"
-else
-  echo "XFAIL array record: job ${job_of[04_array_list]} still PENDING after every task ran"
-fi
-# Every job ends (17 and 18 wait on purpose and are cancelled above). The
-# arrays' own records are left out: the server keeps them PENDING after
-# their last task (a known server issue, reported with the CLI issue).
-left() { squeue -h -o %i | grep -vx -e "${job_of[03_array_sweep]}" -e "${job_of[04_array_list]}"; }
+# An array's own record (squeue's J_[...] line) is gone once its last task
+# has started, as in Slurm; its tasks are the J_N lines.
+[ -z "$(squeue -h -t PD -j "${job_of[04_array_list]}" -o %i)" ] ||
+  fail "array record: job ${job_of[04_array_list]} still PENDING after every task ran: $(squeue -h -t PD -j "${job_of[04_array_list]}" -o '%i %T %r')"
+# Every job ends (17 and 18 wait on purpose and are cancelled above).
+left() { squeue -h -o %i; }
 all_done() { [ -z "$(left)" ]; }
 wait_for 90 all_done || fail "jobs still queued: $(left | paste -sd' ')"
 

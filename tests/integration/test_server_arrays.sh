@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Job arrays through the server, as Slurm shows them: while tasks are left
+# to start, the listing has one record for them (array_job_id = job_id,
+# array_pending "2-5%2", the throttle kept) and one per started task; once
+# none is left that record is no longer listed (show still finds it, its
+# state following the tasks); accounting has rows for the tasks only.
+# Cancelling the array cancels its pending remainder and its running tasks.
+# All of it survives a kill -9 (journal replay). A fake agent reports ends.
+source "$(dirname "$0")/lib_server.sh"
+PORT=42110
+write_config
+start_server
+
+NONE=4294967295
+list() { api GET "/v1/jobs$1" | cut -d' ' -f2-; }
+# the array record's line in the listing: "STATE PENDING-TASKS", or nothing
+record_line() { list "?id=$1" | jq -r --argjson a "$1" '.jobs[] | select(.job_id==$a) | "\(.state) \(.array_pending)"'; }
+record_is() { [ "$(record_line "$1")" = "$2" ]; }
+report() { # report JOB STATE [EXIT]
+  expect 200 root POST /v1/agent/report "{\"node\":\"n01\",\"job_id\":$1,\"state\":\"$2\",\"exit_code\":${3:-0},\"term_signal\":0,\"requeue_requested\":false,\"peak_mem_mib\":0,\"cpu_time_ms\":0,\"start_time\":0,\"end_time\":0}" >/dev/null
+}
+# (array_task_id 0 is left out of the JSON as a default, as every zero)
+running() { list "?id=$1&state=RUNNING" | jq -r '[.jobs[] | .array_task_id // 0] | sort | map(tostring) | join(",")'; }
+running_is() { [ "$(running "$1")" = "$2" ]; }
+
+# 1. before any node: one line for the whole array, with its throttle
+a=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"sweep","array":"0-5%2","gpus_per_node":1,"script":"#!/bin/sh\ntrue\n"}}' | jq .job_id)
+l=$(list "?id=$a")
+[ "$(jq '.jobs|length' <<<"$l")" = 1 ] || fail "array listed as $(jq -c '[.jobs[].job_id]' <<<"$l")"
+jq -e --argjson a "$a" --argjson none $NONE '.jobs[0] | .job_id==$a and .array_job_id==$a and .array_task_id==$none and .array_pending=="0-5%2" and .state=="PENDING"' <<<"$l" >/dev/null ||
+  fail "pending array record: $(jq -c '.jobs[0] | {job_id,array_job_id,array_task_id,array_pending,state}' <<<"$l")"
+ok "pending array: one record J_[0-5%2]"
+
+# 2. n01 comes: two tasks start (%2), the record keeps the rest
+register_node n01
+WAIT_S=15 wait_for "tasks 0,1 running" running_is "$a" 0,1
+record_is "$a" "PENDING 2-5%2" || fail "record after 2 starts: $(record_line "$a")"
+l=$(list "?id=$a&state=RUNNING")
+jq -e --argjson a "$a" '[.jobs[] | .array_job_id==$a and .job_id==$a+1+(.array_task_id // 0)] | all' <<<"$l" >/dev/null ||
+  fail "task ids: $(jq -c '[.jobs[] | {job_id,array_job_id,array_task_id}]' <<<"$l")"
+report $((a + 1)) COMPLETED
+wait_for "task 2 started" running_is "$a" 1,2
+record_is "$a" "PENDING 3-5%2" || fail "record after task 0 ended: $(record_line "$a")"
+ok "started tasks listed as J_N, the record as J_[3-5%2]"
+
+# 3. kill -9 and restart: the same picture from the journal
+stop_server KILL
+start_server
+record_is "$a" "PENDING 3-5%2" || fail "record after restart: $(record_line "$a")"
+register_node n01 '[{"job_id":'$((a + 2))',"state":"RUNNING","exit_code":0,"term_signal":0},{"job_id":'$((a + 3))',"state":"RUNNING","exit_code":0,"term_signal":0}]'
+running_is "$a" 1,2 || fail "running tasks after restart: $(running "$a")"
+ok "array progress survives kill -9"
+
+# 4. every task started: the record leaves the listing, show follows the tasks
+for t in 2 3 4; do
+  report $((a + t)) COMPLETED
+  wait_for "task $((t + 1)) started" bash -c "curl -s --unix-socket $SOCK 'http://x/v1/jobs?id=$((a + t + 2))' | jq -e '.jobs[0].state==\"RUNNING\"'"
+done
+wait_for "record unlisted" bash -c "[ -z \"\$(curl -s --unix-socket $SOCK 'http://x/v1/jobs?id=$a' | jq -r '.jobs[] | select(.job_id==$a) | .job_id')\" ]"
+[ -z "$(list "?state=all" | jq -r --argjson a "$a" '.jobs[] | select(.job_id==$a) | .job_id')" ] || fail "record listed with state=all"
+[ "$(expect 200 pxalice GET /v1/jobs/$a | jq -r .state)" = RUNNING ] || fail "record state while tasks run"
+report $((a + 5)) COMPLETED
+report $((a + 6)) FAILED 3
+wait_for "array ended" bash -c "curl -s --unix-socket $SOCK http://x/v1/jobs/$a | jq -e '.state==\"FAILED\"'"
+acct=$(expect 200 pxalice GET "/v1/accounting?user=pxalice")
+[ "$(jq --argjson a "$a" '[.jobs[] | select(.array_job_id==$a)] | length' <<<"$acct")" = 6 ] || fail "task rows: $acct"
+[ "$(jq --argjson a "$a" '[.jobs[] | select(.job_id==$a)] | length' <<<"$acct")" = 0 ] || fail "the array record has an accounting row: $acct"
+ok "no line once all started; FAILED when a task failed; accounting rows of tasks only"
+
+# 5. scancel of the array: running tasks and the pending remainder
+b=$(expect 201 pxbob POST /v1/jobs '{"job":{"name":"c","array":"1,3,5,7%1","gpus_per_node":1}}' | jq .job_id)
+wait_for "task 1 running" running_is "$b" 1
+record_is "$b" "PENDING 3,5,7%1" || fail "list remainder: $(record_line "$b")"
+expect 200 pxbob DELETE /v1/jobs/$b >/dev/null
+work=$(expect 200 root GET "/v1/agent/work?node=n01&after=0&timeout=5")
+jq -e --argjson t $((b + 1)) '[.signal[] | select(.job_id==$t)] | length > 0' <<<"$work" >/dev/null || fail "no stop order for the running task: $work"
+report $((b + 1)) CANCELLED 0
+wait_for "array cancelled" bash -c "curl -s --unix-socket $SOCK http://x/v1/jobs/$b | jq -e '.state==\"CANCELLED\" and .cancelled_by==\"pxbob\"'"
+[ "$(expect 200 pxbob GET /v1/jobs/$((b + 1)) | jq -r .state)" = CANCELLED ] || fail "running task not cancelled"
+expect 404 pxbob GET /v1/jobs/$((b + 2)) >/dev/null # never started: no record
+[ -z "$(record_line "$b")" ] || fail "cancelled array still listed: $(record_line "$b")"
+acct=$(expect 200 pxbob GET "/v1/accounting?user=pxbob")
+[ "$(jq -c '[.jobs[] | [.job_id, .state]]' <<<"$acct")" = "[[$((b + 1)),\"CANCELLED\"]]" ] || fail "accounting after cancel: $acct"
+ok "scancel J: running task stopped, remainder dropped, record CANCELLED"
+
+# 6. after another restart the ended arrays keep their states; nothing restarts
+stop_server KILL
+start_server
+register_node n01
+[ "$(expect 200 pxalice GET /v1/jobs/$a | jq -r .state)" = FAILED ] || fail "array $a after restart"
+[ "$(expect 200 pxbob GET /v1/jobs/$b | jq -r .state)" = CANCELLED ] || fail "array $b after restart"
+sleep_until=$((SECONDS + 2))
+while [ $SECONDS -lt $sleep_until ]; do # two cycles' time: nothing of either array runs again
+  [ -z "$(list "?state=RUNNING,PENDING" | jq -r '.jobs[].job_id')" ] || fail "jobs back after restart: $(list "?state=RUNNING,PENDING")"
+  sleep 0.2
+done
+ok "ended arrays stay ended across restarts"
+
+# 7. a finished task whose start the core cannot take back at recovery (n01
+# shrank under its allocation): the core's array still counts the task as
+# not started and starts its id again; the server reconciles it from the
+# task's end instead of running it twice
+c=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"r","array":"0-1","cpus_per_task":20}}' | jq .job_id)
+wait_for "both tasks running" running_is "$c" 0,1
+report $((c + 1)) COMPLETED
+report $((c + 2)) COMPLETED
+wait_for "array $c completed" bash -c "curl -s --unix-socket $SOCK http://x/v1/jobs/$c | jq -e '.state==\"COMPLETED\"'"
+stop_server KILL
+sed -i 's/^NodeName=n\[01-04\] .*/NodeName=n01 CPUs=16 RealMemory=512G Gres=gpu:h100:8\nNodeName=n[02-04] CPUs=64 RealMemory=512G Gres=gpu:h100:8/' "$T/slurm.conf"
+start_server
+grep -q "job $((c + 1)) runs outside the scheduler" "$T/server.log" || fail "task restore did not fail as the test needs"
+for n in n01 n02 n03 n04; do register_node $n; done
+for t in 1 2; do
+  wait_for "task $((c + t)) reconciled" grep -q "array task $((c + t)) already ended COMPLETED: reconciled" "$T/server.log"
+done
+for t in 1 2; do
+  [ "$(expect 200 pxalice GET /v1/jobs/$((c + t)) | jq -r .state)" = COMPLETED ] || fail "task $((c + t)) ran again"
+done
+[ "$(expect 200 pxalice GET /v1/jobs/$c | jq -r .state)" = COMPLETED ] || fail "array $c after reconciling"
+for n in n01 n02 n03 n04; do
+  work=$(expect 200 root GET "/v1/agent/work?node=$n&after=0&timeout=0")
+  [ "$(jq --argjson c "$c" '[.launch[] | select(.array_job_id==$c)] | length' <<<"$work")" = 0 ] || fail "relaunched on $n: $work"
+done
+wait_for "no CPUs held" bash -c "curl -s --unix-socket $SOCK http://x/v1/nodes | jq -e '[.nodes[].cpus_alloc // 0] | add == 0'"
+ok "finished tasks the core could not restore are reconciled, not run again"
