@@ -121,7 +121,9 @@ void px_fmt_scontrol_job(FILE *out, const struct px_job_info *j, int64_t now) {
   const struct px_jobspec *s = &j->spec;
   char grp[64];
   fprintf(out, "JobId=%" PRIu64, j->job_id);
-  if (j->array_job_id)
+  if (j->array_job_id && j->array_task_id == UINT32_MAX) /* the pending remainder, as Slurm */
+    fprintf(out, " ArrayJobId=%" PRIu64 " ArrayTaskId=%s", j->array_job_id, PX_STR(j->array_pending));
+  else if (j->array_job_id)
     fprintf(out, " ArrayJobId=%" PRIu64 " ArrayTaskId=%u", j->array_job_id, j->array_task_id);
   fprintf(out, " JobName=%s\n", PX_STR(s->name));
   group_name(grp, sizeof grp, s->gid);

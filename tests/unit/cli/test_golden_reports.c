@@ -239,6 +239,30 @@ static void scontrol_matches_transcript(void **state) {
   expect("scontrol_partition.txt", got, part_patch);
 }
 
+/* A pending array record shows its remainder as the task id, as Slurm's
+ * "ArrayTaskId=3-9%2"; a started task its own index. */
+static void scontrol_array_ids(void **state) {
+  (void)state;
+  FILE *out;
+  char *got;
+  struct px_job_info j;
+  job_init(&j, 77, "batch", "sweep", "PENDING", "Priority", 3008);
+  j.array_job_id = 77;
+  j.array_task_id = UINT32_MAX;
+  j.array_pending = strdup("3-9%2");
+  RENDER(out, got, px_fmt_scontrol_job(out, &j, 1796218730));
+  assert_non_null(strstr(got, "JobId=77 ArrayJobId=77 ArrayTaskId=3-9%2 JobName=sweep\n"));
+  free(got);
+  free(j.array_pending);
+  j.array_pending = NULL;
+  j.job_id = 80;
+  j.array_task_id = 2;
+  RENDER(out, got, px_fmt_scontrol_job(out, &j, 1796218730));
+  assert_non_null(strstr(got, "JobId=80 ArrayJobId=77 ArrayTaskId=2 JobName=sweep\n"));
+  free(got);
+  px_jobspec_fini(&j.spec);
+}
+
 int main(void) {
   setenv("TZ", "UTC", 1);
   tzset();
@@ -249,6 +273,7 @@ int main(void) {
       cmocka_unit_test(sshare_matches_transcript),
       cmocka_unit_test(sprio_matches_transcript),
       cmocka_unit_test(scontrol_matches_transcript),
+      cmocka_unit_test(scontrol_array_ids),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
