@@ -218,6 +218,38 @@ static void print_table(const json_t *rows) {
   }
 }
 
+static void print_pct(const json_t *v) {
+  if (json_is_number(v)) printf(" %9.1f%%", 100.0 * json_number_value(v));
+  else printf(" %10s", "-");
+}
+
+/* GET /v1/usage as sreport would show it: one row per account, user or
+ * partition, ordered as the server sent them (by GPU-hours). */
+static void print_usage(const json_t *resp) {
+  const char *by = json_string_value(json_object_get(resp, "by"));
+  const json_t *rows = json_object_get(resp, "usage");
+  char head[16];
+  snprintf(head, sizeof head, "%s", by ? by : "key");
+  for (char *p = head; *p; p++) *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+  printf("%-16s %10s %10s %7s %9s %10s %10s\n", head, "GPU-HOURS", "BILL-HOURS", "JOBS", "AVG-WAIT",
+         "SHARE", "FAIRSHARE");
+  size_t i;
+  const json_t *row;
+  json_array_foreach(rows, i, row) {
+    char wait[32];
+    px_cli_fmt_elapsed(wait, sizeof wait,
+                       (int64_t)json_number_value(json_object_get(row, "avg_wait_s")));
+    printf("%-16.16s %10.2f %10.2f %7lld %9s", json_string_value(json_object_get(row, "key")),
+           json_number_value(json_object_get(row, "gpu_hours")),
+           json_number_value(json_object_get(row, "billable_hours")),
+           (long long)json_integer_value(json_object_get(row, "jobs")), wait);
+    print_pct(json_object_get(row, "share"));
+    print_pct(json_object_get(row, "fair_share"));
+    printf("\n");
+  }
+  if (!json_array_size(rows)) printf("(no usage recorded in this period)\n");
+}
+
 /* POST/GET a feature endpoint and print its answer; 404 means the server
  * does not offer the feature yet. */
 static int simple_call(struct px_cmd *c, const char *method, const char *path, json_t *body,
@@ -238,6 +270,8 @@ static int simple_call(struct px_cmd *c, const char *method, const char *path, j
     printf("%s\n", json_string_value(json_object_get(resp, "token")));
   } else if (c->json || !json_is_object(resp)) {
     px_cmd_print_json(resp);
+  } else if (json_is_array(json_object_get(resp, "usage"))) {
+    print_usage(resp);
   } else if (json_is_array(json_object_get(resp, "rows"))) {
     print_table(json_object_get(resp, "rows"));
   } else {
@@ -256,13 +290,22 @@ int px_verb_usage(int argc, char **argv) {
     else if (!strcmp(argv[i], "--since") && i + 1 < argc) since = argv[++i];
     else if (!strcmp(argv[i], "--by") && i + 1 < argc) by = argv[++i];
     else {
-      px_cmd_error(&c, "unexpected argument '%s' (usage: phalanx usage [--since WHEN] [--by account|user] [--json])", argv[i]);
+      px_cmd_error(&c, "unexpected argument '%s' (usage: phalanx usage [--since WHEN] [--by account|user|partition] [--json])", argv[i]);
       return 2;
     }
   }
+  if (strcmp(by, "account") && strcmp(by, "user") && strcmp(by, "partition")) {
+    px_cmd_error(&c, "--by %s: must be account, user or partition", by);
+    return 2;
+  }
   int64_t t;
-  if (px_cli_time_parse(since, c.now, &t)) {
-    px_cmd_error(&c, "--since %s: not a time (try 2026-11-01 or now-7days)", since);
+  size_t digits = strspn(since, "0123456789");
+  bool span = digits > 0 && digits < 9 && strchr("dhm", since[digits]) && since[digits] && !since[digits + 1];
+  if (span) { /* 30d, 12h, 90m: a span back from now */
+    int64_t n = strtoll(since, NULL, 10);
+    t = c.now - n * (since[digits] == 'd' ? 86400 : since[digits] == 'h' ? 3600 : 60);
+  } else if (px_cli_time_parse(since, c.now, &t)) {
+    px_cmd_error(&c, "--since %s: not a time (try 30d, 12h, 2026-11-01 or now-7days)", since);
     return 2;
   }
   char path[256];

@@ -45,7 +45,7 @@ export PATH="$tmp/bin:$PATH" TZ=UTC
 unset SLURM_JOB_ID SBATCH_ACCOUNT SBATCH_PARTITION SQUEUE_FORMAT SQUEUE_FORMAT2 SINFO_FORMAT
 dev_bin=${PX_DEV_PHALANX:-$PX_SRC/build/phalanx}
 [ -x "$dev_bin" ] || dev_bin=$PHALANX
-setsid "$dev_bin" dev --nodes 4 --cpus 128 --mem-mib 1048576 --port 44102 --state-dir "$tmp/state" \
+setsid "$dev_bin" dev --nodes 4 --cpus 128 --mem-mib 1048576 --state-dir "$tmp/state" \
   --ready-file "$tmp/ready" --quiet >"$tmp/dev.log" 2>&1 &
 dev_pid=$!
 wait_for 120 test -s "$tmp/ready" || { echo "phalanx dev ($dev_bin) did not start"; tail -n 20 "$tmp/dev.log"; exit 1; }
@@ -127,6 +127,17 @@ wait_for 90 array_done "${job_of[03_array_sweep]}" "0-15%4" "sweep/%s_%s.out" ||
 left() { squeue -h -o %i; }
 all_done() { [ -z "$(left)" ]; }
 wait_for 90 all_done || fail "jobs still queued: $(left | paste -sd' ')"
+
+# The usage report (sreport's job): a table with account ops and as many
+# jobs as sacct counts started for it (jobs cancelled while pending used
+# nothing); a bad --by is refused before asking.
+usage_out=$("$PHALANX" usage --since 1d)
+ops_jobs=$(sacct -a -X -n -P -o Account,Start -S now-1days | grep -c '^ops|[0-9]')
+[[ $(head -1 <<<"$usage_out") == "ACCOUNT "*"GPU-HOURS"*"JOBS"*"FAIRSHARE" ]] || fail "usage header: $usage_out"
+[ "$(awk '$1=="ops" {print $4}' <<<"$usage_out")" = "$ops_jobs" ] || fail "usage: ops jobs vs sacct's $ops_jobs: $usage_out"
+got=$("$PHALANX" usage --by colour 2>&1); rc=$?
+[[ $rc == 2 && $got == *"--by colour: must be account, user or partition"* ]] || fail "usage --by colour: rc=$rc $got"
+echo "ok   usage report matches sacct ($ops_jobs jobs of ops)"
 
 states=$(sacct -a -X -n -P -o JobID,State)
 for base in "${!job_of[@]}"; do
