@@ -355,6 +355,10 @@ bool pxc_fits_static(struct px_core *c, const struct pxc_job *j, bool avail_only
       if (j->shape.nmax == 1 && u < j->shape.units) continue;
       units += u;
       nodes += u > 0;
+      /* both only grow: stop as soon as they suffice (a cycle asks this of
+       * every failed shape; on 2,048 nodes the whole pool cost more than the
+       * placement) */
+      if (units >= j->shape.units && (j->shape.nmax == 1 ? nodes >= 1 : true)) return true;
     }
     if (units >= j->shape.units && (j->shape.nmax == 1 ? nodes >= 1 : true)) return true;
   }

@@ -48,17 +48,19 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->leaves = pxc_calloc(c, maxleaf, sizeof *tl->leaves);
   tl->skip = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip);
   tl->skip_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip_epoch);
+  tl->ok_k = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_k);
+  tl->ok_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_epoch);
   tl->dirty_bits = pxc_calloc(c, c->nnodes / 64 + 1, sizeof *tl->dirty_bits);
   tl->dirty = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dirty);
   if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
-      !tl->skip || !tl->skip_epoch || !tl->dirty_bits || !tl->dirty)
+      !tl->skip || !tl->skip_epoch || !tl->ok_k || !tl->ok_epoch || !tl->dirty_bits || !tl->dirty)
     return PX_ENOMEM;
   return 0;
 }
 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
   void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
-               tl->skip, tl->skip_epoch, tl->dirty_bits, tl->dirty, tl->undo};
+               tl->skip, tl->skip_epoch, tl->ok_k, tl->ok_epoch, tl->dirty_bits, tl->dirty, tl->undo};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   memset(tl, 0, sizeof *tl);
 }
@@ -325,12 +327,20 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
   uint32_t u;
   if (j->shape.per_node_max == 1 || j->shape.nmax == 1) { /* fixed need: remember how far it fails */
     if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k0) return 0;
-    if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true)) return 0;
-    uint32_t b = fixed_block(c, tl, j, node, k0, k1);
-    if (b) {
-      tl->skip_epoch[node] = tl->epoch;
-      tl->skip[node] = b;
-      return 0;
+    /* a gang asks each node of its leaves twice per slot (exact bound, then
+     * the pick): the second answer is remembered (one job, one span per
+     * search, so the slot says it all) */
+    bool known = tl->ok_epoch[node] == tl->epoch && tl->ok_k[node] == k0;
+    if (!known) {
+      if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true)) return 0;
+      uint32_t b = fixed_block(c, tl, j, node, k0, k1);
+      if (b) {
+        tl->skip_epoch[node] = tl->epoch;
+        tl->skip[node] = b;
+        return 0;
+      }
+      tl->ok_epoch[node] = tl->epoch;
+      tl->ok_k[node] = k0;
     }
     u = j->shape.nmax == 1 ? j->shape.units : 1;
   } else {

@@ -8,6 +8,7 @@
  * Queue names become account and user names, so they must be plain words.
  */
 #include "sim/cluster.h"
+#include "sim/sim.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -61,7 +62,10 @@ static void write_topology(FILE *f, uint32_t nnodes) {
   if (nleaf > 1) fprintf(f, "SwitchName=spine Switches=leaf[0001-%04" PRIu32 "]\n", nleaf);
 }
 
+/* Every account runs under QoS normal; high exists for --qos-map, and with
+ * PreemptType=preempt/qos its jobs may preempt normal ones. */
 static void write_accounts(FILE *f, const char *const *accounts, uint32_t n) {
+  fprintf(f, "QOS=normal\nQOS=%s Priority=100 Preempt=normal\n", PX_SIM_HIGH_QOS);
   fprintf(f, "Account=root\n");
   for (uint32_t i = 0; i < n; i++) fprintf(f, "Account=%s Fairshare=1 Users=%s\n", accounts[i], accounts[i]);
 }

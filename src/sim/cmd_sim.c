@@ -3,7 +3,7 @@
  * one or more policies and report them side by side (docs/simulator.md).
  *
  *   phalanx sim --trace FILE (--cluster NxG | --config FILE) [--policy FILE]...
- *               [--json] [--plots DIR] [--limit-factor F] [--seed N]
+ *               [--json] [--plots DIR] [--limit-factor F] [--seed N] [--qos-map RULES]
  *
  * Exit status: 0 when every run conserved jobs and GPU-seconds, 1 when a
  * run failed or conservation was violated, 2 for bad usage or input.
@@ -24,7 +24,7 @@
 #define MAX_POLICIES 16
 
 struct opts {
-  const char *trace, *cluster, *config, *plots;
+  const char *trace, *cluster, *config, *plots, *qos_map;
   const char *policies[MAX_POLICIES];
   int npolicies;
   bool json;
@@ -41,7 +41,8 @@ static void usage(FILE *f) {
              "  --policy FILE       scheduling keys (examples/policies/*.conf); repeat to compare\n"
              "  --json              machine-readable report on stdout (byte-identical for the same inputs)\n"
              "  --plots DIR         PNG/SVG pictures and their data into DIR (gnuplot)\n"
-             "  --limit-factor F    time limit = duration x F when the trace has none (default %.1f)\n",
+             "  --limit-factor F    time limit = duration x F when the trace has none (default %.1f)\n"
+             "  --qos-map RULES     RULE:QOS,... (queue=NAME, gpus>=N, gpus<=N; first match) e.g. gpus>=9:high\n",
           PX_SIM_LIMIT_FACTOR);
 }
 
@@ -51,7 +52,8 @@ static int parse_args(int argc, char **argv, struct opts *o) {
       {"config", required_argument, NULL, 'C'}, {"policy", required_argument, NULL, 'p'},
       {"json", no_argument, NULL, 'j'},        {"plots", required_argument, NULL, 'P'},
       {"limit-factor", required_argument, NULL, 'l'}, {"seed", required_argument, NULL, 's'},
-      {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+      {"qos-map", required_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
   *o = (struct opts){.limit_factor = PX_SIM_LIMIT_FACTOR, .seed = 1};
   optind = 1;
   int ch;
@@ -62,6 +64,7 @@ static int parse_args(int argc, char **argv, struct opts *o) {
       case 'c': o->cluster = optarg; break;
       case 'C': o->config = optarg; break;
       case 'P': o->plots = optarg; break;
+      case 'q': o->qos_map = optarg; break;
       case 'j': o->json = true; break;
       case 'p':
         if (o->npolicies == MAX_POLICIES) {
@@ -193,7 +196,7 @@ int px_cmd_sim(int argc, char **argv) {
   int npol = 0;
   rc = 2;
   if (!conf) goto out;
-  if (px_sim_setup_init(&s, &t, conf, o.limit_factor, &d)) {
+  if (px_sim_setup_init(&s, &t, conf, o.limit_factor, &d) || (o.qos_map && px_sim_setup_qos(&s, o.qos_map, &d))) {
     fprintf(stderr, "phalanx sim: %s\n", d.msg);
     goto out;
   }

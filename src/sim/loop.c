@@ -165,6 +165,7 @@ static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct p
   spec->mem_per_node_mib = PX_SIM_JOB_MEM_MIB;
   spec->time_limit_s = j->limit_s;
   spec->requeue = true;
+  if (j->qos) spec->qos = (char *)l->s->qos_names[j->qos - 1]; /* --qos-map */
 }
 
 static int submit_job(struct loop *l, uint32_t job) {

@@ -17,6 +17,7 @@
 #include "sim/sim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -146,6 +147,7 @@ int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const st
     struct px_sim_job *j = &s->jobs[i];
     map_job(s, &t->jobs.v[i], j);
     j->trace_index = i;
+    j->qos = 0;
     j->account = account_of(s, t, t->jobs.v[i].queue);
     s->nskipped[j->skip]++;
   }
@@ -154,6 +156,87 @@ int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const st
 fail:
   px_sim_setup_fini(s);
   return rc;
+}
+
+/* ---- --qos-map ------------------------------------------------------------ */
+
+enum rule_kind { RULE_QUEUE, RULE_GPUS_GE, RULE_GPUS_LE };
+
+struct qos_rule {
+  enum rule_kind kind;
+  uint32_t account;  /* RULE_QUEUE: setup account index, PX_NONE when the trace has no such queue */
+  uint64_t gpus;
+};
+
+static bool rule_matches(const struct qos_rule *r, const struct px_sim_job *j) {
+  switch (r->kind) {
+    case RULE_QUEUE: return j->account == r->account;
+    case RULE_GPUS_GE: return j->gpus >= r->gpus;
+    case RULE_GPUS_LE: return j->gpus <= r->gpus;
+  }
+  return false;
+}
+
+/* One "RULE:QOS" of len bytes at p into r and s->qos_names[i]. */
+static int parse_rule(struct px_sim_setup *s, const char *p, size_t len, uint32_t i, struct qos_rule *r,
+                      char *buf, size_t bufsz, struct px_diag *d) {
+  if (len >= bufsz) return px_diag_set(d, PX_EINVAL, -1, "--qos-map rule %u: too long", i + 1);
+  memcpy(buf, p, len);
+  buf[len] = '\0';
+  char *colon = strrchr(buf, ':');
+  if (!colon || !colon[1])
+    return px_diag_set(d, PX_EINVAL, -1, "--qos-map rule %u '%s': expected RULE:QOS, e.g. gpus>=9:high", i + 1, buf);
+  *colon = '\0';
+  const char *qos = colon + 1;
+  if (px_conf_find_qos(s->conf, qos) == PX_NONE)
+    return px_diag_set(d, PX_EINVAL, -1, "--qos-map rule %u '%s:%s': the cluster has no QoS '%s'", i + 1, buf,
+                       qos, qos);
+  if (strlen(qos) >= sizeof s->qos_names[i])
+    return px_diag_set(d, PX_EINVAL, -1, "--qos-map rule %u: QoS name too long", i + 1);
+  snprintf(s->qos_names[i], sizeof s->qos_names[i], "%s", qos);
+  char *end;
+  if (!strncasecmp(buf, "queue=", 6)) {
+    const char *name = buf + 6;
+    const char **hit = bsearch(&name, s->accounts, s->naccounts, sizeof *s->accounts, cmp_str);
+    if (!*name) return px_diag_set(d, PX_EINVAL, -1, "--qos-map rule %u: queue= needs a queue name", i + 1);
+    *r = (struct qos_rule){RULE_QUEUE, hit ? (uint32_t)(hit - s->accounts) : PX_NONE, 0};
+    for (uint32_t a = 0; !hit && a < s->naccounts; a++) /* queue names are case-insensitive */
+      if (!strcasecmp(s->accounts[a], name)) r->account = a, hit = &s->accounts[a];
+    if (!hit) return px_diag_set(d, PX_EINVAL, -1, "--qos-map rule %u: the trace has no queue '%s'", i + 1, name);
+    return 0;
+  }
+  bool ge = !strncmp(buf, "gpus>=", 6), le = !strncmp(buf, "gpus<=", 6);
+  unsigned long long g = (ge || le) && buf[6] >= '0' && buf[6] <= '9' ? strtoull(buf + 6, &end, 10) : 0;
+  if ((!ge && !le) || buf[6] < '0' || buf[6] > '9' || *end)
+    return px_diag_set(d, PX_EINVAL, -1, "--qos-map rule %u '%s': expected queue=NAME, gpus>=N or gpus<=N", i + 1, buf);
+  *r = (struct qos_rule){ge ? RULE_GPUS_GE : RULE_GPUS_LE, PX_NONE, g};
+  return 0;
+}
+
+int px_sim_setup_qos(struct px_sim_setup *s, const char *spec, struct px_diag *d) {
+  struct qos_rule rules[PX_SIM_QOS_RULES];
+  char buf[256];
+  uint32_t n = 0;
+  for (const char *p = spec;;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (n == PX_SIM_QOS_RULES) return px_diag_set(d, PX_EINVAL, -1, "--qos-map: at most %d rules", PX_SIM_QOS_RULES);
+    int rc = parse_rule(s, p, len, n, &rules[n], buf, sizeof buf, d);
+    if (rc) return rc;
+    n++;
+    if (!comma) break;
+    p = comma + 1;
+  }
+  s->qos_map = spec;
+  s->nqos_rules = n;
+  memset(s->qos_jobs, 0, sizeof s->qos_jobs);
+  for (uint32_t i = 0; i < s->njobs; i++) {
+    struct px_sim_job *j = &s->jobs[i];
+    j->qos = 0;
+    for (uint32_t r = 0; r < n && !j->qos; r++)
+      if (rule_matches(&rules[r], j)) j->qos = (uint8_t)(r + 1), s->qos_jobs[r] += j->skip == PX_SIM_RUNS;
+  }
+  return 0;
 }
 
 void px_sim_setup_fini(struct px_sim_setup *s) {

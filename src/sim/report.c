@@ -73,6 +73,9 @@ static void table_header(FILE *f, const struct px_sim_report *rep) {
     if (s->nskipped[k]) fprintf(f, "  skipped, %s: %" PRIu64 "\n", px_sim_skip_name((enum px_sim_skip)k), s->nskipped[k]);
   fprintf(f, "cluster: %" PRIu32 " nodes, %" PRIu64 " GPUs; time limit = duration x %.2f unless the trace gives one\n\n",
           s->nnodes, s->total_gpus, s->limit_factor);
+  for (uint32_t r = 0; r < s->nqos_rules; r++)
+    fprintf(f, "%s%s: %" PRIu64 " jobs%s", r ? ", " : "QoS map (--qos-map, first match): ", s->qos_names[r],
+            s->qos_jobs[r], r + 1 == s->nqos_rules ? "\n\n" : "");
   row_label(f, "policy");
   for (size_t i = 0; i < rep->nresults; i++) fprintf(f, " %*.*s", COLW, COLW, rep->results[i].policy);
   fputc('\n', f);
@@ -215,6 +218,13 @@ void px_sim_report_json(FILE *f, const struct px_sim_report *rep) {
   fprintf(f, "}},\n  \"cluster\": {\"nodes\": %" PRIu32 ", \"gpus\": %" PRIu64 ", \"gpus_per_node\": %" PRIu32
              "},\n  \"limit_factor\": %.3f,\n  \"conserved\": %s,\n  \"policies\": [\n",
           s->nnodes, s->total_gpus, s->node_gpus, s->limit_factor, px_sim_report_conserved(rep) ? "true" : "false");
+  if (s->qos_map) { /* only with --qos-map: reports without one stay as they were */
+    fprintf(f, "  \"qos_map\": {\"rules\": ");
+    json_str(f, s->qos_map);
+    fprintf(f, ", \"jobs_per_rule\": [");
+    for (uint32_t r = 0; r < s->nqos_rules; r++) fprintf(f, "%s%" PRIu64, r ? ", " : "", s->qos_jobs[r]);
+    fprintf(f, "]},\n");
+  }
   for (size_t i = 0; i < rep->nresults; i++) {
     json_result(f, s, &rep->results[i]);
     fprintf(f, "%s\n", i + 1 < rep->nresults ? "," : "");

@@ -34,6 +34,8 @@
 #define PX_SIM_JOB_MEM_MIB 1024       /* memory asked per node: never the binding limit */
 #define PX_SIM_SERIES_BUCKETS 256     /* time-series resolution of reports and plots */
 #define PX_SIM_DEFAULT_ACCOUNT "default" /* the account of jobs with an empty queue */
+#define PX_SIM_QOS_RULES 16            /* --qos-map rules at most */
+#define PX_SIM_HIGH_QOS "high"        /* the QoS --cluster defines besides normal (preempts it) */
 #define PX_SIM_REASON_REFRESH_S 3600  /* px_core_set_lazy_reasons: a full cycle at least hourly */
 
 enum px_sim_skip {
@@ -52,6 +54,7 @@ struct px_sim_job {
   uint32_t gpus, nodes;                  /* nodes >= 1 */
   uint32_t account;                      /* index into setup accounts */
   uint32_t trace_index;                  /* into trace->jobs */
+  uint8_t qos;                           /* 0: its account's default; else setup qos_names[qos - 1] */
   uint8_t skip;                          /* enum px_sim_skip decided at setup */
 };
 
@@ -67,6 +70,10 @@ struct px_sim_setup {
   uint64_t total_gpus;
   double limit_factor;
   uint64_t nskipped[PX_SIM_SKIP_COUNT];
+  const char *qos_map;          /* px_sim_setup_qos's rules, NULL: none */
+  char qos_names[PX_SIM_QOS_RULES][64]; /* the QoS of each rule */
+  uint64_t qos_jobs[PX_SIM_QOS_RULES]; /* jobs each rule mapped */
+  uint32_t nqos_rules;
 };
 
 /*
@@ -86,5 +93,16 @@ int px_sim_trace_accounts(const struct px_trace *t, const char ***names, uint32_
 int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const struct px_conf *conf,
                       double limit_factor, struct px_diag *d);
 void px_sim_setup_fini(struct px_sim_setup *s);
+
+/*
+ * --qos-map: gives trace jobs a QoS by rule, so that preempt/qos has someone
+ * to preempt (every trace job otherwise runs under its account's default
+ * QoS, normal). spec is comma-separated RULE:QOS, the first matching rule
+ * wins, unmatched jobs keep the default; RULE is queue=NAME (the trace queue,
+ * case-insensitive), gpus>=N or gpus<=N (total GPUs). Every QOS must exist
+ * in s->conf. spec is borrowed for s's lifetime. 0, or PX_EINVAL with d
+ * naming the rule.
+ */
+int px_sim_setup_qos(struct px_sim_setup *s, const char *spec, struct px_diag *d);
 
 #endif

@@ -130,11 +130,61 @@ static void test_mapping_rules(void **state) {
   px_trace_fini(&t);
 }
 
+/* --qos-map: first matching rule wins; queue names case-insensitive; errors name the rule. */
+static void test_qos_map(void **state) {
+  (void)state;
+  const char *text =
+      "job_id,submit_s,duration_s,gpus,nodes,user,queue,status\n"
+      "a,0,10,1,,,vcA,\n"  /* gpus<=1 -> normal (rule 3) */
+      "b,1,10,16,,,vcA,\n" /* gpus>=9 -> high (rule 2) */
+      "c,2,10,1,,,vcB,\n"  /* queue vcB -> high (rule 1, before rule 3) */
+      "d,3,10,4,,,vcA,\n"; /* no rule: the account's default */
+  struct px_trace t;
+  assert_int_equal(px_trace_parse(&t, text, strlen(text), NULL), 0);
+  const char **names;
+  uint32_t n;
+  assert_int_equal(px_sim_trace_accounts(&t, &names, &n), 0);
+  struct px_conf *c = px_sim_cluster_new(4, 8, names, n, NULL);
+  free(names);
+  assert_int_not_equal(px_conf_find_qos(c, PX_SIM_HIGH_QOS), PX_NONE);
+  struct px_sim_setup s;
+  struct px_diag d;
+  if (px_sim_setup_init(&s, &t, c, 2.0, &d)) fail_msg("%s", d.msg);
+  for (uint32_t i = 0; i < s.njobs; i++) assert_int_equal(s.jobs[i].qos, 0);
+  if (px_sim_setup_qos(&s, "queue=VCB:high,gpus>=9:high,gpus<=1:normal", &d)) fail_msg("%s", d.msg);
+  assert_int_equal(s.nqos_rules, 3);
+  assert_int_equal(s.jobs[0].qos, 3);
+  assert_int_equal(s.jobs[1].qos, 2);
+  assert_int_equal(s.jobs[2].qos, 1);
+  assert_int_equal(s.jobs[3].qos, 0);
+  assert_string_equal(s.qos_names[0], "high");
+  assert_string_equal(s.qos_names[2], "normal");
+  assert_int_equal(s.qos_jobs[0] + s.qos_jobs[1] + s.qos_jobs[2], 3);
+  static const struct {
+    const char *spec, *msg;
+  } bad[] = {
+      {"gpus>=9", "--qos-map rule 1 'gpus>=9': expected RULE:QOS, e.g. gpus>=9:high"},
+      {"gpus>=9:high,queue=vcC:high", "--qos-map rule 2: the trace has no queue 'vcC'"},
+      {"gpus>9:high", "--qos-map rule 1 'gpus>9': expected queue=NAME, gpus>=N or gpus<=N"},
+      {"gpus>=x:high", "--qos-map rule 1 'gpus>=x': expected queue=NAME, gpus>=N or gpus<=N"},
+      {"gpus<=2:vip", "--qos-map rule 1 'gpus<=2:vip': the cluster has no QoS 'vip'"},
+      {"queue=:high", "--qos-map rule 1: queue= needs a queue name"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(px_sim_setup_qos(&s, bad[i].spec, &d), PX_EINVAL);
+    assert_string_equal(d.msg, bad[i].msg);
+  }
+  px_sim_setup_fini(&s);
+  px_conf_free(c);
+  px_trace_fini(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cluster_parse),
       cmocka_unit_test(test_cluster_build),
       cmocka_unit_test(test_mapping_rules),
+      cmocka_unit_test(test_qos_map),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
