@@ -405,6 +405,10 @@ void pxc_finished_purge(struct px_core *c, int64_t now);
 const struct pxc_finished *pxc_finished_get(const struct px_core *c, uint64_t id);
 uint64_t pxc_job_ngpu(const struct pxc_job *j);
 uint64_t pxc_job_ncpu(const struct pxc_job *j);
+/* Billable TRES per second of an allocation under QoS qos (TRESBillingWeights;
+ * CPUs when no weight is set), times the QoS's UsageFactor (restore.c). */
+double pxc_alloc_billing(const struct px_core *c, uint32_t qos, const struct px_alloc *alloc,
+                         uint32_t nalloc);
 
 /* issue 4 hooks (policy.c, quota.c, resv.c; the rest in policy.h) */
 int pxc_policy_select(struct px_core *c); /* backfill/preemption stages; allocates c->pol */

@@ -99,12 +99,7 @@ static struct pxc_sortent heap_pop(struct pxc_sortent *h, size_t *n) {
 }
 
 static double billing(const struct px_core *c, const struct pxc_job *j) {
-  const struct px_conf_sched *s = &c->sched;
-  double g = (double)pxc_job_ngpu(j), cpu = (double)pxc_job_ncpu(j), mem = 0;
-  for (uint32_t i = 0; i < j->nalloc; i++) mem += (double)j->alloc[i].mem_mib / 1024.0;
-  double b = s->billing_weight_gpu * g + s->billing_weight_cpu * cpu + s->billing_weight_mem_gib * mem;
-  if (s->billing_weight_gpu == 0 && s->billing_weight_cpu == 0 && s->billing_weight_mem_gib == 0) b = cpu;
-  return b * c->qos[j->qos].usage_factor;
+  return pxc_alloc_billing(c, j->qos, j->alloc, j->nalloc);
 }
 
 /* Makes j RUNNING on res and appends its START action. */

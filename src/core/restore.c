@@ -17,16 +17,6 @@
 
 #include "core/core_int.h"
 
-/* The same billing rate a cycle's start gives the job (cycle.c). */
-static double restore_billing(const struct px_core *c, const struct pxc_job *j) {
-  const struct px_conf_sched *s = &c->sched;
-  double g = (double)pxc_job_ngpu(j), cpu = (double)pxc_job_ncpu(j), mem = 0;
-  for (uint32_t i = 0; i < j->nalloc; i++) mem += (double)j->alloc[i].mem_mib / 1024.0;
-  double b = s->billing_weight_gpu * g + s->billing_weight_cpu * cpu + s->billing_weight_mem_gib * mem;
-  if (s->billing_weight_gpu == 0 && s->billing_weight_cpu == 0 && s->billing_weight_mem_gib == 0) b = cpu;
-  return b * c->qos[j->qos].usage_factor;
-}
-
 /* Does every element of alloc fit its node's free resources (each node once)? */
 static int check_alloc(const struct px_core *c, uint64_t id, const struct px_alloc *alloc,
                        uint32_t nalloc, struct px_diag *d) {
@@ -104,7 +94,7 @@ static void mark_running(struct px_core *c, struct pxc_job *j, int64_t time_limi
   j->start_s = start_s;
   if (time_limit_s > 0) j->time_limit_s = time_limit_s;
   pxc_limits_count(c, j, +1);
-  j->billing = restore_billing(c, j);
+  j->billing = pxc_alloc_billing(c, j->qos, j->alloc, j->nalloc);
   pxc_fs_charge(c, j->assoc, j->billing, start_s);
   if (j->name != PX_NONE) {
     uint64_t key = (uint64_t)j->user << 32 | j->name;
@@ -186,7 +176,7 @@ int px_core_job_restore(struct px_core *c, uint64_t job_id, uint64_t array_job_i
  * decay), and 2^-((t-e)/hl) of that at a later time t. Each association
  * (the user's and its ancestors) gets it at its own usage time.
  */
-static double billing_of(const struct px_core *c, uint32_t qos, const struct px_alloc *alloc,
+double pxc_alloc_billing(const struct px_core *c, uint32_t qos, const struct px_alloc *alloc,
                          uint32_t nalloc) {
   const struct px_conf_sched *s = &c->sched;
   double g = 0, cpu = 0, mem = 0;
@@ -221,7 +211,7 @@ int px_core_usage_replay(struct px_core *c, const char *user, const char *accoun
     return px_diag_set(d, PX_ENOENT, -1, "account: user \"%s\" has no association %s",
                        user ? user : "", account ? account : "");
   if (end_s <= start_s || !nalloc || !c->nqos) return 0;
-  double r = billing_of(c, qos_named(c, qos, c->assoc[assoc].default_qos), alloc, nalloc);
+  double r = pxc_alloc_billing(c, qos_named(c, qos, c->assoc[assoc].default_qos), alloc, nalloc);
   double hl = (double)c->sched.decay_half_life_s, dur = (double)(end_s - start_s);
   double at_end = hl > 0 ? r * hl / M_LN2 * (1 - exp2(-dur / hl)) : r * dur;
   pxc_fs_advance(c, assoc, end_s); /* usage times before end_s move up to it */
