@@ -27,6 +27,7 @@ wait_for 120 test -s "$T/ready" || fail "phalanx dev did not come up: $(cat "$T/
 set -a; source "$T/ready"; set +a
 WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK" && cd "$WORK"
 state_of() { squeue -h -j "$1" -o %T 2>/dev/null | head -1; }
+state_is() { [ "$(state_of "$1")" = "$2" ]; } # re-read on every try of wait_for
 
 # The victim: on its first attempt it waits to be preempted, records the
 # warning signal, and exits; on the second it completes at once.
@@ -35,7 +36,7 @@ echo attempt \${SLURM_RESTART_COUNT:-0}
 [ -n \"\$SLURM_RESTART_COUNT\" ] && exit 0
 trap \"echo got TERM; exit 0\" TERM
 while :; do sleep 0.1; done'") || fail "victim not submitted"
-wait_for 60 test "$(state_of "$victim")" = RUNNING || fail "victim never ran: $(squeue)"
+wait_for 60 state_is "$victim" RUNNING || fail "victim never ran: $(squeue)"
 ok "victim $victim runs on all 8 GPUs"
 
 pre=$(su pxtest1 -c "sbatch --parsable -A speech -q high --gres=gpu:8 -o $WORK/pre-%j.out --wrap 'echo preemptor ran; sleep 1'") ||
@@ -49,7 +50,8 @@ ok "preemptor $pre ran after victim $victim was signalled and stopped"
 wait_for 90 grep -q 'attempt 1' "$WORK/victim-$victim.out" ||
   fail "victim did not run again: $(squeue -o '%i %T %r'); $(cat "$WORK/victim-$victim.out")"
 acct_state() { sacct -n -X -j "$1" -o State | head -1 | tr -d ' +'; }
-wait_for 60 test "$(acct_state "$victim")" = COMPLETED ||
+acct_is() { [ "$(acct_state "$1")" = "$2" ]; }
+wait_for 60 acct_is "$victim" COMPLETED ||
   fail "victim's final state $(acct_state "$victim"), expected COMPLETED"
 [ "$(acct_state "$pre")" = COMPLETED ] || fail "preemptor's state $(acct_state "$pre")"
 ok "victim requeued with its id, ran again (SLURM_RESTART_COUNT=1) and completed"
