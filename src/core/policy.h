@@ -52,7 +52,8 @@ struct pxc_tl {
   uint8_t *exact;
   uint32_t *leaves;
   uint32_t *skip, *skip_epoch; /* per node: no start before skip[] in this search */
-  uint32_t *ok_k, *ok_epoch;   /* per node: holds the search's fixed need from slot ok_k[] */
+  uint32_t *ok_from, *ok_to, *ok_epoch; /* per node: holds the search's fixed need over [ok_from, ok_to) */
+  uint64_t *lkeys;             /* per leaf: choose()'s sort keys */
   uint32_t epoch;
   /* Incremental builds: while the grid (t0) stays, the next build undoes
    * this cycle's takes and recomputes only the rows of nodes whose state

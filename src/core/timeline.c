@@ -13,6 +13,7 @@
  * The plan models GPU counts, CPU counts and memory; it ignores NVLink
  * groups and account tenancy, which the real placement checks at start.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/policy.h"
@@ -48,19 +49,21 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->leaves = pxc_calloc(c, maxleaf, sizeof *tl->leaves);
   tl->skip = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip);
   tl->skip_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip_epoch);
-  tl->ok_k = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_k);
+  tl->ok_from = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_from);
+  tl->ok_to = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_to);
+  tl->lkeys = pxc_calloc(c, maxleaf, sizeof *tl->lkeys);
   tl->ok_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_epoch);
   tl->dirty_bits = pxc_calloc(c, c->nnodes / 64 + 1, sizeof *tl->dirty_bits);
   tl->dirty = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dirty);
   if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
-      !tl->skip || !tl->skip_epoch || !tl->ok_k || !tl->ok_epoch || !tl->dirty_bits || !tl->dirty)
+      !tl->skip || !tl->skip_epoch || !tl->ok_from || !tl->ok_to || !tl->lkeys || !tl->ok_epoch || !tl->dirty_bits || !tl->dirty)
     return PX_ENOMEM;
   return 0;
 }
 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
   void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
-               tl->skip, tl->skip_epoch, tl->ok_k, tl->ok_epoch, tl->dirty_bits, tl->dirty, tl->undo};
+               tl->skip, tl->skip_epoch, tl->ok_from, tl->ok_to, tl->lkeys, tl->ok_epoch, tl->dirty_bits, tl->dirty, tl->undo};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   memset(tl, 0, sizeof *tl);
 }
@@ -327,21 +330,23 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
   uint32_t u;
   if (j->shape.per_node_max == 1 || j->shape.nmax == 1) { /* fixed need: remember how far it fails */
     if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k0) return 0;
-    /* a gang asks each node of its leaves twice per slot (exact bound, then
-     * the pick): the second answer is remembered (one job, one span per
-     * search, so the slot says it all) */
-    bool known = tl->ok_epoch[node] == tl->epoch && tl->ok_k[node] == k0;
-    if (!known) {
-      if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true)) return 0;
-      uint32_t b = fixed_block(c, tl, j, node, k0, k1);
-      if (b) {
-        tl->skip_epoch[node] = tl->epoch;
-        tl->skip[node] = b;
-        return 0;
-      }
-      tl->ok_epoch[node] = tl->epoch;
-      tl->ok_k[node] = k0;
+    if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true)) return 0;
+    /* What the node is known to hold in this search: a gang asks each node
+     * of its leaves twice per slot (bound, then pick) and again at the next
+     * slot, where only the cells past the known interval are new. One job,
+     * one need per search, so a cell holds or not whatever the start. */
+    uint32_t from = k0;
+    if (tl->ok_epoch[node] == tl->epoch && tl->ok_from[node] <= k0 && tl->ok_to[node] >= k0)
+      from = tl->ok_to[node] > k1 ? k1 : tl->ok_to[node];
+    else
+      tl->ok_epoch[node] = tl->epoch, tl->ok_from[node] = k0, tl->ok_to[node] = k0;
+    uint32_t b = from < k1 ? fixed_block(c, tl, j, node, from, k1) : 0;
+    if (b) {
+      tl->skip_epoch[node] = tl->epoch;
+      tl->skip[node] = b;
+      return 0;
     }
+    if (tl->ok_to[node] < k1) tl->ok_to[node] = k1;
     u = j->shape.nmax == 1 ? j->shape.units : 1;
   } else {
     u = pxc_tl_units(c, tl, j, node, k0, k1);
@@ -406,6 +411,11 @@ static uint64_t pool_bound(const struct pxc_tl *tl, const struct pxc_pool *p, ui
   return b;
 }
 
+static int cmp_desc_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
 /* Leaves to take: the best-fitting single leaf, else the fullest first. */
 static uint32_t choose(struct pxc_tl *tl, uint32_t nleaf, uint64_t need) {
   uint64_t total = 0;
@@ -419,20 +429,22 @@ static uint32_t choose(struct pxc_tl *tl, uint32_t nleaf, uint64_t need) {
     tl->leaves[0] = single;
     return 1;
   }
+  /* The fullest leaves first, ties to the lower index: one sort rather than
+   * a selection per leaf taken (a gang over fragmented leaves takes many). */
+  uint32_t nk = 0;
+  for (uint32_t l = 0; l < nleaf; l++)
+    if (tl->bound[l])
+      tl->lkeys[nk++] = (tl->bound[l] >= UINT32_MAX ? (uint64_t)UINT32_MAX << 32 : tl->bound[l] << 32) |
+                        (UINT32_MAX - l);
+  qsort(tl->lkeys, nk, sizeof *tl->lkeys, cmp_desc_u64);
   uint32_t n = 0;
   uint64_t got = 0;
-  while (got < need) { /* selection of the fullest remaining leaf: few rounds for a gang */
-    uint32_t best = PX_NONE;
-    for (uint32_t l = 0; l < nleaf; l++) {
-      bool taken = false;
-      for (uint32_t i = 0; i < n && !taken; i++) taken = tl->leaves[i] == l;
-      if (!taken && tl->bound[l] && (best == PX_NONE || tl->bound[l] > tl->bound[best])) best = l;
-    }
-    if (best == PX_NONE) return 0;
-    tl->leaves[n++] = best;
-    got += tl->bound[best];
+  while (got < need && n < nk) {
+    uint32_t l = UINT32_MAX - (uint32_t)tl->lkeys[n];
+    tl->leaves[n++] = l;
+    got += tl->bound[l];
   }
-  return n;
+  return got < need ? 0 : n;
 }
 
 static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t pool,

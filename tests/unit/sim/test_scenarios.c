@@ -133,6 +133,33 @@ static void test_gang_whole_node(void **state) {
 }
 
 /* Every policy on the mix: all jobs done or skipped, GPU-seconds conserved. */
+/*
+ * preempt.conf on two 8-GPU nodes: a and b (8 GPUs each, 0-1000) fill them;
+ * c (16 GPUs, a 2-node gang, 100 s) arrives at 10. Every trace job is QoS
+ * normal, so nobody preempts: c starts when both end, at 1000. With
+ * --qos-map gpus>=9:high, c (QoS high, Preempt=normal) requeues a and b at
+ * 10 and starts at once; they restart when c ends, at 110 (their first run
+ * is lost: 2 x 8 GPUs x 10 s).
+ */
+static void test_preempt_qos_map(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "preempt_gang.csv", 2, 8, 2.0);
+  struct px_sim_result r;
+  const int64_t unmapped[] = {0, 0, 1000};
+  expect_starts(&w, "preempt", unmapped, &r);
+  assert_int_equal(r.preemptions, 0);
+  px_sim_result_fini(&r);
+  struct px_diag d;
+  if (px_sim_setup_qos(&w.setup, "gpus>=9:high", &d)) fail_msg("%s", d.msg);
+  const int64_t mapped[] = {110, 110, 10};
+  expect_starts(&w, "preempt", mapped, &r);
+  assert_int_equal(r.preemptions, 2);
+  assert_int_equal(r.gpu_s_lost, 2 * 8 * 10);
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
 static void test_conservation(void **state) {
   (void)state;
   struct world w;
@@ -193,7 +220,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fifo_one_node),   cmocka_unit_test(test_backfill_hole),
       cmocka_unit_test(test_gang_whole_node), cmocka_unit_test(test_conservation),
-      cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_determinism),     cmocka_unit_test(test_preempt_qos_map),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
