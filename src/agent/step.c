@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/hostnames.h"
 #include "agent/task.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -88,10 +89,9 @@ static int step_launch(const struct px_step_host *h, const struct px_step_order 
 
 /* SLURM_STEP_ID and the job's own node list, which the step's layout hides. */
 static int step_env(const struct px_launch *l, uint32_t id, char **after, size_t n) {
-  size_t len = 0, k = 0;
-  char list[4096] = "";
-  for (uint32_t i = 0; i < l->nnodes && len < sizeof list; i++)
-    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? "," : "", l->nodes[i]);
+  size_t k = 0;
+  char list[4096];
+  px_agent_hostlist(l->nodes, l->nnodes, list, sizeof list);
   const char *fmt[][2] = {{"SLURM_STEP_ID", "%u"}, {"SLURM_STEPID", "%u"}, {"PHALANX_STEP_ID", "%u"}};
   for (size_t i = 0; i < 3 && k < n; i++) {
     char v[64];

@@ -89,6 +89,10 @@ enum px_req_kind {
   PX_REQ_AGENT_REPORT,
   PX_REQ_AGENT_HEARTBEAT,
   PX_REQ_RESV_ADD,
+  PX_REQ_STEP_ADD,              /* job steps (api_steps.c) */
+  PX_REQ_STEP_SHOW,
+  PX_REQ_STEP_LIST,
+  PX_REQ_STEP_CANCEL,
 };
 
 struct px_req {
@@ -111,6 +115,7 @@ struct px_req {
   char *text;                   /* reservation: its canonical JSON (owned) */
   struct px_task_report *tasks; /* report batch (owned by the API thread), ntasks entries */
   uint32_t ntasks;
+  uint32_t step_id;             /* step show/cancel */
   /* the answer, written by the main thread */
   int status;                   /* HTTP status */
   char *body;                   /* malloc'd JSON */
