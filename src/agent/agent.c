@@ -28,6 +28,7 @@
 
 #include "agent/agent_link.h"
 #include "agent/launch.h"
+#include "agent/step.h"
 #include "agent/supervise.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -105,6 +106,19 @@ static void rm_rf(const char *dir) {
   rmdir(dir);
 }
 
+/* A job's step files (step.h) do not follow its directory into the pool. */
+static void remove_step_files(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char p[4400];
+  while (d && (e = readdir(d))) {
+    if (strncmp(e->d_name, "step.", 5) != 0) continue;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    unlink(p);
+  }
+  if (d) closedir(d);
+}
+
 static char *end_report(struct agent *a, const struct ajob *j, const struct px_job_status *st) {
   struct px_task_report r = {.job_id = st->job_id, .exit_code = st->exit_code, .term_signal = st->term_signal,
                              .peak_mem_mib = st->peak_mem_mib, .cpu_time_ms = st->cpu_time_ms,
@@ -128,6 +142,7 @@ static void recycle(struct agent *a, const char *dir) {
   static const char *const files[] = {"launch.json", "site.json", "state.json", "status.json", "slurm_script"};
   char to[4300], from[4400], tmp[4400];
   if (a->npool == POOL_MAX) return rm_rf(dir);
+  remove_step_files(dir);
   uint32_t n = a->pool_seq++;
   pool_path(a, n, to, sizeof to);
   if (rename(dir, to) != 0) return rm_rf(dir);
@@ -270,13 +285,67 @@ static void order(struct agent *a, const struct px_signal_order *s) {
   }
 }
 
+/* ---- job steps (step.h) ---- */
+
+static struct ajob *running_job(struct agent *a, uint64_t id) {
+  for (struct ajob *j = a->jobs; j; j = j->next)
+    if (j->job_id == id && !j->ended) return j;
+  return NULL;
+}
+
+static void step_report(struct agent *a, uint64_t job_id, uint32_t restart, uint32_t step, const char *state,
+                        int32_t exit_code, int32_t sig) {
+  struct px_task_report r = {.job_id = job_id, .restart_count = restart, .is_step = true, .step_id = step,
+                             .exit_code = exit_code, .term_signal = sig, .end_time = time(NULL)};
+  snprintf(r.node, sizeof r.node, "%s", a->site.node);
+  snprintf(r.state, sizeof r.state, "%s", state);
+  px_link_queue(&a->link, px_task_report_encode(&r), NULL);
+}
+
+/* The order goes into the job's directory, then a word to its supervisor. */
+static void step_order(struct agent *a, const struct px_step_order *o) {
+  struct ajob *j = running_job(a, o->job_id);
+  char name[64], line[64];
+  char *json = px_step_order_encode(o);
+  snprintf(name, sizeof name, "step.%u.json", o->step_id);
+  snprintf(line, sizeof line, "step %u\n", o->step_id);
+  int rc = !j ? PX_ENOENT : !json ? PX_ENOMEM : px_file_put(j->dir, name, json, false);
+  if (!rc) rc = px_job_ctl_line(j->dir, line);
+  free(json);
+  if (!rc) return;
+  /* the job is not (or no longer) here: the step's share ends at once, so srun does not wait */
+  px_warn("job %llu: step %u cannot start here: %s", (unsigned long long)o->job_id, o->step_id, px_strerror(rc));
+  step_report(a, o->job_id, o->restart_count, o->step_id, "FAILED", 1, 0);
+}
+
+static void step_signal(struct agent *a, const struct px_signal_order *s) {
+  struct ajob *j = running_job(a, s->job_id);
+  char line[96];
+  snprintf(line, sizeof line, "stepsig %u %d %d\n", s->step_id, (int)s->signal, (int)s->grace_s);
+  if (j) px_job_ctl_line(j->dir, line);
+}
+
+/* "step:<jobdir name>:<N>" from a supervisor: the step's share ended here. */
+static void step_ended(struct agent *a, const char *note) {
+  char base[200];
+  unsigned id;
+  if (sscanf(note, "step:%199[^:]:%u", base, &id) != 2) return;
+  struct ajob *j = find_dir(a, base);
+  char state[32];
+  int32_t ec, sig;
+  if (!j || px_step_status_read(j->dir, id, state, sizeof state, &ec, &sig)) return;
+  step_report(a, j->job_id, j->restart, id, state, ec, sig);
+}
+
 static void take_orders(struct agent *a) {
   uint32_t n;
   struct px_agent_work *w = px_link_take(&a->link, &n);
   for (uint32_t i = 0; i < n; i++) {
     a->batch++;
     for (uint32_t k = 0; k < w[i].nlaunch; k++) launch(a, &w[i].launch[k]);
-    for (uint32_t k = 0; k < w[i].nsignal; k++) order(a, &w[i].signal[k]);
+    for (uint32_t k = 0; k < w[i].nsignal; k++)
+      w[i].signal[k].is_step ? step_signal(a, &w[i].signal[k]) : order(a, &w[i].signal[k]);
+    for (uint32_t k = 0; k < w[i].nstep; k++) step_order(a, &w[i].step[k]);
     px_agent_work_fini(&w[i]);
   }
   free(w);
@@ -305,6 +374,10 @@ static void read_notes(struct agent *a) {
   ssize_t n;
   while ((n = recv(a->nfd, name, sizeof name - 1, MSG_DONTWAIT)) > 0) {
     name[n] = '\0';
+    if (strncmp(name, "step:", 5) == 0) {
+      step_ended(a, name);
+      continue;
+    }
     struct ajob *j = find_dir(a, name);
     if (j && !j->ended) job_ended(a, j);
   }

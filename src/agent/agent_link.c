@@ -118,7 +118,7 @@ static void *poll_main(void *arg) {
     struct px_diag d;
     if (!rc && status == 200 && resp && px_agent_work_decode(resp, &w, &d) == 0) {
       if (w.seq > k->seq) k->seq = w.seq;
-      if (w.nlaunch || w.nsignal) inbox_push(k, &w);
+      if (w.nlaunch || w.nsignal || w.nstep) inbox_push(k, &w);
       else px_agent_work_fini(&w);
       wait = 100;
     } else if (!k->stop && rc != PX_ETIMEOUT) {

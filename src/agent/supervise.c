@@ -20,6 +20,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/jobdir.h"
+#include "agent/step.h"
 #include "agent/task.h"
 #include "proto/agent_msg.h"
 #include "util/error.h"
@@ -44,6 +45,7 @@ struct sup {
   int64_t signal_at, limit_at;   /* wall ms: the job's --signal, the time limit */
   int64_t kill_at;               /* monotonic ms: SIGKILL everything */
   bool hold;                     /* no local task: hold the allocation until told */
+  struct px_step_host steps;     /* job steps (srun) running here */
 };
 
 static int64_t now_ms(clockid_t c) {
@@ -129,7 +131,7 @@ static void start_tasks(struct sup *s) {
   if (n > MAX_LOCAL_TASKS) return fail_launch(s, "too many tasks on one node");
   for (uint32_t i = 0; i < n; i++) {
     struct px_task_spec t = {l, &s->site, &s->cg, batch ? script : NULL, i, batch, s->renumber,
-                             s->pgid, i == 0};
+                             s->pgid, i == 0, NULL};
     char err[512];
     pid_t pid;
     if (px_task_spawn(&t, &pid, err, sizeof err)) {
@@ -147,6 +149,7 @@ static void reap(struct sup *s) {
   int ws;
   pid_t pid;
   while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+    if (px_step_reaped(&s->steps, pid, ws)) continue;
     for (uint32_t i = 0; i < s->ntasks; i++) {
       if (s->pids[i] != pid) continue;
       s->wstatus[i] = ws;
@@ -165,6 +168,15 @@ static void read_orders(struct sup *s, int fd) {
   for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
     int sig = 0, grace = -1;
     char reason[32] = "";
+    unsigned step;
+    if (sscanf(line, "step %u", &step) == 1) { /* step.h */
+      px_step_start(&s->steps, step);
+      continue;
+    }
+    if (sscanf(line, "stepsig %u %d %d", &step, &sig, &grace) == 3) {
+      px_step_signal(&s->steps, step, sig, grace);
+      continue;
+    }
     if (sscanf(line, "%d %d %31s", &sig, &grace, reason) < 2) continue;
     /* Only a stop (grace >= 0) names the job's end; a signal-only order
      * (scancel --signal, a preemption warning) leaves it to run on. */
@@ -199,6 +211,7 @@ static void on_timers(struct sup *s) {
     signal_all(s, SIGKILL);
     s->kill_at = NEVER;
   }
+  px_step_timers(&s->steps, now_ms(CLOCK_MONOTONIC));
 }
 
 static int next_timeout(const struct sup *s) {
@@ -206,6 +219,8 @@ static int next_timeout(const struct sup *s) {
   if (s->signal_at != NEVER && s->signal_at - wall < t) t = s->signal_at - wall;
   if (s->limit_at != NEVER && s->limit_at - wall < t) t = s->limit_at - wall;
   if (s->kill_at != NEVER && s->kill_at - mono < t) t = s->kill_at - mono;
+  int st = px_step_next_timeout(&s->steps, mono);
+  if (st >= 0 && st < t) t = st;
   if (t == NEVER) return -1;
   return t < 0 ? 0 : t > 60000 ? 60000 : (int)t;
 }
@@ -329,12 +344,15 @@ int px_supervise_main(const char *jobdir) {
    * cgroup is the process group (known once the first task runs) the
    * handle, and worth a second write. */
   write_state(&s);
+  s.steps = (struct px_step_host){.dir = jobdir, .l = &s.l, .site = &s.site, .cg = &s.cg,
+                                  .renumber_gpus = s.renumber, .pgid = &s.pgid};
   if (!s.st.error[0]) start_tasks(&s);
   if (!s.cg.version) write_state(&s);
   if (!s.st.error[0]) loop(&s, sfd, cfd);
   finish(&s);
   if (cfd >= 0) close(cfd);
   if (sfd >= 0) close(sfd);
+  px_step_fini(&s.steps);
   px_launch_fini(&s.l);
   return 0;
 }

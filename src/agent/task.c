@@ -171,6 +171,13 @@ static int build_env(const struct px_task_spec *t, struct px_strvec *env, char *
   if (px_jobenv_build(l, &site, &id, env) || px_jobenv_set(env, "SLURM_TASK_PID", "0000000000") ||
       user_defaults(env, l))
     return PX_ENOMEM;
+  for (char *const *e = t->env_after; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    char key[128];
+    if (!eq || (size_t)(eq - *e) >= sizeof key) continue;
+    snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+    if (px_jobenv_set(env, key, eq + 1)) return PX_ENOMEM;
+  }
   *pid_value = (char *)px_jobenv_get(env, "SLURM_TASK_PID");
   return *pid_value ? 0 : PX_ENOMEM;
 }

@@ -37,6 +37,7 @@ struct px_task_spec {
   bool renumber_gpus;
   pid_t pgid;                /* 0: the task starts the job's process group */
   bool truncate_output;      /* the first writer of a shared output file */
+  char *const *env_after;    /* "K=V" set over the built environment (a step's), or NULL */
 };
 
 /* Forks and starts the task. 0 with *pid set, or an error with err filled

@@ -7,9 +7,9 @@
  * SLURM_STEP_ID, ...), each task's share of the job's GPUs with
  * --gpus-per-task, output streamed (prefixed "N: " with -l), and the highest
  * task exit status returned. That covers the common single-node
- * `srun python train.py` lines. Steps over several nodes need the server to
- * fan tasks out through the agents; until the server offers that, srun says
- * so plainly. Outside an allocation, srun allocates a job that runs this
+ * `srun python train.py` lines. A step over several nodes goes to the
+ * server, whose agents start its tasks on every node (cmd_srun_step.c).
+ * Outside an allocation, srun allocates a job that runs this
  * step in it (cmd_srun_alloc.c); in a salloc shell it hands the step to
  * the allocation's job (cmd_salloc.c).
  */
@@ -204,12 +204,8 @@ static int step_in_allocation(struct step *s, int argc, char **argv, int first) 
   s->ntasks = s->spec.ntasks ? s->spec.ntasks
               : s->spec.ntasks_per_node ? s->spec.ntasks_per_node
                                         : (uint32_t)strtoul(env_or("SLURM_NTASKS", "1"), NULL, 10);
-  if (nodes > 1) {
-    px_cmd_error(&s->cmd, "a step over %u nodes needs the server's task fan-out to the agents, which "
-                 "this version lacks; run one srun per node's work or use -N 1 (see docs/slurm-migration.md)",
-                 nodes);
-    return 1;
-  }
+  if (nodes > 1) /* the agents start the tasks on every node (cmd_srun_step.c) */
+    return px_srun_step(&s->cmd, &s->spec, s->x.label, s->spec.nodes_min != 0, nodes, argv + first);
   if (s->ntasks == 0 || s->ntasks > MAX_TASKS) {
     px_cmd_error(&s->cmd, "Invalid number of tasks: %u", s->ntasks);
     return 1;

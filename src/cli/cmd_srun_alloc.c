@@ -2,9 +2,8 @@
  * cmd_srun_alloc.c - `srun` outside an allocation: allocate, run, stream.
  *
  * Slurm's srun asks the controller for an allocation and then runs the step
- * in it, streaming the tasks' output back over the network. Phalanx has no
- * step API yet, so the allocation is a batch job whose script is this same
- * srun, with the same options and command, which then runs the step inside
+ * in it, streaming the tasks' output back over the network. Here the
+ * allocation is a batch job whose script is this same srun, with the same options and command, which then runs the step inside
  * the allocation as it would in any batch script (cmd_srun.c). The job's
  * stdout and stderr go to two files in the current directory (hidden,
  * removed at the end) that this process follows and copies to its own
@@ -14,8 +13,9 @@
  *
  * An interrupt (Ctrl-C, SIGTERM) cancels the job and waits for its end, so
  * no allocation outlives the command. --pty (an interactive terminal on a
- * node) needs the server to attach one, and a step over several nodes needs
- * the agents' task fan-out: both are refused before anything is allocated.
+ * node) needs the server to attach one: it is refused before anything is
+ * allocated. With -N 2 and more, the srun in the job runs its step on every
+ * node through the server (cmd_srun_step.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -226,11 +226,6 @@ int px_srun_outside(struct px_cmd *c, struct px_jobspec *spec, const struct px_c
   if (x->pty) {
     px_cmd_error(c, "--pty outside an allocation needs the server to attach a terminal on the node, "
                  "which this version lacks; run the command without --pty (see docs/slurm-migration.md)");
-    return 1;
-  }
-  if (spec->nodes_min > 1) {
-    px_cmd_error(c, "a step over %u nodes needs the server's task fan-out to the agents, which this "
-                 "version lacks; use -N 1, or sbatch a script (see docs/slurm-migration.md)", spec->nodes_min);
     return 1;
   }
   if (px_step_self_path(argv[0], self, sizeof self)) return px_cmd_error(c, "cannot find my own path (%s)", argv[0]), 1;

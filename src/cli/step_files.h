@@ -1,8 +1,9 @@
 /*
- * step_files.h - what `srun` outside an allocation (cmd_srun_alloc.c) and
- * `salloc` (cmd_salloc.c) share: a job allocated for them, the srun command
- * line that runs a step in it, and output followed from files on the
- * directory the submit host shares with the nodes (no step API yet).
+ * step_files.h - what `srun` outside an allocation (cmd_srun_alloc.c),
+ * `salloc` (cmd_salloc.c) and multi-node steps (cmd_srun_step.c) share: a
+ * job allocated for them, the srun command line that runs a step in it, and
+ * output followed from files on the directory the submit host shares with
+ * the nodes.
  */
 #ifndef PX_CLI_STEP_FILES_H
 #define PX_CLI_STEP_FILES_H
@@ -38,5 +39,10 @@ void px_follow_fini(struct px_follow *f);
  * the allocation's job and follows it (cmd_salloc.c). */
 bool px_srun_in_salloc(void);
 int px_srun_salloc_step(struct px_cmd *c, int argc, char **argv, int first);
+
+/* Inside an allocation, a step over several nodes through the server
+ * (cmd_srun_step.c): returns srun's exit status. */
+int px_srun_step(struct px_cmd *c, const struct px_jobspec *spec, bool label, bool nodes_given, uint32_t nodes,
+                 char **argv);
 
 #endif

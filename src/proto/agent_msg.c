@@ -306,14 +306,19 @@ static const char *const task_states[] = {"RUNNING",       "COMPLETED", "FAILED"
                                           "TIMEOUT",       "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL"};
 
 char *px_task_report_encode(const struct px_task_report *r) {
-  return px_wr_finish(json_pack("{ss sI ss si si sb sI sI sI sI sI}", "node", r->node, "job_id",
+  json_t *o = json_pack("{ss sI ss si si sb sI sI sI sI sI}", "node", r->node, "job_id",
                                 (json_int_t)r->job_id, "state", r->state, "exit_code",
                                 (int)r->exit_code, "term_signal", (int)r->term_signal,
                                 "requeue_requested", (int)r->requeue_requested, "peak_mem_mib",
                                 (json_int_t)r->peak_mem_mib, "cpu_time_ms",
                                 (json_int_t)r->cpu_time_ms, "start_time", (json_int_t)r->start_time,
                                 "end_time", (json_int_t)r->end_time, "restart_count",
-                                (json_int_t)r->restart_count));
+                                (json_int_t)r->restart_count);
+  if (o && r->is_step && px_wr_int(o, "step_id", r->step_id)) {
+    json_decref(o);
+    return NULL;
+  }
+  return px_wr_finish(o);
 }
 
 static int task_report_from_json(json_t *j, uint32_t idx, struct px_task_report *out, struct px_diag *d) {
@@ -334,6 +339,8 @@ static int task_report_from_json(json_t *j, uint32_t idx, struct px_task_report 
   px_rd_i64(&rd, "start_time", false, &r.start_time);
   px_rd_i64(&rd, "end_time", false, &r.end_time);
   px_rd_u32(&rd, "restart_count", false, &r.restart_count);
+  r.is_step = json_object_get(j, "step_id") != NULL;
+  px_rd_u32(&rd, "step_id", false, &r.step_id);
   bool known = false;
   for (size_t i = 0; i < sizeof task_states / sizeof task_states[0]; i++)
     known |= strcmp(r.state, task_states[i]) == 0;
@@ -388,8 +395,13 @@ char *px_task_reports_encode(char *const *reports, uint32_t n) {
 /* ---- signal order ----------------------------------------------------- */
 
 static json_t *signal_to_json(const struct px_signal_order *s) {
-  return json_pack("{sI si si ss}", "job_id", (json_int_t)s->job_id, "signal", (int)s->signal,
-                   "grace_s", (int)s->grace_s, "reason", s->reason);
+  json_t *o = json_pack("{sI si si ss}", "job_id", (json_int_t)s->job_id, "signal", (int)s->signal,
+                        "grace_s", (int)s->grace_s, "reason", s->reason);
+  if (o && s->is_step && px_wr_int(o, "step_id", s->step_id)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
 }
 
 char *px_signal_order_encode(const struct px_signal_order *s) {
@@ -407,6 +419,8 @@ static int signal_from_json(json_t *j, uint32_t idx, struct px_signal_order *out
   px_rd_i32(&rd, "signal", true, &s.signal);
   px_rd_i32(&rd, "grace_s", false, &s.grace_s);
   px_rd_buf(&rd, "reason", false, s.reason, sizeof s.reason);
+  s.is_step = json_object_get(j, "step_id") != NULL;
+  px_rd_u32(&rd, "step_id", false, &s.step_id);
   if (!rd.err && (s.signal < 0 || s.signal > 64)) px_rd_fail(&rd, "signal", "%d is not a signal", s.signal);
   if (!rd.err && s.grace_s < -1) px_rd_fail(&rd, "grace_s", "must be -1 or more");
   int rc = px_rd_done(&rd);
@@ -423,6 +437,96 @@ int px_signal_order_decode(const char *json, struct px_signal_order *s, struct p
   return rc;
 }
 
+/* ---- step order ------------------------------------------------------- */
+
+static json_t *step_to_json(const struct px_step_order *o) {
+  json_t *j = json_object();
+  if (!j) return NULL;
+  bool bad = px_wr_int(j, "job_id", (json_int_t)o->job_id) != 0;
+  bad |= px_wr_int(j, "step_id", o->step_id) != 0;
+  bad |= px_wr_int(j, "restart_count", o->restart_count) != 0;
+  bad |= px_wr_strv(j, "argv", o->argv) != 0;
+  bad |= px_wr_strv(j, "env", o->env) != 0;
+  bad |= px_wr_str(j, "cwd", o->cwd) != 0;
+  bad |= px_wr_str(j, "out_dir", o->out_dir) != 0;
+  bad |= px_wr_strv(j, "nodes", o->nodes) != 0;
+  bad |= px_wr_u32v(j, "tasks_per_node", o->tasks_per_node, o->tasks_per_node ? o->nnodes : 0) != 0;
+  bad |= px_wr_int(j, "ntasks", o->ntasks) != 0;
+  if (bad) {
+    json_decref(j);
+    return NULL;
+  }
+  return j;
+}
+
+char *px_step_order_encode(const struct px_step_order *o) { return px_wr_finish(step_to_json(o)); }
+
+static int step_check(struct px_rd *rd, const struct px_step_order *o, uint32_t nargv, uint32_t ntpn) {
+  if (rd->err) return rd->err;
+  if (!nargv) return px_rd_fail(rd, "argv", "must not be empty");
+  if (o->out_dir[0] != '/') return px_rd_fail(rd, "out_dir", "must be an absolute path");
+  if (o->cwd && o->cwd[0] != '/') return px_rd_fail(rd, "cwd", "must be an absolute path");
+  if (!o->nnodes) return px_rd_fail(rd, "nodes", "must name at least one node");
+  if (ntpn != o->nnodes)
+    return px_rd_fail(rd, "tasks_per_node", "has %u entries for %u nodes", ntpn, o->nnodes);
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < ntpn; i++) {
+    if (!o->tasks_per_node[i]) return px_rd_fail(rd, "tasks_per_node", "entry %u is 0", i);
+    sum += o->tasks_per_node[i];
+  }
+  if (sum != o->ntasks)
+    return px_rd_fail(rd, "ntasks", "%u differs from the %llu tasks of tasks_per_node", o->ntasks,
+                      (unsigned long long)sum);
+  return 0;
+}
+
+static int step_from_json(json_t *j, uint32_t idx, struct px_step_order *out, struct px_diag *d) {
+  struct px_step_order o;
+  memset(&o, 0, sizeof o);
+  char ctx[32];
+  snprintf(ctx, sizeof ctx, idx == UINT32_MAX ? "step" : "step[%u]", idx);
+  struct px_rd rd;
+  px_rd_init(&rd, j, ctx, d);
+  uint32_t nargv = 0, nenv = 0, ntpn = 0;
+  px_rd_u64(&rd, "job_id", true, &o.job_id);
+  px_rd_u32(&rd, "step_id", true, &o.step_id);
+  px_rd_u32(&rd, "restart_count", false, &o.restart_count);
+  px_rd_strv(&rd, "argv", true, &o.argv, &nargv);
+  px_rd_strv(&rd, "env", false, &o.env, &nenv);
+  px_rd_str(&rd, "cwd", false, &o.cwd);
+  px_rd_str(&rd, "out_dir", true, &o.out_dir);
+  px_rd_strv(&rd, "nodes", true, &o.nodes, &o.nnodes);
+  px_rd_u32v(&rd, "tasks_per_node", true, &o.tasks_per_node, &ntpn);
+  px_rd_u32(&rd, "ntasks", true, &o.ntasks);
+  int rc = step_check(&rd, &o, nargv, ntpn);
+  if (!rc) rc = px_rd_done(&rd);
+  if (rc) {
+    px_step_order_fini(&o);
+    return rc;
+  }
+  *out = o;
+  return 0;
+}
+
+int px_step_order_decode(const char *json, struct px_step_order *o, struct px_diag *d) {
+  json_t *j;
+  int rc = px_rd_parse(json, &j, d);
+  if (rc) return rc;
+  rc = step_from_json(j, UINT32_MAX, o, d);
+  json_decref(j);
+  return rc;
+}
+
+void px_step_order_fini(struct px_step_order *o) {
+  px_strv_free(o->argv);
+  px_strv_free(o->env);
+  px_strv_free(o->nodes);
+  free(o->cwd);
+  free(o->out_dir);
+  free(o->tasks_per_node);
+  memset(o, 0, sizeof *o);
+}
+
 /* ---- work (the long-poll answer) ------------------------------------- */
 
 char *px_agent_work_encode(const struct px_agent_work *w) {
@@ -432,6 +536,11 @@ char *px_agent_work_encode(const struct px_agent_work *w) {
   for (uint32_t i = 0; !bad && i < w->nsignal; i++) bad = json_array_append_new(sa, signal_to_json(&w->signal[i]));
   if (!bad) bad = px_wr_int(o, "seq", (json_int_t)w->seq) || json_object_set(o, "launch", la) ||
                   json_object_set(o, "signal", sa);
+  if (!bad && w->nstep) {
+    json_t *st = json_array();
+    bad = !st || json_object_set_new(o, "step", st);
+    for (uint32_t i = 0; !bad && i < w->nstep; i++) bad = json_array_append_new(st, step_to_json(&w->step[i]));
+  }
   json_decref(la);
   json_decref(sa);
   if (bad) {
@@ -452,6 +561,7 @@ int px_agent_work_decode(const char *json, struct px_agent_work *out, struct px_
   px_rd_u64(&rd, "seq", true, &w.seq);
   RD_OBJ_ARRAY(&rd, "launch", w.launch, w.nlaunch, launch_from_json);
   RD_OBJ_ARRAY(&rd, "signal", w.signal, w.nsignal, signal_from_json);
+  RD_OBJ_ARRAY(&rd, "step", w.step, w.nstep, step_from_json);
   rc = px_rd_done(&rd);
   json_decref(j);
   if (rc) {
@@ -466,5 +576,7 @@ void px_agent_work_fini(struct px_agent_work *w) {
   for (uint32_t i = 0; w->launch && i < w->nlaunch; i++) px_launch_fini(&w->launch[i]);
   free(w->launch);
   free(w->signal);
+  for (uint32_t i = 0; w->step && i < w->nstep; i++) px_step_order_fini(&w->step[i]);
+  free(w->step);
   memset(w, 0, sizeof *w);
 }

@@ -8,7 +8,8 @@
  *        finished but not yet reported (after an agent or server restart).
  *   GET  /v1/agent/work?node=N&after=SEQ   long-poll (up to ~20 s) for
  *        orders with a sequence number > SEQ:
- *        {"seq":S,"launch":[px_launch...],"signal":[px_signal_order...]}
+ *        {"seq":S,"launch":[px_launch...],"signal":[px_signal_order...],
+ *         "step":[px_step_order...]}  ("step" absent when empty)
  *   POST /v1/agent/report      body: px_task_report      -> {}
  *        a job's state on this node changed (its end; RUNNING after a
  *        reattach); the agent retries until the server answers 2xx, so ends
@@ -104,6 +105,8 @@ struct px_signal_order {
   int32_t signal;               /* e.g. SIGTERM, or the job's --signal */
   int32_t grace_s;              /* SIGKILL after this many seconds; -1: signal only */
   char reason[32];              /* "CANCELLED", "PREEMPTED", "TIMEOUT" */
+  bool is_step;                 /* only step step_id of the job (a step cancel) */
+  uint32_t step_id;             /* on the wire only when is_step */
 };
 
 struct px_task_report {
@@ -119,6 +122,8 @@ struct px_task_report {
   uint32_t restart_count;       /* the attempt reported on (px_launch.restart_count), so a
                                  * late end of attempt N never ends attempt N+1 (added by
                                  * the agent's issue; absent on the wire means 0) */
+  bool is_step;                 /* the end of a job step's tasks on this node, not the job's */
+  uint32_t step_id;             /* on the wire only when is_step */
 };
 
 /* Encoders return a malloc'd JSON string (NULL on ENOMEM). Decoders fill the
@@ -154,6 +159,30 @@ int px_signal_order_decode(const char *json, struct px_signal_order *s, struct p
 bool px_node_report_shortfall(const struct px_node_report *r, uint32_t cpus, uint64_t mem_mib,
                               uint32_t ngpu, const char *gpu_type, char *buf, size_t size);
 
+/* A job step (srun inside an allocation, POST /v1/jobs/{id}/steps): the
+ * node runs its share of the step's tasks inside the job's cgroup, from the
+ * job's launch order with these fields replacing the command, the task
+ * layout and (when given) the environment and working directory. Each task
+ * writes "<out_dir>/<rank>.out" and "<rank>.err". Not durable: a step dies
+ * with its job and is forgotten by a restarted server. */
+struct px_step_order {
+  uint64_t job_id;
+  uint32_t step_id;
+  uint32_t restart_count;       /* the job's attempt this step belongs to */
+  char **argv;                  /* NULL-terminated, not empty */
+  char **env;                   /* "K=V", NULL-terminated: srun's environment, or NULL: the job's */
+  char *cwd;                    /* NULL: the job's working directory */
+  char *out_dir;                /* where the tasks' output files go (absolute) */
+  char **nodes;                 /* the step's nodes, in rank order (a prefix of the job's) */
+  uint32_t nnodes;
+  uint32_t *tasks_per_node;     /* nnodes entries, each at least 1 */
+  uint32_t ntasks;              /* their sum */
+};
+
+char *px_step_order_encode(const struct px_step_order *o);
+int px_step_order_decode(const char *json, struct px_step_order *o, struct px_diag *d);
+void px_step_order_fini(struct px_step_order *o);
+
 /* The answer to GET /v1/agent/work: {"seq":S,"launch":[...],"signal":[...]}.
  * (Added by the agent's issue so both sides share one codec.) */
 struct px_agent_work {
@@ -162,6 +191,8 @@ struct px_agent_work {
   uint32_t nlaunch;
   struct px_signal_order *signal;
   uint32_t nsignal;
+  struct px_step_order *step;   /* "step":[...], absent when none */
+  uint32_t nstep;
 };
 
 char *px_agent_work_encode(const struct px_agent_work *w);

@@ -87,7 +87,7 @@ void px_nodes_launch(struct px_server *s, const struct px_sjob *j) {
 static void stop_on(struct px_server *s, uint32_t node, uint64_t job_id, int sig,
                     const char *reason) {
   int64_t grace = s->conf->phalanx.kill_wait_s > 0 ? s->conf->phalanx.kill_wait_s : 30;
-  struct px_signal_order o = {job_id, sig, (int32_t)grace, ""};
+  struct px_signal_order o = {.job_id = job_id, .signal = sig, .grace_s = (int32_t)grace};
   snprintf(o.reason, sizeof o.reason, "%s", reason);
   char *json = px_signal_order_encode(&o);
   if (json) px_outbox_push(s->outbox, node, false, json);
@@ -95,7 +95,7 @@ static void stop_on(struct px_server *s, uint32_t node, uint64_t job_id, int sig
 
 void px_nodes_signal(struct px_server *s, const struct px_sjob *j, int sig) {
   for (uint32_t i = 0; i < j->nalloc; i++) {
-    struct px_signal_order o = {j->id, sig, -1, "SIGNAL"}; /* grace -1: signal only */
+    struct px_signal_order o = {.job_id = j->id, .signal = sig, .grace_s = -1, .reason = "SIGNAL"}; /* grace -1: signal only */
     char *json = px_signal_order_encode(&o);
     if (json) px_outbox_push(s->outbox, j->alloc[i].node, false, json);
   }

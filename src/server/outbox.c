@@ -60,7 +60,7 @@ void px_outbox_free(struct px_outbox *o) {
   free(o);
 }
 
-int px_outbox_push(struct px_outbox *o, uint32_t node, bool is_launch, char *json) {
+int px_outbox_push(struct px_outbox *o, uint32_t node, int kind, char *json) {
   if (node >= o->nnodes) {
     free(json);
     return PX_EINVAL;
@@ -78,7 +78,7 @@ int px_outbox_push(struct px_outbox *o, uint32_t node, bool is_launch, char *jso
     b->v = v;
     b->cap = cap;
   }
-  b->v[b->len++] = (struct px_order){o->next_seq++, json, is_launch};
+  b->v[b->len++] = (struct px_order){o->next_seq++, json, kind};
   pthread_cond_broadcast(&b->cond);
   pthread_mutex_unlock(&o->lock);
   return 0;
@@ -93,18 +93,23 @@ static void drop_acked(struct node_box *b, uint64_t after) {
   b->len -= k;
 }
 
-/* {"seq":S,"launch":[...],"signal":[...]} of the queued orders. Lock held. */
+/* {"seq":S,"launch":[...],"signal":[...]} of the queued orders, with
+ * "step":[...] only when there are steps (agents before steps refuse the
+ * key). Lock held. */
 static char *render(const struct node_box *b, uint64_t after) {
-  json_t *o = json_object(), *launch = json_array(), *sig = json_array();
+  json_t *o = json_object(), *launch = json_array(), *sig = json_array(), *step = json_array();
   uint64_t seq = after;
-  for (size_t k = 0; o && launch && sig && k < b->len; k++) {
+  for (size_t k = 0; o && launch && sig && step && k < b->len; k++) {
     json_t *e = json_loads(b->v[k].json, 0, NULL);
-    if (e) json_array_append_new(b->v[k].is_launch ? launch : sig, e);
+    int kind = b->v[k].kind;
+    if (e) json_array_append_new(kind == PX_ORDER_LAUNCH ? launch : kind == PX_ORDER_STEP ? step : sig, e);
     seq = b->v[k].seq;
   }
   json_object_set_new(o, "seq", json_integer((json_int_t)seq));
   json_object_set_new(o, "launch", launch);
   json_object_set_new(o, "signal", sig);
+  if (json_array_size(step)) json_object_set(o, "step", step);
+  json_decref(step);
   char *s = json_dumps(o, JSON_COMPACT);
   json_decref(o);
   return s;

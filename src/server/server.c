@@ -194,6 +194,7 @@ void px_server_free(struct px_server *s) {
   px_ratelimit_free(s->rl);
   px_metrics_free(s->metrics);
   px_outbox_free(s->outbox);
+  px_steps_free(s->steps);
   px_blob_unref(s->state_metrics);
   px_blob_unref(s->nodes_blob);
   px_blob_unref(s->parts_blob);

@@ -89,6 +89,10 @@ enum px_req_kind {
   PX_REQ_AGENT_REPORT,
   PX_REQ_AGENT_HEARTBEAT,
   PX_REQ_RESV_ADD,
+  PX_REQ_STEP_ADD,              /* job steps (api_steps.c) */
+  PX_REQ_STEP_SHOW,
+  PX_REQ_STEP_LIST,
+  PX_REQ_STEP_CANCEL,
 };
 
 struct px_req {
@@ -111,6 +115,7 @@ struct px_req {
   char *text;                   /* reservation: its canonical JSON (owned) */
   struct px_task_report *tasks; /* report batch (owned by the API thread), ntasks entries */
   uint32_t ntasks;
+  uint32_t step_id;             /* step show/cancel */
   /* the answer, written by the main thread */
   int status;                   /* HTTP status */
   char *body;                   /* malloc'd JSON */
@@ -219,20 +224,24 @@ size_t px_snap_lower_bound(const struct px_snap *s, uint64_t id);
 
 /* ---- agent order queues (outbox.c) ---- */
 
+/* The kind of an order: the array of the work answer it goes in. */
+enum px_order_kind { PX_ORDER_SIGNAL = 0, PX_ORDER_LAUNCH = 1, PX_ORDER_STEP = 2 };
+
 struct px_order {
   uint64_t seq;
-  char *json;                   /* {"launch":...} or {"signal":...} element */
-  bool is_launch;
+  char *json;                   /* a "launch", "signal" or "step" element */
+  int kind;                     /* enum px_order_kind */
 };
 
 struct px_outbox;
 struct px_outbox *px_outbox_new(const struct px_conf *conf);
 void px_outbox_free(struct px_outbox *o);
-/* Main thread: queue an order for node (takes json). */
-int px_outbox_push(struct px_outbox *o, uint32_t node, bool is_launch, char *json);
+/* Main thread: queue an order for node (takes json); kind: enum
+ * px_order_kind (true and false are a launch and a signal). */
+int px_outbox_push(struct px_outbox *o, uint32_t node, int kind, char *json);
 /* Agent thread: orders for node with seq > after, waiting up to deadline
  * (realtime ns). Drops acknowledged ones (seq <= after). malloc'd JSON
- * {"seq":S,"launch":[...],"signal":[...]}. */
+ * {"seq":S,"launch":[...],"signal":[...]} (and "step":[...] when any). */
 char *px_outbox_wait(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns);
 void px_outbox_stop(struct px_outbox *o);
 

@@ -84,6 +84,7 @@ struct px_server {
   struct px_ratelimit *rl;
   struct px_metrics *metrics;
   struct px_outbox *outbox;
+  struct px_steps *steps;       /* job steps (api_steps.c), main thread only; NULL until one */
   struct px_queue queue;
   struct px_snapbox snaps;
   struct MHD_Daemon *unix_d, *tcp_d;
@@ -144,6 +145,13 @@ void px_jobs_array_fold(struct px_server *s, struct px_sjob *a, int64_t now);
 /* "5-15%4": the tasks of array a not yet started (malloc'd; "" when none). */
 char *px_jobs_array_pending(const struct px_sjob *a);
 struct px_sjob *px_jobs_find(struct px_server *s, uint64_t id);
+
+/* Job steps (api_steps.c), on the main thread. */
+struct px_steps;
+void px_steps_handle(struct px_server *s, struct px_req *r);
+/* A step's end on node (conf index): its HTTP status (200, also when forgotten). */
+int px_steps_report(struct px_server *s, const struct px_task_report *t, int node);
+void px_steps_free(struct px_steps *st);
 /* A new job with the given id (> every existing id); takes spec. */
 struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec *spec);
 /* Marks the job's published view stale (after any change). */

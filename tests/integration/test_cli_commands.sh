@@ -149,7 +149,6 @@ check "man page is generated from the table" "" "$("$PHALANX" help --man | diff 
 check "migration table is generated from the table" "" \
   "$("$PHALANX" help --options-md | diff - <(sed -n '/<!-- options table: begin -->/,/<!-- options table: end -->/p' "$PX_SRC/docs/slurm-migration.md" | sed '1d;$d'))"
 check "srun --pty outside an allocation says what is missing" "1 rc=1" "$(count_rc 'needs the server to attach a terminal' srun --pty bash)"
-check "srun -N 2 outside an allocation says what is missing" "1 rc=1" "$(count_rc 'needs the server.s task fan-out' srun -N 2 hostname)"
 # srun inside a one-node allocation runs the step's tasks itself: ranks,
 # step ids counting from 0, each task's share of the job's GPUs, -l labels.
 alloc="SLURM_JOB_ID=77 SLURM_JOB_NUM_NODES=1 SLURMD_NODENAME=gpu0001 SLURM_JOB_GPUS=0,1,2,3 TMPDIR=$tmp"
@@ -161,8 +160,9 @@ check "srun -l -n 4 --gpus-per-task=1" "0: gpu0001 rank=0 local=0 step=0 cuda=0
 check "second srun is step 1" "1" "$(env $alloc srun bash -c 'echo $SLURM_STEP_ID')"
 check "srun returns the worst task exit" "srun: error: gpu0001: task 1: Exited with exit code 3 rc=3" \
   "$(env $alloc srun -n 2 bash -c 'exit $((SLURM_PROCID * 3))' 2>&1) rc=$?"
-check "multi-node srun says what is missing" "1 rc=1" \
-  "$(count_rc 'needs the server.s task fan-out' env $alloc SLURM_JOB_NUM_NODES=2 srun hostname)"
+# a multi-node step goes to the server (this fake one has no step API)
+check "multi-node srun asks the server for a step" "1 rc=1" \
+  "$(count_rc 'Unable to create step for job 77' env $alloc SLURM_JOB_NUM_NODES=2 srun hostname)"
 check "scontrol show hostnames" "gpu0001 gpu0002 gpu0010" "$(scontrol show hostnames 'gpu[0001-0002],gpu0010' | paste -sd' ')"
 
 # A server that is down: one line, non-zero, at once; a hung one: the same

@@ -193,8 +193,81 @@ static void report_batch(void **state) {
   free(one);
 }
 
+/* Job steps: the order round-trips inside a work answer, the step id of a
+ * report and of a cancel survives (and stays absent for a job's own), and
+ * each malformed order is refused naming its field. */
+static void step_codecs(void **state) {
+  (void)state;
+  char *argv[] = {"python", "train.py", NULL}, *env[] = {"A=1", NULL}, *nodes[] = {"n01", "n02", NULL};
+  uint32_t tpn[] = {2, 1};
+  struct px_step_order o = {.job_id = 7, .step_id = 3, .restart_count = 1, .argv = argv, .env = env,
+                            .cwd = "/home/a", .out_dir = "/home/a/.s", .nodes = nodes, .nnodes = 2,
+                            .tasks_per_node = tpn, .ntasks = 3};
+  struct px_agent_work w = {.seq = 9, .step = &o, .nstep = 1}, w2;
+  struct px_diag d;
+  char *s = px_agent_work_encode(&w);
+  assert_int_equal(px_agent_work_decode(s, &w2, &d), 0);
+  assert_int_equal(w2.nstep, 1);
+  assert_int_equal(w2.step[0].step_id, 3);
+  assert_int_equal(w2.step[0].restart_count, 1);
+  assert_string_equal(w2.step[0].argv[1], "train.py");
+  assert_string_equal(w2.step[0].env[0], "A=1");
+  assert_string_equal(w2.step[0].out_dir, "/home/a/.s");
+  assert_int_equal(w2.step[0].tasks_per_node[0], 2);
+  assert_string_equal(w2.step[0].nodes[1], "n02");
+  px_agent_work_fini(&w2);
+  free(s);
+  /* no step: no "step" key at all (an older agent's strict decoder) */
+  w.nstep = 0;
+  s = px_agent_work_encode(&w);
+  assert_null(strstr(s, "step"));
+  free(s);
+
+  struct px_task_report t = {.node = "n01", .job_id = 7, .state = "FAILED", .exit_code = 2}, t2;
+  s = px_task_report_encode(&t);
+  assert_null(strstr(s, "step_id"));
+  assert_int_equal(px_task_report_decode(s, &t2, &d), 0);
+  assert_false(t2.is_step);
+  free(s);
+  t.is_step = true, t.step_id = 0;
+  s = px_task_report_encode(&t);
+  assert_int_equal(px_task_report_decode(s, &t2, &d), 0);
+  assert_true(t2.is_step);
+  assert_int_equal(t2.step_id, 0);
+  free(s);
+  struct px_signal_order so = {.job_id = 7, .signal = 15, .is_step = true, .step_id = 4}, so2;
+  s = px_signal_order_encode(&so);
+  assert_int_equal(px_signal_order_decode(s, &so2, &d), 0);
+  assert_true(so2.is_step);
+  assert_int_equal(so2.step_id, 4);
+  free(s);
+
+  const char *bad[][2] = {
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[1],\"ntasks\":1}", "step.argv"},
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[1],\"ntasks\":1}", "step.out_dir"},
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[1,1],\"ntasks\":2}", "step.tasks_per_node"},
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[0],\"ntasks\":0}", "step.tasks_per_node"},
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[2],\"ntasks\":1}", "step.ntasks"},
+      {"{\"job_id\":1,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[1],\"ntasks\":1}", "step.step_id"},
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[1],\"ntasks\":1,\"gpus\":[]}", "step.gpus"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct px_step_order x;
+    if (px_step_order_decode(bad[i][0], &x, &d) == 0) fail_msg("accepted: %s", bad[i][0]);
+    if (!strstr(d.msg, bad[i][1])) fail_msg("'%s' does not name %s", d.msg, bad[i][1]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(step_codecs),
       cmocka_unit_test(launch_round_trip),
       cmocka_unit_test(launch_strict),
       cmocka_unit_test(report_codecs),
