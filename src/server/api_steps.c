@@ -189,9 +189,9 @@ static struct px_sjob *own_running_job(struct px_server *s, struct px_req *r) {
 static void step_add(struct px_server *s, struct px_req *r) {
   struct px_sjob *j = own_running_job(s, r);
   if (!j) return;
-  if (j->state != PX_JOB_RUNNING || j->preempting)
+  if (j->state != PX_JOB_RUNNING || j->preempting || j->cancelled_by) /* or it is ending */
     return px_req_error(r, 409, "STATE", "job %llu is not running (%s)", (unsigned long long)j->id,
-                        px_job_state_name(j->state));
+                        j->cancelled_by ? "cancelled" : px_job_state_name(j->state));
   struct step_body b = {0};
   struct px_diag d;
   px_diag_clear(&d);

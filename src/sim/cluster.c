@@ -63,9 +63,11 @@ static void write_topology(FILE *f, uint32_t nnodes) {
 }
 
 /* Every account runs under QoS normal; high exists for --qos-map, and with
- * PreemptType=preempt/qos its jobs may preempt normal ones. */
+ * PreemptType=preempt/qos its jobs may preempt normal ones. It has no
+ * Priority of its own, so a map changes nothing for policies that do not
+ * preempt by QoS (PriorityWeightQOS would otherwise favour its jobs). */
 static void write_accounts(FILE *f, const char *const *accounts, uint32_t n) {
-  fprintf(f, "QOS=normal\nQOS=%s Priority=100 Preempt=normal\n", PX_SIM_HIGH_QOS);
+  fprintf(f, "QOS=normal\nQOS=%s Preempt=normal\n", PX_SIM_HIGH_QOS);
   fprintf(f, "Account=root\n");
   for (uint32_t i = 0; i < n; i++) fprintf(f, "Account=%s Fairshare=1 Users=%s\n", accounts[i], accounts[i]);
 }

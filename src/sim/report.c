@@ -216,7 +216,7 @@ void px_sim_report_json(FILE *f, const struct px_sim_report *rep) {
     first = false;
   }
   fprintf(f, "}},\n  \"cluster\": {\"nodes\": %" PRIu32 ", \"gpus\": %" PRIu64 ", \"gpus_per_node\": %" PRIu32
-             "},\n  \"limit_factor\": %.3f,\n  \"conserved\": %s,\n  \"policies\": [\n",
+             "},\n  \"limit_factor\": %.3f,\n  \"conserved\": %s,\n",
           s->nnodes, s->total_gpus, s->node_gpus, s->limit_factor, px_sim_report_conserved(rep) ? "true" : "false");
   if (s->qos_map) { /* only with --qos-map: reports without one stay as they were */
     fprintf(f, "  \"qos_map\": {\"rules\": ");
@@ -225,6 +225,7 @@ void px_sim_report_json(FILE *f, const struct px_sim_report *rep) {
     for (uint32_t r = 0; r < s->nqos_rules; r++) fprintf(f, "%s%" PRIu64, r ? ", " : "", s->qos_jobs[r]);
     fprintf(f, "]},\n");
   }
+  fprintf(f, "  \"policies\": [\n");
   for (size_t i = 0; i < rep->nresults; i++) {
     json_result(f, s, &rep->results[i]);
     fprintf(f, "%s\n", i + 1 < rep->nresults ? "," : "");

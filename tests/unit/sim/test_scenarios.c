@@ -156,6 +156,17 @@ static void test_preempt_qos_map(void **state) {
   expect_starts(&w, "preempt", mapped, &r);
   assert_int_equal(r.preemptions, 2);
   assert_int_equal(r.gpu_s_lost, 2 * 8 * 10);
+  /* The report names the map at top level, before the policies. */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  struct px_sim_report rep = {.trace_path = "preempt_gang.csv", .setup = &w.setup, .results = &r, .nresults = 1};
+  px_sim_report_json(f, &rep);
+  fclose(f);
+  const char *map = strstr(buf, "\n  \"qos_map\": {\"rules\": \"gpus>=9:high\", \"jobs_per_rule\": [1]},\n");
+  assert_non_null(map);
+  assert_true(map < strstr(buf, "\"policies\": ["));
+  free(buf);
   px_sim_result_fini(&r);
   world_close(&w);
 }
