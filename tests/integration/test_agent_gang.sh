@@ -75,6 +75,65 @@ want 0 CUDA_VISIBLE_DEVICES=0,1; want 0 SLURMD_NODENAME=n01
 want 1 CUDA_VISIBLE_DEVICES=2,3; want 1 SLURMD_NODENAME=n02
 ok "2-node gang across namespaces: node list, ranks, MASTER_ADDR, GPUs right on both; rank 1 reached rank 0"
 
+# Job steps (srun inside a batch job): the batch script holds node 0, node 1
+# holds the allocation; a step order to both starts 2 + 1 tasks in the job's
+# cgroup as the job's user with the step's ranks and each node's GPUs, its
+# output in per-task files; each node reports the worst exit of its tasks
+# with the step id. A step-only signal ends step 1 and leaves the job running.
+mkdir -p "$WORK/s0" "$WORK/s1" && chown pxtest1 "$WORK/s0" "$WORK/s1"
+bj() { # the batch job 33 for node $1 with GPUs $2
+  launch_json 33 pxtest1 $'#!/bin/sh\nexec sleep 4741' '.nodes = ["n01","n02"]' \
+    '.node_addrs = ["10.77.1.2","10.77.1.3"]' ".node_rank = $1" '.ntasks = 2' '.tasks_per_node = [1,1]' \
+    ".gpus = $2" '.gpus_per_node = [2,2]' '.master_port = 43398'
+}
+mock_post "/test/launch?node=n01" "$(bj 0 '[0,1]')"
+mock_post "/test/launch?node=n02" "$(bj 1 '[2,3]')"
+wait_for 30 sh -c "pgrep -f 'slee[p] 4741' >/dev/null" || fail "batch job 33 did not start"
+step_json() { # step_json ID OUTDIR NODES TPN NTASKS COMMAND
+  jq -nc --argjson id "$1" --arg out "$2" --argjson nodes "$3" --argjson tpn "$4" --argjson n "$5" --arg cmd "$6" \
+    '{job_id:33, step_id:$id, argv:["/bin/bash","-c",$cmd], out_dir:$out, nodes:$nodes, tasks_per_node:$tpn, ntasks:$n}'
+}
+probe='env | sort > '"$WORK"'/s0/env.$SLURM_PROCID; cat /proc/self/cgroup > '"$WORK"'/s0/cg.$SLURM_PROCID; echo out $SLURM_PROCID; exit $SLURM_PROCID'
+s0=$(step_json 0 "$WORK/s0" '["n01","n02"]' '[2,1]' 3 "$probe")
+mock_post "/test/step?node=n01" "$s0"
+mock_post "/test/step?node=n02" "$s0"
+step_reported() { # JOB STEP NODE STATE EXIT
+  mock_get /test/reports | jq -e --argjson j "$1" --argjson s "$2" --arg n "$3" --arg st "$4" --argjson e "$5" \
+    'any(.[]; .job_id == $j and .step_id == $s and .node == $n and .state == $st and .exit_code == $e)' >/dev/null
+}
+wait_for 30 step_reported 33 0 n01 FAILED 1 && wait_for 30 step_reported 33 0 n02 FAILED 2 ||
+  fail "step 0 reports: $(mock_get /test/reports | jq -c 'map(select(.job_id == 33))')"
+swant() { grep -qxF -- "$2" "$WORK/s0/env.$1" || fail "step rank $1: want $2, got $(grep "^${2%%=*}=" "$WORK/s0/env.$1")"; }
+for r in 0 1 2; do
+  swant $r SLURM_PROCID=$r; swant $r RANK=$r; swant $r SLURM_STEP_ID=0; swant $r SLURM_STEP_NUM_TASKS=3
+  swant $r WORLD_SIZE=3; swant $r MASTER_ADDR=10.77.1.2; swant $r USER=pxtest1; swant $r SLURM_JOB_NODELIST='n[01-02]'
+  [ "$(stat -c %U "$WORK/s0/$r.out")" = pxtest1 ] || fail "step rank $r output not written as pxtest1"
+  [ "$(cat "$WORK/s0/$r.out")" = "out $r" ] || fail "step rank $r output: $(cat "$WORK/s0/$r.out")"
+  if [ -d /sys/fs/cgroup ] && grep -q job_33 "$WORK/s0/cg.0"; then
+    grep -q job_33 "$WORK/s0/cg.$r" || fail "step rank $r not in the job's cgroup: $(cat "$WORK/s0/cg.$r")"
+  fi
+done
+swant 0 SLURM_LOCALID=0; swant 1 SLURM_LOCALID=1; swant 2 SLURM_LOCALID=0
+swant 0 SLURM_NODEID=0; swant 1 SLURM_NODEID=0; swant 2 SLURM_NODEID=1
+swant 0 CUDA_VISIBLE_DEVICES=0,1; swant 1 CUDA_VISIBLE_DEVICES=0,1; swant 2 CUDA_VISIBLE_DEVICES=2,3
+swant 0 SLURMD_NODENAME=n01; swant 2 SLURMD_NODENAME=n02; swant 2 LOCAL_WORLD_SIZE=1; swant 0 LOCAL_WORLD_SIZE=2
+s1=$(step_json 1 "$WORK/s1" '["n01","n02"]' '[1,1]' 2 'exec sleep 4742')
+mock_post "/test/step?node=n01" "$s1"
+mock_post "/test/step?node=n02" "$s1"
+wait_for 30 sh -c "[ \$(pgrep -fc 'slee[p] 4742') = 2 ]" || fail "step 1 did not start on both nodes"
+for node in n01 n02; do
+  mock_post "/test/signal?node=$node" '{"job_id":33,"signal":15,"grace_s":1,"reason":"CANCELLED","step_id":1}'
+done
+wait_for 30 step_reported 33 1 n01 FAILED 143 && wait_for 30 step_reported 33 1 n02 FAILED 143 ||
+  fail "step 1 not ended by its signal: $(mock_get /test/reports | jq -c 'map(select(.job_id == 33))')"
+[ -n "$(procs_with 'sleep 4741')" ] || fail "a step's signal ended the job"
+reported 33 n01 CANCELLED && fail "the job ended with its step"
+for node in n01 n02; do
+  mock_post "/test/signal?node=$node" '{"job_id":33,"signal":15,"grace_s":1,"reason":"CANCELLED"}'
+done
+wait_for 30 reported 33 n01 CANCELLED && wait_for 30 reported 33 n02 CANCELLED || fail "job 33 not cancelled"
+ok "a job step on both hosts: ranks, GPUs, user, cgroup, output files, per-node ends; a step signal spares the job"
+
 # Cancel a running gang on both hosts: nothing is left on either.
 hold='echo up > '"$WORK"'/up.$SLURM_PROCID; trap "" TERM; setsid sleep 4731 & sleep 4732'
 mock_post "/test/launch?node=n01" "$(gang 32 0 '[0,1]' "$hold")"

@@ -6,6 +6,7 @@ server. It keeps no state on disk: restarting it is a server restart.
 Agent side:  POST /v1/agent/register, GET /v1/agent/work, POST /v1/agent/report,
              POST /v1/agent/heartbeat
 Test side:   POST /test/launch?node=N (body: a launch), POST /test/signal?node=N,
+             POST /test/step?node=N (body: a step order),
              GET /test/reports, GET /test/registrations, GET /test/heartbeats,
              POST /test/reports_down, POST /test/reports_up
 Usage: mock_server.py ADDR PORT
@@ -57,9 +58,13 @@ class Handler(BaseHTTPRequestHandler):
                         break
                     lock.wait(deadline - time.time())
                 top = max([after] + [o[0] for o in mine])
-            self.reply(200, {"seq": top,
-                             "launch": [o[2] for o in mine if o[1] == "launch"],
-                             "signal": [o[2] for o in mine if o[1] == "signal"]})
+            work = {"seq": top,
+                    "launch": [o[2] for o in mine if o[1] == "launch"],
+                    "signal": [o[2] for o in mine if o[1] == "signal"]}
+            steps = [o[2] for o in mine if o[1] == "step"]
+            if steps:  # as the server: the key only when there are steps
+                work["step"] = steps
+            self.reply(200, work)
         elif u.path == "/test/reports":
             with lock:
                 self.reply(200, reports)
@@ -90,9 +95,9 @@ class Handler(BaseHTTPRequestHandler):
             elif u.path == "/v1/agent/heartbeat":
                 heartbeats[b["node"]] = heartbeats.get(b["node"], 0) + 1
                 self.reply(200, {})
-            elif u.path in ("/test/launch", "/test/signal"):
+            elif u.path in ("/test/launch", "/test/signal", "/test/step"):
                 seq += 1
-                kind = "launch" if u.path == "/test/launch" else "signal"
+                kind = u.path[len("/test/"):]
                 orders.setdefault(q["node"][0], []).append((seq, kind, b))
                 lock.notify_all()
                 self.reply(200, {"seq": seq})
