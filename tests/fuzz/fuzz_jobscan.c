@@ -1,0 +1,30 @@
+/*
+ * fuzz_jobscan.c - libFuzzer target for the CLI's hand-written job-list
+ * decoder (cli/cli_jobscan.c: squeue reads server answers with it, without
+ * a jansson tree). Any text must be decoded or refused without a crash, a
+ * leak or undefined behaviour, and a success must hand back every job's
+ * strings intact (freed here, so ASan sees a bad one).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli_json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *text = malloc(size + 1);
+  if (!text) return 0;
+  memcpy(text, data, size);
+  text[size] = '\0';
+  struct px_job_info *v = NULL;
+  size_t n = 0;
+  if (px_cli_jobs_from_text(text, size, &v, &n) == 0) {
+    for (size_t i = 0; i < n; i++) /* touch every decoded string */
+      if (v[i].spec.name && strlen(v[i].spec.name) > size) abort();
+    px_cli_jobs_free(v, n);
+  }
+  free(text);
+  return 0;
+}
