@@ -1,7 +1,8 @@
 /*
  * fuzz_agent_msg.c - libFuzzer target for the server <-> agent message
  * decoders (proto/agent_msg.h): node report, launch order, task report,
- * signal order and the long-poll work answer. The first input byte picks
+ * signal order, job step order, report batch and the long-poll work answer.
+ * The first input byte picks
  * the decoder, the rest is the JSON text. Properties:
  *   - a failed decode leaves the output struct untouched (the header
  *     promises nothing is half-filled: we pre-fill it with a pattern);
@@ -71,15 +72,24 @@ static bool launch_eq(const struct px_launch *a, const struct px_launch *b) {
 static bool task_eq(const struct px_task_report *a, const struct px_task_report *b) {
   return CE(node) && NE(job_id) && CE(state) && NE(exit_code) && NE(term_signal) &&
          NE(restart_count) && NE(requeue_requested) && NE(peak_mem_mib) && NE(cpu_time_ms) &&
-         NE(start_time) && NE(end_time);
+         NE(start_time) && NE(end_time) && NE(is_step) && (!a->is_step || NE(step_id));
 }
 
 static bool signal_eq(const struct px_signal_order *a, const struct px_signal_order *b) {
-  return NE(job_id) && NE(signal) && NE(grace_s) && CE(reason);
+  return NE(job_id) && NE(signal) && NE(grace_s) && CE(reason) && NE(is_step) &&
+         (!a->is_step || NE(step_id));
+}
+
+static bool step_eq(const struct px_step_order *a, const struct px_step_order *b) {
+  return NE(job_id) && NE(step_id) && NE(restart_count) && fuzz_strv_eq(a->argv, b->argv) &&
+         fuzz_strv_eq(a->env, b->env) && SE(cwd) && SE(out_dir) && fuzz_strv_eq(a->nodes, b->nodes) &&
+         NE(nnodes) && pernode_eq(a->tasks_per_node, b->tasks_per_node, a->nnodes) && NE(ntasks);
 }
 
 static bool work_eq(const struct px_agent_work *a, const struct px_agent_work *b) {
-  if (!(NE(seq) && NE(nlaunch) && NE(nsignal))) return false;
+  if (!(NE(seq) && NE(nlaunch) && NE(nsignal) && NE(nstep))) return false;
+  for (uint32_t i = 0; i < a->nstep; i++)
+    if (!step_eq(&a->step[i], &b->step[i])) return false;
   for (uint32_t i = 0; i < a->nlaunch; i++)
     if (!launch_eq(&a->launch[i], &b->launch[i])) return false;
   for (uint32_t i = 0; i < a->nsignal; i++)
@@ -119,18 +129,42 @@ ROUND_TRIP(fuzz_task, struct px_task_report, px_task_report_encode, px_task_repo
            task_eq)
 ROUND_TRIP(fuzz_signal, struct px_signal_order, px_signal_order_encode, px_signal_order_decode,
            nofini, signal_eq)
+ROUND_TRIP(fuzz_step, struct px_step_order, px_step_order_encode, px_step_order_decode,
+           px_step_order_fini, step_eq)
 ROUND_TRIP(fuzz_work, struct px_agent_work, px_agent_work_encode, px_agent_work_decode,
            px_agent_work_fini, work_eq)
+
+/* The batch form: decoded reports, encoded one by one and as a batch again,
+ * decode to the same reports. */
+static void fuzz_batch(const char *text) {
+  struct px_task_report *a = NULL, *b = NULL;
+  uint32_t na = 0, nb = 0;
+  struct px_diag d = {0};
+  if (px_task_reports_decode(text, &a, &na, &d)) return;
+  char **each = calloc(na ? na : 1, sizeof *each);
+  FUZZ_CHECK(each != NULL);
+  for (uint32_t i = 0; i < na; i++) FUZZ_CHECK((each[i] = px_task_report_encode(&a[i])) != NULL);
+  char *batch = px_task_reports_encode(each, na);
+  FUZZ_CHECK(batch != NULL && px_task_reports_decode(batch, &b, &nb, &d) == 0 && nb == na);
+  for (uint32_t i = 0; i < na; i++) FUZZ_CHECK(task_eq(&a[i], &b[i]));
+  for (uint32_t i = 0; i < na; i++) free(each[i]);
+  free(each);
+  free(batch);
+  free(a);
+  free(b);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
   char *text = fuzz_text(data + 1, size - 1);
   if (!text) return 0;
-  switch (data[0] % 5) {
+  switch (data[0] % 7) {
     case 0: fuzz_report(text); break;
     case 1: fuzz_launch(text); break;
     case 2: fuzz_task(text); break;
     case 3: fuzz_signal(text); break;
+    case 4: fuzz_step(text); break;
+    case 5: fuzz_batch(text); break;
     default: fuzz_work(text); break;
   }
   free(text);
