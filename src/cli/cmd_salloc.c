@@ -6,15 +6,12 @@
  * (SLURM_JOB_ID, SLURM_JOB_NODELIST, ...); when the command exits it
  * relinquishes the allocation and exits with the command's status.
  *
- * Without a step API in the server, the allocation's job runs a small loop
- * (the script below) that takes step requests from a private directory
- * under the current one (shared with the nodes, as sbatch's output files
- * are): `srun` in the salloc shell writes its own command line there, the
- * loop runs it on the node (that srun then finds itself inside the batch
- * job and runs the step as in any batch script), and the requesting srun
- * copies the step's output files to its stdout and stderr and exits with its
- * status. The step sees the environment salloc was started with, not later
- * changes in the shell; interrupting such an srun does not stop the step.
+ * The allocation's job holds the allocation: its script waits until salloc
+ * drops an "end" file in a private directory under the current one (shared
+ * with the nodes, as sbatch's output files are), so the job ends COMPLETED
+ * as Slurm's does. `srun` in the salloc shell runs its step through the
+ * server's step API on the allocation's nodes (cmd_srun_step.c), with the
+ * shell's environment at that moment; interrupting it cancels the step.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,32 +30,24 @@
 
 #define SALLOC_DIR_ENV "PHALANX_SALLOC_DIR"
 
-static const char loop_script[] =
-    "while [ ! -e \"$d/end\" ]; do\n"
-    "  for r in \"$d\"/*.req; do\n"
-    "    [ -e \"$r\" ] || continue\n"
-    "    n=${r%.req}\n"
-    "    mv \"$r\" \"$n.run\" || continue\n"
-    "    (sh \"$n.run\" >\"$n.out\" 2>\"$n.err\"; echo $? >\"$n.rc.tmp\"; mv \"$n.rc.tmp\" \"$n.rc\") &\n"
-    "  done\n"
-    "  sleep 0.1\n"
-    "done\n"
-    "wait\n";
+/* Holds the allocation until salloc relinquishes it. */
+static const char hold_script[] =
+    "while [ ! -e \"$d/end\" ]; do sleep 0.2; done\n";
 
 static void sleep_ms(long ms) {
   struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&t, NULL);
 }
 
-/* The allocation job's script: the loop over the step directory. */
+/* The allocation job's script: hold until the end file appears. */
 static char *alloc_script(const char *dir) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
   if (!f) return NULL;
-  fputs("#!/bin/sh\n# salloc's allocation: runs the steps srun sends from the salloc shell\nd=", f);
+  fputs("#!/bin/sh\n# salloc's allocation: held until salloc relinquishes it (srun steps go through the server)\nd=", f);
   px_step_put_quoted(f, dir);
-  fprintf(f, "\n%s", loop_script);
+  fprintf(f, "\n%s", hold_script);
   fclose(f);
   return text;
 }
@@ -207,59 +196,3 @@ int px_cmd_salloc(int argc, char **argv, bool native) {
 /* ---- srun in a salloc shell --------------------------------------------- */
 
 bool px_srun_in_salloc(void) { return getenv(SALLOC_DIR_ENV) && !getenv("SLURMD_NODENAME"); }
-
-static int write_request(const char *dir, const char *name, const char *self, int argc, char **argv) {
-  char tmp[4400], req[4400], cwd[4096];
-  if (!getcwd(cwd, sizeof cwd)) return -1;
-  snprintf(tmp, sizeof tmp, "%s/%s.tmp", dir, name);
-  snprintf(req, sizeof req, "%s/%s.req", dir, name);
-  FILE *f = fopen(tmp, "we");
-  if (!f) return -1;
-  fputs("cd ", f);
-  px_step_put_quoted(f, cwd);
-  fputs("|| exit 1\nexec ", f);
-  px_step_put_quoted(f, self);
-  for (int i = 1; i < argc; i++) px_step_put_quoted(f, argv[i]);
-  fputc('\n', f);
-  if (fclose(f)) return -1;
-  return rename(tmp, req);
-}
-
-int px_srun_salloc_step(struct px_cmd *c, int argc, char **argv, int first) {
-  const char *dir = getenv(SALLOC_DIR_ENV);
-  uint64_t id = strtoull(getenv("SLURM_JOB_ID"), NULL, 10);
-  char self[4096], name[64], rcpath[4400];
-  if (first >= argc) return px_cmd_error(c, "No command given to execute."), 1;
-  if (px_step_self_path(argv[0], self, sizeof self)) return px_cmd_error(c, "cannot find my own path"), 1;
-  snprintf(name, sizeof name, "%d-%lld", (int)getpid(), (long long)time(NULL));
-  if (write_request(dir, name, self, argc, argv))
-    return px_cmd_error(c, "cannot write the step request in %s: %s", dir, strerror(errno)), 1;
-  struct px_follow out = {.fd = -1, .to = STDOUT_FILENO}, err = {.fd = -1, .to = STDERR_FILENO};
-  snprintf(out.path, sizeof out.path, "%s/%s.out", dir, name);
-  snprintf(err.path, sizeof err.path, "%s/%s.err", dir, name);
-  snprintf(rcpath, sizeof rcpath, "%s/%s.rc", dir, name);
-  int rc = -1;
-  for (int polls = 0; rc < 0; polls++) {
-    px_follow_pump(&out), px_follow_pump(&err);
-    FILE *f = fopen(rcpath, "re");
-    if (f) {
-      if (fscanf(f, "%d", &rc) != 1) rc = 1;
-      fclose(f);
-      break;
-    }
-    char st[32];
-    int ec;
-    if (polls % 20 == 19 && (px_step_job_state(c, id, st, sizeof st, &ec) || px_cli_state_is_finished(st))) {
-      px_cmd_error(c, "the allocation (job %llu) has ended", (unsigned long long)id);
-      rc = 1;
-      break;
-    }
-    sleep_ms(polls < 20 ? 50 : 200);
-  }
-  px_follow_pump(&out), px_follow_pump(&err);
-  px_follow_fini(&out), px_follow_fini(&err);
-  unlink(rcpath);
-  snprintf(rcpath, sizeof rcpath, "%s/%s.run", dir, name);
-  unlink(rcpath);
-  return rc;
-}

@@ -10,8 +10,8 @@
  * `srun python train.py` lines. A step over several nodes goes to the
  * server, whose agents start its tasks on every node (cmd_srun_step.c).
  * Outside an allocation, srun allocates a job that runs this
- * step in it (cmd_srun_alloc.c); in a salloc shell it hands the step to
- * the allocation's job (cmd_salloc.c).
+ * step in it (cmd_srun_alloc.c); in a salloc shell its step goes through
+ * the server's step API (cmd_srun_step.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -204,7 +204,9 @@ static int step_in_allocation(struct step *s, int argc, char **argv, int first) 
   s->ntasks = s->spec.ntasks ? s->spec.ntasks
               : s->spec.ntasks_per_node ? s->spec.ntasks_per_node
                                         : (uint32_t)strtoul(env_or("SLURM_NTASKS", "1"), NULL, 10);
-  if (nodes > 1) /* the agents start the tasks on every node (cmd_srun_step.c) */
+  /* the agents start the tasks on every node (cmd_srun_step.c); from a
+   * salloc shell (not on a node) always, even on one node */
+  if (nodes > 1 || px_srun_in_salloc())
     return px_srun_step(&s->cmd, &s->spec, s->x.label, s->spec.nodes_min != 0, nodes, argv + first);
   if (s->ntasks == 0 || s->ntasks > MAX_TASKS) {
     px_cmd_error(&s->cmd, "Invalid number of tasks: %u", s->ntasks);
@@ -227,8 +229,6 @@ int px_cmd_srun(int argc, char **argv, bool native) {
   if (px_cli_parse_argv(PX_TOOL_SRUN, argc, argv, &l, &first, &d) ||
       px_cli_apply(&l, &s.spec, &s.x, s.cmd.now, &d))
     px_cmd_error(&s.cmd, "%s", d.msg);
-  else if (getenv("SLURM_JOB_ID") && px_srun_in_salloc())
-    rc = px_srun_salloc_step(&s.cmd, argc, argv, first);
   else if (getenv("SLURM_JOB_ID"))
     rc = step_in_allocation(&s, argc, argv, first);
   else

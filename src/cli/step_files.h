@@ -35,12 +35,11 @@ void px_follow_pump(struct px_follow *f);
 /* Closes it, and removes the file when it was ours. */
 void px_follow_fini(struct px_follow *f);
 
-/* In a salloc shell (not on the allocation's node): srun hands its step to
- * the allocation's job and follows it (cmd_salloc.c). */
+/* In a salloc shell (not on the allocation's node): srun's steps go
+ * through the server's step API (cmd_salloc.c). */
 bool px_srun_in_salloc(void);
-int px_srun_salloc_step(struct px_cmd *c, int argc, char **argv, int first);
 
-/* Inside an allocation, a step over several nodes through the server
+/* Inside an allocation, a step over several nodes (or from a salloc shell) through the server
  * (cmd_srun_step.c): returns srun's exit status. */
 int px_srun_step(struct px_cmd *c, const struct px_jobspec *spec, bool label, bool nodes_given, uint32_t nodes,
                  char **argv);

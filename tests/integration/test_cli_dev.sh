@@ -191,15 +191,18 @@ got=$(srun -A ops -t 5 -N 2 bash -c 'echo $SLURM_NODEID' | sort | paste -sd,)
 echo "ok   srun outside an allocation"
 
 # 4. salloc: the command runs here with the allocation's variables; srun in
-# it runs on the allocation's node with its GPUs; the command's status is
+# it runs on the allocation's node with its GPUs (through the server's step
+# API, with the shell's environment of that moment); the command's status is
 # salloc's; the allocation then ends (COMPLETED) and no file is left.
 got=$(salloc -A ops -t 5 --gpus=2 bash -c 'echo "job $SLURM_JOB_ID nodes $SLURM_NNODES";
-  srun bash -c "echo step \$SLURM_JOB_ID gpus \$CUDA_VISIBLE_DEVICES"; srun false; echo "srun rc $?"; exit 7' 2>"$tmp/salloc.err")
+  srun bash -c "echo step \$SLURM_JOB_ID gpus \$CUDA_VISIBLE_DEVICES"; srun false; echo "srun rc $?";
+  export PX_LATE=1; srun bash -c "echo late \$PX_LATE"; exit 7' 2>"$tmp/salloc.err")
 rc=$?
 alloc=$(sed -n 's/^salloc: Granted job allocation //p' "$tmp/salloc.err")
 [ "$got rc=$rc" = "job $alloc nodes 1
 step $alloc gpus 0,1
-srun rc 1 rc=7" ] || fail "salloc: '$got' rc=$rc, stderr: $(cat "$tmp/salloc.err")"
+srun rc 1
+late 1 rc=7" ] || fail "salloc: '$got' rc=$rc, stderr: $(cat "$tmp/salloc.err")"
 grep -qx "salloc: Relinquishing job allocation $alloc" "$tmp/salloc.err" || fail "salloc did not relinquish"
 wait_for 10 sh -c "squeue -h -t all -j $alloc -o %T | grep -qx COMPLETED" || fail "salloc's job $alloc: $(squeue -h -t all -j "$alloc" -o %T)"
 [ -z "$(ls -A)" ] || fail "salloc left files: $(ls -A | paste -sd' ')"
