@@ -33,17 +33,24 @@ void px_cmd_error(const struct px_cmd *c, const char *fmt, ...) {
   fprintf(stderr, "%s: %s%s\n", c->prog, c->slurm ? "error: " : "", msg);
 }
 
+/* The client is made on the first call; a failure is the user's one line. */
+static int connect_once(struct px_cmd *c) {
+  struct px_diag d;
+  px_diag_clear(&d);
+  if (c->connected) return 0;
+  if (px_client_init(&c->client, &d)) {
+    px_cmd_error(c, "%s", d.msg);
+    return 1;
+  }
+  c->connected = true;
+  return 0;
+}
+
 int px_cmd_call(struct px_cmd *c, const char *method, const char *path, json_t *body,
                 long *status, json_t **resp) {
   struct px_diag d;
   px_diag_clear(&d);
-  if (!c->connected) {
-    if (px_client_init(&c->client, &d)) {
-      px_cmd_error(c, "%s", d.msg);
-      return 1;
-    }
-    c->connected = true;
-  }
+  if (connect_once(c)) return 1;
   if (px_client_call(&c->client, method, path, body, status, resp, &d)) {
     /* The one line a user sees when the server is down; not Slurm's voice,
      * since no Slurm message says where we looked. */
@@ -89,13 +96,7 @@ static GET_LIST(get_shares, struct px_share_info, "shares", px_cli_shares_from_j
 int px_cmd_get_jobs(struct px_cmd *c, const char *path, struct px_job_info **v, size_t *n) {
   struct px_diag d;
   px_diag_clear(&d);
-  if (!c->connected) {
-    if (px_client_init(&c->client, &d)) {
-      px_cmd_error(c, "%s", d.msg);
-      return 1;
-    }
-    c->connected = true;
-  }
+  if (connect_once(c)) return 1;
   struct px_http_reply r;
   if (px_client_request(&c->client, "GET", path, NULL, 0, &r, &d)) {
     fprintf(stderr, "phalanx: %s\n", d.msg);

@@ -407,6 +407,12 @@ uint64_t pxc_job_ngpu(const struct pxc_job *j);
 uint64_t pxc_job_ncpu(const struct pxc_job *j);
 /* Billable TRES per second of an allocation under QoS qos (TRESBillingWeights;
  * CPUs when no weight is set), times the QoS's UsageFactor (restore.c). */
+/* The record of the next task of the array record at slot, copied from it
+ * into *ts (cycle.c; recovery too); the slab may move, so pointers into it
+ * are stale afterwards. PX_EEXIST when that id is taken. Then
+ * pxc_task_settle: started (indexed, counted live) or not (slot freed). */
+int pxc_task_new(struct px_core *c, uint32_t slot, uint32_t *ts);
+void pxc_task_settle(struct px_core *c, uint32_t ts, bool started);
 double pxc_alloc_billing(const struct px_core *c, uint32_t qos, const struct px_alloc *alloc,
                          uint32_t nalloc);
 

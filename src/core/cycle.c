@@ -142,32 +142,44 @@ static int start(struct px_core *c, struct pxc_job *j, const struct pxc_place_re
   return 0;
 }
 
-/* Starts the next task of array record at slot; the record leaves the queue
- * when its last task starts. */
-static int start_task(struct px_core *c, uint32_t slot, const struct pxc_place_result *res,
-                      int64_t now, struct px_actions *out) {
-  uint32_t ts;
-  struct pxc_job *r = &c->jobs[slot];
-  uint64_t id = r->id + 1 + r->arr->next;
+int pxc_task_new(struct px_core *c, uint32_t slot, uint32_t *ts) {
+  uint64_t id = c->jobs[slot].id + 1 + c->jobs[slot].arr->next;
   if (pxc_job_find(c, id)) return PX_EEXIST;
-  if (pxc_map_reserve(c, &c->job_by_id, 1) || pxc_slot_new(c, &ts)) return PX_ENOMEM;
-  r = &c->jobs[slot]; /* the slab may have moved */
-  struct pxc_job *t = &c->jobs[ts];
+  if (pxc_map_reserve(c, &c->job_by_id, 1) || pxc_slot_new(c, ts)) return PX_ENOMEM;
+  const struct pxc_job *r = &c->jobs[slot]; /* the slab may have moved */
+  struct pxc_job *t = &c->jobs[*ts];
   *t = *r;
   t->id = id;
   t->task_id = pxc_array_task_at(r->arr, r->arr->next);
   t->arr = NULL;
   t->deps = NULL;
   t->pend_pos = PX_NONE;
-  int rc = start(c, t, res, now, out);
-  if (rc) {
-    memset(t, 0, sizeof *t);
-    t->state = 0xff;
-    c->free_slots[c->nfree++] = ts;
-    return rc;
+  return 0;
+}
+
+void pxc_task_settle(struct px_core *c, uint32_t ts, bool started) {
+  struct pxc_job *t = &c->jobs[ts];
+  if (started) {
+    pxc_map_put(c, &c->job_by_id, t->id, ts); /* reserved by pxc_task_new */
+    c->nlive++;
+    return;
   }
-  pxc_map_put(c, &c->job_by_id, id, ts);
-  c->nlive++;
+  memset(t, 0, sizeof *t);
+  t->state = 0xff;
+  c->free_slots[c->nfree++] = ts;
+}
+
+/* Starts the next task of array record at slot; the record leaves the queue
+ * when its last task starts. */
+static int start_task(struct px_core *c, uint32_t slot, const struct pxc_place_result *res,
+                      int64_t now, struct px_actions *out) {
+  uint32_t ts;
+  int rc = pxc_task_new(c, slot, &ts);
+  if (rc) return rc;
+  rc = start(c, &c->jobs[ts], res, now, out);
+  pxc_task_settle(c, ts, rc == 0);
+  if (rc) return rc;
+  struct pxc_job *r = &c->jobs[slot];
   r->arr->next++;
   r->arr->running++;
   if (r->arr->next == r->arr->ntasks) {

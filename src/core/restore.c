@@ -112,26 +112,14 @@ static int restore_task(struct px_core *c, struct pxc_job *r, uint64_t id,
   if (!r->arr || r->state != PX_JOB_PENDING || r->id + 1 + r->arr->next != id)
     return px_diag_set(d, PX_ESTATE, -1, "job_id: %llu is not the next task of array %llu",
                        (unsigned long long)id, (unsigned long long)r->id);
-  uint64_t rid = r->id;
-  uint32_t ts;
-  if (pxc_map_reserve(c, &c->job_by_id, 1) || pxc_slot_new(c, &ts)) return PX_ENOMEM;
-  r = pxc_job_find(c, rid); /* the slab may have moved */
+  uint32_t slot = (uint32_t)(r - c->jobs), ts;
+  int rc = pxc_task_new(c, slot, &ts);
+  if (rc) return rc;
   struct pxc_job *t = &c->jobs[ts];
-  *t = *r;
-  t->id = id;
-  t->task_id = pxc_array_task_at(r->arr, r->arr->next);
-  t->arr = NULL;
-  t->deps = NULL;
-  t->pend_pos = PX_NONE;
-  int rc = take_alloc(c, t, alloc, nalloc);
-  if (rc) {
-    memset(t, 0, sizeof *t);
-    t->state = 0xff;
-    c->free_slots[c->nfree++] = ts;
-    return rc;
-  }
-  pxc_map_put(c, &c->job_by_id, id, ts); /* reserved above */
-  c->nlive++;
+  rc = take_alloc(c, t, alloc, nalloc);
+  pxc_task_settle(c, ts, rc == 0);
+  if (rc) return rc;
+  r = &c->jobs[slot]; /* the slab may have moved */
   mark_running(c, t, time_limit_s, start_s);
   r->arr->next++;
   r->arr->running++;
