@@ -17,39 +17,9 @@
 # The command line adds `-A ops -t 10 -D WORK` to every script: the dev
 # cluster's accounts and 1-day MaxTime differ from the corpus's cluster, and
 # the command line winning over #SBATCH lines is Slurm's rule under test too.
-set -uo pipefail
-: "${PHALANX:?}" "${PX_SRC:?}"
-tmp=$(mktemp -d)
-dev_pid=
-cleanup() {
-  # dev leads its own process group (setsid): stop the group, so that no
-  # server or agent outlives the test even if dev itself died
-  [ -n "$dev_pid" ] && kill -- -"$dev_pid" 2>/dev/null && wait "$dev_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_for() { # seconds, condition...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ $SECONDS -ge $deadline ] && return 1
-    sleep 0.2
-  done
-}
-
-mkdir -p "$tmp/bin" "$tmp/work/logs" "$tmp/work/sweep"
-for c in sbatch squeue scancel sinfo sacct scontrol srun salloc; do ln -s "$PHALANX" "$tmp/bin/$c"; done
-export PATH="$tmp/bin:$PATH" TZ=UTC
-unset SLURM_JOB_ID SBATCH_ACCOUNT SBATCH_PARTITION SQUEUE_FORMAT SQUEUE_FORMAT2 SINFO_FORMAT
-dev_bin=${PX_DEV_PHALANX:-$PX_SRC/build/phalanx}
-[ -x "$dev_bin" ] || dev_bin=$PHALANX
-setsid "$dev_bin" dev --nodes 4 --cpus 128 --mem-mib 1048576 --state-dir "$tmp/state" \
-  --ready-file "$tmp/ready" --quiet >"$tmp/dev.log" 2>&1 &
-dev_pid=$!
-wait_for 120 test -s "$tmp/ready" || { echo "phalanx dev ($dev_bin) did not start"; tail -n 20 "$tmp/dev.log"; exit 1; }
-export PHALANX_SERVER=$(sed -n 's/^PHALANX_SERVER=//p' "$tmp/ready")
+source "$(dirname "$0")/lib_dev.sh"
+mkdir -p "$tmp/work/logs" "$tmp/work/sweep"
+start_dev "sbatch squeue scancel sinfo sacct scontrol srun salloc" --nodes 4 --cpus 128 --mem-mib 1048576
 wait_for 30 sh -c '[ "$(sinfo -h -t idle -o %D -p batch)" = 4 ]' || { echo "nodes not idle"; sinfo; exit 1; }
 work=$tmp/work
 cd "$work"

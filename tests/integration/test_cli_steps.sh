@@ -8,37 +8,9 @@
 # task's environment (ranks, node, step id, GPUs, MASTER_ADDR) is checked,
 # and the tasks really ran on both nodes (their SLURMD_NODENAME, and the
 # step's output files are gone afterwards). Ports: 42300.
-set -uo pipefail
-: "${PHALANX:?}" "${PX_SRC:?}"
-tmp=$(mktemp -d)
-dev_pid=
-cleanup() {
-  [ -n "$dev_pid" ] && kill -- -"$dev_pid" 2>/dev/null && wait "$dev_pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-wait_for() { # seconds, condition...
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ $SECONDS -ge $deadline ] && return 1
-    sleep 0.2
-  done
-}
-
-mkdir -p "$tmp/bin" "$tmp/work"
-for c in sbatch squeue sacct srun; do ln -s "$PHALANX" "$tmp/bin/$c"; done
-export PATH="$tmp/bin:$PATH" TZ=UTC
-unset SLURM_JOB_ID SBATCH_ACCOUNT SBATCH_PARTITION
-dev_bin=${PX_DEV_PHALANX:-$PX_SRC/build/phalanx}
-[ -x "$dev_bin" ] || dev_bin=$PHALANX
-setsid "$dev_bin" dev --nodes 3 --gpus 4 --cpus 16 --mem-mib 65536 --port 42300 --state-dir "$tmp/state" \
-  --ready-file "$tmp/ready" --quiet >"$tmp/dev.log" 2>&1 &
-dev_pid=$!
-wait_for 120 test -s "$tmp/ready" || { echo "phalanx dev ($dev_bin) did not start"; tail -n 20 "$tmp/dev.log"; exit 1; }
-export PHALANX_SERVER=$(sed -n 's/^PHALANX_SERVER=//p' "$tmp/ready")
+source "$(dirname "$0")/lib_dev.sh"
+mkdir -p "$tmp/work"
+start_dev "sbatch squeue sacct srun" --nodes 3 --gpus 4 --cpus 16 --mem-mib 65536 --port 42300
 work=$tmp/work
 cd "$work"
 

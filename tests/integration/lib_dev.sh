@@ -1,0 +1,47 @@
+# Shared by the tests that run the CLI against a real `phalanx dev` cluster
+# (test_cli_dev.sh, test_cli_steps.sh). Source it; it sets $tmp (removed at
+# exit), fail (counts into $fails), wait_for SECONDS CONDITION..., and
+#   start_dev "COMMANDS" DEV-ARGS...  links Slurm's COMMANDS to $PHALANX in
+#                                     $tmp/bin (on PATH), starts the cluster
+#                                     from the plain build (see below) and
+#                                     exports PHALANX_SERVER.
+# The cluster runs from build/phalanx when there is one (the sanitizer
+# build's agents are too slow to register in time); the CLI under test is
+# $PHALANX. PX_DEV_PHALANX overrides.
+set -uo pipefail
+: "${PHALANX:?}" "${PX_SRC:?}"
+tmp=$(mktemp -d)
+dev_pid=
+cleanup() {
+  # dev leads its own process group (setsid): stop the group, so that no
+  # server or agent outlives the test even if dev itself died
+  [ -n "$dev_pid" ] && kill -- -"$dev_pid" 2>/dev/null && wait "$dev_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+wait_for() { # seconds, condition...
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ $SECONDS -ge $deadline ] && return 1
+    sleep 0.2
+  done
+}
+
+start_dev() {
+  local c cmds=$1
+  shift
+  mkdir -p "$tmp/bin"
+  for c in $cmds; do ln -s "$PHALANX" "$tmp/bin/$c"; done
+  export PATH="$tmp/bin:$PATH" TZ=UTC
+  unset SLURM_JOB_ID SBATCH_ACCOUNT SBATCH_PARTITION SQUEUE_FORMAT SQUEUE_FORMAT2 SINFO_FORMAT
+  dev_bin=${PX_DEV_PHALANX:-$PX_SRC/build/phalanx}
+  [ -x "$dev_bin" ] || dev_bin=$PHALANX
+  setsid "$dev_bin" dev "$@" --state-dir "$tmp/state" --ready-file "$tmp/ready" --quiet >"$tmp/dev.log" 2>&1 &
+  dev_pid=$!
+  wait_for 120 test -s "$tmp/ready" || { echo "phalanx dev ($dev_bin) did not start"; tail -n 20 "$tmp/dev.log"; exit 1; }
+  PHALANX_SERVER=$(sed -n 's/^PHALANX_SERVER=//p' "$tmp/ready")
+  export PHALANX_SERVER
+}
