@@ -211,10 +211,16 @@ static int64_t publish_due(const struct px_server *s) {
   return s->last_publish_ns + gap;
 }
 
+/* Fair-share figures are rebuilt at most once a second; a publish that
+ * reused older ones is followed by one when they may be rebuilt, so that
+ * an idle server does not show stale usage for ever. */
+static int64_t shares_due(const struct px_server *s) { return s->shares_ns + 1000000000LL; }
+
 static int64_t next_deadline(const struct px_server *s, int64_t now_ns, int64_t timers_ns) {
   int64_t d = timers_ns, c = cycle_due(s), p = publish_due(s);
   if (c < d) d = c;
   if (s->dirty && p < d) d = p;
+  if (s->shares_stale && shares_due(s) < d) d = shares_due(s);
   return d < now_ns ? now_ns : d;
 }
 
@@ -267,7 +273,7 @@ int px_server_run(struct px_server *s) {
       px_archive_checkpoint(s, now);          /* after a commit: nothing pending */
       timers_ns = mono + TIMER_NS;
     }
-    if (s->dirty && mono >= publish_due(s)) {
+    if ((s->dirty && mono >= publish_due(s)) || (s->shares_stale && mono >= shares_due(s))) {
       if (px_publish(s, now) == 0) s->dirty = false;
       s->last_publish_ns = px_now_mono_ns();
       s->publish_cost_ns = s->last_publish_ns - mono;

@@ -287,6 +287,9 @@ static int cluster_blobs(struct px_server *s, struct px_snap *snap) {
     px_blob_unref(s->shares_blob);
     s->shares_blob = b;
     s->shares_ns = mono;
+    s->shares_stale = false;
+  } else {
+    s->shares_stale = true; /* the main loop publishes again when a second is up */
   }
   if (!s->resv_blob || s->resv_dirty) {
     struct px_blob *b = px_resv_blob(s);

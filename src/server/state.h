@@ -127,6 +127,7 @@ struct px_server {
   uint64_t nodes_fp;
   struct px_blob *shares_blob;            /* rebuilt at most once a second */
   int64_t shares_ns;
+  bool shares_stale;                      /* a publish reused an older one: refresh at shares_ns + 1 s */
   json_t *resv_created;                   /* reservations made through the API (resv.c) */
   struct px_blob *resv_blob;              /* rebuilt when resv_dirty */
   bool resv_dirty;
