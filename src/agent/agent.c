@@ -309,7 +309,7 @@ static void step_order(struct agent *a, const struct px_step_order *o) {
   char *json = px_step_order_encode(o);
   snprintf(name, sizeof name, "step.%u.json", o->step_id);
   snprintf(line, sizeof line, "step %u\n", o->step_id);
-  int rc = !j ? PX_ENOENT : !json ? PX_ENOMEM : px_file_put(j->dir, name, json, false);
+  int rc = !j ? PX_ENOENT : !json ? PX_ENOMEM : px_file_put(j->dir, name, json);
   if (!rc) rc = px_job_ctl_line(j->dir, line);
   free(json);
   if (!rc) return;

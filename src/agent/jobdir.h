@@ -65,10 +65,10 @@ int px_status_read(const char *dir, struct px_job_status *st);
 int px_state_write(const char *dir, const struct px_job_state *st);
 int px_state_read(const char *dir, struct px_job_state *st);
 
-/* Writes text to dir/name atomically (temp file, rename); durable also
- * fsyncs first. Only a job's end needs to survive a node crash: everything
- * written before it dies with the job's processes anyway. */
-int px_file_put(const char *dir, const char *name, const char *text, bool durable);
+/* Writes text to dir/name atomically (temp file, rename), without fsync:
+ * the files carry jobs across a restart of the agent, which the page cache
+ * survives; a crash of the node ends its jobs anyway (px_status_write). */
+int px_file_put(const char *dir, const char *name, const char *text);
 /* Reads dir/name whole (malloc'd, NUL-terminated) or NULL (errno set). */
 char *px_file_get(const char *dir, const char *name);
 

@@ -59,17 +59,20 @@ static int make_jobdir(const char *reuse, bool *used, const char *jobdir) {
 
 int px_job_start(const char *state_dir, const struct px_launch *l, const struct px_site *site,
                  struct px_zygote *z, const char *reuse, bool *used, char *jobdir, size_t size, pid_t *pid) {
-  char jobs[4096];
-  snprintf(jobs, sizeof jobs, "%s/jobs", state_dir);
-  mkdir(state_dir, 0755);
-  mkdir(jobs, 0711);
-  chmod(jobs, 0711); /* users traverse to their own job's script, nothing else */
   px_jobdir_path(state_dir, l->job_id, l->restart_count, jobdir, size);
   bool ignored;
   int made = make_jobdir(reuse, used ? used : &ignored, jobdir);
+  if (made == PX_EIO && errno == ENOENT) { /* the first job: no jobs/ yet */
+    char jobs[4096];
+    snprintf(jobs, sizeof jobs, "%s/jobs", state_dir);
+    mkdir(state_dir, 0755);
+    mkdir(jobs, 0711);
+    chmod(jobs, 0711); /* users traverse to their own job's script, nothing else */
+    made = make_jobdir(reuse, used ? used : &ignored, jobdir);
+  }
   if (made) return made;
   char *text = px_launch_encode(l);
-  int rc = text ? px_file_put(jobdir, "launch.json", text, false) : PX_ENOMEM;
+  int rc = text ? px_file_put(jobdir, "launch.json", text) : PX_ENOMEM;
   free(text);
   if (!rc) rc = px_site_write(jobdir, site);
   if (rc) {

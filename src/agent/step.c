@@ -39,7 +39,7 @@ static void step_end(struct px_step_host *h, uint32_t id, const char *state, int
   char name[64], line[96];
   snprintf(name, sizeof name, "step.%u.status", id);
   snprintf(line, sizeof line, "%s %d %d\n", state, exit_code, sig);
-  if (px_file_put(h->dir, name, line, false))
+  if (px_file_put(h->dir, name, line))
     px_error("job %llu: cannot write the status of step %u", (unsigned long long)h->l->job_id, id);
   px_info("job %llu: step %u %s exit %d signal %d", (unsigned long long)h->l->job_id, id, state, exit_code, sig);
   notify_agent(h, id);

@@ -110,7 +110,7 @@ static void prepare(struct sup *s) {
 /* The script goes where its user (and nobody else) can run it. */
 static int write_script(struct sup *s, char *path, size_t size) {
   snprintf(path, size, "%s/slurm_script", s->dir);
-  if (px_file_put(s->dir, "slurm_script", s->l.script, false) || chown(path, s->l.uid, s->l.gid) ||
+  if (px_file_put(s->dir, "slurm_script", s->l.script) || chown(path, s->l.uid, s->l.gid) ||
       chmod(path, 0500) || chmod(s->dir, 0711)) {
     fail_launch(s, "cannot write the batch script");
     return PX_EIO;

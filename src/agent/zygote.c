@@ -92,16 +92,36 @@ int px_zygote_main(const char *fd_pid, const char *cg_name, const char *cg_root)
   }
 }
 
+/* path: phalanx-supervisor, installed beside this binary (supervisor_main.c
+ * says why), or PX_ENOENT and path this binary itself. */
+static int lean_binary(char *path, size_t size) {
+  ssize_t len = readlink("/proc/self/exe", path, size - 1);
+  if (len <= 0) return PX_EIO;
+  path[len] = '\0';
+  char lean[PATH_MAX];
+  const char *slash = strrchr(path, '/');
+  int dir = slash ? (int)(slash - path) + 1 : 0;
+  if (snprintf(lean, sizeof lean, "%.*sphalanx-supervisor", dir, path) >= (int)size || access(lean, X_OK))
+    return PX_ENOENT;
+  memcpy(path, lean, strlen(lean) + 1);
+  return 0;
+}
+
 int px_zygote_start(struct px_zygote *z, const char *cg_root, const char *cg_name, bool no_cgroup) {
   z->pid = 0;
   z->fd = -1;
   char self[PATH_MAX], arg[64];
-  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len <= 0) return PX_EIO;
-  self[len] = '\0';
+  int found = lean_binary(self, sizeof self);
+  if (found != 0 && found != PX_ENOENT) return PX_EIO;
   snprintf(arg, sizeof arg, "3:%ld", (long)getpid());
+  /* phalanxd agent --zygote ..., or phalanx-supervisor --zygote ... */
   char *argv[] = {self, "agent", "--zygote", arg, no_cgroup ? NULL : (char *)cg_name,
                   cg_root && *cg_root ? (char *)cg_root : NULL, NULL};
+  char **args = argv;
+  if (found == 0) {
+    argv[1] = self;
+    args = argv + 1;
+  }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return PX_EIO;
   pid_t c = fork();
@@ -118,7 +138,7 @@ int px_zygote_start(struct px_zygote *z, const char *cg_root, const char *cg_nam
     close_range(4, ~0U, 0);
     setenv("LD_BIND_NOW", "1", 1);
     default_signals();
-    execv(self, argv);
+    execv(args[0], args);
     _exit(127);
   }
   close(sv[1]);

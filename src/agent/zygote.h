@@ -8,8 +8,11 @@
  * exec may inherit a lock another thread held. So at startup, while still
  * single-threaded, the agent forks a helper, the zygote, which never starts
  * a thread and forks each supervisor on request. The zygote is itself a
- * fresh `phalanx agent --zygote` (one exec per agent start) so that what
- * every supervisor would redo is done once, before the forks, and shared:
+ * fresh exec (one per agent start) of `phalanx-supervisor --zygote`, a
+ * binary of the supervisor's code, libc and jansson only, so that each fork
+ * and each supervisor's exit copies and unmaps little (supervisor_main.c);
+ * `phalanxd agent --zygote` when that binary is missing. What every
+ * supervisor would redo is done once, before the forks, and shared:
  * symbols bound at load (LD_BIND_NOW, in its environment only), the cgroup
  * layout probed (px_cg_probe_remember), the user database modules loaded.
  *
