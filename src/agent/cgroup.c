@@ -255,9 +255,15 @@ static int create_v1(const struct px_cg_layout *lay, const char *name, const str
      * job skips it (an unpinned job, one denied no device; a mkdir and an
      * rmdir less of the costlier controllers per job). */
     if ((c == PX_CG_CPUSET && !lim->cpus) || (c == PX_CG_DEVICES && !lim->ndeny_gpus)) continue;
+    /* Nor a cpuacct group: the supervisor, subreaper of every process of
+     * the job, counts their CPU time from its own waits (getrusage). */
+    if (c == PX_CG_CPUACCT) continue;
     int rc = join(cg->path[c], sizeof cg->path[c], lay->base[c], name);
-    if (!rc) rc = make_dir(lay->base[c], c == PX_CG_CPUSET);
-    if (!rc) rc = make_dir(cg->path[c], c == PX_CG_CPUSET);
+    /* the agent's level exists but for the first job: try the job's first
+     * (a cpuset level must have its cpus and mems set, which make_dir sees to) */
+    bool first = c == PX_CG_CPUSET || rc || mkdir(cg->path[c], 0755) != 0;
+    if (!rc && first) rc = make_dir(lay->base[c], c == PX_CG_CPUSET);
+    if (!rc && first) rc = make_dir(cg->path[c], c == PX_CG_CPUSET);
     if (rc) {
       snprintf(err, errlen, "cannot create %s: %s", cg->path[c], strerror(-rc));
       return PX_EIO;
@@ -436,7 +442,6 @@ void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st) {
     st->oom_kills = read_keyed(mem, "memory.oom_control", "oom_kill");
     st->mem_limit_hit = read_u64(mem, "memory.failcnt") > 0;
   }
-  if (cg->path[PX_CG_CPUACCT][0]) st->cpu_time_ms = read_u64(cg->path[PX_CG_CPUACCT], "cpuacct.usage") / 1000000;
 }
 
 void px_cg_destroy(const struct px_cgroup *cg) {

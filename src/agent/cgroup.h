@@ -15,6 +15,8 @@
  * and device access to the allocated GPUs only (v1 devices.deny of the
  * other /dev/nvidiaN; v2 needs a BPF program, which is out of scope: on v2
  * GPU isolation rests on CUDA_VISIBLE_DEVICES alone, and the agent says so).
+ * CPU time: v2 cpu.stat; on v1 no cpuacct group is made (a mkdir and an
+ * rmdir per job): the supervisor counts its waited-for processes instead.
  *
  * Ending: px_cgroup_kill() signals every process in the group (freezing it
  * first on v1 with a freezer so nothing forks in between, or cgroup.kill on

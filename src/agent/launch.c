@@ -37,6 +37,8 @@ static int exec_supervisor(const char *jobdir, pid_t *pid) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL); /* task.c relies on it */
     execv(self, argv);
     _exit(127);
   }

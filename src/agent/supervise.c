@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -271,6 +272,15 @@ static void notify_agent(const struct sup *s) {
   close(fd);
 }
 
+/* CPU time of every process of the job: each is this subreaper's child or
+ * descendant, waited for by now (v1 job groups have no cpuacct, cgroup.c). */
+static uint64_t children_cpu_ms(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_CHILDREN, &ru) != 0) return 0;
+  return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+         (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
 static void finish(struct sup *s) {
   /* Nothing outlives the job: stragglers in the cgroup or process group die now. */
   signal_all(s, SIGKILL);
@@ -279,7 +289,7 @@ static void finish(struct sup *s) {
   struct px_cg_stats cs = {0};
   if (s->cg.version) px_cg_stats(&s->cg, &cs);
   s->st.peak_mem_mib = cs.peak_mem_mib;
-  s->st.cpu_time_ms = cs.cpu_time_ms;
+  s->st.cpu_time_ms = s->cg.version == 2 ? cs.cpu_time_ms : children_cpu_ms();
   s->st.end_time = time(NULL);
   decide(s, &cs);
   if (s->cg.version) px_cg_destroy(&s->cg);

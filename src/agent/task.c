@@ -108,12 +108,16 @@ static void enter_workdir(const struct prep *p) {
   if (chdir("/tmp") != 0) die(p, 1, "cannot chdir to", "/tmp");
 }
 
+/* The supervisor's dispositions are the defaults (the zygote reset them at
+ * its start, the agent before an exec'd supervisor) but SIGPIPE, which it
+ * ignores: handlers do not survive exec, an ignored signal would. Two calls,
+ * not one per signal: this runs once per task. */
 static void reset_signals(void) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   struct sigaction dfl = {.sa_handler = SIG_DFL};
-  for (int s = 1; s < NSIG; s++) sigaction(s, &dfl, NULL);
+  sigaction(SIGPIPE, &dfl, NULL);
 }
 
 static int child(void *arg) {

@@ -37,7 +37,8 @@ static void default_signals(void) {
 /* The supervisor: what `phalanx agent --supervise DIR` would have done. */
 static void supervisor(int fd, const char *jobdir) {
   close(fd);
-  default_signals();
+  /* signals: the zygote's, the defaults but SIGPIPE ignored, which
+   * px_supervise_main wants too; no reset per job (64 system calls) */
   px_log_set_tag("supervisor");
   int rc = px_supervise_main(jobdir);
 #ifdef __SANITIZE_ADDRESS__

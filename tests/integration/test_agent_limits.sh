@@ -58,4 +58,20 @@ grep -q "got USR1" "$out" && grep -q "got TERM" "$out" || fail "signals not seen
 # limit 9 s + KillWait 1 s, less up to a second (the start is whole seconds)
 [ "$elapsed_ms" -ge 8000 ] && [ "$elapsed_ms" -le 20000 ] || fail "TIMEOUT after $elapsed_ms ms"
 ok "time limit: --signal, then SIGTERM, then SIGKILL after KillWait (TIMEOUT after $elapsed_ms ms)"
+
+# 3. CPU time counts every process of the job, a daemonised one included:
+#    the burner leaves the job's process tree (setsid, its parent gone) and
+#    writes what bash's `times` says it used before the job ends.
+launch_json 13 pxtest1 '#!/bin/bash
+( setsid bash -c "x=0; while [ \$x -lt 400000 ]; do x=\$((x+1)); done; times > '"$WORK"'/burn.times" & )
+until [ -s '"$WORK"'/burn.times ]; do sleep 0.05; done' >"$T/13.json"
+run "$T/13.json" >"$T/13.st"
+[ "$(field "$T/13.st" state)" = COMPLETED ] || fail "job 13: $(cat "$T/13.st")"
+# first line of `times`: the shell's own user and system time, "0m0.412s 0m0.004s"
+burn_ms=$(head -1 "$WORK/burn.times" | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/);
+  printf "%d", (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * 1000 }')
+cpu_ms=$(field "$T/13.st" cpu_time_ms)
+[ "$burn_ms" -ge 100 ] || fail "the burner used only $burn_ms ms: the check would prove nothing"
+[ "$cpu_ms" -ge "$burn_ms" ] || fail "job 13 reported $cpu_ms ms of CPU; its daemonised burner alone used $burn_ms ms"
+ok "CPU time: $cpu_ms ms reported, of which the daemonised burner used $burn_ms ms"
 sanitizer_clean "$T"/agent.log
