@@ -147,9 +147,12 @@ static int fill_identity(struct submit *s) {
     px_cmd_error(&s->cmd, "cannot read the current directory: %s", strerror(errno));
     return 1;
   }
+  /* No user name: the server takes the submitter from the connection's
+   * credentials (SO_PEERCRED, a token) when the job names none, and that saves
+   * sbatch a passwd lookup through NSS on every job. */
   j->uid = (uint32_t)getuid();
   j->gid = (uint32_t)getgid();
-  if (!(j->user = strdup(px_cmd_user())) || !(j->submit_dir = strdup(cwd))) return 1;
+  if (!(j->submit_dir = strdup(cwd))) return 1;
   if (!j->workdir && !(j->workdir = strdup(cwd))) return 1;
   if (!j->name) {
     char tmp[4096];

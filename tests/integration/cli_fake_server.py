@@ -12,6 +12,7 @@ usage: cli_fake_server.py SOCKET_PATH
 """
 import json
 import os
+import pwd
 import socketserver
 import sys
 import threading
@@ -49,6 +50,8 @@ def submit(spec):
         return 400, error("LIMIT", "gpus_per_node", "no node has %d GPUs (the most is 8)" % spec["gpus_per_node"])
     if spec.get("nodes_min", 1) > 4:
         return 400, error("LIMIT", "nodes_min", "partition batch has 4 nodes; the job asks for %d" % spec["nodes_min"])
+    # As the server: a job that names no user is the caller's (SO_PEERCRED).
+    spec.setdefault("user", pwd.getpwuid(os.getuid()).pw_name)
     spec.setdefault("partition", part)
     spec.setdefault("account", "llm")
     spec.setdefault("qos", "normal")

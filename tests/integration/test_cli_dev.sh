@@ -35,6 +35,8 @@ printf '%s\n' "$out" | grep -q '^JobID           JobName  Partition    Account  
   fail "acceptance: no sacct header"
 wait_for 30 sh -c "sacct -X -n -P -o State -j $id | grep -qx COMPLETED" || fail "acceptance: job $id did not complete"
 [ "$(cat "slurm-$id.out" 2>/dev/null)" = "$(hostname)" ] || fail "acceptance: slurm-$id.out is not the hostname"
+# sbatch names no user: the server takes the submitter from the socket's credentials.
+[ "$(sacct -X -n -P -o User -j "$id")" = "$(id -un)" ] || fail "acceptance: job $id is not $(id -un)'s"
 echo "ok   sbatch --wrap hostname && squeue && sacct (job $id, ${SECONDS}s)"
 
 # 2. The corpus. expect KEY SCRIPT: a value from the script's "# expect:" lines.
