@@ -6,7 +6,12 @@
  *   bench_server                     start a server in a temp dir and print
  *                                    api_submit_per_s, api_batch_submit_per_s,
  *                                    api_list_100k_ms, recovery_s_100k,
- *                                    api_read_storm_cycle_slowdown_pct
+ *                                    api_read_storm_cycle_slowdown_pct,
+ *                                    api_submit_latency_p50_us (sbatch:
+ *                                    one submit per connection, in turn)
+ *   bench_server latency N           only N sequential submits, on new
+ *                                    connections then on one kept alive
+ *   bench_server submit N            only api_submit_per_s, N submits
  *   bench_server storm SOCK CLIENTS JOBS OUTDIR [TAG]
  *                                    CLIENTS threads submit JOBS single jobs
  *                                    in all; each acknowledged job is written
@@ -342,17 +347,123 @@ static double metric(struct hconn *h, const char *name) {
   return v;
 }
 
+enum { M_REQ_SUM, M_REQ_N, M_COMMIT_SUM, M_COMMIT_N, M_CYCLE_SUM, M_CYCLE_N, M_COUNT };
+static void phases(double *v);
+
 /* Why the single-submit figure is what it is: with 4 clients each waiting
  * for its answer, a group commit holds at most 4 jobs, so jobs/s is bounded
  * by 4 / (commit latency + the rest of a round trip). */
-static void commit_report(struct hconn *h, long jobs, double secs) {
-  double n = metric(h, "phalanx_journal_commit_duration_seconds_count");
-  double sum = metric(h, "phalanx_journal_commit_duration_seconds_sum");
+static void commit_report(const double *m0, long jobs, double secs) {
+  double m1[M_COUNT];
+  phases(m1);
+  double n = m1[M_COMMIT_N] - m0[M_COMMIT_N], sum = m1[M_COMMIT_SUM] - m0[M_COMMIT_SUM];
+  double cycles = m1[M_CYCLE_SUM] - m0[M_CYCLE_SUM];
   if (n <= 0 || sum < 0) return;
   fprintf(stderr,
           "bench_server: %ld submits in %.0f group commits (%.2f jobs each), commit %.3f ms mean,"
-          " %.0f%% of the time in commits\n",
-          jobs, n, (double)jobs / n, sum / n * 1000, sum / secs * 100);
+          " %.0f%% of the time in commits, %.0f%% in %.0f scheduling cycles\n",
+          jobs, n, (double)jobs / n, sum / n * 1000, sum / secs * 100, cycles / secs * 100,
+          m1[M_CYCLE_N] - m0[M_CYCLE_N]);
+}
+
+/* ---- one durable submit, request in to answer out ----
+ * As sbatch does it: a new connection per submit, one at a time. The
+ * server's CPU per submit comes from its /proc stat (all threads), the main
+ * loop's from its thread's schedstat (ns), so that other processes on the
+ * two cores do not count. */
+
+/* CPU seconds of the server process, all threads (utime + stime). */
+static double proc_cpu_s(pid_t pid) {
+  char path[64], text[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+  if (f) fclose(f);
+  text[n] = '\0';
+  char *p = strrchr(text, ')');
+  unsigned long long ut = 0, st = 0;
+  /* after ")": state(3) ... utime is field 14, stime 15 */
+  if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    return -1;
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* CPU seconds of the server's main thread (the main loop), in ns precision. */
+static double main_thread_cpu_s(pid_t pid) {
+  char path[64];
+  unsigned long long ns = 0;
+  snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  if (fscanf(f, "%llu", &ns) != 1) ns = 0;
+  fclose(f);
+  return (double)ns / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* n sequential submits, each on a new connection when fresh (sbatch) or on
+ * one kept-alive connection: latencies in us, sorted, into lat. */
+static long sequential_submits(int n, bool fresh, double *lat) {
+  struct hconn h = {.sock = sock, .fd = -1};
+  struct buf out = {0};
+  char spec[400], body[512];
+  long ok = 0;
+  for (int k = 0; k < n; k++) {
+    job_json(spec, sizeof spec, 900 + fresh, k);
+    snprintf(body, sizeof body, "{\"job\":%s}", spec);
+    double t0 = now_s();
+    long code = http(&h, "POST", "/v1/jobs", body, &out);
+    lat[k] = (now_s() - t0) * 1e6;
+    ok += code == 201;
+    if (fresh) hconn_close(&h);
+  }
+  hconn_close(&h);
+  free(out.p);
+  qsort(lat, (size_t)n, sizeof *lat, cmp_double);
+  return ok;
+}
+
+/* Where a submit's time goes, from the server's own histograms: sums and
+ * counts of request time (headers in to answer ready), commits and cycles. */
+static const char *const phase_metrics[M_COUNT] = {
+    "phalanx_api_request_duration_seconds_sum{endpoint=\"/v1/jobs\",status=\"201\"}",
+    "phalanx_api_request_duration_seconds_count{endpoint=\"/v1/jobs\",status=\"201\"}",
+    "phalanx_journal_commit_duration_seconds_sum", "phalanx_journal_commit_duration_seconds_count",
+    "phalanx_scheduler_cycle_duration_seconds_sum", "phalanx_scheduler_cycle_duration_seconds_count"};
+
+static void phases(double *v) {
+  struct hconn h = {.sock = sock, .fd = -1};
+  for (int i = 0; i < M_COUNT; i++) v[i] = metric(&h, phase_metrics[i]);
+  hconn_close(&h);
+}
+
+static double per(const double *a, const double *b, int sum) {
+  double n = b[sum + 1] - a[sum + 1];
+  return n > 0 ? (b[sum] - a[sum]) / n * 1e6 : 0;
+}
+
+static void latency_report(const char *name, int n, bool fresh) {
+  double *lat = calloc((size_t)n, sizeof *lat), m0[M_COUNT], m1[M_COUNT];
+  if (!lat) return;
+  phases(m0);
+  double cpu0 = proc_cpu_s(server_pid), main0 = main_thread_cpu_s(server_pid);
+  long ok = sequential_submits(n, fresh, lat);
+  double cpu = proc_cpu_s(server_pid) - cpu0, main_cpu = main_thread_cpu_s(server_pid) - main0;
+  phases(m1);
+  if (ok != n) fprintf(stderr, "bench_server: %ld of %d sequential submits refused\n", n - ok, n);
+  printf("%s_p50_us %.0f us\n", name, lat[n / 2]);
+  fprintf(stderr, "bench_server: %s: p10 %.0f p90 %.0f p99 %.0f us; server CPU %.1f us per submit"
+          " (main loop %.1f us); in the server %.0f us mean, commit %.0f us mean, %.0f cycles"
+          " of %.0f us\n", name, lat[n / 10], lat[n * 9 / 10], lat[n * 99 / 100],
+          cpu / n * 1e6, main_cpu / n * 1e6, per(m0, m1, M_REQ_SUM), per(m0, m1, M_COMMIT_SUM),
+          m1[M_CYCLE_N] - m0[M_CYCLE_N], per(m0, m1, M_CYCLE_SUM));
+  printf("%s_server_cpu_us %.1f us\n", name, cpu / n * 1e6);
+  fflush(stdout);
+  free(lat);
 }
 
 static atomic_bool readers_stop, trickle_stop;
@@ -439,7 +550,8 @@ static void write_file(const char *name, const char *text) {
   }
 }
 
-static int bench(void) {
+/* A temp dir with a configuration, and a server started on it. */
+static int setup(void) {
   snprintf(dir, sizeof dir, "/tmp/px-bench-XXXXXX");
   if (!mkdtemp(dir)) return 1;
   snprintf(sock, sizeof sock, "%s/state/phalanx.sock", dir);
@@ -448,17 +560,54 @@ static int bench(void) {
                            "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n");
   write_file("accounts.conf", "Account=bench Users=root\n");
   if (start_server()) return fprintf(stderr, "bench_server: server did not start\n"), 1;
-  struct hconn h = {.sock = sock, .fd = -1};
+  return 0;
+}
 
-  double t0 = now_s();
-  long n = run_clients(sock, 4, 20000, dir);
+static int remove_dir(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  return system(cmd) == 0 ? 0 : 1;
+}
+
+/* bench_server latency N: only the sequential-submit figures. */
+static int latency_only(int n) {
+  if (setup()) return 1;
+  latency_report("api_submit_latency", n, true);
+  latency_report("api_submit_keepalive_latency", n, false);
+  stop_server(SIGTERM);
+  return remove_dir();
+}
+
+/* 4 clients, single submits: api_submit_per_s. */
+static void submit_storm(long jobs) {
+  double m0[M_COUNT];
+  phases(m0);
+  double t0 = now_s(), cpu0 = proc_cpu_s(server_pid);
+  long n = run_clients(sock, 4, jobs, dir);
   double secs = now_s() - t0;
   printf("api_submit_per_s %.0f jobs/s\n", (double)n / secs);
   fflush(stdout);
-  commit_report(&h, n, secs);
+  fprintf(stderr, "bench_server: server CPU %.1f us per submit\n",
+          (proc_cpu_s(server_pid) - cpu0) / (double)n * 1e6);
+  commit_report(m0, n, secs);
+}
 
-  t0 = now_s();
-  n = batch_submit(&h, 50, 1000);
+/* bench_server submit N: only the 4-client storm of N submits. */
+static int submit_only(long n) {
+  if (setup()) return 1;
+  submit_storm(n);
+  stop_server(SIGTERM);
+  return remove_dir();
+}
+
+static int bench(void) {
+  if (setup()) return 1;
+  struct hconn h = {.sock = sock, .fd = -1};
+  latency_report("api_submit_latency", 2000, true);
+  submit_storm(20000);
+
+  double t0 = now_s();
+  long n = batch_submit(&h, 50, 1000);
   printf("api_batch_submit_per_s %.0f jobs/s\n", (double)n / (now_s() - t0));
   fflush(stdout);
 
@@ -487,9 +636,7 @@ static int bench(void) {
   printf("recovery_s_100k %.2f s\n", now_s() - t0);
   stop_server(SIGTERM);
   free(out.p);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : 1;
+  return remove_dir();
 }
 
 int main(int argc, char **argv) {
@@ -500,6 +647,8 @@ int main(int argc, char **argv) {
     printf("acknowledged %ld\n", n);
     return 0;
   }
+  bool latency = argc == 3 && !strcmp(argv[1], "latency");
+  bool submit = argc == 3 && !strcmp(argv[1], "submit");
   const char *env = getenv("PHALANX");
   if (env) {
     snprintf(phalanx, sizeof phalanx, "%s", env);
@@ -511,5 +660,6 @@ int main(int argc, char **argv) {
     *strrchr(self, '/') = '\0';
     snprintf(phalanx, sizeof phalanx, "%s/../phalanx", self);
   }
-  return bench();
+  if (submit) return submit_only(strtol(argv[2], NULL, 10));
+  return latency ? latency_only((int)strtol(argv[2], NULL, 10)) : bench();
 }

@@ -13,6 +13,7 @@
  * Operators= are operators, account coordinators come from the accounts.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +30,28 @@
 #include <munge.h>
 #endif
 
+/* uid -> user name, remembered for NAME_TTL_NS: getpwuid_r reads
+ * /etc/nsswitch.conf and /etc/passwd (six system calls) on every call, and
+ * every request on the Unix socket needs the caller's name. A renamed user
+ * shows under the new name within NAME_TTL_NS. */
+#define NAME_SLOTS 32
+#define NAME_TTL_NS 30000000000LL
+struct name_cache {
+  pthread_mutex_t lock;
+  struct {
+    uint32_t uid;
+    int64_t at_ns; /* CLOCK_MONOTONIC when looked up; 0: empty */
+    char name[64];
+  } e[NAME_SLOTS];
+  unsigned next;   /* the slot a new name replaces (round robin) */
+};
+
 struct px_auth {
   const struct px_conf *conf;
   unsigned char *jwt_key;
   size_t jwt_key_len;
   char *munge_socket;
+  struct name_cache *names; /* behind a pointer: lookups through a const px_auth fill it */
 };
 
 int px_auth_new(const struct px_conf *conf, const unsigned char *jwt_key, size_t jwt_key_len,
@@ -41,6 +59,8 @@ int px_auth_new(const struct px_conf *conf, const unsigned char *jwt_key, size_t
   struct px_auth *a = calloc(1, sizeof *a);
   if (!a) return PX_ENOMEM;
   a->conf = conf;
+  if (!(a->names = calloc(1, sizeof *a->names))) goto fail;
+  pthread_mutex_init(&a->names->lock, NULL);
   if (jwt_key && jwt_key_len) {
     if (!(a->jwt_key = malloc(jwt_key_len))) goto fail;
     memcpy(a->jwt_key, jwt_key, jwt_key_len);
@@ -58,16 +78,50 @@ void px_auth_free(struct px_auth *a) {
   if (!a) return;
   free(a->jwt_key);
   free(a->munge_socket);
+  if (a->names) pthread_mutex_destroy(&a->names->lock);
+  free(a->names);
   free(a);
 }
 
-static void uid_name(uint32_t uid, char *out, size_t len) {
+static int64_t mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static bool cached_name(struct name_cache *c, uint32_t uid, int64_t now, char *out, size_t len) {
+  bool hit = false;
+  pthread_mutex_lock(&c->lock);
+  for (unsigned i = 0; !hit && i < NAME_SLOTS; i++) {
+    if (!c->e[i].at_ns || c->e[i].uid != uid || now - c->e[i].at_ns > NAME_TTL_NS) continue;
+    snprintf(out, len, "%s", c->e[i].name);
+    hit = true;
+  }
+  pthread_mutex_unlock(&c->lock);
+  return hit;
+}
+
+static void remember_name(struct name_cache *c, uint32_t uid, int64_t now, const char *name) {
+  pthread_mutex_lock(&c->lock);
+  unsigned i = 0;
+  while (i < NAME_SLOTS && c->e[i].at_ns && c->e[i].uid != uid) i++;
+  if (i == NAME_SLOTS) i = c->next++ % NAME_SLOTS;
+  c->e[i].uid = uid;
+  c->e[i].at_ns = now;
+  snprintf(c->e[i].name, sizeof c->e[i].name, "%s", name);
+  pthread_mutex_unlock(&c->lock);
+}
+
+static void uid_name(const struct px_auth *a, uint32_t uid, char *out, size_t len) {
+  int64_t now = mono_ns();
+  if (cached_name(a->names, uid, now, out, len)) return;
   struct passwd pw, *res = NULL;
   char buf[1024];
   if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res)
     snprintf(out, len, "%s", pw.pw_name);
   else
     snprintf(out, len, "%u", uid); /* unknown to this host: the number stands in */
+  remember_name(a->names, uid, now, out);
 }
 
 static bool in_list(const char *name, const char **list, uint32_t n) {
@@ -109,7 +163,7 @@ int px_auth_peercred(const struct px_auth *a, int fd, struct px_ident *who) {
   who->method = PX_AUTH_PEERCRED;
   who->uid = cred.uid;
   who->gid = cred.gid;
-  uid_name(cred.uid, who->user, sizeof who->user);
+  uid_name(a, cred.uid, who->user, sizeof who->user);
   px_auth_roles(a, who);
   return 0;
 }
@@ -205,7 +259,7 @@ static int auth_munge(const struct px_auth *a, const char *cred, struct px_ident
     who->method = PX_AUTH_MUNGE;
     who->uid = uid;
     who->gid = gid;
-    uid_name(uid, who->user, sizeof who->user);
+    uid_name(a, uid, who->user, sizeof who->user);
     if (len > 0) memcpy(who->node, payload, (size_t)len);
     who->node[len > 0 ? len : 0] = '\0';
     rc = 0;

@@ -297,7 +297,7 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
                 PQerrorMessage(s->conn));
     goto fail;
   }
-  px_sql_schema(schema, sizeof schema, "BYTEA", "DOUBLE PRECISION");
+  px_sql_schema(schema, sizeof schema, "BIGINT", "BYTEA", "DOUBLE PRECISION");
   if (pg_exec(s, "SET client_min_messages = warning") || pg_exec(s, schema)) {
     px_diag_set(d, PX_EIO, -1, "store: %s", s->base.errmsg);
     goto fail;

@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-int px_sql_schema(char *buf, size_t size, const char *blob, const char *real) {
+int px_sql_schema(char *buf, size_t size, const char *key, const char *blob, const char *real) {
   int n = snprintf(
       buf, size,
-      "CREATE TABLE IF NOT EXISTS journal(seq BIGINT PRIMARY KEY, time BIGINT NOT NULL,"
+      "CREATE TABLE IF NOT EXISTS journal(seq %s PRIMARY KEY, time BIGINT NOT NULL,"
       " kind TEXT NOT NULL, job_id BIGINT NOT NULL, subject TEXT, data TEXT);"
       "CREATE TABLE IF NOT EXISTS snapshot(id INTEGER PRIMARY KEY, seq BIGINT NOT NULL,"
       " data %s NOT NULL);"
@@ -18,11 +18,11 @@ int px_sql_schema(char *buf, size_t size, const char *blob, const char *real) {
       " submit_time BIGINT, eligible_time BIGINT, start_time BIGINT, end_time BIGINT,"
       " exit_code INTEGER, term_signal INTEGER, nnodes BIGINT, ngpus BIGINT, ncpus BIGINT,"
       " mem_mib BIGINT, billable_tres_s %s, PRIMARY KEY(job_id, attempt));"
-      "CREATE TABLE IF NOT EXISTS archive(job_id BIGINT PRIMARY KEY, data TEXT NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS archive(job_id %s PRIMARY KEY, data TEXT NOT NULL);"
       "CREATE INDEX IF NOT EXISTS journal_job ON journal(job_id);"
       "CREATE INDEX IF NOT EXISTS acct_end ON acct(end_time);"
       "CREATE INDEX IF NOT EXISTS acct_user ON acct(usr);",
-      blob, real);
+      key, blob, real, key);
   return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
 }
 

@@ -28,9 +28,11 @@ struct px_sql {
   bool dollar; /* PostgreSQL placeholders */
 };
 
-/* Schema statements, run in order at open; `blob` is BLOB or BYTEA and
- * `real` REAL or DOUBLE PRECISION. */
-int px_sql_schema(char *buf, size_t size, const char *blob, const char *real);
+/* Schema statements, run in order at open; `key` is the type of the
+ * journal's and the archive's integer keys (INTEGER in SQLite, where such a
+ * key is the rowid; BIGINT in PostgreSQL), `blob` BLOB or BYTEA and `real`
+ * REAL or DOUBLE PRECISION. */
+int px_sql_schema(char *buf, size_t size, const char *key, const char *blob, const char *real);
 
 /* SELECT PX_ACCT_COLUMNS FROM acct WHERE ... ORDER BY job_id, attempt LIMIT. */
 int px_sql_acct_query(struct px_sql *q, const struct px_acct_query *a);

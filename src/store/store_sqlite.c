@@ -384,7 +384,10 @@ int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag
     goto fail;
   }
   sqlite3_busy_timeout(s->db, 5000);
-  px_sql_schema(schema, sizeof schema, "BLOB", "REAL");
+  /* INTEGER PRIMARY KEY: the key is the rowid, so a commit writes the
+   * table's page and the job_id index's, not a third for a separate key
+   * index (a third less WAL to fsync per group commit). */
+  px_sql_schema(schema, sizeof schema, "INTEGER", "BLOB", "REAL");
   px_sql_acct_upsert(upsert, sizeof upsert, false);
   if (sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") || sq_exec(s, schema) ||
       sqlite3_prepare_v2(s->db,
