@@ -158,6 +158,12 @@ struct px_conf_sched {
   /* issue 4 (0 = the default named): */
   int64_t backfill_window_s;       /* BackfillWindow= (Slurm bf_window), default 86400 */
   int64_t backfill_resolution_s;   /* BackfillResolution= (bf_resolution), default 300 */
+  /* Bounds on a cycle's work (issue 5), Slurm's SchedulerParameters names;
+   * 0 = unbounded, the default (Slurm's own defaults are 30, 500 and 100). */
+  int64_t bf_interval_s;           /* bf_interval: a backfill pass at most once per this many seconds;
+                                      cycles between are main passes (no backfill) */
+  uint32_t bf_max_job_test;        /* bf_max_job_test: jobs a backfill pass tries */
+  uint32_t default_queue_depth;    /* default_queue_depth: jobs a main pass tries (with bf_interval) */
   uint32_t preempt_max_per_hour;   /* PreemptMaxPerHour=, cluster-wide; 0 = no limit */
   uint32_t preempt_account_max_per_hour; /* PreemptAccountMaxPerHour=, per victim account */
   uint32_t preempt_exempt_after;   /* PreemptExemptAfter=N: a job preempted N times ... */

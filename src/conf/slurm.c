@@ -123,8 +123,10 @@ static void set_las_thresholds(struct px_cb *b, const struct px_where *w, const 
 }
 
 /* SchedulerParameters=bf_window=N (minutes),bf_resolution=N (seconds),
- * bf_max_job_test=N (depth): the three Slurm options that map onto Phalanx's
- * backfill; every other option is ignored with one warning per line. */
+ * bf_max_job_test=N (jobs a backfill pass tries, and the reservation depth),
+ * bf_interval=N (seconds between backfill passes), default_queue_depth=N
+ * (jobs a main pass tries): the Slurm options that map onto Phalanx's
+ * scheduling; every other option is ignored with one warning per line. */
 static void set_sched_params(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                              const struct px_key *k) {
   const char **items;
@@ -147,14 +149,19 @@ static void set_sched_params(struct px_cb *b, const struct px_where *w, const st
       if (v == 0) px_cb_bad(b, w, &one, "a positive number of seconds");
       else b->c->sched.backfill_resolution_s = (int64_t)v;
     } else if (!strcasecmp(key, "bf_max_job_test")) {
-      if (px_parse_u64(b, w, &one, UINT32_MAX - 1, &v)) b->c->sched.backfill_depth = (uint32_t)v;
+      if (px_parse_u64(b, w, &one, UINT32_MAX - 1, &v))
+        b->c->sched.backfill_depth = b->c->sched.bf_max_job_test = (uint32_t)v;
+    } else if (!strcasecmp(key, "bf_interval")) {
+      if (px_parse_u64(b, w, &one, 86400, &v)) b->c->sched.bf_interval_s = (int64_t)v;
+    } else if (!strcasecmp(key, "default_queue_depth")) {
+      if (px_parse_u64(b, w, &one, UINT32_MAX - 1, &v)) b->c->sched.default_queue_depth = (uint32_t)v;
     } else if (nignored++ == 0) {
       first_ignored = items[i];
     }
   }
   if (nignored)
     px_cb_warn(b, w, "SchedulerParameters: %u option(s) ignored (first: %s); Phalanx reads only "
-               "bf_window, bf_resolution, bf_max_job_test", nignored, first_ignored);
+               "bf_window, bf_resolution, bf_max_job_test, bf_interval, default_queue_depth", nignored, first_ignored);
 }
 
 /* PriorityWeightTRES=CPU=1000,Mem=2000,GRES/gpu=3000 */

@@ -329,6 +329,16 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out);
  */
 void px_core_set_lazy_reasons(struct px_core *c, int64_t interval_s);
 
+/*
+ * With SchedulerParameters bf_interval, a cycle sooner than bf_interval
+ * seconds after the last backfill pass is a main pass (no backfill). When a
+ * main pass since the last backfill pass left a job waiting, the next
+ * backfill pass is owed at the time returned (core time); 0 when none is
+ * owed. A caller that cycles only on events (the simulator) cycles then too;
+ * the server's periodic cycle covers it.
+ */
+int64_t px_core_next_pass_s(const struct px_core *c);
+
 /* ---- queries -------------------------------------------------------------- */
 
 struct px_prio_factors {

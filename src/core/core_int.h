@@ -324,6 +324,9 @@ struct px_core {
   int64_t lazy_s, last_full_s;       /* px_core_set_lazy_reasons; time of the last full cycle */
   size_t nogpu_eligible;             /* eligible jobs this cycle that need no GPU */
   uint32_t *part_left;               /* per partition: eligible jobs not yet tried */
+  uint32_t tests_left;               /* jobs this pass may still try (bf_max_job_test, default_queue_depth) */
+  bool main_pass;                    /* a cycle between backfill passes (bf_interval) */
+  bool pass_cut;                     /* this pass stopped at its tests_left */
   int64_t last_fs_s;
   uint64_t budget_end;               /* stats.started value that ends this cycle's starts */
   int64_t now;
@@ -425,6 +428,8 @@ void pxc_policy_free(struct px_core *c);
 /* node's free resources changed (place.c) or its availability (a node
  * event: the backfill plan is then rebuilt whole). */
 void pxc_plan_node_changed(struct px_core *c, uint32_t node, bool availability);
+/* End of a main pass: it owes a backfill pass when it left a job waiting. */
+void pxc_policy_main_pass_done(struct px_core *c);
 /* A pending job that has preempted others sorts first (k1 = 0): the
  * resources freed are for it. */
 void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1);

@@ -367,6 +367,12 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
     if (c->stats.started >= c->budget_end) break;
     if (!was && (c->part_blocked[e.part] || --c->part_left[e.part] == 0)) open--;
     else if (was) c->part_left[e.part]--;
+    if (!was && --c->tests_left == 0 && n) { /* bf_max_job_test / default_queue_depth */
+      memset(c->part_blocked, 1, c->nparts * sizeof *c->part_blocked);
+      c->pass_cut = true;
+      if (lazy) return 0;
+      open = 0;
+    }
   }
   for (size_t i = 0; n && i < c->npending && rc == 0; i++) {
     uint32_t slot = c->pending[i];
@@ -399,7 +405,9 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
     for (size_t i = 0; i < c->fail_shapes.cap; i++) c->fail_shapes.keys[i] = UINT64_MAX;
     c->fail_shapes.len = 0;
   }
+  c->pass_cut = false;
   int rc = take_in_order(c, queue_eligible(c, now), now, out);
+  if (c->main_pass) pxc_policy_main_pass_done(c);
   pxc_finished_purge(c, now);
   return rc;
 }

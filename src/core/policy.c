@@ -19,6 +19,7 @@ int pxc_policy_select(struct px_core *c) {
   pol->hidden = pxc_calloc(c, c->nnodes + 1, sizeof *pol->hidden);
   if (!pol->part_resv || !pol->hidden) return PX_ENOMEM;
   if (!c->sched.backfill_depth) c->sched.backfill_depth = UINT32_MAX; /* 0: not configured */
+  pol->bf_last_s = INT64_MIN;
   if (c->sched.backfill == PX_BACKFILL_NONE) return 0;
   int rc = pxc_tl_init(c, &pol->tl, c->sched.backfill_window_s, c->sched.backfill_resolution_s);
   if (rc) return rc;
@@ -93,9 +94,44 @@ void pxc_policy_free(struct px_core *c) {
   c->pol = NULL;
 }
 
+/* bf_interval: a backfill pass once the interval has passed since the last
+ * one; the cycles between are Slurm's main passes: priority order, a job
+ * that cannot start holds back its partition (the block stage), at most
+ * default_queue_depth jobs tried. A backfill pass tries at most
+ * bf_max_job_test jobs. */
+static void choose_pass(struct px_core *c, int64_t now) {
+  struct pxc_policy *pol = c->pol;
+  const struct px_conf_sched *s = &c->sched;
+  uint32_t cap = 0;
+  c->main_pass = pol->plan && s->bf_interval_s > 0 && pol->bf_last_s != INT64_MIN && now >= pol->bf_last_s &&
+                 now - pol->bf_last_s < s->bf_interval_s;
+  if (c->main_pass) {
+    c->reserve = &pxc_reserve_block;
+    cap = s->default_queue_depth;
+  } else if (pol->plan) {
+    c->reserve = &pxc_reserve_backfill;
+    pol->bf_last_s = now;
+    pol->bf_owed = false;
+    cap = s->bf_max_job_test;
+  }
+  c->tests_left = cap ? cap : UINT32_MAX;
+}
+
+void pxc_policy_main_pass_done(struct px_core *c) {
+  bool waiting = c->pass_cut;
+  for (uint32_t p = 0; p < c->nparts && !waiting; p++) waiting = c->part_blocked[p];
+  if (waiting) c->pol->bf_owed = true;
+}
+
+int64_t px_core_next_pass_s(const struct px_core *c) {
+  const struct pxc_policy *pol = c->pol;
+  return pol && pol->bf_owed ? pol->bf_last_s + c->sched.bf_interval_s : 0;
+}
+
 int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out) {
   struct pxc_policy *pol = c->pol;
   pol->tries = 0;
+  choose_pass(c, now);
   int rc = pxc_preempt_begin(c, now, out);
   if (rc) return rc;
   pol->plan_built = false;

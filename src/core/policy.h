@@ -42,7 +42,8 @@ struct pxc_tl_fit {
 struct pxc_tl {
   int64_t now, t0, res_s;
   uint32_t nslots;
-  struct pxc_tl_cell *cell;   /* node-major: cell[node * nslots + k] */
+  struct pxc_tl_cell *cell;   /* node-major: slot k of node at cell[node * stride + off + k] */
+  size_t stride, off;         /* a row's storage (2 nslots), the window's start in it */
   size_t *hist_off;           /* per pool: start of its [k][leaf][g] counts */
   uint16_t *hist;
   size_t *pcnt_off;           /* per pool: start of its [k][g] counts (all leaves) */
@@ -67,12 +68,20 @@ struct pxc_tl {
 
 struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };
 
+/* A node's row: its cells of slots 0 .. nslots - 1. */
+static inline struct pxc_tl_cell *pxc_tl_row(const struct pxc_tl *tl, uint32_t node) {
+  return &tl->cell[(size_t)node * tl->stride + tl->off];
+}
+
 int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t res_s);
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl);
 /* Rebuilds the plan at now from node state and running jobs' time limits
  * (victims end at their kill time) and advance reservations; incrementally
  * when it can (full: false forces every row). */
 void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now, bool full);
+/* Tests: rebuilds the plan whole and returns 0 when it equals the plan as
+ * built (incrementally), 1 when not, PX_ENOMEM. */
+int pxc_tl_verify(struct px_core *c, struct pxc_tl *tl);
 /* node's free resources or running jobs changed since the last build. */
 void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node);
 int64_t pxc_tl_slot_time(const struct pxc_tl *tl, uint32_t k);
@@ -203,6 +212,9 @@ struct pxc_policy {
   struct pxc_bf_front *fronts;
   size_t nfronts, fronts_cap;
   uint32_t nresv;             /* reservations made this cycle */
+  /* bf_interval (issue 5): cycles between backfill passes are main passes */
+  int64_t bf_last_s;          /* time of the last backfill pass; INT64_MIN: none yet */
+  bool bf_owed;               /* a main pass since left a job waiting */
   bool *part_resv;            /* EASY: the partition's top job has one */
   struct pxc_bf_hint hints[PXC_BF_HINTS];
   uint32_t nhints;

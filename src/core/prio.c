@@ -122,8 +122,7 @@ static bool block_may_start(struct px_core *c, struct pxc_job *j, struct pxc_pla
   (void)c, (void)j, (void)res, (void)now;
   return true;
 }
-static const struct pxc_reserve_stage reserve_block = {"block", block_begin, block_blocked,
-                                                       block_may_start};
+const struct pxc_reserve_stage pxc_reserve_block = {"block", block_begin, block_blocked, block_may_start};
 static const struct pxc_victims_stage victims_none = {"none", NULL};
 
 int pxc_stage_select(struct px_core *c) {
@@ -133,7 +132,7 @@ int pxc_stage_select(struct px_core *c) {
   for (uint32_t i = 0; i < s->las_nthresholds; i++) /* positive, strictly ascending */
     if (s->las_thresholds_gpu_s[i] <= (i ? s->las_thresholds_gpu_s[i - 1] : 0)) return PX_EINVAL;
   c->place = c->sched.placement == PX_PLACE_SPREAD ? &place_spread : &place_pack;
-  c->reserve = &reserve_block;
+  c->reserve = &pxc_reserve_block;
   c->victims = &victims_none;
   return pxc_policy_select(c); /* issue 4: backfill and preemption stages */
 }

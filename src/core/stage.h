@@ -59,6 +59,10 @@ struct pxc_victims_stage {
   int (*find)(struct px_core *c, struct pxc_job *j, int64_t now, struct px_actions *out);
 };
 
+/* The default reserve stage; also that of the main passes between backfill
+ * passes (bf_interval, policy.c). */
+extern const struct pxc_reserve_stage pxc_reserve_block;
+
 /* Chooses the stages from c->sched; 0 or PX_EINVAL. */
 int pxc_stage_select(struct px_core *c);
 

@@ -40,7 +40,8 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   }
   tl->pcnt = pxc_calloc(c, pcnt + 1, sizeof *tl->pcnt);
   if (!tl->pcnt) return PX_ENOMEM;
-  tl->cell = pxc_calloc(c, (size_t)c->nnodes * tl->nslots + 1, sizeof *tl->cell);
+  tl->stride = 2 * (size_t)tl->nslots; /* room to slide the window (build_shifted) */
+  tl->cell = pxc_calloc(c, (size_t)c->nnodes * tl->stride + 1, sizeof *tl->cell);
   tl->hist = pxc_calloc(c, hist + 1, sizeof *tl->hist);
   tl->nodes = pxc_calloc(c, c->nnodes + 1, sizeof *tl->nodes);
   tl->units = pxc_calloc(c, c->nnodes + 1, sizeof *tl->units);
@@ -90,27 +91,33 @@ static uint16_t *hist_at(struct pxc_tl *tl, const struct pxc_pool *p, uint32_t p
   return &tl->hist[tl->hist_off[pool] + ((size_t)k * p->nleaf + lleaf) * (p->maxg + 1)];
 }
 
-/* Counts a node's whole row into (sign +1) or out of (-1) its pools'
+/* Counts a node's cells [k0, k1) into (sign +1) or out of (-1) its pools'
  * histograms. */
-static void hist_row(struct px_core *c, struct pxc_tl *tl, uint32_t node, int sign) {
+static void hist_cells(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
-  const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   for (uint32_t i = 0; i < n->npools; i++) {
     const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
     const struct pxc_pool *p = &c->pools[np->pool];
     size_t g1 = p->maxg + 1, hstride = (size_t)p->nleaf * g1;
-    uint16_t *h = &tl->hist[tl->hist_off[np->pool] + np->lleaf * g1];
-    uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool]];
-    for (uint32_t k = 0; k < tl->nslots; k++, h += hstride, pc += g1)
+    uint16_t *h = &tl->hist[tl->hist_off[np->pool] + k0 * hstride + np->lleaf * g1];
+    uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool] + k0 * g1];
+    for (uint32_t k = k0; k < k1; k++, h += hstride, pc += g1)
       if (row[k].usable) h[row[k].gpu] = (uint16_t)(h[row[k].gpu] + sign), pc[row[k].gpu] += (uint32_t)sign;
   }
+}
+
+static void hist_row(struct px_core *c, struct pxc_tl *tl, uint32_t node, int sign) {
+  hist_cells(c, tl, node, 0, tl->nslots, sign);
 }
 
 /* Running jobs release their resources from the slot their limit (or their
  * preemption kill time) ends in; a job past its limit from slot 1. */
 static bool is_dirty(const struct pxc_tl *tl, uint32_t node) { return (tl->dirty_bits[node / 64] >> (node % 64)) & 1; }
 
-static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only) {
+/* Every node's releases (dirty_only false), or those of the dirty nodes and
+ * of the others from slot clean_from on (the slots a shifted window adds). */
+static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, uint32_t clean_from) {
   for (size_t s = 0; s < c->njob_slots; s++) {
     const struct pxc_job *j = &c->jobs[s];
     if (j->state != PX_JOB_RUNNING || !j->nalloc) continue;
@@ -121,9 +128,9 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only) 
     if (k >= tl->nslots) continue;
     for (uint32_t i = 0; i < j->nalloc; i++) {
       const struct px_alloc *a = &j->alloc[i];
-      if (dirty_only && !is_dirty(tl, a->node)) continue;
+      if (dirty_only && k < clean_from && !is_dirty(tl, a->node)) continue;
       const struct pxc_node *n = &c->nodes[a->node];
-      struct pxc_tl_cell *cl = &tl->cell[(size_t)a->node * tl->nslots + k];
+      struct pxc_tl_cell *cl = &pxc_tl_row(tl, a->node)[k];
       /* an exclusive job holds the whole node, whatever its alloc says */
       bool whole = j->shape.exclusive;
       cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : (uint32_t)px_bits64_count(a->gpus)));
@@ -133,17 +140,13 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only) 
   }
 }
 
-/* A node's row: its free resources now plus the releases already in the
- * row's cells, summed along the slots. */
-static void fill_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
-  uint32_t S = tl->nslots;
-  const struct pxc_node *n = &c->nodes[node];
-  struct pxc_tl_cell *row = &tl->cell[(size_t)node * S];
-  bool usable = pxc_node_usable(n);
-  uint32_t g = n->excl ? 0 : (uint32_t)px_bits64_count(n->gpu_free);
-  uint32_t cpu = n->excl ? 0 : n->cpu_free;
-  uint64_t mem = n->excl ? 0 : n->mem_free;
-  for (uint32_t k = 0; k < S; k++) {
+/* A node's cells [k0, S): the resources free before k0 (its free resources
+ * now when k0 = 0) plus the releases already in the cells, summed along the
+ * slots. Clamping at every step equals clamping the sum (releases are never
+ * negative), so a row summed in two parts equals one summed whole. */
+static void fill_cells(const struct pxc_node *n, struct pxc_tl_cell *row, uint32_t k0, uint32_t S, bool usable,
+                       uint32_t g, uint32_t cpu, uint64_t mem) {
+  for (uint32_t k = k0; k < S; k++) {
     g += row[k].gpu, cpu += row[k].cpu, mem += row[k].mem_mib;
     if (g > n->ngpu) g = n->ngpu; /* an exclusive job's release counts the whole node */
     if (cpu > n->cpus) cpu = n->cpus;
@@ -151,6 +154,12 @@ static void fill_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
     row[k] = (struct pxc_tl_cell){(uint32_t)mem, (uint16_t)cpu, (uint8_t)g, usable};
     if (!usable) row[k] = (struct pxc_tl_cell){0, 0, 0, 0};
   }
+}
+
+static void fill_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
+  const struct pxc_node *n = &c->nodes[node];
+  fill_cells(n, pxc_tl_row(tl, node), 0, tl->nslots, pxc_node_usable(n), n->excl ? 0 : (uint32_t)px_bits64_count(n->gpu_free),
+             n->excl ? 0 : n->cpu_free, n->excl ? 0 : n->mem_free);
 }
 
 static void clear_dirty(struct pxc_tl *tl) {
@@ -168,50 +177,157 @@ void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node) {
 static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign);
 
-/* Same grid as the last build: undo the takes since, then redo the rows of
- * the nodes that changed. The result equals a full build (the takes never
- * clamp a cell, else base_ok was cleared). */
-static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
+/* Gives back the takes since the last build (the reservations and starts
+ * of the last cycle), newest first. */
+static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
   for (size_t i = tl->nundo; i-- > 0;) {
     const struct pxc_tl_undo *u = &tl->undo[i];
     take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
   }
+}
+
+/* Same grid as the last build: undo the takes since, then redo the rows of
+ * the nodes that changed. The result equals a full build (the takes never
+ * clamp a cell, else base_ok was cleared). */
+static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
+  undo_takes(c, tl);
   for (uint32_t i = 0; i < tl->ndirty; i++) {
     hist_row(c, tl, tl->dirty[i], -1);
-    memset(&tl->cell[(size_t)tl->dirty[i] * tl->nslots], 0, tl->nslots * sizeof *tl->cell);
+    memset(pxc_tl_row(tl, tl->dirty[i]), 0, tl->nslots * sizeof *tl->cell);
   }
-  add_releases(c, tl, true);
+  add_releases(c, tl, true, tl->nslots);
   for (uint32_t i = 0; i < tl->ndirty; i++) {
     fill_row(c, tl, tl->dirty[i]);
     hist_row(c, tl, tl->dirty[i], +1);
   }
 }
 
-void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now, bool full) {
+/* Slides every row's window m slots on, in its storage (moved back to the
+ * start when it runs out); slot 0 (free now) stays. Cells past the window
+ * are kept zero, so the m slots it gains start empty. */
+static void slide_rows(struct px_core *c, struct pxc_tl *tl, uint32_t m) {
   uint32_t S = tl->nslots;
-  int64_t t0 = now >= 0 ? now / tl->res_s * tl->res_s : -((-now + tl->res_s - 1) / tl->res_s) * tl->res_s;
-  if (tl->base_ok && !full && t0 == tl->t0) {
-    build_incremental(c, tl);
-    tl->now = now;
-    clear_dirty(tl);
-    return;
+  if (tl->off + m + S > tl->stride) {
+    for (uint32_t node = 0; node < c->nnodes; node++) {
+      struct pxc_tl_cell *base = &tl->cell[(size_t)node * tl->stride];
+      memmove(base, base + tl->off, S * sizeof *base);
+      memset(base + S, 0, (tl->stride - S) * sizeof *base);
+    }
+    tl->off = 0;
   }
+  for (uint32_t node = 0; node < c->nnodes; node++) {
+    struct pxc_tl_cell *row = pxc_tl_row(tl, node);
+    row[m] = row[0];
+    memset(row, 0, m * sizeof *row); /* dead now; zero for the next move back */
+  }
+  tl->off += m;
+}
+
+/* The same m-slot slide of every pool's histograms: slot 0 stays, slots
+ * 1 + m .. S move to 1 .. S - m, the last m start empty. */
+static void slide_hists(struct px_core *c, struct pxc_tl *tl, uint32_t m) {
+  uint32_t S = tl->nslots;
+  for (uint32_t p = 0; p < c->npools; p++) {
+    size_t hs = (size_t)c->pools[p].nleaf * (c->pools[p].maxg + 1), g1 = c->pools[p].maxg + 1;
+    uint16_t *h = &tl->hist[tl->hist_off[p]];
+    memmove(h + hs, h + (1 + m) * hs, (S - 1 - m) * hs * sizeof *h);
+    memset(h + (S - m) * hs, 0, m * hs * sizeof *h);
+    uint32_t *pc = &tl->pcnt[tl->pcnt_off[p]];
+    memmove(pc + g1, pc + (1 + m) * g1, (S - 1 - m) * g1 * sizeof *pc);
+    memset(pc + (S - m) * g1, 0, m * g1 * sizeof *pc);
+  }
+}
+
+/* The grid moved m slots on (t0 later, 1 <= m <= S - 2): a clean row's slot
+ * k >= 1 now covers what its slot k + m covered (same releases, same free
+ * resources now), so rows and histograms slide; only the m slots the window
+ * gains are summed, from the releases that fall in them. Dirty rows are
+ * rebuilt as in build_incremental. Equal to a full build, at the cost of
+ * m slots per node instead of S. */
+static void build_shifted(struct px_core *c, struct pxc_tl *tl, uint32_t m, int64_t now, int64_t t0) {
+  uint32_t S = tl->nslots;
+  undo_takes(c, tl);
+  for (uint32_t i = 0; i < tl->ndirty; i++) hist_row(c, tl, tl->dirty[i], -1);
+  slide_rows(c, tl, m);
+  slide_hists(c, tl, m);
+  for (uint32_t i = 0; i < tl->ndirty; i++) memset(pxc_tl_row(tl, tl->dirty[i]), 0, S * sizeof *tl->cell);
+  tl->now = now; /* the releases fall in the new grid's slots */
+  tl->t0 = t0;
+  add_releases(c, tl, true, S - m);
+  for (uint32_t node = 0; node < c->nnodes; node++) {
+    if (is_dirty(tl, node)) continue;
+    const struct pxc_node *n = &c->nodes[node];
+    struct pxc_tl_cell *row = pxc_tl_row(tl, node), last = row[S - m - 1];
+    fill_cells(n, row, S - m, S, last.usable, last.gpu, last.cpu, last.mem_mib);
+    hist_cells(c, tl, node, S - m, S, +1);
+  }
+  for (uint32_t i = 0; i < tl->ndirty; i++) {
+    fill_row(c, tl, tl->dirty[i]);
+    hist_row(c, tl, tl->dirty[i], +1);
+  }
+}
+
+/* Sizes of the histogram arrays (all pools). */
+static void hist_sizes(const struct px_core *c, const struct pxc_tl *tl, size_t *nhist, size_t *npcnt) {
+  *nhist = *npcnt = 0;
+  for (uint32_t p = 0; p < c->npools; p++) {
+    *nhist += (size_t)tl->nslots * c->pools[p].nleaf * (c->pools[p].maxg + 1);
+    *npcnt += (size_t)tl->nslots * (c->pools[p].maxg + 1);
+  }
+}
+
+static void build_full(struct px_core *c, struct pxc_tl *tl, int64_t now, int64_t t0, bool full) {
   clear_dirty(tl);
   tl->now = now;
   tl->t0 = t0;
-  memset(tl->cell, 0, (size_t)c->nnodes * S * sizeof *tl->cell);
-  add_releases(c, tl, false);
+  tl->off = 0;
+  memset(tl->cell, 0, (size_t)c->nnodes * tl->stride * sizeof *tl->cell);
+  add_releases(c, tl, false, 0);
   for (uint32_t node = 0; node < c->nnodes; node++) fill_row(c, tl, node);
   pxc_resv_plan(c, tl);
-  size_t total = 0;
-  for (uint32_t p = 0; p < c->npools; p++)
-    total += (size_t)S * c->pools[p].nleaf * (c->pools[p].maxg + 1);
-  memset(tl->hist, 0, total * sizeof *tl->hist);
-  total = 0;
-  for (uint32_t p = 0; p < c->npools; p++) total += (size_t)S * (c->pools[p].maxg + 1);
-  memset(tl->pcnt, 0, total * sizeof *tl->pcnt);
+  size_t nh, np;
+  hist_sizes(c, tl, &nh, &np);
+  memset(tl->hist, 0, nh * sizeof *tl->hist);
+  memset(tl->pcnt, 0, np * sizeof *tl->pcnt);
   for (uint32_t node = 0; node < c->nnodes; node++) hist_row(c, tl, node, +1);
   tl->base_ok = !full; /* a forced full build (reservations, victims) is not a base */
+}
+
+int pxc_tl_verify(struct px_core *c, struct pxc_tl *tl) {
+  uint32_t S = tl->nslots;
+  size_t nh, np;
+  hist_sizes(c, tl, &nh, &np);
+  struct pxc_tl_cell *cells = pxc_alloc(c, (size_t)c->nnodes * S * sizeof *cells + 1);
+  uint16_t *hist = pxc_alloc(c, nh * sizeof *hist + 1);
+  uint32_t *pcnt = pxc_alloc(c, np * sizeof *pcnt + 1);
+  int rc = !cells || !hist || !pcnt ? PX_ENOMEM : 0;
+  if (!rc) {
+    for (uint32_t node = 0; node < c->nnodes; node++) memcpy(cells + (size_t)node * S, pxc_tl_row(tl, node), S * sizeof *cells);
+    memcpy(hist, tl->hist, nh * sizeof *hist);
+    memcpy(pcnt, tl->pcnt, np * sizeof *pcnt);
+    build_full(c, tl, tl->now, tl->t0, false);
+    for (uint32_t node = 0; node < c->nnodes && !rc; node++)
+      if (memcmp(cells + (size_t)node * S, pxc_tl_row(tl, node), S * sizeof *cells)) rc = 1;
+    if (memcmp(hist, tl->hist, nh * sizeof *hist) || memcmp(pcnt, tl->pcnt, np * sizeof *pcnt)) rc = 1;
+  }
+  pxc_free(c, cells);
+  pxc_free(c, hist);
+  pxc_free(c, pcnt);
+  return rc;
+}
+
+void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now, bool full) {
+  int64_t t0 = now >= 0 ? now / tl->res_s * tl->res_s : -((-now + tl->res_s - 1) / tl->res_s) * tl->res_s;
+  if (!tl->base_ok || full || t0 < tl->t0 || (t0 - tl->t0) / tl->res_s + 2 > tl->nslots) {
+    build_full(c, tl, now, t0, full);
+    return;
+  }
+  uint32_t m = (uint32_t)((t0 - tl->t0) / tl->res_s);
+  if (m) build_shifted(c, tl, m, now, t0);
+  else build_incremental(c, tl);
+  tl->now = now;
+  tl->t0 = t0;
+  clear_dirty(tl);
 }
 
 /* Units j can hold in one cell (pxc_node_fit without NVLink groups). */
@@ -240,7 +356,7 @@ uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const st
                       uint32_t node, uint32_t k0, uint32_t k1) {
   if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true))
     return 0; /* features, GPU type */
-  const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   if (k0 >= k1) return 0;
   struct pxc_tl_cell m = row[k0];
   for (uint32_t k = k0 + 1; k < k1; k++) {
@@ -257,7 +373,7 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   if (k1 > tl->nslots) k1 = tl->nslots;
-  struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   for (uint32_t i = 0; i < n->npools; i++) { /* move the node between GPU buckets */
     const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
     const struct pxc_pool *p = &c->pools[np->pool];
@@ -304,7 +420,7 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
 void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1) {
   (void)c;
   for (uint32_t k = k0; k < k1 && k < tl->nslots; k++)
-    tl->cell[(size_t)node * tl->nslots + k] = (struct pxc_tl_cell){0, 0, 0, 0};
+    pxc_tl_row(tl, node)[k] = (struct pxc_tl_cell){0, 0, 0, 0};
 }
 
 /* ---- search ------------------------------------------------------------ */
@@ -319,7 +435,7 @@ static uint32_t fixed_block(const struct px_core *c, const struct pxc_tl *tl, co
   uint32_t u = s->nmax == 1 ? s->units : 1;
   uint32_t g = s->exclusive ? n->ngpu : u * s->gpu, cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
   uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
-  const struct pxc_tl_cell *row = &tl->cell[(size_t)node * tl->nslots];
+  const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   for (uint32_t k = k1; k-- > k0;)
     if (!row[k].usable || row[k].gpu < g || row[k].cpu < cpu || row[k].mem_mib < mem) return k + 1;
   return 0;
@@ -379,7 +495,7 @@ static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_j
     for (uint32_t g = g0; g <= p->maxg && !any; g++) any = h[g];
     if (!any) continue;
     for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++) {
-      const struct pxc_tl_cell *cl = &tl->cell[(size_t)p->leaf_nodes[q] * tl->nslots + k];
+      const struct pxc_tl_cell *cl = &pxc_tl_row(tl, p->leaf_nodes[q])[k];
       if (!cl->usable || cl->gpu < g0 || !h[cl->gpu] || !pc[cl->gpu]) continue;
       cand[m] = p->leaf_nodes[q];
       cg[m++] = cl->gpu;

@@ -22,8 +22,11 @@
  * number of cycles is at most twice the number of jobs. One more exact skip:
  * when fewer GPUs are free than the smallest pending request and the policy
  * cannot preempt, no START is possible, so the cycle is not called (on a
- * saturated cluster most submits are such events). Core time is
- * PX_SIM_EPOCH_S + trace seconds, so the core sees ordinary Unix times.
+ * saturated cluster most submits are such events). With bf_interval a
+ * cycle soon after a backfill pass is a main pass without backfill; when it
+ * leaves a job waiting, the core owes a backfill pass (px_core_next_pass_s)
+ * and the loop wakes then, as the server's periodic cycle would. Core time
+ * is PX_SIM_EPOCH_S + trace seconds, so the core sees ordinary Unix times.
  */
 #include "sim/run.h"
 
@@ -55,6 +58,7 @@ struct loop {
   uint32_t pend_min_gpus; /* smallest GPU count pending (UINT32_MAX: none) */
   uint32_t pend_max_gpus; /* an upper bound of the largest (bounds the scan for the next minimum) */
   bool may_preempt;       /* the policy can start jobs without free GPUs */
+  int64_t wake_s;         /* a backfill pass owed then (bf_interval); INT64_MAX: none */
   struct px_diag *d;
   struct px_sim_progress *progress;
 };
@@ -280,7 +284,11 @@ static int step(struct loop *l, int64_t t_s) {
     if (rc) return rc;
   }
   l->r->events++;
-  return cycle_can_start(l) ? cycle(l) : 0;
+  if (!cycle_can_start(l)) return 0;
+  int rc = cycle(l);
+  int64_t due = px_core_next_pass_s(l->core); /* bf_interval: a pass owed with no event */
+  if (due > PX_SIM_EPOCH_S + t_s) l->wake_s = due - PX_SIM_EPOCH_S;
+  return rc;
 }
 
 static int run_loop(struct loop *l) {
@@ -293,7 +301,9 @@ static int run_loop(struct loop *l) {
     int64_t t_sub = l->next < s->njobs ? s->jobs[l->next].submit_s : INT64_MAX;
     int64_t t_end = l->nheap ? l->heap[0].t_s : INT64_MAX;
     int64_t t = t_sub < t_end ? t_sub : t_end;
+    if (l->wake_s < t) t = l->wake_s;
     if (t == INT64_MAX) return 0;
+    if (t == l->wake_s) l->wake_s = INT64_MAX;
     int rc = step(l, t);
     if (rc) return rc;
     if (l->progress) px_sim_progress_update(l->progress, l->next, s->njobs);
@@ -310,6 +320,7 @@ static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct 
   l->pend_by_gpus = calloc(s->total_gpus + 1, sizeof *l->pend_by_gpus);
   if (!l->runs || !l->acct_busy || !l->pend_by_gpus) return PX_ENOMEM;
   l->pend_min_gpus = UINT32_MAX;
+  l->wake_s = INT64_MAX;
   l->may_preempt = policy->preempt_mode != PX_PREEMPT_OFF;
   for (uint32_t i = 0; i < s->njobs; i++)
     l->runs[i] = (struct px_sim_jobrun){-1, -1, -1, 0, 0, PX_SIMJ_PENDING, 0};

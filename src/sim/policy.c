@@ -70,6 +70,45 @@ static int parse_thresholds(const char *v, struct px_conf_sched *s) {
   return 0;
 }
 
+/*
+ * SchedulerParameters=opt=N,... with Slurm's names, as slurm.conf reads them
+ * (src/conf/slurm.c): bf_interval (seconds), bf_max_job_test,
+ * default_queue_depth, bf_window (minutes), bf_resolution (seconds).
+ * bf_continue is accepted and changes nothing (a simulated pass is never
+ * interrupted); any other option is an error: the simulator cannot honour it.
+ */
+static int sched_param(struct px_conf_sched *s, const char *item) {
+  const char *eq = strchr(item, '=');
+  size_t klen = eq ? (size_t)(eq - item) : strlen(item);
+  uint32_t v = 0;
+  if (klen == 11 && !strncasecmp(item, "bf_continue", klen)) return eq ? PX_EPARSE : 0;
+  if (!eq || parse_u32(eq + 1, &v)) return PX_EPARSE;
+  if (klen == 11 && !strncasecmp(item, "bf_interval", klen) && v <= 86400) s->bf_interval_s = v;
+  else if (klen == 15 && !strncasecmp(item, "bf_max_job_test", klen)) s->bf_max_job_test = s->backfill_depth = v;
+  else if (klen == 19 && !strncasecmp(item, "default_queue_depth", klen)) s->default_queue_depth = v;
+  else if (klen == 9 && !strncasecmp(item, "bf_window", klen) && v <= 100000000) s->backfill_window_s = (int64_t)v * 60;
+  else if (klen == 13 && !strncasecmp(item, "bf_resolution", klen) && v > 0) s->backfill_resolution_s = v;
+  else return PX_EPARSE;
+  return 0;
+}
+
+static int sched_params(struct px_conf_sched *s, const char *v, int lineno, struct px_diag *d) {
+  char buf[512];
+  if (!*v || strlen(v) >= sizeof buf)
+    return px_diag_set(d, PX_EPARSE, -1, "line %d: SchedulerParameters: empty or over 511 characters", lineno);
+  snprintf(buf, sizeof buf, "%s", v);
+  char *save = NULL;
+  struct px_conf_sched next = *s;
+  for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save))
+    if (sched_param(&next, it))
+      return px_diag_set(d, PX_EPARSE, -1,
+                         "line %d: SchedulerParameters: %.64s: expected bf_interval=0..86400, bf_max_job_test=N, "
+                         "default_queue_depth=N, bf_window=MINUTES, bf_resolution=SECONDS>0 or bf_continue",
+                         lineno, it);
+  *s = next;
+  return 0;
+}
+
 static int set_key(struct px_sim_policy *p, const char *k, const char *v) {
   struct px_conf_sched *s = &p->sched;
   if (!strcasecmp(k, "PolicyName")) {
@@ -93,6 +132,13 @@ static int set_key(struct px_sim_policy *p, const char *k, const char *v) {
     return 0;
   }
   if (!strcasecmp(k, "BackfillDepth")) return parse_u32(v, &s->backfill_depth);
+  if (!strcasecmp(k, "BackfillWindow")) return parse_duration(v, &s->backfill_window_s);
+  if (!strcasecmp(k, "BackfillResolution")) {
+    uint32_t x;
+    if (parse_u32(v, &x) || x == 0) return PX_EPARSE;
+    s->backfill_resolution_s = x;
+    return 0;
+  }
   if (!strcasecmp(k, "PriorityType")) return one_of(v, prio_types, &s->priority_type);
   if (!strcasecmp(k, "PriorityOrder")) {
     if (!strcasecmp(v, "multifactor")) s->order = PX_ORDER_MULTIFACTOR;
@@ -160,6 +206,11 @@ static int parse_line(struct px_sim_policy *p, char *line, int lineno, struct px
     if (!eq) return px_diag_set(d, PX_EPARSE, -1, "line %d: '%.64s' is not Key=Value", lineno, w);
     *eq = '\0';
     char *k = trim(w), *v = trim(eq + 1);
+    if (!strcasecmp(k, "SchedulerParameters")) {
+      int rc = sched_params(&p->sched, v, lineno, d);
+      if (rc) return rc;
+      continue;
+    }
     int rc = set_key(p, k, v);
     if (rc == PX_ENOENT)
       return px_diag_set(d, PX_EPARSE, -1, "line %d: %.64s is not a scheduling key a policy may set", lineno, k);

@@ -58,8 +58,8 @@ static void conservative_backfills_and_promises(void **state) {
   assert_int_equal(e.expected_start_s, 2000);
   /* E's reservation: at slot 20 every node but 2 is free; best fit takes node 0. */
   const struct pxc_tl *tl = &f.core->pol->tl;
-  assert_int_equal(tl->cell[0 * tl->nslots + 20].gpu, 4);
-  assert_int_equal(tl->cell[3 * tl->nslots + 20].gpu, 8);
+  assert_int_equal(pxc_tl_row(tl, 0)[20].gpu, 4);
+  assert_int_equal(pxc_tl_row(tl, 3)[20].gpu, 8);
   pf_close(&f);
 }
 
@@ -86,7 +86,7 @@ static void easy_reserves_only_the_top_job(void **state) {
   assert_int_equal(e.expected_start_s, 2000);
   assert_non_null(strstr(e.why, "(estimate)"));
   const struct pxc_tl *tl = &f.core->pol->tl;
-  assert_int_equal(tl->cell[0 * tl->nslots + 20].gpu, 8);
+  assert_int_equal(pxc_tl_row(tl, 0)[20].gpu, 8);
   pf_close(&f);
 }
 
@@ -129,10 +129,10 @@ static void gang_reservation_stays_in_one_leaf(void **state) {
   assert_int_equal(pf_view(f.core, 7).expected_start_s, 1000);
   assert_int_equal(pf_view(f.core, 8).expected_start_s, 1000);
   const struct pxc_tl *tl = &f.core->pol->tl;
-  assert_int_equal(tl->cell[3 * tl->nslots + 10].gpu, 0);
-  assert_int_equal(tl->cell[4 * tl->nslots + 10].gpu, 0);
-  assert_int_equal(tl->cell[0 * tl->nslots + 10].gpu, 0); /* H */
-  assert_int_equal(tl->cell[0 * tl->nslots + 30].gpu, 8);
+  assert_int_equal(pxc_tl_row(tl, 3)[10].gpu, 0);
+  assert_int_equal(pxc_tl_row(tl, 4)[10].gpu, 0);
+  assert_int_equal(pxc_tl_row(tl, 0)[10].gpu, 0); /* H */
+  assert_int_equal(pxc_tl_row(tl, 0)[30].gpu, 8);
   pf_close(&f);
 }
 

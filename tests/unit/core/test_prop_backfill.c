@@ -215,9 +215,56 @@ static void preempt_and_quota_invariants(void **state) {
   assert_true(nreclaims > 5); /* the workload does exercise reclaim */
 }
 
+/* ---- the plan's incremental builds ------------------------------------ */
+
+/* A conservative-backfill workload on a window of 20 one-minute slots, with
+ * clock steps from 1 s to past the window: every build the cycles make
+ * (undoing the last cycle's reservations, recomputing the rows that changed,
+ * sliding the window by 1 to 19 slots, moving the rows back to the start of
+ * their storage) must equal a build from scratch. */
+static void plan_builds_equal_full_builds(void **state) {
+  (void)state;
+  uint32_t nslides = 0;
+  for (uint64_t seed = 1; seed <= 12; seed++) {
+    rs = seed * 15485863 + 11;
+    struct px_conf *conf = tc_conf(12, 4, 4, 0);
+    conf->sched.backfill = PX_BACKFILL_CONSERVATIVE;
+    conf->sched.backfill_resolution_s = 60;
+    conf->sched.backfill_window_s = 1200;
+    struct pf f = {.conf = conf};
+    pf_open(&f);
+    struct pxc_tl *tl = &f.core->pol->tl;
+    int64_t end[121], t = 0;
+    uint64_t nj = 0;
+    for (int step = 0; step < 150; step++) {
+      int64_t t0 = tl->t0;
+      t += rnd(8) == 0 ? 1300 + rnd(600) : 1 + rnd(240);
+      for (uint64_t i = 1; i <= nj; i++)
+        if (end[i] > 0 && end[i] <= t) {
+          pf_end(&f, i, t);
+          end[i] = 0;
+        }
+      for (uint32_t k = rnd(3); k > 0 && nj < 120; k--) {
+        bool gang = rnd(3) == 0;
+        pf_sub(&f, ++nj, "alice", gang ? 2 + rnd(3) : 0, gang ? 4 : 1 + rnd(4), 60 + rnd(2400), t);
+        end[nj] = -1;
+      }
+      pxc_tl_build(f.core, tl, t, false);
+      nslides += tl->t0 > t0 && tl->t0 - t0 < 19 * 60;
+      assert_int_equal(pxc_tl_verify(f.core, tl), 0);
+      pf_cycle(&f, t);
+      for (size_t a = 0; a < f.out.len; a++) /* runs 1/2 to all of its limit */
+        end[f.out.v[a].job_id] = t + f.out.v[a].time_limit_s / 2 + rnd((uint32_t)f.out.v[a].time_limit_s / 2 + 1);
+    }
+    pf_close(&f);
+  }
+  assert_true(nslides > 500); /* the windows did slide */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(backfill_keeps_promises),
+      cmocka_unit_test(plan_builds_equal_full_builds),
       cmocka_unit_test(preempt_and_quota_invariants),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
