@@ -45,12 +45,12 @@ void px_log(enum px_log_level level, const char *fmt, ...) {
   clock_gettime(CLOCK_REALTIME, &ts);
   struct tm tm;
   gmtime_r(&ts.tv_sec, &tm);
-  char stamp[32];
-  strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-
   pthread_mutex_lock(&log_lock);
   FILE *f = log_file ? log_file : stderr;
-  fprintf(f, "%s.%03ldZ %s %s: ", stamp, ts.tv_nsec / 1000000, log_tag, labels[level]);
+  /* not strftime: it loads the time zone (/etc/localtime) in every process
+   * that logs once, such as each job's supervisor; UTC needs none */
+  fprintf(f, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+          tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, log_tag, labels[level]);
   va_list ap;
   va_start(ap, fmt);
   vfprintf(f, fmt, ap);
