@@ -92,41 +92,48 @@ int px_journal_add_submit(struct px_server *s, uint64_t job_id, uint64_t nids,
   return 0;
 }
 
-/* One transaction for the rows of every job that ended in the last batch. */
-static void write_acct(struct px_server *s) {
-  size_t n = s->acct_pending.len;
-  if (!n) return;
-  struct px_acct_row *rows = calloc(n, sizeof *rows);
-  char **lists = calloc(n, sizeof *lists);
-  size_t k = 0;
-  for (size_t i = 0; rows && lists && i < n; i++) {
+/* The accounting rows of the jobs that ended in this batch (their records
+ * are applied already): *rows and *lists to free with free_acct. */
+static size_t build_acct(struct px_server *s, struct px_acct_row **rows, char ***lists) {
+  size_t n = s->acct_pending.len, k = 0;
+  *rows = n ? calloc(n, sizeof **rows) : NULL;
+  *lists = n ? calloc(n, sizeof **lists) : NULL;
+  for (size_t i = 0; *rows && *lists && i < n; i++) {
     struct px_sjob *j = px_jobs_find(s, s->acct_pending.v[i]);
     if (!j) continue;
-    lists[k] = px_jobs_nodelist(s, j);
-    px_jobs_acct_row(s, j, &rows[k], lists[k]);
+    (*lists)[k] = px_jobs_nodelist(s, j);
+    px_jobs_acct_row(s, j, &(*rows)[k], (*lists)[k]);
     k++;
   }
-  if (!rows || !lists || px_store_acct_put(s->store, rows, k))
-    px_warn("accounting rows of %zu jobs not written: %s", n, s->store->errmsg);
+  if (n && (!*rows || !*lists)) px_warn("accounting rows of %zu jobs not written: out of memory", n);
+  return k;
+}
+
+static void free_acct(struct px_acct_row *rows, char **lists, size_t k) {
   for (size_t i = 0; lists && i < k; i++) free(lists[i]);
   free(lists);
   free(rows);
-  px_u64vec_clear(&s->acct_pending);
 }
 
+/* The journal records and the accounting rows of the jobs they ended go in
+ * one transaction: one fsync per batch, not two. */
 int px_journal_commit(struct px_server *s) {
   if (!s->nbatch) return 0;
   int64_t t0 = px_now_mono_ns();
-  int rc = px_store_append(s->store, s->batch, s->nbatch);
+  struct px_acct_row *rows;
+  char **lists;
+  size_t nrows = build_acct(s, &rows, &lists);
+  int rc = px_store_append_acct(s->store, s->batch, s->nbatch, rows, nrows);
   px_metrics_commit(s->metrics, (double)(px_now_mono_ns() - t0) / 1e9);
   if (rc) px_error("journal commit of %zu records failed: %s", s->nbatch, s->store->errmsg);
+  free_acct(rows, lists, nrows);
   for (size_t i = 0; i < s->nbatch; i++) {
     free(s->batch_data[i]);
     free((char *)s->batch[i].subject);
   }
   s->nbatch = 0;
   if (!rc) atomic_store(&s->committed_seq, s->seq);
-  if (!rc) write_acct(s);
+  if (!rc) px_u64vec_clear(&s->acct_pending);
   return rc;
 }
 

@@ -127,7 +127,7 @@ int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, in
   int rc = px_journal_add(s, "end", j->id, NULL, json_dumps(o, JSON_COMPACT), now);
   json_decref(o);
   s->need_cycle = true;
-  if (!rc) rc = px_u64vec_push(&s->acct_pending, j->id); /* written after the commit */
+  if (!rc) rc = px_u64vec_push(&s->acct_pending, j->id); /* written with the commit */
   return rc;
 }
 

@@ -90,7 +90,9 @@ typedef int (*px_store_arch_fn)(void *ctx, const struct px_store_arch *a);
 /* The backend table; px_store_* below dispatch through it. */
 struct px_store_ops {
   const char *name;
-  int (*append)(struct px_store *s, const struct px_store_rec *recs, size_t n);
+  /* recs, then the accounting rows (upserts; may be none), one transaction */
+  int (*append)(struct px_store *s, const struct px_store_rec *recs, size_t n,
+                const struct px_acct_row *rows, size_t nrows);
   int (*replay)(struct px_store *s, uint64_t after_seq, px_store_rec_fn fn, void *ctx);
   int (*last_seq)(struct px_store *s, uint64_t *seq);
   int (*snapshot_put)(struct px_store *s, uint64_t seq, const char *data, size_t len);
@@ -121,7 +123,14 @@ int px_store_open(const char *url, struct px_store **out, struct px_diag *d);
 void px_store_close(struct px_store *s); /* NULL is a no-op */
 
 static inline int px_store_append(struct px_store *s, const struct px_store_rec *r, size_t n) {
-  return s->ops->append(s, r, n);
+  return s->ops->append(s, r, n, NULL, 0);
+}
+/* The group commit with the accounting rows of the jobs that ended in it:
+ * one transaction, one fsync (the rows written in a second transaction of
+ * their own cost a second fsync per batch that ended jobs). */
+static inline int px_store_append_acct(struct px_store *s, const struct px_store_rec *r, size_t n,
+                                       const struct px_acct_row *rows, size_t nrows) {
+  return s->ops->append(s, r, n, rows, nrows);
 }
 static inline int px_store_replay(struct px_store *s, uint64_t after, px_store_rec_fn fn,
                                   void *ctx) {

@@ -51,9 +51,7 @@ static int pg_rollback(struct pg_store *s, int rc) {
   return rc;
 }
 
-static int pg_append(struct px_store *ps, const struct px_store_rec *r, size_t n) {
-  struct pg_store *s = (struct pg_store *)ps;
-  if (pg_exec(s, "BEGIN")) return PX_EIO;
+static int journal_rows(struct pg_store *s, const struct px_store_rec *r, size_t n) {
   for (size_t i = 0; i < n; i++) {
     char seq[24], t[24], job[24];
     snprintf(seq, sizeof seq, "%llu", (unsigned long long)r[i].seq);
@@ -64,9 +62,22 @@ static int pg_append(struct px_store *ps, const struct px_store_rec *r, size_t n
                               "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
                               " VALUES($1, $2, $3, $4, $5, $6)",
                               6, vals);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_rollback(s, pg_fail(s, res, "append"));
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_fail(s, res, "append");
     PQclear(res);
   }
+  return 0;
+}
+
+static int acct_rows(struct pg_store *s, const struct px_acct_row *rows, size_t n);
+
+/* BEGIN, the inserts, COMMIT; a failure rolls everything back. */
+static int pg_append(struct px_store *ps, const struct px_store_rec *r, size_t n, const struct px_acct_row *rows,
+                     size_t nrows) {
+  struct pg_store *s = (struct pg_store *)ps;
+  if (pg_exec(s, "BEGIN")) return PX_EIO;
+  int rc = journal_rows(s, r, n);
+  if (!rc) rc = acct_rows(s, rows, nrows);
+  if (rc) return pg_rollback(s, rc);
   return pg_exec(s, "COMMIT") ? pg_rollback(s, PX_EIO) : 0;
 }
 
@@ -150,11 +161,9 @@ static int pg_snapshot_get(struct px_store *ps, uint64_t *seq, char **data, size
   return rc;
 }
 
-static int pg_acct_put(struct px_store *ps, const struct px_acct_row *rows, size_t n) {
-  struct pg_store *s = (struct pg_store *)ps;
+static int acct_rows(struct pg_store *s, const struct px_acct_row *rows, size_t n) {
   char sql[1536], num[16][24], real[32];
-  px_sql_acct_upsert(sql, sizeof sql, true);
-  if (pg_exec(s, "BEGIN")) return PX_EIO;
+  if (n) px_sql_acct_upsert(sql, sizeof sql, true);
   for (size_t i = 0; i < n; i++) {
     const struct px_acct_row *r = &rows[i];
     const int64_t ints[] = {(int64_t)r->job_id, r->attempt, (int64_t)r->array_job_id,
@@ -168,10 +177,14 @@ static int pg_acct_put(struct px_store *ps, const struct px_acct_row *rows, size
         r->qos,  r->state, r->nodelist, num[4], num[5], num[6], num[7],  num[8],
         num[9],  num[10], num[11], num[12], num[13], num[14], real};
     PGresult *res = pg_params(s, sql, PX_ACCT_NCOLUMNS, vals);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_rollback(s, pg_fail(s, res, "acct"));
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_fail(s, res, "acct");
     PQclear(res);
   }
-  return pg_exec(s, "COMMIT") ? pg_rollback(s, PX_EIO) : 0;
+  return 0;
+}
+
+static int pg_acct_put(struct px_store *ps, const struct px_acct_row *rows, size_t n) {
+  return pg_append(ps, NULL, 0, rows, n);
 }
 
 static PGresult *pg_query(struct pg_store *s, const struct px_sql *q) {

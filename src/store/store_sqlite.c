@@ -101,9 +101,7 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v) {
     sqlite3_bind_null(st, i);
 }
 
-static int sq_append(struct px_store *ps, const struct px_store_rec *r, size_t n) {
-  struct sq_store *s = (struct sq_store *)ps;
-  if (sq_exec(s, "BEGIN IMMEDIATE")) return PX_EIO;
+static int journal_rows(struct sq_store *s, const struct px_store_rec *r, size_t n) {
   for (size_t i = 0; i < n; i++) {
     sqlite3_stmt *st = s->ins_journal;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)r[i].seq);
@@ -115,13 +113,19 @@ static int sq_append(struct px_store *ps, const struct px_store_rec *r, size_t n
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    if (rc != SQLITE_DONE) {
-      sq_fail(s, "append");
-      sq_exec(s, "ROLLBACK");
-      return PX_EIO;
-    }
+    if (rc != SQLITE_DONE) return sq_fail(s, "append");
   }
-  if (sq_exec(s, "COMMIT")) {
+  return 0;
+}
+
+static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t n);
+
+/* BEGIN IMMEDIATE, the inserts, COMMIT; a failure rolls everything back. */
+static int sq_append(struct px_store *ps, const struct px_store_rec *r, size_t n, const struct px_acct_row *rows,
+                     size_t nrows) {
+  struct sq_store *s = (struct sq_store *)ps;
+  if (sq_exec(s, "BEGIN IMMEDIATE")) return PX_EIO;
+  if (journal_rows(s, r, n) || acct_rows(s, rows, nrows) || sq_exec(s, "COMMIT")) {
     sq_exec(s, "ROLLBACK");
     return PX_EIO;
   }
@@ -226,21 +230,19 @@ static void bind_acct(sqlite3_stmt *st, const struct px_acct_row *r) {
   sqlite3_bind_double(st, i, r->billable_tres_s);
 }
 
-static int sq_acct_put(struct px_store *ps, const struct px_acct_row *rows, size_t n) {
-  struct sq_store *s = (struct sq_store *)ps;
-  if (sq_exec(s, "BEGIN IMMEDIATE")) return PX_EIO;
+static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t n) {
   for (size_t i = 0; i < n; i++) {
     bind_acct(s->ins_acct, &rows[i]);
     int step = sqlite3_step(s->ins_acct);
     sqlite3_reset(s->ins_acct);
     sqlite3_clear_bindings(s->ins_acct);
-    if (step != SQLITE_DONE) {
-      sq_fail(s, "acct");
-      sq_exec(s, "ROLLBACK");
-      return PX_EIO;
-    }
+    if (step != SQLITE_DONE) return sq_fail(s, "acct");
   }
-  return sq_exec(s, "COMMIT") ? (sq_exec(s, "ROLLBACK"), PX_EIO) : 0;
+  return 0;
+}
+
+static int sq_acct_put(struct px_store *ps, const struct px_acct_row *rows, size_t n) {
+  return sq_append(ps, NULL, 0, rows, n);
 }
 
 static int sq_prepare(struct sq_store *s, const struct px_sql *q, sqlite3_stmt **st) {

@@ -202,14 +202,46 @@ static void archive_moves_jobs(void **state) {
   px_store_close(s);
 }
 
+static int count_any(void *ctx, const struct px_acct_row *r) {
+  (void)r;
+  (*(int *)ctx)++;
+  return 0;
+}
+
+/* The group commit with accounting rows: both land, or (a record refused)
+ * neither does. */
+static void append_with_accounting(void **state) {
+  (void)state;
+  struct px_store *s = open_store();
+  uint64_t last;
+  assert_int_equal(px_store_last_seq(s, &last), 0);
+  struct px_store_rec ok[] = {{last + 1, 1000, "end", 31, NULL, "{}"}};
+  struct px_acct_row row = {.job_id = 31, .user = "carol", .account = "ml", .partition = "gpu",
+                            .state = "COMPLETED", .submit_time = 900, .start_time = 950, .end_time = 1000};
+  assert_int_equal(px_store_append_acct(s, ok, 1, &row, 1), 0);
+  int n = 0;
+  struct px_acct_query q = {.user = "carol"};
+  assert_int_equal(px_store_acct_query(s, &q, count_any, &n), 0);
+  assert_int_equal(n, 1);
+  /* seq last + 1 again: refused, so job 32's row must not appear either */
+  struct px_store_rec dup[] = {{last + 1, 1001, "end", 32, NULL, "{}"}};
+  row.job_id = 32;
+  assert_int_equal(px_store_append_acct(s, dup, 1, &row, 1), PX_EIO);
+  n = 0;
+  assert_int_equal(px_store_acct_query(s, &q, count_any, &n), 0);
+  assert_int_equal(n, 1);
+  px_store_close(s);
+}
+
 static void run_suite(const char *name) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(journal_append_replay),
       cmocka_unit_test(snapshot_put_get),
       cmocka_unit_test(accounting_and_usage),
       cmocka_unit_test(archive_moves_jobs),
+      cmocka_unit_test(append_with_accounting),
   };
-  if (_cmocka_run_group_tests(name, tests, 4, NULL, NULL)) exit(1);
+  if (_cmocka_run_group_tests(name, tests, 5, NULL, NULL)) exit(1);
 }
 
 static int start_pg(char *conninfo, size_t size) {
