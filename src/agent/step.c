@@ -107,7 +107,7 @@ static int step_env(const struct px_launch *l, uint32_t id, char **after, size_t
 }
 
 static int spawn_all(struct px_step_host *h, struct px_step_run *r, const struct px_launch *sl,
-                     char **after, char *err, size_t errlen) {
+                     uint32_t gpus_per_task, char **after, char *err, size_t errlen) {
   uint32_t n = sl->tasks_per_node[sl->node_rank];
   if (n > MAX_STEP_TASKS) return snprintf(err, errlen, "too many tasks on one node"), PX_ERANGE;
   r->pids = calloc(n, sizeof *r->pids);
@@ -116,7 +116,7 @@ static int spawn_all(struct px_step_host *h, struct px_step_run *r, const struct
   for (uint32_t i = 0; i < n; i++) {
     struct px_task_spec t = {.l = sl, .site = h->site, .cg = h->cg, .local_id = i,
                              .renumber_gpus = h->renumber_gpus, .pgid = *h->pgid,
-                             .truncate_output = true, .env_after = after};
+                             .truncate_output = true, .env_after = after, .gpus_per_task = gpus_per_task};
     pid_t pid;
     if (px_task_spawn(&t, &pid, err, errlen)) return PX_EIO;
     if (!*h->pgid) *h->pgid = pid;
@@ -147,7 +147,7 @@ void px_step_start(struct px_step_host *h, uint32_t id) {
   else if ((rc = step_env(h->l, id, after, 5))) snprintf(err, sizeof err, "out of memory");
   if (!rc) {
     *r = (struct px_step_run){.used = true, .id = id, .kill_at_ms = NEVER};
-    rc = spawn_all(h, r, &sl, after, err, sizeof err);
+    rc = spawn_all(h, r, &sl, o.gpus_per_task, after, err, sizeof err);
   }
   for (int i = 0; i < 5; i++) free(after[i]);
   px_step_order_fini(&o);

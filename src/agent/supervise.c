@@ -132,7 +132,7 @@ static void start_tasks(struct sup *s) {
   if (n > MAX_LOCAL_TASKS) return fail_launch(s, "too many tasks on one node");
   for (uint32_t i = 0; i < n; i++) {
     struct px_task_spec t = {l, &s->site, &s->cg, batch ? script : NULL, i, batch, s->renumber,
-                             s->pgid, i == 0, NULL};
+                             s->pgid, i == 0, NULL, 0};
     char err[512];
     pid_t pid;
     if (px_task_spawn(&t, &pid, err, sizeof err)) {

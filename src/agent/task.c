@@ -153,6 +153,26 @@ static int child(void *arg) {
 
 /* ---- the parent ---- */
 
+/* --gpus-per-task: local task k sees entries [k*per, (k+1)*per) of the
+ * node's GPU list, as Slurm binds them (--gpu-bind=per_task); the server
+ * checked that the node has enough. */
+static int gpu_slice(struct px_strvec *env, uint32_t local_id, uint32_t per) {
+  const char *all = px_jobenv_get(env, "CUDA_VISIBLE_DEVICES");
+  if (!all) return 0;
+  char mine[512] = "";
+  size_t len = 0;
+  uint32_t idx = 0;
+  for (const char *p = all; *p; idx++) {
+    size_t n = strcspn(p, ",");
+    if (idx >= local_id * per && idx < (local_id + 1) * per && len + n + 2 < sizeof mine)
+      len += (size_t)snprintf(mine + len, sizeof mine - len, "%s%.*s", len ? "," : "", (int)n, p);
+    p += n + (p[n] == ',');
+  }
+  int rc = px_jobenv_set(env, "CUDA_VISIBLE_DEVICES", mine);
+  rc |= px_jobenv_set(env, "GPU_DEVICE_ORDINAL", mine);
+  return rc | px_jobenv_set(env, "ROCR_VISIBLE_DEVICES", mine);
+}
+
 /* Login-like defaults the user's exported environment may lack. */
 static int user_defaults(struct px_strvec *env, const struct px_launch *l) {
   struct passwd *pw = getpwuid(l->uid);
@@ -182,6 +202,7 @@ static int build_env(const struct px_task_spec *t, struct px_strvec *env, char *
     snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
     if (px_jobenv_set(env, key, eq + 1)) return PX_ENOMEM;
   }
+  if (t->gpus_per_task && gpu_slice(env, t->local_id, t->gpus_per_task)) return PX_ENOMEM;
   *pid_value = (char *)px_jobenv_get(env, "SLURM_TASK_PID");
   return *pid_value ? 0 : PX_ENOMEM;
 }

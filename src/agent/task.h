@@ -38,6 +38,8 @@ struct px_task_spec {
   pid_t pgid;                /* 0: the task starts the job's process group */
   bool truncate_output;      /* the first writer of a shared output file */
   char *const *env_after;    /* "K=V" set over the built environment (a step's), or NULL */
+  uint32_t gpus_per_task;    /* 0: the task sees the job's GPUs on the node; else its own
+                              * slice of them, the local_id-th group of this many */
 };
 
 /* Forks and starts the task. 0 with *pid set, or an error with err filled

@@ -77,7 +77,8 @@ static json_t *step_body(const struct px_jobspec *spec, bool nodes_given, uint32
   if ((wd && json_object_set_new(b, "cwd", json_string(wd))) || json_object_set_new(b, "out_dir", json_string(dir)) ||
       json_object_set_new(b, "nodes", json_integer(nodes)) ||
       (ntasks && json_object_set_new(b, "ntasks", json_integer(ntasks))) ||
-      (per && !ntasks && json_object_set_new(b, "ntasks_per_node", json_integer(per))))
+      (per && !ntasks && json_object_set_new(b, "ntasks_per_node", json_integer(per))) ||
+      (spec->gpus_per_task && json_object_set_new(b, "gpus_per_task", json_integer(spec->gpus_per_task))))
     goto fail;
   return b;
 fail:

@@ -452,6 +452,7 @@ static json_t *step_to_json(const struct px_step_order *o) {
   bad |= px_wr_strv(j, "nodes", o->nodes) != 0;
   bad |= px_wr_u32v(j, "tasks_per_node", o->tasks_per_node, o->tasks_per_node ? o->nnodes : 0) != 0;
   bad |= px_wr_int(j, "ntasks", o->ntasks) != 0;
+  if (o->gpus_per_task) bad |= px_wr_int(j, "gpus_per_task", o->gpus_per_task) != 0;
   if (bad) {
     json_decref(j);
     return NULL;
@@ -477,6 +478,7 @@ static int step_check(struct px_rd *rd, const struct px_step_order *o, uint32_t 
   if (sum != o->ntasks)
     return px_rd_fail(rd, "ntasks", "%u differs from the %llu tasks of tasks_per_node", o->ntasks,
                       (unsigned long long)sum);
+  if (o->gpus_per_task > 64) return px_rd_fail(rd, "gpus_per_task", "%u is more than 64", o->gpus_per_task);
   return 0;
 }
 
@@ -498,6 +500,7 @@ static int step_from_json(json_t *j, uint32_t idx, struct px_step_order *out, st
   px_rd_strv(&rd, "nodes", true, &o.nodes, &o.nnodes);
   px_rd_u32v(&rd, "tasks_per_node", true, &o.tasks_per_node, &ntpn);
   px_rd_u32(&rd, "ntasks", true, &o.ntasks);
+  px_rd_u32(&rd, "gpus_per_task", false, &o.gpus_per_task);
   int rc = step_check(&rd, &o, nargv, ntpn);
   if (!rc) rc = px_rd_done(&rd);
   if (rc) {

@@ -177,6 +177,8 @@ struct px_step_order {
   uint32_t nnodes;
   uint32_t *tasks_per_node;     /* nnodes entries, each at least 1 */
   uint32_t ntasks;              /* their sum */
+  uint32_t gpus_per_task;       /* 0: every task sees the node's GPUs of the job; else
+                                 * local task i sees the i-th slice of that many */
 };
 
 char *px_step_order_encode(const struct px_step_order *o);

@@ -94,7 +94,7 @@ static struct sstep *slot(struct px_server *s) {
 
 struct step_body {
   char **argv, **env, *cwd, *out_dir;
-  uint32_t nargv, nenv, nodes, ntasks, per_node;
+  uint32_t nargv, nenv, nodes, ntasks, per_node, gpus_per_task;
 };
 
 static void body_fini(struct step_body *b) {
@@ -117,6 +117,8 @@ static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes
   px_rd_u32(&rd, "nodes", false, &b->nodes);
   px_rd_u32(&rd, "ntasks", false, &b->ntasks);
   px_rd_u32(&rd, "ntasks_per_node", false, &b->per_node);
+  px_rd_u32(&rd, "gpus_per_task", false, &b->gpus_per_task);
+  if (!rd.err && b->gpus_per_task > 64) px_rd_fail(&rd, "gpus_per_task", "%u is more than 64", b->gpus_per_task);
   if (!rd.err && !b->nargv) px_rd_fail(&rd, "argv", "must not be empty");
   if (!rd.err && b->out_dir[0] != '/') px_rd_fail(&rd, "out_dir", "must be an absolute path");
   if (!rd.err && b->cwd && b->cwd[0] != '/') px_rd_fail(&rd, "cwd", "must be an absolute path");
@@ -160,13 +162,27 @@ static void send_orders(struct px_server *s, const struct sstep *t, const struct
   struct px_step_order o = {.job_id = t->job_id, .step_id = t->step_id, .restart_count = t->restart,
                             .argv = b->argv, .env = b->env, .cwd = b->cwd, .out_dir = b->out_dir,
                             .nodes = names, .nnodes = t->nnodes, .tasks_per_node = t->tasks,
-                            .ntasks = t->ntasks};
+                            .ntasks = t->ntasks, .gpus_per_task = b->gpus_per_task};
   for (uint32_t i = 0; i < t->nnodes; i++) {
     char *json = px_step_order_encode(&o);
     if (!json || px_outbox_push(s->outbox, t->node[i], PX_ORDER_STEP, json))
       px_error("job %llu: cannot queue step %u for %s", (unsigned long long)t->job_id, t->step_id, names[i]);
   }
   free(names);
+}
+
+/* --gpus-per-task: every node must hold its tasks' share of the job's GPUs
+ * there (Slurm refuses such a step too). 0, or PX_EINVAL with d filled. */
+static int gpus_fit(const struct sstep *t, const struct step_body *b, const struct px_server *s,
+                    const struct px_sjob *j, struct px_diag *d) {
+  for (uint32_t i = 0; b->gpus_per_task && i < t->nnodes; i++) {
+    uint32_t have = (uint32_t)__builtin_popcountll(j->alloc[i].gpus);
+    if ((uint64_t)t->tasks[i] * b->gpus_per_task > have) {
+      return px_diag_set(d, PX_EINVAL, -1, "step.gpus_per_task: %u tasks x %u GPUs on %s exceed the job's %u GPUs there",
+                         t->tasks[i], b->gpus_per_task, s->conf->nodes[t->node[i]].name, have);
+    }
+  }
+  return 0;
 }
 
 /* The job, running, and the caller's to run steps in; else answered. */
@@ -211,6 +227,11 @@ static void step_add(struct px_server *s, struct px_req *r) {
     if (t) t->argv = NULL, sstep_fini(t);
     body_fini(&b);
     return px_req_error(r, 503, "NOMEM", "out of memory");
+  }
+  if (gpus_fit(t, &b, s, j, &d)) {
+    t->argv = NULL, sstep_fini(t);
+    body_fini(&b);
+    return px_req_answer(r, 400, px_error_diag(px_error_code(PX_EINVAL), &d));
   }
   s->steps->len++;
   send_orders(s, t, &b);

@@ -25,6 +25,10 @@ srun -N 2 -n 4 -l bash -c "$probe; echo err \$SLURM_PROCID >&2" > step1.txt 2> s
 echo "rc1 $?"
 srun bash -c 'echo rank $SLURM_PROCID; [ $SLURM_PROCID = 1 ] && exit 3; exit 0' > step2.txt 2> step2.err
 echo "rc2 $?"
+srun -N 2 -n 4 --gpus-per-task=1 -l bash -c 'echo $SLURM_LOCALID $CUDA_VISIBLE_DEVICES $GPU_DEVICE_ORDINAL' > step3.txt
+echo "rc3 $?"
+srun -N 2 -n 6 --gpus-per-task=1 true 2> step4.err
+echo "rc4 $?"
 SH
 out=$(sbatch -A ops -o "$work/job.out" "$work/job.sh" 2>&1)
 id=${out#Submitted batch job }
@@ -60,6 +64,14 @@ done
 [ "$(wc -l < step1.txt)" = 4 ] || fail "step 1: want 4 lines: $(cat step1.txt)"
 grep -q "error: .*: task 1: Exited with exit code 3" step2.err || fail "step 2 stderr: $(cat step2.err)"
 [ "$(sort step2.txt | paste -sd,)" = "rank 0,rank 1" ] || fail "step 2 output: $(cat step2.txt)"
+# step 3: --gpus-per-task=1, two tasks per node: each sees its own one of the node's two GPUs
+for r in 0 1 2 3; do
+  grep -qx "$r: $((r % 2)) $((r % 2)) $((r % 2))" step3.txt || fail "step 3 rank $r: $(cat step3.txt)"
+done
+grep -qx 'rc3 0' job.out || fail "step 3 status: $(cat job.out)"
+# step 4: three tasks of one GPU each on a node where the job holds two: refused, saying why
+grep -qx 'rc4 1' job.out || fail "step 4 (too many GPUs) should fail: $(cat job.out)"
+grep -q "gpus_per_task: 3 tasks x 1 GPUs on .* exceed the job's 2 GPUs there" step4.err || fail "step 4 message: $(cat step4.err)"
 [ -z "$(ls -A | grep phalanx-srun)" ] || fail "srun left its output directories: $(ls -A)"
 echo "ok   srun in a 2-node batch job: tasks on both nodes, ranks, step ids, output, exit status"
 

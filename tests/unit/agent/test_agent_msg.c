@@ -202,7 +202,7 @@ static void step_codecs(void **state) {
   uint32_t tpn[] = {2, 1};
   struct px_step_order o = {.job_id = 7, .step_id = 3, .restart_count = 1, .argv = argv, .env = env,
                             .cwd = "/home/a", .out_dir = "/home/a/.s", .nodes = nodes, .nnodes = 2,
-                            .tasks_per_node = tpn, .ntasks = 3};
+                            .tasks_per_node = tpn, .ntasks = 3, .gpus_per_task = 2};
   struct px_agent_work w = {.seq = 9, .step = &o, .nstep = 1}, w2;
   struct px_diag d;
   char *s = px_agent_work_encode(&w);
@@ -215,6 +215,7 @@ static void step_codecs(void **state) {
   assert_string_equal(w2.step[0].out_dir, "/home/a/.s");
   assert_int_equal(w2.step[0].tasks_per_node[0], 2);
   assert_string_equal(w2.step[0].nodes[1], "n02");
+  assert_int_equal(w2.step[0].gpus_per_task, 2);
   px_agent_work_fini(&w2);
   free(s);
   /* no step: no "step" key at all (an older agent's strict decoder) */
@@ -257,6 +258,8 @@ static void step_codecs(void **state) {
        "\"tasks_per_node\":[1],\"ntasks\":1}", "step.step_id"},
       {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
        "\"tasks_per_node\":[1],\"ntasks\":1,\"gpus\":[]}", "step.gpus"},
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[1],\"ntasks\":1,\"gpus_per_task\":65}", "step.gpus_per_task"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     struct px_step_order x;
