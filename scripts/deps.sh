@@ -23,6 +23,7 @@ packages=(
   libsqlite3-dev
   make
   munge
+  musl-tools
   ninja-build
   pkg-config
   postgresql

@@ -158,7 +158,7 @@ struct px_squeue_opts {
   bool noheader, long_list, start;
   int64_t now;
 };
-int px_fmt_squeue(FILE *out, struct px_job_info *jobs, size_t n, const struct px_squeue_opts *o,
+int px_fmt_squeue(FILE *out, const struct px_job_info *jobs, size_t n, const struct px_squeue_opts *o,
                   struct px_diag *d);
 
 struct px_sinfo_opts {

@@ -139,6 +139,27 @@ int px_cmd_term_width(void) {
   return ws.ws_col;
 }
 
+/* The server's name for the caller (GET /v1/whoami, on a connection of its
+ * own), for when this host's passwd lookup knows none: the front end built
+ * against musl reads /etc/passwd (and nscd) but not sssd's or LDAP's modules,
+ * while the server resolves names through the system's NSS. */
+static bool user_from_server(char *name, size_t n) {
+  struct px_client cl;
+  struct px_diag d;
+  long status = 0;
+  json_t *resp = NULL;
+  bool ok = false;
+  px_diag_clear(&d);
+  if (!px_client_init(&cl, &d) && !px_client_call(&cl, "GET", "/v1/whoami", NULL, &status, &resp, &d) &&
+      status == 200) {
+    const char *u = json_string_value(json_object_get(resp, "user"));
+    if (u && *u && strlen(u) < n) snprintf(name, n, "%s", u), ok = true;
+  }
+  json_decref(resp);
+  px_client_fini(&cl);
+  return ok;
+}
+
 const char *px_cmd_user(void) {
   static char name[64];
   if (name[0]) return name;
@@ -146,7 +167,7 @@ const char *px_cmd_user(void) {
   char buf[4096];
   if (getpwuid_r(getuid(), &pw, buf, sizeof buf, &res) == 0 && res)
     snprintf(name, sizeof name, "%s", pw.pw_name);
-  else
+  else if (!user_from_server(name, sizeof name))
     snprintf(name, sizeof name, "%u", (unsigned)getuid());
   return name;
 }

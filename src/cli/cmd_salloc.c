@@ -147,11 +147,12 @@ static int salloc_run(struct px_cmd *c, struct px_jobspec *spec, const struct px
   snprintf(dir, sizeof dir, "%s/.phalanx-salloc-%d", cwd, (int)getpid());
   if (mkdir(dir, 0700)) return px_cmd_error(c, "cannot create %s: %s", dir, strerror(errno)), 1;
   snprintf(out, sizeof out, "%s/alloc.out", dir);
+  /* No user name: the server takes it from the connection (cmd_sbatch.c). */
   spec->uid = (uint32_t)getuid();
   spec->gid = (uint32_t)getgid();
   int rc = 1;
   if ((!spec->name && !(spec->name = strdup(first < argc ? basename(argv[first]) : "interactive"))) ||
-      !(spec->user = strdup(px_cmd_user())) || !(spec->submit_dir = strdup(cwd)) ||
+      !(spec->submit_dir = strdup(cwd)) ||
       (!spec->workdir && !(spec->workdir = strdup(cwd))) || !(spec->script = alloc_script(dir)) ||
       !(spec->stdout_path = strdup(out)) || (!spec->env && px_step_copy_environ(&spec->env))) {
     px_cmd_error(c, "out of memory");

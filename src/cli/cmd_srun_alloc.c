@@ -95,11 +95,12 @@ static int fill_job(struct px_jobspec *s, const struct px_cli_extra *x, const ch
                     char **argv, int first, char *out_pat, char *err_pat, size_t n) {
   char cwd[4096], cmd[4096];
   if (!getcwd(cwd, sizeof cwd)) return PX_EIO;
+  /* No user name: the server takes it from the connection (cmd_sbatch.c). */
   s->uid = (uint32_t)getuid();
   s->gid = (uint32_t)getgid();
   snprintf(cmd, sizeof cmd, "%s", argv[first]);
-  if ((!s->name && !(s->name = strdup(basename(cmd)))) || !(s->user = strdup(px_cmd_user())) ||
-      !(s->submit_dir = strdup(cwd)) || (!s->workdir && !(s->workdir = strdup(cwd))))
+  if ((!s->name && !(s->name = strdup(basename(cmd)))) || !(s->submit_dir = strdup(cwd)) ||
+      (!s->workdir && !(s->workdir = strdup(cwd))))
     return PX_ENOMEM;
   if (!(s->script = step_script(self, argc, argv))) return PX_ENOMEM;
   if (!s->env && (!x->export_spec || strcasecmp(x->export_spec, "NONE")) && px_step_copy_environ(&s->env))

@@ -13,7 +13,9 @@ usage: cli_fake_server.py SOCKET_PATH
 import json
 import os
 import pwd
+import socket
 import socketserver
+import struct
 import sys
 import threading
 import time
@@ -42,7 +44,21 @@ def error(code, field, message):
     return {"error": {"code": code, "field": field, "message": message}}
 
 
-def submit(spec):
+# Names the server's host knows and the CLI's may not (a directory such as
+# LDAP that only the server reads): the CLI must ask GET /v1/whoami.
+DIRECTORY = {4242: "alice"}
+
+
+def user_name(uid):
+    if uid in DIRECTORY:
+        return DIRECTORY[uid]
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def submit(spec, uid):
     part = spec.get("partition") or "batch"
     if part not in ("batch", "urgent"):
         return 400, error("NOENT", "partition", "no partition '%s'" % part)
@@ -51,7 +67,7 @@ def submit(spec):
     if spec.get("nodes_min", 1) > 4:
         return 400, error("LIMIT", "nodes_min", "partition batch has 4 nodes; the job asks for %d" % spec["nodes_min"])
     # As the server: a job that names no user is the caller's (SO_PEERCRED).
-    spec.setdefault("user", pwd.getpwuid(os.getuid()).pw_name)
+    spec.setdefault("user", user_name(uid))
     spec.setdefault("partition", part)
     spec.setdefault("account", "llm")
     spec.setdefault("qos", "normal")
@@ -87,6 +103,10 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def peer_uid(self):
+        cred = self.connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", cred)[1]
+
     def body(self):
         n = int(self.headers.get("Content-Length") or 0)
         return json.loads(self.rfile.read(n)) if n else None
@@ -96,7 +116,9 @@ class Handler(BaseHTTPRequestHandler):
         q = urllib.parse.parse_qs(url.query)
         p = url.path.rstrip("/").split("/")[1:]
         if method == "POST" and p == ["v1", "jobs"]:
-            return submit(self.body()["job"])
+            return submit(self.body()["job"], self.peer_uid())
+        if method == "GET" and p == ["v1", "whoami"]:
+            return 200, {"user": user_name(self.peer_uid()), "uid": self.peer_uid()}
         if method == "GET" and p == ["v1", "jobs"]:
             # As the server: every job it holds, or those in the given states.
             states = q.get("state", [""])[0].split(",") if "state" in q else None
@@ -154,7 +176,7 @@ class Handler(BaseHTTPRequestHandler):
             return 200, {"shares": SHARES}
         if method == "POST" and p == ["test", "populate"]:
             for _ in range(int(q.get("n", ["0"])[0])):
-                submit({"name": "filler", "user": "root", "time_limit_s": 600, "cpus_per_task": 1})
+                submit({"name": "filler", "user": "root", "time_limit_s": 600, "cpus_per_task": 1}, 0)
             return 200, {}
         if method == "POST" and len(p) == 3 and p[0] == "test":
             j = find(p[2])

@@ -165,6 +165,21 @@ check "multi-node srun asks the server for a step" "1 rc=1" \
   "$(count_rc 'Unable to create step for job 77' env $alloc SLURM_JOB_NUM_NODES=2 srun hostname)"
 check "scontrol show hostnames" "gpu0001 gpu0002 gpu0010" "$(scontrol show hostnames 'gpu[0001-0002],gpu0010' | paste -sd' ')"
 
+# A user this host has no name for (a site's LDAP that only the server's host
+# reads; the fake server calls uid 4242 alice): the job is theirs by the
+# connection's credentials (sbatch sends no user), and --me asks the server
+# for the name. Needs root to switch uids.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && ! getent passwd 4242 >/dev/null; then
+  chmod 755 "$tmp" "$tmp/work" && chmod 666 "$tmp/px.sock"
+  as4242() { setpriv --reuid 4242 --regid 4242 --clear-groups "$@"; }
+  id=$(as4242 sbatch --parsable --wrap true 2>&1)
+  check "sbatch by a uid with no name here" "alice" "$(squeue -h -j "$id" -o %u 2>&1)"
+  check "squeue --me by that uid" "$id alice" "$(as4242 squeue --me -h -o '%i %u' 2>&1)"
+  check "squeue --me by root" "" "$(squeue --me -h -o '%i %u' 2>&1 | grep alice)"
+else
+  echo "skip uid 4242 checks (need root, setpriv and no user 4242)"
+fi
+
 # A server that is down: one line, non-zero, at once; a hung one: the same
 # within PHALANX_TIMEOUT. Each command is timed alone (ms), with slack for an
 # ASan build on a loaded machine.
