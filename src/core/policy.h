@@ -64,6 +64,11 @@ struct pxc_tl {
   size_t nundo, undo_cap;
   uint64_t *dirty_bits;       /* per node */
   uint32_t *dirty, ndirty;
+  /* A built row never decreases along the slots (releases only add); a take
+   * or a blocked window makes it drop where it starts. Per node, the last
+   * slot where it may drop since the build (dec_epoch == epoch_built, else
+   * none): past it the row is monotone, so a search checks one cell there. */
+  uint32_t *dec_last, *dec_epoch, epoch_built;
 };
 
 struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };
