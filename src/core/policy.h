@@ -243,6 +243,7 @@ struct pxc_policy {
   uint8_t *chosen;            /* per job slot: virtually released this search */
   size_t chosen_cap;
   uint32_t tries;             /* victim searches this cycle */
+  bool any_signal;            /* some job was submitted with --signal (the warning scan runs) */
   uint64_t *reclaimers;       /* pending jobs that preempted (bit 63: by reclaim: their account lends nothing) */
   size_t nreclaimers, reclaimers_cap;
   struct pxc_map preemptor_ids; /* the same ids, for the queue order */
