@@ -518,41 +518,34 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
 }
 
 /* Best fit: the node with the fewest free GPUs that suffice, first leaf,
- * then first node, that holds j for its whole limit. The candidates are
- * gathered in one pass over the pool's cells at slot k (strided reads: one
- * per node, not one per node and GPU count) into the fit's arrays, which
- * only receive the answer at the end, then tried in (GPUs, leaf, node)
- * order. Only (leaf, GPU count) pairs the histograms count are candidates. */
+ * then first node, that holds j for its whole limit. For each GPU count g
+ * the pool has at slot k (ascending), the leaves whose histogram counts
+ * nodes with g free are read in order, and in them the nodes with exactly
+ * g, until the leaf's count of them is seen; nodes this search already
+ * ruled out past k (skip) are not read at all. The first that holds j
+ * wins: most searches end at the first GPU counts, having read a few
+ * leaves rather than every node of the pool. */
 static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t pool,
                         uint32_t k, uint32_t kend, bool real, struct pxc_tl_fit *fit) {
   const struct pxc_pool *p = &c->pools[pool];
   uint32_t need = j->shape.exclusive ? 0 : j->shape.units * j->shape.gpu;
   const uint32_t *pc = &tl->pcnt[tl->pcnt_off[pool] + (size_t)k * (p->maxg + 1)];
-  uint32_t g0 = need, m = 0;
-  while (g0 <= p->maxg && !pc[g0]) g0++; /* pc: no node of the pool has g free */
-  if (g0 > p->maxg) return false;
-  uint32_t *cand = tl->nodes, *cg = tl->units;
-  for (uint32_t l = 0; l < p->nleaf; l++) {
-    const uint16_t *h = hist_at(tl, p, pool, k, l);
-    uint32_t any = 0;
-    for (uint32_t g = g0; g <= p->maxg && !any; g++) any = h[g];
-    if (!any) continue;
-    for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++) {
-      const struct pxc_tl_cell *cl = &pxc_tl_row(tl, p->leaf_nodes[q])[k];
-      if (!cl->usable || cl->gpu < g0 || !h[cl->gpu] || !pc[cl->gpu]) continue;
-      cand[m] = p->leaf_nodes[q];
-      cg[m++] = cl->gpu;
-    }
-  }
-  for (uint32_t g = g0; g <= p->maxg && m; g++) {
-    if (!pc[g]) continue;
-    for (uint32_t i = 0; i < m; i++) {
-      if (cg[i] != g || fit_units(c, tl, j, cand[i], k, kend, real) < j->shape.units) continue;
-      uint32_t node = cand[i];
-      fit->nnodes = 1;
-      fit->nodes[0] = node;
-      fit->units[0] = j->shape.units;
-      return true;
+  for (uint32_t g = need; g <= p->maxg; g++) {
+    if (!pc[g]) continue; /* no node of the pool has g free */
+    for (uint32_t l = 0; l < p->nleaf; l++) {
+      uint32_t left = hist_at(tl, p, pool, k, l)[g];
+      for (uint32_t q = p->leaf_start[l]; left && q < p->leaf_start[l + 1]; q++) {
+        uint32_t node = p->leaf_nodes[q];
+        if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k) continue;
+        const struct pxc_tl_cell *cl = &pxc_tl_row(tl, node)[k];
+        if (!cl->usable || cl->gpu != g) continue;
+        left--;
+        if (fit_units(c, tl, j, node, k, kend, real) < j->shape.units) continue;
+        fit->nnodes = 1;
+        fit->nodes[0] = node;
+        fit->units[0] = j->shape.units;
+        return true;
+      }
     }
   }
   return false;
