@@ -64,6 +64,11 @@ struct pxc_tl {
   size_t nundo, undo_cap;
   uint64_t *dirty_bits;       /* per node */
   uint32_t *dirty, ndirty;
+  /* A built row never decreases along the slots (releases only add); a take
+   * or a blocked window makes it drop where it starts. Per node, the last
+   * slot where it may drop since the build (dec_epoch == epoch_built, else
+   * none): past it the row is monotone, so a search checks one cell there. */
+  uint32_t *dec_last, *dec_epoch, epoch_built;
 };
 
 struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };
@@ -238,6 +243,7 @@ struct pxc_policy {
   uint8_t *chosen;            /* per job slot: virtually released this search */
   size_t chosen_cap;
   uint32_t tries;             /* victim searches this cycle */
+  bool any_signal;            /* some job was submitted with --signal (the warning scan runs) */
   uint64_t *reclaimers;       /* pending jobs that preempted (bit 63: by reclaim: their account lends nothing) */
   size_t nreclaimers, reclaimers_cap;
   struct pxc_map preemptor_ids; /* the same ids, for the queue order */

@@ -440,7 +440,7 @@ int pxc_preempt_begin(struct px_core *c, int64_t now, struct px_actions *out) {
   }
   pol->nreclaimers = keep;
   /* --signal=SIG@T: warn T seconds before the time limit, once per run */
-  for (size_t s = 0; s < c->njob_slots; s++) {
+  for (size_t s = 0; pol->any_signal && s < c->njob_slots; s++) {
     struct pxc_job *j = &c->jobs[s];
     if (j->state != PX_JOB_RUNNING || !j->signal_num || (j->flags & PXC_F_SIGNALLED) || !j->nalloc ||
         j->time_limit_s >= INT64_MAX / 4)

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "core/core_int.h"
+#include "core/policy.h"
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
@@ -285,6 +285,7 @@ int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *
   pxc_map_put(c, &c->job_by_id, job_id, slot);
   pxc_pending_add(c, &c->jobs[slot]);
   c->nlive++;
+  if (j.signal_num) c->pol->any_signal = true; /* from now on cycles look for --signal times */
   c->assoc[j.assoc].user_submit += ntasks;
   pxc_quser_get(c, j.qos, j.user)->submit += ntasks;
   return 0;

@@ -56,6 +56,10 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->ok_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_epoch);
   tl->dirty_bits = pxc_calloc(c, c->nnodes / 64 + 1, sizeof *tl->dirty_bits);
   tl->dirty = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dirty);
+  tl->dec_last = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dec_last);
+  tl->dec_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dec_epoch);
+  tl->epoch_built = 1;
+  if (!tl->dec_last || !tl->dec_epoch) return PX_ENOMEM;
   if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
       !tl->skip || !tl->skip_epoch || !tl->ok_from || !tl->ok_to || !tl->lkeys || !tl->ok_epoch || !tl->dirty_bits || !tl->dirty)
     return PX_ENOMEM;
@@ -64,7 +68,8 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
   void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
-               tl->skip, tl->skip_epoch, tl->ok_from, tl->ok_to, tl->lkeys, tl->ok_epoch, tl->dirty_bits, tl->dirty, tl->undo};
+               tl->skip, tl->skip_epoch, tl->ok_from, tl->ok_to, tl->lkeys, tl->ok_epoch, tl->dirty_bits, tl->dirty, tl->undo,
+               tl->dec_last, tl->dec_epoch};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   memset(tl, 0, sizeof *tl);
 }
@@ -117,6 +122,18 @@ static bool is_dirty(const struct pxc_tl *tl, uint32_t node) { return (tl->dirty
 
 /* Every node's releases (dirty_only false), or those of the dirty nodes and
  * of the others from slot clean_from on (the slots a shifted window adds). */
+/* node's row may drop at slot k (policy.h, dec_last). */
+static void note_drop(struct pxc_tl *tl, uint32_t node, uint32_t k) {
+  if (k >= tl->nslots) return;
+  if (tl->dec_epoch[node] != tl->epoch_built) tl->dec_epoch[node] = tl->epoch_built, tl->dec_last[node] = k;
+  else if (k > tl->dec_last[node]) tl->dec_last[node] = k;
+}
+
+/* The first slot from which node's row is known not to drop. */
+static uint32_t monotone_from(const struct pxc_tl *tl, uint32_t node) {
+  return tl->dec_epoch[node] == tl->epoch_built ? tl->dec_last[node] : 0;
+}
+
 static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, uint32_t clean_from) {
   for (size_t s = 0; s < c->njob_slots; s++) {
     const struct pxc_job *j = &c->jobs[s];
@@ -191,6 +208,7 @@ static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
  * clamp a cell, else base_ok was cleared). */
 static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
   undo_takes(c, tl);
+  tl->epoch_built++; /* back to the built rows: no drops */
   for (uint32_t i = 0; i < tl->ndirty; i++) {
     hist_row(c, tl, tl->dirty[i], -1);
     memset(pxc_tl_row(tl, tl->dirty[i]), 0, tl->nslots * sizeof *tl->cell);
@@ -247,6 +265,7 @@ static void slide_hists(struct px_core *c, struct pxc_tl *tl, uint32_t m) {
 static void build_shifted(struct px_core *c, struct pxc_tl *tl, uint32_t m, int64_t now, int64_t t0) {
   uint32_t S = tl->nslots;
   undo_takes(c, tl);
+  tl->epoch_built++; /* back to the built rows: no drops */
   for (uint32_t i = 0; i < tl->ndirty; i++) hist_row(c, tl, tl->dirty[i], -1);
   slide_rows(c, tl, m);
   slide_hists(c, tl, m);
@@ -278,6 +297,7 @@ static void hist_sizes(const struct px_core *c, const struct pxc_tl *tl, size_t 
 
 static void build_full(struct px_core *c, struct pxc_tl *tl, int64_t now, int64_t t0, bool full) {
   clear_dirty(tl);
+  tl->epoch_built++; /* no drops but the advance reservations' windows (pxc_tl_block) */
   tl->now = now;
   tl->t0 = t0;
   tl->off = 0;
@@ -358,6 +378,8 @@ uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const st
     return 0; /* features, GPU type */
   const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   if (k0 >= k1) return 0;
+  uint32_t mono = monotone_from(tl, node); /* from there on the minimum is the first cell */
+  if (mono < k1) k1 = mono > k0 ? mono + 1 : k0 + 1;
   struct pxc_tl_cell m = row[k0];
   for (uint32_t k = k0 + 1; k < k1; k++) {
     const struct pxc_tl_cell *x = &row[k];
@@ -373,6 +395,7 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   if (k1 > tl->nslots) k1 = tl->nslots;
+  if (k0 < k1) note_drop(tl, node, sign > 0 ? k0 : k1); /* a give-back drops where it ends */
   struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   for (uint32_t i = 0; i < n->npools; i++) { /* move the node between GPU buckets */
     const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
@@ -419,11 +442,16 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
 
 void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1) {
   (void)c;
+  if (k0 < k1) note_drop(tl, node, k0);
   for (uint32_t k = k0; k < k1 && k < tl->nslots; k++)
     pxc_tl_row(tl, node)[k] = (struct pxc_tl_cell){0, 0, 0, 0};
 }
 
 /* ---- search ------------------------------------------------------------ */
+
+static bool cell_short(const struct pxc_tl_cell *x, uint32_t g, uint32_t cpu, uint64_t mem) {
+  return !x->usable || x->gpu < g || x->cpu < cpu || x->mem_mib < mem;
+}
 
 /* For a fixed per-node need (single-node jobs, -N gangs): 0 when the node
  * holds it over [k0, k1), else the last slot where it does not + 1. Scanning
@@ -436,8 +464,23 @@ static uint32_t fixed_block(const struct px_core *c, const struct pxc_tl *tl, co
   uint32_t g = s->exclusive ? n->ngpu : u * s->gpu, cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
   uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
   const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
+  uint32_t k2 = monotone_from(tl, node);
+  if (k2 < k0) k2 = k0;
+  if (k2 < k1) { /* [k2, k1) never drops: the slots that fail it are a prefix */
+    if (cell_short(&row[k1 - 1], g, cpu, mem)) return k1;
+    if (cell_short(&row[k2], g, cpu, mem)) {
+      uint32_t lo = k2 + 1, hi = k1 - 1; /* first cell that holds it: in (k2, k1 - 1] */
+      while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (cell_short(&row[mid], g, cpu, mem)) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    }
+    k1 = k2;
+  }
   for (uint32_t k = k1; k-- > k0;)
-    if (!row[k].usable || row[k].gpu < g || row[k].cpu < cpu || row[k].mem_mib < mem) return k + 1;
+    if (cell_short(&row[k], g, cpu, mem)) return k + 1;
   return 0;
 }
 
@@ -475,41 +518,34 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
 }
 
 /* Best fit: the node with the fewest free GPUs that suffice, first leaf,
- * then first node, that holds j for its whole limit. The candidates are
- * gathered in one pass over the pool's cells at slot k (strided reads: one
- * per node, not one per node and GPU count) into the fit's arrays, which
- * only receive the answer at the end, then tried in (GPUs, leaf, node)
- * order. Only (leaf, GPU count) pairs the histograms count are candidates. */
+ * then first node, that holds j for its whole limit. For each GPU count g
+ * the pool has at slot k (ascending), the leaves whose histogram counts
+ * nodes with g free are read in order, and in them the nodes with exactly
+ * g, until the leaf's count of them is seen; nodes this search already
+ * ruled out past k (skip) are not read at all. The first that holds j
+ * wins: most searches end at the first GPU counts, having read a few
+ * leaves rather than every node of the pool. */
 static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t pool,
                         uint32_t k, uint32_t kend, bool real, struct pxc_tl_fit *fit) {
   const struct pxc_pool *p = &c->pools[pool];
   uint32_t need = j->shape.exclusive ? 0 : j->shape.units * j->shape.gpu;
   const uint32_t *pc = &tl->pcnt[tl->pcnt_off[pool] + (size_t)k * (p->maxg + 1)];
-  uint32_t g0 = need, m = 0;
-  while (g0 <= p->maxg && !pc[g0]) g0++; /* pc: no node of the pool has g free */
-  if (g0 > p->maxg) return false;
-  uint32_t *cand = tl->nodes, *cg = tl->units;
-  for (uint32_t l = 0; l < p->nleaf; l++) {
-    const uint16_t *h = hist_at(tl, p, pool, k, l);
-    uint32_t any = 0;
-    for (uint32_t g = g0; g <= p->maxg && !any; g++) any = h[g];
-    if (!any) continue;
-    for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++) {
-      const struct pxc_tl_cell *cl = &pxc_tl_row(tl, p->leaf_nodes[q])[k];
-      if (!cl->usable || cl->gpu < g0 || !h[cl->gpu] || !pc[cl->gpu]) continue;
-      cand[m] = p->leaf_nodes[q];
-      cg[m++] = cl->gpu;
-    }
-  }
-  for (uint32_t g = g0; g <= p->maxg && m; g++) {
-    if (!pc[g]) continue;
-    for (uint32_t i = 0; i < m; i++) {
-      if (cg[i] != g || fit_units(c, tl, j, cand[i], k, kend, real) < j->shape.units) continue;
-      uint32_t node = cand[i];
-      fit->nnodes = 1;
-      fit->nodes[0] = node;
-      fit->units[0] = j->shape.units;
-      return true;
+  for (uint32_t g = need; g <= p->maxg; g++) {
+    if (!pc[g]) continue; /* no node of the pool has g free */
+    for (uint32_t l = 0; l < p->nleaf; l++) {
+      uint32_t left = hist_at(tl, p, pool, k, l)[g];
+      for (uint32_t q = p->leaf_start[l]; left && q < p->leaf_start[l + 1]; q++) {
+        uint32_t node = p->leaf_nodes[q];
+        if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k) continue;
+        const struct pxc_tl_cell *cl = &pxc_tl_row(tl, node)[k];
+        if (!cl->usable || cl->gpu != g) continue;
+        left--;
+        if (fit_units(c, tl, j, node, k, kend, real) < j->shape.units) continue;
+        fit->nnodes = 1;
+        fit->nodes[0] = node;
+        fit->units[0] = j->shape.units;
+        return true;
+      }
     }
   }
   return false;

@@ -256,6 +256,48 @@ static void invariants_hold_over_random_runs(void **state) {
   assert_true(total > 600); /* the runs did schedule work */
 }
 
+/* The queue key's priority (prio.c computes only the factors of non-zero
+ * weight) equals the one sprio shows (every factor), for every pending job
+ * the cycle keyed, under weight sets that take either path. */
+static void queue_priority_equals_shown_priority(void **state) {
+  (void)state;
+  for (int set = 0; set < 3; set++) {
+    struct px_conf *conf = prop_conf();
+    conf->sched.weight_jobsize = set == 2 ? 500 : 0;
+    conf->sched.weight_partition = set == 1 ? 0 : 700;
+    conf->sched.weight_qos = set == 1 ? 0 : 1000;
+    conf->sched.weight_age = 1000 + 333 * (uint32_t)set;
+    struct px_core *c = tc_core(conf);
+    struct px_actions out;
+    px_actions_init(&out);
+    struct rng r = {77 + (uint64_t)set};
+    uint64_t id = 1;
+    uint32_t compared = 0;
+    for (int64_t now = 1000; now < 1000 + 40 * 3700; now += 3700) {
+      for (int k = 0; k < 10; k++) {
+        struct px_jobspec s;
+        random_spec(&r, &s, id);
+        s.dependency = NULL, s.array = NULL, s.nice = (int32_t)rnd(&r, 200) - 100;
+        px_core_submit(c, id++, &s, now, NULL, NULL);
+      }
+      assert_int_equal(px_core_cycle(c, now, &out), 0);
+      for (size_t slot = 0; slot < c->njob_slots; slot++) {
+        const struct pxc_job *j = &c->jobs[slot];
+        if (j->state != PX_JOB_PENDING || j->eligible_s == 0) continue;
+        struct px_job_view v;
+        assert_int_equal(px_core_job_get(c, j->id, &v), 0);
+        if (v.prio.priority != j->priority)
+          fail_msg("set %d job %llu: key %u, shown %u", set, (unsigned long long)j->id, j->priority, v.prio.priority);
+        compared++;
+      }
+    }
+    assert_true(compared > 100);
+    px_actions_fini(&out);
+    px_core_free(c);
+    px_conf_free(conf);
+  }
+}
+
 static void same_seed_same_actions(void **state) {
   (void)state;
   struct run_log a, b, c;
@@ -327,6 +369,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(invariants_hold_over_random_runs),
       cmocka_unit_test(same_seed_same_actions),
+      cmocka_unit_test(queue_priority_equals_shown_priority),
       cmocka_unit_test(allocation_failures_are_reported),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
