@@ -97,6 +97,7 @@ const char *px_api_arg(struct px_api_call *c, const char *name) {
 }
 
 void px_api_call_main(struct px_api_call *c, struct px_req *r) {
+  r->may_lead = !px_http_thread_lowered();
   if (px_queue_call(&c->s->queue, r)) {
     px_api_error(c, 503, "UNAVAILABLE", "server is shutting down");
     return;

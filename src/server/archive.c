@@ -105,8 +105,14 @@ int px_archive_checkpoint(struct px_server *s, int64_t now) {
     rows[k].job_id = id;
     if (!(rows[k++].data = job_text(s, j))) rc = PX_ENOMEM;
   }
-  if (!rc && k && (rc = px_store_archive(s->store, rows, k)))
-    px_warn("checkpoint of %zu jobs failed (retried later): %s", k, s->store->errmsg);
+  /* Their last records durable first: a checkpoint must not delete the
+   * journal rows of a job before a commit in flight adds one. */
+  if (!rc && k && (rc = px_commit_sync(s)) == 0) {
+    px_commit_lock(s);
+    if ((rc = px_store_archive(s->store, rows, k)))
+      px_warn("checkpoint of %zu jobs failed (retried later): %s", k, s->store->errmsg);
+    px_commit_unlock(s);
+  }
   for (size_t i = 0; i < k; i++) free((char *)rows[i].data);
   free(rows);
   px_map_fini(&deps);

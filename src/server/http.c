@@ -162,6 +162,8 @@ static void reader_priority(void) {
   setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 }
 
+bool px_http_thread_lowered(void) { return lowered; }
+
 struct listener {
   struct px_server *s;
   bool is_unix;

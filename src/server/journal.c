@@ -35,50 +35,17 @@
 #include "server/state.h"
 #include "util/log.h"
 
-static int batch_grow(struct px_server *s) {
-  if (s->nbatch < s->batch_cap) return 0;
-  size_t cap = s->batch_cap ? s->batch_cap * 2 : 256;
-  struct px_store_rec *b = realloc(s->batch, cap * sizeof *b);
-  if (!b) return PX_ENOMEM;
-  s->batch = b;
-  char **d = realloc(s->batch_data, cap * sizeof *d);
-  if (!d) return PX_ENOMEM;
-  s->batch_data = d;
-  s->batch_cap = cap;
-  return 0;
-}
-
-/* Appends a record to the batch (takes data); r gets its seq. */
-static int batch_append(struct px_server *s, struct px_store_rec *r, char *data) {
-  if (batch_grow(s)) {
-    free(data);
-    return PX_ENOMEM;
-  }
-  char *subject = NULL;
-  if (r->subject && !(subject = strdup(r->subject))) {
-    free(data);
-    return PX_ENOMEM;
-  }
-  r->seq = ++s->seq;
-  r->subject = subject;
-  r->data = data;
-  s->batch[s->nbatch] = *r;
-  s->batch_data[s->nbatch++] = data;
-  s->dirty = true;
-  return 0;
-}
-
 int px_journal_add(struct px_server *s, const char *kind, uint64_t job_id, const char *subject,
                    char *data, int64_t now) {
-  struct px_store_rec r = {0, now, kind, job_id, subject, NULL};
-  int rc = batch_append(s, &r, data);
+  struct px_store_rec r = {0, now, kind, job_id, subject, data};
+  int rc = px_commit_append(s, &r);
   return rc ? rc : px_journal_apply(s, &r, false);
 }
 
 int px_journal_add_submit(struct px_server *s, uint64_t job_id, uint64_t nids,
                           struct px_jobspec *spec, char *data, int64_t now) {
-  struct px_store_rec r = {0, now, "submit", job_id, NULL, NULL};
-  int rc = batch_append(s, &r, data);
+  struct px_store_rec r = {0, now, "submit", job_id, NULL, data};
+  int rc = px_commit_append(s, &r);
   struct px_sjob *j = rc ? NULL : px_jobs_add(s, job_id, spec);
   if (!j) {
     px_jobspec_fini(spec);
@@ -92,49 +59,12 @@ int px_journal_add_submit(struct px_server *s, uint64_t job_id, uint64_t nids,
   return 0;
 }
 
-/* The accounting rows of the jobs that ended in this batch (their records
- * are applied already): *rows and *lists to free with free_acct. */
-static size_t build_acct(struct px_server *s, struct px_acct_row **rows, char ***lists) {
-  size_t n = s->acct_pending.len, k = 0;
-  *rows = n ? calloc(n, sizeof **rows) : NULL;
-  *lists = n ? calloc(n, sizeof **lists) : NULL;
-  for (size_t i = 0; *rows && *lists && i < n; i++) {
-    struct px_sjob *j = px_jobs_find(s, s->acct_pending.v[i]);
-    if (!j) continue;
-    (*lists)[k] = px_jobs_nodelist(s, j);
-    px_jobs_acct_row(s, j, &(*rows)[k], (*lists)[k]);
-    k++;
-  }
-  if (n && (!*rows || !*lists)) px_warn("accounting rows of %zu jobs not written: out of memory", n);
-  return k;
-}
+/* The accounting rows of the jobs that ended go with the records (commit.c). */
+int px_journal_sync(struct px_server *s) { return px_commit_sync(s); }
 
-static void free_acct(struct px_acct_row *rows, char **lists, size_t k) {
-  for (size_t i = 0; lists && i < k; i++) free(lists[i]);
-  free(lists);
-  free(rows);
-}
-
-/* The journal records and the accounting rows of the jobs they ended go in
- * one transaction: one fsync per batch, not two. */
 int px_journal_commit(struct px_server *s) {
-  if (!s->nbatch) return 0;
-  int64_t t0 = px_now_mono_ns();
-  struct px_acct_row *rows;
-  char **lists;
-  size_t nrows = build_acct(s, &rows, &lists);
-  int rc = px_store_append_acct(s->store, s->batch, s->nbatch, rows, nrows);
-  px_metrics_commit(s->metrics, (double)(px_now_mono_ns() - t0) / 1e9);
-  if (rc) px_error("journal commit of %zu records failed: %s", s->nbatch, s->store->errmsg);
-  free_acct(rows, lists, nrows);
-  for (size_t i = 0; i < s->nbatch; i++) {
-    free(s->batch_data[i]);
-    free((char *)s->batch[i].subject);
-  }
-  s->nbatch = 0;
-  if (!rc) atomic_store(&s->committed_seq, s->seq);
-  if (!rc) px_u64vec_clear(&s->acct_pending);
-  return rc;
+  if (!px_commit_open(s) && !s->acct_pending.len) return 0;
+  return px_journal_sync(s);
 }
 
 /* ---- applying records ---- */

@@ -3,16 +3,19 @@
  *
  *   1. take every queued request (waiting until one comes or a timer is due)
  *   2. handle them: authorise, ask the core, append journal records
- *   3. group commit: one transaction + fsync for the whole batch
- *   4. answer them (only now: an acknowledged change is durable)
- *   5. scheduling cycle when something changed: core actions, journaled
- *      and committed, THEN launch orders to agents
- *   6. timers: node silence, pending reasons
- *   7. publish a snapshot for readers (at most every PUBLISH_MIN_NS)
+ *   3. seal the records for the group commit (commit.c): one of the
+ *      requests' threads commits them (one transaction + fsync for all that
+ *      were sealed meanwhile) and answers them, only then: an acknowledged
+ *      change is durable; this thread does not wait for it
+ *   4. scheduling cycle when something changed: core actions, journaled
+ *      and committed (waiting for it), THEN launch orders to agents
+ *   5. timers: node silence, pending reasons
+ *   6. publish a snapshot for readers (at most every PUBLISH_MIN_NS), once
+ *      everything it shows is durable
  *
- * A failed commit is fatal: the server exits without answering, so no client
- * hears yes for a change that is not durable, and a restart recovers the
- * journal's state.
+ * A failed commit is fatal: its requests and every later one are answered
+ * 503 and the server exits, so no client hears yes for a change that is not
+ * durable, and a restart recovers the journal's state.
  */
 #include <jansson.h>
 #include <signal.h>
@@ -225,12 +228,15 @@ static int64_t next_deadline(const struct px_server *s, int64_t now_ns, int64_t 
 }
 
 /*
- * Group commit, gathered: when fewer requests wait than the last batch
- * held, the clients of that batch are most likely writing their next
- * request right now (they just heard their answers), so wait for them a
- * little (at most GATHER_NS, far less than a commit's fsync) and commit
- * them together: with N clients each waiting for its answer, a batch then
- * holds about N requests instead of a few, for one fsync.
+ * Group commit, gathered: when fewer requests wait than recent groups held,
+ * the clients of the last group are most likely writing their next request
+ * right now (they just heard their answers), so wait for them a little (at
+ * most GATHER_NS, far less than an fsync) and commit them together: with N
+ * clients each waiting for its answer, a group then holds about N requests,
+ * the clients stay in step and each waits for one fsync. Without it they
+ * fall into a convoy, one request per commit, each client waiting for N.
+ * The target follows the largest recent group, down by one per gather that
+ * came up short (a client went away).
  */
 #define GATHER_NS 250000LL
 static size_t count(const struct px_req *r) {
@@ -239,18 +245,39 @@ static size_t count(const struct px_req *r) {
   return n;
 }
 
+static struct px_req *gather(struct px_server *s, struct px_req *reqs) {
+  size_t n = count(reqs);
+  if (n < s->gather_target) {
+    reqs = px_queue_take_more(&s->queue, reqs, s->gather_target, px_now_mono_ns() + GATHER_NS);
+    n = count(reqs);
+    if (n < s->gather_target) s->gather_target--;
+  }
+  if (n > s->gather_target) s->gather_target = n;
+  return reqs;
+}
+
+/*
+ * Handles a group of requests, then commits it. When this thread has other
+ * work now (a cycle is due, or more requests wait), the group is sealed for
+ * the group commit (commit.c): one of its own threads commits it and
+ * answers the rest while this one goes on, the cycle or the next group
+ * overlapping the fsync. Otherwise the commit runs here and this thread
+ * answers, one thread hand-off less per request (a lone sbatch). With
+ * accounting rows due (jobs ended) it runs here too, the rows right after.
+ */
 static int handle_batch(struct px_server *s, struct px_req *reqs) {
-  if (count(reqs) < s->last_batch)
-    reqs = px_queue_take_more(&s->queue, reqs, s->last_batch, px_now_mono_ns() + GATHER_NS);
-  s->last_batch = count(reqs);
+  reqs = gather(s, reqs);
   int64_t now = time(NULL);
   for (struct px_req *r = reqs; r; r = r->next) px_handle_request(s, r, now);
-  if (px_journal_commit(s)) return PX_EIO;
+  bool busy = px_now_mono_ns() >= cycle_due(s) || px_queue_pending(&s->queue);
+  if (busy && px_commit_seal(s, reqs)) return 0;
+  int rc = px_journal_sync(s);
   for (struct px_req *r = reqs, *next; r; r = next) {
     next = r->next; /* r is gone after px_req_done */
+    if (rc) px_req_error(r, 503, "UNAVAILABLE", "journal failure: the change was not recorded");
     px_req_done(r);
   }
-  return 0;
+  return rc ? PX_EIO : 0;
 }
 
 int px_server_run(struct px_server *s) {
@@ -260,6 +287,10 @@ int px_server_run(struct px_server *s) {
     int64_t mono = px_now_mono_ns();
     struct px_req *reqs = px_queue_take(&s->queue, next_deadline(s, mono, timers_ns));
     if (reqs && (rc = handle_batch(s, reqs))) break;
+    if (px_commit_failed(s)) { /* a leader's commit failed (commit.c) */
+      rc = PX_EIO;
+      break;
+    }
     mono = px_now_mono_ns();
     int64_t now = time(NULL);
     if (mono >= cycle_due(s)) {
@@ -274,6 +305,7 @@ int px_server_run(struct px_server *s) {
       timers_ns = mono + TIMER_NS;
     }
     if ((s->dirty && mono >= publish_due(s)) || (s->shares_stale && mono >= shares_due(s))) {
+      if ((rc = px_journal_sync(s))) break; /* readers see only what is durable */
       if (px_publish(s, now) == 0) s->dirty = false;
       s->last_publish_ns = px_now_mono_ns();
       s->publish_cost_ns = s->last_publish_ns - mono;

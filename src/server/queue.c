@@ -1,7 +1,8 @@
 /*
  * queue.c - requests from HTTP threads to the main thread (server.h). A FIFO
  * under one mutex; the caller sleeps on its own semaphore so that answering
- * a batch wakes exactly the threads whose requests were in it.
+ * a batch wakes exactly the threads whose requests were in it (one of them
+ * first, to commit the batch: commit.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ void px_queue_fini(struct px_queue *q) {
 int px_queue_call(struct px_queue *q, struct px_req *r) {
   sem_init(&r->done, 0, 0);
   r->next = NULL;
+  r->lead = NULL;
   r->status = 0;
   r->body = NULL;
   pthread_mutex_lock(&q->lock);
@@ -46,8 +48,16 @@ int px_queue_call(struct px_queue *q, struct px_req *r) {
   pthread_mutex_unlock(&q->lock);
   while (sem_wait(&r->done) != 0 && errno == EINTR) {
   }
+  if (r->lead) px_commit_lead(r); /* woken to commit its batch (commit.c) */
   sem_destroy(&r->done);
   return 0;
+}
+
+bool px_queue_pending(struct px_queue *q) {
+  pthread_mutex_lock(&q->lock);
+  bool any = q->head != NULL;
+  pthread_mutex_unlock(&q->lock);
+  return any;
 }
 
 void px_queue_poke(struct px_queue *q) {

@@ -132,6 +132,7 @@ int px_server_new(struct px_conf *conf, const struct px_server_opts *o, struct p
   if (!s) return PX_ENOMEM;
   s->conf = conf;
   px_queue_init(&s->queue);
+  px_commit_init(&s->commit);
   px_snapbox_init(&s->snaps);
   pthread_mutex_init(&s->rstore_lock, NULL);
   px_actions_init(&s->acts);
@@ -178,12 +179,7 @@ void px_server_free(struct px_server *s) {
   px_jobs_free_all(s);
   px_smap_fini(&s->node_names);
   free(s->nodes);
-  for (size_t i = 0; i < s->nbatch; i++) {
-    free(s->batch_data[i]);
-    free((char *)s->batch[i].subject);
-  }
-  free(s->batch);
-  free(s->batch_data);
+  px_commit_fini(&s->commit); /* after the HTTP threads: no leader is left */
   px_u64vec_fini(&s->acct_pending);
   px_archive_free(s);
   px_actions_fini(&s->acts);

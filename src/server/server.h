@@ -120,6 +120,8 @@ struct px_req {
   int status;                   /* HTTP status */
   char *body;                   /* malloc'd JSON */
   sem_t done;
+  bool may_lead;                /* its thread may run a group commit (not a lowered reader) */
+  struct px_commit_batch *lead; /* set when woken to lead its batch's commit (commit.c) */
   struct px_req *next;
 };
 
@@ -147,9 +149,13 @@ struct px_req *px_queue_take_more(struct px_queue *q, struct px_req *reqs, size_
 void px_req_answer(struct px_req *r, int status, char *body);
 /* Main thread, after the journal commit: wake r's thread (r is then gone). */
 void px_req_done(struct px_req *r);
+/* r's thread, woken to lead: commits every sealed batch (commit.c). */
+void px_commit_lead(struct px_req *r);
 /* Frees the request's owned payload (specs, report). */
 void px_req_fini(struct px_req *r);
 void px_queue_stop(struct px_queue *q);
+/* Main thread: does a request wait? */
+bool px_queue_pending(struct px_queue *q);
 /* Wakes the main thread without a request (a reader waits for a snapshot). */
 void px_queue_poke(struct px_queue *q);
 

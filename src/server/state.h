@@ -70,6 +70,23 @@ struct px_snode {
   char reason[256];
 };
 
+/* Group commit (commit.c): batches of journal records, sealed by the main
+ * thread in order and committed off it. */
+struct px_commit_batch;
+struct px_committer {
+  pthread_mutex_t store_lock;   /* held by whoever uses the store (commits, accounting, checkpoints) */
+  pthread_mutex_t lock;         /* the sealed queue, done flags and free list */
+  pthread_cond_t done_cv;       /* a batch is done */
+  struct px_commit_batch *open; /* main thread: the batch being built */
+  struct px_commit_batch *head, *tail; /* sealed, not yet committed */
+  struct px_commit_batch *free; /* done batches kept for reuse */
+  struct px_store_rec *scratch; /* several batches' records in one array (under store_lock) */
+  size_t scratch_cap;
+  struct px_acct_row *scratch_rows; /* and their accounting rows */
+  size_t scratch_rows_cap;
+  atomic_bool failed;           /* a commit failed: nothing more is committed */
+};
+
 struct px_server {
   struct px_conf *conf;
   struct px_server_opts opts;
@@ -104,10 +121,7 @@ struct px_server {
 
   struct px_snode *nodes;       /* conf->nnodes */
 
-  /* the batch being built for the next group commit */
-  struct px_store_rec *batch;
-  char **batch_data;
-  size_t nbatch, batch_cap;
+  struct px_committer commit;   /* group commit (commit.c) */
   struct px_actions acts;
   struct px_u64vec acct_pending; /* jobs whose accounting row is due */
   struct px_u64vec arch_wait;   /* finished jobs the next checkpoint archives (archive.c) */
@@ -116,7 +130,7 @@ struct px_server {
   size_t narch, arch_cap;
 
   bool need_cycle, dirty, nodes_dirty;
-  size_t last_batch;            /* requests in the last group commit (loop.c) */
+  size_t gather_target;         /* requests a group commit gathers (loop.c) */
   uint64_t cycles;              /* scheduling cycles run */
   int64_t cycle_cpu_ns;         /* main-thread CPU spent in them */
   int64_t last_cycle_ns, last_publish_ns, last_view_refresh_ns;
@@ -179,9 +193,32 @@ int px_journal_add(struct px_server *s, const char *kind, uint64_t job_id, const
  * result as applying the record, without decoding the JSON again). */
 int px_journal_add_submit(struct px_server *s, uint64_t job_id, uint64_t nids,
                           struct px_jobspec *spec, char *data, int64_t now);
-/* Commits the batch (group commit), then writes the accounting rows of jobs
- * that ended in it. Fatal on failure: the caller exits. */
+/* Commits the open batch (group commit) and waits for it, then writes the
+ * accounting rows of jobs that ended in it; nothing to do without records.
+ * Fatal on failure: the caller exits. */
 int px_journal_commit(struct px_server *s);
+/* The same, also when no record is open: returns when every record added
+ * so far is durable (before a snapshot shows the state to readers). */
+int px_journal_sync(struct px_server *s);
+
+/* ---- group commit (commit.c) ---- */
+void px_commit_init(struct px_committer *c);
+void px_commit_fini(struct px_committer *c);
+/* Appends r to the open batch (takes r->data, copies r->subject: r then
+ * points at the batch's copies until it is sealed) and gives it its seq. */
+int px_commit_append(struct px_server *s, struct px_store_rec *r);
+/* Does the open batch hold records? */
+bool px_commit_open(const struct px_server *s);
+/* Seals the open batch with reqs (answered once it is durable) and wakes
+ * the request that leads its commit; returns at once. false (nothing
+ * sealed) when no request may lead: commit with px_commit_sync instead. */
+bool px_commit_seal(struct px_server *s, struct px_req *reqs);
+/* Seals the open batch and returns once everything sealed is durable. */
+int px_commit_sync(struct px_server *s);
+bool px_commit_failed(struct px_server *s);
+/* The store to the main thread alone (no commit runs meanwhile). */
+void px_commit_lock(struct px_server *s);
+void px_commit_unlock(struct px_server *s);
 /* Rebuilds the state from the store at startup. */
 int px_journal_recover(struct px_server *s, struct px_diag *d);
 /* Applies one record to the job table, node table and core (live and replay). */
@@ -229,6 +266,8 @@ int px_publish(struct px_server *s, int64_t now);
 
 /* ---- HTTP (http.c) ---- */
 int px_http_start(struct px_server *s, struct px_diag *d);
+/* Does this thread serve listings at the lowered priority? */
+bool px_http_thread_lowered(void);
 void px_http_stop(struct px_server *s);
 
 /* Errors as JSON (http.c): {"error":{"code","message","field"}} malloc'd. */

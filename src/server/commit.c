@@ -1,0 +1,325 @@
+/*
+ * commit.c - group commit off the main thread (state.h).
+ *
+ * The main thread appends journal records to the open batch while it
+ * handles a group of requests, then seals the batch and goes on: it does not
+ * wait for the fsync. One of the batch's own API threads, already woken for
+ * it, leads: it commits every batch sealed so far in one transaction (the
+ * store under store_lock), answers the other requests of those batches, and
+ * then writes its own answer. So a client hears yes only after its change is
+ * durable, as before, with no more thread hand-offs than before (request
+ * thread -> main thread -> request thread), while the main thread already
+ * handles the next group or runs a scheduling cycle during the fsync; and
+ * the requests that arrive during one commit go together in the next.
+ *
+ * A batch also carries the accounting rows of the jobs its records ended,
+ * built when it is sealed (main thread, where the jobs are) and written in
+ * the same transaction: one fsync, and a job's end and its row are durable
+ * together.
+ *
+ * Order is kept: batches are committed in the order they were sealed (a
+ * leader takes the whole queue under store_lock), so a record never becomes
+ * durable before an earlier one. Whatever needs a durable state first
+ * (launch orders after a cycle, a snapshot for readers, accounting rows,
+ * checkpoints) calls px_commit_sync(), which commits the rest on the main
+ * thread and returns when everything sealed is durable.
+ *
+ * A failed commit is fatal as before: its requests and every later one are
+ * answered 503 (never yes), and the main loop stops (px_commit_failed).
+ * A thread that serves listings runs at a lower priority (http.c); it never
+ * leads, so that a commit never waits for a low-priority thread: when no
+ * request of a batch may lead, the main thread commits it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/state.h"
+#include "util/log.h"
+
+struct px_commit_batch {
+  struct px_server *s;
+  struct px_store_rec *recs;    /* owns each data and subject */
+  size_t n, cap;
+  struct px_acct_row *rows;     /* accounting rows of the jobs these records ended */
+  char **lists;                 /* their node lists (owned) */
+  size_t nrows;
+  struct px_req *reqs;          /* answered after the commit */
+  struct px_req *leader;        /* the one of reqs that leads (its thread answers itself) */
+  bool done;
+  int rc;
+  struct px_commit_batch *next;
+};
+
+void px_commit_init(struct px_committer *c) {
+  memset(c, 0, sizeof *c);
+  pthread_mutex_init(&c->store_lock, NULL);
+  pthread_mutex_init(&c->lock, NULL);
+  pthread_cond_init(&c->done_cv, NULL);
+}
+
+static void batch_clear(struct px_commit_batch *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    free((char *)b->recs[i].data);
+    free((char *)b->recs[i].subject);
+  }
+  for (size_t i = 0; b->lists && i < b->nrows; i++) free(b->lists[i]);
+  free(b->lists);
+  free(b->rows);
+  b->lists = NULL;
+  b->rows = NULL;
+  b->nrows = 0;
+  b->n = 0;
+  b->reqs = b->leader = NULL;
+  b->done = false;
+  b->rc = 0;
+}
+
+static void batch_free(struct px_commit_batch *b) {
+  if (!b) return;
+  batch_clear(b);
+  free(b->recs);
+  free(b);
+}
+
+void px_commit_fini(struct px_committer *c) {
+  for (struct px_commit_batch *b = c->free, *next; b; b = next) {
+    next = b->next;
+    batch_free(b);
+  }
+  batch_free(c->open);
+  free(c->scratch);
+  free(c->scratch_rows);
+  pthread_cond_destroy(&c->done_cv);
+  pthread_mutex_destroy(&c->lock);
+  pthread_mutex_destroy(&c->store_lock);
+}
+
+/* A batch from the free list (its arrays kept), or a new one. */
+static struct px_commit_batch *batch_get(struct px_server *s) {
+  struct px_committer *c = &s->commit;
+  pthread_mutex_lock(&c->lock);
+  struct px_commit_batch *b = c->free;
+  if (b) c->free = b->next;
+  pthread_mutex_unlock(&c->lock);
+  if (!b && !(b = calloc(1, sizeof *b))) return NULL;
+  b->s = s;
+  b->next = NULL;
+  return b;
+}
+
+static void batch_put(struct px_committer *c, struct px_commit_batch *b) {
+  batch_clear(b);
+  pthread_mutex_lock(&c->lock);
+  b->next = c->free;
+  c->free = b;
+  pthread_mutex_unlock(&c->lock);
+}
+
+int px_commit_append(struct px_server *s, struct px_store_rec *r) {
+  struct px_committer *c = &s->commit;
+  char *data = (char *)r->data, *subject = NULL;
+  if (!c->open) c->open = batch_get(s);
+  struct px_commit_batch *b = c->open;
+  if (b && b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 64;
+    struct px_store_rec *recs = realloc(b->recs, cap * sizeof *recs);
+    if (recs) b->recs = recs, b->cap = cap;
+  }
+  if (!b || b->n == b->cap || (r->subject && !(subject = strdup(r->subject)))) {
+    free(data);
+    return PX_ENOMEM;
+  }
+  r->seq = ++s->seq;
+  r->subject = subject;
+  b->recs[b->n++] = *r;
+  s->dirty = true;
+  return 0;
+}
+
+/* The records of batches as one array: the first batch's own when alone. */
+static const struct px_store_rec *gather(struct px_committer *c, struct px_commit_batch *list,
+                                         size_t *n) {
+  *n = 0;
+  size_t nb = 0;
+  for (struct px_commit_batch *b = list; b; b = b->next) *n += b->n, nb += b->n > 0;
+  if (nb <= 1) {
+    for (struct px_commit_batch *b = list; b; b = b->next)
+      if (b->n) return b->recs;
+    return NULL;
+  }
+  if (*n > c->scratch_cap) {
+    struct px_store_rec *p = realloc(c->scratch, *n * sizeof *p);
+    if (!p) return NULL;
+    c->scratch = p;
+    c->scratch_cap = *n;
+  }
+  size_t k = 0;
+  for (struct px_commit_batch *b = list; b; b = b->next) {
+    memcpy(c->scratch + k, b->recs, b->n * sizeof *b->recs);
+    k += b->n;
+  }
+  return c->scratch;
+}
+
+/* Their accounting rows as one array, likewise. */
+static const struct px_acct_row *gather_rows(struct px_committer *c, struct px_commit_batch *list, size_t *n) {
+  *n = 0;
+  size_t nb = 0;
+  for (struct px_commit_batch *b = list; b; b = b->next) *n += b->nrows, nb += b->nrows > 0;
+  if (nb <= 1) {
+    for (struct px_commit_batch *b = list; b; b = b->next)
+      if (b->nrows) return b->rows;
+    return NULL;
+  }
+  if (*n > c->scratch_rows_cap) {
+    struct px_acct_row *p = realloc(c->scratch_rows, *n * sizeof *p);
+    if (!p) return NULL;
+    c->scratch_rows = p;
+    c->scratch_rows_cap = *n;
+  }
+  size_t k = 0;
+  for (struct px_commit_batch *b = list; b; b = b->next) {
+    memcpy(c->scratch_rows + k, b->rows, b->nrows * sizeof *b->rows);
+    k += b->nrows;
+  }
+  return c->scratch_rows;
+}
+
+/* One transaction for the batches of list; 0 or PX_EIO (logged). */
+static int store_commit(struct px_server *s, struct px_commit_batch *list) {
+  struct px_committer *c = &s->commit;
+  if (atomic_load(&c->failed)) return PX_EIO; /* nothing after a failure becomes durable */
+  size_t n, nrows;
+  const struct px_store_rec *recs = gather(c, list, &n);
+  const struct px_acct_row *rows = gather_rows(c, list, &nrows);
+  if (!n && !nrows) return 0;
+  if ((n && !recs) || (nrows && !rows)) {
+    px_error("journal commit of %zu records: out of memory", n);
+    return PX_EIO;
+  }
+  int64_t t0 = px_now_mono_ns();
+  int rc = px_store_append_acct(s->store, recs, n, rows, nrows);
+  px_metrics_commit(s->metrics, (double)(px_now_mono_ns() - t0) / 1e9);
+  if (rc) px_error("journal commit of %zu records failed: %s", n, s->store->errmsg);
+  return rc ? PX_EIO : 0;
+}
+
+/* Answers the requests of a committed batch, but its leader's (that thread
+ * reads its batch's rc itself). A request is gone once answered. */
+static void answer(struct px_commit_batch *b, int rc) {
+  for (struct px_req *r = b->reqs, *next; r; r = next) {
+    next = r->next;
+    if (r == b->leader) continue;
+    if (rc) px_req_error(r, 503, "UNAVAILABLE", "journal failure: the change was not recorded");
+    px_req_done(r);
+  }
+}
+
+/* Commits every sealed batch, in order, under store_lock (held by the caller). */
+static void commit_sealed(struct px_server *s) {
+  struct px_committer *c = &s->commit;
+  pthread_mutex_lock(&c->lock);
+  struct px_commit_batch *list = c->head;
+  c->head = c->tail = NULL;
+  pthread_mutex_unlock(&c->lock);
+  if (!list) return;
+  int rc = store_commit(s, list);
+  uint64_t last = 0;
+  for (struct px_commit_batch *b = list; b; b = b->next)
+    if (b->n) last = b->recs[b->n - 1].seq;
+  if (!rc && last) atomic_store(&s->committed_seq, last);
+  for (struct px_commit_batch *b = list; b; b = b->next) answer(b, rc);
+  if (rc && !atomic_exchange(&c->failed, true)) px_queue_poke(&s->queue); /* the loop stops */
+  pthread_mutex_lock(&c->lock);
+  for (struct px_commit_batch *b = list, *next; b; b = next) {
+    next = b->next; /* an owner may take b back once done */
+    b->rc = rc;
+    b->done = true;
+  }
+  pthread_cond_broadcast(&c->done_cv);
+  pthread_mutex_unlock(&c->lock);
+}
+
+/* Main thread: the accounting rows of the jobs that ended since the last
+ * seal (their end records are in b) go with b. */
+static void take_acct(struct px_server *s, struct px_commit_batch *b) {
+  size_t n = s->acct_pending.len;
+  if (!n) return;
+  b->rows = calloc(n, sizeof *b->rows);
+  b->lists = calloc(n, sizeof *b->lists);
+  for (size_t i = 0; b->rows && b->lists && i < n; i++) {
+    struct px_sjob *j = px_jobs_find(s, s->acct_pending.v[i]);
+    if (!j) continue;
+    b->lists[b->nrows] = px_jobs_nodelist(s, j);
+    px_jobs_acct_row(s, j, &b->rows[b->nrows], b->lists[b->nrows]);
+    b->nrows++;
+  }
+  if (!b->rows || !b->lists) px_warn("accounting rows of %zu jobs not written: out of memory", n);
+  px_u64vec_clear(&s->acct_pending);
+}
+
+/* Queues the open batch (even an empty one: it carries requests). */
+static struct px_commit_batch *seal(struct px_server *s, struct px_req *reqs) {
+  struct px_committer *c = &s->commit;
+  struct px_commit_batch *b = c->open ? c->open : batch_get(s);
+  if (!b) return NULL;
+  c->open = NULL;
+  take_acct(s, b);
+  b->reqs = reqs;
+  pthread_mutex_lock(&c->lock);
+  if (c->tail) c->tail->next = b;
+  else c->head = b;
+  c->tail = b;
+  pthread_mutex_unlock(&c->lock);
+  return b;
+}
+
+static void wait_done(struct px_committer *c, struct px_commit_batch *b) {
+  pthread_mutex_lock(&c->lock);
+  while (!b->done) pthread_cond_wait(&c->done_cv, &c->lock);
+  pthread_mutex_unlock(&c->lock);
+}
+
+int px_commit_sync(struct px_server *s) {
+  struct px_committer *c = &s->commit;
+  struct px_commit_batch *b = seal(s, NULL);
+  pthread_mutex_lock(&c->store_lock);
+  commit_sealed(s);
+  pthread_mutex_unlock(&c->store_lock);
+  if (!b) return PX_ENOMEM; /* the records stay open: the next seal takes them */
+  wait_done(c, b); /* done already: committed above or by a leader before */
+  int rc = b->rc;
+  batch_put(c, b);
+  return rc ? rc : atomic_load(&c->failed) ? PX_EIO : 0;
+}
+
+bool px_commit_seal(struct px_server *s, struct px_req *reqs) {
+  struct px_req *leader = reqs;
+  while (leader && !leader->may_lead) leader = leader->next;
+  if (!leader) return false;
+  struct px_commit_batch *b = seal(s, reqs);
+  if (!b) return false;
+  b->leader = leader;
+  leader->lead = b;
+  sem_post(&leader->done); /* its thread runs px_commit_lead */
+  return true;
+}
+
+void px_commit_lead(struct px_req *r) {
+  struct px_commit_batch *b = r->lead;
+  struct px_committer *c = &b->s->commit;
+  pthread_mutex_lock(&c->store_lock);
+  commit_sealed(b->s); /* ours, unless an earlier leader took it along */
+  pthread_mutex_unlock(&c->store_lock);
+  wait_done(c, b);
+  if (b->rc) px_req_error(r, 503, "UNAVAILABLE", "journal failure: the change was not recorded");
+  r->lead = NULL;
+  batch_put(c, b);
+}
+
+bool px_commit_open(const struct px_server *s) { return s->commit.open && s->commit.open->n; }
+
+bool px_commit_failed(struct px_server *s) { return atomic_load(&s->commit.failed); }
+
+void px_commit_lock(struct px_server *s) { pthread_mutex_lock(&s->commit.store_lock); }
+void px_commit_unlock(struct px_server *s) { pthread_mutex_unlock(&s->commit.store_lock); }
