@@ -195,11 +195,13 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign);
 
 /* Gives back the takes since the last build (the reservations and starts
- * of the last cycle), newest first. */
+ * of the last cycle), newest first; not on dirty rows, which are counted
+ * out of the histograms as they are and rebuilt (every start's take is on
+ * one). */
 static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
   for (size_t i = tl->nundo; i-- > 0;) {
     const struct pxc_tl_undo *u = &tl->undo[i];
-    take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
+    if (!is_dirty(tl, u->node)) take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
   }
 }
 

@@ -107,7 +107,8 @@ static void test_errors(void **state) {
   assert_string_equal(d.msg, "line 1: 'justaword' is not Key=Value");
 }
 
-/* The shipped policies: the five built-ins of the issue plus LAS. */
+/* The shipped policies: the five built-ins of the issue, LAS, and the bench's
+ * conservative under Slurm-style cycle bounds. */
 static void test_examples(void **state) {
   (void)state;
   const char *src = getenv("PX_SRC");
@@ -123,6 +124,7 @@ static void test_examples(void **state) {
       {"multifactor", PX_BACKFILL_NONE, PX_ORDER_MULTIFACTOR, true, false, false},
       {"easy", PX_BACKFILL_EASY, PX_ORDER_MULTIFACTOR, true, false, false},
       {"conservative", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, false, false},
+      {"conservative-bounded", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, false, false},
       {"preempt", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, true, false},
       {"las", PX_BACKFILL_EASY, PX_ORDER_LAS, false, true, false},
   };
@@ -139,6 +141,7 @@ static void test_examples(void **state) {
     assert_int_equal(p.sched.weight_fairshare > 0, ex[i].fairshare);
     assert_int_equal(p.sched.preempt_mode != PX_PREEMPT_OFF, ex[i].preempt);
     assert_int_equal(strcmp(p.sched.priority_type, "priority/basic") == 0, ex[i].basic);
+    assert_int_equal(p.sched.bf_interval_s > 0, strstr(ex[i].file, "bounded") != NULL); /* the bench's bounds */
   }
 }
 
