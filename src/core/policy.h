@@ -44,7 +44,7 @@ struct pxc_tl {
   uint32_t nslots;
   struct pxc_tl_cell *cell;   /* node-major: slot k of node at cell[node * stride + off + k] */
   size_t stride, off;         /* a row's storage (2 nslots), the window's start in it */
-  size_t *hist_off;           /* per pool: start of its [k][leaf][g] counts */
+  size_t *hist_off;           /* per pool: start of its [leaf][k][g] counts (a leaf's slots adjacent) */
   uint16_t *hist;
   size_t *pcnt_off;           /* per pool: start of its [k][g] counts (all leaves) */
   uint32_t *pcnt;

@@ -93,7 +93,7 @@ uint32_t pxc_tl_end_slot(const struct pxc_tl *tl, uint32_t k, int64_t dur_s) {
 
 static uint16_t *hist_at(struct pxc_tl *tl, const struct pxc_pool *p, uint32_t pool, uint32_t k,
                          uint32_t lleaf) {
-  return &tl->hist[tl->hist_off[pool] + ((size_t)k * p->nleaf + lleaf) * (p->maxg + 1)];
+  return &tl->hist[tl->hist_off[pool] + ((size_t)lleaf * tl->nslots + k) * (p->maxg + 1)];
 }
 
 /* Counts a node's cells [k0, k1) into (sign +1) or out of (-1) its pools'
@@ -104,8 +104,8 @@ static void hist_cells(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint
   for (uint32_t i = 0; i < n->npools; i++) {
     const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
     const struct pxc_pool *p = &c->pools[np->pool];
-    size_t g1 = p->maxg + 1, hstride = (size_t)p->nleaf * g1;
-    uint16_t *h = &tl->hist[tl->hist_off[np->pool] + k0 * hstride + np->lleaf * g1];
+    size_t g1 = p->maxg + 1, hstride = g1;
+    uint16_t *h = hist_at(tl, p, np->pool, k0, np->lleaf);
     uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool] + k0 * g1];
     for (uint32_t k = k0; k < k1; k++, h += hstride, pc += g1)
       if (row[k].usable) h[row[k].gpu] = (uint16_t)(h[row[k].gpu] + sign), pc[row[k].gpu] += (uint32_t)sign;
@@ -195,11 +195,13 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign);
 
 /* Gives back the takes since the last build (the reservations and starts
- * of the last cycle), newest first. */
+ * of the last cycle), newest first; not on dirty rows, which are counted
+ * out of the histograms as they are and rebuilt (every start's take is on
+ * one). */
 static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
   for (size_t i = tl->nundo; i-- > 0;) {
     const struct pxc_tl_undo *u = &tl->undo[i];
-    take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
+    if (!is_dirty(tl, u->node)) take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
   }
 }
 
@@ -241,18 +243,22 @@ static void slide_rows(struct px_core *c, struct pxc_tl *tl, uint32_t m) {
   tl->off += m;
 }
 
-/* The same m-slot slide of every pool's histograms: slot 0 stays, slots
+/* Slides S slot records of unit bytes each m slots on: slot 0 stays, slots
  * 1 + m .. S move to 1 .. S - m, the last m start empty. */
+static void slide_slots(void *base, size_t unit, uint32_t S, uint32_t m) {
+  char *b = base;
+  memmove(b + unit, b + (1 + m) * unit, (S - 1 - m) * unit);
+  memset(b + (S - m) * unit, 0, m * unit);
+}
+
+/* The same m-slot slide of every pool's histograms (per leaf and pool-wide). */
 static void slide_hists(struct px_core *c, struct pxc_tl *tl, uint32_t m) {
   uint32_t S = tl->nslots;
   for (uint32_t p = 0; p < c->npools; p++) {
-    size_t hs = (size_t)c->pools[p].nleaf * (c->pools[p].maxg + 1), g1 = c->pools[p].maxg + 1;
-    uint16_t *h = &tl->hist[tl->hist_off[p]];
-    memmove(h + hs, h + (1 + m) * hs, (S - 1 - m) * hs * sizeof *h);
-    memset(h + (S - m) * hs, 0, m * hs * sizeof *h);
-    uint32_t *pc = &tl->pcnt[tl->pcnt_off[p]];
-    memmove(pc + g1, pc + (1 + m) * g1, (S - 1 - m) * g1 * sizeof *pc);
-    memset(pc + (S - m) * g1, 0, m * g1 * sizeof *pc);
+    const struct pxc_pool *pl = &c->pools[p];
+    size_t g1 = pl->maxg + 1;
+    for (uint32_t l = 0; l < pl->nleaf; l++) slide_slots(hist_at(tl, pl, p, 0, l), g1 * sizeof *tl->hist, S, m);
+    slide_slots(&tl->pcnt[tl->pcnt_off[p]], g1 * sizeof *tl->pcnt, S, m);
   }
 }
 
@@ -400,8 +406,8 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
   for (uint32_t i = 0; i < n->npools; i++) { /* move the node between GPU buckets */
     const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
     const struct pxc_pool *p = &c->pools[np->pool];
-    size_t g1 = p->maxg + 1, hstride = (size_t)p->nleaf * g1;
-    uint16_t *h = &tl->hist[tl->hist_off[np->pool] + (size_t)k0 * hstride + np->lleaf * g1];
+    size_t g1 = p->maxg + 1, hstride = g1;
+    uint16_t *h = hist_at(tl, p, np->pool, k0, np->lleaf);
     uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool] + (size_t)k0 * g1];
     for (uint32_t k = k0; k < k1; k++, h += hstride, pc += g1) {
       if (!row[k].usable) continue;

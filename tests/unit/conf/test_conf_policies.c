@@ -79,6 +79,25 @@ static void good_values_set_their_fields(void **state) {
   }
 }
 
+/* The cycle bounds of issue 5: Slurm's names in SchedulerParameters, 0
+ * (unbounded) when absent. */
+static void cycle_bounds_are_read(void **state) {
+  (void)state;
+  const char *lines[] = {"", "SchedulerParameters=bf_interval=30,bf_max_job_test=1000,default_queue_depth=100\n"};
+  for (int i = 0; i < 2; i++) {
+    struct px_conf_text t = {lines[i], NULL, NULL, "slurm.conf", 0};
+    struct px_conf *c = NULL;
+    struct px_conf_diags d = {0};
+    assert_int_equal(px_conf_parse_text(&t, &c, &d), 0);
+    assert_int_equal(c->sched.bf_interval_s, i ? 30 : 0);
+    assert_int_equal(c->sched.bf_max_job_test, i ? 1000 : 0);
+    assert_int_equal(c->sched.default_queue_depth, i ? 100 : 0);
+    assert_int_equal(d.nwarnings, 0);
+    px_conf_free(c);
+    px_conf_diags_fini(&d);
+  }
+}
+
 struct err_case {
   const char *slurm, *acct;
   const char *file;
@@ -98,6 +117,7 @@ static const struct err_case errs[] = {
     {"SchedulerParameters=bf_window=x\n", NULL, "slurm.conf", 1, "bf_window=x: expected a whole number"},
     {"SchedulerParameters=bf_resolution=0\n", NULL, "slurm.conf", 1, "bf_resolution=0: expected a positive number of seconds"},
     {"SchedulerParameters=bf_max_job_test=-2\n", NULL, "slurm.conf", 1, "bf_max_job_test=-2: expected a whole number"},
+    {"SchedulerParameters=bf_interval=86401\n", NULL, "slurm.conf", 1, "bf_interval=86401: expected a whole number from 0 to 86400"},
     {"SchedulerParameters=bf_window=60,,defer\n", NULL, "slurm.conf", 1, "SchedulerParameters"},
     {"BackfilWindow=60\n", NULL, "slurm.conf", 1, "did you mean BackfillWindow?"},
     {"", "QOS=high GraceSignal=USR3\n", "accounts.conf", 1, "GraceSignal=USR3: expected a signal name"},
@@ -172,6 +192,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(las_thresholds_are_read),
       cmocka_unit_test(good_values_set_their_fields),
+      cmocka_unit_test(cycle_bounds_are_read),
       cmocka_unit_test(every_error_names_file_line_and_problem),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

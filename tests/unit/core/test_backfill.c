@@ -165,6 +165,73 @@ static void why_names_another_partition_and_shorter_time(void **state) {
   pf_close(&f);
 }
 
+/*
+ * SchedulerParameters bf_interval=60: the cycle at 0 is a backfill pass; the
+ * one at 10 a main pass, where C, which cannot start, holds back D and E
+ * (Slurm's main scheduler), and which owes the next backfill pass at 60. The
+ * pass at 60 backfills D (it ends at 560, before C's 1000) and owes nothing.
+ */
+static void bf_interval_defers_backfill_to_the_next_pass(void **state) {
+  (void)state;
+  struct pf f = {.conf = bf_conf(4, 0, PX_BACKFILL_CONSERVATIVE)};
+  f.conf->sched.bf_interval_s = 60;
+  setup_cde(&f);
+  assert_int_equal(f.out.len, 0);
+  assert_int_equal(tc_reason(f.core, 4), PX_REASON_PRIORITY);
+  assert_int_equal(px_core_next_pass_s(f.core), 60);
+  pf_cycle(&f, 30); /* still a main pass: nothing changes */
+  assert_int_equal(f.out.len, 0);
+  pf_cycle(&f, 60);
+  assert_int_equal(f.out.len, 1);
+  const struct px_action *d = tc_started(&f.out, 4);
+  assert_non_null(d);
+  assert_true(d->backfilled);
+  assert_int_equal(pf_view(f.core, 3).expected_start_s, 1000);
+  assert_int_equal(tc_reason(f.core, 5), PX_REASON_PRIORITY);
+  assert_int_equal(px_core_next_pass_s(f.core), 0);
+  pf_close(&f);
+}
+
+/* bf_max_job_test=2: at 10 the pass tries C (blocked, reserved) and D
+ * (backfilled), then stops: E is not tried and gets no estimate (without
+ * the bound it is promised 2000, conservative_backfills_and_promises). */
+static void bf_max_job_test_stops_the_pass(void **state) {
+  (void)state;
+  struct pf f = {.conf = bf_conf(4, 0, PX_BACKFILL_CONSERVATIVE)};
+  f.conf->sched.bf_max_job_test = 2;
+  setup_cde(&f);
+  assert_int_equal(f.out.len, 1);
+  assert_non_null(tc_started(&f.out, 4));
+  assert_int_equal(pf_view(f.core, 3).expected_start_s, 1000);
+  assert_int_equal(tc_reason(f.core, 5), PX_REASON_PRIORITY);
+  assert_int_equal(pf_view(f.core, 5).expected_start_s, 0);
+  pf_close(&f);
+}
+
+/* default_queue_depth=1 with bf_interval=60: the main pass at 10 starts X
+ * only (Y and Z would fit), and owes a backfill pass, which starts them. */
+static void default_queue_depth_bounds_main_passes(void **state) {
+  (void)state;
+  struct pf f = {.conf = bf_conf(4, 0, PX_BACKFILL_CONSERVATIVE)};
+  f.conf->sched.bf_interval_s = 60;
+  f.conf->sched.default_queue_depth = 1;
+  pf_open(&f);
+  pf_sub(&f, 1, "alice", 1, 8, 1000, 0);
+  pf_cycle(&f, 0);
+  assert_non_null(tc_started(&f.out, 1));
+  assert_int_equal(px_core_next_pass_s(f.core), 0);
+  for (uint64_t id = 2; id <= 4; id++) pf_sub(&f, id, "bob", 1, 8, 1000, 10);
+  pf_cycle(&f, 10);
+  assert_int_equal(f.out.len, 1);
+  assert_non_null(tc_started(&f.out, 2));
+  assert_int_equal(px_core_next_pass_s(f.core), 60);
+  pf_cycle(&f, 60);
+  assert_int_equal(f.out.len, 2);
+  assert_non_null(tc_started(&f.out, 3));
+  assert_non_null(tc_started(&f.out, 4));
+  pf_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(conservative_backfills_and_promises),
@@ -173,6 +240,9 @@ int main(void) {
       cmocka_unit_test(early_end_pulls_reservation_forward),
       cmocka_unit_test(gang_reservation_stays_in_one_leaf),
       cmocka_unit_test(why_names_another_partition_and_shorter_time),
+      cmocka_unit_test(bf_interval_defers_backfill_to_the_next_pass),
+      cmocka_unit_test(bf_max_job_test_stops_the_pass),
+      cmocka_unit_test(default_queue_depth_bounds_main_passes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,38 @@ static void test_keys(void **state) {
   assert_int_equal(p.sched.backfill, PX_BACKFILL_EASY);
 }
 
+/* Slurm's SchedulerParameters as slurm.conf writes them, and the Phalanx keys
+ * for the plan's window and step. */
+static void test_sched_params(void **state) {
+  (void)state;
+  struct px_sim_policy p = {.name = "x", .sched = cluster->sched};
+  struct px_diag d;
+  assert_int_equal(p.sched.bf_interval_s, 0); /* unbounded unless asked */
+  assert_int_equal(p.sched.bf_max_job_test, 0);
+  assert_int_equal(p.sched.default_queue_depth, 0);
+  const char *slurm = "SchedulerParameters=bf_continue,bf_interval=30,bf_max_job_test=1000,bf_window=1440,"
+                      "bf_resolution=60,default_queue_depth=100\n";
+  assert_int_equal(parse(&p, slurm, &d), 0);
+  assert_int_equal(p.sched.bf_interval_s, 30);
+  assert_int_equal(p.sched.bf_max_job_test, 1000);
+  assert_int_equal(p.sched.backfill_depth, 1000); /* as slurm.conf: the reservations too */
+  assert_int_equal(p.sched.default_queue_depth, 100);
+  assert_int_equal(p.sched.backfill_window_s, 86400);
+  assert_int_equal(p.sched.backfill_resolution_s, 60);
+  assert_int_equal(parse(&p, "BackfillWindow=2-0\nBackfillResolution=600", &d), 0);
+  assert_int_equal(p.sched.backfill_window_s, 2 * 86400);
+  assert_int_equal(p.sched.backfill_resolution_s, 600);
+  struct px_sim_policy before = p;
+  assert_int_equal(parse(&p, "SchedulerParameters=bf_interval=60,max_rpc_cnt=150", &d), PX_EPARSE);
+  assert_non_null(strstr(d.msg, "line 1: SchedulerParameters: max_rpc_cnt=150: expected bf_interval=0..86400"));
+  assert_int_equal(memcmp(&p, &before, sizeof p), 0); /* bf_interval=60 not applied either */
+  assert_int_equal(parse(&p, "SchedulerParameters=bf_interval=86401", &d), PX_EPARSE);
+  assert_int_equal(parse(&p, "SchedulerParameters=bf_resolution=0", &d), PX_EPARSE);
+  assert_int_equal(parse(&p, "SchedulerParameters=bf_continue=1", &d), PX_EPARSE);
+  assert_int_equal(parse(&p, "SchedulerParameters=", &d), PX_EPARSE);
+  assert_int_equal(parse(&p, "BackfillResolution=0", &d), PX_EPARSE);
+}
+
 static void test_errors(void **state) {
   (void)state;
   struct px_sim_policy p = {.name = "x", .sched = cluster->sched};
@@ -75,7 +107,8 @@ static void test_errors(void **state) {
   assert_string_equal(d.msg, "line 1: 'justaword' is not Key=Value");
 }
 
-/* The shipped policies: the five built-ins of the issue plus LAS. */
+/* The shipped policies: the five built-ins of the issue, LAS, and the bench's
+ * conservative under Slurm-style cycle bounds. */
 static void test_examples(void **state) {
   (void)state;
   const char *src = getenv("PX_SRC");
@@ -91,6 +124,7 @@ static void test_examples(void **state) {
       {"multifactor", PX_BACKFILL_NONE, PX_ORDER_MULTIFACTOR, true, false, false},
       {"easy", PX_BACKFILL_EASY, PX_ORDER_MULTIFACTOR, true, false, false},
       {"conservative", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, false, false},
+      {"conservative-bounded", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, false, false},
       {"preempt", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, true, false},
       {"las", PX_BACKFILL_EASY, PX_ORDER_LAS, false, true, false},
   };
@@ -107,6 +141,7 @@ static void test_examples(void **state) {
     assert_int_equal(p.sched.weight_fairshare > 0, ex[i].fairshare);
     assert_int_equal(p.sched.preempt_mode != PX_PREEMPT_OFF, ex[i].preempt);
     assert_int_equal(strcmp(p.sched.priority_type, "priority/basic") == 0, ex[i].basic);
+    assert_int_equal(p.sched.bf_interval_s > 0, strstr(ex[i].file, "bounded") != NULL); /* the bench's bounds */
   }
 }
 
@@ -116,6 +151,7 @@ int main(void) {
   if (!cluster) return 1;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_keys),
+      cmocka_unit_test(test_sched_params),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_examples),
   };

@@ -47,10 +47,11 @@ static void policy(struct px_sim_policy *p, const char *name, const struct px_co
   if (px_sim_policy_load(p, path, &base->sched, &d)) fail_msg("%s", d.msg);
 }
 
-/* Runs and checks each job's start time (jobs are in submit order; ids a, b, c, d). */
-static void expect_starts(struct world *w, const char *pol, const int64_t *starts, struct px_sim_result *r) {
-  struct px_sim_policy p;
-  policy(&p, pol, w->conf);
+/* Runs p and checks each job's start time (jobs are in submit order; ids a, b, c, d). */
+static void expect_starts_of(struct world *w, const struct px_sim_policy *pp, const int64_t *starts,
+                             struct px_sim_result *r) {
+  struct px_sim_policy p = *pp;
+  const char *pol = p.name;
   struct px_sim_jobrun *runs = NULL;
   struct px_sim_run_opts o = {.seed = 1, .runs_out = &runs};
   struct px_diag d;
@@ -64,6 +65,12 @@ static void expect_starts(struct world *w, const char *pol, const int64_t *start
   }
   free(runs);
   assert_true(r->conserved);
+}
+
+static void expect_starts(struct world *w, const char *pol, const int64_t *starts, struct px_sim_result *r) {
+  struct px_sim_policy p;
+  policy(&p, pol, w->conf);
+  expect_starts_of(w, &p, starts, r);
 }
 
 /*
@@ -108,6 +115,35 @@ static void test_backfill_hole(void **state) {
   assert_int_equal(r.backfilled, 1); /* c, past b's reservation */
   px_sim_result_fini(&r);
   expect_starts(&w, "conservative", with, &r);
+  assert_int_equal(r.backfilled, 1);
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
+/*
+ * The same hole with limits 2 x durations, conservative. Unbounded: b is
+ * promised a's limit (1200); c (limit 1080) backfills at 60, d (2400) would
+ * delay b; a and c end at 600, b runs 600-1800, d from 1800.
+ * SchedulerParameters=bf_interval=120: the cycle at 60 is a main pass (the
+ * pass at 0 was a backfill pass): b holds c back and the pass owes a
+ * backfill pass at 120, when the loop wakes with no event: c starts then
+ * (its limit ends at 1200, with b's promise). a ends at 600 but c runs until
+ * 660: b starts then, in a main pass, and d after it, at 1860.
+ */
+static void test_bf_interval_wakes(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "backfill_hole.csv", 1, 8, 2.0);
+  struct px_sim_result r;
+  struct px_sim_policy p;
+  policy(&p, "conservative", w.conf);
+  const int64_t unbounded[] = {0, 600, 60, 1800};
+  expect_starts_of(&w, &p, unbounded, &r);
+  px_sim_result_fini(&r);
+  const char *bound = "SchedulerParameters=bf_interval=120";
+  assert_int_equal(px_sim_policy_parse(&p, bound, strlen(bound), NULL), 0);
+  const int64_t bounded[] = {0, 660, 120, 1860};
+  expect_starts_of(&w, &p, bounded, &r);
   assert_int_equal(r.backfilled, 1);
   px_sim_result_fini(&r);
   world_close(&w);
@@ -230,6 +266,7 @@ static void test_determinism(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fifo_one_node),   cmocka_unit_test(test_backfill_hole),
+      cmocka_unit_test(test_bf_interval_wakes),
       cmocka_unit_test(test_gang_whole_node), cmocka_unit_test(test_conservation),
       cmocka_unit_test(test_determinism),     cmocka_unit_test(test_preempt_qos_map),
   };
