@@ -43,6 +43,7 @@ struct ajob {
   bool ended;
   uint64_t batch;            /* the order batch that launched it */
   char stop_reason[32];      /* the reason of the last stop order, "" when none */
+  char *pending;             /* control lines its supervisor could not take yet (held_line) */
   struct ajob *next;
 };
 
@@ -50,6 +51,7 @@ struct ajob {
  * next launch with their files (launch.c): a fresh directory costs seven
  * inodes, which a file system without a journal allocates slowly. */
 #define POOL_MAX 32
+#define HELD_RETRY_MS 2 /* held control lines (flush_held) are retried this often */
 
 struct agent {
   const struct px_agent_opts *o;
@@ -232,6 +234,7 @@ static void on_acked(const char *dir_in, void *ud) {
     if (strcmp(j->dir, dir) != 0) continue;
     px_map_put(&a->done, j->job_id, j->restart);
     *pp = j->next;
+    free(j->pending);
     free(j);
     break;
   }
@@ -266,6 +269,60 @@ static void launch(struct agent *a, const struct px_launch *l) {
   px_info("job %llu: started (supervisor %d)", (unsigned long long)l->job_id, (int)pid);
 }
 
+/* ---- control lines for a supervisor still starting ----
+ * A supervisor opens its control FIFO a few milliseconds after its fork
+ * (salloc's first srun, or a cancel, can come sooner). A line it cannot
+ * take yet is held here, in order, and retried from the main loop while the
+ * supervisor lives, instead of failing the step or being taken for a dead
+ * supervisor's job. */
+
+static bool supervisor_alive(const struct ajob *j) { return !j->ended && j->sup > 0 && kill(j->sup, 0) == 0; }
+
+/* 0: delivered or held; PX_ESTATE: no supervisor will ever read it. */
+static int ctl_send(struct ajob *j, const char *line) {
+  if (!j->pending && px_job_ctl_line(j->dir, line) == 0) return 0;
+  if (!supervisor_alive(j)) return PX_ESTATE;
+  size_t old = j->pending ? strlen(j->pending) : 0, len = strlen(line);
+  char *p = realloc(j->pending, old + len + 1);
+  if (!p) return PX_ESTATE;
+  memcpy(p + old, line, len + 1);
+  j->pending = p;
+  return 0;
+}
+
+static void step_report(struct agent *a, uint64_t job_id, uint32_t restart, uint32_t step, const char *state,
+                        int32_t exit_code, int32_t sig);
+
+/* A held line that will never be read: a step's share fails at once (srun
+ * must not wait for it); a stop order acts on what the job left. */
+static void undeliverable(struct agent *a, struct ajob *j, const char *line) {
+  unsigned step, sig, grace;
+  char reason[32];
+  if (sscanf(line, "step %u", &step) == 1) step_report(a, j->job_id, j->restart, step, "FAILED", 1, 0);
+  else if (sscanf(line, "%u %u %31s", &sig, &grace, reason) == 3)
+    px_job_order(j->dir, (int)sig, (int)grace, strcmp(reason, "-") ? reason : "");
+}
+
+/* Main loop: hands held lines over, in order; true while some stay held. */
+static bool flush_held(struct agent *a) {
+  bool left = false;
+  for (struct ajob *j = a->jobs; j; j = j->next) {
+    while (j->pending && *j->pending) {
+      char *nl = strchr(j->pending, '\n'), line[256];
+      size_t len = nl ? (size_t)(nl - j->pending) + 1 : strlen(j->pending);
+      snprintf(line, sizeof line, "%.*s", (int)len, j->pending);
+      if (px_job_ctl_line(j->dir, line) != 0) {
+        if (supervisor_alive(j)) break;
+        undeliverable(a, j, line);
+      }
+      memmove(j->pending, j->pending + len, strlen(j->pending + len) + 1);
+    }
+    if (j->pending && !*j->pending) free(j->pending), j->pending = NULL;
+    left |= j->pending != NULL;
+  }
+  return left;
+}
+
 /* Orders name a job, not an attempt. When an older attempt still runs
  * beside one launched in this same batch (a requeue onto this node), the
  * order is the old attempt's stop; otherwise it is for every attempt here. */
@@ -281,7 +338,9 @@ static void order(struct agent *a, const struct px_signal_order *s) {
     next = j->next; /* job_ended may free j */
     if (j->job_id != s->job_id || j->ended || (older && j->batch == a->batch)) continue;
     if (s->reason[0]) snprintf(j->stop_reason, sizeof j->stop_reason, "%s", s->reason);
-    if (px_job_order(j->dir, s->signal, s->grace_s, s->reason) == PX_ESTATE) job_ended(a, j);
+    char line[96];
+    snprintf(line, sizeof line, "%d %d %s\n", (int)s->signal, (int)s->grace_s, s->reason[0] ? s->reason : "-");
+    if (ctl_send(j, line) && px_job_order(j->dir, s->signal, s->grace_s, s->reason) == PX_ESTATE) job_ended(a, j);
   }
 }
 
@@ -310,7 +369,7 @@ static void step_order(struct agent *a, const struct px_step_order *o) {
   snprintf(name, sizeof name, "step.%u.json", o->step_id);
   snprintf(line, sizeof line, "step %u\n", o->step_id);
   int rc = !j ? PX_ENOENT : !json ? PX_ENOMEM : px_file_put(j->dir, name, json);
-  if (!rc) rc = px_job_ctl_line(j->dir, line);
+  if (!rc) rc = ctl_send(j, line);
   free(json);
   if (!rc) return;
   /* the job is not (or no longer) here: the step's share ends at once, so srun does not wait */
@@ -322,7 +381,7 @@ static void step_signal(struct agent *a, const struct px_signal_order *s) {
   struct ajob *j = running_job(a, s->job_id);
   char line[96];
   snprintf(line, sizeof line, "stepsig %u %d %d\n", s->step_id, (int)s->signal, (int)s->grace_s);
-  if (j) px_job_ctl_line(j->dir, line);
+  if (j) ctl_send(j, line);
 }
 
 /* "step:<jobdir name>:<N>" from a supervisor: the step's share ended here. */
@@ -508,6 +567,7 @@ static void loop(struct agent *a) {
     if (!a->link.registered && reg_at < wake) wake = reg_at;
     if (a->link.registered && px_link_due(&a->link) < wake) wake = px_link_due(&a->link);
     int timeout = wake > now ? (int)(wake - now) : 0;
+    if (flush_held(a) && timeout > HELD_RETRY_MS) timeout = HELD_RETRY_MS;
     struct pollfd p[3] = {{a->sfd, POLLIN, 0}, {a->link.wake[0], POLLIN, 0}, {a->nfd, POLLIN, 0}};
     if (poll(p, a->nfd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR) break;
     if (p[0].revents & POLLIN) {
@@ -537,6 +597,7 @@ static void agent_fini(struct agent *a) {
   px_zygote_stop(&a->zyg);
   while (a->jobs) {
     struct ajob *n = a->jobs->next;
+    free(a->jobs->pending);
     free(a->jobs);
     a->jobs = n;
   }

@@ -136,6 +136,24 @@ done
 wait_for 30 reported 33 n01 CANCELLED && wait_for 30 reported 33 n02 CANCELLED || fail "job 33 not cancelled"
 ok "a job step on both hosts: ranks, GPUs, user, cgroup, output files, per-node ends; a step signal spares the job"
 
+# A step, or a cancel, in the same answer as the job's launch reaches a
+# supervisor that has not opened its control FIFO yet (salloc's first srun,
+# scancel right after sbatch): the agent holds it until the supervisor
+# listens, so the step runs and the cancel cancels (no FAILED, no lost job).
+sj() { launch_json "$1" pxtest1 $'#!/bin/sh\nexec sleep '"$2"; }
+s2=$(jq -nc --arg out "$WORK/s2" '{job_id:34, step_id:0, argv:["/bin/true"], out_dir:$out, nodes:["n01"], tasks_per_node:[1], ntasks:1}')
+mkdir -p "$WORK/s2" && chown pxtest1 "$WORK/s2"
+mock_post "/test/work?node=n01" "$(jq -nc --argjson l "$(sj 34 4751)" --argjson s "$s2" '{launch:[$l], step:[$s]}')"
+mock_post "/test/work?node=n01" "$(jq -nc --argjson l "$(sj 35 4752)" \
+  '{launch:[$l], signal:[{job_id:35, signal:15, grace_s:1, reason:"CANCELLED"}]}')"
+wait_for 30 step_reported 34 0 n01 COMPLETED 0 ||
+  fail "a step sent with its job's launch: $(mock_get /test/reports | jq -c 'map(select(.job_id == 34))')"
+wait_for 30 reported 35 n01 CANCELLED ||
+  fail "a cancel sent with its job's launch: $(mock_get /test/reports | jq -c 'map(select(.job_id == 35))')"
+mock_post "/test/signal?node=n01" '{"job_id":34,"signal":15,"grace_s":1,"reason":"CANCELLED"}'
+wait_for 30 reported 34 n01 CANCELLED || fail "job 34 not cancelled"
+ok "a step and a cancel sent with the launch wait for the supervisor"
+
 # Cancel a running gang on both hosts: nothing is left on either.
 hold='echo up > '"$WORK"'/up.$SLURM_PROCID; trap "" TERM; setsid sleep 4731 & sleep 4732'
 mock_post "/test/launch?node=n01" "$(gang 32 0 '[0,1]' "$hold")"

@@ -7,6 +7,8 @@ Agent side:  POST /v1/agent/register, GET /v1/agent/work, POST /v1/agent/report,
              POST /v1/agent/heartbeat
 Test side:   POST /test/launch?node=N (body: a launch), POST /test/signal?node=N,
              POST /test/step?node=N (body: a step order),
+             POST /test/work?node=N (body: {"launch":[...],"step":[...],"signal":[...]},
+             queued at once, so that the agent takes them in one answer),
              GET /test/reports, GET /test/registrations, GET /test/heartbeats,
              POST /test/reports_down, POST /test/reports_up
 Usage: mock_server.py ADDR PORT
@@ -99,6 +101,13 @@ class Handler(BaseHTTPRequestHandler):
                 seq += 1
                 kind = u.path[len("/test/"):]
                 orders.setdefault(q["node"][0], []).append((seq, kind, b))
+                lock.notify_all()
+                self.reply(200, {"seq": seq})
+            elif u.path == "/test/work":
+                for kind in ("launch", "step", "signal"):
+                    for o in b.get(kind, []):
+                        seq += 1
+                        orders.setdefault(q["node"][0], []).append((seq, kind, o))
                 lock.notify_all()
                 self.reply(200, {"seq": seq})
             elif u.path == "/test/reports_down":
