@@ -229,6 +229,46 @@ static int update_node(struct px_cmd *c, int argc, char **argv) {
   return 1;
 }
 
+/* scontrol update PartitionName=P State=UP|DOWN [Reason=TEXT]: POST
+ * /v1/partitions/P/up|down. DOWN keeps the partition's jobs queued and
+ * starts none (reason PartitionDown), as Slurm's. */
+static int update_partition(struct px_cmd *c, int argc, char **argv) {
+  const char *part = NULL, *state = NULL, *reason = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (!strncasecmp(argv[i], "PartitionName=", 14)) part = argv[i] + 14;
+    else if (!strncasecmp(argv[i], "State=", 6)) state = argv[i] + 6;
+    else if (!strncasecmp(argv[i], "Reason=", 7)) reason = argv[i] + 7;
+    else {
+      px_cmd_error(c, "Update of %s is not supported for partitions (State is)", argv[i]);
+      return 1;
+    }
+  }
+  if (!part || !state) {
+    px_cmd_error(c, "scontrol update PartitionName=NAME State=UP|DOWN");
+    return 1;
+  }
+  const char *op = !strcasecmp(state, "UP") ? "up" : !strcasecmp(state, "DOWN") ? "down" : NULL;
+  if (!op) {
+    px_cmd_error(c, "State=%s is not supported for partitions by Phalanx (UP and DOWN are; DOWN keeps the jobs "
+                 "queued and starts none)", state);
+    return 1;
+  }
+  char path[300];
+  snprintf(path, sizeof path, "/v1/partitions/%s/%s", part, op);
+  json_t *body = reason ? json_pack("{s:s}", "reason", reason) : NULL, *resp = NULL;
+  long status = 0;
+  int rc = px_cmd_call(c, "POST", path, body, &status, &resp);
+  if (!rc && status / 100 != 2) {
+    char msg[512];
+    px_client_error_text(status, resp, msg, sizeof msg);
+    px_cmd_error(c, "slurm_update error: %s", msg);
+    rc = 1;
+  }
+  json_decref(body);
+  json_decref(resp);
+  return rc;
+}
+
 static int scontrol_show(struct px_cmd *c, int argc, char **argv) {
   const char *what = argc > 0 ? argv[0] : "", *arg = argc > 1 ? argv[1] : NULL;
   if (!strncasecmp(what, "job", 3)) return show_jobs(c, arg);
@@ -262,6 +302,8 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
     rc = rest > 0 ? px_cmd_job_op(&c, cmd, args[0]) : (px_cmd_error(&c, "%s: no job id", cmd), 1);
   else if (!strcasecmp(cmd, "update") && rest > 0 && !strncasecmp(args[0], "NodeName=", 9))
     rc = update_node(&c, rest, args);
+  else if (!strcasecmp(cmd, "update") && rest > 0 && !strncasecmp(args[0], "PartitionName=", 14))
+    rc = update_partition(&c, rest, args);
   else if (!strcasecmp(cmd, "update")) rc = update_job(&c, rest, args);
   else if (!strcasecmp(cmd, "ping")) {
     long status = 0;

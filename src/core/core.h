@@ -437,4 +437,9 @@ struct px_core_stats {
 };
 void px_core_stats(const struct px_core *c, struct px_core_stats *out);
 
+/* A partition set DOWN or UP while running (part_state.c): down, its jobs stay
+ * queued with reason PartitionDown and none starts. PX_ENOENT: no such index. */
+int px_core_partition_set_up(struct px_core *c, uint32_t part, bool up);
+bool px_core_partition_up(const struct px_core *c, uint32_t part);
+
 #endif

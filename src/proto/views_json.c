@@ -74,7 +74,7 @@ static const struct px_jfield part_fields[] = {
     PX_JF_S(P, name, 64, 0),
     PX_JF_S(P, nodelist, BIG, 0),
     PX_JF_B(P, is_default),
-    PX_JF_B(P, up),
+    {"up", PX_JF_BOOL, offsetof(P, up), 0, 0, 1, PX_JF_KEEP}, /* false too: readers take a missing one for up */
     PX_JF_NUM(P, max_time_s, PX_JF_I64, 0, INT64_MAX),
     PX_JF_NUM(P, default_time_s, PX_JF_I64, 0, INT64_MAX),
     PX_JF_NUM(P, nnodes, PX_JF_U32, 0, UINT32_MAX),

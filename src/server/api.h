@@ -74,6 +74,8 @@ void px_api_nodes_list(struct px_api_call *c);
 void px_api_node_show(struct px_api_call *c);
 void px_api_node_drain(struct px_api_call *c);
 void px_api_node_resume(struct px_api_call *c);
+void px_api_partition_down(struct px_api_call *c);
+void px_api_partition_up(struct px_api_call *c);
 void px_api_partitions(struct px_api_call *c);
 void px_api_shares(struct px_api_call *c);
 void px_api_usage(struct px_api_call *c);

@@ -35,6 +35,8 @@ static const struct px_route routes[] = {
     {"POST", "/v1/nodes/{}/drain", px_api_node_drain, false, false},
     {"POST", "/v1/nodes/{}/resume", px_api_node_resume, false, false},
     {"GET", "/v1/partitions", px_api_partitions, false, true},
+    {"POST", "/v1/partitions/{}/down", px_api_partition_down, false, false},
+    {"POST", "/v1/partitions/{}/up", px_api_partition_up, false, false},
     {"GET", "/v1/shares", px_api_shares, false, true},
     {"GET", "/v1/usage", px_api_usage, false, false},
     {"GET", "/v1/accounting", px_api_accounting, false, false},

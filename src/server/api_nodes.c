@@ -49,11 +49,12 @@ struct reason_body {
   char *reason;
 };
 
-static void node_change(struct px_api_call *c, enum px_req_kind kind) {
+/* A node's or a partition's (named in r.node) state, with an optional reason. */
+static void state_change(struct px_api_call *c, enum px_req_kind kind, const char *what) {
   static const struct px_jfield fields[] = {PX_JF_S(struct reason_body, reason, 255, 0)};
   struct px_req r = {.kind = kind, .who = c->who};
   if (strlen(c->arg) >= sizeof r.node)
-    return px_api_error(c, 404, "NOT_FOUND", "node: no such node");
+    return px_api_error(c, 404, "NOT_FOUND", "%s: no such %s", what, what);
   snprintf(r.node, sizeof r.node, "%.63s", c->arg);
   if (c->body_len) {
     json_t *body = px_api_body_object(c);
@@ -73,8 +74,10 @@ static void node_change(struct px_api_call *c, enum px_req_kind kind) {
   px_api_call_main(c, &r);
 }
 
-void px_api_node_drain(struct px_api_call *c) { node_change(c, PX_REQ_NODE_DRAIN); }
-void px_api_node_resume(struct px_api_call *c) { node_change(c, PX_REQ_NODE_RESUME); }
+void px_api_node_drain(struct px_api_call *c) { state_change(c, PX_REQ_NODE_DRAIN, "node"); }
+void px_api_node_resume(struct px_api_call *c) { state_change(c, PX_REQ_NODE_RESUME, "node"); }
+void px_api_partition_down(struct px_api_call *c) { state_change(c, PX_REQ_PART_DOWN, "partition"); }
+void px_api_partition_up(struct px_api_call *c) { state_change(c, PX_REQ_PART_UP, "partition"); }
 
 /* ---- agents ---- */
 

@@ -336,6 +336,21 @@ static void drain_resume(struct px_server *s, struct px_req *r, int64_t now) {
   answer_ok(r);
 }
 
+/* scontrol update PartitionName=P State=DOWN|UP: operators, journaled. */
+static void part_state(struct px_server *s, struct px_req *r, int64_t now) {
+  int idx = px_partition_index(s, r->node);
+  if (idx < 0) return px_req_error(r, 404, "NOT_FOUND", "partition %s: no such partition", r->node);
+  if (!is_operator(r)) return deny(r, "operator", "only operators change a partition's state");
+  bool up = r->kind == PX_REQ_PART_UP;
+  px_core_partition_set_up(s->core, (uint32_t)idx, up);
+  json_t *o = json_pack("{ss}", "reason", r->reason);
+  px_journal_add(s, up ? "part_up" : "part_down", 0, r->node, json_dumps(o, JSON_COMPACT), now);
+  json_decref(o);
+  s->need_cycle = true;
+  s->nodes_dirty = true; /* the partitions' listing follows the nodes' */
+  answer_ok(r);
+}
+
 /* An agent acts only for the node its credential names; an administrator
  * without a node binding (e.g. `phalanx dev` over the Unix socket) for any. */
 static bool agent_may(struct px_req *r, const char *node) {
@@ -512,6 +527,8 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_JOB_SHOW: show(s, r); break;
     case PX_REQ_NODE_DRAIN:
     case PX_REQ_NODE_RESUME: drain_resume(s, r, now); break;
+    case PX_REQ_PART_DOWN:
+    case PX_REQ_PART_UP: part_state(s, r, now); break;
     case PX_REQ_AGENT_REGISTER: agent_register(s, r, now); break;
     case PX_REQ_AGENT_REPORT: agent_report(s, r, now); break;
     case PX_REQ_AGENT_HEARTBEAT: agent_heartbeat(s, r, now); break;

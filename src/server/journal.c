@@ -25,6 +25,7 @@
  *   requeue J  -     {"hold":bool,"reason":"NODE_FAIL"}
  *   reject  J  -     {"reason":"..."}
  *   drain / resume / down / up  0  node  {"reason":"..."}
+ *   part_down / part_up  0  partition  {"reason":"..."}
  *   resv    0  name  the canonical body of POST /v1/reservations (resv.c)
  */
 #include <jansson.h>
@@ -303,6 +304,14 @@ static int apply_node(struct px_server *s, const struct px_store_rec *r, json_t 
   return 0;
 }
 
+/* A partition set DOWN or UP: live, the handler told the core first. */
+static int apply_part(struct px_server *s, const struct px_store_rec *r, bool replay) {
+  int idx = px_partition_index(s, r->subject);
+  if (idx >= 0 && replay) px_core_partition_set_up(s->core, (uint32_t)idx, !strcmp(r->kind, "part_up"));
+  s->nodes_dirty = true;
+  return 0;
+}
+
 /* A reservation made through the API: live, the handler applied it first
  * (resv.c); at replay it goes to the core again. */
 static int apply_resv(struct px_server *s, const struct px_store_rec *r, json_t *o, bool replay) {
@@ -346,6 +355,8 @@ int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool rep
     rc = apply_node(s, r, o, replay);
   else if (!strcmp(k, "resv"))
     rc = apply_resv(s, r, o, replay);
+  else if (!strcmp(k, "part_down") || !strcmp(k, "part_up"))
+    rc = apply_part(s, r, replay);
   else
     rc = apply_job_misc(s, r, o, replay);
   if (r->job_id) {

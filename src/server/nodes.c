@@ -24,6 +24,13 @@ int px_node_index(const struct px_server *s, const char *name) {
   return i == PX_NONE ? -1 : (int)i;
 }
 
+/* The configuration's order is the core's (core.c builds one from the other). */
+int px_partition_index(const struct px_server *s, const char *name) {
+  for (uint32_t i = 0; name && i < s->conf->npartitions; i++)
+    if (!strcmp(s->conf->partitions[i].name, name)) return (int)i;
+  return -1;
+}
+
 /* ---- orders ---- */
 
 static uint32_t *tasks_per_node(const struct px_sjob *j, uint32_t *total) {

@@ -75,7 +75,7 @@ static struct px_blob *partitions_blob(struct px_server *s) {
     struct px_partition_info pi = {0};
     pi.name = (char *)cp->name;
     pi.is_default = p == c->default_partition;
-    pi.up = cp->up;
+    pi.up = px_core_partition_up(s->core, p);
     pi.max_time_s = cp->max_time_s;
     pi.default_time_s = cp->default_time_s;
     pi.nnodes = cp->nnodes;

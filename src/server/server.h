@@ -85,6 +85,8 @@ enum px_req_kind {
   PX_REQ_JOB_SHOW,
   PX_REQ_NODE_DRAIN,
   PX_REQ_NODE_RESUME,
+  PX_REQ_PART_DOWN,            /* r->node names the partition */
+  PX_REQ_PART_UP,
   PX_REQ_AGENT_REGISTER,
   PX_REQ_AGENT_REPORT,
   PX_REQ_AGENT_HEARTBEAT,

@@ -251,6 +251,7 @@ int px_loop_cycle(struct px_server *s, int64_t now);
 void px_nodes_check(struct px_server *s, int64_t now);
 int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now);
 int px_node_index(const struct px_server *s, const char *name);
+int px_partition_index(const struct px_server *s, const char *name); /* -1: none */
 /* Sends the launch orders of a started job to its agents. */
 void px_nodes_launch(struct px_server *s, const struct px_sjob *j);
 /* Sends sig to j on every node of it (no stop). */

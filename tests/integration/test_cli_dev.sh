@@ -180,5 +180,19 @@ wait_for 10 sh -c "squeue -h -t all -j $alloc -o %T | grep -qx COMPLETED" || fai
 [ -z "$(ls -A)" ] || fail "salloc left files: $(ls -A | paste -sd' ')"
 cd "$work"
 echo "ok   salloc and srun in it"
+
+# 5. scontrol update PartitionName=urgent State=DOWN: sinfo says "down", a
+# job there waits (PartitionDown), State=UP lets it run; DRAIN is refused
+# with what to use instead.
+scontrol update PartitionName=urgent State=DOWN || fail "scontrol update State=DOWN failed"
+[ "$(sinfo -h -p urgent -o %a)" = down ] || fail "sinfo after State=DOWN: $(sinfo -p urgent)"
+pd=$(sbatch --parsable -A ops -p urgent -t 5 --wrap true)
+wait_for 10 sh -c "squeue -h -j $pd -o %r | grep -qx PartitionDown" || fail "job $pd in a down partition: $(squeue -j "$pd")"
+err=$(scontrol update PartitionName=urgent State=DRAIN 2>&1) && fail "State=DRAIN accepted"
+[[ $err == *"UP and DOWN are"* ]] || fail "State=DRAIN message: $err"
+scontrol update PartitionName=urgent State=UP || fail "scontrol update State=UP failed"
+wait_for 30 sh -c "sacct -X -n -P -o State -j $pd | grep -qx COMPLETED" || fail "job $pd after State=UP: $(squeue -j "$pd")"
+[ "$(sinfo -h -p urgent -o %a)" = up ] || fail "sinfo after State=UP: $(sinfo -p urgent)"
+echo "ok   scontrol update PartitionName State=DOWN/UP"
 [ $fails -eq 0 ] && echo "all dev-cluster checks passed"
 exit $((fails > 0))
