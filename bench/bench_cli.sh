@@ -2,7 +2,7 @@
 # CLI speed, whole commands as users and workflow tools run them, against a
 # `phalanx dev` cluster (server + 4 agents):
 #   cli_sbatch_per_s          sequential `sbatch --wrap true` processes, one per
-#                             job, with nothing scheduled (every node drained,
+#                             job, with nothing scheduled (the partition DOWN,
 #                             so the jobs stay pending): the pure submit rate
 #   cli_sbatch_cpu_ms         CPU time of one of those sbatch processes (the
 #                             client alone; less noisy than the rate on a
@@ -16,9 +16,9 @@
 # Why cli_sbatch_per_s runs with nothing scheduled: the Slurm figure it is
 # compared with (~30/s, ../shared/slurm/measure.sh, burst phase) is Slurm's
 # "pure sbatch rate", measured with the partition DOWN so that no job starts
-# while sbatch runs. Phalanx cannot set a partition down at run time yet, so
-# the bench drains every node instead: the jobs are accepted and stay pending
-# (ReqNodeNotAvail), as under a down partition. With jobs running, every `true`
+# while sbatch runs; so is ours (`scontrol update PartitionName=batch
+# State=DOWN`: the jobs are accepted and stay pending, PartitionDown). With
+# jobs running, every `true`
 # job also costs server, agent, supervisor and job CPU on the same two cores
 # (about 5 ms each), which the second figure shows.
 # Targets: cli_sbatch_per_s >= 500, cli_squeue_10k_ms <= 100 (Slurm 22.05 on
@@ -77,10 +77,10 @@ wait_idle() {
 }
 
 n=300
-scontrol update NodeName="dev[1-$nodes]" State=DRAIN Reason=bench_cli || die "cannot drain the nodes"
+scontrol update PartitionName=batch State=DOWN || die "cannot set the partition down"
 rate cli_sbatch_per_s cli_sbatch_cpu_ms sbatch -A ops --wrap true
 scancel -t PD -u "$(id -un)" || die "scancel failed"
-scontrol update NodeName="dev[1-$nodes]" State=RESUME || die "cannot resume the nodes"
+scontrol update PartitionName=batch State=UP || die "cannot set the partition up"
 wait_idle
 rate cli_sbatch_running_per_s "" sbatch -A ops --wrap true
 wait_idle
