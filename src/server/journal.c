@@ -352,11 +352,13 @@ static int apply_resv(struct px_server *s, const struct px_store_rec *r, json_t 
 static void array_task_changed(struct px_server *s, const struct px_sjob *t, int64_t now) {
   struct px_sjob *a = px_jobs_find(s, t->array_job_id);
   if (!a) return;
+  bool was_over = px_job_state_terminal(a->state);
   if (px_job_state_terminal(t->state)) {
     a->arr_ended++;
     a->arr_failed += t->state != PX_JOB_COMPLETED || t->exit_code != 0;
   }
   px_jobs_array_fold(s, a, now);
+  if (!was_over && px_job_state_terminal(a->state)) px_archive_note(s, a); /* all its tasks ended */
 }
 
 int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool replay) {

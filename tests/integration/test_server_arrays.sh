@@ -161,3 +161,50 @@ stop_server TERM
 starts=$(sqlite3 "$STATE/state.db" "SELECT COUNT(*) FROM journal WHERE kind='start' AND job_id=$((d + 2))")
 [ "$starts" = 1 ] || fail "task $((d + 2)) started $starts times"
 ok "a running task the core could not restore is not started twice; its end ends the array"
+
+# 9. checkpoints: an array leaves the journal whole (record and tasks) once
+# its record ended, not before; after a kill -9 it is rebuilt from the
+# archive as it was, nothing of it runs again, and ids go on past every id
+# an array reserved (also a cancelled one's unstarted tasks)
+db() { sqlite3 "$STATE/state.db" "$1"; }
+start_server --checkpoint-jobs 1
+for n in n01 n02 n03 n04; do register_node $n; done
+e=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"arch","array":"0-2","cpus_per_task":2}}' | jq .job_id)
+wait_for "array $e running" running_is "$e" 0,1,2
+report $((e + 1)) COMPLETED
+report $((e + 2)) COMPLETED
+sleep_until=$((SECONDS + 2)) # a checkpoint's time (timers run every second): the live array stays
+while [ $SECONDS -lt $sleep_until ]; do
+  [ "$(db "SELECT COUNT(*) FROM archive WHERE job_id BETWEEN $e AND $((e + 3))")" = 0 ] || fail "array $e archived while a task runs"
+  sleep 0.2
+done
+report $((e + 3)) FAILED 3
+wait_for "array $e archived" bash -c "[ \$(sqlite3 $STATE/state.db 'SELECT COUNT(*) FROM archive WHERE job_id BETWEEN $e AND $((e + 3))') = 4 ]"
+[ "$(db "SELECT COUNT(*) FROM journal WHERE job_id BETWEEN $e AND $((e + 3))")" = 0 ] || fail "records of array $e left in the journal"
+for x in "$a" "$b" "$c" "$d"; do # the ended arrays of the sections above went too
+  [ "$(db "SELECT COUNT(*) FROM journal WHERE job_id = $x")" = 0 ] || fail "array $x left in the journal"
+done
+# cancelled with tasks never started: their ids stay reserved
+g=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"arch2","array":"0-3%1","cpus_per_task":2}}' | jq .job_id)
+wait_for "array $g task 0 running" running_is "$g" 0
+expect 200 pxalice DELETE "/v1/jobs/$g" >/dev/null
+report $((g + 1)) CANCELLED
+wait_for "array $g archived" bash -c "[ \$(sqlite3 $STATE/state.db 'SELECT COUNT(*) FROM archive WHERE job_id BETWEEN $g AND $((g + 4))') = 2 ]"
+shown() { expect 200 pxalice GET "/v1/jobs/$1" | jq -c '{job_id, state, array_job_id, array_task_id, array_pending, exit_code}'; }
+before=$(for x in "$b" "$e" $((e + 1)) $((e + 3)) "$g" $((g + 1)); do shown "$x"; done)
+stop_server KILL
+start_server --checkpoint-jobs 1
+for n in n01 n02 n03 n04; do register_node $n; done
+after=$(for x in "$b" "$e" $((e + 1)) $((e + 3)) "$g" $((g + 1)); do shown "$x"; done)
+[ "$after" = "$before" ] || fail "after restart: $after, before: $before"
+[ "$(expect 200 pxalice GET /v1/jobs/$e | jq -r .state)" = FAILED ] || fail "array $e after restart"
+sleep_until=$((SECONDS + 2))
+while [ $SECONDS -lt $sleep_until ]; do # two cycles' time: nothing of it starts again
+  no_relaunch "$e" n01 n02 n03 n04
+  [ -z "$(list "?state=RUNNING,PENDING" | jq -r '.jobs[].job_id')" ] || fail "jobs back after restart: $(list "?state=RUNNING,PENDING")"
+  sleep 0.2
+done
+[ "$(db "SELECT MAX(job_id) FROM archive")" = $((g + 1)) ] || fail "archive: $(db "SELECT job_id FROM archive" | tr '\n' ' ')"
+f=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"after"}}' | jq .job_id)
+[ "$f" -gt $((g + 4)) ] || fail "new job $f reuses an id array $g reserved (to $((g + 4)))"
+ok "an ended array is archived whole (not before), rebuilt after kill -9, ids go on"
