@@ -442,4 +442,12 @@ void px_core_stats(const struct px_core *c, struct px_core_stats *out);
 int px_core_partition_set_up(struct px_core *c, uint32_t part, bool up);
 bool px_core_partition_up(const struct px_core *c, uint32_t part);
 
+/* Recovery (array_skip.c): the next task of pending array array_job_id,
+ * task_job_id, whose start px_core_job_restore could not take back, runs
+ * outside the scheduler since start_s: its index is used (never started
+ * again) and it is RUNNING without resources until px_core_job_ended or
+ * px_core_job_requeue. PX_ENOENT, PX_ESTATE (not the next task), PX_ENOMEM. */
+int px_core_array_skip(struct px_core *c, uint64_t array_job_id, uint64_t task_job_id,
+                       int64_t start_s, struct px_diag *diag);
+
 #endif

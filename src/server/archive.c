@@ -7,11 +7,17 @@
  * archive plus that tail, so its cost follows the live queue, not the
  * server's age.
  *
- * Kept in the journal: array jobs and their tasks (the core rebuilds an
- * array's progress from its tasks' records) and finished jobs that a live
- * job's dependency names (the core must know how they ended). What an
- * archived job's run charged to fair share is given back to the core at
- * recovery (px_core_usage_replay), so fair share survives a restart.
+ * An array moves whole, its record with every task it started, once the
+ * record has ended (each started task has ended, none is left to start):
+ * until then the core rebuilds the array's progress from its tasks'
+ * records, so none of them leaves the journal before. Its row keeps the
+ * task counts (show, array_pending) and the ids it reserved (ids go on
+ * past its last task, started or not).
+ *
+ * Kept in the journal: finished jobs (and arrays) that a live job's
+ * dependency names (the core must know how they ended). What an archived
+ * job's run charged to fair share is given back to the core at recovery
+ * (px_core_usage_replay), so fair share survives a restart.
  *
  * A checkpoint runs on the main thread right after a commit, when at least
  * min_jobs jobs wait for it, or any has waited for ARCHIVE_MAX_WAIT_S.
@@ -26,8 +32,10 @@
 
 #define ARCHIVE_MAX_WAIT_S 600
 
+/* A finished job, or an array whose record ended (with its tasks); not a
+ * task alone. */
 static bool archivable(const struct px_sjob *j) {
-  return px_job_state_terminal(j->state) && !j->array_job_id && !j->spec.array;
+  return px_job_state_terminal(j->state) && !j->array_job_id;
 }
 
 void px_archive_note(struct px_server *s, const struct px_sjob *j) {
@@ -69,6 +77,19 @@ static json_t *alloc_json(struct px_server *s, const struct px_sjob *j) {
   return a;
 }
 
+/* Array fields of the row: a task's ids, a record's task counts. */
+static void array_fields(const struct px_sjob *j, json_t *o) {
+  if (j->array_job_id) {
+    json_object_set_new(o, "array_job_id", json_integer((json_int_t)j->array_job_id));
+    json_object_set_new(o, "array_task_id", json_integer((json_int_t)j->array_task_id));
+  }
+  if (!px_sjob_is_array(j)) return;
+  json_t *a = json_pack("{sI sI sI sI sb}", "ntasks", (json_int_t)j->arr_ntasks, "started",
+                        (json_int_t)j->arr_started, "ended", (json_int_t)j->arr_ended, "failed",
+                        (json_int_t)j->arr_failed, "cancelled", j->arr_cancelled);
+  json_object_set_new(o, "arr", a);
+}
+
 /* The archive row of a finished job: everything its views and accounting read. */
 static char *job_text(struct px_server *s, const struct px_sjob *j) {
   json_t *o = json_pack(
@@ -81,40 +102,76 @@ static char *job_text(struct px_server *s, const struct px_sjob *j) {
       alloc_json(s, j), "peak_mem_mib", (json_int_t)j->peak_mem_mib, "cpu_time_ms",
       (json_int_t)j->cpu_time_ms, "mseq", (json_int_t)j->mseq, "id", (json_int_t)j->id);
   if (o && j->cancelled_by) json_object_set_new(o, "cancelled_by", json_string(j->cancelled_by));
+  if (o) array_fields(j, o);
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   return text;
+}
+
+/* The rows a checkpoint writes (grown as arrays add their tasks). */
+struct rows {
+  struct px_store_arch *v;
+  size_t n, cap;
+};
+
+static int row_add(struct px_server *s, struct rows *r, const struct px_sjob *j) {
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? r->cap * 2 : 64;
+    struct px_store_arch *v = realloc(r->v, cap * sizeof *v);
+    if (!v) return PX_ENOMEM;
+    r->v = v;
+    r->cap = cap;
+  }
+  r->v[r->n].job_id = j->id;
+  return (r->v[r->n++].data = job_text(s, j)) ? 0 : PX_ENOMEM;
+}
+
+/* Is job id, or for an array any task of it, named by a live job? */
+static bool named(const struct px_map *deps, const struct px_sjob *j) {
+  uint32_t tasks = px_sjob_is_array(j) ? j->arr_started : 0;
+  for (uint32_t k = 0; k <= tasks; k++)
+    if (px_map_get(deps, j->id + k, NULL)) return true;
+  return false;
+}
+
+/* j's rows: its own, and for an array those of the tasks it started. */
+static int rows_of(struct px_server *s, struct rows *r, const struct px_sjob *j) {
+  int rc = row_add(s, r, j);
+  for (uint32_t k = 1; !rc && px_sjob_is_array(j) && k <= j->arr_started; k++) {
+    const struct px_sjob *t = px_jobs_find(s, j->id + k);
+    if (t) rc = row_add(s, r, t);
+  }
+  return rc;
 }
 
 int px_archive_checkpoint(struct px_server *s, int64_t now) {
   size_t n = s->arch_wait.len;
   if (!n || (n < s->opts.checkpoint_jobs && now - s->arch_first_s < ARCHIVE_MAX_WAIT_S)) return 0;
   struct px_map deps = {0};
-  struct px_store_arch *rows = calloc(n, sizeof *rows);
+  struct rows rows = {0};
   struct px_u64vec keep = {0};
-  size_t k = 0;
-  int rc = rows ? dependency_targets(s, &deps) : PX_ENOMEM;
+  int rc = dependency_targets(s, &deps);
   for (size_t i = 0; !rc && i < n; i++) {
     uint64_t id = s->arch_wait.v[i];
     struct px_sjob *j = px_jobs_find(s, id);
     if (!j || !archivable(j)) continue;
-    if (px_map_get(&deps, id, NULL)) { /* named by a live job: later */
+    if (named(&deps, j)) { /* named by a live job: later */
       rc = px_u64vec_push(&keep, id);
       continue;
     }
-    rows[k].job_id = id;
-    if (!(rows[k++].data = job_text(s, j))) rc = PX_ENOMEM;
+    rc = rows_of(s, &rows, j);
   }
+  size_t k = rows.n;
   /* Their last records durable first: a checkpoint must not delete the
    * journal rows of a job before a commit in flight adds one. */
   if (!rc && k && (rc = px_commit_sync(s)) == 0) {
     px_commit_lock(s);
-    if ((rc = px_store_archive(s->store, rows, k)))
+    if ((rc = px_store_archive(s->store, rows.v, k)))
       px_warn("checkpoint of %zu jobs failed (retried later): %s", k, s->store->errmsg);
     px_commit_unlock(s);
   }
-  for (size_t i = 0; i < k; i++) free((char *)rows[i].data);
-  free(rows);
+  for (size_t i = 0; i < k; i++) free((char *)rows.v[i].data);
+  free(rows.v);
   px_map_fini(&deps);
   if (!rc) { /* done: wait for the named ones only */
     px_u64vec_fini(&s->arch_wait);
@@ -147,6 +204,21 @@ static int load_alloc(struct px_server *s, struct px_sjob *j, json_t *a) {
 }
 
 static int64_t geti(json_t *o, const char *k) { return json_integer_value(json_object_get(o, k)); }
+
+/* A task's ids, a record's task counts (array_fields). */
+static void load_array(struct px_sjob *j, json_t *o) {
+  if (json_object_get(o, "array_job_id")) {
+    j->array_job_id = (uint64_t)geti(o, "array_job_id");
+    j->array_task_id = (uint32_t)geti(o, "array_task_id");
+  }
+  json_t *a = json_object_get(o, "arr");
+  if (!a) return;
+  j->arr_ntasks = (uint32_t)geti(a, "ntasks");
+  j->arr_started = (uint32_t)geti(a, "started");
+  j->arr_ended = (uint32_t)geti(a, "ended");
+  j->arr_failed = (uint32_t)geti(a, "failed");
+  j->arr_cancelled = json_is_true(json_object_get(a, "cancelled"));
+}
 
 /* One archived job into the recovery list (sorted: the archive is by id). */
 static int load_one(void *ctx, const struct px_store_arch *a) {
@@ -186,6 +258,7 @@ static int load_one(void *ctx, const struct px_store_arch *a) {
     j->mseq = (uint64_t)geti(o, "mseq");
     const char *by = json_string_value(json_object_get(o, "cancelled_by"));
     if (by && !(j->cancelled_by = strdup(by))) rc = PX_ENOMEM;
+    load_array(j, o);
     if (!rc) rc = load_alloc(s, j, json_object_get(o, "alloc"));
     if (!rc && s->narch == s->arch_cap) {
       size_t cap = s->arch_cap ? s->arch_cap * 2 : 1024;
@@ -196,7 +269,8 @@ static int load_one(void *ctx, const struct px_store_arch *a) {
   }
   if (!rc) {
     s->arch[s->narch++] = j;
-    if (j->id >= s->next_job_id) s->next_job_id = j->id + 1;
+    uint64_t next = j->id + 1 + (px_sjob_is_array(j) ? j->arr_ntasks : 0); /* ids it reserved */
+    if (next > s->next_job_id) s->next_job_id = next;
     if (j->mseq > s->seq) s->seq = j->mseq;
   } else if (j) {
     px_jobspec_fini(&j->spec);

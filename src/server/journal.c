@@ -132,9 +132,16 @@ static void restore_in_core(struct px_server *s, struct px_sjob *j, uint64_t arr
              : PX_ENOMEM;
   free(a);
   j->recovered = rc != 0;
+  j->skipped = false;
   if (!rc) return;
   px_warn("recovery: job %llu runs outside the scheduler, its nodes drained: %s",
           (unsigned long long)j->id, d.msg[0] ? d.msg : px_strerror(rc));
+  /* A task's index stays used in its array, or a cycle would start the
+   * same task id again while this one runs (px_core_array_skip). */
+  if (array_job_id && px_core_array_skip(s->core, array_job_id, j->id, time, NULL) == 0) {
+    j->skipped = true;
+    return;
+  }
   px_core_cancel(s->core, j->id, time, NULL);
 }
 
@@ -191,9 +198,9 @@ static int apply_end(struct px_server *s, const struct px_store_rec *r, json_t *
   px_job_state_parse(json_string_value(json_object_get(o, "state")), &st);
   int32_t exit_code = (int32_t)json_integer_value(json_object_get(o, "exit_code"));
   if (replay && j->state == PX_JOB_PENDING) px_core_cancel(s->core, j->id, r->time, NULL);
-  if (replay && j->state == PX_JOB_RUNNING && !j->recovered)
+  if (replay && j->state == PX_JOB_RUNNING && px_sjob_in_core(j))
     px_core_job_ended(s->core, j->id, st, exit_code, r->time, NULL);
-  if (replay) j->recovered = false;
+  if (replay) j->recovered = j->skipped = false;
   j->state = st;
   j->end = r->time;
   j->exit_code = exit_code;
@@ -210,8 +217,9 @@ static int apply_requeue(struct px_server *s, const struct px_store_rec *r, json
   struct px_sjob *j = job_of(s, r);
   if (!j) return 0;
   bool hold = json_is_true(json_object_get(o, "hold"));
-  if (replay && j->state == PX_JOB_RUNNING && !j->recovered) {
+  if (replay && j->state == PX_JOB_RUNNING && px_sjob_in_core(j)) {
     px_core_job_requeue(s->core, j->id, hold, r->time, NULL);
+    j->recovered = j->skipped = false;
   } else if (replay && j->recovered) {
     /* Kept out of the core at its start (restore_in_core): queue it again. */
     j->recovered = false;
@@ -326,11 +334,13 @@ static int apply_resv(struct px_server *s, const struct px_store_rec *r, json_t 
 static void array_task_changed(struct px_server *s, const struct px_sjob *t, int64_t now) {
   struct px_sjob *a = px_jobs_find(s, t->array_job_id);
   if (!a) return;
+  bool was_over = px_job_state_terminal(a->state);
   if (px_job_state_terminal(t->state)) {
     a->arr_ended++;
     a->arr_failed += t->state != PX_JOB_COMPLETED || t->exit_code != 0;
   }
   px_jobs_array_fold(s, a, now);
+  if (!was_over && px_job_state_terminal(a->state)) px_archive_note(s, a); /* all its tasks ended */
 }
 
 int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool replay) {

@@ -235,8 +235,10 @@ static int64_t next_deadline(const struct px_server *s, int64_t now_ns, int64_t 
  * clients each waiting for its answer, a group then holds about N requests,
  * the clients stay in step and each waits for one fsync. Without it they
  * fall into a convoy, one request per commit, each client waiting for N.
- * The target follows the largest recent group, down by one per gather that
- * came up short (a client went away).
+ * The target follows the largest recent group; a gather that comes up
+ * short (a client went away) lowers it to what came, but by half at most
+ * per gather, so that a group split by a straggler joins up again while a
+ * burst (100 agents at once) stops costing waits after a few requests.
  */
 #define GATHER_NS 250000LL
 static size_t count(const struct px_req *r) {
@@ -250,7 +252,8 @@ static struct px_req *gather(struct px_server *s, struct px_req *reqs) {
   if (n < s->gather_target) {
     reqs = px_queue_take_more(&s->queue, reqs, s->gather_target, px_now_mono_ns() + GATHER_NS);
     n = count(reqs);
-    if (n < s->gather_target) s->gather_target--;
+    size_t half = s->gather_target / 2;
+    if (n < s->gather_target) s->gather_target = n > half ? n : half;
   }
   if (n > s->gather_target) s->gather_target = n;
   return reqs;

@@ -116,7 +116,7 @@ void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const 
 
 static void release_recovered(struct px_server *s, struct px_sjob *j, int64_t now) {
   if (!j->recovered) return;
-  j->recovered = false;
+  j->recovered = j->skipped = false;
   for (uint32_t i = 0; i < j->nalloc; i++) {
     struct px_snode *n = &s->nodes[j->alloc[i].node];
     if (n->recovered_jobs && --n->recovered_jobs == 0 && !n->admin_drain)
@@ -126,7 +126,7 @@ static void release_recovered(struct px_server *s, struct px_sjob *j, int64_t no
 
 int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                 int32_t term_signal, int64_t now) {
-  if (j->state == PX_JOB_RUNNING && !j->recovered)
+  if (j->state == PX_JOB_RUNNING && px_sjob_in_core(j))
     px_core_job_ended(s->core, j->id, st, exit_code, now, NULL);
   release_recovered(s, j, now);
   json_t *o = json_pack("{ss si si}", "state", px_job_state_name(st), "exit_code", exit_code,
@@ -142,8 +142,9 @@ int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, in
 static int job_node_failed(struct px_server *s, struct px_sjob *j, int64_t now) {
   px_nodes_stop(s, j, SIGKILL, "NODE_FAIL");
   if (!j->spec.requeue) return px_jobs_end(s, j, PX_JOB_NODE_FAIL, 0, 0, now);
-  if (j->recovered) {
-    release_recovered(s, j, now);
+  bool outside = !px_sjob_in_core(j);
+  release_recovered(s, j, now);
+  if (outside) { /* the core forgot it at recovery: queue it again */
     enum px_reason why;
     px_core_submit(s->core, j->id, &j->spec, j->submit, &why, NULL);
   } else {

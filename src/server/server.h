@@ -6,8 +6,10 @@
  * HTTP threads (http.c, one per connection, libmicrohttpd) never touch it:
  *   - a change (submit, cancel, drain, agent report ...) becomes a struct
  *     px_req queued to the main thread (queue.c); the thread sleeps on the
- *     request's semaphore until the main thread has journaled the change
- *     (group commit) and written the answer;
+ *     request's semaphore until the change is journaled (group commit) and
+ *     the answer written; the main thread may wake one request of a group
+ *     first to run the group's commit itself (commit.c), touching only the
+ *     store;
  *   - a read (list jobs, nodes, metrics, watch) uses the snapshot the main
  *     thread publishes after each cycle (snap.c): an immutable, refcounted
  *     object swapped under a mutex held only for the pointer swap, so readers
@@ -260,7 +262,7 @@ struct px_metrics *px_metrics_new(void);
 void px_metrics_free(struct px_metrics *m);
 /* API threads: one request of endpoint (a route pattern) answered with status. */
 void px_metrics_request(struct px_metrics *m, const char *endpoint, int status, double seconds);
-/* Main thread. */
+/* Main thread (commits: also a request thread leading one). */
 void px_metrics_cycle(struct px_metrics *m, double seconds);
 void px_metrics_commit(struct px_metrics *m, double seconds);
 void px_metrics_queue_wait(struct px_metrics *m, double seconds);

@@ -38,7 +38,8 @@ struct px_sjob {
   bool requeued;                /* shown as REQUEUED until it starts again */
   bool preempting;              /* the core preempted it; stop orders sent, end not yet reported */
   bool preempt_cancel;          /* PreemptMode=CANCEL: ends PREEMPTED instead of requeueing */
-  bool recovered;               /* running at recovery, kept out of the core */
+  bool recovered;               /* running at recovery outside the core's resources, nodes held drained */
+  bool skipped;                 /* a recovered array task the core holds without resources (px_core_array_skip) */
   bool unconfirmed;             /* running at recovery: its agents must know it */
   char reason[48];              /* pending reason / end reason */
   uint32_t priority;
@@ -152,6 +153,9 @@ struct px_server {
 static inline bool px_sjob_is_array(const struct px_sjob *j) {
   return j->spec.array && !j->array_job_id;
 }
+/* Does the core know j runs (ends and requeues go to it)? Not a recovered
+ * job, except an array task the core holds without resources. */
+static inline bool px_sjob_in_core(const struct px_sjob *j) { return !j->recovered || j->skipped; }
 /* An array's record after a change of its tasks: PENDING while a task is
  * left to start, RUNNING while one has not ended, then CANCELLED (its
  * remainder was cancelled), FAILED (a task did not complete with 0) or

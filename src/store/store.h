@@ -19,7 +19,9 @@
  * requests that arrived while the previous commit ran and acknowledges them
  * together after this call returns. A failed call changes nothing.
  *
- * Not thread-safe: one thread (the server's main loop) owns a store.
+ * Not thread-safe: one thread at a time uses a store (the server's main
+ * loop, or a request thread running a group commit: server/commit.c
+ * serialises them).
  */
 #ifndef PX_STORE_STORE_H
 #define PX_STORE_STORE_H

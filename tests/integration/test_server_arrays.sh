@@ -97,9 +97,9 @@ done
 ok "ended arrays stay ended across restarts"
 
 # 7. a finished task whose start the core cannot take back at recovery (n01
-# shrank under its allocation): the core's array still counts the task as
-# not started and starts its id again; the server reconciles it from the
-# task's end instead of running it twice
+# shrank under its allocation): its index stays used in the core's array
+# (px_core_array_skip), its replayed end is counted there, so the core
+# never starts its id again and the array ends as it did
 c=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"r","array":"0-1","cpus_per_task":20}}' | jq .job_id)
 wait_for "both tasks running" running_is "$c" 0,1
 report $((c + 1)) COMPLETED
@@ -110,16 +110,101 @@ sed -i 's/^NodeName=n\[01-04\] .*/NodeName=n01 CPUs=16 RealMemory=512G Gres=gpu:
 start_server
 grep -q "job $((c + 1)) runs outside the scheduler" "$T/server.log" || fail "task restore did not fail as the test needs"
 for n in n01 n02 n03 n04; do register_node $n; done
-for t in 1 2; do
-  wait_for "task $((c + t)) reconciled" grep -q "array task $((c + t)) already ended COMPLETED: reconciled" "$T/server.log"
+no_relaunch() { # no_relaunch ARRAY NODE...: no launch order of the array's tasks
+  local a=$1 n work; shift
+  for n in "$@"; do
+    work=$(expect 200 root GET "/v1/agent/work?node=$n&after=0&timeout=0")
+    [ "$(jq --argjson a "$a" '[.launch[] | select(.array_job_id==$a)] | length' <<<"$work")" = 0 ] || fail "relaunched on $n: $work"
+  done
+}
+until_s=$((SECONDS + 2))
+while [ $SECONDS -lt $until_s ]; do # two cycles' time: nothing of the array starts again
+  no_relaunch "$c" n01 n02 n03 n04
+  sleep 0.2
 done
 for t in 1 2; do
   [ "$(expect 200 pxalice GET /v1/jobs/$((c + t)) | jq -r .state)" = COMPLETED ] || fail "task $((c + t)) ran again"
 done
-[ "$(expect 200 pxalice GET /v1/jobs/$c | jq -r .state)" = COMPLETED ] || fail "array $c after reconciling"
-for n in n01 n02 n03 n04; do
-  work=$(expect 200 root GET "/v1/agent/work?node=$n&after=0&timeout=0")
-  [ "$(jq --argjson c "$c" '[.launch[] | select(.array_job_id==$c)] | length' <<<"$work")" = 0 ] || fail "relaunched on $n: $work"
-done
+[ "$(expect 200 pxalice GET /v1/jobs/$c | jq -r .state)" = COMPLETED ] || fail "array $c after recovery"
+! grep -q "array task $((c + 1)) already ended" "$T/server.log" || fail "the core started task $((c + 1)) again"
 wait_for "no CPUs held" bash -c "curl -s --unix-socket $SOCK http://x/v1/nodes | jq -e '[.nodes[].cpus_alloc // 0] | add == 0'"
-ok "finished tasks the core could not restore are reconciled, not run again"
+ok "finished tasks the core could not restore keep their index: not started again"
+
+# 8. the same for a task still RUNNING at the restart (its GPUs 4-7 are gone
+# from n01): the core must not start its id again elsewhere while it runs;
+# its end, reported later, ends the array
+sed -i 's/^NodeName=n01 .*/NodeName=n01 CPUs=64 RealMemory=512G Gres=gpu:h100:8/' "$T/slurm.conf"
+stop_server TERM
+start_server
+register_node n01
+d=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"g","array":"0-1","gpus_per_node":4}}' | jq .job_id)
+wait_for "both tasks running on n01" running_is "$d" 0,1
+stop_server KILL
+sed -i 's/^NodeName=n01 .*/NodeName=n01 CPUs=64 RealMemory=512G Gres=gpu:h100:4/' "$T/slurm.conf"
+start_server
+grep -q "job $((d + 2)) runs outside the scheduler" "$T/server.log" || fail "task $((d + 2)) restore did not fail as the test needs"
+known="[{\"job_id\":$((d + 1)),\"state\":\"RUNNING\",\"exit_code\":0,\"term_signal\":0},{\"job_id\":$((d + 2)),\"state\":\"RUNNING\",\"exit_code\":0,\"term_signal\":0}]"
+register_node n01 "$known"
+for n in n02 n03 n04; do register_node $n; done # room for task 1 elsewhere
+until_s=$((SECONDS + 2))
+while [ $SECONDS -lt $until_s ]; do
+  no_relaunch "$d" n02 n03 n04
+  running_is "$d" 0,1 || fail "tasks after recovery: $(list "?id=$d")"
+  sleep 0.2
+done
+[ "$(expect 200 pxalice GET /v1/jobs/$((d + 2)) | jq -r .nodelist)" = n01 ] || fail "task 1 moved"
+report $((d + 1)) COMPLETED
+report $((d + 2)) COMPLETED
+wait_for "array $d completed" bash -c "curl -s --unix-socket $SOCK http://x/v1/jobs/$d | jq -e '.state==\"COMPLETED\"'"
+wait_for "n01 no longer held" bash -c "curl -s --unix-socket $SOCK http://x/v1/nodes | jq -e '.nodes[] | select(.name==\"n01\") | .state | test(\"DRAIN\") | not'"
+stop_server TERM
+starts=$(sqlite3 "$STATE/state.db" "SELECT COUNT(*) FROM journal WHERE kind='start' AND job_id=$((d + 2))")
+[ "$starts" = 1 ] || fail "task $((d + 2)) started $starts times"
+ok "a running task the core could not restore is not started twice; its end ends the array"
+
+# 9. checkpoints: an array leaves the journal whole (record and tasks) once
+# its record ended, not before; after a kill -9 it is rebuilt from the
+# archive as it was, nothing of it runs again, and ids go on past every id
+# an array reserved (also a cancelled one's unstarted tasks)
+db() { sqlite3 "$STATE/state.db" "$1"; }
+start_server --checkpoint-jobs 1
+for n in n01 n02 n03 n04; do register_node $n; done
+e=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"arch","array":"0-2","cpus_per_task":2}}' | jq .job_id)
+wait_for "array $e running" running_is "$e" 0,1,2
+report $((e + 1)) COMPLETED
+report $((e + 2)) COMPLETED
+sleep_until=$((SECONDS + 2)) # a checkpoint's time (timers run every second): the live array stays
+while [ $SECONDS -lt $sleep_until ]; do
+  [ "$(db "SELECT COUNT(*) FROM archive WHERE job_id BETWEEN $e AND $((e + 3))")" = 0 ] || fail "array $e archived while a task runs"
+  sleep 0.2
+done
+report $((e + 3)) FAILED 3
+wait_for "array $e archived" bash -c "[ \$(sqlite3 $STATE/state.db 'SELECT COUNT(*) FROM archive WHERE job_id BETWEEN $e AND $((e + 3))') = 4 ]"
+[ "$(db "SELECT COUNT(*) FROM journal WHERE job_id BETWEEN $e AND $((e + 3))")" = 0 ] || fail "records of array $e left in the journal"
+for x in "$a" "$b" "$c" "$d"; do # the ended arrays of the sections above went too
+  [ "$(db "SELECT COUNT(*) FROM journal WHERE job_id = $x")" = 0 ] || fail "array $x left in the journal"
+done
+# cancelled with tasks never started: their ids stay reserved
+g=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"arch2","array":"0-3%1","cpus_per_task":2}}' | jq .job_id)
+wait_for "array $g task 0 running" running_is "$g" 0
+expect 200 pxalice DELETE "/v1/jobs/$g" >/dev/null
+report $((g + 1)) CANCELLED
+wait_for "array $g archived" bash -c "[ \$(sqlite3 $STATE/state.db 'SELECT COUNT(*) FROM archive WHERE job_id BETWEEN $g AND $((g + 4))') = 2 ]"
+shown() { expect 200 pxalice GET "/v1/jobs/$1" | jq -c '{job_id, state, array_job_id, array_task_id, array_pending, exit_code}'; }
+before=$(for x in "$b" "$e" $((e + 1)) $((e + 3)) "$g" $((g + 1)); do shown "$x"; done)
+stop_server KILL
+start_server --checkpoint-jobs 1
+for n in n01 n02 n03 n04; do register_node $n; done
+after=$(for x in "$b" "$e" $((e + 1)) $((e + 3)) "$g" $((g + 1)); do shown "$x"; done)
+[ "$after" = "$before" ] || fail "after restart: $after, before: $before"
+[ "$(expect 200 pxalice GET /v1/jobs/$e | jq -r .state)" = FAILED ] || fail "array $e after restart"
+sleep_until=$((SECONDS + 2))
+while [ $SECONDS -lt $sleep_until ]; do # two cycles' time: nothing of it starts again
+  no_relaunch "$e" n01 n02 n03 n04
+  [ -z "$(list "?state=RUNNING,PENDING" | jq -r '.jobs[].job_id')" ] || fail "jobs back after restart: $(list "?state=RUNNING,PENDING")"
+  sleep 0.2
+done
+[ "$(db "SELECT MAX(job_id) FROM archive")" = $((g + 1)) ] || fail "archive: $(db "SELECT job_id FROM archive" | tr '\n' ' ')"
+f=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"after"}}' | jq .job_id)
+[ "$f" -gt $((g + 4)) ] || fail "new job $f reuses an id array $g reserved (to $((g + 4)))"
+ok "an ended array is archived whole (not before), rebuilt after kill -9, ids go on"
