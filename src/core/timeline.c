@@ -13,7 +13,6 @@
  * The plan models GPU counts, CPU counts and memory; it ignores NVLink
  * groups and account tenancy, which the real placement checks at start.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/policy.h"
@@ -588,9 +587,15 @@ static uint64_t pool_bound(const struct pxc_tl *tl, const struct pxc_pool *p, ui
   return b;
 }
 
-static int cmp_desc_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? 1 : x > y ? -1 : 0;
+/* Sorts v[0..n) descending (unique keys; n is at most a pool's leaves, tens:
+ * insertion beats qsort's calls through a pointer). */
+static void sort_desc(uint64_t *v, uint32_t n) {
+  for (uint32_t i = 1; i < n; i++) {
+    uint64_t x = v[i];
+    uint32_t k = i;
+    for (; k > 0 && v[k - 1] < x; k--) v[k] = v[k - 1];
+    v[k] = x;
+  }
 }
 
 /* Leaves to take: the best-fitting single leaf, else the fullest first. */
@@ -613,7 +618,7 @@ static uint32_t choose(struct pxc_tl *tl, uint32_t nleaf, uint64_t need) {
     if (tl->bound[l])
       tl->lkeys[nk++] = (tl->bound[l] >= UINT32_MAX ? (uint64_t)UINT32_MAX << 32 : tl->bound[l] << 32) |
                         (UINT32_MAX - l);
-  qsort(tl->lkeys, nk, sizeof *tl->lkeys, cmp_desc_u64);
+  sort_desc(tl->lkeys, nk);
   uint32_t n = 0;
   uint64_t got = 0;
   while (got < need && n < nk) {
