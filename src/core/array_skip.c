@@ -46,11 +46,6 @@ int px_core_array_skip(struct px_core *c, uint64_t array_job_id, uint64_t task_j
   pxc_task_settle(c, ts, true);
   r = &c->jobs[slot]; /* the slab may have moved */
   run_outside(c, &c->jobs[ts], start_s);
-  r->arr->next++;
-  r->arr->running++;
-  if (r->arr->next == r->arr->ntasks) {
-    pxc_pending_remove(c, r);
-    r->state = PX_JOB_RUNNING; /* bookkeeping record until its tasks end */
-  }
+  pxc_array_task_began(c, r);
   return 0;
 }

@@ -157,6 +157,15 @@ int pxc_task_new(struct px_core *c, uint32_t slot, uint32_t *ts) {
   return 0;
 }
 
+void pxc_array_task_began(struct px_core *c, struct pxc_job *r) {
+  r->arr->next++;
+  r->arr->running++;
+  if (r->arr->next == r->arr->ntasks) {
+    pxc_pending_remove(c, r);
+    r->state = PX_JOB_RUNNING; /* bookkeeping record until its tasks end */
+  }
+}
+
 void pxc_task_settle(struct px_core *c, uint32_t ts, bool started) {
   struct pxc_job *t = &c->jobs[ts];
   if (started) {
@@ -180,12 +189,7 @@ static int start_task(struct px_core *c, uint32_t slot, const struct pxc_place_r
   pxc_task_settle(c, ts, rc == 0);
   if (rc) return rc;
   struct pxc_job *r = &c->jobs[slot];
-  r->arr->next++;
-  r->arr->running++;
-  if (r->arr->next == r->arr->ntasks) {
-    pxc_pending_remove(c, r);
-    r->state = PX_JOB_RUNNING; /* bookkeeping record until its tasks end */
-  }
+  pxc_array_task_began(c, r);
   return 0;
 }
 

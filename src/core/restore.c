@@ -121,12 +121,7 @@ static int restore_task(struct px_core *c, struct pxc_job *r, uint64_t id,
   if (rc) return rc;
   r = &c->jobs[slot]; /* the slab may have moved */
   mark_running(c, t, time_limit_s, start_s);
-  r->arr->next++;
-  r->arr->running++;
-  if (r->arr->next == r->arr->ntasks) {
-    pxc_pending_remove(c, r);
-    r->state = PX_JOB_RUNNING; /* bookkeeping record until its tasks end */
-  }
+  pxc_array_task_began(c, r);
   return 0;
 }
 

@@ -136,53 +136,37 @@ int px_commit_append(struct px_server *s, struct px_store_rec *r) {
   return 0;
 }
 
-/* The records of batches as one array: the first batch's own when alone. */
-static const struct px_store_rec *gather(struct px_committer *c, struct px_commit_batch *list,
-                                         size_t *n) {
-  *n = 0;
-  size_t nb = 0;
-  for (struct px_commit_batch *b = list; b; b = b->next) *n += b->n, nb += b->n > 0;
-  if (nb <= 1) {
-    for (struct px_commit_batch *b = list; b; b = b->next)
-      if (b->n) return b->recs;
-    return NULL;
-  }
-  if (*n > c->scratch_cap) {
-    struct px_store_rec *p = realloc(c->scratch, *n * sizeof *p);
-    if (!p) return NULL;
-    c->scratch = p;
-    c->scratch_cap = *n;
-  }
-  size_t k = 0;
-  for (struct px_commit_batch *b = list; b; b = b->next) {
-    memcpy(c->scratch + k, b->recs, b->n * sizeof *b->recs);
-    k += b->n;
-  }
-  return c->scratch;
-}
+/* The items of one batch: its records, or its accounting rows. */
+typedef const void *(*items_fn)(const struct px_commit_batch *b, size_t *n);
+static const void *recs_of(const struct px_commit_batch *b, size_t *n) { return *n = b->n, b->recs; }
+static const void *rows_of(const struct px_commit_batch *b, size_t *n) { return *n = b->nrows, b->rows; }
 
-/* Their accounting rows as one array, likewise. */
-static const struct px_acct_row *gather_rows(struct px_committer *c, struct px_commit_batch *list, size_t *n) {
+/* The items of the batches of list as one array (of *n items of size
+ * bytes): the batch's own when only one has any, else copied into *scratch
+ * (*cap bytes, grown as needed). NULL when none, or out of memory. */
+static const void *gather(struct px_commit_batch *list, items_fn items, size_t size, void **scratch, size_t *cap,
+                          size_t *n) {
+  const void *only = NULL;
+  size_t nb = 0, k;
   *n = 0;
-  size_t nb = 0;
-  for (struct px_commit_batch *b = list; b; b = b->next) *n += b->nrows, nb += b->nrows > 0;
-  if (nb <= 1) {
-    for (struct px_commit_batch *b = list; b; b = b->next)
-      if (b->nrows) return b->rows;
-    return NULL;
-  }
-  if (*n > c->scratch_rows_cap) {
-    struct px_acct_row *p = realloc(c->scratch_rows, *n * sizeof *p);
-    if (!p) return NULL;
-    c->scratch_rows = p;
-    c->scratch_rows_cap = *n;
-  }
-  size_t k = 0;
   for (struct px_commit_batch *b = list; b; b = b->next) {
-    memcpy(c->scratch_rows + k, b->rows, b->nrows * sizeof *b->rows);
-    k += b->nrows;
+    const void *p = items(b, &k);
+    if (k) only = p, nb++, *n += k;
   }
-  return c->scratch_rows;
+  if (nb <= 1) return only;
+  if (*n * size > *cap) {
+    void *p = realloc(*scratch, *n * size);
+    if (!p) return NULL;
+    *scratch = p;
+    *cap = *n * size;
+  }
+  size_t off = 0;
+  for (struct px_commit_batch *b = list; b; b = b->next) {
+    const void *p = items(b, &k);
+    memcpy((char *)*scratch + off, p, k * size);
+    off += k * size;
+  }
+  return *scratch;
 }
 
 /* One transaction for the batches of list; 0 or PX_EIO (logged). */
@@ -190,8 +174,9 @@ static int store_commit(struct px_server *s, struct px_commit_batch *list) {
   struct px_committer *c = &s->commit;
   if (atomic_load(&c->failed)) return PX_EIO; /* nothing after a failure becomes durable */
   size_t n, nrows;
-  const struct px_store_rec *recs = gather(c, list, &n);
-  const struct px_acct_row *rows = gather_rows(c, list, &nrows);
+  const struct px_store_rec *recs = gather(list, recs_of, sizeof *recs, &c->scratch, &c->scratch_cap, &n);
+  const struct px_acct_row *rows =
+      gather(list, rows_of, sizeof *rows, &c->scratch_rows, &c->scratch_rows_cap, &nrows);
   if (!n && !nrows) return 0;
   if ((n && !recs) || (nrows && !rows)) {
     px_error("journal commit of %zu records: out of memory", n);

@@ -81,9 +81,9 @@ struct px_committer {
   struct px_commit_batch *open; /* main thread: the batch being built */
   struct px_commit_batch *head, *tail; /* sealed, not yet committed */
   struct px_commit_batch *free; /* done batches kept for reuse */
-  struct px_store_rec *scratch; /* several batches' records in one array (under store_lock) */
-  size_t scratch_cap;
-  struct px_acct_row *scratch_rows; /* and their accounting rows */
+  void *scratch;                /* several batches' records in one array (under store_lock) */
+  size_t scratch_cap;           /* bytes */
+  void *scratch_rows;           /* and their accounting rows */
   size_t scratch_rows_cap;
   atomic_bool failed;           /* a commit failed: nothing more is committed */
 };
