@@ -27,12 +27,15 @@ struct fake_store {
   struct px_store base;
   uint64_t seqs[NCLIENTS * ROUNDS + 16];
   size_t n;
-  int appends;
+  int appends, bad_rows;
   bool fail;
 };
 
-static int fake_append(struct px_store *ps, const struct px_store_rec *r, size_t n) {
+static int fake_append(struct px_store *ps, const struct px_store_rec *r, size_t n,
+                       const struct px_acct_row *rows, size_t nrows) {
   struct fake_store *f = (struct fake_store *)ps;
+  (void)rows;
+  f->bad_rows += nrows != 0; /* no job ended here */
   f->appends++;
   if (f->fail) return PX_EIO;
   for (size_t i = 0; i < n; i++) {
@@ -133,6 +136,7 @@ static void run_clients(struct px_server *s, bool may_lead, struct client *c) {
 }
 
 static void records_in_order(struct px_server *s) {
+  assert_int_equal(store.bad_rows, 0);
   assert_int_equal(store.n, (size_t)NCLIENTS * ROUNDS);
   for (size_t i = 0; i < store.n; i++) assert_int_equal(store.seqs[i], i + 1);
   assert_int_equal(atomic_load(&s->committed_seq), s->seq);
