@@ -12,6 +12,7 @@
  *   bench_server latency N           only N sequential submits, on new
  *                                    connections then on one kept alive
  *   bench_server submit N            only api_submit_per_s, N submits
+ *   bench_server reads               only api_read_storm_cycle_slowdown_pct
  *   bench_server storm SOCK CLIENTS JOBS OUTDIR [TAG]
  *                                    CLIENTS threads submit JOBS single jobs
  *                                    in all; each acknowledged job is written
@@ -592,6 +593,17 @@ static void submit_storm(long jobs) {
   commit_report(m0, n, secs);
 }
 
+/* bench_server reads: only api_read_storm_cycle_slowdown_pct, on 100,000 jobs. */
+static int reads_only(void) {
+  if (setup()) return 1;
+  struct hconn h = {.sock = sock, .fd = -1};
+  batch_submit(&h, 100, 1000);
+  printf("api_read_storm_cycle_slowdown_pct %.1f %%\n", read_storm(&h));
+  hconn_close(&h);
+  stop_server(SIGTERM);
+  return remove_dir();
+}
+
 /* bench_server submit N: only the 4-client storm of N submits. */
 static int submit_only(long n) {
   if (setup()) return 1;
@@ -661,5 +673,6 @@ int main(int argc, char **argv) {
     snprintf(phalanx, sizeof phalanx, "%s/../phalanx", self);
   }
   if (submit) return submit_only(strtol(argv[2], NULL, 10));
+  if (argc == 2 && !strcmp(argv[1], "reads")) return reads_only();
   return latency ? latency_only((int)strtol(argv[2], NULL, 10)) : bench();
 }
