@@ -189,7 +189,7 @@ static void reason_text(struct px_core *c, const struct pxc_job *j, char *w, siz
 void pxc_policy_why(struct px_core *c, const struct pxc_job *j, char *w, size_t n) {
   if (!c->pol) return;
   size_t len = strlen(w);
-  if (c->pol->plan && j->reason == PX_REASON_PRIORITY) /* with backfill, Priority is the reserve stage's */
+  if (c->pol->plan && !c->main_pass && j->reason == PX_REASON_PRIORITY) /* backfill's Priority: the reserve stage */
     snprintf(w, n, "reserve: it would fit now but would delay the reservations of higher-priority jobs");
   if (!len) reason_text(c, j, w, n);
   len = strlen(w);

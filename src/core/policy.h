@@ -16,7 +16,8 @@
  * switch, a histogram counts nodes by free GPUs, so searches skip full slots
  * and leaves without touching nodes. Because the grid is absolute, a promise
  * computed at one cycle is never pushed later by rounding at the next.
- * Memory: nnodes x nslots cells of 8 bytes (10,000 nodes x 288 slots: 23 MB).
+ * Memory: nnodes x 2 nslots cells of 8 bytes (a row's window slides in a
+ * buffer twice its length; 10,000 nodes x 289 slots: 46 MB).
  */
 #ifndef PX_CORE_POLICY_H
 #define PX_CORE_POLICY_H

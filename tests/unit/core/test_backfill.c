@@ -178,6 +178,7 @@ static void bf_interval_defers_backfill_to_the_next_pass(void **state) {
   setup_cde(&f);
   assert_int_equal(f.out.len, 0);
   assert_int_equal(tc_reason(f.core, 4), PX_REASON_PRIORITY);
+  assert_non_null(strstr(pf_view(f.core, 4).why, "order: higher-priority jobs")); /* not backfill's text */
   assert_int_equal(px_core_next_pass_s(f.core), 60);
   pf_cycle(&f, 30); /* still a main pass: nothing changes */
   assert_int_equal(f.out.len, 0);
