@@ -17,7 +17,7 @@
  *                              1 GPU, 25% one 8-GPU node, 10% gangs of 2-4 whole
  *                              nodes, 5% gangs of 8-64 whole nodes; no arrays,
  *                              a trace has none) on 2,048 x 8 GPUs, same bounded
- *                              policy (unbounded it takes thousands of seconds);
+ *                              policy (unbounded: an estimated 2,000 s or more);
  *                              arrivals Poisson at ~90% offered load, run times
  *                              log-uniform in [1 min, 24 h], 20 accounts
  *   sim_synthetic_1m_peak_rss_mib  its peak resident memory (target < 4096)
