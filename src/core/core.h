@@ -442,6 +442,10 @@ void px_core_stats(const struct px_core *c, struct px_core_stats *out);
 int px_core_partition_set_up(struct px_core *c, uint32_t part, bool up);
 bool px_core_partition_up(const struct px_core *c, uint32_t part);
 
+/* False when no cycle could start anything now: no up, undrained node has a
+ * free CPU and no preemption stage could make room (room.c). */
+bool px_core_has_room(const struct px_core *c);
+
 /* Recovery (array_skip.c): the next task of pending array array_job_id,
  * task_job_id, whose start px_core_job_restore could not take back, runs
  * outside the scheduler since start_s: its index is used (never started

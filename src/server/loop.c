@@ -29,6 +29,7 @@
 #define CYCLE_MIN_NS 2000000LL       /* coalesce bursts of changes into one cycle */
 #define CADENCE 4                    /* a cycle or a publish waits 4x its own cost */
 #define CYCLE_PERIOD_NS 1000000000LL /* and cycle at least this often (begin times, age) */
+#define NO_ROOM_GAP_NS 100000000LL   /* cycles that could start nothing: this far apart */
 #define PUBLISH_MIN_NS 10000000LL
 #define TIMER_NS 1000000000LL
 
@@ -219,8 +220,20 @@ static int64_t publish_due(const struct px_server *s) {
  * an idle server does not show stale usage for ever. */
 static int64_t shares_due(const struct px_server *s) { return s->shares_ns + 1000000000LL; }
 
+/* A cycle is due but could start nothing (every node full, down or
+ * drained, no preemption): a storm of submits to a full cluster would
+ * otherwise cycle over the whole queue every few milliseconds for nothing.
+ * It waits until NO_ROOM_GAP_NS after the last one; any request (a job's
+ * end, a node's return) wakes the loop, which asks again. */
+static bool no_room(struct px_server *s, int64_t mono) {
+  if (mono - s->last_cycle_ns >= NO_ROOM_GAP_NS || px_core_has_room(s->core)) return false;
+  s->no_room_until_ns = s->last_cycle_ns + NO_ROOM_GAP_NS;
+  return true;
+}
+
 static int64_t next_deadline(const struct px_server *s, int64_t now_ns, int64_t timers_ns) {
   int64_t d = timers_ns, c = cycle_due(s), p = publish_due(s);
+  if (s->no_room_until_ns > c) c = s->no_room_until_ns;
   if (c < d) d = c;
   if (s->dirty && p < d) d = p;
   if (s->shares_stale && shares_due(s) < d) d = shares_due(s);
@@ -272,7 +285,9 @@ static int handle_batch(struct px_server *s, struct px_req *reqs) {
   reqs = gather(s, reqs);
   int64_t now = time(NULL);
   for (struct px_req *r = reqs; r; r = r->next) px_handle_request(s, r, now);
-  bool busy = px_now_mono_ns() >= cycle_due(s) || px_queue_pending(&s->queue);
+  /* a due cycle that waits for room (no_room) is no work for this thread */
+  bool cycling = px_now_mono_ns() >= cycle_due(s) && !s->no_room_until_ns;
+  bool busy = cycling || px_queue_pending(&s->queue);
   if (busy && px_commit_seal(s, reqs)) return 0;
   int rc = px_journal_sync(s);
   for (struct px_req *r = reqs, *next; r; r = next) {
@@ -296,7 +311,8 @@ int px_server_run(struct px_server *s) {
     }
     mono = px_now_mono_ns();
     int64_t now = time(NULL);
-    if (mono >= cycle_due(s)) {
+    if (mono >= cycle_due(s) && !no_room(s, mono)) {
+      s->no_room_until_ns = 0;
       if ((rc = px_loop_cycle(s, now))) break;
       s->cycle_cost_ns = s->last_cycle_ns - mono;
     }

@@ -135,6 +135,7 @@ struct px_server {
   uint64_t cycles;              /* scheduling cycles run */
   int64_t cycle_cpu_ns;         /* main-thread CPU spent in them */
   int64_t last_cycle_ns, last_publish_ns, last_view_refresh_ns;
+  int64_t no_room_until_ns;     /* a due cycle that could start nothing waits till then (loop.c) */
   int64_t cycle_cost_ns, publish_cost_ns; /* last durations: the cadence adapts */
   struct px_blob *state_metrics;          /* rebuilt at most once a second */
   int64_t state_metrics_ns;

@@ -1,0 +1,15 @@
+/* room.c - could a cycle start anything at all? (core.h) */
+#include "core/core_int.h"
+
+/* A job needs at least one CPU of an up, undrained node that no --exclusive
+ * job holds; with a preemption stage a job may also make room by
+ * preempting, so then the answer is always yes. O(nodes), stopping at the
+ * first node with room. */
+bool px_core_has_room(const struct px_core *c) {
+  if (c->victims && c->victims->find) return true;
+  for (uint32_t i = 0; i < c->nnodes; i++) {
+    const struct pxc_node *n = &c->nodes[i];
+    if (!n->down && !n->drain && !n->excl && n->cpu_free > 0) return true;
+  }
+  return false;
+}
