@@ -339,7 +339,7 @@ static void order(struct agent *a, const struct px_signal_order *s) {
     if (j->job_id != s->job_id || j->ended || (older && j->batch == a->batch)) continue;
     if (s->reason[0]) snprintf(j->stop_reason, sizeof j->stop_reason, "%s", s->reason);
     char line[96];
-    snprintf(line, sizeof line, "%d %d %s\n", (int)s->signal, (int)s->grace_s, s->reason[0] ? s->reason : "-");
+    px_job_order_line(line, sizeof line, (int)s->signal, (int)s->grace_s, s->reason);
     if (ctl_send(j, line) && px_job_order(j->dir, s->signal, s->grace_s, s->reason) == PX_ESTATE) job_ended(a, j);
   }
 }

@@ -367,12 +367,16 @@ int px_supervise_main(const char *jobdir) {
   return 0;
 }
 
+int px_job_order_line(char *buf, size_t size, int sig, int grace_s, const char *reason) {
+  return snprintf(buf, size, "%d %d %s\n", sig, grace_s, reason && *reason ? reason : "-");
+}
+
 int px_job_order(const char *jobdir, int sig, int grace_s, const char *reason) {
   char path[4096], line[128];
   snprintf(path, sizeof path, "%s/ctl", jobdir);
   int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd >= 0) {
-    int n = snprintf(line, sizeof line, "%d %d %s\n", sig, grace_s, reason && *reason ? reason : "-");
+    int n = px_job_order_line(line, sizeof line, sig, grace_s, reason);
     ssize_t w = write(fd, line, (size_t)n); /* < PIPE_BUF: atomic */
     close(fd);
     if (w == n) return 0;

@@ -15,6 +15,7 @@
 #define PX_AGENT_SUPERVISE_H
 
 #include <stdint.h>
+#include <stddef.h>
 
 /* The supervisor's body; returns the process exit status. */
 int px_supervise_main(const char *jobdir);
@@ -23,5 +24,8 @@ int px_supervise_main(const char *jobdir);
  * supervisor listens (it died), kills the job's cgroup and process group at
  * once and returns PX_ESTATE: the caller then records the end itself. */
 int px_job_order(const char *jobdir, int sig, int grace_s, const char *reason);
+/* The FIFO line of such an order ("SIG GRACE REASON\n", reason "-" when
+ * none); its length. */
+int px_job_order_line(char *buf, size_t size, int sig, int grace_s, const char *reason);
 
 #endif

@@ -312,6 +312,12 @@ static const struct px_cli_field *find(struct scan *s, int t, const struct px_cl
   return NULL;
 }
 
+/* An object's key and its ':'. */
+static int key(struct scan *s, const char **k, size_t *klen) {
+  int rc = str(s, k, klen);
+  return rc ? rc : take(s, ':') ? 0 : PX_EPROTO;
+}
+
 static int spec_obj(struct scan *s, struct px_jobspec *spec) {
   if (take_word(s, "null", 4)) return 0;
   if (!take(s, '{')) return PX_EPROTO;
@@ -319,8 +325,8 @@ static int spec_obj(struct scan *s, struct px_jobspec *spec) {
   do {
     const char *k;
     size_t klen;
-    int rc = str(s, &k, &klen);
-    if (rc || !take(s, ':')) return rc ? rc : PX_EPROTO;
+    int rc = key(s, &k, &klen);
+    if (rc) return rc;
     const struct px_cli_field *f = find(s, 1, px_cli_spec_fields, k, klen);
     if ((rc = f ? value(s, f, spec) : skip_value(s, 1))) return rc;
   } while (take(s, ','));
@@ -338,8 +344,8 @@ static int job_obj(struct scan *s, struct px_job_info *j) {
   do {
     const char *k;
     size_t klen;
-    int rc = str(s, &k, &klen);
-    if (rc || !take(s, ':')) return rc ? rc : PX_EPROTO;
+    int rc = key(s, &k, &klen);
+    if (rc) return rc;
     const struct px_cli_field *f;
     if (klen == 4 && !memcmp(k, "spec", 4)) {
       rc = spec_obj(s, &j->spec);

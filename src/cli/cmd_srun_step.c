@@ -121,18 +121,25 @@ static void pump(struct tfile *f, bool label, bool flush) {
   }
 }
 
+/* One request that must answer `want`: 0 with *resp, or 1 after a message
+ * (prefix, then the server's error). */
+static int call(struct px_cmd *c, const char *method, const char *path, json_t *body, long want,
+                const char *prefix, json_t **resp) {
+  long status = 0;
+  if (px_cmd_call(c, method, path, body, &status, resp)) return 1;
+  if (status == want) return 0;
+  char msg[512];
+  px_client_error_text(status, *resp, msg, sizeof msg);
+  px_cmd_error(c, "%s%s", prefix, msg);
+  json_decref(*resp);
+  *resp = NULL;
+  return 1;
+}
+
 /* The step's state and exit code: 0, or 1 after a message. */
 static int step_state(struct px_cmd *c, const char *path, char *st, size_t n, int *exit_code, json_t **last) {
-  long status = 0;
   json_t *resp = NULL;
-  if (px_cmd_call(c, "GET", path, NULL, &status, &resp)) return 1;
-  if (status != 200) {
-    char msg[512];
-    px_client_error_text(status, resp, msg, sizeof msg);
-    px_cmd_error(c, "%s", msg);
-    json_decref(resp);
-    return 1;
-  }
+  if (call(c, "GET", path, NULL, 200, "", &resp)) return 1;
   const char *state = json_string_value(json_object_get(resp, "state"));
   snprintf(st, n, "%s", state ? state : "");
   *exit_code = (int)json_integer_value(json_object_get(resp, "exit_code"));
@@ -197,16 +204,10 @@ done:
 static int post_step(struct px_cmd *c, const char *job, json_t *body, uint32_t *step, uint32_t *ntasks) {
   char path[96];
   snprintf(path, sizeof path, "/v1/jobs/%s/steps", job);
-  long status = 0;
   json_t *resp = NULL;
-  if (px_cmd_call(c, "POST", path, body, &status, &resp)) return 1;
-  if (status != 201) {
-    char msg[512];
-    px_client_error_text(status, resp, msg, sizeof msg);
-    px_cmd_error(c, "Unable to create step for job %s: %s", job, msg);
-    json_decref(resp);
-    return 1;
-  }
+  char what[96];
+  snprintf(what, sizeof what, "Unable to create step for job %s: ", job);
+  if (call(c, "POST", path, body, 201, what, &resp)) return 1;
   *step = (uint32_t)json_integer_value(json_object_get(resp, "step_id"));
   *ntasks = (uint32_t)json_integer_value(json_object_get(resp, "ntasks"));
   json_decref(resp);

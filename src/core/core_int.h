@@ -416,6 +416,9 @@ uint64_t pxc_job_ncpu(const struct pxc_job *j);
  * pxc_task_settle: started (indexed, counted live) or not (slot freed). */
 int pxc_task_new(struct px_core *c, uint32_t slot, uint32_t *ts);
 void pxc_task_settle(struct px_core *c, uint32_t ts, bool started);
+/* The arrays a job's allocation keeps: nalloc entries and nwords CPU words
+ * (place.c); both or neither (PX_ENOMEM). */
+int pxc_alloc_arrays(struct px_core *c, uint32_t nalloc, uint32_t nwords, struct px_alloc **al, uint64_t **words);
 /* The array record r's next task started (in a cycle, or at recovery): when
  * it was the last, r leaves the pending queue (cycle.c). */
 void pxc_array_task_began(struct px_core *c, struct pxc_job *r);

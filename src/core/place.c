@@ -429,16 +429,21 @@ static void pick_cpus(struct px_core *c, const struct pxc_node *n, px_bits64 gpu
   }
 }
 
+int pxc_alloc_arrays(struct px_core *c, uint32_t nalloc, uint32_t nwords, struct px_alloc **al, uint64_t **words) {
+  *al = pxc_calloc(c, nalloc, sizeof **al);
+  *words = pxc_calloc(c, nwords ? nwords : 1, sizeof **words);
+  if (*al && *words) return 0;
+  pxc_free(c, *al);
+  pxc_free(c, *words);
+  return PX_ENOMEM;
+}
+
 int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_place_result *res) {
   uint32_t nwords = 0;
   for (uint32_t i = 0; i < res->nnodes; i++) nwords += (c->nodes[res->nodes[i]].cpus + 63) / 64;
-  struct px_alloc *al = pxc_calloc(c, res->nnodes, sizeof *al);
-  uint64_t *words = pxc_calloc(c, nwords ? nwords : 1, sizeof *words);
-  if (!al || !words) {
-    pxc_free(c, al);
-    pxc_free(c, words);
-    return PX_ENOMEM;
-  }
+  struct px_alloc *al;
+  uint64_t *words;
+  if (pxc_alloc_arrays(c, res->nnodes, nwords, &al, &words)) return PX_ENOMEM;
   uint32_t w = 0;
   for (uint32_t i = 0; i < res->nnodes; i++) {
     uint32_t node = res->nodes[i], u = res->units[i];

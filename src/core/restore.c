@@ -45,13 +45,9 @@ static int take_alloc(struct px_core *c, struct pxc_job *j, const struct px_allo
                       uint32_t nalloc) {
   uint32_t nwords = 0;
   for (uint32_t i = 0; i < nalloc; i++) nwords += (c->nodes[alloc[i].node].cpus + 63) / 64;
-  struct px_alloc *al = pxc_calloc(c, nalloc, sizeof *al);
-  uint64_t *words = pxc_calloc(c, nwords ? nwords : 1, sizeof *words);
-  if (!al || !words) {
-    pxc_free(c, al);
-    pxc_free(c, words);
-    return PX_ENOMEM;
-  }
+  struct px_alloc *al;
+  uint64_t *words;
+  if (pxc_alloc_arrays(c, nalloc, nwords, &al, &words)) return PX_ENOMEM;
   uint32_t w = 0;
   for (uint32_t i = 0; i < nalloc; i++) {
     uint32_t node = alloc[i].node, left = alloc[i].ncpu, nw = (c->nodes[node].cpus + 63) / 64;
