@@ -256,7 +256,10 @@ static int copy_accounts(struct px_core *c, const struct px_conf *conf) {
       a->user = a->name;
       uint64_t key = (uint64_t)a->user << 32 | c->assoc[a->parent].name;
       if (pxc_map_put(c, &c->assoc_by_user_acct, key, i)) return PX_ENOMEM;
-      if (!pxc_map_get(&c->default_assoc, a->user, NULL) &&
+      /* The user's DefaultAccount= (marked by the accounts file's reader),
+       * else the first association: a job without --account goes there. */
+      bool chosen = conf->accounts[i].is_default_account;
+      if ((chosen || !pxc_map_get(&c->default_assoc, a->user, NULL)) &&
           pxc_map_put(c, &c->default_assoc, a->user, i))
         return PX_ENOMEM;
     }

@@ -42,6 +42,27 @@ static void grp_gpus_limit(void **state) {
   tc_close(&f);
 }
 
+/* A job without an account goes to the user's DefaultAccount=, not to the
+ * first association: alice is in acct (first) and in "other", whose
+ * association the accounts file marked as her default; bob has only acct. */
+static void default_account_is_honoured(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  uint32_t other = px_testconf_account(f.conf, "other", 0, 1);
+  uint32_t alice_other = px_testconf_user(f.conf, "alice", other, 1);
+  f.conf->accounts[alice_other].is_default_account = true;
+  tc_open(&f);
+  sub(&f, 1, "alice", 1);
+  sub(&f, 2, "bob", 1);
+  struct px_job_view v;
+  assert_int_equal(px_core_job_get(f.core, 1, &v), 0);
+  assert_int_equal(v.assoc, alice_other);
+  assert_int_equal(v.account, other);
+  assert_int_equal(px_core_job_get(f.core, 2, &v), 0);
+  assert_int_equal(v.account, 1);
+  tc_close(&f);
+}
+
 /* MaxJobs=1 set on acct applies to each user association below it:
  * alice's second job waits (AssocMaxJobsLimit), bob's first runs. GrpJobs=2
  * on acct then stops bob's second (AssocGrpJobsLimit). */
@@ -235,6 +256,7 @@ static void order_follows_priority_then_tier(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(grp_gpus_limit),
+      cmocka_unit_test(default_account_is_honoured),
       cmocka_unit_test(max_jobs_and_grp_jobs),
       cmocka_unit_test(max_submit_jobs),
       cmocka_unit_test(qos_per_user_limits),
