@@ -77,6 +77,19 @@ static void answer_ok(struct px_req *r) { px_req_answer(r, 200, strdup("{}")); }
 
 /* ---- submit ---- */
 
+/* The account of a job submitted without one: the user's DefaultAccount=
+ * (marked by the accounts file's reader), else the first association. */
+static const char *default_account(const struct px_conf *c, const char *user) {
+  const char *first = NULL;
+  for (uint32_t i = 0; i < c->naccounts; i++) {
+    const struct px_conf_account *a = &c->accounts[i];
+    if (!a->is_user || strcmp(a->name, user) || a->parent == PX_NONE) continue;
+    if (a->is_default_account) return c->accounts[a->parent].name;
+    if (!first) first = c->accounts[a->parent].name;
+  }
+  return first;
+}
+
 /* Identity and defaults the server fills in: who submits, partition, account. */
 static int fill_spec(struct px_server *s, struct px_req *r, struct px_jobspec *sp) {
   bool admin = r->who.roles & PX_ROLE_ADMIN;
@@ -98,12 +111,8 @@ static int fill_spec(struct px_server *s, struct px_req *r, struct px_jobspec *s
   if (!sp->partition && c->default_partition != PX_NONE &&
       !(sp->partition = strdup(c->partitions[c->default_partition].name)))
     return PX_ENOMEM;
-  for (uint32_t i = 0; !sp->account && i < c->naccounts; i++) {
-    const struct px_conf_account *a = &c->accounts[i];
-    if (a->is_user && !strcmp(a->name, sp->user) && a->parent != PX_NONE &&
-        !(sp->account = strdup(c->accounts[a->parent].name)))
-      return PX_ENOMEM;
-  }
+  const char *account = sp->account ? NULL : default_account(c, sp->user);
+  if (account && !(sp->account = strdup(account))) return PX_ENOMEM;
   return 0;
 }
 

@@ -51,6 +51,7 @@ CONF
   cat >"$T/accounts.conf" <<CONF
 Account=ml Fairshare=60 Users=pxalice,pxbob Coordinators=pxcoord
 Account=physics Fairshare=40 Users=pxeve,pxcoord,pxoper
+User=pxoper Account=ml DefaultAccount=physics
 CONF
 }
 

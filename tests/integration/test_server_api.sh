@@ -149,3 +149,11 @@ e=$(expect 409 root POST /v1/agent/report "$(rq FAILED 7)")
 expect 200 root POST /v1/agent/report "$(rq COMPLETED 1)" >/dev/null
 wait_for "job $id completed" job_is "$id" COMPLETED
 ok "reports on other attempts"
+
+# without an account a job goes to the user's DefaultAccount= (pxoper: ml
+# first in the tree, physics the default), with one to that one
+o=$(expect 201 pxoper POST /v1/jobs '{"jobs":[{"name":"d1","hold":true},{"name":"d2","account":"ml","hold":true}]}')
+d1=$(jq '.job_ids[0]' <<<"$o")
+[ "$(expect 200 pxoper GET /v1/jobs/$d1 | jq -r .spec.account)" = physics ] || fail "DefaultAccount=physics not used"
+[ "$(expect 200 pxoper GET /v1/jobs/$((d1 + 1)) | jq -r .spec.account)" = ml ] || fail "--account ml not kept"
+ok "default account"
