@@ -253,7 +253,7 @@ int px_hostlist_expand(const char *expr, size_t max_names, struct px_strvec *out
                        struct px_diag *d) {
   struct hl_rangevec rv = {0};
   struct hl_valvec vals = {0};
-  size_t len0 = out->len, total, pos = 0;
+  size_t len0 = out->len, total = 0, pos = 0;
   if (!max_names) max_names = PX_HOSTLIST_MAX_NAMES;
   int err = count_all(expr, max_names, &total, &rv, d);
   if (err) goto fail;
