@@ -44,6 +44,7 @@ struct ajob {
   uint64_t batch;            /* the order batch that launched it */
   char stop_reason[32];      /* the reason of the last stop order, "" when none */
   char *pending;             /* control lines its supervisor could not take yet (held_line) */
+  uint32_t slot;             /* its pooled cgroup (cgroup.h), 0 for none */
   struct ajob *next;
 };
 
@@ -52,6 +53,9 @@ struct ajob {
  * inodes, which a file system without a journal allocates slowly. */
 #define POOL_MAX 32
 #define HELD_RETRY_MS 2 /* held control lines (flush_held) are retried this often */
+/* Pooled cgroups: more jobs at once on one node than this get a group of
+ * their own, as before pooling. */
+#define SLOTS_MAX 1024
 
 struct agent {
   const struct px_agent_opts *o;
@@ -66,7 +70,19 @@ struct agent {
   int sfd, nfd;
   int heartbeat_s;
   uint64_t batch;            /* counts order batches */
+  bool slot_used[SLOTS_MAX + 1]; /* [n]: slot_<n> belongs to a job whose end is not acknowledged */
 };
+
+/* The lowest free slot (a group that already exists, most of the time), 0 when all are taken. */
+static uint32_t slot_take(struct agent *a) {
+  for (uint32_t n = 1; n <= SLOTS_MAX; n++)
+    if (!a->slot_used[n]) return a->slot_used[n] = true, n;
+  return 0;
+}
+
+static void slot_give(struct agent *a, uint32_t n) {
+  if (n && n <= SLOTS_MAX) a->slot_used[n] = false;
+}
 
 static int64_t mono_ms(void) {
   struct timespec ts;
@@ -233,6 +249,7 @@ static void on_acked(const char *dir_in, void *ud) {
     struct ajob *j = *pp;
     if (strcmp(j->dir, dir) != 0) continue;
     px_map_put(&a->done, j->job_id, j->restart);
+    slot_give(a, j->slot); /* its supervisor released the group before writing its status */
     *pp = j->next;
     free(j->pending);
     free(j);
@@ -253,11 +270,15 @@ static void launch(struct agent *a, const struct px_launch *l) {
   if (a->npool) pool_path(a, a->pool[a->npool - 1], reuse, sizeof reuse);
   pid_t pid = 0;
   bool used = false;
+  uint32_t slot = a->site.no_cgroup ? 0 : slot_take(a);
+  a->site.cg_slot = slot;
   int rc = px_job_start(a->o->state_dir, l, &a->site, &a->zyg, reuse[0] ? reuse : NULL, &used, dir, sizeof dir, &pid);
+  a->site.cg_slot = 0;
   if (used || (reuse[0] && rc != PX_EEXIST)) a->npool--; /* taken, or gone */
-  if (rc == PX_EEXIST) return; /* started before: never twice */
+  if (rc == PX_EEXIST) return slot_give(a, slot); /* started before: never twice */
   struct ajob *j = add_job(a, l->job_id, l->restart_count, pid);
-  if (!j) return;
+  if (!j) return; /* the slot stays taken: its job may run */
+  j->slot = slot;
   if (rc) {
     job_ended(a, j);
     return;
@@ -462,6 +483,9 @@ static void reattach(struct agent *a) {
       j->sup = js.supervisor;
       j->sup_start = js.supervisor_start;
     }
+    struct px_site site;
+    if (px_site_read(j->dir, &site) == 0 && site.cg_slot && site.cg_slot <= SLOTS_MAX)
+      a->slot_used[j->slot = site.cg_slot] = true;
     if (px_proc_same(j->sup, j->sup_start)) {
       px_info("job %llu: reattached to supervisor %d", id, (int)j->sup);
       struct px_task_report rep = {.job_id = id, .restart_count = restart};

@@ -234,6 +234,11 @@ static int make_dir(const char *path, bool cpuset) {
 /* One rule per write(2), all through one open file. */
 static int deny_gpus(const char *dir, const struct px_cg_limits *lim, char *err, size_t errlen) {
   char path[PATH_MAX + 32];
+  /* a pooled group still has its previous job's rules */
+  if (lim->pooled && write_file(dir, "devices.allow", "a") != 0) {
+    snprintf(err, errlen, "cannot reset the device rules of %s", dir);
+    return PX_EIO;
+  }
   snprintf(path, sizeof path, "%s/devices.deny", dir);
   int fd = open(path, O_WRONLY | O_CLOEXEC), rc = fd < 0 ? -errno : 0;
   uint32_t i = 0;
@@ -244,6 +249,26 @@ static int deny_gpus(const char *dir, const struct px_cg_limits *lim, char *err,
   }
   if (fd >= 0) close(fd);
   if (rc) snprintf(err, errlen, "cannot deny GPU %u: %s", lim->deny_gpus[i ? i - 1 : 0], strerror(-rc));
+  return rc;
+}
+
+/* v1 memory limit (with swap off) and, in a pooled group, the counters its
+ * previous job left: peak and failures restart from now; a job without a
+ * limit gets none back. */
+static int set_memory_v1(const char *mem, const struct px_cg_limits *lim, char *err, size_t errlen) {
+  if (!lim->mem_mib && !lim->pooled) return 0;
+  char val[32] = "-1";
+  if (lim->mem_mib) snprintf(val, sizeof val, "%llu", (unsigned long long)(lim->mem_mib << 20));
+  /* memsw >= mem at every step: lift memsw first when the old limit may be lower */
+  if (lim->pooled) write_file(mem, "memory.memsw.limit_in_bytes", "-1");
+  int rc = write_file(mem, "memory.limit_in_bytes", "%s", val);
+  /* memsw exists only when the kernel accounts swap; limit == mem means no swap */
+  int sw = write_file(mem, "memory.memsw.limit_in_bytes", "%s", val);
+  if (!rc && sw && sw != -ENOENT) rc = sw;
+  write_file(mem, "memory.swappiness", "0"); /* refused for some groups; memsw is the hard net */
+  if (!rc && lim->pooled) rc = write_file(mem, "memory.max_usage_in_bytes", "0");
+  if (!rc && lim->pooled) rc = write_file(mem, "memory.failcnt", "0");
+  if (rc) snprintf(err, errlen, "cannot set memory limit in %s: %s", mem, strerror(-rc));
   return rc;
 }
 
@@ -259,6 +284,8 @@ static int create_v1(const struct px_cg_layout *lay, const char *name, const str
      * the job, counts their CPU time from its own waits (getrusage). */
     if (c == PX_CG_CPUACCT) continue;
     int rc = join(cg->path[c], sizeof cg->path[c], lay->base[c], name);
+    struct stat sb;
+    if (!rc && lim->pooled && stat(cg->path[c], &sb) == 0) continue; /* the slot's group, made before */
     /* the agent's level exists but for the first job: try the job's first
      * (a cpuset level must have its cpus and mems set, which make_dir sees to) */
     bool first = c == PX_CG_CPUSET || rc || mkdir(cg->path[c], 0755) != 0;
@@ -269,17 +296,7 @@ static int create_v1(const struct px_cg_layout *lay, const char *name, const str
       return PX_EIO;
     }
   }
-  const char *mem = cg->path[PX_CG_MEMORY];
-  int rc = 0;
-  if (lim->mem_mib) {
-    uint64_t bytes = lim->mem_mib << 20;
-    rc = write_file(mem, "memory.limit_in_bytes", "%llu", (unsigned long long)bytes);
-    /* memsw exists only when the kernel accounts swap; limit == mem means no swap */
-    int sw = write_file(mem, "memory.memsw.limit_in_bytes", "%llu", (unsigned long long)bytes);
-    if (!rc && sw && sw != -ENOENT) rc = sw;
-    write_file(mem, "memory.swappiness", "0"); /* refused for some groups; memsw is the hard net */
-    if (rc) snprintf(err, errlen, "cannot set memory limit in %s: %s", mem, strerror(-rc));
-  }
+  int rc = set_memory_v1(cg->path[PX_CG_MEMORY], lim, err, errlen);
   if (!rc && lim->cpus && cg->path[PX_CG_CPUSET][0]) {
     rc = write_file(cg->path[PX_CG_CPUSET], "cpuset.cpus", "%s", lim->cpus);
     if (rc) snprintf(err, errlen, "cannot pin to CPUs %s: %s", lim->cpus, strerror(-rc));
@@ -432,14 +449,14 @@ void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st) {
     const char *d = cg->path[0];
     st->peak_mem_mib = read_u64(d, "memory.peak") >> 20;
     st->cpu_time_ms = read_keyed(d, "cpu.stat", "usage_usec") / 1000;
-    st->oom_kills = read_keyed(d, "memory.events", "oom_kill");
+    st->oom_kills = px_cg_oom_kills(cg);
     st->mem_limit_hit = read_keyed(d, "memory.events", "max") > 0;
     return;
   }
   const char *mem = cg->path[PX_CG_MEMORY];
   if (mem[0]) {
     st->peak_mem_mib = read_u64(mem, "memory.max_usage_in_bytes") >> 20;
-    st->oom_kills = read_keyed(mem, "memory.oom_control", "oom_kill");
+    st->oom_kills = px_cg_oom_kills(cg);
     st->mem_limit_hit = read_u64(mem, "memory.failcnt") > 0;
   }
 }
@@ -449,7 +466,41 @@ void px_cg_destroy(const struct px_cgroup *cg) {
     if (cg->path[c][0]) rmdir(cg->path[c]);
 }
 
+void px_cg_release(const struct px_cgroup *cg, const char *retired) {
+  if (px_cg_count(cg) > 0) {
+    for (int c = 0; c < PX_CG_NCTL; c++) {
+      if (!cg->path[c][0]) continue;
+      char to[PATH_MAX + 64], *slash;
+      snprintf(to, sizeof to, "%s", cg->path[c]);
+      if ((slash = strrchr(to, '/'))) snprintf(slash + 1, sizeof to - (size_t)(slash + 1 - to), "%s", retired);
+      rename(cg->path[c], to);
+    }
+    return;
+  }
+  /* Page cache the job left stays charged to the group: reclaim it, unless
+   * there is next to none (force_empty drains every CPU's LRU lists, a
+   * wait on all of them). */
+  const char *mem = cg->version == 1 ? cg->path[PX_CG_MEMORY] : "";
+  if (mem[0] && read_u64(mem, "memory.usage_in_bytes") > (1u << 20)) write_file(mem, "memory.force_empty", "0");
+}
+
+uint64_t px_cg_oom_kills(const struct px_cgroup *cg) {
+  if (cg->version == 2) return read_keyed(cg->path[0], "memory.events", "oom_kill");
+  return cg->path[PX_CG_MEMORY][0] ? read_keyed(cg->path[PX_CG_MEMORY], "memory.oom_control", "oom_kill") : 0;
+}
+
 void px_cg_remove_base(const struct px_cg_layout *lay) {
-  for (int c = 0; c < PX_CG_NCTL; c++)
-    if (lay->base[c][0]) rmdir(lay->base[c]); /* EBUSY while a job still runs: kept */
+  for (int c = 0; c < PX_CG_NCTL; c++) {
+    if (!lay->base[c][0]) continue;
+    DIR *d = opendir(lay->base[c]);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      char sub[PATH_MAX + 300];
+      if (strncmp(e->d_name, "slot_", 5) != 0) continue;
+      snprintf(sub, sizeof sub, "%s/%s", lay->base[c], e->d_name);
+      rmdir(sub); /* EBUSY while its job runs: kept */
+    }
+    if (d) closedir(d);
+    rmdir(lay->base[c]); /* EBUSY while a job still runs: kept */
+  }
 }

@@ -9,6 +9,15 @@
  * agent's state directory, so agents sharing a machine never share it. Job cgroups are created by the job's supervisor, which
  * itself stays outside them; only tasks are attached.
  *
+ * Pooled groups (v1): the agent hands each job a slot, and the job runs in
+ * "<agent level>/slot_<n>", made by the first job of that slot and reused by
+ * the next ones: limits rewritten, peak and failure counters reset, device
+ * rules restarted from "allow all", the memory charged by the previous job
+ * emptied. A v1 mkdir and rmdir of a memory group each hold the kernel's
+ * global cgroup mutex, the rmdir across RCU grace periods: hundreds of jobs
+ * ending at once on one machine queued behind it with idle CPUs
+ * (docs/agent.md, "Pooled cgroups").
+ *
  * Limits: memory hard limit with swap off (v1 memory.limit_in_bytes plus
  * memory.memsw.limit_in_bytes when the kernel accounts swap, swappiness 0;
  * v2 memory.max and memory.swap.max=0), cpuset (the allocated cores), pids,
@@ -50,6 +59,7 @@ struct px_cg_limits {
   uint64_t pids_max;                /* 0: no limit */
   const uint32_t *deny_gpus;        /* node GPU indices the job must not open */
   uint32_t ndeny_gpus;
+  bool pooled;                      /* a slot's group: reuse it as it is, reset what a job leaves */
 };
 
 struct px_cg_stats {
@@ -94,6 +104,16 @@ void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st);
 /* Removes the job's directories. The per-agent level stays (creating
  * cpuset groups is slow) until px_cg_remove_base, when the agent stops. */
 void px_cg_destroy(const struct px_cgroup *cg);
+/* A pooled group after its job: the memory its job left charged (page
+ * cache) is reclaimed, the group stays for the slot's next job. A group
+ * still holding processes is renamed to retired (a name of the job), so
+ * that the slot's next job starts in a new one. */
+void px_cg_release(const struct px_cgroup *cg, const char *retired);
+/* The OOM kills counted so far (v1 memory.oom_control counts for the life
+ * of the group: a pooled group's next job subtracts its start value). */
+uint64_t px_cg_oom_kills(const struct px_cgroup *cg);
+/* Removes the agent level and the idle pooled groups under it (one still
+ * holding processes stays, and so does the level above it). */
 void px_cg_remove_base(const struct px_cg_layout *lay);
 /* True when device access is constrained (v1 devices controller present). */
 bool px_cg_constrains_devices(const struct px_cg_layout *lay);

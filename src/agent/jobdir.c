@@ -81,8 +81,9 @@ static int get_json(const char *dir, const char *name, json_t **out) {
 
 int px_site_write(const char *dir, const struct px_site *s) {
   return put_json(dir, "site.json",
-                  json_pack("{ss ss ss ss ss sI sI sI sb sb sb sb}", "node", s->node, "cluster", s->cluster,
-                            "cgroup_root", s->cgroup_root, "cgroup_name", s->cgroup_name, "notify", s->notify, "kill_wait_s",
+                  json_pack("{ss ss ss ss sI ss sI sI sI sb sb sb sb}", "node", s->node, "cluster", s->cluster,
+                            "cgroup_root", s->cgroup_root, "cgroup_name", s->cgroup_name,
+                            "cg_slot", (json_int_t)s->cg_slot, "notify", s->notify, "kill_wait_s",
                             (json_int_t)s->kill_wait_s, "pids_max", (json_int_t)s->pids_max,
                             "node_ngpus", (json_int_t)s->node_ngpus, "allow_root", s->allow_root,
                             "no_cgroup", s->no_cgroup, "emulated_gpus", s->emulated_gpus, "emulated_cpus", s->emulated_cpus));
@@ -99,6 +100,7 @@ int px_site_read(const char *dir, struct px_site *s) {
   px_rd_buf(&r, "cluster", false, s->cluster, sizeof s->cluster);
   px_rd_buf(&r, "cgroup_root", false, s->cgroup_root, sizeof s->cgroup_root);
   px_rd_buf(&r, "cgroup_name", true, s->cgroup_name, sizeof s->cgroup_name);
+  px_rd_u32(&r, "cg_slot", false, &s->cg_slot);
   px_rd_buf(&r, "notify", false, s->notify, sizeof s->notify);
   px_rd_i64(&r, "kill_wait_s", false, &s->kill_wait_s);
   px_rd_u64(&r, "pids_max", false, &s->pids_max);

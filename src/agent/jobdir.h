@@ -30,6 +30,7 @@ struct px_site {
   char cluster[64];
   char cgroup_root[256];   /* "" : under the agent's own cgroup */
   char cgroup_name[128];   /* the agent's level: "phalanx_<node>.<hash of its state dir>" */
+  uint32_t cg_slot;        /* per job: 1.. the pooled group "slot_<n>" it runs in (cgroup.h); 0 its own */
   char notify[PATH_MAX];   /* agent's datagram socket, "" for none */
   int64_t kill_wait_s;     /* SIGTERM -> SIGKILL at the time limit */
   uint64_t pids_max;

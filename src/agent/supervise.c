@@ -46,6 +46,8 @@ struct sup {
   int64_t signal_at, limit_at;   /* wall ms: the job's --signal, the time limit */
   int64_t kill_at;               /* monotonic ms: SIGKILL everything */
   bool hold;                     /* no local task: hold the allocation until told */
+  bool pooled;                   /* the cgroup is the agent's slot: kept for the next job */
+  uint64_t oom_base;             /* its OOM kill count before this job */
   struct px_step_host steps;     /* job steps (srun) running here */
 };
 
@@ -102,9 +104,13 @@ static void prepare(struct sup *s) {
     for (uint32_t k = 0; k < l->ngpus; k++) mine |= l->gpus[k] == g;
     if (!mine) deny[ndeny++] = g;
   }
-  struct px_cg_limits lim = {l->mem_mib, len ? cpus : NULL, s->site.pids_max, deny, ndeny};
-  snprintf(name, sizeof name, "job_%llu", (unsigned long long)l->job_id);
+  /* pooled slots on v1 only: v2 has no way to restart a group's peak (memory.peak) */
+  s->pooled = s->site.cg_slot && s->lay.version == 1;
+  struct px_cg_limits lim = {l->mem_mib, len ? cpus : NULL, s->site.pids_max, deny, ndeny, s->pooled};
+  if (s->pooled) snprintf(name, sizeof name, "slot_%u", s->site.cg_slot);
+  else snprintf(name, sizeof name, "job_%llu", (unsigned long long)l->job_id);
   if (px_cg_create(&s->lay, name, &lim, &s->cg, err, sizeof err)) return fail_launch(s, err);
+  if (s->pooled) s->oom_base = px_cg_oom_kills(&s->cg);
   s->renumber = px_cg_constrains_devices(&s->lay) && s->site.node_ngpus && !s->site.emulated_gpus;
 }
 
@@ -281,6 +287,14 @@ static uint64_t children_cpu_ms(void) {
          (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 }
 
+/* Before the status: the agent gives the slot to its next job once it reads it. */
+static void end_cgroup(struct sup *s) {
+  char retired[64];
+  snprintf(retired, sizeof retired, "job_%llu", (unsigned long long)s->l.job_id);
+  if (s->pooled) px_cg_release(&s->cg, retired);
+  else px_cg_destroy(&s->cg);
+}
+
 static void finish(struct sup *s) {
   /* Nothing outlives the job: stragglers in the cgroup or process group die now. */
   signal_all(s, SIGKILL);
@@ -288,11 +302,12 @@ static void finish(struct sup *s) {
   while (waitpid(-1, NULL, WNOHANG) > 0) {}
   struct px_cg_stats cs = {0};
   if (s->cg.version) px_cg_stats(&s->cg, &cs);
+  cs.oom_kills = cs.oom_kills > s->oom_base ? cs.oom_kills - s->oom_base : 0;
   s->st.peak_mem_mib = cs.peak_mem_mib;
   s->st.cpu_time_ms = s->cg.version == 2 ? cs.cpu_time_ms : children_cpu_ms();
   s->st.end_time = time(NULL);
   decide(s, &cs);
-  if (s->cg.version) px_cg_destroy(&s->cg);
+  if (s->cg.version) end_cgroup(s);
   if (px_status_write(s->dir, &s->st)) px_error("job %llu: cannot write status", (unsigned long long)s->l.job_id);
   px_info("job %llu: %s exit %d signal %d", (unsigned long long)s->l.job_id, s->st.state, s->st.exit_code, s->st.term_signal);
   notify_agent(s);

@@ -31,7 +31,7 @@ struct prep {
   const struct px_task_spec *t;
   char **envp;
   char *pid_value;                        /* SLURM_TASK_PID's digits, written by the child */
-  char procs[PX_CG_NCTL][PATH_MAX + 16];  /* the cgroup.procs files to join */
+  char procs[PX_CG_NCTL][PATH_MAX + 16];  /* the files to write to join the cgroup (tasks, cgroup.procs) */
   int nprocs;
   cpu_set_t cpus;
   bool pin;
@@ -126,7 +126,7 @@ static int child(void *arg) {
   setpgid(0, t->pgid);
   for (int i = 0; i < p->nprocs; i++) {
     int fd = open(p->procs[i], O_WRONLY | O_CLOEXEC);
-    /* "0": the writer itself, on v1 and v2 */
+    /* "0": the writer itself (single-threaded until it execs), on v1 and v2 */
     if (fd < 0 || write(fd, "0", 1) != 1) die(p, 1, "cannot join the job's cgroup", p->procs[i]);
     close(fd);
   }
@@ -211,8 +211,15 @@ static int prepare(struct prep *p, const struct px_task_spec *t, struct px_strve
   const struct px_launch *l = t->l;
   if (build_env(t, env, &p->pid_value)) return snprintf(err, errlen, "out of memory building the environment"), PX_ENOMEM;
   p->envp = env->v;
+  /* v1: the new task moves its only thread through "tasks". Moving a
+   * thread of one's own takes only the cgroup mutex; a cgroup.procs write
+   * also takes the kernel's global fork lock for writing (every fork on the
+   * machine waits, and the writer waits for an RCU grace period): with
+   * hundreds of jobs starting at once, supervisors queued there with idle
+   * CPUs. v2 has no "tasks" file outside threaded groups. */
+  const char *file = t->cg->version == 1 ? "tasks" : "cgroup.procs";
   for (int c = 0; t->cg->version && c < PX_CG_NCTL; c++)
-    if (t->cg->path[c][0]) snprintf(p->procs[p->nprocs++], sizeof p->procs[0], "%s/cgroup.procs", t->cg->path[c]);
+    if (t->cg->path[c][0]) snprintf(p->procs[p->nprocs++], sizeof p->procs[0], "%s/%s", t->cg->path[c], file);
   CPU_ZERO(&p->cpus);
   p->pin = l->ncpu_ids && !t->site->emulated_cpus;
   for (uint32_t i = 0; p->pin && i < l->ncpu_ids; i++)

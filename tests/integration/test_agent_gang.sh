@@ -109,10 +109,12 @@ for r in 0 1 2; do
   swant $r WORLD_SIZE=3; swant $r MASTER_ADDR=10.77.1.2; swant $r USER=pxtest1; swant $r SLURM_JOB_NODELIST='n[01-02]'
   [ "$(stat -c %U "$WORK/s0/$r.out")" = pxtest1 ] || fail "step rank $r output not written as pxtest1"
   [ "$(cat "$WORK/s0/$r.out")" = "out $r" ] || fail "step rank $r output: $(cat "$WORK/s0/$r.out")"
-  # a step runs where its job runs: in the job's cgroup whenever the batch
-  # script itself is in one (the agent made it: cgroups are writable here)
-  if grep -q job_33 "/proc/$(pgrep -f 'slee[p] 4741' | head -1)/cgroup" 2>/dev/null; then
-    grep -q job_33 "$WORK/s0/cg.$r" || fail "step rank $r not in the job's cgroup: $(cat "$WORK/s0/cg.$r")"
+  # a step runs where its job runs: in the memory cgroup its node's
+  # supervisor made for the job (state.json; none without writable cgroups)
+  h=a; [ "$r" = 2 ] && h=b
+  memcg=$(jq -r '.cgroup.memory // empty' "$T/$h/jobs/33.0/state.json")
+  if [ -n "$memcg" ]; then
+    grep -q ":memory:.*/${memcg##*/}\$" "$WORK/s0/cg.$r" || fail "step rank $r not in the job's cgroup $memcg: $(cat "$WORK/s0/cg.$r")"
   fi
 done
 swant 0 SLURM_LOCALID=0; swant 1 SLURM_LOCALID=1; swant 2 SLURM_LOCALID=0

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Pooled cgroups (cgroup.h): on v1 a node's jobs run in slot groups that the
+# agent reuses, and nothing of a slot's previous job carries over:
+#  1. a job after a 150 MiB job runs in the same group and reports its own
+#     peak, not the one before;
+#  2. a job after an OUT_OF_MEMORY job in the same group completes (the OOM
+#     count and the memory limit are the new job's);
+#  3. device rules: a job given GPU 1 after one given GPU 0 opens GPU 1;
+#  4. a slot whose job still runs is not handed out again, even by an agent
+#     restarted (kill -9) meanwhile;
+#  5. the agent, stopped, leaves no group behind.
+# The server is the protocol stand-in (agent/mock_server.py) on loopback.
+source "$(dirname "$0")/agent/lib.sh"
+need_root
+ensure_users
+[ -d /sys/fs/cgroup/memory ] || { echo "SKIP: no cgroup v1 memory hierarchy (pooling is v1 only)"; exit 0; }
+T=$(mktemp -d /tmp/pxpool.XXXXXX)
+chmod 755 "$T"
+AGENT_PID=
+cleanup() {
+  [ -n "$AGENT_PID" ] && { kill "$AGENT_PID" 2>/dev/null || true; wait "$AGENT_PID" 2>/dev/null || true; }
+  [ -n "${MOCK_PID:-}" ] && { kill "$MOCK_PID" 2>/dev/null || true; }
+  kill_leftovers "$T/state"
+  rm -rf "$T"
+}
+trap cleanup EXIT
+WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK"
+start_mock 127.0.0.1 43230
+start_agent() {
+  "$PHALANX" agent --server "$MOCK" --node n01 --state-dir "$T/state" --emulate-gpus 2 --kill-wait 1 \
+    2>>"$T/agent.log" &
+  AGENT_PID=$!
+  wait_for 30 registered n01 || fail "agent did not register"
+}
+ended() { mock_get /test/reports | jq -e --argjson j "$1" 'any(.[]; .job_id == $j and .state != "RUNNING")' >/dev/null; }
+# run_job ID SCRIPT [jq...]: launches a job and waits for its report
+run_job() {
+  local id=$1 script=$2; shift 2
+  mock_post "/test/launch?node=n01" "$(launch_json "$id" pxtest1 "$script" "$@")"
+  wait_for 60 ended "$id" || fail "job $id did not end: $(mock_get /test/reports | jq -c "map(select(.job_id == $id))")"
+}
+report() { mock_get /test/reports | jq -r --argjson j "$1" "[.[] | select(.job_id == \$j and .state != \"RUNNING\")][-1].$2"; }
+memcg_of() { sed -n 's/^[0-9]*:memory://p' "$WORK/cg.$1"; }
+start_agent
+
+# 1. peak memory: 150 MiB, then next to nothing, in the same group
+cg='cat /proc/self/cgroup > '"$WORK"'/cg.$SLURM_JOB_ID'
+run_job 1 "#!/bin/sh
+$cg
+exec python3 -c 'b = bytearray(150 << 20)'" '.mem_mib = 1024'
+[ "$(report 1 state)" = COMPLETED ] || fail "job 1: $(report 1 state)"
+[ "$(report 1 peak_mem_mib)" -ge 140 ] || fail "job 1 peak $(report 1 peak_mem_mib) MiB, want >= 140"
+run_job 2 "#!/bin/sh
+$cg" '.mem_mib = 1024'
+[ -n "$(memcg_of 1)" ] && [ "$(memcg_of 1)" = "$(memcg_of 2)" ] || fail "job 2 not in job 1's group: $(memcg_of 1) vs $(memcg_of 2)"
+case $(memcg_of 2) in */slot_*) ;; *) fail "job 2's group $(memcg_of 2) is not a pooled slot" ;; esac
+[ "$(report 2 peak_mem_mib)" -lt 50 ] || fail "job 2 reported job 1's peak: $(report 2 peak_mem_mib) MiB"
+ok "the slot's next job reports its own peak ($(report 2 peak_mem_mib) MiB after $(report 1 peak_mem_mib) MiB)"
+
+# 2. an OOM kill and a lower limit, then a job that fits
+run_job 3 "#!/bin/sh
+$cg
+exec python3 -c 'b = bytearray(256 << 20)'" '.mem_mib = 64'
+[ "$(report 3 state)" = OUT_OF_MEMORY ] || fail "job 3: $(report 3 state)"
+run_job 4 "#!/bin/sh
+$cg
+exec python3 -c 'b = bytearray(100 << 20)'" '.mem_mib = 512'
+[ "$(memcg_of 3)" = "$(memcg_of 4)" ] || fail "job 4 not in job 3's group"
+[ "$(report 4 state)" = COMPLETED ] || fail "job 4 after an OOM in its group: $(report 4 state)"
+ok "after an OUT_OF_MEMORY job, the slot's next job (a higher limit) COMPLETED"
+
+# 3. device rules start over: GPU 0's job, then GPU 1's
+mkdir -p "$T/dev" && mknod "$T/dev/nvidia0" c 195 0 && mknod "$T/dev/nvidia1" c 195 1 && chmod 666 "$T"/dev/*
+probe="#!/bin/sh
+$cg
+cat $T/dev/nvidia0 2>&1; cat $T/dev/nvidia1 2>&1"
+run_job 5 "$probe" '.gpus = [0]'
+run_job 6 "$probe" '.gpus = [1]'
+[ "$(memcg_of 5)" = "$(memcg_of 6)" ] || fail "job 6 not in job 5's group"
+grep -q 'nvidia1: Operation not permitted' "$WORK/slurm-5.out" || fail "job 5 opened GPU 1: $(cat "$WORK/slurm-5.out")"
+grep -q 'nvidia1: No such device or address' "$WORK/slurm-6.out" || fail "job 6 denied its GPU 1: $(cat "$WORK/slurm-6.out")"
+grep -q 'nvidia0: Operation not permitted' "$WORK/slurm-6.out" || fail "job 6 opened GPU 0: $(cat "$WORK/slurm-6.out")"
+ok "device rules are the slot's current job's"
+
+# 4. a running job's slot stays its own across an agent restart
+mock_post "/test/launch?node=n01" "$(launch_json 7 pxtest1 "#!/bin/sh
+$cg
+while [ ! -e $WORK/go7 ]; do sleep 0.05; done")"
+wait_for 30 test -s "$WORK/cg.7" || fail "job 7 did not start"
+kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true
+start_agent
+run_job 8 "#!/bin/sh
+$cg"
+[ "$(memcg_of 8)" != "$(memcg_of 7)" ] || fail "job 8 was put in running job 7's group $(memcg_of 7)"
+touch "$WORK/go7"
+wait_for 30 reported 7 n01 COMPLETED || fail "job 7 did not complete"
+ok "a running job's slot is not handed out again after an agent restart"
+
+# 5. stopped, the agent removes its idle groups and its level
+level=/sys/fs/cgroup/memory$(dirname "$(memcg_of 8)")
+[ -d "$level" ] || fail "no agent level $level while it runs"
+wait_for 30 sh -c "! ls $T/state/jobs | grep -q '^7\\.'" || fail "job 7's end was not acknowledged"
+kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true; AGENT_PID=
+[ ! -d "$level" ] || fail "groups left behind: $(ls "$level")"
+ok "the stopped agent left no cgroup behind"
+sanitizer_clean "$T"/agent.log
