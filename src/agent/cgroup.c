@@ -301,9 +301,13 @@ static int create_v1(const struct px_cg_layout *lay, const char *name, const str
     rc = write_file(cg->path[PX_CG_CPUSET], "cpuset.cpus", "%s", lim->cpus);
     if (rc) snprintf(err, errlen, "cannot pin to CPUs %s: %s", lim->cpus, strerror(-rc));
   }
-  if (!rc && lim->pids_max && cg->path[PX_CG_PIDS][0])
-    rc = write_file(cg->path[PX_CG_PIDS], "pids.max", "%llu", (unsigned long long)lim->pids_max);
+  if (!rc && (lim->pids_max || lim->pooled) && cg->path[PX_CG_PIDS][0]) {
+    if (lim->pids_max) rc = write_file(cg->path[PX_CG_PIDS], "pids.max", "%llu", (unsigned long long)lim->pids_max);
+    else rc = write_file(cg->path[PX_CG_PIDS], "pids.max", "max");
+  }
   if (!rc && cg->path[PX_CG_DEVICES][0] && lim->ndeny_gpus) rc = deny_gpus(cg->path[PX_CG_DEVICES], lim, err, errlen);
+  /* a pooled group whose last supervisor died while it was frozen (px_cg_kill) */
+  if (!rc && lim->pooled && cg->path[PX_CG_FREEZER][0]) rc = write_file(cg->path[PX_CG_FREEZER], "freezer.state", "THAWED");
   return rc ? PX_EIO : 0;
 }
 
