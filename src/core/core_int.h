@@ -323,6 +323,8 @@ struct px_core {
   bool *part_passed;                 /* a job of the partition could not start this cycle */
   int64_t lazy_s, last_full_s;       /* px_core_set_lazy_reasons; time of the last full cycle */
   size_t nogpu_eligible;             /* eligible jobs this cycle that need no GPU */
+  bool lazy_pass;                    /* this cycle's reasons are lazy (only its starts matter) */
+  size_t sort_left;                  /* jobs not yet taken: c->sort[0 .. sort_left) (the heap) */
   uint32_t *part_left;               /* per partition: eligible jobs not yet tried */
   uint32_t tests_left;               /* jobs this pass may still try (bf_max_job_test, default_queue_depth) */
   bool main_pass;                    /* a cycle between backfill passes (bf_interval) */

@@ -359,12 +359,15 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
   /* Lazy reasons (px_core_set_lazy_reasons): with no free GPU left and only
    * GPU jobs to go (and no preemption), nothing more can start: stop. */
   bool lazy = c->lazy_s > 0 && now - c->last_full_s < c->lazy_s && !c->nogpu_eligible && !c->victims->find;
+  c->lazy_pass = lazy;
+  c->sort_left = n;
   while (n && open && rc == 0) {
     if (lazy && !any_free_gpu(c)) {
       c->stats.lazy_stops++;
       return 0;
     }
     struct pxc_sortent e = heap_pop(c->sort, &n);
+    c->sort_left = n;
     bool was = c->part_blocked[e.part];
     c->jobs[e.slot].mark = 0;
     rc = try_job(c, e.slot, now, out);
@@ -373,6 +376,7 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
     else if (was) c->part_left[e.part]--;
     if (!was && --c->tests_left == 0 && n) { /* bf_max_job_test / default_queue_depth */
       memset(c->part_blocked, 1, c->nparts * sizeof *c->part_blocked);
+      c->sort_left = 0; /* the rest are held back: none is tried */
       c->pass_cut = true;
       if (lazy) return 0;
       open = 0;

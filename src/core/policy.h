@@ -70,6 +70,7 @@ struct pxc_tl {
    * slot where it may drop since the build (dec_epoch == epoch_built, else
    * none): past it the row is monotone, so a search checks one cell there. */
   uint32_t *dec_last, *dec_epoch, epoch_built;
+  uint64_t ntakes;            /* takes and blocks so far: a cell may have dropped when it moved */
 };
 
 struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };
@@ -110,6 +111,15 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
                  uint32_t k_to, bool real, struct pxc_tl_fit *fit);
 void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j,
                    const struct pxc_tl_fit *fit);
+/* A walk over the pools' nodes, leaf by leaf (pxc_tl_gpu_run). */
+struct pxc_tl_cursor { uint32_t pool, leaf, q; };
+/* Is there a node whose row holds g usable GPUs in every slot of [0, k)?
+ * Scans from *cur on and leaves *cur at that node. For a series of calls
+ * between takes-only changes to the plan with k never decreasing (a node
+ * short once stays short), so over a cycle every node is read once plus
+ * once per call. */
+bool pxc_tl_gpu_run(const struct px_core *c, const struct pxc_tl *tl, struct pxc_tl_cursor *cur, uint32_t g,
+                    uint32_t k);
 
 /* ---- backfill.c ---------------------------------------------------------- */
 
@@ -131,6 +141,14 @@ struct pxc_bf_front {
   uint32_t len;
   uint32_t n[PXC_BF_FRONT], f[PXC_BF_FRONT];
   int64_t d[PXC_BF_FRONT];
+};
+
+struct pxc_bf_lim { int64_t limit; uint32_t slot; };
+struct pxc_bf_class {
+  size_t off, n;              /* its heap: lims[off .. off + n) */
+  struct pxc_tl_cursor wit;   /* a node holding the class over [0, wit_k) as of ntakes wit_takes */
+  uint32_t wit_k;
+  uint64_t wit_takes;
 };
 
 extern const struct pxc_reserve_stage pxc_reserve_backfill;
@@ -218,6 +236,14 @@ struct pxc_policy {
   struct pxc_bf_front *fronts;
   size_t nfronts, fronts_cap;
   uint32_t nresv;             /* reservations made this cycle */
+  /* The pass's tail (backfill.c, lazy reasons only): once no job left in
+   * the queue can start this cycle, reservations are skipped. */
+  struct pxc_bf_lim *lims;    /* the jobs left by GPUs per node: a min-heap of time limits each */
+  size_t lims_cap;
+  struct pxc_bf_class *cls;   /* per GPUs per node 0 .. maxg (0 unused) */
+  size_t cls_cap;
+  uint32_t ncls, cls_last;    /* classes; the last one found a node */
+  bool lims_built, tail, tail_off;
   /* bf_interval (issue 5): cycles between backfill passes are main passes */
   int64_t bf_last_s;          /* time of the last backfill pass; INT64_MIN: none yet */
   bool bf_owed;               /* a main pass since left a job waiting */

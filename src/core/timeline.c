@@ -438,6 +438,7 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   uint32_t cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
   uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
   if (k1 > tl->nslots) k1 = tl->nslots;
+  if (sign > 0) tl->ntakes++;
   if (sign > 0 && tl->base_ok) { /* logged for the next build's undo */
     if (PXC_GROW(c, tl->undo, &tl->undo_cap, tl->nundo + 1)) tl->base_ok = false;
     else tl->undo[tl->nundo++] = (struct pxc_tl_undo){node, g, cpu, k0, k1, mem};
@@ -447,6 +448,7 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
 
 void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1) {
   (void)c;
+  tl->ntakes++;
   if (k0 < k1) note_drop(tl, node, k0);
   for (uint32_t k = k0; k < k1 && k < tl->nslots; k++)
     pxc_tl_row(tl, node)[k] = (struct pxc_tl_cell){0, 0, 0, 0};
@@ -704,4 +706,37 @@ void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j
                    const struct pxc_tl_fit *fit) {
   for (uint32_t i = 0; i < fit->nnodes; i++)
     pxc_tl_take(c, tl, j, fit->nodes[i], fit->units[i], fit->slot, fit->end_slot, +1);
+}
+
+/* ---- a GPU free from now (backfill's tail) ------------------------------ */
+
+static bool row_gpu_run(const struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t k) {
+  const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
+  for (uint32_t i = 0; i < k && i < tl->nslots; i++)
+    if (!row[i].usable || row[i].gpu < g) return false;
+  return true;
+}
+
+/* Usable nodes of leaf l with g GPUs (or more) free in slot 0. */
+static uint32_t leaf_gpu_now(const struct pxc_tl *tl, const struct pxc_pool *p, uint32_t pool, uint32_t l, uint32_t g) {
+  const uint16_t *h = &tl->hist[tl->hist_off[pool] + (size_t)l * tl->nslots * (p->maxg + 1)];
+  uint32_t n = 0;
+  for (; g <= p->maxg; g++) n += h[g];
+  return n;
+}
+
+bool pxc_tl_gpu_run(const struct px_core *c, const struct pxc_tl *tl, struct pxc_tl_cursor *cur, uint32_t g,
+                    uint32_t k) {
+  for (; cur->pool < c->npools; cur->pool++, cur->leaf = 0, cur->q = 0) {
+    const struct pxc_pool *p = &c->pools[cur->pool];
+    for (; cur->leaf < p->nleaf; cur->leaf++) {
+      if (cur->q <= p->leaf_start[cur->leaf]) { /* entering the leaf: skip it when full now */
+        if (!leaf_gpu_now(tl, p, cur->pool, cur->leaf, g)) continue;
+        cur->q = p->leaf_start[cur->leaf];
+      }
+      for (; cur->q < p->leaf_start[cur->leaf + 1]; cur->q++)
+        if (row_gpu_run(tl, p->leaf_nodes[cur->q], g, k)) return true;
+    }
+  }
+  return false;
 }
