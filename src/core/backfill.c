@@ -104,7 +104,7 @@ static void front_put(struct px_core *c, struct pxc_job *j, uint32_t f) {
  * limit left. Within a cycle the plan only loses capacity and K only grows
  * (jobs only leave the queue), so once no node holds [0, K) none will again
  * this cycle: no job left can start, and their reservations would change
- * nothing that is read (the next build undoes them). The pass goes on --
+ * nothing anyone reads: the next build undoes them. The pass goes on --
  * placements, reasons, the topology flag are as before -- without them.
  */
 
