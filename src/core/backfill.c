@@ -205,7 +205,7 @@ static bool tail_reached(struct px_core *c) {
       pol->cls_last = g;
       return false;
     }
-  return pol->tail = true;
+  return pol->tail = c->pass_tail = true;
 }
 
 static void bf_begin(struct px_core *c, int64_t now) {

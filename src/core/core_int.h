@@ -325,6 +325,7 @@ struct px_core {
   size_t nogpu_eligible;             /* eligible jobs this cycle that need no GPU */
   bool lazy_pass;                    /* this cycle's reasons are lazy (only its starts matter) */
   size_t sort_left;                  /* jobs not yet taken: c->sort[0 .. sort_left) (the heap) */
+  bool pass_tail;                    /* lazy pass: no job left in the queue can start (the reserve stage) */
   uint32_t *part_left;               /* per partition: eligible jobs not yet tried */
   uint32_t tests_left;               /* jobs this pass may still try (bf_max_job_test, default_queue_depth) */
   bool main_pass;                    /* a cycle between backfill passes (bf_interval) */
