@@ -95,119 +95,6 @@ static void front_put(struct px_core *c, struct pxc_job *j, uint32_t f) {
   fr->n[keep] = n, fr->d[keep] = j->time_limit_s, fr->f[keep] = f;
 }
 
-/* ---- the pass's tail ------------------------------------------------------
- *
- * With lazy reasons (the simulator) a cycle's only output is its starts.
- * Every job left in the queue needs a GPU on each node it would use for its
- * whole time limit from now (shape.gpu >= 1, not exclusive), so a node
- * whose plan row holds a GPU over [0, K), K the end slot of the shortest
- * limit left. Within a cycle the plan only loses capacity and K only grows
- * (jobs only leave the queue), so once no node holds [0, K) none will again
- * this cycle: no job left can start, and their reservations would change
- * nothing anyone reads: the next build undoes them. The pass goes on --
- * placements, reasons, the topology flag are as before -- without them.
- */
-
-static bool lim_before(const struct pxc_bf_lim *a, const struct pxc_bf_lim *b) { return a->limit < b->limit; }
-
-static void lim_down(struct pxc_bf_lim *h, size_t n, size_t i) {
-  struct pxc_bf_lim x = h[i];
-  for (;;) {
-    size_t k = 2 * i + 1;
-    if (k >= n) break;
-    if (k + 1 < n && lim_before(&h[k + 1], &h[k])) k++;
-    if (!lim_before(&h[k], &x)) break;
-    h[i] = h[k];
-    i = k;
-  }
-  h[i] = x;
-}
-
-/* GPUs j needs on each node it would use; 0: it may start without (no tail). */
-static uint32_t node_gpus(const struct pxc_job *j) {
-  const struct pxc_shape *s = &j->shape;
-  if (s->exclusive) return 0;
-  return s->nmax == 1 ? s->units * s->gpu : s->gpu;
-}
-
-/* The jobs left in the queue, by the GPUs they need per node (a class), in
- * one min-heap of time limits per class; false when one of them could
- * start without a GPU on each of its nodes (no tail this cycle). Jobs that
- * need more GPUs than any node has can never start: left out. */
-static bool lims_build(struct px_core *c) {
-  struct pxc_policy *pol = c->pol;
-  uint32_t G = 0;
-  pol->lims_built = true;
-  for (uint32_t p = 0; p < c->npools; p++)
-    if (c->pools[p].maxg > G) G = c->pools[p].maxg;
-  if (PXC_GROW(c, pol->cls, &pol->cls_cap, G + 1) || PXC_GROW(c, pol->lims, &pol->lims_cap, c->sort_left + 1))
-    return false;
-  memset(pol->cls, 0, (G + 1) * sizeof *pol->cls);
-  for (size_t i = 0; i < c->sort_left; i++) {
-    uint32_t g = node_gpus(&c->jobs[c->sort[i].slot]);
-    if (!g) return false;
-    if (g <= G) pol->cls[g].n++;
-  }
-  size_t off = 0;
-  for (uint32_t g = 1; g <= G; g++) pol->cls[g].off = off, off += pol->cls[g].n, pol->cls[g].n = 0;
-  for (size_t i = 0; i < c->sort_left; i++) {
-    const struct pxc_job *j = &c->jobs[c->sort[i].slot];
-    uint32_t g = node_gpus(j);
-    if (g > G) continue;
-    struct pxc_bf_class *k = &pol->cls[g];
-    pol->lims[k->off + k->n++] = (struct pxc_bf_lim){j->time_limit_s, c->sort[i].slot};
-  }
-  for (uint32_t g = 1; g <= G; g++)
-    for (size_t i = pol->cls[g].n / 2; i-- > 0;) lim_down(pol->lims + pol->cls[g].off, pol->cls[g].n, i);
-  pol->ncls = G + 1;
-  pol->cls_last = 1;
-  return true;
-}
-
-/* Shortest time limit left in class k (INT64_MAX: none): jobs taken since
- * (mark cleared, cycle.c) leave its heap. */
-static int64_t lims_min(struct px_core *c, struct pxc_bf_class *k) {
-  struct pxc_bf_lim *h = c->pol->lims + k->off;
-  while (k->n && c->jobs[h[0].slot].mark != (uint32_t)c->stats.cycles) {
-    h[0] = h[--k->n];
-    lim_down(h, k->n, 0);
-  }
-  return k->n ? h[0].limit : INT64_MAX;
-}
-
-/* May a job of class g left in the queue still start (a node holds g GPUs
- * for the class's shortest limit)? */
-static bool class_open(struct px_core *c, uint32_t g) {
-  struct pxc_tl *tl = &c->pol->tl;
-  struct pxc_bf_class *k = &c->pol->cls[g];
-  int64_t lim = lims_min(c, k);
-  if (lim == INT64_MAX) return false;
-  uint32_t kend = pxc_tl_end_slot(tl, 0, lim);
-  if (kend == k->wit_k && tl->ntakes == k->wit_takes) return true; /* the node found still holds */
-  if (!pxc_tl_gpu_run(c, tl, &k->wit, g, kend)) return false;
-  k->wit_k = kend;
-  k->wit_takes = tl->ntakes;
-  return true;
-}
-
-/* Can no job left in the queue start this cycle? */
-static bool tail_reached(struct px_core *c) {
-  struct pxc_policy *pol = c->pol;
-  if (pol->tail) return true;
-  if (pol->tail_off || !c->lazy_pass) return false;
-  if (!pol->lims_built && !lims_build(c)) {
-    pol->tail_off = true;
-    return false;
-  }
-  if (class_open(c, pol->cls_last)) return false;
-  for (uint32_t g = 1; g < pol->ncls; g++)
-    if (g != pol->cls_last && class_open(c, g)) {
-      pol->cls_last = g;
-      return false;
-    }
-  return pol->tail = c->pass_tail = true;
-}
-
 static void bf_begin(struct px_core *c, int64_t now) {
   struct pxc_policy *pol = c->pol;
   (void)now; /* the plan was built by pxc_policy_begin */
@@ -216,7 +103,7 @@ static void bf_begin(struct px_core *c, int64_t now) {
   pol->nfronts = 0;
   pol->nresv = 0;
   pol->nhints = 0;
-  pol->lims_built = pol->tail = pol->tail_off = false;
+  pxc_bf_tail_begin(c);
   memset(pol->part_resv, 0, c->nparts * sizeof *pol->part_resv);
 }
 
@@ -317,7 +204,7 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   (void)now;
   pxc_plan_ensure(c);
   j->expected_start_s = 0;
-  if (tail_reached(c)) return false;
+  if (pxc_bf_tail_reached(c)) return false;
   bool reserve = c->sched.backfill == PX_BACKFILL_EASY ? !pol->part_resv[j->part]
                                                        : pol->nresv < c->sched.backfill_depth;
   /* the hint first: its searches reuse the fit scratch, and must not see j's own reservation.

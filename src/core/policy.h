@@ -71,6 +71,7 @@ struct pxc_tl {
    * none): past it the row is monotone, so a search checks one cell there. */
   uint32_t *dec_last, *dec_epoch, epoch_built;
   uint64_t ntakes;            /* takes and blocks so far: a cell may have dropped when it moved */
+  uint64_t *stamp;            /* per node: ntakes after its last take or block */
 };
 
 struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };
@@ -120,6 +121,10 @@ struct pxc_tl_cursor { uint32_t pool, leaf, q; };
  * once per call. */
 bool pxc_tl_gpu_run(const struct px_core *c, const struct pxc_tl *tl, struct pxc_tl_cursor *cur, uint32_t g,
                     uint32_t k);
+/* Does node's row hold g usable GPUs in every slot of [0, k)? */
+bool pxc_tl_gpu_run_node(const struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t k);
+/* The node at the cursor (pxc_tl_gpu_run returned true). */
+uint32_t pxc_tl_cursor_node(const struct px_core *c, const struct pxc_tl_cursor *cur);
 
 /* ---- backfill.c ---------------------------------------------------------- */
 
@@ -144,14 +149,20 @@ struct pxc_bf_front {
 };
 
 struct pxc_bf_lim { int64_t limit; uint32_t slot; };
-struct pxc_bf_class {
+#define PXC_BF_NB 8           /* node-count buckets of the tail's groups (bf_tail.c) */
+struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nodes */
+  uint32_t g, need;
   size_t off, n;              /* its heap: lims[off .. off + n) */
-  struct pxc_tl_cursor wit;   /* a node holding the class over [0, wit_k) as of ntakes wit_takes */
+  struct pxc_tl_cursor wit;   /* where the search for more nodes goes on */
+  uint32_t wit_off, nwit;     /* nodes found: wits[wit_off ..], holding [0, wit_k) as of ntakes wit_takes */
   uint32_t wit_k;
   uint64_t wit_takes;
 };
 
 extern const struct pxc_reserve_stage pxc_reserve_backfill;
+/* bf_tail.c: a new pass; can no job left in the queue start (lazy passes)? */
+void pxc_bf_tail_begin(struct px_core *c);
+bool pxc_bf_tail_reached(struct px_core *c);
 const struct pxc_bf_hint *pxc_bf_hint_get(const struct px_core *c, uint64_t job_id);
 
 /* ---- preempt.c ----------------------------------------------------------- */
@@ -238,11 +249,13 @@ struct pxc_policy {
   uint32_t nresv;             /* reservations made this cycle */
   /* The pass's tail (backfill.c, lazy reasons only): once no job left in
    * the queue can start this cycle, reservations are skipped. */
-  struct pxc_bf_lim *lims;    /* the jobs left by GPUs per node: a min-heap of time limits each */
+  struct pxc_bf_lim *lims;    /* the jobs left by group: a min-heap of time limits each */
   size_t lims_cap;
-  struct pxc_bf_class *cls;   /* per GPUs per node 0 .. maxg (0 unused) */
+  struct pxc_bf_class *cls;   /* per (GPUs per node 0 .. maxg, node-count bucket) */
   size_t cls_cap;
-  uint32_t ncls, cls_last;    /* classes; the last one found a node */
+  uint32_t *wits;             /* the groups' nodes found */
+  size_t wits_cap;
+  uint32_t ncls, cls_last;    /* groups; the last one found its nodes */
   bool lims_built, tail, tail_off;
   /* bf_interval (issue 5): cycles between backfill passes are main passes */
   int64_t bf_last_s;          /* time of the last backfill pass; INT64_MIN: none yet */

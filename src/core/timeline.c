@@ -57,8 +57,9 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->dirty = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dirty);
   tl->dec_last = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dec_last);
   tl->dec_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dec_epoch);
+  tl->stamp = pxc_calloc(c, c->nnodes + 1, sizeof *tl->stamp);
   tl->epoch_built = 1;
-  if (!tl->dec_last || !tl->dec_epoch) return PX_ENOMEM;
+  if (!tl->dec_last || !tl->dec_epoch || !tl->stamp) return PX_ENOMEM;
   if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
       !tl->skip || !tl->skip_epoch || !tl->ok_from || !tl->ok_to || !tl->lkeys || !tl->ok_epoch || !tl->dirty_bits || !tl->dirty)
     return PX_ENOMEM;
@@ -68,7 +69,7 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
   void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
                tl->skip, tl->skip_epoch, tl->ok_from, tl->ok_to, tl->lkeys, tl->ok_epoch, tl->dirty_bits, tl->dirty, tl->undo,
-               tl->dec_last, tl->dec_epoch};
+               tl->dec_last, tl->dec_epoch, tl->stamp};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   memset(tl, 0, sizeof *tl);
 }
@@ -438,7 +439,7 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   uint32_t cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
   uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
   if (k1 > tl->nslots) k1 = tl->nslots;
-  if (sign > 0) tl->ntakes++;
+  if (sign > 0) tl->stamp[node] = ++tl->ntakes;
   if (sign > 0 && tl->base_ok) { /* logged for the next build's undo */
     if (PXC_GROW(c, tl->undo, &tl->undo_cap, tl->nundo + 1)) tl->base_ok = false;
     else tl->undo[tl->nundo++] = (struct pxc_tl_undo){node, g, cpu, k0, k1, mem};
@@ -448,7 +449,7 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
 
 void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1) {
   (void)c;
-  tl->ntakes++;
+  tl->stamp[node] = ++tl->ntakes;
   if (k0 < k1) note_drop(tl, node, k0);
   for (uint32_t k = k0; k < k1 && k < tl->nslots; k++)
     pxc_tl_row(tl, node)[k] = (struct pxc_tl_cell){0, 0, 0, 0};
@@ -710,7 +711,7 @@ void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j
 
 /* ---- a GPU free from now (backfill's tail) ------------------------------ */
 
-static bool row_gpu_run(const struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t k) {
+bool pxc_tl_gpu_run_node(const struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t k) {
   const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   for (uint32_t i = 0; i < k && i < tl->nslots; i++)
     if (!row[i].usable || row[i].gpu < g) return false;
@@ -735,8 +736,12 @@ bool pxc_tl_gpu_run(const struct px_core *c, const struct pxc_tl *tl, struct pxc
         cur->q = p->leaf_start[cur->leaf];
       }
       for (; cur->q < p->leaf_start[cur->leaf + 1]; cur->q++)
-        if (row_gpu_run(tl, p->leaf_nodes[cur->q], g, k)) return true;
+        if (pxc_tl_gpu_run_node(tl, p->leaf_nodes[cur->q], g, k)) return true;
     }
   }
   return false;
+}
+
+uint32_t pxc_tl_cursor_node(const struct px_core *c, const struct pxc_tl_cursor *cur) {
+  return c->pools[cur->pool].leaf_nodes[cur->q];
 }
