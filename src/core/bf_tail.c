@@ -22,8 +22,9 @@
 
 #include "core/policy.h"
 
-/* Lower bounds of the node-count buckets. */
-static const uint32_t nb_lo[PXC_BF_NB] = {1, 2, 3, 5, 9, 17, 33, 65};
+/* Lower bounds of the node-count buckets (a group needs the fewest nodes
+ * any of its jobs needs). */
+static const uint32_t nb_lo[PXC_BF_NB] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 257};
 
 static uint32_t n_bucket(uint32_t n) {
   uint32_t b = 0;
@@ -63,24 +64,29 @@ static uint32_t max_gpus(const struct px_core *c) {
   return G;
 }
 
-/* Sizes the groups and their witness lists (nb_lo nodes each). */
 static bool groups_alloc(struct px_core *c, uint32_t G) {
   struct pxc_policy *pol = c->pol;
-  uint32_t ng = (G + 1) * PXC_BF_NB, nw = 0;
-  for (uint32_t b = 0; b < PXC_BF_NB; b++) nw += nb_lo[b] * (G + 1);
-  if (PXC_GROW(c, pol->cls, &pol->cls_cap, ng) || PXC_GROW(c, pol->wits, &pol->wits_cap, nw) ||
-      PXC_GROW(c, pol->lims, &pol->lims_cap, c->sort_left + 1))
+  uint32_t ng = (G + 1) * PXC_BF_NB;
+  if (PXC_GROW(c, pol->cls, &pol->cls_cap, ng) || PXC_GROW(c, pol->lims, &pol->lims_cap, c->sort_left + 1))
     return false;
   memset(pol->cls, 0, ng * sizeof *pol->cls);
-  nw = 0;
-  for (uint32_t i = 0; i < ng; i++) {
-    pol->cls[i].g = i / PXC_BF_NB;
-    pol->cls[i].need = nb_lo[i % PXC_BF_NB];
-    pol->cls[i].wit_off = nw;
-    nw += pol->cls[i].need;
-  }
+  for (uint32_t i = 0; i < ng; i++) pol->cls[i].g = i / PXC_BF_NB, pol->cls[i].need = UINT32_MAX;
   pol->ncls = ng;
   return true;
+}
+
+/* Each group's heap and list of nodes found, once their sizes are known. */
+static bool groups_place(struct px_core *c) {
+  struct pxc_policy *pol = c->pol;
+  size_t off = 0, nw = 0;
+  for (uint32_t i = 0; i < pol->ncls; i++) {
+    struct pxc_bf_class *k = &pol->cls[i];
+    if (!k->n) k->need = 0;                                 /* no job: never open */
+    else if (k->need > c->nnodes) k->need = c->nnodes + 1; /* more nodes than there are: never found */
+    k->off = off, off += k->n, k->n = 0;
+    k->wit_off = (uint32_t)nw, nw += k->need;
+  }
+  return !PXC_GROW(c, pol->wits, &pol->wits_cap, nw + 1);
 }
 
 /* The jobs left in the queue (c->sort[0 .. sort_left)) into their groups'
@@ -88,14 +94,16 @@ static bool groups_alloc(struct px_core *c, uint32_t G) {
  * on a node than any node has never start: left out. */
 static bool groups_build(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
-  uint32_t G = max_gpus(c), g, n;
+  uint32_t G = max_gpus(c), g = 0, n = 0;
   if (!groups_alloc(c, G)) return false;
   for (size_t i = 0; i < c->sort_left; i++) {
     if (!job_group(&c->jobs[c->sort[i].slot], &g, &n)) return false;
-    if (g <= G) pol->cls[g * PXC_BF_NB + n_bucket(n)].n++;
+    if (g > G) continue;
+    struct pxc_bf_class *k = &pol->cls[g * PXC_BF_NB + n_bucket(n)];
+    k->n++;
+    if (n < k->need) k->need = n;
   }
-  size_t off = 0;
-  for (uint32_t i = 0; i < pol->ncls; i++) pol->cls[i].off = off, off += pol->cls[i].n, pol->cls[i].n = 0;
+  if (!groups_place(c)) return false;
   for (size_t i = 0; i < c->sort_left; i++) {
     const struct pxc_job *j = &c->jobs[c->sort[i].slot];
     job_group(j, &g, &n);

@@ -149,7 +149,7 @@ struct pxc_bf_front {
 };
 
 struct pxc_bf_lim { int64_t limit; uint32_t slot; };
-#define PXC_BF_NB 8           /* node-count buckets of the tail's groups (bf_tail.c) */
+#define PXC_BF_NB 16          /* node-count buckets of the tail's groups (bf_tail.c) */
 struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nodes */
   uint32_t g, need;
   size_t off, n;              /* its heap: lims[off .. off + n) */
