@@ -33,6 +33,11 @@ struct pxc_tl_cell {
   uint8_t usable;   /* 0: down, drained or in a maintenance window */
 };
 
+/* What a search learned of a node (valid while its epoch is the search's):
+ * no start before skip; it holds the search's fixed need over [ok_from,
+ * ok_to). One record per node: a search reads them all together. */
+struct pxc_tl_seen { uint32_t skip, skip_epoch, ok_from, ok_to, ok_epoch; };
+
 /* A placement in the plan. */
 struct pxc_tl_fit {
   uint32_t slot, end_slot;  /* [slot, end_slot) */
@@ -53,8 +58,7 @@ struct pxc_tl {
   uint64_t *bound;            /* per local leaf (max leaves of a pool) */
   uint8_t *exact;
   uint32_t *leaves;
-  uint32_t *skip, *skip_epoch; /* per node: no start before skip[] in this search */
-  uint32_t *ok_from, *ok_to, *ok_epoch; /* per node: holds the search's fixed need over [ok_from, ok_to) */
+  struct pxc_tl_seen *seen;   /* per node: what this search learned of it */
   uint64_t *lkeys;             /* per leaf: choose()'s sort keys */
   uint32_t epoch;
   /* Incremental builds: while the grid (t0) stays, the next build undoes

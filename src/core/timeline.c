@@ -47,12 +47,8 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->bound = pxc_calloc(c, maxleaf, sizeof *tl->bound);
   tl->exact = pxc_calloc(c, maxleaf, sizeof *tl->exact);
   tl->leaves = pxc_calloc(c, maxleaf, sizeof *tl->leaves);
-  tl->skip = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip);
-  tl->skip_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip_epoch);
-  tl->ok_from = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_from);
-  tl->ok_to = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_to);
+  tl->seen = pxc_calloc(c, c->nnodes + 1, sizeof *tl->seen);
   tl->lkeys = pxc_calloc(c, maxleaf, sizeof *tl->lkeys);
-  tl->ok_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_epoch);
   tl->dirty_bits = pxc_calloc(c, c->nnodes / 64 + 1, sizeof *tl->dirty_bits);
   tl->dirty = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dirty);
   tl->dec_last = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dec_last);
@@ -61,14 +57,14 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->epoch_built = 1;
   if (!tl->dec_last || !tl->dec_epoch || !tl->stamp) return PX_ENOMEM;
   if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
-      !tl->skip || !tl->skip_epoch || !tl->ok_from || !tl->ok_to || !tl->lkeys || !tl->ok_epoch || !tl->dirty_bits || !tl->dirty)
+      !tl->seen || !tl->lkeys || !tl->dirty_bits || !tl->dirty)
     return PX_ENOMEM;
   return 0;
 }
 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
   void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
-               tl->skip, tl->skip_epoch, tl->ok_from, tl->ok_to, tl->lkeys, tl->ok_epoch, tl->dirty_bits, tl->dirty, tl->undo,
+               tl->seen, tl->lkeys, tl->dirty_bits, tl->dirty, tl->undo,
                tl->dec_last, tl->dec_epoch, tl->stamp};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   memset(tl, 0, sizeof *tl);
@@ -496,24 +492,25 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
                           uint32_t k0, uint32_t k1, bool real) {
   uint32_t u;
   if (j->shape.per_node_max == 1 || j->shape.nmax == 1) { /* fixed need: remember how far it fails */
-    if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k0) return 0;
+    struct pxc_tl_seen *sn = &tl->seen[node];
+    if (sn->skip_epoch == tl->epoch && sn->skip > k0) return 0;
     if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true)) return 0;
     /* What the node is known to hold in this search: a gang asks each node
      * of its leaves twice per slot (bound, then pick) and again at the next
      * slot, where only the cells past the known interval are new. One job,
      * one need per search, so a cell holds or not whatever the start. */
     uint32_t from = k0;
-    if (tl->ok_epoch[node] == tl->epoch && tl->ok_from[node] <= k0 && tl->ok_to[node] >= k0)
-      from = tl->ok_to[node] > k1 ? k1 : tl->ok_to[node];
+    if (sn->ok_epoch == tl->epoch && sn->ok_from <= k0 && sn->ok_to >= k0)
+      from = sn->ok_to > k1 ? k1 : sn->ok_to;
     else
-      tl->ok_epoch[node] = tl->epoch, tl->ok_from[node] = k0, tl->ok_to[node] = k0;
+      sn->ok_epoch = tl->epoch, sn->ok_from = k0, sn->ok_to = k0;
     uint32_t b = from < k1 ? fixed_block(c, tl, j, node, from, k1) : 0;
     if (b) {
-      tl->skip_epoch[node] = tl->epoch;
-      tl->skip[node] = b;
+      sn->skip_epoch = tl->epoch;
+      sn->skip = b;
       return 0;
     }
-    if (tl->ok_to[node] < k1) tl->ok_to[node] = k1;
+    if (sn->ok_to < k1) sn->ok_to = k1;
     u = j->shape.nmax == 1 ? j->shape.units : 1;
   } else {
     u = pxc_tl_units(c, tl, j, node, k0, k1);
@@ -544,7 +541,7 @@ static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_j
       uint32_t left = hist_at(tl, p, pool, k, l)[g];
       for (uint32_t q = p->leaf_start[l]; left && q < p->leaf_start[l + 1]; q++) {
         uint32_t node = p->leaf_nodes[q];
-        if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k) continue;
+        if (tl->seen[node].skip_epoch == tl->epoch && tl->seen[node].skip > k) continue;
         const struct pxc_tl_cell *cl = &pxc_tl_row(tl, node)[k];
         if (!cl->usable || cl->gpu != g) continue;
         left--;
