@@ -393,27 +393,42 @@ uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const st
   return cell_units(j, &c->nodes[node], &m);
 }
 
+/* Moves a node's cells [k0, k1) between the GPU buckets of one of its pools:
+ * each from its GPUs now to after the take (sign +1) or give-back (-1). */
+static void hist_move(struct px_core *c, struct pxc_tl *tl, const struct pxc_node_pool *np,
+                      const struct pxc_tl_cell *row, uint32_t g, uint32_t k0, uint32_t k1, int sign) {
+  const struct pxc_pool *p = &c->pools[np->pool];
+  size_t g1 = p->maxg + 1;
+  uint16_t *h = hist_at(tl, p, np->pool, k0, np->lleaf);
+  uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool] + (size_t)k0 * g1];
+  for (uint32_t k = k0; k < k1; k++, h += g1, pc += g1) {
+    if (!row[k].usable) continue;
+    uint32_t from = row[k].gpu, to = sign > 0 ? (from > g ? from - g : 0) : from + g;
+    h[from]--, pc[from]--, h[to]++, pc[to]++;
+  }
+}
+
 static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   if (k1 > tl->nslots) k1 = tl->nslots;
   if (k0 < k1) note_drop(tl, node, sign > 0 ? k0 : k1); /* a give-back drops where it ends */
   struct pxc_tl_cell *row = pxc_tl_row(tl, node);
-  for (uint32_t i = 0; i < n->npools; i++) { /* move the node between GPU buckets */
-    const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
-    const struct pxc_pool *p = &c->pools[np->pool];
-    size_t g1 = p->maxg + 1, hstride = g1;
-    uint16_t *h = hist_at(tl, p, np->pool, k0, np->lleaf);
-    uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool] + (size_t)k0 * g1];
-    for (uint32_t k = k0; k < k1; k++, h += hstride, pc += g1) {
-      if (!row[k].usable) continue;
-      uint32_t from = row[k].gpu, to = sign > 0 ? (from > g ? from - g : 0) : from + g;
-      h[from]--, pc[from]--, h[to]++, pc[to]++;
-    }
-  }
+  for (uint32_t i = 1; i < n->npools; i++) /* the node's other pools first: they read the cells as they were */
+    hist_move(c, tl, &c->node_pools[n->pool_first + i], row, g, k0, k1, sign);
+  /* the first pool's buckets in the same pass as the cells (most nodes are in one pool) */
+  const struct pxc_node_pool *np = n->npools ? &c->node_pools[n->pool_first] : NULL;
+  size_t g1 = np ? c->pools[np->pool].maxg + 1 : 0;
+  uint16_t *h = np ? hist_at(tl, &c->pools[np->pool], np->pool, k0, np->lleaf) : NULL;
+  uint32_t *pc = np ? &tl->pcnt[tl->pcnt_off[np->pool] + (size_t)k0 * g1] : NULL;
   for (uint32_t k = k0; k < k1; k++) {
     struct pxc_tl_cell *cl = &row[k];
     if (!cl->usable) continue;
+    if (np) {
+      size_t at = (k - k0) * g1;
+      uint32_t from = cl->gpu, to = sign > 0 ? (from > g ? from - g : 0) : from + g;
+      h[at + from]--, pc[at + from]--, h[at + to]++, pc[at + to]++;
+    }
     if (sign > 0) {
       if (cl->gpu < g || cl->cpu < cpu || cl->mem_mib < mem) tl->base_ok = false; /* clamps: no exact undo */
       cl->gpu = (uint8_t)(cl->gpu > g ? cl->gpu - g : 0);
@@ -522,6 +537,13 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
   return u;
 }
 
+/* Rows are far apart: a leaf's walk asks for the cell of its q-th node
+ * (slot k) a few nodes ahead. */
+static inline void prefetch_cell(const struct pxc_tl *tl, const struct pxc_pool *p, uint32_t q, uint32_t l,
+                                 uint32_t k) {
+  if (q < p->leaf_start[l + 1]) __builtin_prefetch(&pxc_tl_row(tl, p->leaf_nodes[q])[k]);
+}
+
 /* Best fit: the node with the fewest free GPUs that suffice, first leaf,
  * then first node, that holds j for its whole limit. For each GPU count g
  * the pool has at slot k (ascending), the leaves whose histogram counts
@@ -541,6 +563,7 @@ static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_j
       uint32_t left = hist_at(tl, p, pool, k, l)[g];
       for (uint32_t q = p->leaf_start[l]; left && q < p->leaf_start[l + 1]; q++) {
         uint32_t node = p->leaf_nodes[q];
+        prefetch_cell(tl, p, q + 4, l, k);
         if (tl->seen[node].skip_epoch == tl->epoch && tl->seen[node].skip > k) continue;
         const struct pxc_tl_cell *cl = &pxc_tl_row(tl, node)[k];
         if (!cl->usable || cl->gpu != g) continue;
@@ -645,8 +668,10 @@ static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job
       uint32_t l = tl->leaves[i];
       if (tl->exact[l]) continue;
       uint64_t e = 0;
-      for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++)
+      for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++) {
+        prefetch_cell(tl, p, q + 2, l, kend - 1);
         e += fit_units(c, tl, j, p->leaf_nodes[q], k, kend, real);
+      }
       tl->exact[l] = 1;
       changed |= e != tl->bound[l];
       tl->bound[l] = e;
