@@ -45,6 +45,10 @@ struct pxc_tl_fit {
   uint32_t *nodes, *units;  /* scratch owned by the timeline */
 };
 
+/* The same histogram move for count nodes of one leaf of one pool: cells
+ * [k0, k1) from GPU bucket from to bucket to (a gang's takes). */
+struct pxc_tl_batch { uint32_t pool, lleaf, from, to, k0, k1, count; };
+
 struct pxc_tl {
   int64_t now, t0, res_s;
   uint32_t nslots;
@@ -76,6 +80,7 @@ struct pxc_tl {
   uint32_t *dec_last, *dec_epoch, epoch_built;
   uint64_t ntakes;            /* takes and blocks so far: a cell may have dropped when it moved */
   uint64_t *stamp;            /* per node: ntakes after its last take or block */
+  struct pxc_tl_batch batch;  /* histogram moves not yet made (timeline.c, take_uniform) */
 };
 
 struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };

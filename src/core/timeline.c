@@ -189,6 +189,7 @@ void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node) {
 
 static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign);
+static void batch_flush(struct px_core *c, struct pxc_tl *tl);
 
 /* Gives back the takes since the last build (the reservations and starts
  * of the last cycle), newest first; not on dirty rows, which are counted
@@ -199,6 +200,7 @@ static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
     const struct pxc_tl_undo *u = &tl->undo[i];
     if (!is_dirty(tl, u->node)) take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
   }
+  batch_flush(c, tl);
 }
 
 /* Same grid as the last build: undo the takes since, then redo the rows of
@@ -408,11 +410,60 @@ static void hist_move(struct px_core *c, struct pxc_tl *tl, const struct pxc_nod
   }
 }
 
+/* Makes the batched histogram moves (before anything reads them). */
+static void batch_flush(struct px_core *c, struct pxc_tl *tl) {
+  struct pxc_tl_batch *b = &tl->batch;
+  if (!b->count) return;
+  const struct pxc_pool *p = &c->pools[b->pool];
+  size_t g1 = p->maxg + 1;
+  uint16_t *h = hist_at(tl, p, b->pool, b->k0, b->lleaf);
+  uint32_t *pc = &tl->pcnt[tl->pcnt_off[b->pool] + (size_t)b->k0 * g1];
+  for (uint32_t k = b->k0; k < b->k1; k++, h += g1, pc += g1) {
+    h[b->from] = (uint16_t)(h[b->from] - b->count), pc[b->from] -= b->count;
+    h[b->to] = (uint16_t)(h[b->to] + b->count), pc[b->to] += b->count;
+  }
+  b->count = 0;
+}
+
+/* A take or give-back on a node of one pool whose cells [k0, k1) are all
+ * usable with the same GPUs (v) and that clamps nothing -- a gang's whole
+ * node, most often -- moves every cell from bucket v to the same bucket:
+ * the cells change here, the histograms once per leaf (batch_flush). False
+ * when it is not such a take (nothing done). */
+static bool take_uniform(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
+                         uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
+  const struct pxc_node *n = &c->nodes[node];
+  struct pxc_tl_cell *row = pxc_tl_row(tl, node);
+  if (n->npools != 1 || k0 >= k1) return false;
+  uint32_t v = row[k0].gpu;
+  for (uint32_t k = k0; k < k1; k++) {
+    const struct pxc_tl_cell *cl = &row[k];
+    if (!cl->usable || cl->gpu != v || (sign > 0 && (cl->cpu < cpu || cl->mem_mib < mem))) return false;
+  }
+  if (sign > 0 && v < g) return false;
+  for (uint32_t k = k0; k < k1; k++) {
+    struct pxc_tl_cell *cl = &row[k];
+    cl->gpu = (uint8_t)(sign > 0 ? v - g : v + g);
+    cl->cpu = (uint16_t)(sign > 0 ? cl->cpu - cpu : cl->cpu + cpu);
+    cl->mem_mib = (uint32_t)(sign > 0 ? cl->mem_mib - mem : cl->mem_mib + mem);
+  }
+  const struct pxc_node_pool *np = &c->node_pools[n->pool_first];
+  uint32_t to = sign > 0 ? v - g : v + g;
+  struct pxc_tl_batch *b = &tl->batch;
+  if (b->count && (b->pool != np->pool || b->lleaf != np->lleaf || b->from != v || b->to != to || b->k0 != k0 ||
+                   b->k1 != k1))
+    batch_flush(c, tl);
+  if (!b->count) *b = (struct pxc_tl_batch){np->pool, np->lleaf, v, to, k0, k1, 0};
+  b->count++;
+  return true;
+}
+
 static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   if (k1 > tl->nslots) k1 = tl->nslots;
   if (k0 < k1) note_drop(tl, node, sign > 0 ? k0 : k1); /* a give-back drops where it ends */
+  if (take_uniform(c, tl, node, g, cpu, mem, k0, k1, sign)) return;
   struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   for (uint32_t i = 1; i < n->npools; i++) /* the node's other pools first: they read the cells as they were */
     hist_move(c, tl, &c->node_pools[n->pool_first + i], row, g, k0, k1, sign);
@@ -442,8 +493,8 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
   }
 }
 
-void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
-                 uint32_t u, uint32_t k0, uint32_t k1, int sign) {
+static void take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node, uint32_t u,
+                 uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   const struct pxc_shape *s = &j->shape;
   uint32_t g = s->exclusive ? n->ngpu : u * s->gpu;
@@ -456,6 +507,12 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
     else tl->undo[tl->nundo++] = (struct pxc_tl_undo){node, g, cpu, k0, k1, mem};
   }
   take_amounts(c, tl, node, g, cpu, mem, k0, k1, sign);
+}
+
+void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
+                 uint32_t u, uint32_t k0, uint32_t k1, int sign) {
+  take(c, tl, j, node, u, k0, k1, sign);
+  batch_flush(c, tl);
 }
 
 void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1) {
@@ -728,7 +785,8 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
 void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j,
                    const struct pxc_tl_fit *fit) {
   for (uint32_t i = 0; i < fit->nnodes; i++)
-    pxc_tl_take(c, tl, j, fit->nodes[i], fit->units[i], fit->slot, fit->end_slot, +1);
+    take(c, tl, j, fit->nodes[i], fit->units[i], fit->slot, fit->end_slot, +1);
+  batch_flush(c, tl);
 }
 
 /* ---- a GPU free from now (backfill's tail) ------------------------------ */
