@@ -36,7 +36,7 @@
 #define PX_SIM_DEFAULT_ACCOUNT "default" /* the account of jobs with an empty queue */
 #define PX_SIM_QOS_RULES 16            /* --qos-map rules at most */
 #define PX_SIM_HIGH_QOS "high"        /* the QoS --cluster defines besides normal (preempts it) */
-#define PX_SIM_REASON_REFRESH_S INT64_MAX /* px_core_set_lazy_reasons: the simulator reads no reasons */
+#define PX_SIM_REASON_REFRESH_S 3600  /* px_core_set_lazy_reasons: a full cycle at least hourly */
 
 enum px_sim_skip {
   PX_SIM_RUNS = 0,
