@@ -170,7 +170,7 @@ void pxc_bf_tail_begin(struct px_core *c) {
 bool pxc_bf_tail_reached(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
   if (pol->tail) return true;
-  if (pol->tail_off || !c->lazy_pass) return false;
+  if (pol->tail_off || !c->starts_only) return false;
   if (!pol->lims_built) {
     pol->lims_built = true;
     if (!groups_build(c)) {

@@ -377,7 +377,7 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
   /* Lazy reasons (px_core_set_lazy_reasons): with no free GPU left and only
    * GPU jobs to go (and no preemption), nothing more can start: stop. */
   bool lazy = c->lazy_s > 0 && now - c->last_full_s < c->lazy_s && !c->nogpu_eligible && !c->victims->find;
-  c->lazy_pass = lazy;
+  c->starts_only = c->lazy_s > 0 && !c->victims->find;
   c->sort_left = n;
   while (n && open && rc == 0) {
     if (lazy && !any_free_gpu(c)) {
