@@ -1,22 +1,24 @@
 /*
  * bf_tail.c - where a backfill pass can stop reserving (backfill.c).
  *
- * With lazy reasons (the simulator) a cycle's only output is its starts and
- * the topology flags. A job left in the queue needs, on each of at least n
- * nodes, g GPUs for its whole time limit from now (g >= 1: GPUs per unit,
- * or all of a single-node job's; n its minimum node count), so n nodes
- * whose plan rows hold g usable GPUs over [0, K), K the end slot of its
- * limit. Jobs are grouped by (g, n rounded down to a bucket): per group the
- * shortest limit left gives the smallest K. Within a cycle the plan only
- * loses capacity and K only grows (jobs only leave the queue), so once no
- * group finds its nodes, none will again this cycle: no job left can start,
- * and their reservations would change nothing anyone reads (the next build
- * undoes them). The pass then goes on without them (cycle.c, tail_rest).
+ * With lazy reasons and no victims stage (c->starts_only: the simulator)
+ * what anyone reads of a cycle is its starts and the topology flags. A job
+ * left in the queue needs, on each of at least n nodes, g GPUs for its
+ * whole time limit from now (g >= 1: GPUs per unit, or all of a single-node
+ * job's; n its minimum node count), so n nodes whose plan rows hold g
+ * usable GPUs over [0, K), K the end slot of its limit. Jobs are grouped by
+ * (g, n rounded down to a bucket; a group needs its fewest nodes): per
+ * group the shortest limit left gives the smallest K. Within a cycle the
+ * plan only loses capacity and K only grows (jobs only leave the queue), so
+ * once no group finds its nodes, none will again this cycle: no job left
+ * can start, and their reservations would change nothing anyone reads (the
+ * next build undoes them). The pass then goes on without them (cycle.c,
+ * tail_rest).
  *
  * Cost: per group a min-heap of limits and a list of the nodes found; a
  * node found short is never read again this cycle (it stays short), one
- * found holding is read again only after a take on it or a larger K. Exclusive
- * jobs and jobs without GPUs turn the tail off for the cycle.
+ * found holding is read again only after a take on it or a larger K.
+ * Exclusive jobs and jobs without GPUs turn the tail off for the cycle.
  */
 #include <string.h>
 

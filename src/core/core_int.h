@@ -327,7 +327,7 @@ struct px_core {
                                         once nothing more can start (bf_tail.c), even in the periodic
                                         full cycle, whose reasons stay as before but for estimates */
   size_t sort_left;                  /* jobs not yet taken: c->sort[0 .. sort_left) (the heap) */
-  bool pass_tail;                    /* lazy pass: no job left in the queue can start (the reserve stage) */
+  bool pass_tail;                    /* starts_only: no job left in the queue can start (the reserve stage) */
   uint32_t *part_left;               /* per partition: eligible jobs not yet tried */
   uint32_t tests_left;               /* jobs this pass may still try (bf_max_job_test, default_queue_depth) */
   bool main_pass;                    /* a cycle between backfill passes (bf_interval) */

@@ -346,7 +346,7 @@ static size_t queue_eligible(struct px_core *c, int64_t now) {
   return n;
 }
 
-/* The pass's tail (c->pass_tail, lazy reasons): no job left can start, so
+/* The pass's tail (c->pass_tail, c->starts_only): no job left can start, so
  * order no longer matters -- the plan and the nodes stay as they are -- and
  * only the topology flag is still to be found (place_failed). A job has it
  * already, or cannot get it with fewer GPUs free in its partition than it

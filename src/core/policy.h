@@ -169,7 +169,7 @@ struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nod
 };
 
 extern const struct pxc_reserve_stage pxc_reserve_backfill;
-/* bf_tail.c: a new pass; can no job left in the queue start (lazy passes)? */
+/* bf_tail.c: a new pass; can no job left in the queue start (c->starts_only)? */
 void pxc_bf_tail_begin(struct px_core *c);
 bool pxc_bf_tail_reached(struct px_core *c);
 const struct pxc_bf_hint *pxc_bf_hint_get(const struct px_core *c, uint64_t job_id);
@@ -256,8 +256,8 @@ struct pxc_policy {
   struct pxc_bf_front *fronts;
   size_t nfronts, fronts_cap;
   uint32_t nresv;             /* reservations made this cycle */
-  /* The pass's tail (backfill.c, lazy reasons only): once no job left in
-   * the queue can start this cycle, reservations are skipped. */
+  /* The pass's tail (bf_tail.c; c->starts_only, the simulator): once no
+   * job left in the queue can start this cycle, reservations are skipped. */
   struct pxc_bf_lim *lims;    /* the jobs left by group: a min-heap of time limits each */
   size_t lims_cap;
   struct pxc_bf_class *cls;   /* per (GPUs per node 0 .. maxg, node-count bucket) */
