@@ -4,23 +4,28 @@
  *   sim_philly_s               wall seconds of `phalanx sim` over
  *                              ../shared/traces/philly_pollux.csv (82,247 jobs;
  *                              $PX_TRACES_DIR overrides the directory)
- *                              on 64x8 with multifactor + conservative backfill
- *                              under Slurm-style cycle bounds
- *                              (examples/policies/conservative-bounded.conf:
- *                              SchedulerParameters bf_interval,
- *                              bf_max_job_test, default_queue_depth); skipped
+ *                              on 64x8 with multifactor + conservative backfill,
+ *                              every cycle a full backfill pass, no bounds
+ *                              (examples/policies/conservative.conf); skipped
  *                              with a message when the trace is absent
  *   sim_philly_peak_rss_mib    its peak resident memory
- *   sim_philly_unbounded_s     the same replay with every cycle a full
- *                              backfill pass (examples/policies/conservative.conf)
+ *   sim_philly_bounded_s       the same replay under Slurm-style cycle bounds
+ *                              (examples/policies/conservative-bounded.conf:
+ *                              bf_interval=120, bf_max_job_test=1000,
+ *                              default_queue_depth=100)
  *   sim_synthetic_1m_s         1,000,000 jobs of the standard mix (issue 3: 60%
  *                              1 GPU, 25% one 8-GPU node, 10% gangs of 2-4 whole
  *                              nodes, 5% gangs of 8-64 whole nodes; no arrays,
- *                              a trace has none) on 2,048 x 8 GPUs, same bounded
- *                              policy (unbounded: an estimated 2,000 s or more);
+ *                              a trace has none) on 2,048 x 8 GPUs under Slurm's
+ *                              default bounds (bf_interval=30,
+ *                              bf_max_job_test=500, default_queue_depth=100:
+ *                              examples/policies/conservative-slurm-defaults.conf);
  *                              arrivals Poisson at ~90% offered load, run times
  *                              log-uniform in [1 min, 24 h], 20 accounts
  *   sim_synthetic_1m_peak_rss_mib  its peak resident memory (target < 4096)
+ *   sim_synthetic_1m_bounded_s the same under conservative-bounded.conf
+ *   sim_synthetic_1m_unbounded_s  the same under conservative.conf, only with
+ *                              PX_BENCH_SIM_UNBOUNDED=1 (minutes more)
  *   sim_*_cpu_s                the child's CPU seconds (user + system): on a
  *                              shared machine wall time also counts others' work
  *
@@ -103,33 +108,37 @@ static int write_synthetic(const char *path, long njobs) {
   return fclose(f);
 }
 
-/* The Philly replay under one policy file: NAME_s, NAME_cpu_s, NAME_peak_rss_mib. */
-static int philly_run(char *trace, char *policy, const char *name) {
-  double wall, cpu, rss;
-  char *args[] = {"sim", "--trace", trace, "--cluster", "64x8", "--policy", policy, "--json", NULL};
+/* One replay under one policy file: NAME_s, NAME_cpu_s, NAME_peak_rss_mib. */
+static int sim_run(char *trace, const char *cluster, char *policy, const char *name) {
+  double wall = 0, cpu = 0, rss = 0;
+  char *args[] = {"sim", "--trace", trace, "--cluster", (char *)cluster, "--policy", policy, "--json", NULL};
   int st = run_sim(args, 8, &wall, &cpu, &rss);
   if (st != 0) fprintf(stderr, "bench_sim: %s run exited %d\n", name, st);
   printf("%s_s %.2f s\n%s_cpu_s %.2f s\n%s_peak_rss_mib %.0f MiB\n", name, wall, name, cpu, name, rss);
   return st != 0;
 }
 
+static void policy_path(char *out, size_t n, const char *src, const char *file) {
+  snprintf(out, n, "%s/examples/policies/%s", src ? src : ".", file);
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--write-trace") == 0) /* the synthetic trace alone, for study */
     return write_synthetic(argv[2], strtol(argv[3], NULL, 10)) ? 1 : 0;
   const char *src = getenv("PX_SRC");
-  char philly[4096], policy[4096], unbounded[4096];
+  char philly[4096], bounded[4096], unbounded[4096], slurm[4096];
   const char *traces = getenv("PX_TRACES_DIR");
   if (traces) snprintf(philly, sizeof philly, "%s/philly_pollux.csv", traces);
   else snprintf(philly, sizeof philly, "%s/../shared/traces/philly_pollux.csv", src ? src : ".");
-  snprintf(policy, sizeof policy, "%s/examples/policies/conservative-bounded.conf", src ? src : ".");
-  snprintf(unbounded, sizeof unbounded, "%s/examples/policies/conservative.conf", src ? src : ".");
+  policy_path(bounded, sizeof bounded, src, "conservative-bounded.conf");
+  policy_path(unbounded, sizeof unbounded, src, "conservative.conf");
+  policy_path(slurm, sizeof slurm, src, "conservative-slurm-defaults.conf");
   int rc = 0;
-  double wall, cpu, rss;
   if (access(philly, R_OK) != 0) {
     fprintf(stderr, "bench_sim: %s absent: sim_philly_s skipped (see ../shared/traces/PROVENANCE.md)\n", philly);
   } else {
-    rc |= philly_run(philly, policy, "sim_philly");
-    rc |= philly_run(philly, unbounded, "sim_philly_unbounded");
+    rc |= sim_run(philly, "64x8", unbounded, "sim_philly");
+    rc |= sim_run(philly, "64x8", bounded, "sim_philly_bounded");
   }
   char path[] = "/tmp/px_bench_sim_XXXXXX";
   int fd = mkstemp(path);
@@ -140,14 +149,10 @@ int main(int argc, char **argv) {
     unlink(path);
     return 1;
   }
-  char *args[] = {"sim", "--trace", path, "--cluster", "2048x8", "--policy", policy, "--json", NULL};
-  int st = run_sim(args, 8, &wall, &cpu, &rss);
+  rc |= sim_run(path, "2048x8", slurm, "sim_synthetic_1m");
+  rc |= sim_run(path, "2048x8", bounded, "sim_synthetic_1m_bounded");
+  if (getenv("PX_BENCH_SIM_UNBOUNDED") && strcmp(getenv("PX_BENCH_SIM_UNBOUNDED"), "1") == 0)
+    rc |= sim_run(path, "2048x8", unbounded, "sim_synthetic_1m_unbounded");
   unlink(path);
-  if (st != 0) {
-    fprintf(stderr, "bench_sim: synthetic run exited %d\n", st);
-    rc = 1;
-  }
-  printf("sim_synthetic_1m_s %.2f s\nsim_synthetic_1m_cpu_s %.2f s\nsim_synthetic_1m_peak_rss_mib %.0f MiB\n", wall, cpu,
-         rss);
   return rc;
 }

@@ -103,6 +103,7 @@ static void bf_begin(struct px_core *c, int64_t now) {
   pol->nfronts = 0;
   pol->nresv = 0;
   pol->nhints = 0;
+  pxc_bf_tail_begin(c);
   memset(pol->part_resv, 0, c->nparts * sizeof *pol->part_resv);
 }
 
@@ -119,6 +120,7 @@ static bool bf_may_start(struct px_core *c, struct pxc_job *j, struct pxc_place_
   struct pxc_tl *tl = &c->pol->tl;
   (void)now;
   if (!c->pol->plan_built) return true; /* no reservation yet (pxc_plan_ensure) */
+  if (c->pol->tail) return false;  /* j was left in the queue when no job left could start */
   struct pxc_tl_fit fit;
   if (plan_allows(c, j, res)) {
     fit = (struct pxc_tl_fit){0, pxc_tl_end_slot(tl, 0, j->time_limit_s), res->nnodes, res->nodes, res->units};
@@ -202,6 +204,7 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   (void)now;
   pxc_plan_ensure(c);
   j->expected_start_s = 0;
+  if (pxc_bf_tail_reached(c)) return false;
   bool reserve = c->sched.backfill == PX_BACKFILL_EASY ? !pol->part_resv[j->part]
                                                        : pol->nresv < c->sched.backfill_depth;
   /* the hint first: its searches reuse the fit scratch, and must not see j's own reservation.

@@ -346,6 +346,24 @@ static size_t queue_eligible(struct px_core *c, int64_t now) {
   return n;
 }
 
+/* The pass's tail (c->pass_tail, c->starts_only): no job left can start, so
+ * order no longer matters -- the plan and the nodes stay as they are -- and
+ * only the topology flag is still to be found (place_failed). A job has it
+ * already, or cannot get it with fewer GPUs free in its partition than it
+ * needs; the others are tried as before. */
+static int tail_rest(struct px_core *c, size_t n, int64_t now, struct px_actions *out) {
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    uint32_t slot = c->sort[i].slot;
+    struct pxc_job *j = &c->jobs[slot];
+    j->mark = 0;
+    uint64_t g = pxc_job_ngpu(j);
+    if ((j->flags & PXC_F_TOPO_WAIT) || part_free_gpus(c, j) < g) continue;
+    rc = try_job(c, slot, now, out);
+  }
+  return rc;
+}
+
 /* A heap rather than a sort: jobs are taken in order only while some
  * partition can still start one; once every partition is held back (or
  * empty) no job can start, so the rest only need their reason and are
@@ -359,12 +377,20 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
   /* Lazy reasons (px_core_set_lazy_reasons): with no free GPU left and only
    * GPU jobs to go (and no preemption), nothing more can start: stop. */
   bool lazy = c->lazy_s > 0 && now - c->last_full_s < c->lazy_s && !c->nogpu_eligible && !c->victims->find;
+  c->starts_only = c->lazy_s > 0 && !c->victims->find;
+  c->sort_left = n;
   while (n && open && rc == 0) {
     if (lazy && !any_free_gpu(c)) {
       c->stats.lazy_stops++;
       return 0;
     }
+    if (c->pass_tail && c->tests_left >= n) { /* every job left is tried, none can start */
+      rc = tail_rest(c, n, now, out);
+      n = 0;
+      break;
+    }
     struct pxc_sortent e = heap_pop(c->sort, &n);
+    c->sort_left = n;
     bool was = c->part_blocked[e.part];
     c->jobs[e.slot].mark = 0;
     rc = try_job(c, e.slot, now, out);
@@ -373,6 +399,7 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
     else if (was) c->part_left[e.part]--;
     if (!was && --c->tests_left == 0 && n) { /* bf_max_job_test / default_queue_depth */
       memset(c->part_blocked, 1, c->nparts * sizeof *c->part_blocked);
+      c->sort_left = 0; /* the rest are held back: none is tried */
       c->pass_cut = true;
       if (lazy) return 0;
       open = 0;
@@ -410,6 +437,7 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
     c->fail_shapes.len = 0;
   }
   c->pass_cut = false;
+  c->pass_tail = false;
   int rc = take_in_order(c, queue_eligible(c, now), now, out);
   if (c->main_pass) pxc_policy_main_pass_done(c);
   pxc_finished_purge(c, now);

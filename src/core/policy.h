@@ -33,12 +33,21 @@ struct pxc_tl_cell {
   uint8_t usable;   /* 0: down, drained or in a maintenance window */
 };
 
+/* What a search learned of a node (valid while its epoch is the search's):
+ * no start before skip; it holds the search's fixed need over [ok_from,
+ * ok_to). One record per node: a search reads them all together. */
+struct pxc_tl_seen { uint32_t skip, skip_epoch, ok_from, ok_to, ok_epoch; };
+
 /* A placement in the plan. */
 struct pxc_tl_fit {
   uint32_t slot, end_slot;  /* [slot, end_slot) */
   uint32_t nnodes;
   uint32_t *nodes, *units;  /* scratch owned by the timeline */
 };
+
+/* The same histogram move for count nodes of one leaf of one pool: cells
+ * [k0, k1) from GPU bucket from to bucket to (a gang's takes). */
+struct pxc_tl_batch { uint32_t pool, lleaf, from, to, k0, k1, count; };
 
 struct pxc_tl {
   int64_t now, t0, res_s;
@@ -53,8 +62,7 @@ struct pxc_tl {
   uint64_t *bound;            /* per local leaf (max leaves of a pool) */
   uint8_t *exact;
   uint32_t *leaves;
-  uint32_t *skip, *skip_epoch; /* per node: no start before skip[] in this search */
-  uint32_t *ok_from, *ok_to, *ok_epoch; /* per node: holds the search's fixed need over [ok_from, ok_to) */
+  struct pxc_tl_seen *seen;   /* per node: what this search learned of it */
   uint64_t *lkeys;             /* per leaf: choose()'s sort keys */
   uint32_t epoch;
   /* Incremental builds: while the grid (t0) stays, the next build undoes
@@ -70,6 +78,9 @@ struct pxc_tl {
    * slot where it may drop since the build (dec_epoch == epoch_built, else
    * none): past it the row is monotone, so a search checks one cell there. */
   uint32_t *dec_last, *dec_epoch, epoch_built;
+  uint64_t ntakes;            /* takes and blocks so far: a cell may have dropped when it moved */
+  uint64_t *stamp;            /* per node: ntakes after its last take or block */
+  struct pxc_tl_batch batch;  /* histogram moves not yet made (timeline.c, take_uniform) */
 };
 
 struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };
@@ -110,6 +121,19 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
                  uint32_t k_to, bool real, struct pxc_tl_fit *fit);
 void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j,
                    const struct pxc_tl_fit *fit);
+/* A walk over the pools' nodes, leaf by leaf (pxc_tl_gpu_run). */
+struct pxc_tl_cursor { uint32_t pool, leaf, q; };
+/* Is there a node whose row holds g usable GPUs in every slot of [0, k)?
+ * Scans from *cur on and leaves *cur at that node. For a series of calls
+ * between takes-only changes to the plan with k never decreasing (a node
+ * short once stays short), so over a cycle every node is read once plus
+ * once per call. */
+bool pxc_tl_gpu_run(const struct px_core *c, const struct pxc_tl *tl, struct pxc_tl_cursor *cur, uint32_t g,
+                    uint32_t k);
+/* Does node's row hold g usable GPUs in every slot of [0, k)? */
+bool pxc_tl_gpu_run_node(const struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t k);
+/* The node at the cursor (pxc_tl_gpu_run returned true). */
+uint32_t pxc_tl_cursor_node(const struct px_core *c, const struct pxc_tl_cursor *cur);
 
 /* ---- backfill.c ---------------------------------------------------------- */
 
@@ -133,7 +157,21 @@ struct pxc_bf_front {
   int64_t d[PXC_BF_FRONT];
 };
 
+struct pxc_bf_lim { int64_t limit; uint32_t slot; };
+#define PXC_BF_NB 16          /* node-count buckets of the tail's groups (bf_tail.c) */
+struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nodes */
+  uint32_t g, need;
+  size_t off, n;              /* its heap: lims[off .. off + n) */
+  struct pxc_tl_cursor wit;   /* where the search for more nodes goes on */
+  uint32_t wit_off, nwit;     /* nodes found: wits[wit_off ..], holding [0, wit_k) as of ntakes wit_takes */
+  uint32_t wit_k;
+  uint64_t wit_takes;
+};
+
 extern const struct pxc_reserve_stage pxc_reserve_backfill;
+/* bf_tail.c: a new pass; can no job left in the queue start (c->starts_only)? */
+void pxc_bf_tail_begin(struct px_core *c);
+bool pxc_bf_tail_reached(struct px_core *c);
 const struct pxc_bf_hint *pxc_bf_hint_get(const struct px_core *c, uint64_t job_id);
 
 /* ---- preempt.c ----------------------------------------------------------- */
@@ -218,6 +256,16 @@ struct pxc_policy {
   struct pxc_bf_front *fronts;
   size_t nfronts, fronts_cap;
   uint32_t nresv;             /* reservations made this cycle */
+  /* The pass's tail (bf_tail.c; c->starts_only, the simulator): once no
+   * job left in the queue can start this cycle, reservations are skipped. */
+  struct pxc_bf_lim *lims;    /* the jobs left by group: a min-heap of time limits each */
+  size_t lims_cap;
+  struct pxc_bf_class *cls;   /* per (GPUs per node 0 .. maxg, node-count bucket) */
+  size_t cls_cap;
+  uint32_t *wits;             /* the groups' nodes found */
+  size_t wits_cap;
+  uint32_t ncls, cls_last;    /* groups; the last one found its nodes */
+  bool lims_built, tail, tail_off;
   /* bf_interval (issue 5): cycles between backfill passes are main passes */
   int64_t bf_last_s;          /* time of the last backfill pass; INT64_MIN: none yet */
   bool bf_owed;               /* a main pass since left a job waiting */

@@ -47,28 +47,25 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->bound = pxc_calloc(c, maxleaf, sizeof *tl->bound);
   tl->exact = pxc_calloc(c, maxleaf, sizeof *tl->exact);
   tl->leaves = pxc_calloc(c, maxleaf, sizeof *tl->leaves);
-  tl->skip = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip);
-  tl->skip_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->skip_epoch);
-  tl->ok_from = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_from);
-  tl->ok_to = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_to);
+  tl->seen = pxc_calloc(c, c->nnodes + 1, sizeof *tl->seen);
   tl->lkeys = pxc_calloc(c, maxleaf, sizeof *tl->lkeys);
-  tl->ok_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->ok_epoch);
   tl->dirty_bits = pxc_calloc(c, c->nnodes / 64 + 1, sizeof *tl->dirty_bits);
   tl->dirty = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dirty);
   tl->dec_last = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dec_last);
   tl->dec_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dec_epoch);
+  tl->stamp = pxc_calloc(c, c->nnodes + 1, sizeof *tl->stamp);
   tl->epoch_built = 1;
-  if (!tl->dec_last || !tl->dec_epoch) return PX_ENOMEM;
+  if (!tl->dec_last || !tl->dec_epoch || !tl->stamp) return PX_ENOMEM;
   if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
-      !tl->skip || !tl->skip_epoch || !tl->ok_from || !tl->ok_to || !tl->lkeys || !tl->ok_epoch || !tl->dirty_bits || !tl->dirty)
+      !tl->seen || !tl->lkeys || !tl->dirty_bits || !tl->dirty)
     return PX_ENOMEM;
   return 0;
 }
 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
   void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
-               tl->skip, tl->skip_epoch, tl->ok_from, tl->ok_to, tl->lkeys, tl->ok_epoch, tl->dirty_bits, tl->dirty, tl->undo,
-               tl->dec_last, tl->dec_epoch};
+               tl->seen, tl->lkeys, tl->dirty_bits, tl->dirty, tl->undo,
+               tl->dec_last, tl->dec_epoch, tl->stamp};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   memset(tl, 0, sizeof *tl);
 }
@@ -192,6 +189,7 @@ void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node) {
 
 static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign);
+static void batch_flush(struct px_core *c, struct pxc_tl *tl);
 
 /* Gives back the takes since the last build (the reservations and starts
  * of the last cycle), newest first; not on dirty rows, which are counted
@@ -202,6 +200,7 @@ static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
     const struct pxc_tl_undo *u = &tl->undo[i];
     if (!is_dirty(tl, u->node)) take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
   }
+  batch_flush(c, tl);
 }
 
 /* Same grid as the last build: undo the takes since, then redo the rows of
@@ -396,27 +395,91 @@ uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const st
   return cell_units(j, &c->nodes[node], &m);
 }
 
+/* Moves a node's cells [k0, k1) between the GPU buckets of one of its pools:
+ * each from its GPUs now to after the take (sign +1) or give-back (-1). */
+static void hist_move(struct px_core *c, struct pxc_tl *tl, const struct pxc_node_pool *np,
+                      const struct pxc_tl_cell *row, uint32_t g, uint32_t k0, uint32_t k1, int sign) {
+  const struct pxc_pool *p = &c->pools[np->pool];
+  size_t g1 = p->maxg + 1;
+  uint16_t *h = hist_at(tl, p, np->pool, k0, np->lleaf);
+  uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool] + (size_t)k0 * g1];
+  for (uint32_t k = k0; k < k1; k++, h += g1, pc += g1) {
+    if (!row[k].usable) continue;
+    uint32_t from = row[k].gpu, to = sign > 0 ? (from > g ? from - g : 0) : from + g;
+    h[from]--, pc[from]--, h[to]++, pc[to]++;
+  }
+}
+
+/* Makes the batched histogram moves (before anything reads them). */
+static void batch_flush(struct px_core *c, struct pxc_tl *tl) {
+  struct pxc_tl_batch *b = &tl->batch;
+  if (!b->count) return;
+  const struct pxc_pool *p = &c->pools[b->pool];
+  size_t g1 = p->maxg + 1;
+  uint16_t *h = hist_at(tl, p, b->pool, b->k0, b->lleaf);
+  uint32_t *pc = &tl->pcnt[tl->pcnt_off[b->pool] + (size_t)b->k0 * g1];
+  for (uint32_t k = b->k0; k < b->k1; k++, h += g1, pc += g1) {
+    h[b->from] = (uint16_t)(h[b->from] - b->count), pc[b->from] -= b->count;
+    h[b->to] = (uint16_t)(h[b->to] + b->count), pc[b->to] += b->count;
+  }
+  b->count = 0;
+}
+
+/* A take or give-back on a node of one pool whose cells [k0, k1) are all
+ * usable with the same GPUs (v) and that clamps nothing -- a gang's whole
+ * node, most often -- moves every cell from bucket v to the same bucket:
+ * the cells change here, the histograms once per leaf (batch_flush). False
+ * when it is not such a take (nothing done). */
+static bool take_uniform(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
+                         uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
+  const struct pxc_node *n = &c->nodes[node];
+  struct pxc_tl_cell *row = pxc_tl_row(tl, node);
+  if (n->npools != 1 || k0 >= k1) return false;
+  uint32_t v = row[k0].gpu;
+  for (uint32_t k = k0; k < k1; k++) {
+    const struct pxc_tl_cell *cl = &row[k];
+    if (!cl->usable || cl->gpu != v || (sign > 0 && (cl->cpu < cpu || cl->mem_mib < mem))) return false;
+  }
+  if (sign > 0 && v < g) return false;
+  for (uint32_t k = k0; k < k1; k++) {
+    struct pxc_tl_cell *cl = &row[k];
+    cl->gpu = (uint8_t)(sign > 0 ? v - g : v + g);
+    cl->cpu = (uint16_t)(sign > 0 ? cl->cpu - cpu : cl->cpu + cpu);
+    cl->mem_mib = (uint32_t)(sign > 0 ? cl->mem_mib - mem : cl->mem_mib + mem);
+  }
+  const struct pxc_node_pool *np = &c->node_pools[n->pool_first];
+  uint32_t to = sign > 0 ? v - g : v + g;
+  struct pxc_tl_batch *b = &tl->batch;
+  if (b->count && (b->pool != np->pool || b->lleaf != np->lleaf || b->from != v || b->to != to || b->k0 != k0 ||
+                   b->k1 != k1))
+    batch_flush(c, tl);
+  if (!b->count) *b = (struct pxc_tl_batch){np->pool, np->lleaf, v, to, k0, k1, 0};
+  b->count++;
+  return true;
+}
+
 static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   if (k1 > tl->nslots) k1 = tl->nslots;
   if (k0 < k1) note_drop(tl, node, sign > 0 ? k0 : k1); /* a give-back drops where it ends */
+  if (take_uniform(c, tl, node, g, cpu, mem, k0, k1, sign)) return;
   struct pxc_tl_cell *row = pxc_tl_row(tl, node);
-  for (uint32_t i = 0; i < n->npools; i++) { /* move the node between GPU buckets */
-    const struct pxc_node_pool *np = &c->node_pools[n->pool_first + i];
-    const struct pxc_pool *p = &c->pools[np->pool];
-    size_t g1 = p->maxg + 1, hstride = g1;
-    uint16_t *h = hist_at(tl, p, np->pool, k0, np->lleaf);
-    uint32_t *pc = &tl->pcnt[tl->pcnt_off[np->pool] + (size_t)k0 * g1];
-    for (uint32_t k = k0; k < k1; k++, h += hstride, pc += g1) {
-      if (!row[k].usable) continue;
-      uint32_t from = row[k].gpu, to = sign > 0 ? (from > g ? from - g : 0) : from + g;
-      h[from]--, pc[from]--, h[to]++, pc[to]++;
-    }
-  }
+  for (uint32_t i = 1; i < n->npools; i++) /* the node's other pools first: they read the cells as they were */
+    hist_move(c, tl, &c->node_pools[n->pool_first + i], row, g, k0, k1, sign);
+  /* the first pool's buckets in the same pass as the cells (most nodes are in one pool) */
+  const struct pxc_node_pool *np = n->npools ? &c->node_pools[n->pool_first] : NULL;
+  size_t g1 = np ? c->pools[np->pool].maxg + 1 : 0;
+  uint16_t *h = np ? hist_at(tl, &c->pools[np->pool], np->pool, k0, np->lleaf) : NULL;
+  uint32_t *pc = np ? &tl->pcnt[tl->pcnt_off[np->pool] + (size_t)k0 * g1] : NULL;
   for (uint32_t k = k0; k < k1; k++) {
     struct pxc_tl_cell *cl = &row[k];
     if (!cl->usable) continue;
+    if (np) {
+      size_t at = (k - k0) * g1;
+      uint32_t from = cl->gpu, to = sign > 0 ? (from > g ? from - g : 0) : from + g;
+      h[at + from]--, pc[at + from]--, h[at + to]++, pc[at + to]++;
+    }
     if (sign > 0) {
       if (cl->gpu < g || cl->cpu < cpu || cl->mem_mib < mem) tl->base_ok = false; /* clamps: no exact undo */
       cl->gpu = (uint8_t)(cl->gpu > g ? cl->gpu - g : 0);
@@ -430,14 +493,15 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
   }
 }
 
-void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
-                 uint32_t u, uint32_t k0, uint32_t k1, int sign) {
+static void take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node, uint32_t u,
+                 uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   const struct pxc_shape *s = &j->shape;
   uint32_t g = s->exclusive ? n->ngpu : u * s->gpu;
   uint32_t cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
   uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
   if (k1 > tl->nslots) k1 = tl->nslots;
+  if (sign > 0) tl->stamp[node] = ++tl->ntakes;
   if (sign > 0 && tl->base_ok) { /* logged for the next build's undo */
     if (PXC_GROW(c, tl->undo, &tl->undo_cap, tl->nundo + 1)) tl->base_ok = false;
     else tl->undo[tl->nundo++] = (struct pxc_tl_undo){node, g, cpu, k0, k1, mem};
@@ -445,8 +509,15 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   take_amounts(c, tl, node, g, cpu, mem, k0, k1, sign);
 }
 
+void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
+                 uint32_t u, uint32_t k0, uint32_t k1, int sign) {
+  take(c, tl, j, node, u, k0, k1, sign);
+  batch_flush(c, tl);
+}
+
 void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1) {
   (void)c;
+  tl->stamp[node] = ++tl->ntakes;
   if (k0 < k1) note_drop(tl, node, k0);
   for (uint32_t k = k0; k < k1 && k < tl->nslots; k++)
     pxc_tl_row(tl, node)[k] = (struct pxc_tl_cell){0, 0, 0, 0};
@@ -493,24 +564,25 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
                           uint32_t k0, uint32_t k1, bool real) {
   uint32_t u;
   if (j->shape.per_node_max == 1 || j->shape.nmax == 1) { /* fixed need: remember how far it fails */
-    if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k0) return 0;
+    struct pxc_tl_seen *sn = &tl->seen[node];
+    if (sn->skip_epoch == tl->epoch && sn->skip > k0) return 0;
     if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE) && !pxc_node_fit(c, j, node, true)) return 0;
     /* What the node is known to hold in this search: a gang asks each node
      * of its leaves twice per slot (bound, then pick) and again at the next
      * slot, where only the cells past the known interval are new. One job,
      * one need per search, so a cell holds or not whatever the start. */
     uint32_t from = k0;
-    if (tl->ok_epoch[node] == tl->epoch && tl->ok_from[node] <= k0 && tl->ok_to[node] >= k0)
-      from = tl->ok_to[node] > k1 ? k1 : tl->ok_to[node];
+    if (sn->ok_epoch == tl->epoch && sn->ok_from <= k0 && sn->ok_to >= k0)
+      from = sn->ok_to > k1 ? k1 : sn->ok_to;
     else
-      tl->ok_epoch[node] = tl->epoch, tl->ok_from[node] = k0, tl->ok_to[node] = k0;
+      sn->ok_epoch = tl->epoch, sn->ok_from = k0, sn->ok_to = k0;
     uint32_t b = from < k1 ? fixed_block(c, tl, j, node, from, k1) : 0;
     if (b) {
-      tl->skip_epoch[node] = tl->epoch;
-      tl->skip[node] = b;
+      sn->skip_epoch = tl->epoch;
+      sn->skip = b;
       return 0;
     }
-    if (tl->ok_to[node] < k1) tl->ok_to[node] = k1;
+    if (sn->ok_to < k1) sn->ok_to = k1;
     u = j->shape.nmax == 1 ? j->shape.units : 1;
   } else {
     u = pxc_tl_units(c, tl, j, node, k0, k1);
@@ -520,6 +592,13 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
     if (r < u) u = r;
   }
   return u;
+}
+
+/* Rows are far apart: a leaf's walk asks for the cell of its q-th node
+ * (slot k) a few nodes ahead. */
+static inline void prefetch_cell(const struct pxc_tl *tl, const struct pxc_pool *p, uint32_t q, uint32_t l,
+                                 uint32_t k) {
+  if (q < p->leaf_start[l + 1]) __builtin_prefetch(&pxc_tl_row(tl, p->leaf_nodes[q])[k]);
 }
 
 /* Best fit: the node with the fewest free GPUs that suffice, first leaf,
@@ -541,7 +620,8 @@ static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_j
       uint32_t left = hist_at(tl, p, pool, k, l)[g];
       for (uint32_t q = p->leaf_start[l]; left && q < p->leaf_start[l + 1]; q++) {
         uint32_t node = p->leaf_nodes[q];
-        if (tl->skip_epoch[node] == tl->epoch && tl->skip[node] > k) continue;
+        prefetch_cell(tl, p, q + 4, l, k);
+        if (tl->seen[node].skip_epoch == tl->epoch && tl->seen[node].skip > k) continue;
         const struct pxc_tl_cell *cl = &pxc_tl_row(tl, node)[k];
         if (!cl->usable || cl->gpu != g) continue;
         left--;
@@ -645,8 +725,10 @@ static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job
       uint32_t l = tl->leaves[i];
       if (tl->exact[l]) continue;
       uint64_t e = 0;
-      for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++)
+      for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++) {
+        prefetch_cell(tl, p, q + 2, l, kend - 1);
         e += fit_units(c, tl, j, p->leaf_nodes[q], k, kend, real);
+      }
       tl->exact[l] = 1;
       changed |= e != tl->bound[l];
       tl->bound[l] = e;
@@ -703,5 +785,43 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
 void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j,
                    const struct pxc_tl_fit *fit) {
   for (uint32_t i = 0; i < fit->nnodes; i++)
-    pxc_tl_take(c, tl, j, fit->nodes[i], fit->units[i], fit->slot, fit->end_slot, +1);
+    take(c, tl, j, fit->nodes[i], fit->units[i], fit->slot, fit->end_slot, +1);
+  batch_flush(c, tl);
+}
+
+/* ---- a GPU free from now (backfill's tail) ------------------------------ */
+
+bool pxc_tl_gpu_run_node(const struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t k) {
+  const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
+  for (uint32_t i = 0; i < k && i < tl->nslots; i++)
+    if (!row[i].usable || row[i].gpu < g) return false;
+  return true;
+}
+
+/* Usable nodes of leaf l with g GPUs (or more) free in slot 0. */
+static uint32_t leaf_gpu_now(const struct pxc_tl *tl, const struct pxc_pool *p, uint32_t pool, uint32_t l, uint32_t g) {
+  const uint16_t *h = &tl->hist[tl->hist_off[pool] + (size_t)l * tl->nslots * (p->maxg + 1)];
+  uint32_t n = 0;
+  for (; g <= p->maxg; g++) n += h[g];
+  return n;
+}
+
+bool pxc_tl_gpu_run(const struct px_core *c, const struct pxc_tl *tl, struct pxc_tl_cursor *cur, uint32_t g,
+                    uint32_t k) {
+  for (; cur->pool < c->npools; cur->pool++, cur->leaf = 0, cur->q = 0) {
+    const struct pxc_pool *p = &c->pools[cur->pool];
+    for (; cur->leaf < p->nleaf; cur->leaf++) {
+      if (cur->q <= p->leaf_start[cur->leaf]) { /* entering the leaf: skip it when full now */
+        if (!leaf_gpu_now(tl, p, cur->pool, cur->leaf, g)) continue;
+        cur->q = p->leaf_start[cur->leaf];
+      }
+      for (; cur->q < p->leaf_start[cur->leaf + 1]; cur->q++)
+        if (pxc_tl_gpu_run_node(tl, p->leaf_nodes[cur->q], g, k)) return true;
+    }
+  }
+  return false;
+}
+
+uint32_t pxc_tl_cursor_node(const struct px_core *c, const struct pxc_tl_cursor *cur) {
+  return c->pools[cur->pool].leaf_nodes[cur->q];
 }

@@ -1,0 +1,190 @@
+/*
+ * bf_tail.c - where a backfill pass can stop reserving (backfill.c).
+ *
+ * With lazy reasons and no victims stage (c->starts_only: the simulator)
+ * what anyone reads of a cycle is its starts and the topology flags. A job
+ * left in the queue needs, on each of at least n nodes, g GPUs for its
+ * whole time limit from now (g >= 1: GPUs per unit, or all of a single-node
+ * job's; n its minimum node count), so n nodes whose plan rows hold g
+ * usable GPUs over [0, K), K the end slot of its limit. Jobs are grouped by
+ * (g, n rounded down to a bucket; a group needs its fewest nodes): per
+ * group the shortest limit left gives the smallest K. Within a cycle the
+ * plan only loses capacity and K only grows (jobs only leave the queue), so
+ * once no group finds its nodes, none will again this cycle: no job left
+ * can start, and their reservations would change nothing anyone reads (the
+ * next build undoes them). The pass then goes on without them (cycle.c,
+ * tail_rest).
+ *
+ * Cost: per group a min-heap of limits and a list of the nodes found; a
+ * node found short is never read again this cycle (it stays short), one
+ * found holding is read again only after a take on it or a larger K.
+ * Exclusive jobs and jobs without GPUs turn the tail off for the cycle.
+ */
+#include <string.h>
+
+#include "core/policy.h"
+
+/* Lower bounds of the node-count buckets (a group needs the fewest nodes
+ * any of its jobs needs). */
+static const uint32_t nb_lo[PXC_BF_NB] = {1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 257};
+
+static uint32_t n_bucket(uint32_t n) {
+  uint32_t b = 0;
+  while (b + 1 < PXC_BF_NB && nb_lo[b + 1] <= n) b++;
+  return b;
+}
+
+static bool lim_before(const struct pxc_bf_lim *a, const struct pxc_bf_lim *b) { return a->limit < b->limit; }
+
+static void lim_down(struct pxc_bf_lim *h, size_t n, size_t i) {
+  struct pxc_bf_lim x = h[i];
+  for (;;) {
+    size_t k = 2 * i + 1;
+    if (k >= n) break;
+    if (k + 1 < n && lim_before(&h[k + 1], &h[k])) k++;
+    if (!lim_before(&h[k], &x)) break;
+    h[i] = h[k];
+    i = k;
+  }
+  h[i] = x;
+}
+
+/* j's group: g GPUs on each of n nodes; false when it may start without a
+ * GPU on each node (exclusive, no GPU). */
+static bool job_group(const struct pxc_job *j, uint32_t *g, uint32_t *n) {
+  const struct pxc_shape *s = &j->shape;
+  if (s->exclusive || !s->gpu) return false;
+  *g = s->nmax == 1 ? s->units * s->gpu : s->gpu;
+  *n = s->nmax == 1 || !s->nmin ? 1 : s->nmin;
+  return true;
+}
+
+static uint32_t max_gpus(const struct px_core *c) {
+  uint32_t G = 0;
+  for (uint32_t p = 0; p < c->npools; p++)
+    if (c->pools[p].maxg > G) G = c->pools[p].maxg;
+  return G;
+}
+
+static bool groups_alloc(struct px_core *c, uint32_t G) {
+  struct pxc_policy *pol = c->pol;
+  uint32_t ng = (G + 1) * PXC_BF_NB;
+  if (PXC_GROW(c, pol->cls, &pol->cls_cap, ng) || PXC_GROW(c, pol->lims, &pol->lims_cap, c->sort_left + 1))
+    return false;
+  memset(pol->cls, 0, ng * sizeof *pol->cls);
+  for (uint32_t i = 0; i < ng; i++) pol->cls[i].g = i / PXC_BF_NB, pol->cls[i].need = UINT32_MAX;
+  pol->ncls = ng;
+  return true;
+}
+
+/* Each group's heap and list of nodes found, once their sizes are known. */
+static bool groups_place(struct px_core *c) {
+  struct pxc_policy *pol = c->pol;
+  size_t off = 0, nw = 0;
+  for (uint32_t i = 0; i < pol->ncls; i++) {
+    struct pxc_bf_class *k = &pol->cls[i];
+    if (!k->n) k->need = 0;                                 /* no job: never open */
+    else if (k->need > c->nnodes) k->need = c->nnodes + 1; /* more nodes than there are: never found */
+    k->off = off, off += k->n, k->n = 0;
+    k->wit_off = (uint32_t)nw, nw += k->need;
+  }
+  return !PXC_GROW(c, pol->wits, &pol->wits_cap, nw + 1);
+}
+
+/* The jobs left in the queue (c->sort[0 .. sort_left)) into their groups'
+ * heaps; false when one of them turns the tail off. Jobs needing more GPUs
+ * on a node than any node has never start: left out. */
+static bool groups_build(struct px_core *c) {
+  struct pxc_policy *pol = c->pol;
+  uint32_t G = max_gpus(c), g = 0, n = 0;
+  if (!groups_alloc(c, G)) return false;
+  for (size_t i = 0; i < c->sort_left; i++) {
+    if (!job_group(&c->jobs[c->sort[i].slot], &g, &n)) return false;
+    if (g > G) continue;
+    struct pxc_bf_class *k = &pol->cls[g * PXC_BF_NB + n_bucket(n)];
+    k->n++;
+    if (n < k->need) k->need = n;
+  }
+  if (!groups_place(c)) return false;
+  for (size_t i = 0; i < c->sort_left; i++) {
+    const struct pxc_job *j = &c->jobs[c->sort[i].slot];
+    job_group(j, &g, &n);
+    if (g > G) continue;
+    struct pxc_bf_class *k = &pol->cls[g * PXC_BF_NB + n_bucket(n)];
+    pol->lims[k->off + k->n++] = (struct pxc_bf_lim){j->time_limit_s, c->sort[i].slot};
+  }
+  for (uint32_t i = 0; i < pol->ncls; i++)
+    for (size_t h = pol->cls[i].n / 2; h-- > 0;) lim_down(pol->lims + pol->cls[i].off, pol->cls[i].n, h);
+  pol->cls_last = 0;
+  return true;
+}
+
+/* Shortest time limit left in group k (INT64_MAX: none): jobs taken since
+ * (mark cleared, cycle.c) leave its heap. */
+static int64_t group_min(struct px_core *c, struct pxc_bf_class *k) {
+  struct pxc_bf_lim *h = c->pol->lims + k->off;
+  while (k->n && c->jobs[h[0].slot].mark != (uint32_t)c->stats.cycles) {
+    h[0] = h[--k->n];
+    lim_down(h, k->n, 0);
+  }
+  return k->n ? h[0].limit : INT64_MAX;
+}
+
+static bool listed(const uint32_t *w, uint32_t n, uint32_t node) {
+  for (uint32_t i = 0; i < n; i++)
+    if (w[i] == node) return true;
+  return false;
+}
+
+/* Keeps the nodes found that still hold g GPUs over [0, kend), then looks
+ * for more from the cursor on until need are found; true when they are. */
+static bool group_nodes(struct px_core *c, struct pxc_bf_class *k, uint32_t kend) {
+  struct pxc_tl *tl = &c->pol->tl;
+  uint32_t *w = c->pol->wits + k->wit_off, keep = 0;
+  for (uint32_t i = 0; i < k->nwit; i++)
+    if ((kend == k->wit_k && tl->stamp[w[i]] <= k->wit_takes) || pxc_tl_gpu_run_node(tl, w[i], k->g, kend))
+      w[keep++] = w[i];
+  k->nwit = keep;
+  while (k->nwit < k->need && pxc_tl_gpu_run(c, tl, &k->wit, k->g, kend)) {
+    uint32_t node = pxc_tl_cursor_node(c, &k->wit);
+    if (!listed(w, k->nwit, node)) w[k->nwit++] = node; /* a node in two pools counts once */
+    k->wit.q++;
+  }
+  k->wit_k = kend;
+  k->wit_takes = tl->ntakes;
+  return k->nwit >= k->need;
+}
+
+/* May a job of group k left in the queue still start? */
+static bool group_open(struct px_core *c, struct pxc_bf_class *k) {
+  int64_t lim = group_min(c, k);
+  if (lim == INT64_MAX) return false;
+  uint32_t kend = pxc_tl_end_slot(&c->pol->tl, 0, lim);
+  if (kend == k->wit_k && c->pol->tl.ntakes == k->wit_takes) return k->nwit >= k->need; /* nothing moved */
+  return group_nodes(c, k, kend);
+}
+
+void pxc_bf_tail_begin(struct px_core *c) {
+  struct pxc_policy *pol = c->pol;
+  pol->lims_built = pol->tail = pol->tail_off = false;
+}
+
+bool pxc_bf_tail_reached(struct px_core *c) {
+  struct pxc_policy *pol = c->pol;
+  if (pol->tail) return true;
+  if (pol->tail_off || !c->starts_only) return false;
+  if (!pol->lims_built) {
+    pol->lims_built = true;
+    if (!groups_build(c)) {
+      pol->tail_off = true;
+      return false;
+    }
+  }
+  if (group_open(c, &pol->cls[pol->cls_last])) return false;
+  for (uint32_t i = 0; i < pol->ncls; i++)
+    if (i != pol->cls_last && group_open(c, &pol->cls[i])) {
+      pol->cls_last = i;
+      return false;
+    }
+  return pol->tail = c->pass_tail = true;
+}
