@@ -41,7 +41,15 @@ start_dev() {
   [ -x "$dev_bin" ] || dev_bin=$PHALANX
   setsid "$dev_bin" dev "$@" --state-dir "$tmp/state" --ready-file "$tmp/ready" --quiet >"$tmp/dev.log" 2>&1 &
   dev_pid=$!
-  wait_for 120 test -s "$tmp/ready" || { echo "phalanx dev ($dev_bin) did not start"; tail -n 20 "$tmp/dev.log"; exit 1; }
+  local deadline=$((SECONDS + 120))
+  until [ -s "$tmp/ready" ]; do # a dev that exited (its server could not start) fails at once
+    if ! kill -0 "$dev_pid" 2>/dev/null || [ $SECONDS -ge $deadline ]; then
+      echo "phalanx dev ($dev_bin) did not start"
+      tail -n 20 "$tmp/dev.log" "$tmp/state/server.log" 2>/dev/null
+      exit 1
+    fi
+    sleep 0.1
+  done
   PHALANX_SERVER=$(sed -n 's/^PHALANX_SERVER=//p' "$tmp/ready")
   export PHALANX_SERVER
 }

@@ -7,10 +7,11 @@
 # and srun -N 2 outside an allocation (allocate, run the step, stream). Each
 # task's environment (ranks, node, step id, GPUs, MASTER_ADDR) is checked,
 # and the tasks really ran on both nodes (their SLURMD_NODENAME, and the
-# step's output files are gone afterwards). Ports: 42300.
+# step's output files are gone afterwards). The server's TCP port is any
+# free one (a fixed one in the ephemeral range can be taken by a client).
 source "$(dirname "$0")/lib_dev.sh"
 mkdir -p "$tmp/work"
-start_dev "sbatch squeue sacct srun" --nodes 3 --gpus 4 --cpus 16 --mem-mib 65536 --port 42300
+start_dev "sbatch squeue sacct srun" --nodes 3 --gpus 4 --cpus 16 --mem-mib 65536
 work=$tmp/work
 cd "$work"
 
