@@ -13,7 +13,7 @@ STATE=$T/state
 SOCK=$STATE/phalanx.sock
 SERVER_PID=
 EXTRA_PIDS=()
-PORT=${PORT:-42000}
+PORT= # set by start_server
 
 cleanup() {
   local rc=$?
@@ -55,8 +55,14 @@ User=pxoper Account=ml DefaultAccount=physics
 CONF
 }
 
-# start_server [extra args...]: starts and waits until it answers.
+# A TCP port free right now: a fixed one in the ephemeral range (32768-60999)
+# can be held by some client's connection when the server starts.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start_server [extra args...]: starts (on a free TCP port, kept in PORT) and
+# waits until it answers.
 start_server() {
+  PORT=$(free_port)
   "$PHALANX" server --config "$T/slurm.conf" --state-dir "$STATE" \
     --listen "127.0.0.1:$PORT" --operators pxoper "$@" >>"$T/server.log" 2>&1 &
   SERVER_PID=$!

@@ -6,7 +6,6 @@
 # usage show it; drain/resume; watch; partitions, shares, 404 and 405.
 # Run with STORE_URL=postgresql://... (test_server_pg.sh) for PostgreSQL.
 source "$(dirname "$0")/lib_server.sh"
-PORT=${PORT_OVERRIDE:-42011}
 write_config
 start_server ${STORE_URL:+--store "$STORE_URL"}
 

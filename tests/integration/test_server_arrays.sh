@@ -7,7 +7,6 @@
 # Cancelling the array cancels its pending remainder and its running tasks.
 # All of it survives a kill -9 (journal replay). A fake agent reports ends.
 source "$(dirname "$0")/lib_server.sh"
-PORT=42110
 write_config
 start_server
 

@@ -5,7 +5,6 @@
 # rule for each role violation (and logged), agents bound to their node,
 # per-user rate limits with 429.
 source "$(dirname "$0")/lib_server.sh"
-PORT=42021
 write_config
 start_munged
 start_server --munge-socket "$MUNGE_SOCK"

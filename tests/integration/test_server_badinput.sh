@@ -4,7 +4,6 @@
 # may change the state: the journal sequence, the job list and the node
 # states are compared before and after the whole table.
 source "$(dirname "$0")/lib_server.sh"
-PORT=42031
 NODE_TIMEOUT=600 # the table takes a while; no heartbeats here
 write_config
 start_server

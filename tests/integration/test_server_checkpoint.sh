@@ -7,7 +7,6 @@
 # the API (administrators) are journaled and survive the restart. STORE_URL=postgresql://...
 # runs it against PostgreSQL (test_server_pg.sh).
 source "$(dirname "$0")/lib_server.sh"
-PORT=${PORT_OVERRIDE:-42100}
 write_config
 echo "Operators=pxbob" >>"$T/slurm.conf"
 store=(${STORE_URL:+--store "$STORE_URL"})

@@ -7,7 +7,6 @@
 # (journal), and the jobs that were running are still running, not requeued.
 # STORE_URL=postgresql://... runs it against PostgreSQL (test_server_pg.sh).
 source "$(dirname "$0")/lib_server.sh"
-PORT=${PORT_OVERRIDE:-42051}
 NODE_TIMEOUT=600
 write_config
 sed -i 's/AllowRootJobs=NO/AllowRootJobs=YES/' "$T/slurm.conf"

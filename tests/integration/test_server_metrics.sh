@@ -4,7 +4,6 @@
 # families the operators' dashboards rely on, with values worked out from
 # what this test did (2 jobs submitted, 1 running with 2 GPUs on n01).
 source "$(dirname "$0")/lib_server.sh"
-PORT=42041
 write_config
 start_server
 register_node n01

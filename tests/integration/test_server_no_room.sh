@@ -5,7 +5,6 @@
 # new jobs still get their reasons within that time. Once a node comes up
 # with room, jobs start at once, as ever.
 source "$(dirname "$0")/lib_server.sh"
-PORT=42130
 write_config
 start_server
 cycles() { curl -s --unix-socket "$SOCK" http://x/metrics | awk '$1 == "phalanx_scheduler_cycle_duration_seconds_count" { print $2 }'; }

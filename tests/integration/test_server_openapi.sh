@@ -5,7 +5,6 @@
 # endpoints use only documented properties (additionalProperties: false),
 # carry the required ones, and every status seen is a documented one.
 source "$(dirname "$0")/lib_server.sh"
-PORT=42071
 write_config
 start_server
 doc=$PX_SRC/docs/api/openapi.yaml

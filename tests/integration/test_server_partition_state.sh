@@ -7,7 +7,6 @@
 # (journal replay); UP lets the held-back job start. A fake agent registers
 # node n01 so that jobs can start.
 source "$(dirname "$0")/lib_server.sh"
-PORT=42120
 write_config
 start_server
 register_node n01

@@ -17,10 +17,10 @@ fi
 trap 'bash "$dir/pg_ctl.sh" stop "$pg/db"; rm -rf "$pg"' EXIT
 export STORE_URL="$conn"
 status=0
-PORT_OVERRIDE=42061 bash "$dir/test_server_api.sh" || status=1
+bash "$dir/test_server_api.sh" || status=1
 drop="DROP TABLE journal; DROP TABLE snapshot; DROP TABLE acct; DROP TABLE archive;"
 psql -Atq "$conn" -c "$drop" || status=1
-PORT_OVERRIDE=42062 bash "$dir/test_server_durability.sh" || status=1
+bash "$dir/test_server_durability.sh" || status=1
 psql -Atq "$conn" -c "$drop" || status=1
-PORT_OVERRIDE=42101 bash "$dir/test_server_checkpoint.sh" || status=1
+bash "$dir/test_server_checkpoint.sh" || status=1
 exit $status

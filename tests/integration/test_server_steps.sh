@@ -6,7 +6,6 @@
 # GET .../steps/{n} RUNNING, then the worst end and exit code; DELETE sends
 # a step-only signal; a step's end never ends the job. Port 42310.
 source "$(dirname "$0")/lib_server.sh"
-PORT=42310
 write_config
 start_server
 register_node n01
