@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK"
-start_mock 127.0.0.1 43230
+start_mock 127.0.0.1 "$(free_port)"
 start_agent() {
   "$PHALANX" agent --server "$MOCK" --node n01 --state-dir "$T/state" --emulate-gpus 2 --kill-wait 1 \
     2>>"$T/agent.log" &

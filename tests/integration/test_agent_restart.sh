@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK"
-PORT=43210
+PORT=$(free_port)
 start_mock 127.0.0.1 $PORT
 start_agent() {
   "$PHALANX" agent --server "$MOCK" --node n01 --state-dir "$T/state" --emulate-gpus 2 --kill-wait 1 \

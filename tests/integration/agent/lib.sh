@@ -73,6 +73,9 @@ kill_leftovers() {
   done
 }
 
+# A TCP port free right now on loopback (fixed ones sit in the ephemeral range).
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
 # The mock server (agent/mock_server.py) on ADDR:PORT, optionally in a netns.
 # Sets MOCK (base URL) and MOCK_PID; IN runs a command in the netns ("" = here).
 start_mock() {
