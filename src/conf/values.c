@@ -61,22 +61,30 @@ void px_set_u64_limit(struct px_cb *b, const struct px_where *w, const struct px
   if (px_parse_u64(b, w, kv, UINT64_MAX - 1, &v)) *FIELD(obj, k, uint64_t) = v;
 }
 
-void px_set_str(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
-                const struct px_key *k) {
+/* The value's copy, or NULL (reported: empty, or out of memory). */
+static char *str_value(struct px_cb *b, const struct px_where *w, const struct px_kv *kv) {
   if (!kv->val[0]) {
     px_cb_bad(b, w, kv, "a value");
-    return;
+    return NULL;
   }
-  const char *s = px_cb_strdup(b, kv->val);
+  return px_cb_strdup(b, kv->val);
+}
+
+void px_set_str(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                const struct px_key *k) {
+  const char *s = str_value(b, w, kv);
   if (s) *FIELD(obj, k, const char *) = s;
 }
 
-/* Names Slurm folds to lower case (ClusterName, accounts, QoS). */
+/* Names Slurm folds to lower case (ClusterName, accounts, QoS). Only a new
+ * copy is folded: on an empty value the field keeps its default, which may
+ * be a string constant. */
 void px_set_lower(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                   const struct px_key *k) {
-  px_set_str(b, w, kv, obj, k);
-  char *s = (char *)*FIELD(obj, k, const char *);
-  for (; s && *s; s++) *s = (char)tolower((unsigned char)*s);
+  char *s = str_value(b, w, kv);
+  if (!s) return;
+  *FIELD(obj, k, const char *) = s;
+  for (; *s; s++) *s = (char)tolower((unsigned char)*s);
 }
 
 static const struct px_enum bools[] = {{"YES", 1}, {"NO", 0}, {"TRUE", 1}, {"FALSE", 0},

@@ -38,6 +38,7 @@ static const struct err_case cases[] = {
     {"MaxTime=5\n", NULL, NULL, "slurm.conf", 1, "MaxTime is a key of PartitionName lines, not of slurm.conf lines"},
     {"NodeName=n1 NodeName=n2\n", NULL, NULL, "slurm.conf", 1, "NodeName must be the first key of its line"},
     /* global values */
+    {"ClusterName=\n", NULL, NULL, "slurm.conf", 1, "a value"}, /* once folded a constant default (fuzz_conf) */
     {"PriorityFavorSmall=maybe\n", NULL, NULL, "slurm.conf", 1, "PriorityFavorSmall=maybe: expected one of YES, NO"},
     {"SchedulerType=sched/wiki\n", NULL, NULL, "slurm.conf", 1, "expected one of sched/backfill or sched/builtin"},
     {"SelectType=select/bluegene\n", NULL, NULL, "slurm.conf", 1, "select/cons_tres"},
