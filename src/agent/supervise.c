@@ -289,10 +289,10 @@ static uint64_t children_cpu_ms(void) {
 
 /* Before the status: the agent gives the slot to its next job once it reads it. */
 static void end_cgroup(struct sup *s) {
+  if (!s->pooled) return px_cg_destroy(&s->cg);
   char retired[64];
   snprintf(retired, sizeof retired, "job_%llu", (unsigned long long)s->l.job_id);
-  if (s->pooled) px_cg_release(&s->cg, retired);
-  else px_cg_destroy(&s->cg);
+  px_cg_release(&s->cg, retired);
 }
 
 static void finish(struct sup *s) {

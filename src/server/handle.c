@@ -77,20 +77,8 @@ static void answer_ok(struct px_req *r) { px_req_answer(r, 200, strdup("{}")); }
 
 /* ---- submit ---- */
 
-/* The account of a job submitted without one: the user's DefaultAccount=
- * (marked by the accounts file's reader), else the first association. */
-static const char *default_account(const struct px_conf *c, const char *user) {
-  const char *first = NULL;
-  for (uint32_t i = 0; i < c->naccounts; i++) {
-    const struct px_conf_account *a = &c->accounts[i];
-    if (!a->is_user || strcmp(a->name, user) || a->parent == PX_NONE) continue;
-    if (a->is_default_account) return c->accounts[a->parent].name;
-    if (!first) first = c->accounts[a->parent].name;
-  }
-  return first;
-}
-
-/* Identity and defaults the server fills in: who submits, partition, account. */
+/* Identity and defaults the server fills in: who submits, partition (the
+ * account: record_account, once the core has placed the job). */
 static int fill_spec(struct px_server *s, struct px_req *r, struct px_jobspec *sp) {
   bool admin = r->who.roles & PX_ROLE_ADMIN;
   if (sp->user && strcmp(sp->user, r->who.user) && !admin) {
@@ -111,9 +99,17 @@ static int fill_spec(struct px_server *s, struct px_req *r, struct px_jobspec *s
   if (!sp->partition && c->default_partition != PX_NONE &&
       !(sp->partition = strdup(c->partitions[c->default_partition].name)))
     return PX_ENOMEM;
-  const char *account = sp->account ? NULL : default_account(c, sp->user);
-  if (account && !(sp->account = strdup(account))) return PX_ENOMEM;
   return 0;
+}
+
+/* A job without --account went to the user's default association, by the
+ * core's rule (DefaultAccount=, else the first). The journal keeps the
+ * account it got, so that a replay does not depend on the accounts file;
+ * without memory for the copy the replay chooses by the same rule. */
+static void record_account(struct px_server *s, uint64_t id, struct px_jobspec *sp) {
+  struct px_job_view v;
+  if (sp->account || px_core_job_get(s->core, id, &v) || v.account == PX_NONE) return;
+  sp->account = strdup(s->conf->accounts[v.account].name);
 }
 
 /* The "submit" record {"spec":{...},"ids":N}, written directly (no JSON
@@ -144,6 +140,7 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
     if (n < 0) rc = (int)n;
     if (!rc) rc = px_core_submit(s->core, id, &r->specs[i], now, &why, &d);
     if (rc) break;
+    record_account(s, id, &r->specs[i]);
     ids[i] = id;
     id += (uint64_t)n;
   }
