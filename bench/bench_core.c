@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "core/core.h"
+#include "core/event.h"
 #include "core/testconf.h"
 
 /* CPU time of this thread: the machine is shared with other builds, and a
@@ -102,10 +103,18 @@ static void mix_spec(struct px_jobspec *s, bool arrays) {
 static uint64_t next_id = 1;
 
 static int submit(struct px_core *c, const struct px_jobspec *s, int64_t now) {
-  int64_t n = px_core_ids_needed(s, NULL);
-  int rc = px_core_submit(c, next_id, s, now, NULL, NULL);
-  next_id += (uint64_t)n;
+  struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = next_id, .spec = (struct px_jobspec *)s};
+  struct px_event_result res;
+  int rc = px_core_apply(c, &ev, now, &res);
+  next_id += rc ? 1 : res.nids;
   return rc;
+}
+
+/* A job ended or (pending) cancelled: one event through px_core_apply. */
+static int end_job(struct px_core *c, uint64_t id, enum px_event_kind kind, int64_t now) {
+  struct px_event ev = {.kind = kind, .job_id = id, .state = PX_JOB_COMPLETED};
+  struct px_event_result res;
+  return px_core_apply(c, &ev, now, &res);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -241,14 +250,14 @@ static int bench_gang64(void) {
   }
   if (px_core_cycle(c, 1001, &out)) return 1;
   for (size_t i = 0; i < out.len; i++)
-    if (rnd(2) && px_core_job_ended(c, out.v[i].job_id, PX_JOB_COMPLETED, 0, 1002, NULL)) return 1;
+    if (rnd(2) && end_job(c, out.v[i].job_id, PX_EV_END, 1002)) return 1;
   size_t cur = 0, ndrop = 0;
   struct px_job_view v;
   uint64_t *drop = malloc(px_core_njobs(c) * sizeof *drop);
   if (!drop) return 1;
   while (px_core_job_next(c, &cur, &v)) /* drop what is left pending */
     if (v.state == PX_JOB_PENDING) drop[ndrop++] = v.job_id;
-  for (size_t i = 0; i < ndrop; i++) px_core_cancel(c, drop[i], 1003, NULL);
+  for (size_t i = 0; i < ndrop; i++) end_job(c, drop[i], PX_EV_CANCEL, 1003);
   free(drop);
   enum { N = 21 };
   double t[N];
@@ -269,7 +278,7 @@ static int bench_gang64(void) {
     px_core_stats(c, &b);
     if (getenv("PX_BENCH_VERBOSE"))
       fprintf(stderr, "gang: %llu node checks\n", (unsigned long long)(b.place_attempts - a.place_attempts));
-    if (px_core_job_ended(c, id, PX_JOB_COMPLETED, 0, 1005 + i, NULL)) return 1;
+    if (end_job(c, id, PX_EV_END, 1005 + i)) return 1;
   }
   qsort(t, N, sizeof t[0], cmp_double);
   printf("gang64_place_us %.0f us\n", t[N / 2] * 1e3);

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "core/core.h"
+#include "core/event.h"
 #include "core/testconf.h"
 #include "core/policy.h"
 
@@ -102,9 +103,10 @@ static uint32_t mix(struct px_jobspec *s, bool arrays) {
 
 static uint64_t next_id = 1;
 static int submit(struct px_core *c, const struct px_jobspec *s, int64_t now) {
-  int64_t n = px_core_ids_needed(s, NULL);
-  int rc = px_core_submit(c, next_id, s, now, NULL, NULL);
-  next_id += (uint64_t)(n > 0 ? n : 1);
+  struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = next_id, .spec = (struct px_jobspec *)s};
+  struct px_event_result res;
+  int rc = px_core_apply(c, &ev, now, &res);
+  next_id += rc ? 1 : res.nids;
   return rc;
 }
 

@@ -1,6 +1,6 @@
 /*
  * array_skip.c - recovery of an array task the core cannot take back
- * (issue 6). The server replays a task's "start" with px_core_job_restore;
+ * (issue 6). Recovery applies a task's START event (px_core_apply, pxc_job_restore);
  * when that fails (the configuration shrank under its allocation) the task
  * runs on outside the scheduler, its nodes held drained. The array's record
  * must still count the task as started, or a cycle would start the same id
@@ -10,7 +10,7 @@
  * start_s, but holding no resources (the server keeps its nodes out of
  * scheduling instead): the array's next index moves past it, it counts
  * against the array's %N and the user's limits, and its end or requeue is
- * reported with px_core_job_ended / px_core_job_requeue like any task's, so
+ * reported with END / REQUEUE events like any task's, so
  * that the array ends (and satisfies dependencies) only once it has.
  */
 #include "core/core_int.h"
@@ -30,7 +30,7 @@ static void run_outside(struct px_core *c, struct pxc_job *t, int64_t start_s) {
   }
 }
 
-int px_core_array_skip(struct px_core *c, uint64_t array_job_id, uint64_t task_job_id,
+int pxc_array_skip(struct px_core *c, uint64_t array_job_id, uint64_t task_job_id,
                        int64_t start_s, struct px_diag *d) {
   struct pxc_job *r = pxc_job_find(c, array_job_id);
   if (!r || !r->arr)

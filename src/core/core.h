@@ -7,9 +7,11 @@
  * GPU types and NVLink groups, features, partitions, the switch tree or
  * blocks, the account tree, QoS, the sched weights) into dense arrays; the
  * conf may be freed afterwards. Events (submit, cancel, hold, release,
- * job_ended, requeue, node state, update) are applied one at a time; each
- * returns 0 or a negative PX_E* code with a struct px_diag naming the field,
- * and changes nothing on error. px_core_cycle() then runs the stages in order
+ * update, job started/ended/requeued, node and partition state,
+ * reservations: core/event.h) are applied one at a time by px_core_apply,
+ * the one entry point for changes of state; each returns 0 or a negative
+ * PX_E* code with a struct px_diag naming the field, and changes nothing on
+ * error. px_core_cycle() then runs the stages in order
  *
  *   order   (priority: multifactor with Fair Tree, FIFO, LAS; stage.h)
  *   admit   (limits: account GrpTRES/GrpJobs/MaxJobs, QoS per-user, partition)
@@ -27,7 +29,8 @@
  * cluster from being probed again by every identical job (docs/performance.md).
  *
  * Identity. The caller assigns job ids (the server from its journal, the
- * simulator from its trace). A submit consumes px_core_ids_needed() ids
+ * simulator from its trace). A submit consumes px_core_ids_needed() ids (the
+ * result of PX_EV_SUBMIT says how many)
  * starting at the given one: 1 for a plain job, 1 + ntasks for an array,
  * whose pending record keeps job_id J and whose task at position k (0-based,
  * in task-id order) starts as job id J + 1 + k with array_job_id J. Once
@@ -107,7 +110,7 @@ const char *px_reason_name(enum px_reason r);
 enum px_job_state {
   PX_JOB_PENDING,
   PX_JOB_RUNNING,
-  /* terminal states, as given to px_core_job_ended (the core forgets the job) */
+  /* terminal states, as given to PX_EV_END (the core forgets the job) */
   PX_JOB_COMPLETED,
   PX_JOB_FAILED,
   PX_JOB_CANCELLED,
@@ -133,62 +136,13 @@ struct px_core *px_core_new_with_alloc(const struct px_conf *conf, uint64_t seed
                                        const struct px_core_allocator *alloc, int *err);
 void px_core_free(struct px_core *c); /* NULL is a no-op */
 
-/* ---- events: each returns 0 or PX_E*, filling diag; nothing changes on error */
+/* ---- events ---------------------------------------------------------------
+ * Every change of state is a struct px_event given to px_core_apply()
+ * (core/event.h); the types below are fields of events. */
 
 /* Job ids a submit of spec consumes (1, or 1 + array task count), or PX_EINVAL
  * / PX_ERANGE when the array expression is bad (diag names "array"). */
 int64_t px_core_ids_needed(const struct px_jobspec *spec, struct px_diag *diag);
-
-/*
- * Validates and queues a job. Rejects (PX_EINVAL, PX_ENOENT, PX_EPERM,
- * PX_ELIMIT) what can never run, with *reject set to the reason (may be NULL)
- * and diag naming the field: unknown partition/account/QoS, account or QoS not
- * allowed in the partition, time over MaxTime/MaxWall, more nodes than
- * MaxNodes, a shape no node set of the partition can ever hold (GPUs, type,
- * CPUs, memory, features), submit limits, bad dependency/array syntax, an id
- * already in use. The core keeps only scheduling fields (launch fields are
- * the caller's).
- */
-int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *spec,
-                   int64_t now, enum px_reason *reject, struct px_diag *diag);
-
-/* Pending job or array remainder: removed. A running job: PX_ESTATE (stop it,
- * then report px_core_job_ended(CANCELLED)). Unknown id: PX_ENOENT. */
-int px_core_cancel(struct px_core *c, uint64_t job_id, int64_t now, struct px_diag *diag);
-
-/* Holds a pending job (priority 0, reason JobHeldUser/JobHeldAdmin). */
-int px_core_hold(struct px_core *c, uint64_t job_id, bool admin, int64_t now, struct px_diag *diag);
-/* Releases a hold; a user (admin=false) cannot release an admin hold: PX_EPERM. */
-int px_core_release(struct px_core *c, uint64_t job_id, bool admin, int64_t now, struct px_diag *diag);
-
-/* A running job ended (state is terminal): frees its resources, charges fair
- * share usage, resolves dependencies at the next cycle. The core then forgets
- * the job except for its end state, kept briefly for dependencies. */
-int px_core_job_ended(struct px_core *c, uint64_t job_id, enum px_job_state state,
-                      int32_t exit_code, int64_t now, struct px_diag *diag);
-
-/* A running job stopped and goes back to pending with its id and submit time
- * (node failure, preemption, scontrol requeue); hold = requeue held. */
-int px_core_job_requeue(struct px_core *c, uint64_t job_id, bool hold, int64_t now,
-                        struct px_diag *diag);
-
-/* Recovery (restore.c): job_id, submitted (or, with array_job_id, the next
- * task of that pending array), runs since start_s on exactly alloc[0..nalloc)
- * (cpu_word/ncpu_words ignored). RUNNING again with no START action; ends
- * and requeues are reported as for any started job. Nothing changes on error:
- * PX_ENOENT, PX_ESTATE (not pending, or the nodes lack those free resources),
- * PX_EINVAL (unknown node), PX_ENOMEM. */
-struct px_alloc;
-int px_core_job_restore(struct px_core *c, uint64_t job_id, uint64_t array_job_id,
-                        const struct px_alloc *alloc, uint32_t nalloc, int64_t time_limit_s,
-                        int64_t start_s, struct px_diag *diag);
-/* Recovery of a job that ended before the journal's last checkpoint: adds
- * what its run on alloc from start_s to end_s charged to fair share,
- * decayed to now as if it had been replayed. PX_ENOENT when user/account
- * has no association any more (nothing charged). */
-int px_core_usage_replay(struct px_core *c, const char *user, const char *account,
-                         const char *qos, const struct px_alloc *alloc, uint32_t nalloc,
-                         int64_t start_s, int64_t end_s, struct px_diag *diag);
 
 enum px_node_event {
   PX_NODE_EV_UP,     /* responding again: clears DOWN (not DRAIN) */
@@ -196,9 +150,6 @@ enum px_node_event {
   PX_NODE_EV_DRAIN,  /* admin: no new jobs; running ones finish */
   PX_NODE_EV_RESUME, /* admin: clears DRAIN and DOWN */
 };
-/* reason is copied (may be NULL). */
-int px_core_node_event(struct px_core *c, uint32_t node, enum px_node_event ev,
-                       const char *reason, int64_t now, struct px_diag *diag);
 
 enum {
   PX_UPD_NICE = 1 << 0,
@@ -211,9 +162,6 @@ struct px_job_update {
   int64_t time_limit_s;
   uint32_t priority;
 };
-/* Pending jobs only (time limit of a running job: PX_ESTATE). */
-int px_core_update(struct px_core *c, uint64_t job_id, const struct px_job_update *u,
-                   int64_t now, struct px_diag *diag);
 
 /* ---- advance reservations (issue 4, resv.c) ------------------------------ */
 
@@ -234,8 +182,6 @@ struct px_resv_spec {
   uint32_t account;        /* conf account index, or PX_NONE */
   bool maintenance;
 };
-int px_core_resv_add(struct px_core *c, const struct px_resv_spec *r, int64_t now, struct px_diag *diag);
-int px_core_resv_remove(struct px_core *c, const char *name, int64_t now, struct px_diag *diag);
 
 /* ---- the cycle ------------------------------------------------------------ */
 
@@ -280,8 +226,8 @@ struct px_action {
   /* issue 4. SIGNAL: deliver `signal` now (preemption grace, or --signal
    * before the time limit: preemptor_job_id 0); kill_at_s is when the PREEMPT
    * follows (0: none, a time-limit warning). PREEMPT: stop job_id now; with
-   * preempt_mode PX_PREEMPT_REQUEUE report px_core_job_requeue, with
-   * PX_PREEMPT_CANCEL px_core_job_ended(PREEMPTED). */
+   * preempt_mode PX_PREEMPT_REQUEUE report PX_EV_REQUEUE, with
+   * PX_PREEMPT_CANCEL PX_EV_END(PREEMPTED). */
   enum px_preempt_mode preempt_mode;
   enum px_preempt_cause preempt_cause;
   int64_t kill_at_s;
@@ -347,7 +293,7 @@ struct px_prio_factors {
   double w_age, w_fairshare, w_jobsize, w_partition, w_qos, w_tres;
   int64_t nice;
   uint32_t priority;  /* the result: sum of weight x factor - nice, clamped to [1, 2^32-1]; 0 held */
-  bool admin_set;     /* priority set by px_core_update */
+  bool admin_set;     /* priority set by PX_EV_UPDATE */
 };
 
 struct px_job_view {
@@ -437,21 +383,10 @@ struct px_core_stats {
 };
 void px_core_stats(const struct px_core *c, struct px_core_stats *out);
 
-/* A partition set DOWN or UP while running (part_state.c): down, its jobs stay
- * queued with reason PartitionDown and none starts. PX_ENOENT: no such index. */
-int px_core_partition_set_up(struct px_core *c, uint32_t part, bool up);
 bool px_core_partition_up(const struct px_core *c, uint32_t part);
 
 /* False when no cycle could start anything now: no up, undrained node has a
  * free CPU and no preemption stage could make room (room.c). */
 bool px_core_has_room(const struct px_core *c);
-
-/* Recovery (array_skip.c): the next task of pending array array_job_id,
- * task_job_id, whose start px_core_job_restore could not take back, runs
- * outside the scheduler since start_s: its index is used (never started
- * again) and it is RUNNING without resources until px_core_job_ended or
- * px_core_job_requeue. PX_ENOENT, PX_ESTATE (not the next task), PX_ENOMEM. */
-int px_core_array_skip(struct px_core *c, uint64_t array_job_id, uint64_t task_job_id,
-                       int64_t start_s, struct px_diag *diag);
 
 #endif

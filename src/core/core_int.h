@@ -20,6 +20,86 @@
 #include "core/core.h"
 #include "core/stage.h"
 
+/* ---- event handlers: px_core_apply (apply.c) dispatches to these; the
+ * core's tests call them directly. Each returns 0 or PX_E*, filling diag;
+ * nothing changes on error. */
+/*
+ * Validates and queues a job. Rejects (PX_EINVAL, PX_ENOENT, PX_EPERM,
+ * PX_ELIMIT) what can never run, with *reject set to the reason (may be NULL)
+ * and diag naming the field: unknown partition/account/QoS, account or QoS not
+ * allowed in the partition, time over MaxTime/MaxWall, more nodes than
+ * MaxNodes, a shape no node set of the partition can ever hold (GPUs, type,
+ * CPUs, memory, features), submit limits, bad dependency/array syntax, an id
+ * already in use. The core keeps only scheduling fields (launch fields are
+ * the caller's).
+ */
+int pxc_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *spec, int64_t now,
+               enum px_reason *reject, struct px_diag *diag);
+
+/* Pending job or array remainder: removed. A running job: PX_ESTATE (stop it,
+ * then report pxc_job_ended(CANCELLED)). Unknown id: PX_ENOENT. */
+int pxc_cancel(struct px_core *c, uint64_t job_id, int64_t now, struct px_diag *diag);
+
+/* Holds a pending job (priority 0, reason JobHeldUser/JobHeldAdmin). */
+int pxc_hold(struct px_core *c, uint64_t job_id, bool admin, int64_t now, struct px_diag *diag);
+
+/* Releases a hold; a user (admin=false) cannot release an admin hold: PX_EPERM. */
+int pxc_release(struct px_core *c, uint64_t job_id, bool admin, int64_t now, struct px_diag *diag);
+
+/* A running job ended (state is terminal): frees its resources, charges fair
+ * share usage, resolves dependencies at the next cycle. The core then forgets
+ * the job except for its end state, kept briefly for dependencies. */
+int pxc_job_ended(struct px_core *c, uint64_t job_id, enum px_job_state state, int32_t exit_code,
+                  int64_t now, struct px_diag *diag);
+
+/* A running job stopped and goes back to pending with its id and submit time
+ * (node failure, preemption, scontrol requeue); hold = requeue held. */
+int pxc_job_requeue(struct px_core *c, uint64_t job_id, bool hold, int64_t now,
+                    struct px_diag *diag);
+
+/* Recovery (restore.c): job_id, submitted (or, with array_job_id, the next
+ * task of that pending array), runs since start_s on exactly alloc[0..nalloc)
+ * (cpu_word/ncpu_words ignored). RUNNING again with no START action; ends
+ * and requeues are reported as for any started job. Nothing changes on error:
+ * PX_ENOENT, PX_ESTATE (not pending, or the nodes lack those free resources),
+ * PX_EINVAL (unknown node), PX_ENOMEM. */
+int pxc_job_restore(struct px_core *c, uint64_t job_id, uint64_t array_job_id,
+                    const struct px_alloc *alloc, uint32_t nalloc, int64_t time_limit_s,
+                    int64_t start_s, struct px_diag *diag);
+
+/* Recovery of a job that ended before the journal's last checkpoint: adds
+ * what its run on alloc from start_s to end_s charged to fair share,
+ * decayed to now as if it had been replayed. PX_ENOENT when user/account
+ * has no association any more (nothing charged). */
+int pxc_usage_replay(struct px_core *c, const char *user, const char *account, const char *qos,
+                     const struct px_alloc *alloc, uint32_t nalloc, int64_t start_s, int64_t end_s,
+                     struct px_diag *diag);
+
+/* reason is copied (may be NULL). */
+int pxc_node_event(struct px_core *c, uint32_t node, enum px_node_event ev, const char *reason,
+                   int64_t now, struct px_diag *diag);
+
+/* Pending jobs only (time limit of a running job: PX_ESTATE). */
+int pxc_update(struct px_core *c, uint64_t job_id, const struct px_job_update *u, int64_t now,
+               struct px_diag *diag);
+
+int pxc_resv_add(struct px_core *c, const struct px_resv_spec *r, int64_t now,
+                 struct px_diag *diag);
+
+int pxc_resv_remove(struct px_core *c, const char *name, int64_t now, struct px_diag *diag);
+
+/* A partition set DOWN or UP while running (part_state.c): down, its jobs stay
+ * queued with reason PartitionDown and none starts. PX_ENOENT: no such index. */
+int pxc_partition_set_up(struct px_core *c, uint32_t part, bool up);
+
+/* Recovery (array_skip.c): the next task of pending array array_job_id,
+ * task_job_id, whose start px_core_job_restore could not take back, runs
+ * outside the scheduler since start_s: its index is used (never started
+ * again) and it is RUNNING without resources until pxc_job_ended or
+ * pxc_job_requeue. PX_ENOENT, PX_ESTATE (not the next task), PX_ENOMEM. */
+int pxc_array_skip(struct px_core *c, uint64_t array_job_id, uint64_t task_job_id, int64_t start_s,
+                   struct px_diag *diag);
+
 /* ---- allocation (alloc.c): everything goes through the core's allocator */
 void *pxc_alloc(struct px_core *c, size_t n);
 void *pxc_calloc(struct px_core *c, size_t n, size_t size);

@@ -115,7 +115,7 @@ static void submit_count(struct px_core *c, const struct pxc_job *j, uint64_t n)
   if (q) q->submit -= n;
 }
 
-int px_core_cancel(struct px_core *c, uint64_t id, int64_t now, struct px_diag *d) {
+int pxc_cancel(struct px_core *c, uint64_t id, int64_t now, struct px_diag *d) {
   struct pxc_job *j = find_or_diag(c, id, d);
   if (!j) return PX_ENOENT;
   if (j->state != PX_JOB_PENDING)
@@ -151,7 +151,7 @@ void pxc_array_task_ended(struct px_core *c, uint64_t array_id, bool ok, int64_t
   pxc_job_drop(c, r);
 }
 
-int px_core_hold(struct px_core *c, uint64_t id, bool admin, int64_t now, struct px_diag *d) {
+int pxc_hold(struct px_core *c, uint64_t id, bool admin, int64_t now, struct px_diag *d) {
   (void)now;
   struct pxc_job *j = find_or_diag(c, id, d);
   if (!j) return PX_ENOENT;
@@ -164,7 +164,7 @@ int px_core_hold(struct px_core *c, uint64_t id, bool admin, int64_t now, struct
   return 0;
 }
 
-int px_core_release(struct px_core *c, uint64_t id, bool admin, int64_t now, struct px_diag *d) {
+int pxc_release(struct px_core *c, uint64_t id, bool admin, int64_t now, struct px_diag *d) {
   (void)now;
   struct pxc_job *j = find_or_diag(c, id, d);
   if (!j) return PX_ENOENT;
@@ -197,7 +197,7 @@ static void stop_running(struct px_core *c, struct pxc_job *j, int64_t now) {
   }
 }
 
-int px_core_job_ended(struct px_core *c, uint64_t id, enum px_job_state state, int32_t exit_code,
+int pxc_job_ended(struct px_core *c, uint64_t id, enum px_job_state state, int32_t exit_code,
                       int64_t now, struct px_diag *d) {
   struct pxc_job *j = find_or_diag(c, id, d);
   if (!j) return PX_ENOENT;
@@ -215,7 +215,7 @@ int px_core_job_ended(struct px_core *c, uint64_t id, enum px_job_state state, i
   return 0;
 }
 
-int px_core_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, struct px_diag *d) {
+int pxc_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, struct px_diag *d) {
   struct pxc_job *j = find_or_diag(c, id, d);
   if (!j) return PX_ENOENT;
   if (j->state != PX_JOB_RUNNING)
@@ -235,7 +235,7 @@ int px_core_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, 
   return 0;
 }
 
-int px_core_update(struct px_core *c, uint64_t id, const struct px_job_update *u, int64_t now,
+int pxc_update(struct px_core *c, uint64_t id, const struct px_job_update *u, int64_t now,
                    struct px_diag *d) {
   (void)now;
   struct pxc_job *j = find_or_diag(c, id, d);
@@ -254,7 +254,7 @@ int px_core_update(struct px_core *c, uint64_t id, const struct px_job_update *u
   return 0;
 }
 
-int px_core_node_event(struct px_core *c, uint32_t node, enum px_node_event ev, const char *reason,
+int pxc_node_event(struct px_core *c, uint32_t node, enum px_node_event ev, const char *reason,
                        int64_t now, struct px_diag *d) {
   (void)now;
   px_diag_clear(d);

@@ -11,7 +11,7 @@
  *
  * The dependency and array expressions stay as the user wrote them
  * ("afterok:12:13,singleton", "0-999:2%50"); the core parses and validates
- * them at submit (px_core_submit names the field on error).
+ * them at submit (PX_EV_SUBMIT names the field on error).
  */
 #ifndef PX_CORE_JOBSPEC_H
 #define PX_CORE_JOBSPEC_H

@@ -4,7 +4,7 @@
  * reads the flag afresh for every job, so the next cycle follows it. */
 #include "core/core_int.h"
 
-int px_core_partition_set_up(struct px_core *c, uint32_t part, bool up) {
+int pxc_partition_set_up(struct px_core *c, uint32_t part, bool up) {
   if (part >= c->nparts) return PX_ENOENT;
   c->parts[part].up = up;
   return 0;

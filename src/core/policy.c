@@ -68,7 +68,7 @@ int pxc_policy_load(struct px_core *c, const struct px_conf *conf) {
     const struct px_conf_resv *r = &conf->reservations[i];
     struct px_resv_spec s = {r->name, r->start_s, r->end_s, r->nodes, r->nnodes, r->partition,
                              r->ngpus, r->account, r->maintenance};
-    if ((rc = px_core_resv_add(c, &s, 0, NULL))) return rc == PX_ENOMEM ? rc : PX_EINVAL;
+    if ((rc = pxc_resv_add(c, &s, 0, NULL))) return rc == PX_ENOMEM ? rc : PX_EINVAL;
   }
   return 0;
 }

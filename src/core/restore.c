@@ -3,8 +3,8 @@
  * core, and a job whose "start" record it meets is put back RUNNING on the
  * exact allocation the record names, instead of being forgotten. The core
  * then holds those GPUs, CPUs and memory, counts the job in limits and fair
- * share as if a cycle had started it, and expects px_core_job_ended or
- * px_core_job_requeue for it like for any job it started; no START action is
+ * share as if a cycle had started it, and expects an END or REQUEUE
+ * event for it like for any job it started; no START action is
  * emitted (the agents already run it).
  *
  * The allocation is checked against the nodes' free resources first; a
@@ -121,7 +121,7 @@ static int restore_task(struct px_core *c, struct pxc_job *r, uint64_t id,
   return 0;
 }
 
-int px_core_job_restore(struct px_core *c, uint64_t job_id, uint64_t array_job_id,
+int pxc_job_restore(struct px_core *c, uint64_t job_id, uint64_t array_job_id,
                         const struct px_alloc *alloc, uint32_t nalloc, int64_t time_limit_s,
                         int64_t start_s, struct px_diag *diag) {
   int rc = check_alloc(c, job_id, alloc, nalloc, diag);
@@ -176,7 +176,7 @@ static uint32_t qos_named(const struct px_core *c, const char *name, uint32_t df
   return dflt == PX_NONE || dflt >= c->nqos ? 0 : dflt;
 }
 
-int px_core_usage_replay(struct px_core *c, const char *user, const char *account,
+int pxc_usage_replay(struct px_core *c, const char *user, const char *account,
                          const char *qos, const struct px_alloc *alloc, uint32_t nalloc,
                          int64_t start_s, int64_t end_s, struct px_diag *d) {
   uint32_t u = user ? pxc_lookup(c, user) : PX_NONE, assoc = PX_NONE;

@@ -137,7 +137,7 @@ static int resolve_nodes(struct px_core *c, const struct px_resv_spec *s, struct
   return 0;
 }
 
-int px_core_resv_add(struct px_core *c, const struct px_resv_spec *s, int64_t now, struct px_diag *d) {
+int pxc_resv_add(struct px_core *c, const struct px_resv_spec *s, int64_t now, struct px_diag *d) {
   struct pxc_policy *pol = c->pol;
   (void)now;
   px_diag_clear(d);
@@ -166,7 +166,7 @@ fail:
   return rc;
 }
 
-int px_core_resv_remove(struct px_core *c, const char *name, int64_t now, struct px_diag *d) {
+int pxc_resv_remove(struct px_core *c, const char *name, int64_t now, struct px_diag *d) {
   struct pxc_policy *pol = c->pol;
   (void)now;
   px_diag_clear(d);

@@ -1,5 +1,5 @@
 /*
- * submit.c - px_core_submit: from a job spec to a pending record. Resolves
+ * submit.c - pxc_submit (PX_EV_SUBMIT): from a job spec to a pending record. Resolves
  * who and where (association, QoS, partition), turns Slurm's request forms
  * into a shape (jobs.c's records keep only that), parses the expressions,
  * and rejects with a precise reason what can never run: partition and QoS
@@ -240,7 +240,7 @@ static int parse_exprs(struct px_core *c, const struct px_jobspec *s, struct pxc
   return 0;
 }
 
-int px_core_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *s, int64_t now,
+int pxc_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *s, int64_t now,
                    enum px_reason *rj, struct px_diag *d) {
   struct pxc_job j = {0};
   int rc;

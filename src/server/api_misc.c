@@ -90,7 +90,7 @@ void px_api_error(struct px_api_call *c, int status, const char *code, const cha
 
 void px_api_error_diag(struct px_api_call *c, int err, const struct px_diag *d) {
   free(c->answer);
-  c->status = err == PX_ENOMEM ? 503 : 400;
+  c->status = px_error_http_status(err);
   c->answer = px_error_diag(px_error_code(err), d);
 }
 

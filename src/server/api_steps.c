@@ -214,7 +214,7 @@ static void step_add(struct px_server *s, struct px_req *r) {
   int rc = body_decode(r->text, &b, j->nalloc, &d);
   if (rc) {
     body_fini(&b);
-    return px_req_answer(r, rc == PX_ENOMEM ? 503 : 400, px_error_diag(px_error_code(rc), &d));
+    return px_req_answer(r, px_error_http_status(rc), px_error_diag(px_error_code(rc), &d));
   }
   uint32_t id = 0;
   for (size_t i = 0; s->steps && i < s->steps->len; i++) {

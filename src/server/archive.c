@@ -17,7 +17,7 @@
  * Kept in the journal: finished jobs (and arrays) that a live job's
  * dependency names (the core must know how they ended). What an archived
  * job's run charged to fair share is given back to the core at recovery
- * (px_core_usage_replay), so fair share survives a restart.
+ * (a USAGE event, core/event.h), so fair share survives a restart.
  *
  * A checkpoint runs on the main thread right after a commit, when at least
  * min_jobs jobs wait for it, or any has waited for ARCHIVE_MAX_WAIT_S.
@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "proto/jobspec_json.h"
+#include "core/event.h"
 #include "server/state.h"
 #include "util/log.h"
 
@@ -293,12 +294,12 @@ static void charge_usage(struct px_server *s, const struct px_sjob *j) {
   for (uint32_t i = 0; i < j->nalloc; i++)
     a[i] = (struct px_alloc){j->alloc[i].node, j->alloc[i].ncpu, j->alloc[i].gpus,
                              j->alloc[i].mem_mib, 0, 0};
-  struct px_diag d;
-  px_diag_clear(&d);
-  if (px_core_usage_replay(s->core, j->spec.user, j->spec.account, j->spec.qos, a, j->nalloc,
-                           j->start, j->end, &d))
+  struct px_event ev = {.kind = PX_EV_USAGE, .job_id = j->id, .spec = (struct px_jobspec *)&j->spec,
+                        .alloc = a, .nalloc = j->nalloc, .start_s = j->start, .end_s = j->end};
+  struct px_event_result res;
+  if (px_core_apply(s->core, &ev, j->end, &res)) /* decayed from each association's own time */
     px_warn("recovery: usage of archived job %llu not charged: %s", (unsigned long long)j->id,
-            d.msg);
+            res.diag.msg);
   free(a);
 }
 

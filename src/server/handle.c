@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/event.h"
+#include "proto/event_json.h"
 #include "proto/jfield.h"
 #include "proto/jobspec_json.h"
 #include "proto/views_json.h"
@@ -57,20 +59,8 @@ static struct px_sjob *job_or_404(struct px_server *s, struct px_req *r) {
   return j;
 }
 
-static int status_of(int err) {
-  switch (err) {
-    case PX_ENOENT: return 404;
-    case PX_EPERM: return 403;
-    case PX_ESTATE: return 409;
-    case PX_ELIMIT: return 429;
-    case PX_EEXIST: return 409;
-    case PX_ENOMEM: return 503;
-    default: return 400;
-  }
-}
-
 static void answer_diag(struct px_req *r, int err, const struct px_diag *d) {
-  px_req_answer(r, status_of(err), px_error_diag(px_error_code(err), d));
+  px_req_answer(r, px_error_http_status(err), px_error_diag(px_error_code(err), d));
 }
 
 static void answer_ok(struct px_req *r) { px_req_answer(r, 200, strdup("{}")); }
@@ -102,60 +92,47 @@ static int fill_spec(struct px_server *s, struct px_req *r, struct px_jobspec *s
   return 0;
 }
 
-/* A job without --account went to the user's default association, by the
- * core's rule (DefaultAccount=, else the first). The journal keeps the
- * account it got, so that a replay does not depend on the accounts file;
- * without memory for the copy the replay chooses by the same rule. */
-static void record_account(struct px_server *s, uint64_t id, struct px_jobspec *sp) {
-  struct px_job_view v;
-  if (sp->account || px_core_job_get(s->core, id, &v) || v.account == PX_NONE) return;
-  sp->account = strdup(s->conf->accounts[v.account].name);
-}
-
-/* The "submit" record {"spec":{...},"ids":N}, written directly (no JSON
- * tree: this runs for every job of a batch on the main thread). */
-static char *submit_record(const struct px_jobspec *sp, uint64_t nids) {
-  struct px_jbuf b = {0};
-  char tail[48];
-  px_jbuf_add(&b, "{\"spec\":{", 9);
-  px_jobspec_write(&b, sp);
-  int n = snprintf(tail, sizeof tail, "},\"ids\":%llu}", (unsigned long long)nids);
-  px_jbuf_add(&b, tail, (size_t)n);
-  if (b.err) free(b.p);
-  return b.err ? NULL : b.p;
-}
-
-static void submit(struct px_server *s, struct px_req *r, int64_t now) {
-  uint64_t first = s->next_job_id, id = first;
-  uint64_t *ids = calloc(r->nspecs ? r->nspecs : 1, sizeof *ids);
-  struct px_diag d;
-  size_t i = 0;
-  int rc = ids ? 0 : PX_ENOMEM;
+/* The core's diagnostic, with the job's path in the request. */
+static void submit_refused(struct px_req *r, int rc, size_t i, struct px_diag *d) {
   char prefix[32];
+  snprintf(prefix, sizeof prefix, r->batch ? "jobs[%zu]." : "job.", i);
+  char msg[sizeof d->msg + sizeof prefix];
+  snprintf(msg, sizeof msg, "%s%s", prefix, d->msg[0] ? d->msg : "spec: refused");
+  snprintf(d->msg, sizeof d->msg, "%.255s", msg);
+  /* a name the core does not know is a bad field of the body, not a missing URL */
+  int err = rc == PX_ENOENT ? PX_EINVAL : rc;
+  px_req_answer(r, px_error_http_status(err), px_error_diag(px_error_code(err), d));
+}
+
+/* All or none: each job of the request is applied to the core, once; when
+ * one is refused, those before it are taken back (never journaled), else
+ * all are journaled and join the table (events.c). */
+static void submit(struct px_server *s, struct px_req *r, int64_t now) {
+  struct px_event *evs = calloc(r->nspecs ? r->nspecs : 1, sizeof *evs);
+  struct px_event_result *res = calloc(r->nspecs ? r->nspecs : 1, sizeof *res);
+  struct px_diag d;
+  px_diag_clear(&d);
+  uint64_t id = s->next_job_id;
+  size_t i = 0;
+  int rc = evs && res ? 0 : PX_ENOMEM;
   for (; !rc && i < r->nspecs; i++) {
-    px_diag_clear(&d);
     if ((rc = fill_spec(s, r, &r->specs[i]))) break;
-    int64_t n = px_core_ids_needed(&r->specs[i], &d);
-    enum px_reason why = PX_REASON_NONE;
-    if (n < 0) rc = (int)n;
-    if (!rc) rc = px_core_submit(s->core, id, &r->specs[i], now, &why, &d);
-    if (rc) break;
-    record_account(s, id, &r->specs[i]);
-    ids[i] = id;
-    id += (uint64_t)n;
+    evs[i] = (struct px_event){.kind = PX_EV_SUBMIT, .job_id = id, .spec = &r->specs[i]};
+    if ((rc = px_events_core(s, &evs[i], now, &res[i]))) {
+      d = res[i].diag;
+      break;
+    }
+    id += res[i].nids;
   }
   if (rc) {
-    for (size_t k = 0; k < i; k++) px_core_cancel(s->core, ids[k], now, NULL); /* all or none */
-    if (!r->status) { /* the core's diagnostic, with the job's path in the request */
-      snprintf(prefix, sizeof prefix, r->batch ? "jobs[%zu]." : "job.", i);
-      char msg[sizeof d.msg + sizeof prefix];
-      snprintf(msg, sizeof msg, "%s%s", prefix, d.msg[0] ? d.msg : "spec: refused");
-      snprintf(d.msg, sizeof d.msg, "%.255s", msg);
-      /* a job that breaks a rule or limit is forbidden; anything else is invalid */
-      int status = rc == PX_EPERM || rc == PX_ELIMIT ? 403 : rc == PX_ENOMEM ? 503 : 400;
-      px_req_answer(r, status, px_error_diag(rc == PX_ENOENT ? "INVALID" : px_error_code(rc), &d));
+    for (size_t k = 0; k < i; k++) { /* all or none */
+      struct px_event undo = {.kind = PX_EV_CANCEL, .job_id = evs[k].job_id};
+      struct px_event_result ur;
+      px_core_apply(s->core, &undo, now, &ur);
     }
-    free(ids);
+    if (!r->status) submit_refused(r, rc, i, &d);
+    free(evs);
+    free(res);
     return;
   }
   s->next_job_id = id;
@@ -163,33 +140,30 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
   char num[48];
   px_jbuf_add(&ans, r->batch ? "{\"job_ids\":[" : "{\"job_id\":", r->batch ? 12 : 10);
   for (i = 0; i < r->nspecs; i++) {
-    uint64_t nids = (i + 1 < r->nspecs ? ids[i + 1] : id) - ids[i];
-    if (px_journal_add_submit(s, ids[i], nids, &r->specs[i], submit_record(&r->specs[i], nids), now))
-      px_error("journal: out of memory");
-    int n = snprintf(num, sizeof num, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
+    if (px_events_record(s, &evs[i], &res[i], now)) px_error("journal: out of memory");
+    int n = snprintf(num, sizeof num, "%s%llu", i ? "," : "", (unsigned long long)evs[i].job_id);
     if (r->batch || i == 0) px_jbuf_add(&ans, num, (size_t)n);
   }
   px_jbuf_add(&ans, r->batch ? "]}" : "}", r->batch ? 2 : 1);
   if (ans.err) free(ans.p);
   px_req_answer(r, 201, ans.err ? NULL : ans.p);
-  free(ids);
+  free(evs);
+  free(res);
   s->need_cycle = true;
 }
 
 /* ---- job changes ---- */
 
-/* Cancels one job that has not ended (the record says by whom: the end
- * report of a running one then reads CANCELLED). */
-static int cancel_one(struct px_server *s, struct px_req *r, struct px_sjob *j, int64_t now) {
-  if (j->state == PX_JOB_PENDING && !px_sjob_is_array(j)) {
-    int rc = px_core_cancel(s->core, j->id, now, NULL);
-    if (rc && rc != PX_ENOENT) return rc;
-  } else if (j->state == PX_JOB_RUNNING && !px_sjob_is_array(j)) {
-    px_nodes_stop(s, j, SIGTERM, "CANCELLED");
-  }
-  json_t *o = json_pack("{si}", "signal", r->signal);
-  int rc = px_journal_add(s, "cancel", j->id, r->who.user, json_dumps(o, JSON_COMPACT), now);
-  json_decref(o);
+/* Cancels one job that has not ended: a pending one leaves the queue, a
+ * running one is told to stop (its end report then reads CANCELLED: the
+ * record says by whom). */
+static int cancel_one(struct px_server *s, struct px_req *r, struct px_sjob *j, int64_t now,
+                      struct px_diag *d) {
+  if (j->state == PX_JOB_RUNNING && !px_sjob_is_array(j)) px_nodes_stop(s, j, SIGTERM, "CANCELLED");
+  struct px_event ev = {.kind = PX_EV_CANCEL, .job_id = j->id, .by = r->who.user, .signal = r->signal};
+  struct px_event_result res;
+  int rc = px_events_accept(s, &ev, now, &res);
+  if (rc && d) *d = res.diag;
   return rc;
 }
 
@@ -198,18 +172,17 @@ static int cancel_one(struct px_server *s, struct px_req *r, struct px_sjob *j, 
  * with a signal, signalled. */
 static void cancel_array(struct px_server *s, struct px_req *r, struct px_sjob *a, int64_t now) {
   bool signal_only = r->signal && a->state != PX_JOB_PENDING;
-  if (a->state == PX_JOB_PENDING && !signal_only) {
-    struct px_diag d;
-    int rc = px_core_cancel(s->core, a->id, now, &d); /* the remainder */
-    if (rc && rc != PX_ENOENT) return answer_diag(r, rc, &d);
-  }
   for (uint32_t k = 1; k <= a->arr_started; k++) {
     struct px_sjob *t = px_jobs_find(s, a->id + k);
     if (!t || px_job_state_terminal(t->state)) continue;
     if (signal_only && t->state == PX_JOB_RUNNING) px_nodes_signal(s, t, r->signal);
-    else if (!signal_only && cancel_one(s, r, t, now)) px_error("journal: out of memory");
+    else if (!signal_only && cancel_one(s, r, t, now, NULL)) px_error("journal: out of memory");
   }
-  if (!signal_only && cancel_one(s, r, a, now)) px_error("journal: out of memory");
+  if (!signal_only) {
+    struct px_diag d;
+    int rc = cancel_one(s, r, a, now, &d); /* the remainder */
+    if (rc) return answer_diag(r, rc, &d);
+  }
   s->need_cycle = true;
   answer_ok(r);
 }
@@ -228,16 +201,22 @@ static void cancel(struct px_server *s, struct px_req *r, int64_t now) {
     answer_ok(r);
     return;
   }
-  if (j->state == PX_JOB_PENDING) {
-    struct px_diag d;
-    int rc = px_core_cancel(s->core, j->id, now, &d);
-    if (rc && rc != PX_ENOENT) return answer_diag(r, rc, &d);
-  } else {
-    px_nodes_stop(s, j, SIGTERM, "CANCELLED");
-  }
-  json_t *o = json_pack("{si}", "signal", r->signal);
-  px_journal_add(s, "cancel", j->id, r->who.user, json_dumps(o, JSON_COMPACT), now);
-  json_decref(o);
+  struct px_diag d;
+  int rc = cancel_one(s, r, j, now, &d);
+  if (rc) return answer_diag(r, rc, &d);
+  s->need_cycle = true;
+  answer_ok(r);
+}
+
+/* A change of a pending job (hold, release, update): the core decides. */
+static void pending_change(struct px_server *s, struct px_req *r, struct px_sjob *j,
+                           struct px_event *ev, int64_t now) {
+  struct px_event_result res;
+  px_diag_clear(&res.diag);
+  int rc = j->state != PX_JOB_PENDING ? PX_ESTATE : px_events_accept(s, ev, now, &res);
+  if (rc == PX_ESTATE && !res.diag.msg[0]) snprintf(res.diag.msg, sizeof res.diag.msg, "job_id: job is not pending");
+  if (rc == PX_EPERM) return deny(r, "operator", "only an operator releases an admin hold");
+  if (rc) return answer_diag(r, rc, &res.diag);
   s->need_cycle = true;
   answer_ok(r);
 }
@@ -245,20 +224,9 @@ static void cancel(struct px_server *s, struct px_req *r, int64_t now) {
 static void hold_release(struct px_server *s, struct px_req *r, int64_t now) {
   struct px_sjob *j = job_or_404(s, r);
   if (!j || !may_change(s, r, j)) return;
-  bool admin = is_operator(r), hold = r->kind == PX_REQ_HOLD;
-  struct px_diag d;
-  px_diag_clear(&d);
-  int rc = j->state != PX_JOB_PENDING ? PX_ESTATE
-           : hold                     ? px_core_hold(s->core, j->id, admin, now, &d)
-                                      : px_core_release(s->core, j->id, admin, now, &d);
-  if (rc == PX_ESTATE && !d.msg[0]) snprintf(d.msg, sizeof d.msg, "job_id: job is not pending");
-  if (rc == PX_EPERM) return deny(r, "operator", "only an operator releases an admin hold");
-  if (rc) return answer_diag(r, rc, &d);
-  json_t *o = json_pack("{sb}", "admin", admin);
-  px_journal_add(s, hold ? "hold" : "release", j->id, NULL, json_dumps(o, JSON_COMPACT), now);
-  json_decref(o);
-  s->need_cycle = true;
-  answer_ok(r);
+  struct px_event ev = {.kind = r->kind == PX_REQ_HOLD ? PX_EV_HOLD : PX_EV_RELEASE,
+                        .job_id = j->id, .admin = is_operator(r)};
+  pending_change(s, r, j, &ev, now);
 }
 
 static void update(struct px_server *s, struct px_req *r, int64_t now) {
@@ -273,20 +241,9 @@ static void update(struct px_server *s, struct px_req *r, int64_t now) {
         (j->spec.time_limit_s == 0 || r->upd_time_limit_s > j->spec.time_limit_s))
       return deny(r, "operator", "users may only lower a time limit");
   }
-  struct px_job_update u = {r->upd_fields, r->upd_nice, r->upd_time_limit_s, r->upd_priority};
-  struct px_diag d;
-  px_diag_clear(&d);
-  int rc = j->state != PX_JOB_PENDING ? PX_ESTATE : px_core_update(s->core, j->id, &u, now, &d);
-  if (rc == PX_ESTATE && !d.msg[0]) snprintf(d.msg, sizeof d.msg, "job_id: job is not pending");
-  if (rc) return answer_diag(r, rc, &d);
-  json_t *o = json_object();
-  if (u.fields & PX_UPD_NICE) json_object_set_new(o, "nice", json_integer(u.nice));
-  if (u.fields & PX_UPD_TIME_LIMIT) json_object_set_new(o, "time_limit_s", json_integer(u.time_limit_s));
-  if (u.fields & PX_UPD_PRIORITY) json_object_set_new(o, "priority", json_integer(u.priority));
-  px_journal_add(s, "update", j->id, NULL, json_dumps(o, JSON_COMPACT), now);
-  json_decref(o);
-  s->need_cycle = true;
-  answer_ok(r);
+  struct px_event ev = {.kind = PX_EV_UPDATE, .job_id = j->id,
+                        .update = {r->upd_fields, r->upd_nice, r->upd_time_limit_s, r->upd_priority}};
+  pending_change(s, r, j, &ev, now);
 }
 
 static void show(struct px_server *s, struct px_req *r) {
@@ -330,14 +287,11 @@ static void drain_resume(struct px_server *s, struct px_req *r, int64_t now) {
   bool drain = r->kind == PX_REQ_NODE_DRAIN;
   if (drain && !r->reason[0])
     return px_req_error(r, 400, "INVALID", "reason: a drain needs a reason");
-  struct px_diag d;
-  px_diag_clear(&d);
-  int rc = px_core_node_event(s->core, (uint32_t)idx, drain ? PX_NODE_EV_DRAIN : PX_NODE_EV_RESUME,
-                              r->reason, now, &d);
-  if (rc) return answer_diag(r, rc, &d);
-  json_t *o = json_pack("{ss}", "reason", r->reason);
-  px_journal_add(s, drain ? "drain" : "resume", 0, r->node, json_dumps(o, JSON_COMPACT), now);
-  json_decref(o);
+  struct px_event ev = {.kind = drain ? PX_EV_NODE_DRAIN : PX_EV_NODE_RESUME, .node = (uint32_t)idx,
+                        .reason = r->reason};
+  struct px_event_result res;
+  int rc = px_events_accept(s, &ev, now, &res);
+  if (rc) return answer_diag(r, rc, &res.diag);
   s->need_cycle = true;
   answer_ok(r);
 }
@@ -347,13 +301,12 @@ static void part_state(struct px_server *s, struct px_req *r, int64_t now) {
   int idx = px_partition_index(s, r->node);
   if (idx < 0) return px_req_error(r, 404, "NOT_FOUND", "partition %s: no such partition", r->node);
   if (!is_operator(r)) return deny(r, "operator", "only operators change a partition's state");
-  bool up = r->kind == PX_REQ_PART_UP;
-  px_core_partition_set_up(s->core, (uint32_t)idx, up);
-  json_t *o = json_pack("{ss}", "reason", r->reason);
-  px_journal_add(s, up ? "part_up" : "part_down", 0, r->node, json_dumps(o, JSON_COMPACT), now);
-  json_decref(o);
+  struct px_event ev = {.kind = r->kind == PX_REQ_PART_UP ? PX_EV_PART_UP : PX_EV_PART_DOWN,
+                        .part = (uint32_t)idx, .reason = r->reason};
+  struct px_event_result res;
+  int rc = px_events_accept(s, &ev, now, &res);
+  if (rc) return answer_diag(r, rc, &res.diag);
   s->need_cycle = true;
-  s->nodes_dirty = true; /* the partitions' listing follows the nodes' */
   answer_ok(r);
 }
 
@@ -384,12 +337,11 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
                            : t->requeue_requested && j->spec.requeue;
   j->preempting = false;
   if (requeue && !j->recovered) {
-    px_core_job_requeue(s->core, j->id, false, now, NULL);
+    struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = j->id,
+                          .reason = preempted ? "Preempted" : "Requeued"};
+    struct px_event_result res;
     s->need_cycle = true;
-    return px_journal_add(s, "requeue", j->id, NULL,
-                          strdup(preempted ? "{\"hold\":false,\"reason\":\"Preempted\"}"
-                                           : "{\"hold\":false,\"reason\":\"Requeued\"}"),
-                          now);
+    return px_events_accept(s, &ev, now, &res);
   }
   if (preempted) st = PX_JOB_PREEMPTED;
   if (j->cancelled_by && st != PX_JOB_COMPLETED) st = PX_JOB_CANCELLED;
@@ -503,24 +455,26 @@ static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) 
 
 /* ---- reservations ---- */
 
+/* The request's canonical JSON (api_misc.c) is the record's data: the
+ * journal's decoder resolves its names (proto/event_json.c). */
 static void resv_add(struct px_server *s, struct px_req *r, int64_t now) {
   if (!(r->who.roles & PX_ROLE_ADMIN))
     return deny(r, "admin", "only administrators create reservations");
-  json_t *o = json_loads(r->text, 0, NULL);
+  struct px_event_rec e;
   struct px_diag d;
-  px_diag_clear(&d);
-  int rc = o ? px_resv_apply(s, o, now, &d) : PX_ENOMEM;
-  const char *name = json_string_value(json_object_get(o, "name"));
+  struct px_store_rec rec = {.kind = "resv", .data = r->text};
+  int rc = px_event_decode(&(struct px_event_names){s->conf, &s->node_names}, &rec, &e, &d);
+  struct px_event_result res;
+  if (!rc && (rc = px_events_accept(s, &e.ev, now, &res))) d = res.diag;
   if (!rc) {
-    px_journal_add(s, "resv", 0, name, strdup(r->text), now);
-    json_t *ans = json_pack("{ss}", "name", name);
+    json_t *ans = json_pack("{ss}", "name", e.resv.name);
     px_req_answer(r, 201, json_dumps(ans, JSON_COMPACT));
     json_decref(ans);
     s->need_cycle = true;
   } else {
     answer_diag(r, rc, &d);
   }
-  json_decref(o);
+  px_event_rec_fini(&e);
 }
 
 void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {

@@ -36,20 +36,40 @@ char *px_error_json(const char *code, const char *message, const char *field) {
   return s;
 }
 
-const char *px_error_code(int err) {
-  switch (err) {
-    case PX_EPARSE: return "PARSE";
-    case PX_ERANGE: return "RANGE";
-    case PX_ENOENT: return "NOT_FOUND";
-    case PX_EPERM: return "FORBIDDEN";
-    case PX_ESTATE: return "STATE";
-    case PX_ELIMIT: return "LIMIT";
-    case PX_EEXIST: return "EXISTS";
-    case PX_ENOMEM: return "UNAVAILABLE";
-    case PX_EAUTH: return "UNAUTHENTICATED";
-    default: return "INVALID";
-  }
+/* The one table from error codes to the API's answers: HTTP status and
+ * the error's code. A limit is a rule the request breaks (403, as Slurm
+ * refuses a job over its association's limits), not a rate (429 is the rate
+ * limiter's own answer, ratelimit.c). Codes not listed: 400 INVALID. */
+#define PX_HTTP_ERRORS(X)              \
+  X(PX_EINVAL, 400, "INVALID")         \
+  X(PX_EPARSE, 400, "PARSE")           \
+  X(PX_ERANGE, 400, "RANGE")           \
+  X(PX_EAUTH, 401, "UNAUTHENTICATED")  \
+  X(PX_EPERM, 403, "FORBIDDEN")        \
+  X(PX_ELIMIT, 403, "LIMIT")           \
+  X(PX_ENOENT, 404, "NOT_FOUND")       \
+  X(PX_ESTATE, 409, "STATE")           \
+  X(PX_EEXIST, 409, "EXISTS")          \
+  X(PX_ENOMEM, 503, "UNAVAILABLE")
+
+static const struct {
+  int err, status;
+  const char *code;
+} http_errors[] = {
+#define PX_HTTP_ERROR_ROW(err, status, code) {err, status, code},
+    PX_HTTP_ERRORS(PX_HTTP_ERROR_ROW)
+#undef PX_HTTP_ERROR_ROW
+};
+
+static int http_row(int err) {
+  for (size_t i = 0; i < sizeof http_errors / sizeof http_errors[0]; i++)
+    if (http_errors[i].err == err) return (int)i;
+  return 0; /* INVALID */
 }
+
+const char *px_error_code(int err) { return http_errors[http_row(err)].code; }
+
+int px_error_http_status(int err) { return http_errors[http_row(err)].status; }
 
 char *px_error_diag(const char *code, const struct px_diag *d) {
   char field[128] = "";

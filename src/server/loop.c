@@ -2,7 +2,8 @@
  * loop.c - the main thread, in phases like libuv's uv_run:
  *
  *   1. take every queued request (waiting until one comes or a timer is due)
- *   2. handle them: authorise, ask the core, append journal records
+ *   2. handle them: authorise, build the event, apply it to the core and,
+ *      when accepted, append its journal record (events.c)
  *   3. seal the records for the group commit (commit.c): one of the
  *      requests' threads commits them (one transaction + fsync for all that
  *      were sealed meanwhile) and answers them, only then: an acknowledged
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/event.h"
 #include "server/state.h"
 #include "util/log.h"
 
@@ -51,26 +53,16 @@ static int64_t thread_cpu_ns(void) {
   return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* The "start" record of one START action. */
-static char *start_record(struct px_server *s, const struct px_action *a) {
-  json_t *alloc = json_array();
-  for (uint32_t i = 0; i < a->nalloc; i++) {
-    const struct px_alloc *al = &s->acts.allocs[a->alloc_first + i];
-    json_t *gpus = json_array();
-    for (int g = 0; g < 64; g++)
-      if (al->gpus >> g & 1) json_array_append_new(gpus, json_integer(g));
-    json_array_append_new(alloc, json_pack("{ss sI so sI}", "node",
-                                           s->conf->nodes[al->node].name, "ncpu",
-                                           (json_int_t)al->ncpu, "gpus", gpus, "mem_mib",
-                                           (json_int_t)al->mem_mib));
-  }
-  json_t *o = json_pack("{so sI sI sI}", "alloc", alloc, "time_limit_s",
-                        (json_int_t)a->time_limit_s, "array_job_id",
-                        (json_int_t)a->array_job_id, "array_task_id",
-                        (json_int_t)(a->array_task_id == PX_NONE ? 0 : a->array_task_id));
-  char *text = json_dumps(o, JSON_COMPACT);
-  json_decref(o);
-  return text;
+/* A START or REJECT action as the event the core made of it: applied by
+ * the cycle already, journaled and folded into the tables here (events.c);
+ * recovery applies the START again (the job runs on that allocation). */
+static struct px_event action_event(const struct px_server *s, const struct px_action *a) {
+  if (a->kind == PX_ACT_REJECT)
+    return (struct px_event){.kind = PX_EV_REJECT, .job_id = a->job_id, .reason = px_reason_name(a->reason)};
+  return (struct px_event){.kind = PX_EV_START, .job_id = a->job_id,
+                           .alloc = &s->acts.allocs[a->alloc_first], .nalloc = a->nalloc,
+                           .time_limit_s = a->time_limit_s, .array_job_id = a->array_job_id,
+                           .array_task_id = a->array_task_id};
 }
 
 /*
@@ -117,7 +109,9 @@ static bool already_ended(struct px_server *s, const struct px_action *a, int64_
   if (!j || !px_job_state_terminal(j->state)) return false;
   px_warn("recovery: array task %llu already ended %s: reconciled in the scheduler",
           (unsigned long long)j->id, px_job_state_name(j->state));
-  px_core_job_ended(s->core, j->id, j->state, j->exit_code, now, NULL);
+  struct px_event ev = {.kind = PX_EV_END, .job_id = j->id, .state = j->state, .exit_code = j->exit_code};
+  struct px_event_result res;
+  px_core_apply(s->core, &ev, now, &res); /* the core only: the table has it ended */
   return true;
 }
 
@@ -128,16 +122,13 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   size_t nstart = 0;
   for (size_t i = 0; i < s->acts.len; i++) {
     const struct px_action *a = &s->acts.v[i];
-    int jrc = 0;
+    if (a->kind != PX_ACT_START && a->kind != PX_ACT_REJECT) continue;
     if (a->kind == PX_ACT_START && already_ended(s, a, now)) continue;
-    if (a->kind == PX_ACT_START) {
-      jrc = px_journal_add(s, "start", a->job_id, NULL, start_record(s, a), now);
-      nstart++;
-    } else if (a->kind == PX_ACT_REJECT) {
-      json_t *o = json_pack("{ss}", "reason", px_reason_name(a->reason));
-      jrc = px_journal_add(s, "reject", a->job_id, NULL, json_dumps(o, JSON_COMPACT), now);
-      json_decref(o);
-    }
+    nstart += a->kind == PX_ACT_START;
+    struct px_event ev = action_event(s, a);
+    struct px_event_result res = {.known = true, .account = PX_NONE};
+    int jrc = px_events_journal(s, &ev, &res, now);
+    if (!jrc) jrc = px_events_fold(s, &ev, &res, now);
     /* Fatal like a failed commit, and before any commit of this cycle: the
      * core has already applied the action (a START holds its allocation),
      * and no undo exists (a requeue is not one: it counts a restart, resets
@@ -145,9 +136,8 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
      * table never saw). Exiting now leaves the journal as it was before
      * the cycle; the restarted server replays it and cycles again. */
     if (jrc) {
-      px_error("journal: %s record of job %llu not added (%s)",
-               a->kind == PX_ACT_START ? "start" : "reject", (unsigned long long)a->job_id,
-               px_strerror(jrc));
+      px_error("journal: %s record of job %llu not added (%s)", px_event_kind_name(ev.kind),
+               (unsigned long long)a->job_id, px_strerror(jrc));
       return PX_EIO;
     }
   }

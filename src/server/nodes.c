@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/event.h"
 #include "server/state.h"
 #include "util/log.h"
 
@@ -114,25 +115,13 @@ void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const 
 
 /* ---- ends and requeues ---- */
 
-static void release_recovered(struct px_server *s, struct px_sjob *j, int64_t now) {
-  if (!j->recovered) return;
-  j->recovered = j->skipped = false;
-  for (uint32_t i = 0; i < j->nalloc; i++) {
-    struct px_snode *n = &s->nodes[j->alloc[i].node];
-    if (n->recovered_jobs && --n->recovered_jobs == 0 && !n->admin_drain)
-      px_core_node_event(s->core, j->alloc[i].node, PX_NODE_EV_RESUME, NULL, now, NULL);
-  }
-}
-
 int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                 int32_t term_signal, int64_t now) {
-  if (j->state == PX_JOB_RUNNING && px_sjob_in_core(j))
-    px_core_job_ended(s->core, j->id, st, exit_code, now, NULL);
-  release_recovered(s, j, now);
-  json_t *o = json_pack("{ss si si}", "state", px_job_state_name(st), "exit_code", exit_code,
-                        "term_signal", term_signal);
-  int rc = px_journal_add(s, "end", j->id, NULL, json_dumps(o, JSON_COMPACT), now);
-  json_decref(o);
+  struct px_event ev = {.kind = PX_EV_END, .job_id = j->id, .state = st, .exit_code = exit_code,
+                        .term_signal = term_signal, .peak_mem_mib = j->peak_mem_mib,
+                        .cpu_time_ms = j->cpu_time_ms};
+  struct px_event_result res;
+  int rc = px_events_accept(s, &ev, now, &res);
   s->need_cycle = true;
   if (!rc) rc = px_u64vec_push(&s->acct_pending, j->id); /* written with the commit */
   return rc;
@@ -142,17 +131,19 @@ int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, in
 static int job_node_failed(struct px_server *s, struct px_sjob *j, int64_t now) {
   px_nodes_stop(s, j, SIGKILL, "NODE_FAIL");
   if (!j->spec.requeue) return px_jobs_end(s, j, PX_JOB_NODE_FAIL, 0, 0, now);
-  bool outside = !px_sjob_in_core(j);
-  release_recovered(s, j, now);
-  if (outside) { /* the core forgot it at recovery: queue it again */
-    enum px_reason why;
-    px_core_submit(s->core, j->id, &j->spec, j->submit, &why, NULL);
-  } else {
-    px_core_job_requeue(s->core, j->id, false, now, NULL);
-  }
+  struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = j->id, .reason = "NodeFail"};
+  struct px_event_result res;
   s->need_cycle = true;
-  return px_journal_add(s, "requeue", j->id, NULL,
-                        strdup("{\"hold\":false,\"reason\":\"NodeFail\"}"), now);
+  return px_events_accept(s, &ev, now, &res);
+}
+
+/* Node liveness (heartbeats, registration) is not journaled: after a
+ * restart every node is down until its agent registers again (server.c). */
+static void node_alive(struct px_server *s, uint32_t node, bool up, const char *reason, int64_t now) {
+  struct px_event ev = {.kind = up ? PX_EV_NODE_UP : PX_EV_NODE_DOWN, .node = node, .reason = reason};
+  struct px_event_result res;
+  px_events_apply(s, &ev, now, &res);
+  s->dirty = true;
 }
 
 static bool runs_on(const struct px_sjob *j, uint32_t node) {
@@ -164,10 +155,7 @@ static bool runs_on(const struct px_sjob *j, uint32_t node) {
 static void node_down(struct px_server *s, uint32_t node, const char *reason, int64_t now) {
   struct px_snode *n = &s->nodes[node];
   if (n->down) return;
-  n->down = true;
-  snprintf(n->reason, sizeof n->reason, "%s", reason);
-  s->nodes_dirty = s->dirty = true;
-  px_core_node_event(s->core, node, PX_NODE_EV_DOWN, reason, now, NULL);
+  node_alive(s, node, false, reason, now);
   px_warn("node %s is DOWN: %s", s->conf->nodes[node].name, reason);
   for (size_t i = 0; i < s->njobs; i++) {
     struct px_sjob *j = s->jobs[i];
@@ -199,10 +187,7 @@ int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
   n->registered = true;
   n->last_heartbeat = now;
   snprintf(n->addr, sizeof n->addr, "%s", r->report.addr);
-  if (n->down) {
-    n->down = false;
-    px_core_node_event(s->core, (uint32_t)idx, PX_NODE_EV_UP, NULL, now, NULL);
-  }
+  if (n->down) node_alive(s, (uint32_t)idx, true, NULL, now);
   if (!n->admin_drain) n->reason[0] = '\0';
   s->nodes_dirty = s->dirty = s->need_cycle = true;
   /* What the journal says runs here, against what the agent knows. */

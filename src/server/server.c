@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/event.h"
 #include "server/state.h"
 #include "util/log.h"
 
@@ -82,8 +83,8 @@ static int resolve_opts(struct px_server *s, const struct px_server_opts *o, str
 
 /* After replay: every running job waits for its agents to confirm it
  * (nodes.c: one its agent does not know is failed or requeued); those the
- * core could not take back (journal.c) hold their nodes drained until they
- * end. */
+ * core could not take back (px_core_apply's START) hold their nodes drained
+ * until they end (events.c). */
 static void hold_recovered(struct px_server *s, int64_t now) {
   for (size_t i = 0; i < s->njobs; i++) {
     struct px_sjob *j = s->jobs[i];
@@ -92,9 +93,10 @@ static void hold_recovered(struct px_server *s, int64_t now) {
     if (!j->recovered) continue;
     for (uint32_t k = 0; k < j->nalloc; k++) {
       struct px_snode *n = &s->nodes[j->alloc[k].node];
-      if (n->recovered_jobs++ == 0)
-        px_core_node_event(s->core, j->alloc[k].node, PX_NODE_EV_DRAIN,
-                           "phalanx: recovered running jobs", now, NULL);
+      struct px_event ev = {.kind = PX_EV_NODE_DRAIN, .node = j->alloc[k].node,
+                            .reason = "phalanx: recovered running jobs"};
+      struct px_event_result res;
+      if (n->recovered_jobs++ == 0) px_core_apply(s->core, &ev, now, &res); /* not an operator's drain */
     }
   }
 }
@@ -111,8 +113,9 @@ static int open_state(struct px_server *s, struct px_diag *d) {
   int64_t now = time(NULL);
   for (uint32_t i = 0; i < s->conf->nnodes; i++) {
     if (px_smap_put(&s->node_names, s->conf->nodes[i].name, i)) return PX_ENOMEM;
-    s->nodes[i].down = true; /* until its agent registers */
-    px_core_node_event(s->core, i, PX_NODE_EV_DOWN, "Not registered", now, NULL);
+    struct px_event ev = {.kind = PX_EV_NODE_DOWN, .node = i, .reason = "Not registered"};
+    struct px_event_result res;
+    px_events_apply(s, &ev, now, &res); /* until its agent registers */
   }
   s->next_job_id = 1;
   int64_t t0 = px_now_mono_ns();

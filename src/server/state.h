@@ -4,9 +4,9 @@
  * they see it only through snapshots (server.h).
  *
  * The job table keeps what the core does not: the full spec (launch fields),
- * placement by name, times, exit status, accounting figures. It is the fold
- * of the journal (journal.c applies each record the same way live and at
- * recovery), so a restarted server rebuilds it exactly.
+ * placement by name, times, exit status, accounting figures. It follows the
+ * events the core accepted (events.c: the same fold live and at recovery),
+ * so a restarted server rebuilds it exactly from the journal.
  */
 #ifndef PX_SERVER_STATE_H
 #define PX_SERVER_STATE_H
@@ -190,14 +190,34 @@ bool px_job_state_terminal(enum px_job_state st);
 bool px_job_state_parse(const char *name, enum px_job_state *out);
 void px_jobs_free_all(struct px_server *s);
 
-/* ---- journal (journal.c): every change goes through here ---- */
-/* Appends a record (takes data) to the batch and applies it to the state. */
-int px_journal_add(struct px_server *s, const char *kind, uint64_t job_id, const char *subject,
-                   char *data, int64_t now);
-/* The live submit: records it and adds the job, taking spec (the same
- * result as applying the record, without decoding the JSON again). */
-int px_journal_add_submit(struct px_server *s, uint64_t job_id, uint64_t nids,
-                          struct px_jobspec *spec, char *data, int64_t now);
+/* ---- events (events.c): every change of state goes through here ---- */
+struct px_event;
+struct px_event_result;
+/* Live: the core applies ev; when it accepts, the record is added to the
+ * journal batch and the tables follow (the answer waits for the commit).
+ * 0, or the core's refusal (res->diag says why: nothing changed), or the
+ * journal's failure (fatal: logged). */
+int px_events_accept(struct px_server *s, struct px_event *ev, int64_t now,
+                     struct px_event_result *res);
+/* Recovery: the same without the journal (the record is already in it). */
+int px_events_apply(struct px_server *s, struct px_event *ev, int64_t now,
+                    struct px_event_result *res);
+/* The two halves of px_events_accept, for a batch of submits that the core
+ * takes all or none (handle.c): the core's part (with what the record keeps
+ * of its decisions) and the journal and tables' part. */
+int px_events_core(struct px_server *s, struct px_event *ev, int64_t now,
+                   struct px_event_result *res);
+int px_events_record(struct px_server *s, struct px_event *ev,
+                     const struct px_event_result *res, int64_t now);
+/* An event the core applied itself (a cycle's START or REJECT): journaled
+ * (px_events_journal), then the tables follow (px_events_fold, which takes
+ * a SUBMIT's spec and sets the job's mseq to the last seq). */
+int px_events_journal(struct px_server *s, const struct px_event *ev,
+                      const struct px_event_result *res, int64_t now);
+int px_events_fold(struct px_server *s, const struct px_event *ev,
+                   const struct px_event_result *res, int64_t now);
+
+/* ---- journal (journal.c) ---- */
 /* Commits the open batch (group commit) and waits for it, then writes the
  * accounting rows of jobs that ended in it; nothing to do without records.
  * Fatal on failure: the caller exits. */
@@ -226,13 +246,8 @@ void px_commit_lock(struct px_server *s);
 void px_commit_unlock(struct px_server *s);
 /* Rebuilds the state from the store at startup. */
 int px_journal_recover(struct px_server *s, struct px_diag *d);
-/* Applies one record to the job table, node table and core (live and replay). */
-int px_journal_apply(struct px_server *s, const struct px_store_rec *r, bool replay);
 
 /* ---- reservations made through the API (resv.c) ---- */
-/* Resolves o (the canonical JSON of POST /v1/reservations) and adds it to
- * the core; on success it joins the listing. Live and at replay. */
-int px_resv_apply(struct px_server *s, json_t *o, int64_t now, struct px_diag *d);
 /* {"reservations":[...]}: the configured ones, then the created ones. */
 struct px_blob *px_resv_blob(struct px_server *s);
 
@@ -263,7 +278,7 @@ void px_nodes_launch(struct px_server *s, const struct px_sjob *j);
 void px_nodes_signal(struct px_server *s, const struct px_sjob *j, int sig);
 /* Tells every node of j to stop it (signal then kill after KillWait). */
 void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const char *reason);
-/* Ends job j (terminal state) everywhere: journal "end" and accounting. */
+/* Ends running job j (terminal state) everywhere: the END event and its accounting row. */
 int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                 int32_t term_signal, int64_t now);
 

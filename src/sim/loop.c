@@ -8,8 +8,8 @@
  *
  *   1. integrates the levels that held since the previous time into the
  *      series (busy GPUs, pending jobs, busy GPUs per account);
- *   2. reports every end due now to the core (px_core_job_ended), then
- *      submits every job arriving now (px_core_submit);
+ *   2. reports every end due now to the core (PX_EV_END events), then
+ *      submits every job arriving now (PX_EV_SUBMIT), both through px_core_apply;
  *   3. calls px_core_cycle() once, and again only while the cycle preempted
  *      (freed resources the preemptor now needs) or used its whole start
  *      budget, and applies the actions: START pushes the job's end
@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/event.h"
 #include "sim/progress.h"
 
 struct end_ev {
@@ -145,7 +146,10 @@ static void set_busy(struct loop *l, uint32_t job, int sign) {
 static int end_job(struct loop *l, uint32_t job) {
   struct px_sim_jobrun *u = &l->runs[job];
   enum px_job_state st = u->flags & PX_SIMJ_TIMEOUT ? PX_JOB_TIMEOUT : PX_JOB_COMPLETED;
-  int rc = px_core_job_ended(l->core, job + 1, st, 0, PX_SIM_EPOCH_S + l->now_s, l->d);
+  struct px_event ev = {.kind = PX_EV_END, .job_id = job + 1, .state = st};
+  struct px_event_result res;
+  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  if (rc) *l->d = res.diag;
   if (rc) return rc;
   u->state = PX_SIMJ_DONE;
   u->end_s = l->now_s;
@@ -174,10 +178,10 @@ static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct p
 
 static int submit_job(struct loop *l, uint32_t job) {
   struct px_jobspec spec;
-  enum px_reason why = PX_REASON_NONE;
-  struct px_diag diag;
+  struct px_event_result res;
   fill_spec(l, &l->s->jobs[job], &spec);
-  int rc = px_core_submit(l->core, job + 1, &spec, PX_SIM_EPOCH_S + l->now_s, &why, &diag);
+  struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = job + 1, .spec = &spec};
+  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
   if (rc == PX_ENOMEM) return rc;
   l->r->submitted++;
   if (rc) {
@@ -185,7 +189,7 @@ static int submit_job(struct loop *l, uint32_t job) {
     l->r->rejected++;
     if (!l->r->reject_example[0])
       snprintf(l->r->reject_example, sizeof l->r->reject_example, "job %.32s: %.150s",
-               px_trace_id(l->s->trace, &l->s->trace->jobs.v[l->s->jobs[job].trace_index]), diag.msg);
+               px_trace_id(l->s->trace, &l->s->trace->jobs.v[l->s->jobs[job].trace_index]), res.diag.msg);
     return 0;
   }
   pend_add(l, job);
@@ -217,8 +221,13 @@ static int on_preempt(struct loop *l, const struct px_action *a) {
   uint32_t job = (uint32_t)(a->job_id - 1);
   struct px_sim_jobrun *u = &l->runs[job];
   if (u->state != PX_SIMJ_RUNNING) return 0;
-  int rc = px_core_job_requeue(l->core, a->job_id, false, PX_SIM_EPOCH_S + l->now_s, l->d);
-  if (rc) return rc;
+  struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = a->job_id};
+  struct px_event_result res;
+  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  if (rc) {
+    *l->d = res.diag;
+    return rc;
+  }
   l->r->gpu_s_lost += (int64_t)l->s->jobs[job].gpus * (l->now_s - u->start_s);
   set_busy(l, job, -1);
   u->state = PX_SIMJ_PENDING;

@@ -65,7 +65,7 @@ start_server "${store[@]}"
 check_acked
 running=$(jq -r '[.jobs[] | select(.state=="RUNNING") | .job_id] | length' "$T/all.json")
 [ "$running" -gt 0 ] || fail "no job was running at the kill (nothing tested)"
-# the scheduler holds their exact GPUs again (px_core_job_restore): before any
+# the scheduler holds their exact GPUs again (their START events, px_core_apply): before any
 # agent is back (nodes DOWN, so no cycle starts anything), each node's
 # allocated GPUs are those of the jobs the journal runs there
 nodes=$(api GET /v1/nodes | cut -d' ' -f2-)

@@ -49,7 +49,7 @@ static inline struct px_jobspec tc_spec(const char *user, uint32_t nodes, uint32
 static inline int tc_submit(struct px_core *c, uint64_t id, const struct px_jobspec *s, int64_t now) {
   struct px_diag d;
   enum px_reason r;
-  int rc = px_core_submit(c, id, s, now, &r, &d);
+  int rc = pxc_submit(c, id, s, now, &r, &d);
   if (rc) fprintf(stderr, "submit %llu: %s (%s, %s)\n", (unsigned long long)id, d.msg,
                   px_errname(rc), px_reason_name(r));
   return rc;

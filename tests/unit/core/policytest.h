@@ -72,7 +72,7 @@ static inline struct px_job_view pf_view(struct px_core *c, uint64_t id) {
 }
 
 static inline void pf_end(struct pf *f, uint64_t id, int64_t now) {
-  assert_int_equal(px_core_job_ended(f->core, id, PX_JOB_COMPLETED, 0, now, NULL), 0);
+  assert_int_equal(pxc_job_ended(f->core, id, PX_JOB_COMPLETED, 0, now, NULL), 0);
 }
 
 #endif

@@ -73,14 +73,14 @@ static void job_memory_is_returned(void **state) {
   s.dependency = NULL;
   assert_int_equal(tc_submit(c, 1, &s, 10), 0); /* warm every container once */
   assert_int_equal(px_core_cycle(c, 11, &out), 0);
-  assert_int_equal(px_core_job_ended(c, 1, PX_JOB_COMPLETED, 0, 12, NULL), 0);
+  assert_int_equal(pxc_job_ended(c, 1, PX_JOB_COMPLETED, 0, 12, NULL), 0);
   assert_int_equal(px_core_cycle(c, 1000, &out), 0); /* purges the finished entry */
   struct px_core_stats st0, st1;
   px_core_stats(c, &st0);
   for (uint64_t id = 2; id < 6; id++) assert_int_equal(tc_submit(c, id, &s, 1001), 0);
   assert_int_equal(px_core_cycle(c, 1002, &out), 0);
   for (uint64_t id = 2; id < 6; id++)
-    assert_int_equal(px_core_job_ended(c, id, PX_JOB_COMPLETED, 0, 1003, NULL), 0);
+    assert_int_equal(pxc_job_ended(c, id, PX_JOB_COMPLETED, 0, 1003, NULL), 0);
   assert_int_equal(px_core_cycle(c, 2000, &out), 0);
   px_core_stats(c, &st1);
   assert_int_equal(st1.pending_records, 0);

@@ -175,7 +175,7 @@ static void usage_accrues_and_decays(void **state) {
   const double want = 8 * 100 / M_LN2 * 0.5;
   assert_true(fabs(row_of(f.core, f.conf, "alice", &v)->raw_usage - want) < 1e-6);
   assert_true(fabs(row_of(f.core, f.conf, "acct", &v)->raw_usage - want) < 1e-6);
-  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
   tc_cycle(&f, 1200);
   assert_true(fabs(row_of(f.core, f.conf, "alice", &v)->raw_usage - want / 2) < 1e-6);
   /* bob has no usage: under-served, so he ranks first (2/2), alice 1/2. */
@@ -189,7 +189,7 @@ static void usage_without_decay_is_linear(void **state) {
   (void)state;
   struct tc_fx f;
   one_job(&f, 0);
-  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 1100, NULL), 0);
   tc_cycle(&f, 5000);
   struct px_share_view v;
   assert_true(fabs(row_of(f.core, f.conf, "alice", &v)->raw_usage - 800) < 1e-9);

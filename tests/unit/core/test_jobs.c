@@ -42,13 +42,13 @@ static void array_spawns_tasks_as_they_start(void **state) {
   struct px_jobspec d = tc_spec("alice", 0, 1);
   d.dependency = (char *)"afterok:100";
   sub_spec(&f, 200, &d);
-  assert_int_equal(px_core_job_ended(f.core, 101, PX_JOB_COMPLETED, 0, 30, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 101, PX_JOB_COMPLETED, 0, 30, NULL), 0);
   tc_cycle(&f, 40);
   assert_int_equal(tc_started(&f.out, 103)->array_task_id, 4);
   assert_null(tc_started(&f.out, 200));
   for (uint64_t id = 102; id <= 105; id++) {
     if (id > 103) tc_cycle(&f, 40 + (int64_t)id);
-    assert_int_equal(px_core_job_ended(f.core, id, PX_JOB_COMPLETED, 0, 50 + (int64_t)id, NULL), 0);
+    assert_int_equal(pxc_job_ended(f.core, id, PX_JOB_COMPLETED, 0, 50 + (int64_t)id, NULL), 0);
   }
   assert_int_equal(px_core_job_get(f.core, 100, &v), PX_ENOENT); /* the array is done */
   tc_cycle(&f, 300);
@@ -92,20 +92,20 @@ static void dependencies_resolve(void **state) {
   tc_cycle(&f, 30);
   assert_int_equal(tc_reason(f.core, 2), PX_REASON_DEPENDENCY);
   assert_non_null(tc_started(&f.out, 4)); /* job 1 is running */
-  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_FAILED, 3, 40, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 1, PX_JOB_FAILED, 3, 40, NULL), 0);
   tc_cycle(&f, 50);
   assert_int_equal(tc_reason(f.core, 2), PX_REASON_DEP_NEVER);
   assert_non_null(tc_started(&f.out, 3));
   assert_non_null(tc_started(&f.out, 5)); /* afterany:1 holds, '?' needs one */
   struct px_diag d;
   s.dependency = (char *)"afterok:77";
-  assert_int_equal(px_core_submit(f.core, 9, &s, 60, NULL, &d), PX_ENOENT);
+  assert_int_equal(pxc_submit(f.core, 9, &s, 60, NULL, &d), PX_ENOENT);
   assert_non_null(strstr(d.msg, "dependency"));
   s.dependency = (char *)"afterok:3,afterfoo:2";
-  assert_int_equal(px_core_submit(f.core, 9, &s, 60, NULL, &d), PX_EINVAL);
+  assert_int_equal(pxc_submit(f.core, 9, &s, 60, NULL, &d), PX_EINVAL);
   assert_int_equal(d.pos, 10);
   s.dependency = (char *)"afterok:3,afterany:2?after:4";
-  assert_int_equal(px_core_submit(f.core, 9, &s, 60, NULL, &d), PX_EINVAL);
+  assert_int_equal(pxc_submit(f.core, 9, &s, 60, NULL, &d), PX_EINVAL);
   tc_close(&f);
 }
 
@@ -124,7 +124,7 @@ static void singleton_waits_for_namesake(void **state) {
   tc_cycle(&f, 30);
   assert_int_equal(f.out.len, 0);
   assert_int_equal(tc_reason(f.core, 2), PX_REASON_DEPENDENCY);
-  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 40, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 40, NULL), 0);
   tc_cycle(&f, 50);
   assert_int_equal(f.out.len, 1); /* 2 starts, 3 still waits for it */
   assert_non_null(tc_started(&f.out, 2));
@@ -147,14 +147,14 @@ static void holds_and_releases(void **state) {
   assert_int_equal(v.reason, PX_REASON_HELD_USER);
   assert_int_equal(v.prio.priority, 0);
   assert_non_null(strstr(v.why, "held"));
-  assert_int_equal(px_core_hold(f.core, 1, true, 21, NULL), 0);
-  assert_int_equal(px_core_release(f.core, 1, false, 22, NULL), PX_EPERM);
+  assert_int_equal(pxc_hold(f.core, 1, true, 21, NULL), 0);
+  assert_int_equal(pxc_release(f.core, 1, false, 22, NULL), PX_EPERM);
   tc_cycle(&f, 23);
   assert_int_equal(tc_reason(f.core, 1), PX_REASON_HELD_ADMIN);
-  assert_int_equal(px_core_release(f.core, 1, true, 24, NULL), 0);
+  assert_int_equal(pxc_release(f.core, 1, true, 24, NULL), 0);
   tc_cycle(&f, 25);
   assert_non_null(tc_started(&f.out, 1));
-  assert_int_equal(px_core_hold(f.core, 1, false, 26, NULL), PX_ESTATE);
+  assert_int_equal(pxc_hold(f.core, 1, false, 26, NULL), PX_ESTATE);
   tc_close(&f);
 }
 
@@ -169,10 +169,10 @@ static void cancel_and_requeue(void **state) {
   sub(&f, 2, 8);
   tc_cycle(&f, 20);
   assert_non_null(tc_started(&f.out, 1));
-  assert_int_equal(px_core_cancel(f.core, 1, 21, NULL), PX_ESTATE);
-  assert_int_equal(px_core_cancel(f.core, 2, 21, NULL), 0);
-  assert_int_equal(px_core_cancel(f.core, 2, 21, NULL), PX_ENOENT);
-  assert_int_equal(px_core_job_requeue(f.core, 1, false, 30, NULL), 0);
+  assert_int_equal(pxc_cancel(f.core, 1, 21, NULL), PX_ESTATE);
+  assert_int_equal(pxc_cancel(f.core, 2, 21, NULL), 0);
+  assert_int_equal(pxc_cancel(f.core, 2, 21, NULL), PX_ENOENT);
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 30, NULL), 0);
   struct px_job_view v;
   px_core_job_get(f.core, 1, &v);
   assert_int_equal(v.state, PX_JOB_PENDING);
@@ -183,7 +183,7 @@ static void cancel_and_requeue(void **state) {
   assert_int_equal(nv.gpus_alloc, 0);
   tc_cycle(&f, 40);
   assert_non_null(tc_started(&f.out, 1));
-  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 50, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 50, NULL), 0);
   assert_int_equal(px_core_njobs(f.core), 0);
   tc_close(&f);
 }
@@ -217,37 +217,37 @@ static void submit_rejects_impossible_jobs(void **state) {
   enum px_reason r;
   struct px_jobspec s = tc_spec("alice", 0, 1);
   s.partition = (char *)"nope";
-  assert_int_equal(px_core_submit(f.core, 1, &s, 10, &r, &d), PX_ENOENT);
+  assert_int_equal(pxc_submit(f.core, 1, &s, 10, &r, &d), PX_ENOENT);
   assert_non_null(strstr(d.msg, "partition"));
   s = tc_spec("alice", 0, 1);
   s.time_limit_s = 7200;
-  assert_int_equal(px_core_submit(f.core, 1, &s, 10, &r, &d), PX_ELIMIT);
+  assert_int_equal(pxc_submit(f.core, 1, &s, 10, &r, &d), PX_ELIMIT);
   assert_int_equal(r, PX_REASON_PARTITION_TIME_LIMIT);
   s = tc_spec("alice", 3, 8);
-  assert_int_equal(px_core_submit(f.core, 1, &s, 10, &r, &d), PX_ELIMIT);
+  assert_int_equal(pxc_submit(f.core, 1, &s, 10, &r, &d), PX_ELIMIT);
   assert_int_equal(r, PX_REASON_PARTITION_NODE_LIMIT);
   s = tc_spec("alice", 0, 9);
-  assert_int_equal(px_core_submit(f.core, 1, &s, 10, &r, &d), PX_ELIMIT);
+  assert_int_equal(pxc_submit(f.core, 1, &s, 10, &r, &d), PX_ELIMIT);
   assert_int_equal(r, PX_REASON_RESOURCES);
   assert_non_null(strstr(d.msg, "9 GPU"));
   s = tc_spec("mallory", 0, 1);
-  assert_int_equal(px_core_submit(f.core, 1, &s, 10, &r, &d), PX_EPERM);
+  assert_int_equal(pxc_submit(f.core, 1, &s, 10, &r, &d), PX_EPERM);
   assert_int_equal(r, PX_REASON_INVALID_ACCOUNT);
   s = tc_spec("carol", 0, 1);
-  assert_int_equal(px_core_submit(f.core, 1, &s, 10, &r, &d), PX_EPERM);
+  assert_int_equal(pxc_submit(f.core, 1, &s, 10, &r, &d), PX_EPERM);
   assert_int_equal(r, PX_REASON_ACCOUNT_NOT_ALLOWED);
   s = tc_spec("alice", 0, 1);
   s.array = (char *)"5-2";
-  assert_int_equal(px_core_submit(f.core, 1, &s, 10, &r, &d), PX_EINVAL);
+  assert_int_equal(pxc_submit(f.core, 1, &s, 10, &r, &d), PX_EINVAL);
   assert_non_null(strstr(d.msg, "array"));
   s.array = NULL;
   s.qos = (char *)"gold";
-  assert_int_equal(px_core_submit(f.core, 1, &s, 10, &r, &d), PX_ENOENT);
+  assert_int_equal(pxc_submit(f.core, 1, &s, 10, &r, &d), PX_ENOENT);
   assert_int_equal(r, PX_REASON_INVALID_QOS);
   assert_int_equal(px_core_njobs(f.core), 0); /* nothing was kept */
   s = tc_spec("alice", 0, 1);
   sub_spec(&f, 1, &s);
-  assert_int_equal(px_core_submit(f.core, 1, &s, 10, &r, &d), PX_EEXIST);
+  assert_int_equal(pxc_submit(f.core, 1, &s, 10, &r, &d), PX_EEXIST);
   tc_close(&f);
 }
 
@@ -284,14 +284,14 @@ static void finished_jobs_are_forgotten(void **state) {
   struct px_jobspec s = tc_spec("alice", 0, 1);
   assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
   tc_cycle(&f, 20);
-  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 100, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 100, NULL), 0);
   tc_cycle(&f, 200);
   s.dependency = (char *)"afterok:1";
-  assert_int_equal(px_core_submit(f.core, 2, &s, 350, NULL, NULL), 0);
+  assert_int_equal(pxc_submit(f.core, 2, &s, 350, NULL, NULL), 0);
   tc_cycle(&f, 360);
   assert_non_null(tc_started(&f.out, 2));
   tc_cycle(&f, 500);
-  assert_int_equal(px_core_submit(f.core, 3, &s, 500, NULL, NULL), PX_ENOENT);
+  assert_int_equal(pxc_submit(f.core, 3, &s, 500, NULL, NULL), PX_ENOENT);
   tc_close(&f);
 }
 

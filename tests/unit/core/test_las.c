@@ -41,7 +41,7 @@ static void las_orders_by_attained_service(void **state) {
   sub8(&f, 3, 20);
   pf_cycle(&f, 20);
   assert_int_equal(f.out.len, 0);
-  assert_int_equal(px_core_job_requeue(f.core, 1, false, 200, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 200, NULL), 0);
   pf_cycle(&f, 200);
   assert_int_equal(f.out.len, 1);
   assert_non_null(tc_started(&f.out, 2));
@@ -85,7 +85,7 @@ static void las_preempts_demoted_job(void **state) {
   assert_int_equal(p->preempt_cause, PX_PREEMPT_BY_LAS);
   assert_string_equal(px_preempt_cause_name(p->preempt_cause), "las");
   assert_int_equal(p->preempt_mode, PX_PREEMPT_REQUEUE);
-  assert_int_equal(px_core_job_requeue(f.core, 1, false, 200, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 200, NULL), 0);
   pf_cycle(&f, 200);
   assert_non_null(tc_started(&f.out, 2));
   assert_int_equal(pxc_las_queue(f.core, pxc_job_find(f.core, 1), 200), 1);

@@ -31,13 +31,13 @@ static void grp_gpus_limit(void **state) {
   struct px_job_view v;
   px_core_job_get(f.core, 2, &v);
   assert_non_null(strstr(v.why, "acct"));
-  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 30, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 1, PX_JOB_COMPLETED, 0, 30, NULL), 0);
   tc_cycle(&f, 40);
   assert_non_null(tc_started(&f.out, 2));
   /* A job over the group limit on its own can never run: rejected. */
   struct px_jobspec s = tc_spec("alice", 2, 8);
   enum px_reason r;
-  assert_int_equal(px_core_submit(f.core, 3, &s, 50, &r, NULL), PX_ELIMIT);
+  assert_int_equal(pxc_submit(f.core, 3, &s, 50, &r, NULL), PX_ELIMIT);
   assert_int_equal(r, PX_REASON_ASSOC_GRP_GRES);
   tc_close(&f);
 }
@@ -95,10 +95,10 @@ static void max_submit_jobs(void **state) {
   sub(&f, 2, "alice", 1);
   struct px_jobspec s = tc_spec("alice", 0, 1);
   enum px_reason r;
-  assert_int_equal(px_core_submit(f.core, 3, &s, 10, &r, NULL), PX_ELIMIT);
+  assert_int_equal(pxc_submit(f.core, 3, &s, 10, &r, NULL), PX_ELIMIT);
   assert_int_equal(r, PX_REASON_ASSOC_MAX_SUBMIT);
-  assert_int_equal(px_core_cancel(f.core, 2, 11, NULL), 0);
-  assert_int_equal(px_core_submit(f.core, 3, &s, 12, &r, NULL), 0);
+  assert_int_equal(pxc_cancel(f.core, 2, 11, NULL), 0);
+  assert_int_equal(pxc_submit(f.core, 3, &s, 12, &r, NULL), 0);
   tc_close(&f);
 }
 
@@ -127,7 +127,7 @@ static void qos_per_user_limits(void **state) {
   assert_int_equal(tc_reason(f.core, 4), PX_REASON_QOS_MAX_JOBS_PER_USER);
   s.time_limit_s = 7200;
   enum px_reason r;
-  assert_int_equal(px_core_submit(f.core, 5, &s, 10, &r, NULL), PX_ELIMIT);
+  assert_int_equal(pxc_submit(f.core, 5, &s, 10, &r, NULL), PX_ELIMIT);
   assert_int_equal(r, PX_REASON_QOS_MAX_WALL);
   /* bob has his own per-user budget */
   struct px_jobspec b = tc_spec("bob", 0, 4);
@@ -157,15 +157,15 @@ static void partition_gates(void **state) {
   s.hold = true;
   assert_int_equal(tc_submit(f.core, 2, &s, 10), 0);
   struct px_job_update u = {.fields = PX_UPD_TIME_LIMIT, .time_limit_s = 7200};
-  assert_int_equal(px_core_update(f.core, 2, &u, 11, NULL), 0);
-  assert_int_equal(px_core_release(f.core, 2, false, 12, NULL), 0);
+  assert_int_equal(pxc_update(f.core, 2, &u, 11, NULL), 0);
+  assert_int_equal(pxc_release(f.core, 2, false, 12, NULL), 0);
   tc_cycle(&f, 20);
   assert_int_equal(tc_reason(f.core, 1), PX_REASON_PARTITION_DOWN);
   assert_int_equal(tc_reason(f.core, 2), PX_REASON_PARTITION_TIME_LIMIT);
   s.hold = false;
   s.qos = (char *)"other";
   enum px_reason r;
-  assert_int_equal(px_core_submit(f.core, 3, &s, 10, &r, NULL), PX_EPERM);
+  assert_int_equal(pxc_submit(f.core, 3, &s, 10, &r, NULL), PX_EPERM);
   assert_int_equal(r, PX_REASON_QOS_NOT_ALLOWED);
   tc_close(&f);
 }
@@ -198,7 +198,7 @@ static void multifactor_worked_example(void **state) {
   tc_open(&f);
   f.core->assoc[2].usage = 1000; /* alice; bob has none */
   f.core->assoc[1].usage = f.core->assoc[0].usage = 1000;
-  for (uint32_t n = 0; n < 4; n++) px_core_node_event(f.core, n, PX_NODE_EV_DOWN, NULL, 0, NULL);
+  for (uint32_t n = 0; n < 4; n++) pxc_node_event(f.core, n, PX_NODE_EV_DOWN, NULL, 0, NULL);
   struct px_jobspec s = tc_spec("alice", 2, 8);
   s.qos = (char *)"high";
   const int64_t t0 = 1000000;
@@ -216,11 +216,11 @@ static void multifactor_worked_example(void **state) {
   assert_true(fabs(v.prio.w_fairshare - 5000) < 1e-9);
   /* nice 300 takes 300 off; an admin priority replaces the formula */
   struct px_job_update u = {.fields = PX_UPD_NICE, .nice = 300};
-  px_core_update(f.core, 1, &u, t0 + 302400, NULL);
+  pxc_update(f.core, 1, &u, t0 + 302400, NULL);
   px_core_job_get(f.core, 1, &v);
   assert_int_equal(v.prio.priority, 7953);
   u = (struct px_job_update){.fields = PX_UPD_PRIORITY, .priority = 42};
-  px_core_update(f.core, 1, &u, t0 + 302400, NULL);
+  pxc_update(f.core, 1, &u, t0 + 302400, NULL);
   px_core_job_get(f.core, 1, &v);
   assert_int_equal(v.prio.priority, 42);
   tc_close(&f);

@@ -156,7 +156,7 @@ static void switches_wait_then_take_what_exists(void **state) {
   for (uint64_t id = 1; id <= 3; id++) sub(&f, id, "alice", 1, 8);
   run(&f, 20, 1);
   assert_int_equal(f.out.len, 3); /* n0, n1, n2 */
-  assert_int_equal(px_core_job_ended(f.core, 2, PX_JOB_COMPLETED, 0, 25, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 2, PX_JOB_COMPLETED, 0, 25, NULL), 0);
   struct px_jobspec s = tc_spec("alice", 2, 8);
   s.switches = 1;
   s.switches_wait_s = 100;
@@ -246,7 +246,7 @@ static void constraints_with_and_or(void **state) {
   s.constraint = (char *)"b|x";
   enum px_reason r;
   struct px_diag d;
-  assert_int_equal(px_core_submit(f.core, 3, &s, 10, &r, &d), PX_EINVAL);
+  assert_int_equal(pxc_submit(f.core, 3, &s, 10, &r, &d), PX_EINVAL);
   assert_int_equal(r, PX_REASON_BAD_CONSTRAINTS);
   assert_non_null(strstr(d.msg, "\"x\""));
   s = tc_spec("alice", 0, 8);
@@ -305,7 +305,7 @@ static void gpu_type_is_honoured(void **state) {
   assert_int_equal(f.out.allocs[tc_started(&f.out, 1)->alloc_first].node, 2);
   assert_int_equal(f.out.allocs[tc_started(&f.out, 2)->alloc_first].node, 2);
   j.gpu_type = (char *)"v100";
-  assert_int_equal(px_core_submit(f.core, 3, &j, 10, NULL, NULL), PX_EINVAL);
+  assert_int_equal(pxc_submit(f.core, 3, &j, 10, NULL, NULL), PX_EINVAL);
   tc_close(&f);
 }
 
@@ -316,7 +316,7 @@ static void down_and_drained_nodes_are_skipped(void **state) {
   (void)state;
   struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
   tc_open(&f);
-  assert_int_equal(px_core_node_event(f.core, 0, PX_NODE_EV_DOWN, "dead", 5, NULL), 0);
+  assert_int_equal(pxc_node_event(f.core, 0, PX_NODE_EV_DOWN, "dead", 5, NULL), 0);
   sub(&f, 1, "alice", 0, 1);
   sub(&f, 2, "alice", 2, 8);
   sub(&f, 3, "alice", 0, 1);
@@ -328,8 +328,8 @@ static void down_and_drained_nodes_are_skipped(void **state) {
   px_core_node_get(f.core, 0, &nv);
   assert_int_equal(nv.avail, PX_NODE_DOWN);
   assert_string_equal(nv.reason, "dead");
-  assert_int_equal(px_core_node_event(f.core, 1, PX_NODE_EV_DRAIN, "maint", 21, NULL), 0);
-  assert_int_equal(px_core_node_event(f.core, 0, PX_NODE_EV_RESUME, NULL, 22, NULL), 0);
+  assert_int_equal(pxc_node_event(f.core, 1, PX_NODE_EV_DRAIN, "maint", 21, NULL), 0);
+  assert_int_equal(pxc_node_event(f.core, 0, PX_NODE_EV_RESUME, NULL, 22, NULL), 0);
   sub(&f, 4, "alice", 0, 1);
   const struct px_action *a = run(&f, 30, 4);
   assert_non_null(a);

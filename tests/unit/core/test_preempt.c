@@ -77,8 +77,8 @@ static void cheapest_victim_set(void **state) {
   }
   assert_int_equal(n, 2);
   /* the server stops and requeues them; H then starts on node 1 */
-  assert_int_equal(px_core_job_requeue(f.core, 2, false, 1001, NULL), 0);
-  assert_int_equal(px_core_job_requeue(f.core, 3, false, 1001, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 2, false, 1001, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 3, false, 1001, NULL), 0);
   pf_cycle(&f, 1002);
   assert_int_equal(pf_node(&f.out, 4), 1);
   v = pf_view(f.core, 2);
@@ -167,7 +167,7 @@ static void grace_signal_then_kill(void **state) {
   assert_int_equal(tc_reason(f.core, 2), PX_REASON_PREEMPTING);
   pf_cycle(&f, 1120);
   assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
-  assert_int_equal(px_core_job_requeue(f.core, 1, false, 1121, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 1121, NULL), 0);
   pf_cycle(&f, 1121);
   assert_non_null(tc_started(&f.out, 2));
   pf_close(&f);
@@ -193,7 +193,7 @@ static void checkpoint_handshake_requeue(void **state) {
   assert_non_null(a);
   assert_int_equal(a->signal, 10);
   assert_int_equal(a->kill_at_s, 1300);
-  assert_int_equal(px_core_job_requeue(f.core, 1, false, 1100, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 1100, NULL), 0);
   pf_cycle(&f, 1100);
   assert_non_null(tc_started(&f.out, 2));
   assert_int_equal(pf_view(f.core, 1).restarts, 1);
@@ -246,7 +246,7 @@ static void partition_tier_cancel(void **state) {
   assert_non_null(a);
   assert_int_equal(a->preempt_mode, PX_PREEMPT_CANCEL);
   assert_int_equal(a->preempt_cause, PX_PREEMPT_BY_TIER);
-  assert_int_equal(px_core_job_ended(f.core, 1, PX_JOB_PREEMPTED, 0, 101, NULL), 0);
+  assert_int_equal(pxc_job_ended(f.core, 1, PX_JOB_PREEMPTED, 0, 101, NULL), 0);
   pf_cycle(&f, 101);
   assert_non_null(tc_started(&f.out, 2));
   pf_close(&f);
@@ -284,7 +284,7 @@ static void cluster_rate_limit(void **state) {
   pf_cycle(&f, 100);
   assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 1);
   /* equal costs: the younger id goes first */
-  assert_int_equal(px_core_job_requeue(f.core, 2, false, 101, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 2, false, 101, NULL), 0);
   pf_cycle(&f, 101);
   assert_non_null(tc_started(&f.out, 3));
   pf_cycle(&f, 3000);
@@ -323,7 +323,7 @@ static void exempt_after_n_preemptions(void **state) {
   sub_q(&f, 2, "alice", "high", 1, 8, 100);
   pf_cycle(&f, 100);
   assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
-  assert_int_equal(px_core_job_requeue(f.core, 1, false, 101, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 101, NULL), 0);
   pf_cycle(&f, 101);
   assert_non_null(tc_started(&f.out, 2));
   pf_end(&f, 2, 200);

@@ -191,7 +191,7 @@ static void preempt_and_quota_invariants(void **state) {
                                                      (unsigned long long)x->job_id, (long long)(t - j->start));
           if (x->preempt_cause == PX_PREEMPT_BY_RECLAIM) reclaimer = x->preemptor_job_id;
           preemptor[x->preemptor_job_id] = true;
-          assert_int_equal(px_core_job_requeue(f.core, x->job_id, false, t, NULL), 0);
+          assert_int_equal(pxc_job_requeue(f.core, x->job_id, false, t, NULL), 0);
           j->start = -1;
         }
       }

@@ -177,29 +177,29 @@ static void random_run(uint64_t seed, unsigned steps, struct run_log *log) {
       random_spec(&r, &s, next_id);
       int64_t n = px_core_ids_needed(&s, NULL);
       assert_true(n >= 1);
-      int rc = px_core_submit(c, next_id, &s, now, NULL, NULL);
+      int rc = pxc_submit(c, next_id, &s, now, NULL, NULL);
       mix(&log->hash, (uint64_t)rc);
       next_id += (uint64_t)n;
     } else if (ev < 11 && nrun) {
       unsigned k = rnd(&r, nrun);
       enum px_job_state st = rnd(&r, 4) ? PX_JOB_COMPLETED : PX_JOB_FAILED;
-      assert_int_equal(px_core_job_ended(c, running[k], st, st != PX_JOB_COMPLETED, now, NULL), 0);
+      assert_int_equal(pxc_job_ended(c, running[k], st, st != PX_JOB_COMPLETED, now, NULL), 0);
       running[k] = running[--nrun];
     } else if (ev == 11 && nrun) {
       unsigned k = rnd(&r, nrun);
-      assert_int_equal(px_core_job_requeue(c, running[k], false, now, NULL), 0);
+      assert_int_equal(pxc_job_requeue(c, running[k], false, now, NULL), 0);
       running[k] = running[--nrun];
     } else if (ev == 12) {
       uint64_t id = 1 + rnd(&r, (uint32_t)next_id);
-      mix(&log->hash, (uint64_t)px_core_cancel(c, id, now, NULL));
+      mix(&log->hash, (uint64_t)pxc_cancel(c, id, now, NULL));
     } else if (ev == 13) {
       uint64_t id = 1 + rnd(&r, (uint32_t)next_id);
-      mix(&log->hash, (uint64_t)(rnd(&r, 2) ? px_core_hold(c, id, rnd(&r, 2), now, NULL)
-                                            : px_core_release(c, id, true, now, NULL)));
+      mix(&log->hash, (uint64_t)(rnd(&r, 2) ? pxc_hold(c, id, rnd(&r, 2), now, NULL)
+                                            : pxc_release(c, id, true, now, NULL)));
     } else if (ev == 14) {
       uint32_t node = rnd(&r, 24);
       enum px_node_event ne = (enum px_node_event)rnd(&r, 4);
-      assert_int_equal(px_core_node_event(c, node, ne, "prop", now, NULL), 0);
+      assert_int_equal(pxc_node_event(c, node, ne, "prop", now, NULL), 0);
       /* a down node's jobs are ended by the caller (NODE_FAIL) */
       if (ne == PX_NODE_EV_DOWN)
         for (unsigned k = 0; k < nrun;) {
@@ -208,7 +208,7 @@ static void random_run(uint64_t seed, unsigned steps, struct run_log *log) {
           bool on = false;
           for (uint32_t m = 0; m < v.nalloc; m++) on |= v.alloc[m].node == node;
           if (on) {
-            assert_int_equal(px_core_job_ended(c, running[k], PX_JOB_NODE_FAIL, 1, now, NULL), 0);
+            assert_int_equal(pxc_job_ended(c, running[k], PX_JOB_NODE_FAIL, 1, now, NULL), 0);
             running[k] = running[--nrun];
           } else {
             k++;
@@ -227,7 +227,7 @@ static void random_run(uint64_t seed, unsigned steps, struct run_log *log) {
           mix(&log->hash, out.allocs[a->alloc_first + k].mem_mib);
         }
         if (nrun < 512) running[nrun++] = a->job_id;
-        else assert_int_equal(px_core_job_ended(c, a->job_id, PX_JOB_COMPLETED, 0, now, NULL), 0);
+        else assert_int_equal(pxc_job_ended(c, a->job_id, PX_JOB_COMPLETED, 0, now, NULL), 0);
         log->starts++;
       }
     }
@@ -278,7 +278,7 @@ static void queue_priority_equals_shown_priority(void **state) {
         struct px_jobspec s;
         random_spec(&r, &s, id);
         s.dependency = NULL, s.array = NULL, s.nice = (int32_t)rnd(&r, 200) - 100;
-        px_core_submit(c, id++, &s, now, NULL, NULL);
+        pxc_submit(c, id++, &s, now, NULL, NULL);
       }
       assert_int_equal(px_core_cycle(c, now, &out), 0);
       for (size_t slot = 0; slot < c->njob_slots; slot++) {
@@ -346,7 +346,7 @@ static void allocation_failures_are_reported(void **state) {
       struct px_jobspec s;
       random_spec(&r, &s, id);
       size_t before = px_core_njobs(c);
-      int rc = px_core_submit(c, id * 20, &s, 100, NULL, NULL);
+      int rc = pxc_submit(c, id * 20, &s, 100, NULL, NULL);
       if (rc == PX_ENOMEM) assert_int_equal(px_core_njobs(c), before);
       if (id % 10 == 0) {
         rc = px_core_cycle(c, 100 + (int64_t)id, &out);

@@ -112,7 +112,7 @@ static void reclaim_newest_borrower(void **state) {
   assert_int_equal(a->preempt_cause, PX_PREEMPT_BY_RECLAIM);
   assert_int_equal(a->preempt_mode, PX_PREEMPT_REQUEUE);
   assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 1);
-  assert_int_equal(px_core_job_requeue(f.core, 2, false, 1001, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 2, false, 1001, NULL), 0);
   pf_cycle(&f, 1001);
   assert_non_null(tc_started(&f.out, 3));
   for (int64_t t = 1100; t < 5000; t += 100) pf_cycle(&f, t);
@@ -140,7 +140,7 @@ static void two_queue_ping_pong(void **state) {
   pf_sub(&f, 3, "ua", 0, 4, 86400, 1000);
   pf_cycle(&f, 1000);
   assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 2));
-  assert_int_equal(px_core_job_requeue(f.core, 2, false, 1001, NULL), 0);
+  assert_int_equal(pxc_job_requeue(f.core, 2, false, 1001, NULL), 0);
   for (int64_t t = 1001; t < 3000; t += 100) {
     pf_cycle(&f, t);
     assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 0);

@@ -25,7 +25,7 @@ static int resv(struct px_core *c, const char *name, int64_t start, int64_t end,
   struct px_resv_spec s = {.name = name, .start_s = start, .end_s = end, .nodes = nodes, .nnodes = 1,
                            .partition = PX_NONE, .account = account, .maintenance = account == PX_NONE};
   struct px_diag d;
-  return px_core_resv_add(c, &s, 0, &d);
+  return pxc_resv_add(c, &s, 0, &d);
 }
 
 /*
@@ -108,12 +108,12 @@ static void gpu_count_reservation(void **state) {
   pf_open(&f);
   struct px_resv_spec s = {.name = "m", .start_s = 0, .end_s = 100000, .partition = 0, .ngpus = 16,
                            .account = PX_NONE, .maintenance = true};
-  assert_int_equal(px_core_resv_add(f.core, &s, 0, NULL), 0);
+  assert_int_equal(pxc_resv_add(f.core, &s, 0, NULL), 0);
   pf_sub(&f, 1, "alice", 3, 8, 3600, 0);
   pf_cycle(&f, 0);
   assert_int_equal(f.out.len, 0);
   assert_int_equal(tc_reason(f.core, 1), PX_REASON_RESV_MAINT);
-  assert_int_equal(px_core_cancel(f.core, 1, 1, NULL), 0);
+  assert_int_equal(pxc_cancel(f.core, 1, 1, NULL), 0);
   pf_sub(&f, 2, "alice", 2, 8, 3600, 1);
   pf_cycle(&f, 1);
   const struct px_action *a = tc_started(&f.out, 2);
@@ -134,13 +134,13 @@ static void errors_and_removal(void **state) {
   assert_int_equal(resv(f.core, "bad", 0, 1000, 7, PX_NONE), PX_ENOENT);
   struct px_resv_spec s = {.name = "big", .start_s = 0, .end_s = 10, .partition = 0, .ngpus = 100,
                            .account = PX_NONE, .maintenance = true};
-  assert_int_equal(px_core_resv_add(f.core, &s, 0, &d), PX_ERANGE);
+  assert_int_equal(pxc_resv_add(f.core, &s, 0, &d), PX_ERANGE);
   assert_non_null(strstr(d.msg, "ngpus"));
-  assert_int_equal(px_core_resv_remove(f.core, "nope", 0, &d), PX_ENOENT);
+  assert_int_equal(pxc_resv_remove(f.core, "nope", 0, &d), PX_ENOENT);
   pf_sub(&f, 1, "alice", 2, 8, 3600, 0);
   pf_cycle(&f, 0);
   assert_int_equal(f.out.len, 0);
-  assert_int_equal(px_core_resv_remove(f.core, "m", 1, &d), 0);
+  assert_int_equal(pxc_resv_remove(f.core, "m", 1, &d), 0);
   pf_cycle(&f, 1);
   assert_non_null(tc_started(&f.out, 1));
   pf_close(&f);

@@ -1,0 +1,328 @@
+/*
+ * events.c - the server's one road for changes of state (state.h): every
+ * change is a struct px_event (core/event.h), given to the core by
+ * px_core_apply and then folded into the server's own tables (jobs: launch
+ * fields, times, accounting figures; nodes: drains; reservations' listing).
+ *
+ *   live      a handler authorises, builds the event and calls
+ *             px_events_accept: apply, journal (only when the core accepted
+ *             it), fold;
+ *   recovery  journal.c decodes each record (proto/event_json.c) and calls
+ *             px_events_apply: apply, fold;
+ *   cycle     the core's START and REJECT actions are events it has applied
+ *             itself (loop.c): journal, fold.
+ *
+ * The fold takes what the core decided from the result (an account, a
+ * start outside the scheduler) and never asks the core again; it runs the
+ * same whether the event came from a request or from the journal.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/event_json.h"
+#include "server/state.h"
+#include "util/log.h"
+
+/* ---- folds: the server's tables follow an accepted event ---- */
+
+static void set_reason(struct px_sjob *j, const char *reason, const char *dflt) {
+  snprintf(j->reason, sizeof j->reason, "%s", reason && *reason ? reason : dflt);
+}
+
+/* Takes ev->spec. */
+static int fold_submit(struct px_server *s, const struct px_event *ev,
+                       const struct px_event_result *res, int64_t now) {
+  struct px_sjob *j = px_jobs_add(s, ev->job_id, ev->spec);
+  if (!j) return PX_ENOMEM;
+  j->submit = now;
+  j->eligible = j->spec.begin_s > now ? j->spec.begin_s : now;
+  if (px_sjob_is_array(j) && res->nids > 1) j->arr_ntasks = (uint32_t)(res->nids - 1);
+  uint64_t next = ev->job_id + (res->nids ? res->nids : 1);
+  if (next > s->next_job_id) s->next_job_id = next;
+  return 0;
+}
+
+/* An array task's record is born at its start, from the array's spec. */
+static struct px_sjob *task_born(struct px_server *s, const struct px_event *ev, int64_t now) {
+  struct px_sjob *parent = px_jobs_find(s, ev->array_job_id);
+  struct px_jobspec spec;
+  if (!parent || px_jobspec_copy(&spec, &parent->spec)) return NULL;
+  free(spec.array);
+  spec.array = NULL;
+  struct px_sjob *j = px_jobs_add(s, ev->job_id, &spec);
+  if (!j) return NULL;
+  j->array_job_id = ev->array_job_id;
+  j->array_task_id = ev->array_task_id;
+  j->submit = parent->submit;
+  j->eligible = parent->eligible;
+  if (!parent->arr_started++) parent->start = now;
+  return j;
+}
+
+static int fold_start(struct px_server *s, struct px_sjob *j, const struct px_event *ev,
+                      const struct px_event_result *res, int64_t now) {
+  if (!j && ev->array_job_id && !(j = task_born(s, ev, now))) return PX_ENOMEM;
+  if (!j) return PX_ENOENT;
+  struct px_sjob_node *a = calloc(ev->nalloc ? ev->nalloc : 1, sizeof *a);
+  if (!a) return PX_ENOMEM;
+  for (uint32_t i = 0; i < ev->nalloc; i++)
+    a[i] = (struct px_sjob_node){ev->alloc[i].node, ev->alloc[i].ncpu, ev->alloc[i].gpus,
+                                 ev->alloc[i].mem_mib};
+  free(j->alloc);
+  j->alloc = a;
+  j->nalloc = ev->nalloc;
+  j->state = PX_JOB_RUNNING;
+  j->requeued = false;
+  j->start = now;
+  j->end = 0;
+  j->time_limit_s = ev->time_limit_s;
+  set_reason(j, NULL, "None");
+  j->recovered = res->outside;
+  j->skipped = res->outside && res->known;
+  if (res->outside)
+    px_warn("recovery: job %llu runs outside the scheduler, its nodes drained: %s",
+            (unsigned long long)j->id, res->diag.msg[0] ? res->diag.msg : "allocation not free");
+  return 0;
+}
+
+/* A job kept outside the scheduler at recovery (fold_start) holds its
+ * nodes drained (server.c) until it ends or is requeued. */
+static void release_recovered(struct px_server *s, struct px_sjob *j, int64_t now) {
+  if (!j->recovered) return;
+  j->recovered = j->skipped = false;
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    struct px_snode *n = &s->nodes[j->alloc[i].node];
+    if (n->recovered_jobs && --n->recovered_jobs == 0 && !n->admin_drain) {
+      struct px_event ev = {.kind = PX_EV_NODE_RESUME, .node = j->alloc[i].node};
+      struct px_event_result res;
+      px_core_apply(s->core, &ev, now, &res);
+    }
+  }
+}
+
+static void fold_end(struct px_server *s, struct px_sjob *j, const struct px_event *ev,
+                     int64_t now) {
+  release_recovered(s, j, now);
+  j->state = ev->state;
+  j->end = now;
+  j->exit_code = ev->exit_code;
+  j->term_signal = ev->term_signal;
+  if (ev->peak_mem_mib) j->peak_mem_mib = ev->peak_mem_mib;
+  if (ev->cpu_time_ms) j->cpu_time_ms = ev->cpu_time_ms;
+  set_reason(j, ev->reason, "None");
+}
+
+static void fold_requeue(struct px_server *s, struct px_sjob *j, const struct px_event *ev,
+                         int64_t now) {
+  release_recovered(s, j, now);
+  j->state = PX_JOB_PENDING;
+  j->requeued = true;
+  j->restarts++;
+  j->start = j->end = 0;
+  free(j->alloc);
+  j->alloc = NULL;
+  j->nalloc = 0;
+  set_reason(j, ev->reason, "BeginTime");
+}
+
+static int fold_cancel(struct px_server *s, struct px_sjob *j, const struct px_event *ev,
+                       int64_t now) {
+  free(j->cancelled_by);
+  j->cancelled_by = NULL;
+  if (ev->by && !(j->cancelled_by = strdup(ev->by))) return PX_ENOMEM;
+  if (px_sjob_is_array(j)) { /* the remainder; its tasks have their own records */
+    j->arr_cancelled = true;
+    px_jobs_array_fold(s, j, now);
+  } else if (j->state == PX_JOB_PENDING) {
+    j->state = PX_JOB_CANCELLED;
+    j->end = now;
+  }
+  return 0;
+}
+
+static int fold_job(struct px_server *s, struct px_sjob *j, const struct px_event *ev,
+                    const struct px_event_result *res, int64_t now) {
+  if (ev->kind == PX_EV_START) return fold_start(s, j, ev, res, now);
+  if (!j) {
+    px_warn("journal seq %llu (%s): unknown job %llu", (unsigned long long)s->seq,
+            px_event_kind_name(ev->kind), (unsigned long long)ev->job_id);
+    return 0;
+  }
+  switch (ev->kind) {
+    case PX_EV_CANCEL:
+      return fold_cancel(s, j, ev, now);
+    case PX_EV_END:
+      fold_end(s, j, ev, now);
+      break;
+    case PX_EV_REQUEUE:
+      fold_requeue(s, j, ev, now);
+      break;
+    case PX_EV_HOLD:
+      set_reason(j, NULL, ev->admin ? "JobHeldAdmin" : "JobHeldUser");
+      break;
+    case PX_EV_RELEASE:
+      set_reason(j, NULL, "Priority");
+      break;
+    case PX_EV_UPDATE:
+      if (ev->update.fields & PX_UPD_NICE) j->spec.nice = ev->update.nice;
+      if (ev->update.fields & PX_UPD_TIME_LIMIT) j->spec.time_limit_s = ev->update.time_limit_s;
+      break;
+    case PX_EV_REJECT:
+      j->state = PX_JOB_FAILED;
+      j->end = now;
+      set_reason(j, ev->reason, "Rejected");
+      break;
+    default:
+      break;
+  }
+  return 0;
+}
+
+static void fold_node(struct px_server *s, const struct px_event *ev) {
+  struct px_snode *n = &s->nodes[ev->node];
+  const char *reason = ev->reason ? ev->reason : "";
+  switch (ev->kind) {
+    case PX_EV_NODE_DRAIN:
+      n->admin_drain = true;
+      break;
+    case PX_EV_NODE_RESUME:
+      n->admin_drain = n->down = false;
+      break;
+    case PX_EV_NODE_DOWN:
+      n->down = true;
+      break;
+    default: /* UP: an operator's drain keeps its reason */
+      n->down = false;
+      if (n->admin_drain) reason = n->reason;
+      break;
+  }
+  if (reason != n->reason) snprintf(n->reason, sizeof n->reason, "%s", reason);
+  s->nodes_dirty = true;
+}
+
+static int fold_resv(struct px_server *s, const struct px_event *ev) {
+  json_t *o = px_event_resv_json(s->conf, ev->resv);
+  if (!o || (!s->resv_created && !(s->resv_created = json_array()))) {
+    json_decref(o);
+    return PX_ENOMEM;
+  }
+  json_array_append_new(s->resv_created, o);
+  s->resv_dirty = s->dirty = true;
+  return 0;
+}
+
+/* A task's record was born (started) or ended: its array's record follows. */
+static void array_task_changed(struct px_server *s, const struct px_sjob *t, int64_t now) {
+  struct px_sjob *a = px_jobs_find(s, t->array_job_id);
+  if (!a) return;
+  bool was_over = px_job_state_terminal(a->state);
+  if (px_job_state_terminal(t->state)) {
+    a->arr_ended++;
+    a->arr_failed += t->state != PX_JOB_COMPLETED || t->exit_code != 0;
+  }
+  px_jobs_array_fold(s, a, now);
+  if (!was_over && px_job_state_terminal(a->state)) px_archive_note(s, a); /* all its tasks ended */
+}
+
+int px_events_fold(struct px_server *s, const struct px_event *ev,
+                   const struct px_event_result *res, int64_t now) {
+  switch (ev->kind) {
+    case PX_EV_SUBMIT: {
+      int rc = fold_submit(s, ev, res, now);
+      struct px_sjob *j = rc ? NULL : px_jobs_find(s, ev->job_id);
+      if (j) j->mseq = s->seq;
+      return rc;
+    }
+    case PX_EV_NODE_DRAIN:
+    case PX_EV_NODE_RESUME:
+    case PX_EV_NODE_DOWN:
+    case PX_EV_NODE_UP:
+      fold_node(s, ev);
+      return 0;
+    case PX_EV_PART_DOWN:
+    case PX_EV_PART_UP:
+      s->nodes_dirty = true;
+      return 0; /* the partitions' listing follows the nodes' */
+    case PX_EV_RESV:
+      return fold_resv(s, ev);
+    case PX_EV_USAGE:
+      return 0;
+    default:
+      break;
+  }
+  struct px_sjob *j = px_jobs_find(s, ev->job_id);
+  bool born = !j, was_over = j && px_job_state_terminal(j->state);
+  int rc = fold_job(s, j, ev, res, now);
+  if (!j) j = px_jobs_find(s, ev->job_id);
+  if (!j) return rc;
+  j->mseq = s->seq;
+  px_jobs_touch(s, j);
+  bool ended = !was_over && px_job_state_terminal(j->state);
+  if (ended) px_archive_note(s, j);
+  if (j->array_job_id && (born || ended)) array_task_changed(s, j, now);
+  return rc;
+}
+
+/* ---- the road ---- */
+
+/* A requeue of a job the core does not hold (it ran outside the scheduler
+ * since recovery) queues it again from its spec (core/event.h). */
+static void fill_from_table(struct px_server *s, struct px_event *ev) {
+  if (ev->kind != PX_EV_REQUEUE || ev->spec) return;
+  struct px_sjob *j = px_jobs_find(s, ev->job_id);
+  if (j && !px_sjob_in_core(j)) {
+    ev->spec = &j->spec;
+    ev->submit_s = j->submit;
+  }
+}
+
+/* What the core decided that the record keeps: a submit without an account
+ * names the one it got, so that a replay does not depend on the accounts
+ * file. Without memory for the copy the replay chooses by the same rule. */
+static void take_decisions(struct px_server *s, struct px_event *ev,
+                           const struct px_event_result *res) {
+  if (ev->kind == PX_EV_SUBMIT && !ev->spec->account && res->account != PX_NONE)
+    ev->spec->account = strdup(s->conf->accounts[res->account].name);
+}
+
+int px_events_core(struct px_server *s, struct px_event *ev, int64_t now,
+                   struct px_event_result *res) {
+  fill_from_table(s, ev);
+  int rc = px_core_apply(s->core, ev, now, res);
+  if (!rc) take_decisions(s, ev, res);
+  return rc;
+}
+
+int px_events_apply(struct px_server *s, struct px_event *ev, int64_t now,
+                    struct px_event_result *res) {
+  int rc = px_events_core(s, ev, now, res);
+  return rc ? rc : px_events_fold(s, ev, res, now);
+}
+
+int px_events_journal(struct px_server *s, const struct px_event *ev,
+                      const struct px_event_result *res, int64_t now) {
+  struct px_store_rec r = {0};
+  char *data = px_event_encode(s->conf, ev, res, &r);
+  if (!data) return PX_ENOMEM;
+  r.time = now;
+  r.data = data;
+  return px_commit_append(s, &r);
+}
+
+int px_events_accept(struct px_server *s, struct px_event *ev, int64_t now,
+                     struct px_event_result *res) {
+  int rc = px_events_core(s, ev, now, res);
+  if (rc) return rc;
+  return px_events_record(s, ev, res, now);
+}
+
+int px_events_record(struct px_server *s, struct px_event *ev, const struct px_event_result *res,
+                     int64_t now) {
+  int rc;
+  if ((rc = px_events_journal(s, ev, res, now))) {
+    px_error("journal: %s record of job %llu not added (%s)", px_event_kind_name(ev->kind),
+             (unsigned long long)ev->job_id, px_strerror(rc));
+    return rc;
+  }
+  return px_events_fold(s, ev, res, now);
+}
