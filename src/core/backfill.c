@@ -2,7 +2,7 @@
  * backfill.c - the backfill `reserve` stage (stage.h), EASY and conservative.
  *
  * The cycle tries pending jobs in priority order. When one cannot start now,
- * `blocked` finds in the plan (timeline.c) the earliest slot where all its
+ * `blocked` finds in the plan (backfill_plan.c) the earliest slot where all its
  * nodes are free for its whole time limit, honouring its gang shape and the
  * leaf switches, and -- within the reservation depth -- records that as a
  * reservation: the plan's cells on those nodes are taken for that interval.

@@ -1,6 +1,6 @@
 /*
  * policy.h - private state of the issue-4 policies: the free-capacity plan
- * (timeline.c), backfill (backfill.c, the `reserve` stage), preemption
+ * (backfill_plan.c), backfill (backfill.c, the `reserve` stage), preemption
  * (preempt.c, the `victims` stage), borrowable quotas (quota.c) and advance
  * reservations (resv.c). policy.c owns the struct and the hooks core_int.h
  * declares.
@@ -24,7 +24,7 @@
 
 #include "core/core_int.h"
 
-/* ---- timeline.c ---------------------------------------------------------- */
+/* ---- backfill_plan.c ---------------------------------------------------------- */
 
 struct pxc_tl_cell {
   uint32_t mem_mib;
@@ -80,7 +80,7 @@ struct pxc_tl {
   uint32_t *dec_last, *dec_epoch, epoch_built;
   uint64_t ntakes;            /* takes and blocks so far: a cell may have dropped when it moved */
   uint64_t *stamp;            /* per node: ntakes after its last take or block */
-  struct pxc_tl_batch batch;  /* histogram moves not yet made (timeline.c, take_uniform) */
+  struct pxc_tl_batch batch;  /* histogram moves not yet made (backfill_plan.c, take_uniform) */
 };
 
 struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };
@@ -158,7 +158,7 @@ struct pxc_bf_front {
 };
 
 struct pxc_bf_lim { int64_t limit; uint32_t slot; };
-#define PXC_BF_NB 16          /* node-count buckets of the tail's groups (bf_tail.c) */
+#define PXC_BF_NB 16          /* node-count buckets of the tail's groups (backfill_tail.c) */
 struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nodes */
   uint32_t g, need;
   size_t off, n;              /* its heap: lims[off .. off + n) */
@@ -169,7 +169,7 @@ struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nod
 };
 
 extern const struct pxc_reserve_stage pxc_reserve_backfill;
-/* bf_tail.c: a new pass; can no job left in the queue start (c->starts_only)? */
+/* backfill_tail.c: a new pass; can no job left in the queue start (c->starts_only)? */
 void pxc_bf_tail_begin(struct px_core *c);
 bool pxc_bf_tail_reached(struct px_core *c);
 const struct pxc_bf_hint *pxc_bf_hint_get(const struct px_core *c, uint64_t job_id);
@@ -256,7 +256,7 @@ struct pxc_policy {
   struct pxc_bf_front *fronts;
   size_t nfronts, fronts_cap;
   uint32_t nresv;             /* reservations made this cycle */
-  /* The pass's tail (bf_tail.c; c->starts_only, the simulator): once no
+  /* The pass's tail (backfill_tail.c; c->starts_only, the simulator): once no
    * job left in the queue can start this cycle, reservations are skipped. */
   struct pxc_bf_lim *lims;    /* the jobs left by group: a min-heap of time limits each */
   size_t lims_cap;

@@ -1,5 +1,5 @@
 /*
- * The backfill pass's tail (bf_tail.c): with lazy reasons a pass stops
+ * The backfill pass's tail (backfill_tail.c): with lazy reasons a pass stops
  * reserving once no job left in the queue can start. Two cores replay the
  * same seeded random workload (single-node jobs of 1-8 GPUs, gangs of 2-6
  * nodes of 4 or 8 GPUs, now and then an exclusive job, limits from 1 minute

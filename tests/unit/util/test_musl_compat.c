@@ -1,6 +1,6 @@
 /*
  * The memcpy that replaces musl's in the musl-built front end
- * (src/cli/musl_compat.c), checked here under glibc and the sanitizers:
+ * (src/util/musl_compat.c), checked here under glibc and the sanitizers:
  * every length up to 300 and a few past the string-instruction threshold, at
  * every misalignment of source and destination, leaves the bytes before and
  * after alone; and forward overlapping copies (dst below src, as musl's
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #define PX_MUSL_COMPAT_TEST 1
-#include "cli/musl_compat.c"
+#include "util/musl_compat.c"
 
 #define BUF 8400
 

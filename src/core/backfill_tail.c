@@ -1,5 +1,5 @@
 /*
- * bf_tail.c - where a backfill pass can stop reserving (backfill.c).
+ * backfill_tail.c - where a backfill pass can stop reserving (backfill.c).
  *
  * With lazy reasons and no victims stage (c->starts_only: the simulator)
  * what anyone reads of a cycle is its starts and the topology flags. A job

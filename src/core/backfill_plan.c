@@ -1,5 +1,5 @@
 /*
- * timeline.c - the free-capacity plan over time that backfill reasons on
+ * backfill_plan.c - the free-capacity plan over time that backfill reasons on
  * (policy.h explains the grid and the cells).
  *
  * Building it is O(nodes x slots + running allocations): cells are first

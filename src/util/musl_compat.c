@@ -53,7 +53,7 @@ static void *copy_forward(void *dst, const void *src, size_t n) {
   return dst;
 }
 
-#endif /* the copy: also compiled alone by tests/unit/cli/test_musl_compat.c */
+#endif /* the copy: also compiled alone by tests/unit/util/test_musl_compat.c */
 
 #ifdef PX_MUSL_COMPAT
 void *memcpy(void *dst, const void *src, size_t n) { return copy_forward(dst, src, n); }
