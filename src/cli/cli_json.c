@@ -10,6 +10,7 @@
  */
 #include "cli/cli_json.h"
 #include "cli/cli_fields.h"
+#include "proto/jobspec_fields.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -17,25 +18,18 @@
 
 #define FS(T, name, type) {#name, type, offsetof(T, name), sizeof(((T *)0)->name)}
 
-const struct px_cli_field px_cli_spec_fields[] = {
-#define J(n, t) FS(struct px_jobspec, n, t)
-    J(name, F_STR),          J(user, F_STR),          J(uid, F_U32),
-    J(gid, F_U32),           J(account, F_STR),       J(partition, F_STR),
-    J(qos, F_STR),           J(nodes_min, F_U32),     J(nodes_max, F_U32),
-    J(ntasks, F_U32),        J(ntasks_per_node, F_U32), J(cpus_per_task, F_U32),
-    J(gpus, F_U32),          J(gpus_per_node, F_U32), J(gpus_per_task, F_U32),
-    J(gpu_type, F_STR),      J(mem_per_node_mib, F_U64), J(mem_per_cpu_mib, F_U64),
-    J(mem_per_gpu_mib, F_U64), J(time_limit_s, F_I64), J(nice, F_I32),
-    J(constraint, F_STR),    J(exclusive, F_BOOL),    J(switches, F_U32),
-    J(switches_wait_s, F_I64), J(hold, F_BOOL),       J(begin_s, F_I64),
-    J(dependency, F_STR),    J(array, F_STR),         J(requeue, F_BOOL),
-    J(no_requeue_given, F_BOOL), J(signal_num, F_I32), J(signal_time_s, F_I32),
-    J(signal_batch_only, F_BOOL), J(script, F_STR),   J(argv, F_STRV),
-    J(workdir, F_STR),       J(submit_dir, F_STR),    J(stdout_path, F_STR),
-    J(stderr_path, F_STR),   J(stdin_path, F_STR),    J(env, F_STRV),
-    J(comment, F_STR),       J(mail_type, F_STR),     J(mail_user, F_STR),
-#undef J
-    {NULL, 0, 0, 0}};
+/* Generated from proto's table (jobspec_fields.h): the names and types only. */
+#define CJ_S F_STR
+#define CJ_SV F_STRV
+#define CJ_U32 F_U32
+#define CJ_U64 F_U64
+#define CJ_I32 F_I32
+#define CJ_I64 F_I64
+#define CJ_B F_BOOL
+#define CJ_B_TRUE F_BOOL
+#define CJ_ROW(n, kind, a, b) FS(struct px_jobspec, n, CJ_##kind),
+const struct px_cli_field px_cli_spec_fields[] = {PX_JOBSPEC_FIELDS(CJ_ROW){NULL, 0, 0, 0}};
+#undef CJ_ROW
 
 const struct px_cli_field px_cli_job_fields[] = {
 #define J(n, t) FS(struct px_job_info, n, t)
