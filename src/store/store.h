@@ -20,7 +20,7 @@
  * together after this call returns. A failed call changes nothing.
  *
  * Not thread-safe: one thread at a time uses a store (the server's main
- * loop, or a request thread running a group commit: server/commit.c
+ * loop, or a request thread running a group commit: server/journal/commit.c
  * serialises them).
  */
 #ifndef PX_STORE_STORE_H

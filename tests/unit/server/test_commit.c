@@ -1,5 +1,5 @@
 /*
- * Group commit (server/commit.c) against a fake store: request threads wait
+ * Group commit (server/journal/commit.c) against a fake store: request threads wait
  * in px_queue_call as the HTTP threads do, this test's main thread plays the
  * main loop (takes the requests, journals one record each, seals them), and
  * one request of each group leads its commit.
