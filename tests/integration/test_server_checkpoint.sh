@@ -10,7 +10,10 @@ source "$(dirname "$0")/lib_server.sh"
 write_config
 echo "Operators=pxbob" >>"$T/slurm.conf"
 store=(${STORE_URL:+--store "$STORE_URL"})
-start_server --checkpoint-jobs 5 "${store[@]}"
+# A checkpoint runs at most once a second, once 8 finished jobs wait: so the
+# 8 cancels below land in one, however slowly they come (with a smaller
+# threshold a loaded machine split them, and the rest waited 10 minutes).
+start_server --checkpoint-jobs 8 "${store[@]}"
 
 # 8 jobs, and a 9th that depends on the first
 ids=$(expect 201 pxalice POST /v1/jobs '{"jobs":[{"name":"c1"},{"name":"c2"},{"name":"c3"},{"name":"c4"},{"name":"c5"},{"name":"c6"},{"name":"c7"},{"name":"c8"}]}')
