@@ -6,7 +6,7 @@
 //   node web/build.mjs OUTDIR
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, copyFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, copyFileSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync, constants } from 'node:zlib';
@@ -18,6 +18,7 @@ if (!out) {
   process.exit(2);
 }
 const dist = join(out, 'dist');
+rmSync(dist, { recursive: true, force: true }); // no file of an earlier build left to serve
 mkdirSync(dist, { recursive: true });
 
 await build({
@@ -25,6 +26,8 @@ await build({
   bundle: true,
   minify: true,
   format: 'esm',
+  splitting: true, // the charts (uPlot) load with the usage page only
+  chunkNames: 'chunk-[hash]',
   target: ['chrome100', 'firefox100', 'safari15'],
   outdir: dist,
   legalComments: 'none',

@@ -1,5 +1,6 @@
 // The dashboard: sign-in, the page router (#/cluster, #/queue, #/job/ID,
 // #/share, #/usage) and the live repaint when the store changes.
+import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { token, takeTokenFromUrl, AuthError } from './api.js';
 import { store, load, startLive, subscribe } from './store.js';
@@ -12,7 +13,7 @@ import { renderUsage } from './usage.js';
 
 const main = document.getElementById('main');
 const PAGES = {
-  cluster: { render: renderCluster, live: (root) => renderCluster(root) },
+  cluster: { render: renderCluster, live: (root) => renderCluster(root, true) },
   queue: { render: renderQueue, live: (root) => renderQueue(root, true) },
   share: { render: renderShare, live: (root, what) => what !== 'jobs' && renderShare(root) },
   usage: { render: renderUsage, live: null },

@@ -74,19 +74,31 @@ export function renderQueue(root, update = false) {
   const reasons = new Map();
   for (const j of list) if (j.state === 'PENDING') reasons.set(j.reason, (reasons.get(j.reason) || 0) + 1);
   const rsum = [...reasons].sort((a, b) => b[1] - a[1]).map(([r, n]) => `<span class="chip static">${esc(r)} <small>${n}</small></span>`).join('');
-  const more = list.length > MAX_ROWS ? `Showing ${MAX_ROWS} of ${fmtNum(list.length)} jobs: narrow the filters to see the rest.` : '';
+  const more = (list.length > MAX_ROWS ? `Showing ${MAX_ROWS} of ${fmtNum(list.length)} jobs: narrow the filters to see the rest. ` : '') +
+    (store.complete ? '' : 'Loading the rest of the queue…');
   const head = `Queue <small>${fmtNum(list.length - pend)} running · ${fmtNum(pend)} pending</small>`;
+  const form = filters(all);
   if (update && root.querySelector('#queue')) {
+    if (root.dataset.filters !== form) { // a new user or account to choose
+      root.querySelector('.filters').outerHTML = form;
+      bind(root);
+    }
+    root.dataset.filters = form;
     root.querySelector('h1').innerHTML = head;
     root.querySelector('.reasons').innerHTML = rsum;
     root.querySelector('#queue tbody').innerHTML = body(list);
     root.querySelector('#more').textContent = more;
     return;
   }
-  root.innerHTML = `<h1>${head}</h1>${filters(all)}<div class="chips reasons">${rsum}</div>
+  root.dataset.filters = form;
+  root.innerHTML = `<h1>${head}</h1>${form}<div class="chips reasons">${rsum}</div>
     <section class="panel scroll"><table class="jobs" id="queue"><thead><tr><th>job</th><th class="opt">name</th><th>user</th><th>account</th><th class="opt">partition</th>
     <th>state</th><th class="num">GPUs</th><th class="num">time</th><th>nodes / why pending</th></tr></thead>
     <tbody>${body(list)}</tbody></table><p class="hint" id="more">${more}</p></section>`;
+  bind(root);
+}
+
+function bind(root) {
   root.querySelectorAll('[data-f]').forEach((s) => s.addEventListener('change', () => {
     filt[s.dataset.f] = s.value;
     renderQueue(root);

@@ -46,16 +46,37 @@ async function refreshShares() {
   store.shares = (await api('/v1/shares')).shares || [];
 }
 
+// First what the GPU map needs (the jobs holding GPUs: a fraction of a
+// large queue), then every job in the background. A job the watch stream
+// updated meanwhile keeps its newer version.
 export async function load() {
-  const [me, topo, jobs] = await Promise.all([
-    api('/v1/whoami'), api('/v1/ui/topology'), api('/v1/jobs'), refreshNodes(), refreshShares(),
+  performance.mark('px-load-start');
+  const [me, topo, running] = await Promise.all([
+    api('/v1/whoami'), api('/v1/ui/topology'), api('/v1/jobs?state=RUNNING,COMPLETING'), refreshNodes(), refreshShares(),
   ]);
+  performance.mark('px-load-fetched');
   store.me = me;
   store.topo = topo;
-  mergeJobs(jobs.jobs || []);
-  store.seq = jobs.seq || 0;
+  mergeJobs(running.jobs || []);
+  store.seq = running.seq || 0;
   store.live = true;
-  notify('all');
+  store.complete = false;
+  // after the first page has painted: parsing a large queue holds the main thread
+  requestAnimationFrame(() => setTimeout(loadRest, 0));
+}
+
+const touched = new Set(); // jobs the watch stream updated before the full listing came
+
+async function loadRest() {
+  try {
+    const all = await api('/v1/jobs');
+    for (const j of all.jobs || []) if (!touched.has(j.job_id)) store.jobs.set(j.job_id, j);
+  } catch (e) {
+    console.warn(`job listing: ${e.message}`);
+  }
+  store.complete = true;
+  touched.clear();
+  notify('jobs');
 }
 
 let onAuthLost = () => {};
@@ -86,6 +107,7 @@ async function watchLoop() {
       if (w.seq === store.seq) continue;
       store.seq = w.seq;
       mergeJobs(w.jobs || []);
+      if (!store.complete) for (const j of w.jobs || []) touched.add(j.job_id);
       // job starts and ends move GPUs; drains move no job: re-read the nodes
       await refreshNodes();
       notify('jobs');

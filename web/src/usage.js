@@ -2,8 +2,6 @@
 // or month; the wait-time distribution and the GPUs' utilisation. Computed
 // here from the accounting rows (GET /v1/accounting: one per job attempt)
 // and the running jobs; the totals table is the server's (GET /v1/usage).
-import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
 import { api } from './api.js';
 import { store } from './store.js';
 import { esc, fmtNum, fmtDuration, pct, colourMap, now } from './util.js';
@@ -58,7 +56,7 @@ function waitHistogram(rows, t0) {
   return `<div id="waits">${bars.join('')}</div><p class="hint">${fmtNum(m)} jobs started; mean wait ${fmtDuration(m ? sum / m : 0)}</p>`;
 }
 
-function chart(el, xs, ys, names, colours, yLabel, fmt) {
+function chart(uPlot, el, xs, ys, names, colours, yLabel, fmt) {
   const width = Math.max(280, el.clientWidth - 8);
   const opts = {
     width, height: 240,
@@ -95,7 +93,7 @@ export async function renderUsage(root) {
     renderUsage(root);
   }));
   const since = Math.floor(t0);
-  const [acct, usage] = await Promise.all([
+  const [{ default: uPlot }, acct, usage] = await Promise.all([import('./charts.js'),
     api(`/v1/accounting?since=${since}&limit=100000`), api(`/v1/usage?since=${since}&by=${view.by}`),
   ]);
   if (!root.isConnected || !root.querySelector('#gpuh')) return;
@@ -109,9 +107,9 @@ export async function renderUsage(root) {
   if (rest.length) top.push(['other', xs.map((_, k) => rest.reduce((a, [, v]) => a + v[k], 0))]);
   const colours = colourMap(top.map(([n]) => n));
   const hours = (v) => (v == null ? '' : fmtNum(v, 1));
-  chart(root.querySelector('#gpuh'), xs, top.map(([, v]) => v.map((x) => x / 3600)), top.map(([n]) => n), colours, 'GPU-hours', hours);
+  chart(uPlot, root.querySelector('#gpuh'), xs, top.map(([, v]) => v.map((x) => x / 3600)), top.map(([n]) => n), colours, 'GPU-hours', hours);
   const gpus = store.nodes.reduce((a, n) => a + (n.gpus || 0), 0) || 1;
-  chart(root.querySelector('#util'), xs, [s.total.map((x) => (100 * x) / (gpus * p.bin))], ['in use'], new Map([['in use', '#4e79a7']]), '% of GPUs', (v) => (v == null ? '' : `${+v.toFixed(1)}%`));
+  chart(uPlot, root.querySelector('#util'), xs, [s.total.map((x) => (100 * x) / (gpus * p.bin))], ['in use'], new Map([['in use', '#4e79a7']]), '% of GPUs', (v) => (v == null ? '' : `${+v.toFixed(1)}%`));
   root.querySelector('#waitbox').innerHTML = waitHistogram(rows, t0);
   const trows = (usage.usage || []).map((u) => `<tr><td>${esc(u.key)}</td><td class="num">${fmtNum(u.gpu_hours, 1)}</td><td class="num">${fmtNum(u.jobs)}</td>
     <td class="num">${fmtDuration(u.avg_wait_s)}</td><td class="num">${u.share != null ? pct(u.share) : ''}</td><td class="num">${u.fair_share != null ? pct(u.fair_share) : ''}</td></tr>`);
