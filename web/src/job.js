@@ -3,7 +3,7 @@
 // decides, GET /v1/jobs/{id}/output).
 import { api } from './api.js';
 import { store } from './store.js';
-import { esc, fmtDuration, fmtTime, fmtNum, now, stateBadge, gpusByNode, jobLabel } from './util.js';
+import { esc, fmtDuration, fmtTime, fmtNum, now, stateBadge, gpusByNode, jobLabel, readableTimes } from './util.js';
 
 const HIDDEN_SPEC = new Set(['script', 'env', 'argv']);
 
@@ -57,7 +57,7 @@ export async function renderJob(root, id) {
     }
   }
   const why = j.state === 'PENDING'
-    ? `<section class="panel"><h3>Why it waits</h3><p><span class="reason">${esc(j.reason)}</span></p>${j.why ? `<p>${esc(j.why)}</p>` : ''}${j.expected_start ? `<p>Expected to start ${fmtTime(j.expected_start)}.</p>` : ''}</section>` : '';
+    ? `<section class="panel"><h3>Why it waits</h3><p><span class="reason">${esc(j.reason)}</span></p>${j.why ? `<p>${esc(readableTimes(j.why))}</p>` : ''}${j.expected_start ? `<p>Expected to start ${fmtTime(j.expected_start)}.</p>` : ''}</section>` : '';
   root.dataset.jobState = j.state;
   root.innerHTML = `<p><a href="#/queue">← queue</a></p><h1>Job ${esc(jobLabel(j))} <small>${esc(j.spec?.name || '')}</small> ${stateBadge(j.state)}</h1>
     <div class="stats"><div class="stat"><div class="v">${fmtNum(j.ngpus)}</div><div class="l">GPUs</div></div>

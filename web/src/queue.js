@@ -1,12 +1,14 @@
 // Queue: pending and running jobs with filters; each pending job's reason,
 // what would let it run and its expected start (the API's `why` data).
+import { api } from './api.js';
 import { store } from './store.js';
-import { esc, fmtDuration, fmtTime, fmtNum, now, stateBadge, jobLabel } from './util.js';
+import { esc, fmtDuration, fmtTime, fmtNum, now, stateBadge, jobLabel, readableTimes } from './util.js';
 
 const MAX_ROWS = 500; // a page of rows; the filters narrow the rest
 const filt = { user: '', account: '', partition: '', state: 'active' };
 
-const ORDER = { RUNNING: 0, COMPLETING: 1, PENDING: 2 };
+// who waits, and why, first; then what runs
+const ORDER = { PENDING: 0, RUNNING: 1, COMPLETING: 2 };
 
 function wanted(j) {
   const sp = j.spec || {};
@@ -40,10 +42,39 @@ function filters(all) {
   </form>`;
 }
 
+// The listing carries each pending job's reason; the long answer (what
+// said no, what would let it run, the backfill plan's start) is computed
+// per job by GET /v1/jobs/{id}. Asked for the pending rows on screen, again
+// when the job changes or after WHY_TTL_MS.
+const WHY_ROWS = 40, WHY_TTL_MS = 15000;
+const whyCache = new Map(); // id -> { job (the version asked about), at, why, expected_start }
+
+function whyOf(j) {
+  const c = whyCache.get(j.job_id);
+  return c && c.job === j ? c : null;
+}
+
+async function fetchWhys(root, list) {
+  const due = list.filter((j) => j.state === 'PENDING').slice(0, WHY_ROWS)
+    .filter((j) => { const c = whyOf(j); return !c || performance.now() - c.at > WHY_TTL_MS; });
+  for (let i = 0; i < due.length; i += 4) {
+    await Promise.all(due.slice(i, i + 4).map(async (j) => {
+      try {
+        const full = await api(`/v1/jobs/${j.job_id}`);
+        whyCache.set(j.job_id, { job: j, at: performance.now(), why: full.why, expected_start: full.expected_start });
+        const cell = root.querySelector(`#queue tr[data-job="${j.job_id}"] td.wide`);
+        if (cell) cell.innerHTML = whereOrWhy(j);
+      } catch { /* the job ended meanwhile: the next change repaints */ }
+    }));
+  }
+}
+
 function whereOrWhy(j) {
   if (j.state === 'PENDING') {
+    const w = whyOf(j) || whyCache.get(j.job_id) || j;
+    j = { ...j, why: w.why, expected_start: w.expected_start };
     const start = j.expected_start ? `<div class="start">expected start ${fmtTime(j.expected_start)} (in ${fmtDuration(j.expected_start - now())})</div>` : '';
-    const why = j.why ? `<div class="whytext">${esc(j.why)}</div>` : '';
+    const why = j.why ? `<div class="whytext">${esc(readableTimes(j.why))}</div>` : '';
     return `<span class="reason">${esc(j.reason || '')}</span>${why}${start}`;
   }
   return `<span class="nodes">${esc(j.nodelist || '')}</span>`;
@@ -88,6 +119,7 @@ export function renderQueue(root, update = false) {
     root.querySelector('.reasons').innerHTML = rsum;
     root.querySelector('#queue tbody').innerHTML = body(list);
     root.querySelector('#more').textContent = more;
+    fetchWhys(root, list);
     return;
   }
   root.dataset.filters = form;
@@ -96,6 +128,7 @@ export function renderQueue(root, update = false) {
     <th>state</th><th class="num">GPUs</th><th class="num">time</th><th>nodes / why pending</th></tr></thead>
     <tbody>${body(list)}</tbody></table><p class="hint" id="more">${more}</p></section>`;
   bind(root);
+  fetchWhys(root, list);
 }
 
 function bind(root) {

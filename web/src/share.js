@@ -49,14 +49,14 @@ function table(rows, colours) {
       <td class="num">${r.effective_usage != null ? pct(r.effective_usage) : ''}</td><td class="num">${r.level_fs != null ? r.level_fs.toFixed(2) : ''}</td><td>${f}</td></tr>`;
   });
   return `<table class="jobs" id="sharetable"><thead><tr><th>account / user</th><th class="num">shares</th><th class="num">share of parent</th>
-    <th class="num">usage of parent</th><th class="num">effective usage</th><th class="num">level FS</th><th>fair-share factor</th></tr></thead><tbody>${body.join('')}</tbody></table>`;
+    <th class="num">usage of all</th><th class="num">effective usage</th><th class="num">level FS</th><th>fair-share factor</th></tr></thead><tbody>${body.join('')}</tbody></table>`;
 }
 
 export function renderShare(root) {
   const rows = store.shares, colours = accountColours(), kids = tree(rows);
   const groups = rows.filter((r) => !r.user && kids.get(key(r))?.some((c) => !c.user)).map((r) => group(r, kids.get(key(r)), colours));
   root.innerHTML = `<h1>Fair share</h1>
-    <p class="hint">Each account is owed its shares of its parent; the bars show what the children are owed against what they used (decayed usage). An account that used more than its share sinks in priority until others catch up.</p>
+    <p class="hint intro">Each account is owed its shares of its parent; the bars show what its children are owed against what they used (decayed usage), side by side. An account that used more than its share sinks in priority until others catch up.</p>
     <section class="panel fsgroups" id="sharetree">${groups.join('') || '<p class="hint">no account tree configured</p>'}</section>
     <section class="panel scroll">${table(rows, colours)}</section>`;
 }

@@ -5,9 +5,10 @@
 import { api } from './api.js';
 import { store } from './store.js';
 import { esc, fmtNum, fmtDuration, pct, colourMap, now } from './util.js';
+import { accountColours } from './cluster.js';
 
 const PERIODS = { day: { span: 86400, bin: 3600 }, week: { span: 7 * 86400, bin: 6 * 3600 }, month: { span: 30 * 86400, bin: 86400 } };
-const view = { period: 'week', by: 'account' };
+const view = { period: 'day', by: 'account' };
 const WAIT_BUCKETS = [[60, '< 1 min'], [300, '1–5 min'], [900, '5–15 min'], [3600, '15–60 min'], [4 * 3600, '1–4 h'], [12 * 3600, '4–12 h'], [Infinity, '> 12 h']];
 const TOP = 8;
 let charts = [];
@@ -22,10 +23,10 @@ function rowsWithRunning(acct) {
 
 // GPU-seconds per group per bin: each job's [start, end) cut at bin edges.
 function series(rows, t0, t1, bin) {
-  const n = Math.ceil((t1 - t0) / bin), per = new Map(), total = new Array(n).fill(0);
+  const n = Math.ceil((t1 - t0) / bin), per = new Map(), total = new Array(n).fill(0), tnow = now();
   for (const j of rows) {
     if (!j.start_time || !j.ngpus) continue;
-    const a = Math.max(j.start_time, t0), b = Math.min(j.end_time || t1, t1);
+    const a = Math.max(j.start_time, t0), b = Math.min(j.end_time || tnow, t1);
     if (b <= a) continue;
     const g = groupOf(j);
     if (!per.has(g)) per.set(g, new Array(n).fill(0));
@@ -56,19 +57,23 @@ function waitHistogram(rows, t0) {
   return `<div id="waits">${bars.join('')}</div><p class="hint">${fmtNum(m)} jobs started; mean wait ${fmtDuration(m ? sum / m : 0)}</p>`;
 }
 
+// Stacked bars: series k is the sum of groups 0..k, drawn largest first, so
+// that each group shows as its own band of the bar.
 function chart(uPlot, el, xs, ys, names, colours, yLabel, fmt) {
   const width = Math.max(280, el.clientWidth - 8);
+  const cum = ys.map((_, k) => xs.map((_, i) => ys.slice(0, k + 1).reduce((a, y) => a + y[i], 0)));
+  const order = names.map((_, k) => k).reverse();
   const opts = {
     width, height: 240,
     scales: { x: { time: true } },
     axes: [{}, { label: yLabel, size: 60, values: (u, v) => v.map(fmt) }],
     legend: { live: false },
-    series: [{}].concat(names.map((n) => ({
-      label: n, stroke: colours.get(n) || '#555', width: 2, fill: (colours.get(n) || '#555') + '22',
-      paths: uPlot.paths.stepped({ align: 1 }), points: { show: false },
+    series: [{}].concat(order.map((k) => ({
+      label: names[k], stroke: colours.get(names[k]) || '#555', fill: colours.get(names[k]) || '#555', width: 0,
+      paths: uPlot.paths.bars({ size: [0.8, 40] }), points: { show: false },
     }))),
   };
-  const u = new uPlot(opts, [xs, ...ys], el);
+  const u = new uPlot(opts, [xs, ...order.map((k) => cum[k])], el);
   charts.push(u);
   // follow the panel's width (a phone turned, a window resized)
   const ro = new ResizeObserver(() => {
@@ -101,15 +106,18 @@ export async function renderUsage(root) {
   charts = [];
   const rows = rowsWithRunning(acct.jobs || []);
   const s = series(rows, t0, t1, p.bin);
-  const xs = Array.from({ length: s.n }, (_, k) => t0 + k * p.bin);
+  const xs = Array.from({ length: s.n }, (_, k) => t0 + (k + 0.5) * p.bin); // bars at the bins' middles
   const ranked = [...s.per].sort((a, b) => b[1].reduce((x, y) => x + y, 0) - a[1].reduce((x, y) => x + y, 0));
   const top = ranked.slice(0, TOP), rest = ranked.slice(TOP);
   if (rest.length) top.push(['other', xs.map((_, k) => rest.reduce((a, [, v]) => a + v[k], 0))]);
-  const colours = colourMap(top.map(([n]) => n));
+  // an account keeps the colour it has on the GPU map
+  const colours = view.by === 'account' ? accountColours() : colourMap(top.map(([n]) => n));
+  colours.set('other', '#9aa5b4');
   const hours = (v) => (v == null ? '' : fmtNum(v, 1));
   chart(uPlot, root.querySelector('#gpuh'), xs, top.map(([, v]) => v.map((x) => x / 3600)), top.map(([n]) => n), colours, 'GPU-hours', hours);
   const gpus = store.nodes.reduce((a, n) => a + (n.gpus || 0), 0) || 1;
-  chart(uPlot, root.querySelector('#util'), xs, [s.total.map((x) => (100 * x) / (gpus * p.bin))], ['in use'], new Map([['in use', '#4e79a7']]), '% of GPUs', (v) => (v == null ? '' : `${+v.toFixed(1)}%`));
+  const elapsed = (k) => Math.max(1, Math.min(p.bin, now() - (t0 + k * p.bin))); // the last bin is still filling
+  chart(uPlot, root.querySelector('#util'), xs, [s.total.map((x, k) => (100 * x) / (gpus * elapsed(k)))], ['in use'], new Map([['in use', '#4e79a7']]), '% of GPUs', (v) => (v == null ? '' : `${+v.toFixed(1)}%`));
   root.querySelector('#waitbox').innerHTML = waitHistogram(rows, t0);
   const trows = (usage.usage || []).map((u) => `<tr><td>${esc(u.key)}</td><td class="num">${fmtNum(u.gpu_hours, 1)}</td><td class="num">${fmtNum(u.jobs)}</td>
     <td class="num">${fmtDuration(u.avg_wait_s)}</td><td class="num">${u.share != null ? pct(u.share) : ''}</td><td class="num">${u.fair_share != null ? pct(u.fair_share) : ''}</td></tr>`);

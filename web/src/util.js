@@ -66,8 +66,13 @@ export function gpusByNode(s) {
   });
 }
 
-export const jobLabel = (j) =>
-  j.array_job_id && j.array_task_id !== 4294967295 ? `${j.array_job_id}_${j.array_task_id}` : String(j.job_id);
+// The API leaves zero-valued members out: a task 0 has no array_task_id.
+const NO_TASK = 4294967295;
+export function jobLabel(j) {
+  if (!j.array_job_id) return String(j.job_id);
+  if (j.array_task_id === NO_TASK) return `${j.array_job_id}_[${j.array_pending || ''}]`;
+  return `${j.array_job_id}_${j.array_task_id ?? 0}`;
+}
 
 export function stateBadge(state) {
   return `<span class="badge st-${esc(String(state).toLowerCase())}">${esc(state)}</span>`;
@@ -87,3 +92,6 @@ export function toast(msg) {
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => (t.className = ''), 4000);
 }
+
+// "expected start 1796323800" (the server's why text) -> a time a person reads
+export const readableTimes = (s) => String(s ?? '').replace(/\b1\d{9}\b/g, (t) => fmtTime(Number(t)));
