@@ -49,10 +49,14 @@ async function refreshShares() {
 // First what the GPU map needs (the jobs holding GPUs: a fraction of a
 // large queue), then every job in the background. A job the watch stream
 // updated meanwhile keeps its newer version.
+// What the map and its job card read of a job (the full listing follows).
+const MAP_FIELDS = 'job_id,array_job_id,array_task_id,state,nodelist,nnodes,ngpus,gpus_by_node,start_time,spec';
+
 export async function load() {
   performance.mark('px-load-start');
   const [me, topo, running] = await Promise.all([
-    api('/v1/whoami'), api('/v1/ui/topology'), api('/v1/jobs?state=RUNNING,COMPLETING'), refreshNodes(), refreshShares(),
+    api('/v1/whoami'), api('/v1/ui/topology'), api(`/v1/jobs?state=RUNNING,COMPLETING&fields=${MAP_FIELDS}`),
+    refreshNodes(), refreshShares(),
   ]);
   performance.mark('px-load-fetched');
   store.me = me;
@@ -61,8 +65,10 @@ export async function load() {
   store.seq = running.seq || 0;
   store.live = true;
   store.complete = false;
-  // after the first page has painted: parsing a large queue holds the main thread
-  requestAnimationFrame(() => setTimeout(loadRest, 0));
+  // when the first page has painted (a large map finishes building first):
+  // parsing a large queue holds the main thread
+  const idle = window.requestIdleCallback || ((f) => setTimeout(f, 50)); // Safari has none
+  idle(loadRest, { timeout: 3000 });
 }
 
 const touched = new Set(); // jobs the watch stream updated before the full listing came
