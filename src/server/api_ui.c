@@ -189,11 +189,14 @@ static char *read_tail(const char *path, uint32_t uid, int lines, char *why, siz
   close(fd);
   if (got < 0) return free(buf), snprintf(why, whylen, "read failed"), NULL;
   buf[got] = '\0';
-  char *start = buf + got;
-  if (start > buf && start[-1] == '\n') start--; /* the last line's own newline */
-  for (int k = 0; k < lines && start > buf;) if (*--start == '\n') k++;
-  if (*start == '\n') start++;
-  memmove(buf, start, strlen(start) + 1);
+  /* Read from the middle: the first line is cut (maybe inside a UTF-8
+   * character); it is never shown. */
+  char *first = buf, *start = buf + got, *nl;
+  if (from > 0) first = (nl = memchr(buf, '\n', (size_t)got)) ? nl + 1 : start;
+  if (start > first && start[-1] == '\n') start--; /* the last line's own newline */
+  for (int k = 0; k < lines && start > first;) if (*--start == '\n') k++;
+  if (start < buf + got && *start == '\n' && start >= first) start++;
+  memmove(buf, start, (size_t)(buf + got - start) + 1);
   return buf;
 }
 
@@ -212,8 +215,11 @@ static void answer_output(struct px_api_call *c, const struct px_job_info *j, in
   if (!output_path(j, path, sizeof path))
     return px_api_error(c, 409, "STATE", "output: its pattern names a node or task; read it there");
   char *text = read_tail(path, j->spec.uid, lines, why, sizeof why);
+  json_t *t = text ? json_string(text) : NULL; /* NULL too when not UTF-8 */
+  if (text && !t) snprintf(why, sizeof why, "not UTF-8 text");
   json_t *o = json_pack("{sI ss}", "job_id", (json_int_t)j->job_id, "path", path);
-  if (o) json_object_set_new(o, text ? "lines" : "unavailable", json_string(text ? text : why));
+  if (o) json_object_set_new(o, t ? "lines" : "unavailable", t ? t : json_string(why));
+  else json_decref(t);
   c->answer = o ? json_dumps(o, JSON_COMPACT) : NULL;
   c->status = 200;
   json_decref(o);
