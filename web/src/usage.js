@@ -113,11 +113,12 @@ export async function renderUsage(root) {
   // an account keeps the colour it has on the GPU map
   const colours = view.by === 'account' ? accountColours() : colourMap(top.map(([n]) => n));
   colours.set('other', '#9aa5b4');
-  const hours = (v) => (v == null ? '' : fmtNum(v, 1));
-  chart(uPlot, root.querySelector('#gpuh'), xs, top.map(([, v]) => v.map((x) => x / 3600)), top.map(([n]) => n), colours, 'GPU-hours', hours);
+  // axis ticks: three significant digits below 100 (0.02, 1.5, 42), whole numbers above
+  const tick = (v) => (v == null ? '' : Math.abs(v) >= 100 ? fmtNum(v) : String(+v.toPrecision(3)));
+  chart(uPlot, root.querySelector('#gpuh'), xs, top.map(([, v]) => v.map((x) => x / 3600)), top.map(([n]) => n), colours, 'GPU-hours', tick);
   const gpus = store.nodes.reduce((a, n) => a + (n.gpus || 0), 0) || 1;
   const elapsed = (k) => Math.max(1, Math.min(p.bin, now() - (t0 + k * p.bin))); // the last bin is still filling
-  chart(uPlot, root.querySelector('#util'), xs, [s.total.map((x, k) => (100 * x) / (gpus * elapsed(k)))], ['in use'], new Map([['in use', '#4e79a7']]), '% of GPUs', (v) => (v == null ? '' : `${+v.toFixed(1)}%`));
+  chart(uPlot, root.querySelector('#util'), xs, [s.total.map((x, k) => (100 * x) / (gpus * elapsed(k)))], ['in use'], new Map([['in use', '#4e79a7']]), '% of GPUs', (v) => (v == null ? '' : `${tick(v)}%`));
   root.querySelector('#waitbox').innerHTML = waitHistogram(rows, t0);
   const trows = (usage.usage || []).map((u) => `<tr><td>${esc(u.key)}</td><td class="num">${fmtNum(u.gpu_hours, 1)}</td><td class="num">${fmtNum(u.jobs)}</td>
     <td class="num">${fmtDuration(u.avg_wait_s)}</td><td class="num">${u.share != null ? pct(u.share) : ''}</td><td class="num">${u.fair_share != null ? pct(u.fair_share) : ''}</td></tr>`);
