@@ -40,10 +40,18 @@ as() { curl -s -o "$tmp/body" -w '%{http_code}' -H "Authorization: Bearer $1" "$
 root_token=${link##*#token=}
 [ "$(as "$root_token" "/v1/jobs/$gang/output?lines=5")" = 200 ] && grep -q "$secret" "$tmp/body" ||
   fail "root cannot read the gang's output: $(cat "$tmp/body")"
+# An --output pattern the server expands as the agent does (%x %4j).
+out=$("$PHALANX" submit -J patterned -A ops -t 5 -D "$tmp/work" -o 'out-%x-%4j.txt' --wrap 'echo first; echo second')
+pj=${out##* }
+pfile=$(printf '%s/work/out-patterned-%04d.txt' "$tmp" "$pj")
+wait_for 30 sh -c "grep -q second '$pfile' 2>/dev/null" || fail "job $pj wrote no $pfile"
+[ "$(as "$root_token" "/v1/jobs/$pj/output?lines=1")" = 200 ] && [ "$(jq -r .lines "$tmp/body")" = second ] &&
+  [ "$(jq -r .path "$tmp/body")" = "$pfile" ] || fail "patterned output: $(cat "$tmp/body")"
+[ "$(as "$root_token" "/v1/jobs/$pj/output?lines=0")" = 400 ] || fail "lines=0 accepted"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/ui/nothing.js")" = 404 ] || fail "/ui/nothing.js is not 404"
 [ "$(curl -s -o /dev/null -w '%{http_code} %{content_type}' -H 'Accept-Encoding: gzip' "$base/ui/app.js")" = "200 text/javascript; charset=utf-8" ] ||
   fail "/ui/app.js not served"
-echo "ok   phalanx ui link, output only for its owner (API), static files"
+echo "ok   phalanx ui link, output only for its owner and --output patterns (API), static files"
 
 UI_LINK=$link ALICE_TOKEN=$alice GANG_ID=$gang SECRET=$secret ARTIFACTS=$artifacts CHROMIUM=$chromium \
   node "$PX_SRC/web/test/ui_test.mjs" || fails=$((fails + 1))
