@@ -12,8 +12,25 @@ import { renderShare } from './share.js';
 import { renderUsage } from './usage.js';
 
 const main = document.getElementById('main');
+
+// At most one call per `ms`, the last one always made: a busy cluster's
+// changes arrive every 200 ms, and rebuilding a 1,024-node map each time
+// would keep the browser busy; a change still shows within a second.
+function throttle(fn, ms) {
+  let last = 0, timer = null;
+  return (...args) => {
+    clearTimeout(timer);
+    const wait = last + ms - performance.now();
+    if (wait <= 0) {
+      last = performance.now();
+      fn(...args);
+    } else timer = setTimeout(() => { last = performance.now(); fn(...args); }, wait);
+  };
+}
+
 const PAGES = {
-  cluster: { render: renderCluster, live: (root) => renderCluster(root, true) },
+  // (the late call checks the page is still the map)
+  cluster: { render: renderCluster, live: throttle((root) => route().page === 'cluster' && renderCluster(root, true), 600) },
   queue: { render: renderQueue, live: (root) => renderQueue(root, true) },
   share: { render: renderShare, live: (root, what) => what !== 'jobs' && renderShare(root) },
   usage: { render: renderUsage, live: null },
