@@ -4,6 +4,9 @@
 # running under cgroups), sample work submitted with the Slurm commands, the
 # queue moving with pending reasons, then fair share and a usage report.
 # Nothing is simulated: every job is scheduled by the server and run by an agent.
+# The web dashboard's address is printed as soon as the cluster is up (open it
+# to watch the GPU map and the queue move); DEMO_KEEP=1 keeps the cluster up
+# at the end, until Ctrl-C, to look around in it.
 # Until the server is built it shows what exists (node discovery and a job
 # run under isolation by the agent alone) and says what is coming.
 set -euo pipefail
@@ -55,6 +58,8 @@ set -a; source "$tmp/ready"; set +a
 
 work=$tmp/work; mkdir -p "$work"; cd "$work"
 echo; echo "== sinfo"; sinfo
+echo; echo "== the web dashboard (phalanx ui prints a sign-in link for you; docs/dashboard.md)"
+"$px" ui || echo "(phalanx ui failed: see the message above)"
 
 echo; echo "== submitting: a 2-node gang (16 GPUs, account vision), 8 two-GPU jobs and an"
 echo "   array of 4 (speech), one more vision job (over vision's 16-GPU limit while the gang runs)"
@@ -87,6 +92,14 @@ sacct || { echo "(from the API instead)"; api '/v1/accounting?since=1d' |
 echo; echo "== fair share (sshare -a)"; sshare -a || echo "(sshare failed: see the message above)"
 echo; echo "== usage report"
 "$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
+if [ -n "${DEMO_KEEP:-}" ] && [ "$DEMO_KEEP" != 0 ]; then
+  echo; echo "== DEMO_KEEP=$DEMO_KEEP: the cluster stays up; Ctrl-C stops it. Dashboard:"
+  "$px" ui || true
+  echo "   CLI: export PHALANX_SERVER=$PHALANX_SERVER"
+  trap 'echo; echo "demo: stopping"' INT
+  wait "$dev_pid" || true
+  trap - INT
+fi
 echo; echo "== stopping the cluster"
 kill -TERM "$dev_pid"; wait "$dev_pid" || true; dev_pid=
 rm -rf "$tmp"

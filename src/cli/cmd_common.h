@@ -85,5 +85,6 @@ int px_verb_partitions(int argc, char **argv);
 int px_verb_usage(int argc, char **argv);
 int px_verb_reserve(int argc, char **argv);
 int px_verb_token(int argc, char **argv);
+int px_verb_ui(int argc, char **argv);         /* cmd_ui.c */
 
 #endif

@@ -29,6 +29,7 @@ struct px_api_call {
   MHD_ContentReaderCallback stream_fn;
   MHD_ContentReaderFreeCallback stream_free;
   void *stream_cls;
+  struct MHD_Response *response; /* a ready answer with its own headers (api_ui.c) */
 };
 
 struct px_route {
@@ -96,5 +97,9 @@ void px_api_step_create(struct px_api_call *c);
 void px_api_steps_list(struct px_api_call *c);
 void px_api_step_show(struct px_api_call *c);
 void px_api_step_cancel(struct px_api_call *c);
+void px_api_ui_file(struct px_api_call *c);
+void px_api_ui_link(struct px_api_call *c);
+void px_api_ui_output(struct px_api_call *c);
+void px_api_ui_topology(struct px_api_call *c);
 
 #endif

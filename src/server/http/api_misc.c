@@ -50,6 +50,11 @@ static const struct px_route routes[] = {
     {"POST", "/v1/agent/heartbeat", px_api_agent_heartbeat, false, false},
     {"GET", "/v1/openapi.json", px_api_openapi, true, false},
     {"GET", "/metrics", px_api_metrics, true, false},
+    {"GET", "/ui", px_api_ui_file, true, false}, {"GET", "/ui/", px_api_ui_file, true, false},
+    {"GET", "/ui/{}", px_api_ui_file, true, false},
+    {"POST", "/v1/ui/link", px_api_ui_link, false, false},
+    {"GET", "/v1/ui/topology", px_api_ui_topology, false, true},
+    {"GET", "/v1/jobs/{}/output", px_api_ui_output, false, true},
 };
 
 /* Matches url against pattern; "{}" takes one non-empty segment into arg. */

@@ -132,6 +132,13 @@ static enum MHD_Result send_stream(struct MHD_Connection *c, struct px_api_call 
   return ret;
 }
 
+/* An answer the endpoint built with its own headers (the dashboard's files). */
+static enum MHD_Result send_response(struct MHD_Connection *c, struct px_api_call *call) {
+  enum MHD_Result ret = MHD_queue_response(c, (unsigned)call->status, call->response);
+  MHD_destroy_response(call->response);
+  return ret;
+}
+
 static bool body_append(struct conn *k, const char *data, size_t n, size_t limit) {
   if (k->too_large || k->len + n > limit) {
     k->too_large = true;
@@ -239,6 +246,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   double secs = (double)(px_now_mono_ns() - k->t0_ns) / 1e9;
   px_metrics_request(s->metrics, endpoint, call.status, secs);
   if (call.stream_fn) return send_stream(c, &call);
+  if (call.response) return send_response(c, &call);
   return send_text(c, call.status, call.answer, call.ctype ? call.ctype : "application/json");
 }
 
