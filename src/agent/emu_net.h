@@ -24,20 +24,22 @@ struct px_emnet;
 typedef void (*px_emnet_done_fn)(void *ud, int rc, long status, char *body);
 
 /* base "http://host:port"; epfd: the caller's epoll set, which gets the
- * transfers' sockets (their epoll data is the fd). */
+ * transfers' sockets (their epoll data is a u64 whose high half is not 0;
+ * hand it back to px_emnet_socket). */
 int px_emnet_new(const char *base, int epfd, uint32_t max_sockets, struct px_emnet **out);
 void px_emnet_free(struct px_emnet *n);
 
-/* Starts a request. auth: a whole "Authorization: ..." header line or NULL;
+/* Starts a request. key: the caller's (its node), to spread transfers
+ * over several connection caches (emu_net.c); auth: a whole "Authorization: ..." header line or NULL;
  * body: POSTed when not NULL (copied). A long poll is not throttled.
  * done runs from px_emnet_socket / px_emnet_timeout, never from here. */
-int px_emnet_request(struct px_emnet *n, const char *method, const char *path, const char *auth,
+int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const char *path, const char *auth,
                      const char *body, long timeout_ms, bool long_poll, px_emnet_done_fn done, void *ud);
 
 /* The caller's loop: an epoll event on a transfer's socket, and the time
  * (monotonic ms, or -1) when curl wants px_emnet_timeout called. */
-void px_emnet_socket(struct px_emnet *n, int fd, uint32_t epoll_events);
-void px_emnet_timeout(struct px_emnet *n);
+void px_emnet_socket(struct px_emnet *n, uint64_t epoll_data, uint32_t epoll_events);
+void px_emnet_timeout(struct px_emnet *n, int64_t now_ms);
 int64_t px_emnet_due_ms(const struct px_emnet *n);
 /* Requests in flight or waiting (long polls included). */
 uint32_t px_emnet_busy(const struct px_emnet *n);
