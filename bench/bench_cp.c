@@ -14,7 +14,12 @@
  *                         16-node gangs, run times 5-30 s) submitted at once
  *                         on 10,000 nodes x 8 GPUs: the time from the first
  *                         submit until the last job started, over the
- *                         capacity-bound ideal (printed: see ideal_s)
+ *                         capacity-bound ideal (printed: see ideal_s); beside
+ *                         it, _vs_sim_ratio: the same time over the one the
+ *                         same scheduling core reaches for the same jobs in
+ *                         `phalanx sim` (no control plane at all), which
+ *                         tells the control plane's delay from the policy's
+ *                         packing (gangs wait for whole free nodes)
  *   cp_burst_1k_ratio     the same mix scaled to 1,024 nodes (2,048 jobs),
  *                         jobs as real `sleep` processes
  * Every job must end COMPLETED (counted from the server's listing), else the
@@ -132,6 +137,18 @@ static pid_t server_pid(void) {
   if (f && fscanf(f, "%d", &pid) != 1) pid = 0;
   if (f) fclose(f);
   return pid;
+}
+
+/* The emulating agent: the child of `phalanx dev` that is not the server. */
+static pid_t agent_pid(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)dev_pid, (int)dev_pid);
+  FILE *f = fopen(path, "re");
+  int pid = 0, found = 0;
+  while (f && fscanf(f, "%d", &pid) == 1)
+    if (pid != server_pid()) found = pid;
+  if (f) fclose(f);
+  return found;
 }
 
 /* Nodes in state IDLE, or -1 when the server does not answer. */
@@ -300,32 +317,59 @@ static double wall_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The same jobs through `phalanx sim` on the cluster's own configuration:
+ * the time the scheduling core alone needs until the last start (every job
+ * is submitted at 0, so that is the longest wait), or -1. */
+static double sim_all_started(const struct bjob *jobs, unsigned n) {
+  char trace[320], cmd[5000];
+  snprintf(trace, sizeof trace, "%s/burst.csv", dir);
+  FILE *f = fopen(trace, "we");
+  if (!f) return -1;
+  fprintf(f, "job_id,submit_s,duration_s,gpus,nodes,user,queue,status,time_limit_s\n");
+  for (unsigned i = 0; i < n; i++)
+    fprintf(f, "%u,0,%u,%u,%u,root,ops,COMPLETED,300\n", i + 1, jobs[i].run_s, jobs[i].nodes * jobs[i].gpn,
+            jobs[i].nodes);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "%s sim --trace %s --config %s/c/slurm.conf --json 2>/dev/null", phalanx, trace, dir);
+  FILE *p = popen(cmd, "r");
+  json_t *j = p ? json_loadf(p, 0, NULL) : NULL;
+  if (p) pclose(p);
+  json_t *pol = json_array_get(json_object_get(j, "policies"), 0);
+  json_t *max = json_object_get(json_object_get(json_object_get(pol, "wait_s"), "all"), "max");
+  double v = json_is_number(max) ? json_number_value(max) : -1;
+  json_decref(j);
+  return v;
+}
+
 /* One burst on the running cluster; prints its lines; 0 when every job completed. */
 static int burst(const char *name, unsigned nodes, unsigned njobs) {
   struct bjob *jobs = malloc(njobs * sizeof *jobs);
   if (!jobs) return -1;
   make_jobs(jobs, njobs);
   double ideal = ideal_s(jobs, njobs, nodes * 8.0);
-  pid_t sp = server_pid();
-  double cpu0 = proc_cpu_s(sp), t0 = wall_s(), m0 = now_s();
+  pid_t sp = server_pid(), ap = agent_pid();
+  double cpu0 = proc_cpu_s(sp), acpu0 = proc_cpu_s(ap), t0 = wall_s(), m0 = now_s();
   int rc = submit_all(jobs, njobs);
   double submit = now_s() - m0;
-  free(jobs);
   unsigned done = 0, bad = 0;
   long long last = 0;
   while (!rc && now_s() - m0 < 900) {
     nap(2);
     if (census(&done, &bad, &last) == 0 && done + bad >= njobs) break;
   }
+  double acpu = proc_cpu_s(ap) - acpu0;
   double cpu = proc_cpu_s(sp) - cpu0, started = (double)last + 0.5 - t0; /* start times are whole seconds */
   printf("%s_ideal_s %.1f s\n%s_submit_s %.2f s\n%s_all_started_s %.1f s\n%s_server_cpu_s %.1f s\n"
-         "%s_jobs_completed %u jobs\n",
-         name, ideal, name, submit, name, started, name, cpu, name, done);
+         "%s_server_cpu_ms_per_job %.2f ms\n%s_agent_cpu_s %.1f s\n%s_jobs_completed %u jobs\n",
+         name, ideal, name, submit, name, started, name, cpu, name, 1e3 * cpu / njobs, name, acpu, name, done);
+  double sim = sim_all_started(jobs, njobs);
+  free(jobs);
   if (rc || done != njobs || bad) {
     fprintf(stderr, "bench_cp: %s: %u of %u jobs completed, %u ended otherwise\n", name, done, njobs, bad);
     return -1;
   }
   printf("%s_ratio %.2f x\n", name, started / ideal);
+  if (sim > 0) printf("%s_sim_all_started_s %.0f s\n%s_vs_sim_ratio %.2f x\n", name, sim, name, started / sim);
   return 0;
 }
 
@@ -384,6 +428,11 @@ int main(int argc, char **argv) {
   if (!rc && want(argc, argv, "burst1k")) {
     double t0 = now_s();
     rc = start_dev(1024, "real") || wait_idle(1024, t0, 120) < 0 ? -1 : burst("cp_burst_1k", 1024, 2048);
+    stop_dev();
+  }
+  if (!rc && argc > 1 && want(argc, argv, "burst1k-sim")) { /* the same without processes (not by default) */
+    double t0 = now_s();
+    rc = start_dev(1024, "sim") || wait_idle(1024, t0, 120) < 0 ? -1 : burst("cp_burst_1k_sim", 1024, 2048);
     stop_dev();
   }
   curl_global_cleanup();
