@@ -78,6 +78,9 @@ void px_emu_acked(struct emu *e, struct ejob *j);
 int px_emu_log_open(struct emu *e);
 void px_emu_stop_jobs(struct emu *e);
 void px_emu_jobs_free(struct emu *e);
+/* Replays text as a state log into a throwaway 4-node emulator (the fuzz
+ * target's entry: the log is a file a crash may leave half written). */
+void px_emu_replay_text(const char *text, size_t len);
 
 /* emulate.c */
 void px_emu_queue_report(struct emu *e, uint32_t node, char *json, struct ejob *j);

@@ -330,3 +330,18 @@ int px_emu_log_open(struct emu *e) {
   fflush(e->log);
   return rename(tmp, path) == 0 ? 0 : PX_EIO;
 }
+
+void px_emu_replay_text(const char *text, size_t len) {
+  struct px_emu_opts o = {0};
+  struct enode nodes[4] = {{.name = "n0"}, {.name = "n1"}, {.name = "n2"}, {.name = "n3"}};
+  struct emu e = {.o = &o, .nodes = nodes, .nnodes = 4};
+  char line[256];
+  for (size_t at = 0; at < len;) {
+    size_t end = at;
+    while (end < len && text[end] != '\n') end++;
+    snprintf(line, sizeof line, "%.*s", (int)(end - at), text + at);
+    replay_line(&e, line);
+    at = end + 1;
+  }
+  px_emu_jobs_free(&e);
+}
