@@ -227,7 +227,9 @@ static unsigned next_rand(unsigned n) {
   return (unsigned)((rng >> 33) % n);
 }
 
+/* The same jobs for the same count, whichever parts ran before. */
 static void make_jobs(struct bjob *v, unsigned n) {
+  rng = 42;
   for (unsigned i = 0; i < n; i++) {
     unsigned pick = next_rand(100), k = 0, acc = mix[0][2];
     while (pick >= acc) acc += mix[++k][2];
