@@ -102,5 +102,21 @@ if [ -n "${DEMO_KEEP:-}" ] && [ "$DEMO_KEEP" != 0 ]; then
 fi
 echo; echo "== stopping the cluster"
 kill -TERM "$dev_pid"; wait "$dev_pid" || true; dev_pid=
+
+echo; echo "== at scale: 2,000 nodes emulated by one agent process (simulated jobs), the same server"
+start=$SECONDS
+"$px" dev --nodes 2000 --emulate-jobs sim --state-dir "$tmp/big" --ready-file "$tmp/big.ready" --quiet &
+dev_pid=$!
+for _ in $(seq 1 900); do [ -s "$tmp/big.ready" ] && break; kill -0 "$dev_pid" || exit 1; sleep 0.1; done
+[ -s "$tmp/big.ready" ] || { echo "demo: the large cluster did not come up" >&2; exit 1; }
+set -a; source "$tmp/big.ready"; set +a
+echo "2,000 nodes registered in $((SECONDS - start)) s; server threads: $(grep Threads "/proc/$(cat "$tmp/big/server.pid")/status" | cut -f2)"
+sinfo -s
+sbatch -J many --array=1-2000 --gres=gpu:1 -t 5 --wrap "sleep 2" >/dev/null
+for i in $(seq 1 20); do sbatch -J gang16 -N 16 --gres=gpu:8 -t 5 --wrap "sleep 3" >/dev/null; done
+for _ in $(seq 1 120); do [ "$(squeue -h | wc -l)" -eq 0 ] && break; sleep 1; done
+echo "2,000 array tasks and 20 16-node gangs, all ended after $((SECONDS - start)) s from the cold start:"
+api '/v1/jobs?state=all&fields=state&limit=100000' | jq -r '[.jobs[].state] | group_by(.) | map("\(.[0]) \(length)") | .[]'
+kill -TERM "$dev_pid"; wait "$dev_pid" || true; dev_pid=
 rm -rf "$tmp"
 echo "demo: done"

@@ -12,7 +12,10 @@
 #include "util/error.h"
 #include "util/log.h"
 
-#define POLL_TIMEOUT_MS 30000L /* above the server's ~20 s long poll */
+/* The server holds a poll up to 55 s when asked (60 at most; 20 when not
+ * asked): fewer polls per node, which counts at 10,000 nodes. */
+#define POLL_HOLD_S 55
+#define POLL_TIMEOUT_MS ((POLL_HOLD_S + 10) * 1000L)
 #define REPORT_TIMEOUT_MS 5000L
 
 int px_link_init(struct px_link *k, const char *server, const char *node, const char *token_file, bool munge) {
@@ -110,7 +113,8 @@ static void *poll_main(void *arg) {
   int wait = 100;
   while (!k->stop) {
     char path[256];
-    snprintf(path, sizeof path, "/v1/agent/work?node=%s&after=%llu", k->node, (unsigned long long)k->seq);
+    snprintf(path, sizeof path, "/v1/agent/work?node=%s&after=%llu&timeout=%d", k->node, (unsigned long long)k->seq,
+             POLL_HOLD_S);
     long status = 0;
     char *resp = NULL;
     int rc = px_http_do(k->poll_http, "GET", path, NULL, POLL_TIMEOUT_MS, &status, &resp);

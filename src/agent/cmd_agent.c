@@ -2,6 +2,7 @@
  * cmd_agent.c - `phalanx agent`: the node agent and its helper modes.
  *
  *   phalanx agent --server URL --node NAME [options]   the daemon
+ *   phalanx agent --emulate-nodes HOSTLIST [options]   many emulated nodes (emulate.h)
  *   phalanx agent --discover [--emulate-gpus SPEC]     print this node's report
  *   phalanx agent --run-local LAUNCH.json [options]    run one order here, print its end
  *   phalanx agent --supervise JOBDIR                   (internal) a job's supervisor
@@ -18,6 +19,7 @@
 
 #include "agent/agent.h"
 #include "agent/cgroup.h"
+#include "agent/emulate.h"
 #include "agent/launch.h"
 #include "agent/supervise.h"
 #include "agent/zygote.h"
@@ -28,6 +30,8 @@
 static void usage(void) {
   fprintf(stderr,
           "usage: phalanx agent --server URL --node NAME [options]\n"
+          "       phalanx agent --server URL --emulate-nodes HOSTLIST [--emulate-jobs sim|real]\n"
+          "                     [--token-dir DIR] [--emulate-gpus SPEC] [--emulate-cpus N] [--emulate-mem MIB]\n"
           "       phalanx agent --discover [--emulate-gpus N[:TYPE[:GROUPS]]]\n"
           "       phalanx agent --run-local LAUNCH.json [options]\n"
           "options:\n"
@@ -44,12 +48,15 @@ static void usage(void) {
           "  --heartbeat S        heartbeat interval (10)\n"
           "  --kill-jobs-on-exit  stop this agent's jobs when it stops (phalanx dev)\n"
           "  --no-cgroup          no cgroups (testing only: no isolation)\n"
-          "  --log-level L        debug, info, warn, error\n");
+          "  --log-level L        debug, info, warn, error\n"
+          "  --emulate-nodes HL   serve every node of the hostlist HL from this process (no isolation)\n"
+          "  --emulate-jobs MODE  with --emulate-nodes: sim (no process; ends after its `sleep N`) or real\n"
+          "  --token-dir DIR      with --emulate-nodes: DIR/<node>.token is each node's credential\n");
 }
 
 enum { O_SERVER = 256, O_NODE, O_ADDR, O_STATE, O_TOKEN, O_MUNGE, O_EMU, O_CLUSTER, O_KILLWAIT,
        O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_ZYGOTE, O_RUNLOCAL, O_DISCOVER,
-       O_ECPUS, O_EMEM };
+       O_ECPUS, O_EMEM, O_ENODES, O_EJOBS, O_TOKDIR };
 
 static const struct option longopts[] = {
     {"server", 1, 0, O_SERVER},   {"node", 1, 0, O_NODE},          {"addr", 1, 0, O_ADDR},
@@ -59,7 +66,8 @@ static const struct option longopts[] = {
     {"heartbeat", 1, 0, O_HB},    {"kill-jobs-on-exit", 0, 0, O_KILLEXIT},
     {"no-cgroup", 0, 0, O_NOCG},  {"log-level", 1, 0, O_LOG},      {"supervise", 1, 0, O_SUPERVISE}, {"zygote", 1, 0, O_ZYGOTE},
     {"run-local", 1, 0, O_RUNLOCAL}, {"discover", 0, 0, O_DISCOVER}, {"help", 0, 0, 'h'},
-    {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM},
+    {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM}, {"emulate-nodes", 1, 0, O_ENODES},
+    {"emulate-jobs", 1, 0, O_EJOBS}, {"token-dir", 1, 0, O_TOKDIR},
     {0, 0, 0, 0}};
 
 /* Creates dir and its parents, then makes the path absolute: job
@@ -161,9 +169,41 @@ static int discover_only(struct px_agent_opts *o) {
   return 0;
 }
 
+static struct px_emu_opts emu;
+
+static int set_emu_opt(int c, const char *arg) {
+  switch (c) {
+    case O_ENODES:
+      if (strlen(arg) >= sizeof emu.nodes) return -1;
+      snprintf(emu.nodes, sizeof emu.nodes, "%s", arg);
+      return 0;
+    case O_EJOBS:
+      if (strcmp(arg, "sim") && strcmp(arg, "real")) return -1;
+      emu.real_jobs = !strcmp(arg, "real");
+      return 0;
+    case O_TOKDIR: snprintf(emu.token_dir, sizeof emu.token_dir, "%s", arg); return 0;
+    default: return -1;
+  }
+}
+
+/* --emulate-nodes: the shared options carry over to every emulated node. */
+static int run_emulated(const struct px_agent_opts *o) {
+  snprintf(emu.server, sizeof emu.server, "%s", o->server);
+  snprintf(emu.state_dir, sizeof emu.state_dir, "%s", o->state_dir);
+  snprintf(emu.gpus, sizeof emu.gpus, "%s", o->emulate);
+  emu.cpus = o->emulate_cpus ? o->emulate_cpus : 32;
+  emu.mem_mib = o->emulate_mem_mib ? o->emulate_mem_mib : 131072;
+  emu.heartbeat_s = o->heartbeat_s;
+  emu.kill_jobs_on_exit = o->kill_jobs_on_exit;
+  return px_emu_run(&emu);
+}
+
 static int set_opt(struct px_agent_opts *o, int c, const char *arg) {
   long long v;
   switch (c) {
+    case O_ENODES:
+    case O_EJOBS:
+    case O_TOKDIR: return set_emu_opt(c, arg);
     case O_SERVER: snprintf(o->server, sizeof o->server, "%s", arg); break;
     case O_NODE: snprintf(o->site.node, sizeof o->site.node, "%s", arg); break;
     case O_ADDR: snprintf(o->addr, sizeof o->addr, "%s", arg); break;
@@ -210,6 +250,7 @@ static int set_opt(struct px_agent_opts *o, int c, const char *arg) {
 int px_cmd_agent(int argc, char **argv) {
   static struct px_agent_opts o;
   memset(&o, 0, sizeof o);
+  memset(&emu, 0, sizeof emu);
   snprintf(o.state_dir, sizeof o.state_dir, "/var/lib/phalanx/agent");
   o.site.kill_wait_s = 30;
   o.site.pids_max = 16384;
@@ -237,6 +278,17 @@ int px_cmd_agent(int argc, char **argv) {
   if (supervise) {
     px_log_set_tag("supervisor");
     return px_supervise_main(supervise);
+  }
+  if (emu.nodes[0]) {
+    if (!o.server[0] || run || discover) {
+      fprintf(stderr, "agent: --emulate-nodes needs --server and excludes --run-local and --discover\n");
+      return 2;
+    }
+    if (state_dir_ready(o.state_dir, sizeof o.state_dir)) {
+      fprintf(stderr, "agent: cannot create the state directory %s\n", o.state_dir);
+      return 2;
+    }
+    return run_emulated(&o);
   }
   if (!o.site.node[0] && !run) {
     char host[64];

@@ -2,10 +2,17 @@
  * cmd_dev.c - `phalanx dev`: a whole cluster on this machine. It writes a
  * configuration (devconf.c) into a fresh state directory, starts
  * `phalanx server` and one `phalanx agent` per node (separate processes,
- * emulated GPUs, jobs really run under cgroups as their users), mints each
- * agent a node-bound token, waits until every node has registered, prints
- * how to point the CLI at the cluster, and on Ctrl-C or SIGTERM stops the
- * agents (which end their jobs) and then the server.
+ * emulated GPUs, jobs really run under cgroups as their users) — or, above
+ * PX_DEV_EMULATE_ABOVE nodes or with --emulate, one `phalanx agent
+ * --emulate-nodes` process serving every node (emulate.h: thousands of nodes
+ * start in seconds; jobs are plain processes or simulated) — mints each node
+ * a node-bound token, waits until every node has registered, prints how to
+ * point the CLI at the cluster, and on Ctrl-C or SIGTERM stops the agents
+ * (which end their jobs) and then the server.
+ *
+ * A server that dies is started again on the same state directory, as a
+ * service manager would, while the agents keep running: the dev cluster is
+ * where to try crash recovery by hand (kill -9 the pid in STATE/server.pid).
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -26,24 +33,40 @@
 
 #include "agent/devconf.h"
 #include "commands.h"
+#include "server/server.h"
+#include "server/state.h"
 #include "util/log.h"
 
-#define MAX_DEV_NODES 1024
+#define MAX_DEV_NODES 20000
+/* More nodes than this are served by one emulating agent: an agent and a
+ * supervisor factory per node cost two processes each, and a 2-core machine
+ * did not bring 1,024 of them up in a minute. */
+#define PX_DEV_EMULATE_ABOVE 64
+#define TOKEN_LIFETIME_S (30 * 86400)
+/* A server that dies this many times within RESTART_WINDOW_S is not restarted again. */
+#define RESTART_MAX 5
+#define RESTART_WINDOW_S 30
 
 struct dev {
   struct px_dev_shape shape;
   char dir[4096], self[4096], sock[4200];
   pid_t server;
-  pid_t agents[MAX_DEV_NODES];
-  bool quiet;
+  pid_t *agents;             /* one per node, or [0]: the emulating agent */
+  uint32_t nagents;
+  bool quiet, emulate, real_jobs, jobs_mode_set;
+  int64_t restarts[RESTART_MAX];
 };
 
 static void usage(void) {
   fprintf(stderr,
           "usage: phalanx dev [--nodes N] [--gpus N[:TYPE]] [--cpus N] [--mem-mib M] [--gpu-groups G]\n"
           "                   [--port P] [--state-dir DIR] [--users U1,U2] [--ready-file FILE] [--quiet]\n"
+          "                   [--heartbeat S] [--emulate] [--emulate-jobs sim|real]\n"
           "  a server and N agents (default 4 nodes x 8 emulated h100 GPUs) in a fresh state\n"
-          "  directory; Ctrl-C stops everything.\n");
+          "  directory; above %d nodes (or with --emulate) one agent process emulates every node,\n"
+          "  running jobs as plain processes (real, the default) or not at all (sim: a job ends\n"
+          "  after its `sleep N`). A server that dies is restarted; Ctrl-C stops everything.\n",
+          PX_DEV_EMULATE_ABOVE);
 }
 
 static unsigned free_port(void) {
@@ -120,15 +143,27 @@ static void nap_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
-/* Waits for cond (polled every 20 ms) up to limit_ms while the server lives. */
+/* Ctrl-C or SIGTERM while starting (they are blocked, for sigwaitinfo later). */
+static bool stop_asked(void) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT), sigaddset(&stop, SIGTERM);
+  struct timespec zero = {0, 0};
+  return sigtimedwait(&stop, NULL, &zero) > 0;
+}
+
+/* Waits for cond up to limit_ms while the server lives; polled every 20 ms,
+ * or every 250 ms on a large cluster (each look lists every node). */
 static bool wait_until(struct dev *d, bool (*cond)(struct dev *), long limit_ms) {
-  for (long t = 0; t < limit_ms; t += 20) {
+  long step = d->shape.nodes > PX_DEV_EMULATE_ABOVE ? 250 : 20;
+  for (long t = 0; t < limit_ms; t += step) {
     if (cond(d)) return true;
+    if (stop_asked()) return false;
     if (waitpid(d->server, NULL, WNOHANG) == d->server) {
       d->server = 0;
       return false;
     }
-    nap_ms(20);
+    nap_ms(step);
   }
   return false;
 }
@@ -136,7 +171,15 @@ static bool wait_until(struct dev *d, bool (*cond)(struct dev *), long limit_ms)
 static bool server_answers(struct dev *d) { return nodes_up(d) >= 0; }
 static bool all_up(struct dev *d) { return nodes_up(d) >= (int)d->shape.nodes; }
 
-static int start_server(struct dev *d) {
+/* STATE/server.pid: the server's pid now (it changes when it is restarted). */
+static void write_server_pid(struct dev *d) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/server.pid", d->dir);
+  FILE *f = fopen(path, "we");
+  if (f) fprintf(f, "%d\n", (int)d->server), fclose(f);
+}
+
+static pid_t spawn_server(struct dev *d) {
   char conf[4200], state[4200], listen[64], log[4200];
   snprintf(conf, sizeof conf, "%s/slurm.conf", d->dir);
   snprintf(state, sizeof state, "%s/server", d->dir);
@@ -146,49 +189,91 @@ static int start_server(struct dev *d) {
   char *args[] = {d->self, "server", "--config", conf, "--state-dir", state, "--listen", listen,
                   "--socket", d->sock, NULL};
   d->server = spawn(d, args, log, NULL);
-  if (d->server < 0) return -1;
+  write_server_pid(d);
+  return d->server;
+}
+
+static int start_server(struct dev *d) {
+  if (spawn_server(d) < 0) return -1;
   if (!wait_until(d, server_answers, 30000)) {
-    fprintf(stderr, "phalanx dev: the server did not come up; see %s\n", log);
+    fprintf(stderr, "phalanx dev: the server did not come up; see %s/server.log\n", d->dir);
     return -1;
   }
   return 0;
 }
 
-/* A node-bound token for each agent (`phalanx server token`, the server's key). */
-static void mint_token(struct dev *d, const char *node, char *path, size_t size) {
-  char state[4200], log[4200];
+/* A node-bound token for each node, minted with the server's key (as
+ * `phalanx server token --node` does) into DIR/agents/tokens/<node>.token. */
+static int mint_tokens(struct dev *d) {
+  char state[4200], dir[4200], path[4300];
+  unsigned char key[256];
+  size_t len = sizeof key;
   snprintf(state, sizeof state, "%s/server", d->dir);
-  snprintf(path, size, "%s/agents/%s.token", d->dir, node);
-  snprintf(log, sizeof log, "%s/agents/%s.log", d->dir, node);
-  char *args[] = {d->self, "server", "token", "--state-dir", state, "--user", "root", "--uid", "0",
-                  "--node", (char *)node, NULL};
-  pid_t p = spawn(d, args, log, path);
-  int ws = 0;
-  if (p < 0 || waitpid(p, &ws, 0) != p || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) path[0] = '\0';
+  snprintf(dir, sizeof dir, "%s/agents/tokens", d->dir);
+  mkdir(dir, 0700);
+  if (px_server_jwt_key(state, false, key, &len)) return -1;
+  for (uint32_t i = 0; i < d->shape.nodes; i++) {
+    char node[32];
+    px_dev_node_name(&d->shape, i, node, sizeof node);
+    char *tok = px_auth_mint_jwt(key, len, "root", 0, node, time(NULL), TOKEN_LIFETIME_S);
+    snprintf(path, sizeof path, "%s/%s.token", dir, node);
+    FILE *f = tok ? fopen(path, "we") : NULL;
+    if (f) fprintf(f, "%s\n", tok), fclose(f);
+    free(tok);
+    if (!f) return -1;
+  }
+  return 0;
+}
+
+static void shape_args(struct dev *d, char *gpus, char *cpus, char *mem, char *url) {
+  snprintf(gpus, 64, "%u:%s:%u", d->shape.gpus, d->shape.gpu_type, d->shape.groups);
+  snprintf(cpus, 16, "%u", d->shape.cpus);
+  snprintf(mem, 32, "%llu", (unsigned long long)d->shape.mem_mib);
+  snprintf(url, 64, "http://127.0.0.1:%u", d->shape.port);
+}
+
+/* One process for every node (emulate.h). */
+static int start_emulator(struct dev *d) {
+  char gpus[64], cpus[16], mem[32], url[64], hosts[128], first[32], last[32], state[4200], log[4200], tokens[4200];
+  shape_args(d, gpus, cpus, mem, url);
+  px_dev_node_name(&d->shape, 0, first, sizeof first);
+  px_dev_node_name(&d->shape, d->shape.nodes - 1, last, sizeof last);
+  if (d->shape.nodes == 1) snprintf(hosts, sizeof hosts, "%s", first);
+  else snprintf(hosts, sizeof hosts, "dev[%s-%s]", first + 3, last + 3);
+  snprintf(state, sizeof state, "%s/agents/emulated", d->dir);
+  snprintf(log, sizeof log, "%s/agents/emulated.log", d->dir);
+  snprintf(tokens, sizeof tokens, "%s/agents/tokens", d->dir);
+  char *args[] = {d->self, "agent", "--server", url, "--emulate-nodes", hosts, "--state-dir", state,
+                  "--token-dir", tokens, "--emulate-gpus", gpus, "--emulate-cpus", cpus, "--emulate-mem", mem,
+                  "--emulate-jobs", d->real_jobs ? "real" : "sim", "--kill-jobs-on-exit", NULL};
+  d->nagents = 1;
+  d->agents[0] = spawn(d, args, log, NULL);
+  return d->agents[0] < 0 ? -1 : 0;
 }
 
 static int start_agents(struct dev *d) {
   char gpus[64], cpus[16], mem[32], url[64], adir[4200];
-  snprintf(gpus, sizeof gpus, "%u:%s:%u", d->shape.gpus, d->shape.gpu_type, d->shape.groups);
-  snprintf(cpus, sizeof cpus, "%u", d->shape.cpus);
-  snprintf(mem, sizeof mem, "%llu", (unsigned long long)d->shape.mem_mib);
-  snprintf(url, sizeof url, "http://127.0.0.1:%u", d->shape.port);
+  shape_args(d, gpus, cpus, mem, url);
   snprintf(adir, sizeof adir, "%s/agents", d->dir);
   mkdir(adir, 0755);
+  if (mint_tokens(d)) {
+    fprintf(stderr, "phalanx dev: cannot mint the agents' tokens in %s/tokens\n", adir);
+    return -1;
+  }
+  if (!(d->agents = calloc(d->shape.nodes, sizeof *d->agents))) return -1;
+  if (d->emulate) return start_emulator(d);
   for (uint32_t i = 0; i < d->shape.nodes; i++) {
     char node[32], state[4300], log[4300], token[4300];
     px_dev_node_name(&d->shape, i, node, sizeof node);
     snprintf(state, sizeof state, "%s/%s", adir, node);
     snprintf(log, sizeof log, "%s/%s.log", adir, node);
-    mint_token(d, node, token, sizeof token);
-    char *args[32] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
-                      "--state-dir", state, "--emulate-gpus", gpus, "--emulate-cpus", cpus,
-                      "--emulate-mem", mem, "--cluster", "dev", "--kill-wait", "5",
-                      "--kill-jobs-on-exit", "--allow-root", NULL};
-    int n = 22; /* the config says AllowRootJobs=YES: one local user plays every team */
-    if (token[0]) args[n++] = "--token-file", args[n++] = token;
-    args[n] = NULL;
-    d->agents[i] = spawn(d, args, log, NULL);
+    snprintf(token, sizeof token, "%s/tokens/%s.token", adir, node);
+    /* the config says AllowRootJobs=YES: one local user plays every team */
+    char *args[] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
+                    "--state-dir", state, "--emulate-gpus", gpus, "--emulate-cpus", cpus,
+                    "--emulate-mem", mem, "--cluster", "dev", "--kill-wait", "5",
+                    "--kill-jobs-on-exit", "--allow-root", "--token-file", token, NULL};
+    d->agents[d->nagents++] = spawn(d, args, log, NULL);
     if (d->agents[i] < 0) return -1;
   }
   return 0;
@@ -208,36 +293,57 @@ static void stop_child(pid_t pid, long limit_ms) {
 
 static void stop_all(struct dev *d) {
   /* agents first (each ends its jobs and reports), so the server records the ends */
-  for (uint32_t i = 0; i < d->shape.nodes; i++) if (d->agents[i] > 0) kill(d->agents[i], SIGTERM);
-  for (uint32_t i = 0; i < d->shape.nodes; i++) stop_child(d->agents[i], 15000), d->agents[i] = 0;
+  for (uint32_t i = 0; i < d->nagents; i++) if (d->agents[i] > 0) kill(d->agents[i], SIGTERM);
+  for (uint32_t i = 0; i < d->nagents; i++) stop_child(d->agents[i], 15000), d->agents[i] = 0;
   stop_child(d->server, 15000);
   d->server = 0;
+  free(d->agents);
+  d->agents = NULL;
 }
 
 static void banner(struct dev *d) {
   if (d->quiet) return;
-  printf("phalanx dev: %u nodes x %u emulated %s GPUs, state in %s\n"
+  printf("phalanx dev: %u nodes x %u emulated %s GPUs%s, state in %s\n"
          "  point the CLI at it:\n"
          "    export PHALANX_SERVER=%s\n"
          "    export PHALANX_CONF=%s/slurm.conf\n"
-         "  logs: %s/server.log, %s/agents/<node>.log; Ctrl-C stops everything\n",
-         d->shape.nodes, d->shape.gpus, d->shape.gpu_type, d->dir, d->sock, d->dir, d->dir, d->dir);
+         "  logs: %s/server.log, %s/agents/%s; Ctrl-C stops everything\n"
+         "  the server's pid is in %s/server.pid: kill -9 it to try recovery (it is restarted)\n",
+         d->shape.nodes, d->shape.gpus, d->shape.gpu_type,
+         d->emulate ? d->real_jobs ? " (one emulating agent, jobs as plain processes)"
+                                   : " (one emulating agent, simulated jobs)" : "",
+         d->dir, d->sock, d->dir, d->dir, d->dir, d->emulate ? "emulated.log" : "<node>.log", d->dir);
   fflush(stdout);
 }
 
-/* Until Ctrl-C/SIGTERM, or the server's death. Agents may die (tests kill them). */
+/* The server died: start it again (the agents keep running and register
+ * with it when it answers), unless it keeps dying. */
+static int restart_server(struct dev *d, int ws) {
+  int64_t now = (int64_t)time(NULL);
+  memmove(d->restarts + 1, d->restarts, (RESTART_MAX - 1) * sizeof *d->restarts);
+  d->restarts[0] = now;
+  fprintf(stderr, "phalanx dev: the server exited (%s %d); ", WIFSIGNALED(ws) ? "signal" : "status",
+          WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
+  if (d->restarts[RESTART_MAX - 1] && now - d->restarts[RESTART_MAX - 1] < RESTART_WINDOW_S) {
+    fprintf(stderr, "%d times in %d s: stopping; see %s/server.log\n", RESTART_MAX, RESTART_WINDOW_S, d->dir);
+    return 1;
+  }
+  fprintf(stderr, "starting it again\n");
+  return spawn_server(d) < 0 ? 1 : 0;
+}
+
+/* Until Ctrl-C/SIGTERM. Agents may die (tests kill them); the server is restarted. */
 static int supervise(struct dev *d, const sigset_t *mask) {
   for (;;) {
-    int sig = sigwaitinfo(mask, NULL);
+    int sig = sigwaitinfo(mask, NULL), ws;
     if (sig == SIGINT || sig == SIGTERM) return 0;
     pid_t p;
-    while ((p = waitpid(-1, NULL, WNOHANG)) > 0) {
+    while ((p = waitpid(-1, &ws, WNOHANG)) > 0) {
       if (p == d->server) {
-        fprintf(stderr, "phalanx dev: the server exited; stopping\n");
         d->server = 0;
-        return 1;
+        if (restart_server(d, ws)) return 1;
       }
-      for (uint32_t i = 0; i < d->shape.nodes; i++)
+      for (uint32_t i = 0; i < d->nagents; i++)
         if (d->agents[i] == p) {
           fprintf(stderr, "phalanx dev: agent %u exited\n", i + 1);
           d->agents[i] = 0;
@@ -250,13 +356,15 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
   static const struct option lo[] = {{"nodes", 1, 0, 'n'}, {"gpus", 1, 0, 'g'},     {"cpus", 1, 0, 'c'},
                                      {"mem-mib", 1, 0, 'm'}, {"gpu-groups", 1, 0, 'G'}, {"port", 1, 0, 'p'},
                                      {"state-dir", 1, 0, 'd'}, {"ready-file", 1, 0, 'r'}, {"quiet", 0, 0, 'q'},
-                                     {"users", 1, 0, 'u'},
+                                     {"users", 1, 0, 'u'}, {"heartbeat", 1, 0, 'H'}, {"emulate", 0, 0, 'e'},
+                                     {"emulate-jobs", 1, 0, 'j'},
                                      {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
   struct px_dev_shape *s = &d->shape;
   *s = (struct px_dev_shape){.nodes = 4, .gpus = 8, .cpus = 32, .groups = 2, .mem_mib = 131072, .gpu_type = "h100"};
   int c;
   char *end;
   optind = 1;
+  d->real_jobs = true;
   while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
     unsigned long v = optarg ? strtoul(optarg, &end, 10) : 0;
     bool num_ok = optarg && end != optarg && (*end == '\0' || (c == 'g' && *end == ':'));
@@ -271,17 +379,33 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
       case 'm': if (!num_ok || v < 64) return -1; s->mem_mib = v; break;
       case 'G': if (!num_ok || v < 1) return -1; s->groups = (uint32_t)v; break;
       case 'p': if (!num_ok || v > 65535) return -1; s->port = (unsigned)v; break;
+      case 'H': if (!num_ok || v < 1 || v > 3600) return -1; s->heartbeat_s = (uint32_t)v; break;
       case 'd': snprintf(d->dir, sizeof d->dir, "%s", optarg); break;
       case 'r': *ready = optarg; break;
       case 'q': d->quiet = true; break;
       case 'u': s->users = optarg; break;
+      case 'e': d->emulate = true; break;
+      case 'j':
+        if (strcmp(optarg, "sim") && strcmp(optarg, "real")) return -1;
+        d->real_jobs = !strcmp(optarg, "real");
+        d->jobs_mode_set = true;
+        break;
       default: return -1;
     }
   }
   if (s->groups > s->gpus && s->gpus) s->groups = s->gpus;
   if (!s->gpus) s->groups = 1;
   if (!s->users) s->users = getenv("SUDO_USER"); /* the developer behind sudo */
+  d->emulate |= s->nodes > PX_DEV_EMULATE_ABOVE || d->jobs_mode_set;
+  /* the server's default interval at scale: 10,000 nodes every 2 s would be
+   * 5,000 heartbeats a second (docs/operations.md, Scale) */
+  if (!s->heartbeat_s) s->heartbeat_s = s->nodes > PX_DEV_EMULATE_ABOVE ? 30 : 2;
   return 0;
+}
+
+static void write_ready(struct dev *d, const char *ready) {
+  FILE *f = fopen(ready, "we");
+  if (f) fprintf(f, "PHALANX_SERVER=%s\nPHALANX_CONF=%s/slurm.conf\n", d->sock, d->dir), fclose(f);
 }
 
 int px_cmd_dev(int argc, char **argv) {
@@ -310,14 +434,11 @@ int px_cmd_dev(int argc, char **argv) {
   curl_global_init(CURL_GLOBAL_NOTHING);
   int rc = 1;
   if (start_server(&d) == 0 && start_agents(&d) == 0) {
-    if (!wait_until(&d, all_up, 60000)) {
+    if (!wait_until(&d, all_up, d.shape.nodes > PX_DEV_EMULATE_ABOVE ? 180000 : 60000)) {
       fprintf(stderr, "phalanx dev: not every agent registered; see %s/agents/*.log\n", d.dir);
     } else {
       banner(&d);
-      if (ready) {
-        FILE *f = fopen(ready, "we");
-        if (f) fprintf(f, "PHALANX_SERVER=%s\nPHALANX_CONF=%s/slurm.conf\n", d.sock, d.dir), fclose(f);
-      }
+      if (ready) write_ready(&d, ready);
       rc = supervise(&d, &mask);
     }
   }

@@ -33,7 +33,7 @@ static int write_slurm_conf(const struct px_dev_shape *s) {
   fprintf(f,
           "# Written by `phalanx dev`: %u nodes x %u emulated %s GPUs on this machine.\n"
           "ClusterName=dev\nStateDir=%s/server\nListen=127.0.0.1:%u\nSocketPath=%s/server.sock\n"
-          "HeartbeatInterval=2\nSlurmdTimeout=10\nKillWait=5\nAllowRootJobs=YES\n"
+          "HeartbeatInterval=%u\nSlurmdTimeout=%u\nKillWait=5\nAllowRootJobs=YES\n"
           "SchedulerType=sched/backfill\nBackfillMode=conservative\nSelectType=select/cons_tres\n"
           "PriorityType=priority/multifactor\nPriorityDecayHalfLife=1-0\nPriorityMaxAge=1-0\n"
           "PriorityWeightFairshare=10000\nPriorityWeightAge=1000\nPriorityWeightPartition=1000\n"
@@ -43,7 +43,7 @@ static int write_slurm_conf(const struct px_dev_shape *s) {
           "NodeName=%s NodeAddr=127.0.0.1 Features=%s\n\n"
           "PartitionName=batch Nodes=ALL Default=YES MaxTime=1-0 DefaultTime=1:00:00 PriorityTier=1 State=UP\n"
           "PartitionName=urgent Nodes=%s MaxTime=2:00:00 DefaultTime=30 PriorityTier=2 State=UP\n",
-          s->nodes, s->gpus, s->gpu_type, s->dir, s->port, s->dir, s->cpus,
+          s->nodes, s->gpus, s->gpu_type, s->dir, s->port, s->dir, s->heartbeat_s, s->heartbeat_s * 5, s->cpus,
           (unsigned long long)s->mem_mib, s->gpu_type, s->gpus, s->groups, all, s->gpu_type, urgent);
   return fclose(f) == 0 ? 0 : PX_EIO;
 }

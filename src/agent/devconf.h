@@ -17,6 +17,7 @@ struct px_dev_shape {
   unsigned port;
   const char *dir;           /* state directory; the files go here */
   const char *users;         /* extra users of every account ("alice,bob"), or NULL */
+  uint32_t heartbeat_s;      /* HeartbeatInterval (SlurmdTimeout is five of them) */
 };
 
 /* "dev1".."dev4", zero-padded to the width of the node count. */

@@ -30,6 +30,13 @@ struct px_api_call {
   MHD_ContentReaderFreeCallback stream_free;
   void *stream_cls;
   struct MHD_Response *response; /* a ready answer with its own headers (api_ui.c) */
+  /* A long poll on an event-driven listener (can_park) answers later: the
+   * endpoint sets park and what to wait for instead of an answer, and http.c
+   * parks the connection on the node's outbox (px_outbox_park). */
+  bool can_park, park;
+  uint32_t park_node;
+  uint64_t park_after;
+  int64_t park_deadline_ns;
 };
 
 struct px_route {

@@ -253,6 +253,18 @@ int px_outbox_push(struct px_outbox *o, uint32_t node, int kind, char *json);
  * (realtime ns). Drops acknowledged ones (seq <= after). malloc'd JSON
  * {"seq":S,"launch":[...],"signal":[...]} (and "step":[...] when any). */
 char *px_outbox_wait(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns);
+/* The same without a thread waiting (the event-driven TCP listener, http.c):
+ * drops acknowledged orders; true when some wait to be taken (or the outbox
+ * is stopping) — then nothing is parked; otherwise wake(ctx) is parked on
+ * the node and runs once, from whichever thread, when an order comes, the
+ * deadline passes (px_outbox_expire), another poll for the node parks, or
+ * the outbox stops. Then px_outbox_take answers. */
+bool px_outbox_park(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns,
+                    void (*wake)(void *ctx), void *ctx);
+/* The answer now: orders with seq > after, possibly none. */
+char *px_outbox_take(struct px_outbox *o, uint32_t node, uint64_t after);
+/* Wakes parked polls whose deadline (realtime ns) is past. */
+void px_outbox_expire(struct px_outbox *o, int64_t now_ns);
 void px_outbox_stop(struct px_outbox *o);
 
 /* ---- metrics (metrics.c) ---- */

@@ -2,7 +2,9 @@
  * api_nodes.c - nodes, partitions and the fair-share tree (from the
  * snapshot), drain/resume (queued), and the agent endpoints: register,
  * report and heartbeat are queued to the main thread; the work long-poll
- * waits on the node's order queue (outbox.c) and never involves it.
+ * waits on the node's order queue (outbox.c) and never involves it: on the
+ * TCP listener it parks without a thread (http.c), on the Unix socket its
+ * connection's thread waits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +147,10 @@ void px_api_agent_work(struct px_api_call *c) {
   int64_t deadline = px_now_real_ns() + PX_SERVER_POLL_MAX_S * 1000000000LL;
   const char *t = px_api_arg(c, "timeout");
   if (t) deadline = px_now_real_ns() + (int64_t)(strtoull(t, NULL, 10) % 61) * 1000000000LL;
+  if (c->can_park) {
+    c->park = true, c->park_node = (uint32_t)idx, c->park_after = seq, c->park_deadline_ns = deadline;
+    return;
+  }
   c->answer = px_outbox_wait(c->s->outbox, (uint32_t)idx, seq, deadline);
   c->status = 200;
 }

@@ -1,6 +1,16 @@
 /*
- * http.c - the HTTP front (libmicrohttpd, one thread per connection) on a
- * Unix socket for local clients and on TCP for agents and remote clients.
+ * http.c - the HTTP front (libmicrohttpd) on a Unix socket for local clients
+ * and on TCP for agents and remote clients.
+ *
+ * The Unix socket has a thread per connection (poll(), not select(): with
+ * thousands of agent sockets open, a local client's descriptor is above
+ * FD_SETSIZE). The TCP listener is event-driven: a few threads (epoll), and
+ * an agent's long poll parks its connection on the node's outbox
+ * (MHD_suspend_connection) until an order, its deadline or shutdown resumes
+ * it. At 10,000 nodes a thread per connection meant 10,000 threads idling in
+ * long polls, past this host's descriptor and thread limits
+ * (docs/operations.md, Scale). A pool thread that waits for the main thread
+ * (a report, a submit) holds up only the connections it serves meanwhile.
  *
  * A request goes through fixed phases: body (limit PX_SERVER_MAX_BODY; a
  * larger Content-Length is refused before reading), authentication
@@ -95,6 +105,10 @@ struct conn {
   size_t len, cap;
   bool too_large;
   int64_t t0_ns;
+  /* a parked long poll (api.h): answered from the outbox when resumed */
+  bool parked;
+  uint32_t node;
+  uint64_t after;
 };
 
 static enum MHD_Result send_text(struct MHD_Connection *c, int status, char *text,
@@ -194,7 +208,34 @@ bool px_http_thread_lowered(void) { return lowered; }
 struct listener {
   struct px_server *s;
   bool is_unix;
+  bool pooled;               /* event-driven: polls park, threads are shared */
 };
+
+static void resume_parked(void *ctx) { MHD_resume_connection(ctx); }
+
+/* Suspends the connection first, so that a wake-up from another thread
+ * always finds it suspended; resumes it at once when orders were waiting. */
+static enum MHD_Result park(struct px_server *s, struct MHD_Connection *c, struct conn *k,
+                            const struct px_api_call *call) {
+  k->parked = true;
+  k->node = call->park_node;
+  k->after = call->park_after;
+  MHD_suspend_connection(c);
+  if (px_outbox_park(s->outbox, k->node, k->after, call->park_deadline_ns, resume_parked, c))
+    MHD_resume_connection(c);
+  return MHD_YES;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, int status, char *text, const char *ctype);
+
+/* A resumed long poll: what the node's outbox holds now (possibly nothing). */
+static enum MHD_Result unpark(struct px_server *s, struct MHD_Connection *c, struct conn *k) {
+  k->parked = false;
+  char *answer = px_outbox_take(s->outbox, k->node, k->after);
+  double secs = (double)(px_now_mono_ns() - k->t0_ns) / 1e9;
+  px_metrics_request(s->metrics, "/v1/agent/work", answer ? 200 : 503, secs);
+  return send_text(c, 200, answer, "application/json");
+}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
@@ -202,6 +243,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   struct listener *l = cls;
   struct px_server *s = l->s;
   struct conn *k = *con_cls;
+  if (k && k->parked) return unpark(s, c, k);
   if (!k) { /* headers only: refuse an announced oversized body before reading it */
     if (!(k = calloc(1, sizeof *k))) return MHD_NO;
     k->t0_ns = px_now_mono_ns();
@@ -216,7 +258,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return MHD_YES;
   }
   struct px_api_call call = {.s = s, .conn = c, .method = method, .url = url,
-                             .body = k->body ? k->body : "", .body_len = k->len};
+                             .body = k->body ? k->body : "", .body_len = k->len, .can_park = l->pooled};
   const struct px_route *route = px_api_route(method, url, &call);
   const char *endpoint = route ? route->pattern : "other";
   if (k->too_large) {
@@ -239,8 +281,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       call.answer = px_error_json("RATE_LIMITED", "too many requests from this user; retry later",
                                   NULL);
     } else {
-      if (route->reader) reader_priority();
+      if (route->reader && !l->pooled) reader_priority(); /* a pool thread serves everyone */
       route->fn(&call);
+      if (call.park) return park(s, c, k, &call);
     }
   }
   double secs = (double)(px_now_mono_ns() - k->t0_ns) / 1e9;
@@ -304,15 +347,73 @@ static struct listener unix_l, tcp_l;
 
 static struct MHD_Daemon *start_daemon(struct listener *l, int fd) {
   return MHD_start_daemon(
-      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0, NULL,
+      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL,
       NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_done,
       NULL, MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_CONNECTION_TIMEOUT, 120u,
       MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024), MHD_OPTION_END);
 }
 
+/* Each connection's buffer for its request line, headers and upload chunks
+ * (bodies are copied out as they come): libmicrohttpd's default, 32 KiB,
+ * cleared at each request, was 320 MB resident and most of the idle CPU with
+ * 10,000 agents' polls open. Headers (a bearer token is ~300 bytes) fit. */
+#define PX_HTTP_CONN_POOL_BYTES (8 * 1024)
+
+/* Threads of the TCP listener: enough that a few waiting on the main thread
+ * leave others serving. */
+static unsigned pool_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN) * 2;
+  return n < 4 ? 4u : n > 16 ? 16u : (unsigned)n;
+}
+
+/* Connections the TCP listener may hold: one per agent's poll and one per
+ * agent's other requests, within the descriptors this process may open
+ * (the soft limit is raised to the hard one). */
+static unsigned tcp_connection_limit(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 4096u;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  return rl.rlim_cur > 4096 + 512 ? (unsigned)(rl.rlim_cur - 512) : 4096u;
+}
+
+static struct MHD_Daemon *start_pooled(struct listener *l, int fd) {
+  return MHD_start_daemon(
+      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
+      on_request, l, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+      MHD_OPTION_THREAD_POOL_SIZE, pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
+      tcp_connection_limit(), MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_THREAD_STACK_SIZE,
+      (size_t)(256 * 1024), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)PX_HTTP_CONN_POOL_BYTES,
+      MHD_OPTION_END);
+}
+
+/* Parked polls past their deadline are answered (empty) about once a second. */
+static pthread_t sweeper;
+static bool sweeper_started;
+static pthread_mutex_t sweep_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sweep_cv = PTHREAD_COND_INITIALIZER;
+static bool sweep_stop;
+
+static void *sweep_main(void *arg) {
+  struct px_server *s = arg;
+  pthread_mutex_lock(&sweep_mu);
+  while (!sweep_stop) {
+    int64_t at = px_now_real_ns() + 500000000LL;
+    struct timespec ts = {at / 1000000000, at % 1000000000};
+    pthread_cond_timedwait(&sweep_cv, &sweep_mu, &ts);
+    pthread_mutex_unlock(&sweep_mu);
+    px_outbox_expire(s->outbox, px_now_real_ns());
+    pthread_mutex_lock(&sweep_mu);
+  }
+  pthread_mutex_unlock(&sweep_mu);
+  return NULL;
+}
+
 int px_http_start(struct px_server *s, struct px_diag *d) {
-  unix_l = (struct listener){s, true};
-  tcp_l = (struct listener){s, false};
+  unix_l = (struct listener){s, true, false};
+  tcp_l = (struct listener){s, false, true};
   int fd = unix_listener(s->opts.socket_path, d);
   if (fd < 0) return fd;
   if (!(s->unix_d = start_daemon(&unix_l, fd))) {
@@ -321,14 +422,25 @@ int px_http_start(struct px_server *s, struct px_diag *d) {
   }
   if (!s->opts.listen) return 0;
   if ((fd = tcp_listener(s->opts.listen, d)) < 0) return fd;
-  if (!(s->tcp_d = start_daemon(&tcp_l, fd))) {
+  if (!(s->tcp_d = start_pooled(&tcp_l, fd))) {
     close(fd);
     return px_diag_set(d, PX_EIO, -1, "cannot start the HTTP server on %s", s->opts.listen);
   }
+  sweep_stop = false;
+  sweeper_started = pthread_create(&sweeper, NULL, sweep_main, s) == 0;
   return 0;
 }
 
 void px_http_stop(struct px_server *s) {
+  if (sweeper_started) {
+    pthread_mutex_lock(&sweep_mu);
+    sweep_stop = true;
+    pthread_cond_signal(&sweep_cv);
+    pthread_mutex_unlock(&sweep_mu);
+    pthread_join(sweeper, NULL);
+    sweeper_started = false;
+  }
+  if (s->outbox) px_outbox_stop(s->outbox); /* parked polls resume before the daemon stops */
   if (s->unix_d) MHD_stop_daemon(s->unix_d);
   if (s->tcp_d) MHD_stop_daemon(s->tcp_d);
   s->unix_d = s->tcp_d = NULL;

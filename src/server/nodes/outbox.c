@@ -5,6 +5,12 @@
  * which also acknowledges (drops) the older ones. An agent that restarts
  * asks with after=0 and receives everything not yet acknowledged again, so
  * launches are idempotent on the agent side by job id.
+ *
+ * A poll waits in one of two ways: its thread sleeps on the node's
+ * condition (px_outbox_wait: a thread per connection), or it parks a wake-up
+ * on the node and its thread goes on serving other connections
+ * (px_outbox_park: 10,000 agents' polls without 10,000 threads). Parked
+ * polls sit in a list walked by px_outbox_expire once a second or so.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -18,6 +24,11 @@ struct node_box {
   struct px_order *v;
   size_t len, cap;
   pthread_cond_t cond;
+  /* a parked poll: wake(ctx) once */
+  void (*wake)(void *ctx);
+  void *ctx;
+  int64_t deadline_ns;
+  bool listed;                  /* in px_outbox.parked */
 };
 
 struct px_outbox {
@@ -26,6 +37,8 @@ struct px_outbox {
   uint32_t nnodes;
   uint64_t next_seq;
   bool stopping;
+  uint32_t *parked;             /* nodes with a parked poll (unordered) */
+  uint32_t nparked;
 };
 
 struct px_outbox *px_outbox_new(const struct px_conf *conf) {
@@ -33,7 +46,10 @@ struct px_outbox *px_outbox_new(const struct px_conf *conf) {
   if (!o) return NULL;
   o->nnodes = conf->nnodes;
   o->nodes = calloc(conf->nnodes ? conf->nnodes : 1, sizeof *o->nodes);
-  if (!o->nodes) {
+  o->parked = calloc(conf->nnodes ? conf->nnodes : 1, sizeof *o->parked);
+  if (!o->nodes || !o->parked) {
+    free(o->nodes);
+    free(o->parked);
     free(o);
     return NULL;
   }
@@ -56,8 +72,18 @@ void px_outbox_free(struct px_outbox *o) {
     pthread_cond_destroy(&o->nodes[i].cond);
   }
   free(o->nodes);
+  free(o->parked);
   pthread_mutex_destroy(&o->lock);
   free(o);
+}
+
+/* Runs a parked poll's wake-up (lock held; the wake-up must not take it)
+ * and leaves the node's entry in o->parked for expire to drop. */
+static void unpark(struct node_box *b) {
+  if (!b->wake) return;
+  void (*wake)(void *) = b->wake;
+  b->wake = NULL;
+  wake(b->ctx);
 }
 
 int px_outbox_push(struct px_outbox *o, uint32_t node, int kind, char *json) {
@@ -80,6 +106,7 @@ int px_outbox_push(struct px_outbox *o, uint32_t node, int kind, char *json) {
   }
   b->v[b->len++] = (struct px_order){o->next_seq++, json, kind};
   pthread_cond_broadcast(&b->cond);
+  unpark(b);
   pthread_mutex_unlock(&o->lock);
   return 0;
 }
@@ -129,9 +156,51 @@ char *px_outbox_wait(struct px_outbox *o, uint32_t node, uint64_t after, int64_t
   return s;
 }
 
+bool px_outbox_park(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns,
+                    void (*wake)(void *ctx), void *ctx) {
+  if (node >= o->nnodes) return true;
+  pthread_mutex_lock(&o->lock);
+  struct node_box *b = &o->nodes[node];
+  drop_acked(b, after);
+  bool ready = b->len || o->stopping;
+  if (!ready) {
+    unpark(b); /* an earlier poll of the node (its agent restarted): answered now */
+    if (!b->listed) o->parked[o->nparked++] = node, b->listed = true;
+    b->wake = wake;
+    b->ctx = ctx;
+    b->deadline_ns = deadline_ns;
+  }
+  pthread_mutex_unlock(&o->lock);
+  return ready;
+}
+
+char *px_outbox_take(struct px_outbox *o, uint32_t node, uint64_t after) {
+  if (node >= o->nnodes) return NULL;
+  pthread_mutex_lock(&o->lock);
+  struct node_box *b = &o->nodes[node];
+  drop_acked(b, after);
+  char *s = render(b, after);
+  pthread_mutex_unlock(&o->lock);
+  return s;
+}
+
+void px_outbox_expire(struct px_outbox *o, int64_t now_ns) {
+  pthread_mutex_lock(&o->lock);
+  uint32_t keep = 0;
+  for (uint32_t i = 0; i < o->nparked; i++) {
+    struct node_box *b = &o->nodes[o->parked[i]];
+    if (b->wake && (b->deadline_ns <= now_ns || o->stopping)) unpark(b);
+    if (b->wake) o->parked[keep++] = o->parked[i];
+    else b->listed = false;
+  }
+  o->nparked = keep;
+  pthread_mutex_unlock(&o->lock);
+}
+
 void px_outbox_stop(struct px_outbox *o) {
   pthread_mutex_lock(&o->lock);
   o->stopping = true;
   for (uint32_t i = 0; i < o->nnodes; i++) pthread_cond_broadcast(&o->nodes[i].cond);
   pthread_mutex_unlock(&o->lock);
+  px_outbox_expire(o, INT64_MAX);
 }
