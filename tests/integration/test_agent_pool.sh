@@ -13,7 +13,7 @@
 source "$(dirname "$0")/agent/lib.sh"
 need_root
 ensure_users
-[ -d /sys/fs/cgroup/memory ] || { echo "SKIP: no cgroup v1 memory hierarchy (pooling is v1 only)"; exit 0; }
+[ -d /sys/fs/cgroup/memory ] || px_skip cgroup-v1 "no cgroup v1 memory hierarchy (pooling is v1 only)"
 T=$(mktemp -d /tmp/pxpool.XXXXXX)
 chmod 755 "$T"
 AGENT_PID=
