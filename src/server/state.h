@@ -66,6 +66,7 @@ struct px_snode {
   bool registered;
   bool admin_drain;             /* drained by an operator (vs. recovery) */
   bool down;
+  bool given_up;                /* no agent within the timeout of recovery: its jobs failed */
   uint32_t recovered_jobs;      /* recovered running jobs holding it drained */
   char addr[64];
   char reason[256];
