@@ -193,8 +193,18 @@ static void give_up_unregistered(struct px_server *s, uint32_t node, int64_t now
   fail_jobs_on(s, node, now);
 }
 
+/* A journal stall (commit.c) held heartbeats back: none counts as missed. */
+static void forgive_stall(struct px_server *s, int64_t now) {
+  unsigned stalls = atomic_load(&s->commit.stalls);
+  if (stalls == s->commit.stalls_seen) return;
+  s->commit.stalls_seen = stalls;
+  for (uint32_t i = 0; i < s->conf->nnodes; i++)
+    if (s->nodes[i].registered) s->nodes[i].last_heartbeat = now;
+}
+
 void px_nodes_check(struct px_server *s, int64_t now) {
   int64_t timeout = s->opts.node_timeout_s;
+  forgive_stall(s, now);
   bool since_start = px_now_mono_ns() - s->start_mono_ns > timeout * 1000000000LL;
   for (uint32_t i = 0; i < s->conf->nnodes; i++) {
     struct px_snode *n = &s->nodes[i];
