@@ -243,6 +243,13 @@ static int apply_requeue(struct px_server *s, const struct px_store_rec *r, json
   return 0;
 }
 
+/* A job that ended without running (cancelled while pending, rejected) has
+ * its accounting row too, as sacct shows it; live, it is written in the
+ * same transaction as the record (commit.c take_acct), so replay finds it. */
+static int ended_unstarted(struct px_server *s, const struct px_sjob *j, bool replay) {
+  return replay ? 0 : px_u64vec_push(&s->acct_pending, j->id);
+}
+
 static int apply_job_misc(struct px_server *s, const struct px_store_rec *r, json_t *o,
                           bool replay) {
   struct px_sjob *j = job_of(s, r);
@@ -259,6 +266,7 @@ static int apply_job_misc(struct px_server *s, const struct px_store_rec *r, jso
       if (replay) px_core_cancel(s->core, j->id, r->time, NULL);
       j->state = PX_JOB_CANCELLED;
       j->end = r->time;
+      return ended_unstarted(s, j, replay);
     }
   } else if (!strcmp(r->kind, "hold")) {
     if (replay) px_core_hold(s->core, j->id, admin, r->time, NULL);
@@ -283,6 +291,7 @@ static int apply_job_misc(struct px_server *s, const struct px_store_rec *r, jso
     j->state = PX_JOB_FAILED;
     j->end = r->time;
     snprintf(j->reason, sizeof j->reason, "%s", reason ? reason : "Rejected");
+    return ended_unstarted(s, j, replay);
   }
   return 0;
 }
