@@ -8,8 +8,14 @@
  * `name value unit` lines:
  *   cycle_full_ms / cycle_full_ms_max  median and max of 11 cycles over
  *                                      100,000 pending jobs on a full cluster
- *   place_rate_jobs_per_s              the mix placed into an empty cluster
- *   gang64_place_us                    one 64-node gang, half-full cluster
+ *   place_rate_jobs_per_s              the mix without arrays placed into an
+ *                                      empty cluster (jobs started per second)
+ *   place_rate_arrays_jobs_per_s       the same with the mix's arrays (2% of
+ *                                      jobs, 1,000 tasks each: most starts are
+ *                                      array tasks, which are cheaper)
+ *   gang64_place_us                    one 64-node gang on a fragmented cluster
+ *                                      with fewer than 5% of nodes free
+ *                                      (gang64_free_nodes_pct says how many)
  *   core_bytes_per_pending_job         core memory per pending record
  * Options: --nodes N --pending P (cycle_full at other sizes, for scaling);
  * --only-place, --only-gang. Environment, for investigation only:
@@ -184,7 +190,7 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
 /* The mix into an empty cluster, in submission order (FIFO), cycle after
  * cycle until one starts nothing. Jobs are queued until their GPUs add up to
  * the cluster's (an array counts its 1,000 GPUs). */
-static int bench_place_rate(void) {
+static int bench_place_rate(bool arrays) {
   struct px_conf *conf = standard_conf(10000);
   conf->sched.order = PX_ORDER_FIFO;
   struct px_core *c = new_core(conf);
@@ -193,7 +199,7 @@ static int bench_place_rate(void) {
   if (!c) return 1;
   for (uint64_t gpus = 0; gpus < 80000;) {
     struct px_jobspec s;
-    mix_spec(&s, true);
+    mix_spec(&s, arrays);
     gpus += s.array ? 1000 : (uint64_t)(s.nodes_min ? s.nodes_min : 1) * s.gpus_per_node;
     if (submit(c, &s, 1000)) return 1;
   }
@@ -212,18 +218,32 @@ static int bench_place_rate(void) {
     px_core_node_get(c, n, &v);
     used += v.gpus_alloc;
   }
-  printf("place_rate_jobs_per_s %.0f jobs/s\n", started / (total_ms / 1e3));
+  const char *name = arrays ? "place_rate_arrays" : "place_rate";
+  printf("%s_jobs_per_s %.0f jobs/s\n", name, started / (total_ms / 1e3));
   if (getenv("PX_BENCH_VERBOSE"))
     fprintf(stderr, "place: %llu started in %.1f ms\n", (unsigned long long)started, total_ms);
-  printf("place_fill_gpus_pct %.1f %%\n", 100.0 * used / 80000);
+  printf("%s_fill_gpus_pct %.1f %%\n", name, 100.0 * used / 80000);
   px_actions_fini(&out);
   px_core_free(c);
   px_conf_free(conf);
   return 0;
 }
 
-/* Half-full, fragmented: random jobs fill the cluster, half of them end;
- * then one 64-node gang is placed (and ended again), 21 times. */
+/* Nodes with no GPU allocated, in percent. */
+static double free_nodes_pct(struct px_core *c) {
+  uint32_t n = px_core_nnodes(c), nfree = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    struct px_node_view v;
+    px_core_node_get(c, i, &v);
+    nfree += v.gpus_alloc == 0;
+  }
+  return 100.0 * nfree / n;
+}
+
+/* Nearly full and fragmented: random jobs (3 of 4 of 1-2 GPUs, 1 of 4 a
+ * whole node) fill the cluster; half the small ones end, leaving holes, and
+ * one whole-node job in 20, leaving under 5% of nodes free for the gang.
+ * Then one 64-node gang is placed (and ended again), 21 times. */
 static int bench_gang64(void) {
   struct px_conf *conf = standard_conf(10000);
   px_testconf_partition(conf, "all", 0, 10000); /* the gang sees the whole tree */
@@ -231,17 +251,27 @@ static int bench_gang64(void) {
   struct px_actions out;
   px_actions_init(&out);
   if (!c) return 1;
-  for (uint32_t i = 0; i < 60000; i++) {
+  enum { NFILL = 60000 };
+  uint64_t first = next_id;
+  uint8_t *gpn = malloc(NFILL);
+  if (!gpn) return 1;
+  for (uint32_t i = 0; i < NFILL; i++) {
     struct px_jobspec s;
     px_jobspec_init(&s);
     s.user = user_names[rnd(500)];
-    s.gpus_per_node = rnd(4) ? 1 + rnd(2) : 8;
+    s.gpus_per_node = gpn[i] = (uint8_t)(rnd(4) ? 1 + rnd(2) : 8);
     s.partition = (char *)"all";
     if (submit(c, &s, 1000)) return 1;
   }
   if (px_core_cycle(c, 1001, &out)) return 1;
-  for (size_t i = 0; i < out.len; i++)
-    if (rnd(2) && px_core_job_ended(c, out.v[i].job_id, PX_JOB_COMPLETED, 0, 1002, NULL)) return 1;
+  for (size_t i = 0; i < out.len; i++) {
+    uint64_t k = out.v[i].job_id - first;
+    bool whole = k < NFILL && gpn[k] == 8;
+    if ((whole ? rnd(20) == 0 : rnd(2) == 0) &&
+        px_core_job_ended(c, out.v[i].job_id, PX_JOB_COMPLETED, 0, 1002, NULL))
+      return 1;
+  }
+  free(gpn);
   size_t cur = 0, ndrop = 0;
   struct px_job_view v;
   uint64_t *drop = malloc(px_core_njobs(c) * sizeof *drop);
@@ -250,6 +280,12 @@ static int bench_gang64(void) {
     if (v.state == PX_JOB_PENDING) drop[ndrop++] = v.job_id;
   for (size_t i = 0; i < ndrop; i++) px_core_cancel(c, drop[i], 1003, NULL);
   free(drop);
+  double free_pct = free_nodes_pct(c);
+  printf("gang64_free_nodes_pct %.1f %%\n", free_pct);
+  if (free_pct >= 5.0) {
+    fprintf(stderr, "bench: %.1f%% of nodes free, the gang case wants fewer than 5%%\n", free_pct);
+    return 1;
+  }
   enum { N = 21 };
   double t[N];
   for (int i = 0; i < N; i++) {
@@ -285,10 +321,11 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--nodes")) nodes = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--pending")) pending = (uint32_t)strtoul(argv[++i], NULL, 10);
   }
-  if (argc > 1 && !strcmp(argv[1], "--only-place")) return bench_place_rate();
+  if (argc > 1 && !strcmp(argv[1], "--only-place")) return bench_place_rate(false) || bench_place_rate(true);
   if (argc > 1 && !strcmp(argv[1], "--only-gang")) return bench_gang64();
   if (nodes || pending) return bench_cycle_full(nodes ? nodes : 10000, pending ? pending : 100000, false);
-  if (bench_cycle_full(10000, 100000, true) || bench_place_rate() || bench_gang64()) {
+  if (bench_cycle_full(10000, 100000, true) || bench_place_rate(false) || bench_place_rate(true) ||
+      bench_gang64()) {
     fprintf(stderr, "bench_core: failed\n");
     return 1;
   }
