@@ -7,7 +7,15 @@
  * whole nodes; 2% of jobs are 1,000-task arrays (of 1-GPU tasks). Prints
  * `name value unit` lines:
  *   cycle_full_ms / cycle_full_ms_max  median and max of 11 cycles over
- *                                      100,000 pending jobs on a full cluster
+ *                                      100,000 pending jobs (the mix without
+ *                                      arrays: 1-GPU jobs, whole nodes, gangs)
+ *                                      on a fragmented cluster: every node
+ *                                      partly used by 1-7 GPU jobs, 2% of
+ *                                      them ended, so each cycle really
+ *                                      places the 1-GPU jobs that fit and
+ *                                      fails the rest (cycle_full_started:
+ *                                      jobs started per cycle, > 0 checked;
+ *                                      they end again before the next cycle)
  *   place_rate_jobs_per_s              the mix without arrays placed into an
  *                                      empty cluster (jobs started per second)
  *   place_rate_arrays_jobs_per_s       the same with the mix's arrays (2% of
@@ -134,29 +142,39 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
   struct px_actions out;
   px_actions_init(&out);
   if (!c) return 1;
-  for (uint32_t n = 0; n < nnodes; n++) {
+  /* fragmented: jobs of 1-7 GPUs until the cluster is full, then 2% end */
+  for (uint64_t gpus = 0; gpus < (uint64_t)nnodes * 8;) {
     struct px_jobspec s;
     px_jobspec_init(&s);
     s.user = user_names[rnd(500)];
-    s.partition = (char *)part_names[n * 4 / nnodes];
-    s.gpus_per_node = 8;
-    s.exclusive = true;
+    s.partition = (char *)part_names[rnd(4)];
+    s.gpus_per_node = 1 + rnd(7);
+    s.time_limit_s = 7200;
+    gpus += s.gpus_per_node;
     if (submit(c, &s, 1000)) return 1;
   }
-  if (px_core_cycle(c, 1000, &out) || out.len != nnodes) {
-    fprintf(stderr, "bench: fill started %zu of %u\n", out.len, nnodes);
-    return 1;
-  }
+  if (px_core_cycle(c, 1000, &out) || !out.len) return 1;
+  for (size_t i = 0; i < out.len; i++)
+    if (rnd(50) == 0 && px_core_job_ended(c, out.v[i].job_id, PX_JOB_COMPLETED, 0, 1000, NULL)) return 1;
+  size_t cur = 0, ndrop = 0; /* the fill that did not fit leaves the queue */
+  struct px_job_view v;
+  uint64_t *drop = malloc(px_core_njobs(c) * sizeof *drop);
+  if (!drop) return 1;
+  while (px_core_job_next(c, &cur, &v))
+    if (v.state == PX_JOB_PENDING) drop[ndrop++] = v.job_id;
+  for (size_t i = 0; i < ndrop; i++) px_core_cancel(c, drop[i], 1000, NULL);
+  free(drop);
   struct px_core_stats st;
   px_core_stats(c, &st);
   size_t before = st.bytes_in_use;
   for (uint32_t i = 0; i < pending; i++) {
     struct px_jobspec s;
-    mix_spec(&s, true);
+    mix_spec(&s, false);
     if (submit(c, &s, 1001 + i / 1000)) return 1;
   }
   enum { N = 11 };
   double t[N], w[N];
+  size_t started = 0;
   int ncycles = getenv("PX_BENCH_CYCLES") ? atoi(getenv("PX_BENCH_CYCLES")) : N;
   for (int i = 0; i < N; i++) {
     double t0 = now_ms(), w0 = wall_ms();
@@ -164,10 +182,18 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
       t[i] = w[i] = 0;
       continue;
     }
-    if (px_core_cycle(c, 2000 + 60 * i, &out) || out.len) return 1;
+    if (px_core_cycle(c, 2000 + 60 * i, &out)) return 1;
     t[i] = now_ms() - t0;
     w[i] = wall_ms() - w0;
-    if (getenv("PX_BENCH_VERBOSE")) fprintf(stderr, "cycle %d: %.2f ms\n", i, t[i]);
+    if (getenv("PX_BENCH_VERBOSE")) fprintf(stderr, "cycle %d: %.2f ms, %zu actions\n", i, t[i], out.len);
+    for (size_t k = 0; k < out.len; k++) /* the holes open again for the next cycle */
+      if (out.v[k].kind == PX_ACT_START &&
+          (started++, px_core_job_ended(c, out.v[k].job_id, PX_JOB_COMPLETED, 0, 2030 + 60 * i, NULL)))
+        return 1;
+  }
+  if (!started) {
+    fprintf(stderr, "bench: the full cycles started nothing: not the fragmented case\n");
+    return 1;
   }
   px_core_stats(c, &st);
   qsort(t, N, sizeof t[0], cmp_double);
@@ -177,6 +203,7 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
     printf("cycle_full_ms_max %.2f ms\n", t[N - 1]);
     printf("cycle_full_wall_ms %.2f ms\n", w[N / 2]);
     printf("cycle_full_wall_ms_max %.2f ms\n", w[N - 1]);
+    printf("cycle_full_started %.1f jobs\n", (double)started / N);
     printf("core_bytes_per_pending_job %.0f bytes\n", (double)(st.bytes_in_use - before) / pending);
   } else {
     printf("cycle_full_ms_%un_%up %.2f ms\n", nnodes, pending, t[N / 2]);
