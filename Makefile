@@ -7,7 +7,10 @@ FUZZ_SECONDS ?= 60
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 NPROC      := $(shell nproc)
 
-.PHONY: all build asan deps test unit bench fuzz demo clean check-style
+CHAOS_SECONDS ?= 600
+CHAOS_SEED ?=
+
+.PHONY: all build asan deps test unit bench fuzz demo clean check-style chaos
 
 all: build
 
@@ -35,6 +38,13 @@ test: deps check-style build asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(NPROC) --timeout 600
+
+# The chaos test at length (its short form runs in `make test`): kill -9 of
+# the server and agents under a storm of requests; CHAOS_SEED=<seed> replays
+# a failed run's choices (the seed is printed).
+chaos: deps build asan
+	PHALANX=$(CURDIR)/$(ASAN_BUILD)/phalanx PX_SRC=$(CURDIR) CHAOS_SECONDS=$(CHAOS_SECONDS) \
+	  CHAOS_SEED=$(CHAOS_SEED) bash tests/integration/test_chaos.sh
 
 bench: deps build
 	@scripts/bench.sh $(BUILD)

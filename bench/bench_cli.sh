@@ -11,6 +11,9 @@
 #   cli_true_per_s            the same loop with /bin/true: the machine's
 #                             ceiling for any command run as one process per job
 #   cli_true_cpu_ms           CPU time of one /bin/true process
+#   cli_sbatch_per_true       cli_sbatch_per_s / cli_true_per_s of this run: the
+#                             share of the machine's process-start ceiling an
+#                             sbatch reaches (comparable across machines)
 #   cli_squeue_10k_ms         one `squeue` with 10,000 pending jobs (fetch,
 #                             decode, sort, print)
 # Why cli_sbatch_per_s runs with nothing scheduled: the Slurm figure it is
@@ -63,7 +66,8 @@ rate() { # name cpu_name command...
   done
   t1=$(now_ns)
   children_cpu_ms >"$tmp/c1"
-  echo "$name $((n * 1000000000 / (t1 - t0))) per_s"
+  last_rate=$((n * 1000000000 / (t1 - t0)))
+  echo "$name $last_rate per_s"
   c0=$(<"$tmp/c0") c1=$(<"$tmp/c1")
   [ -n "$cpu_name" ] && awk -v c=$((c1 - c0)) -v n=$n -v m="$cpu_name" 'BEGIN { printf "%s %.2f ms\n", m, c / n }'
 }
@@ -79,12 +83,14 @@ wait_idle() {
 n=300
 scontrol update PartitionName=batch State=DOWN || die "cannot set the partition down"
 rate cli_sbatch_per_s cli_sbatch_cpu_ms sbatch -A ops --wrap true
+sbatch_rate=$last_rate
 scancel -t PD -u "$(id -un)" || die "scancel failed"
 scontrol update PartitionName=batch State=UP || die "cannot set the partition up"
 wait_idle
 rate cli_sbatch_running_per_s "" sbatch -A ops --wrap true
 wait_idle
 rate cli_true_per_s cli_true_cpu_ms /bin/true
+awk -v s="$sbatch_rate" -v t="$last_rate" 'BEGIN { printf "cli_sbatch_per_true %.3f ratio\n", s / t }'
 
 # 10,000 held jobs in one API request (held: they stay pending).
 python3 -c 'import json; print(json.dumps({"jobs": [{"name": "filler", "account": "ops", "hold": True,

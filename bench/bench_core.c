@@ -7,9 +7,23 @@
  * whole nodes; 2% of jobs are 1,000-task arrays (of 1-GPU tasks). Prints
  * `name value unit` lines:
  *   cycle_full_ms / cycle_full_ms_max  median and max of 11 cycles over
- *                                      100,000 pending jobs on a full cluster
- *   place_rate_jobs_per_s              the mix placed into an empty cluster
- *   gang64_place_us                    one 64-node gang, half-full cluster
+ *                                      100,000 pending jobs (the mix without
+ *                                      arrays: 1-GPU jobs, whole nodes, gangs)
+ *                                      on a fragmented cluster: every node
+ *                                      partly used by 1-7 GPU jobs, 2% of
+ *                                      them ended, so each cycle really
+ *                                      places the 1-GPU jobs that fit and
+ *                                      fails the rest (cycle_full_started:
+ *                                      jobs started per cycle, > 0 checked;
+ *                                      they end again before the next cycle)
+ *   place_rate_jobs_per_s              the mix without arrays placed into an
+ *                                      empty cluster (jobs started per second)
+ *   place_rate_arrays_jobs_per_s       the same with the mix's arrays (2% of
+ *                                      jobs, 1,000 tasks each: most starts are
+ *                                      array tasks, which are cheaper)
+ *   gang64_place_us                    one 64-node gang on a fragmented cluster
+ *                                      with fewer than 5% of nodes free
+ *                                      (gang64_free_nodes_pct says how many)
  *   core_bytes_per_pending_job         core memory per pending record
  * Options: --nodes N --pending P (cycle_full at other sizes, for scaling);
  * --only-place, --only-gang. Environment, for investigation only:
@@ -137,29 +151,39 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
   struct px_actions out;
   px_actions_init(&out);
   if (!c) return 1;
-  for (uint32_t n = 0; n < nnodes; n++) {
+  /* fragmented: jobs of 1-7 GPUs until the cluster is full, then 2% end */
+  for (uint64_t gpus = 0; gpus < (uint64_t)nnodes * 8;) {
     struct px_jobspec s;
     px_jobspec_init(&s);
     s.user = user_names[rnd(500)];
-    s.partition = (char *)part_names[n * 4 / nnodes];
-    s.gpus_per_node = 8;
-    s.exclusive = true;
+    s.partition = (char *)part_names[rnd(4)];
+    s.gpus_per_node = 1 + rnd(7);
+    s.time_limit_s = 7200;
+    gpus += s.gpus_per_node;
     if (submit(c, &s, 1000)) return 1;
   }
-  if (px_core_cycle(c, 1000, &out) || out.len != nnodes) {
-    fprintf(stderr, "bench: fill started %zu of %u\n", out.len, nnodes);
-    return 1;
-  }
+  if (px_core_cycle(c, 1000, &out) || !out.len) return 1;
+  for (size_t i = 0; i < out.len; i++)
+    if (rnd(50) == 0 && end_job(c, out.v[i].job_id, PX_EV_END, 1000)) return 1;
+  size_t cur = 0, ndrop = 0; /* the fill that did not fit leaves the queue */
+  struct px_job_view v;
+  uint64_t *drop = malloc(px_core_njobs(c) * sizeof *drop);
+  if (!drop) return 1;
+  while (px_core_job_next(c, &cur, &v))
+    if (v.state == PX_JOB_PENDING) drop[ndrop++] = v.job_id;
+  for (size_t i = 0; i < ndrop; i++) end_job(c, drop[i], PX_EV_CANCEL, 1000);
+  free(drop);
   struct px_core_stats st;
   px_core_stats(c, &st);
   size_t before = st.bytes_in_use;
   for (uint32_t i = 0; i < pending; i++) {
     struct px_jobspec s;
-    mix_spec(&s, true);
+    mix_spec(&s, false);
     if (submit(c, &s, 1001 + i / 1000)) return 1;
   }
   enum { N = 11 };
   double t[N], w[N];
+  size_t started = 0;
   int ncycles = getenv("PX_BENCH_CYCLES") ? atoi(getenv("PX_BENCH_CYCLES")) : N;
   for (int i = 0; i < N; i++) {
     double t0 = now_ms(), w0 = wall_ms();
@@ -167,10 +191,18 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
       t[i] = w[i] = 0;
       continue;
     }
-    if (px_core_cycle(c, 2000 + 60 * i, &out) || out.len) return 1;
+    if (px_core_cycle(c, 2000 + 60 * i, &out)) return 1;
     t[i] = now_ms() - t0;
     w[i] = wall_ms() - w0;
-    if (getenv("PX_BENCH_VERBOSE")) fprintf(stderr, "cycle %d: %.2f ms\n", i, t[i]);
+    if (getenv("PX_BENCH_VERBOSE")) fprintf(stderr, "cycle %d: %.2f ms, %zu actions\n", i, t[i], out.len);
+    for (size_t k = 0; k < out.len; k++) /* the holes open again for the next cycle */
+      if (out.v[k].kind == PX_ACT_START &&
+          (started++, end_job(c, out.v[k].job_id, PX_EV_END, 2030 + 60 * i)))
+        return 1;
+  }
+  if (!started) {
+    fprintf(stderr, "bench: the full cycles started nothing: not the fragmented case\n");
+    return 1;
   }
   px_core_stats(c, &st);
   qsort(t, N, sizeof t[0], cmp_double);
@@ -180,6 +212,7 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
     printf("cycle_full_ms_max %.2f ms\n", t[N - 1]);
     printf("cycle_full_wall_ms %.2f ms\n", w[N / 2]);
     printf("cycle_full_wall_ms_max %.2f ms\n", w[N - 1]);
+    printf("cycle_full_started %.1f jobs\n", (double)started / N);
     printf("core_bytes_per_pending_job %.0f bytes\n", (double)(st.bytes_in_use - before) / pending);
   } else {
     printf("cycle_full_ms_%un_%up %.2f ms\n", nnodes, pending, t[N / 2]);
@@ -193,7 +226,7 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
 /* The mix into an empty cluster, in submission order (FIFO), cycle after
  * cycle until one starts nothing. Jobs are queued until their GPUs add up to
  * the cluster's (an array counts its 1,000 GPUs). */
-static int bench_place_rate(void) {
+static int bench_place_rate(bool arrays) {
   struct px_conf *conf = standard_conf(10000);
   conf->sched.order = PX_ORDER_FIFO;
   struct px_core *c = new_core(conf);
@@ -202,7 +235,7 @@ static int bench_place_rate(void) {
   if (!c) return 1;
   for (uint64_t gpus = 0; gpus < 80000;) {
     struct px_jobspec s;
-    mix_spec(&s, true);
+    mix_spec(&s, arrays);
     gpus += s.array ? 1000 : (uint64_t)(s.nodes_min ? s.nodes_min : 1) * s.gpus_per_node;
     if (submit(c, &s, 1000)) return 1;
   }
@@ -221,18 +254,32 @@ static int bench_place_rate(void) {
     px_core_node_get(c, n, &v);
     used += v.gpus_alloc;
   }
-  printf("place_rate_jobs_per_s %.0f jobs/s\n", started / (total_ms / 1e3));
+  const char *name = arrays ? "place_rate_arrays" : "place_rate";
+  printf("%s_jobs_per_s %.0f jobs/s\n", name, started / (total_ms / 1e3));
   if (getenv("PX_BENCH_VERBOSE"))
     fprintf(stderr, "place: %llu started in %.1f ms\n", (unsigned long long)started, total_ms);
-  printf("place_fill_gpus_pct %.1f %%\n", 100.0 * used / 80000);
+  printf("%s_fill_gpus_pct %.1f %%\n", name, 100.0 * used / 80000);
   px_actions_fini(&out);
   px_core_free(c);
   px_conf_free(conf);
   return 0;
 }
 
-/* Half-full, fragmented: random jobs fill the cluster, half of them end;
- * then one 64-node gang is placed (and ended again), 21 times. */
+/* Nodes with no GPU allocated, in percent. */
+static double free_nodes_pct(struct px_core *c) {
+  uint32_t n = px_core_nnodes(c), nfree = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    struct px_node_view v;
+    px_core_node_get(c, i, &v);
+    nfree += v.gpus_alloc == 0;
+  }
+  return 100.0 * nfree / n;
+}
+
+/* Nearly full and fragmented: random jobs (3 of 4 of 1-2 GPUs, 1 of 4 a
+ * whole node) fill the cluster; half the small ones end, leaving holes, and
+ * one whole-node job in 20, leaving under 5% of nodes free for the gang.
+ * Then one 64-node gang is placed (and ended again), 21 times. */
 static int bench_gang64(void) {
   struct px_conf *conf = standard_conf(10000);
   px_testconf_partition(conf, "all", 0, 10000); /* the gang sees the whole tree */
@@ -240,17 +287,27 @@ static int bench_gang64(void) {
   struct px_actions out;
   px_actions_init(&out);
   if (!c) return 1;
-  for (uint32_t i = 0; i < 60000; i++) {
+  enum { NFILL = 60000 };
+  uint64_t first = next_id;
+  uint8_t *gpn = malloc(NFILL);
+  if (!gpn) return 1;
+  for (uint32_t i = 0; i < NFILL; i++) {
     struct px_jobspec s;
     px_jobspec_init(&s);
     s.user = user_names[rnd(500)];
-    s.gpus_per_node = rnd(4) ? 1 + rnd(2) : 8;
+    s.gpus_per_node = gpn[i] = (uint8_t)(rnd(4) ? 1 + rnd(2) : 8);
     s.partition = (char *)"all";
     if (submit(c, &s, 1000)) return 1;
   }
   if (px_core_cycle(c, 1001, &out)) return 1;
-  for (size_t i = 0; i < out.len; i++)
-    if (rnd(2) && end_job(c, out.v[i].job_id, PX_EV_END, 1002)) return 1;
+  for (size_t i = 0; i < out.len; i++) {
+    uint64_t k = out.v[i].job_id - first;
+    bool whole = k < NFILL && gpn[k] == 8;
+    if ((whole ? rnd(20) == 0 : rnd(2) == 0) &&
+        end_job(c, out.v[i].job_id, PX_EV_END, 1002))
+      return 1;
+  }
+  free(gpn);
   size_t cur = 0, ndrop = 0;
   struct px_job_view v;
   uint64_t *drop = malloc(px_core_njobs(c) * sizeof *drop);
@@ -259,6 +316,12 @@ static int bench_gang64(void) {
     if (v.state == PX_JOB_PENDING) drop[ndrop++] = v.job_id;
   for (size_t i = 0; i < ndrop; i++) end_job(c, drop[i], PX_EV_CANCEL, 1003);
   free(drop);
+  double free_pct = free_nodes_pct(c);
+  printf("gang64_free_nodes_pct %.1f %%\n", free_pct);
+  if (free_pct >= 5.0) {
+    fprintf(stderr, "bench: %.1f%% of nodes free, the gang case wants fewer than 5%%\n", free_pct);
+    return 1;
+  }
   enum { N = 21 };
   double t[N];
   for (int i = 0; i < N; i++) {
@@ -294,10 +357,11 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--nodes")) nodes = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--pending")) pending = (uint32_t)strtoul(argv[++i], NULL, 10);
   }
-  if (argc > 1 && !strcmp(argv[1], "--only-place")) return bench_place_rate();
+  if (argc > 1 && !strcmp(argv[1], "--only-place")) return bench_place_rate(false) || bench_place_rate(true);
   if (argc > 1 && !strcmp(argv[1], "--only-gang")) return bench_gang64();
   if (nodes || pending) return bench_cycle_full(nodes ? nodes : 10000, pending ? pending : 100000, false);
-  if (bench_cycle_full(10000, 100000, true) || bench_place_rate() || bench_gang64()) {
+  if (bench_cycle_full(10000, 100000, true) || bench_place_rate(false) || bench_place_rate(true) ||
+      bench_gang64()) {
     fprintf(stderr, "bench_core: failed\n");
     return 1;
   }

@@ -6,7 +6,9 @@
  *   bench_server                     start a server in a temp dir and print
  *                                    api_submit_per_s, api_batch_submit_per_s,
  *                                    api_list_100k_ms, recovery_s_100k,
- *                                    api_read_storm_cycle_slowdown_pct,
+ *                                    api_read_storm_cycle_slowdown_pct (wall
+ *                                    p50; _p99_ beside it; _cpu_ the CPU
+ *                                    time per cycle, the former figure),
  *                                    api_submit_latency_p50_us (sbatch:
  *                                    one submit per connection, in turn)
  *   bench_server latency N           only N sequential submits, on new
@@ -26,6 +28,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -494,45 +497,98 @@ static void *trickle(void *arg) {
   return NULL;
 }
 
-/* Scheduling-thread CPU per cycle (the server's thread CPU clock, so other
- * busy threads on the two cores do not count) over the next `cycles`. */
-static double cpu_per_cycle(struct hconn *h, double cycles, const char *what) {
+/* The server's cycle-duration histogram (wall time, /metrics): cumulative
+ * counts per bucket, +Inf last. */
+enum { HBUCKETS = 16 };
+struct cyc_hist {
+  double le[HBUCKETS], n[HBUCKETS];
+  int len;
+};
+
+static int cycle_hist(struct hconn *h, struct cyc_hist *o) {
+  static const char key[] = "\nphalanx_scheduler_cycle_duration_seconds_bucket{le=\"";
+  struct buf out = {0};
+  o->len = 0;
+  if (http(h, "GET", "/metrics", NULL, &out) == 200)
+    for (char *p = out.p; (p = strstr(p, key)) && o->len < HBUCKETS; p++) {
+      char *v = p + sizeof key - 1;
+      o->le[o->len] = strncmp(v, "+Inf", 4) ? strtod(v, NULL) : INFINITY;
+      o->n[o->len++] = strtod(strchr(v, ' ') + 1, NULL);
+    }
+  free(out.p);
+  return o->len > 1 ? 0 : -1;
+}
+
+/* Quantile q of the cycles between snapshots a and b, interpolated linearly
+ * inside its bucket (as Prometheus' histogram_quantile); seconds. */
+static double hist_quantile(const struct cyc_hist *a, const struct cyc_hist *b, double q) {
+  double total = b->n[b->len - 1] - a->n[a->len - 1], want = q * total, prev = 0;
+  for (int i = 0; i < b->len && total > 0; i++) {
+    double cum = b->n[i] - a->n[i], lo = i ? b->le[i - 1] : 0;
+    if (cum >= want) {
+      if (isinf(b->le[i])) return lo;
+      return lo + (b->le[i] - lo) * (cum > prev ? (want - prev) / (cum - prev) : 1);
+    }
+    prev = cum;
+  }
+  return 0;
+}
+
+/* One phase of the read storm: scheduling-thread CPU per cycle (the
+ * server's thread CPU clock, so other busy threads on the two cores do not
+ * count) and the cycles' wall-clock p50 and p99, over the next `cycles`. */
+struct phase {
+  double cpu_s, p50_s, p99_s;
+};
+
+static struct phase measure_cycles(struct hconn *h, double cycles, const char *what) {
+  struct phase ph = {0};
   double cpu0, cyc0, cpu1 = 0, cyc1 = 0;
-  if (cycle_cpu(h, &cpu0, &cyc0)) return 0;
+  struct cyc_hist h0, h1;
+  if (cycle_cpu(h, &cpu0, &cyc0) || cycle_hist(h, &h0)) return ph;
   double deadline = now_s() + 120;
   do {
     usleep(200000);
-    if (cycle_cpu(h, &cpu1, &cyc1)) return 0;
+    if (cycle_cpu(h, &cpu1, &cyc1)) return ph;
   } while (cyc1 - cyc0 < cycles && now_s() < deadline);
-  double per = cyc1 > cyc0 ? (cpu1 - cpu0) / (cyc1 - cyc0) : 0;
-  fprintf(stderr, "bench_server: %s: %.0f cycles, %.3f ms CPU each\n", what, cyc1 - cyc0,
-          per * 1000);
-  return per;
+  if (cycle_hist(h, &h1) || h1.len != h0.len) return ph;
+  ph.cpu_s = cyc1 > cyc0 ? (cpu1 - cpu0) / (cyc1 - cyc0) : 0;
+  ph.p50_s = hist_quantile(&h0, &h1, 0.50);
+  ph.p99_s = hist_quantile(&h0, &h1, 0.99);
+  fprintf(stderr, "bench_server: %s: %.0f cycles, %.3f ms CPU each, wall p50 %.3f ms p99 %.3f ms\n",
+          what, cyc1 - cyc0, ph.cpu_s * 1000, ph.p50_s * 1000, ph.p99_s * 1000);
+  return ph;
 }
 
-/* 200 clients listing in a loop: the cycle's CPU cost against quiet phases
- * before and after (the queue is the same, give or take the trickle). */
-static double read_storm(struct hconn *h) {
+static double slowdown_pct(double quiet, double storm) {
+  return quiet > 0 && storm > 0 ? (storm - quiet) / quiet * 100.0 : 1e9; /* 1e9: no cycles seen */
+}
+
+/* 200 clients listing in a loop: the cycles' wall-clock latency (p50, p99)
+ * and CPU cost against quiet phases before and after (the queue is the
+ * same, give or take the trickle). Prints the three lines. */
+static void read_storm(struct hconn *h) {
   enum { READERS = 200, CYCLES = 30 };
   pthread_t tid[READERS], tt;
   atomic_store(&trickle_stop, false);
   pthread_create(&tt, NULL, trickle, NULL);
-  double quiet1 = cpu_per_cycle(h, CYCLES, "quiet");
+  struct phase q1 = measure_cycles(h, CYCLES, "quiet");
   atomic_store(&readers_stop, false);
   atomic_store(&reads_done, 0);
   for (int i = 0; i < READERS; i++) pthread_create(&tid[i], NULL, reader, NULL);
   double t0 = now_s();
-  double storm = cpu_per_cycle(h, CYCLES, "200 readers");
+  struct phase st = measure_cycles(h, CYCLES, "200 readers");
   long reads = atomic_load(&reads_done);
   fprintf(stderr, "bench_server: %.0f listings/s of 1000 jobs during the storm\n",
           (double)reads / (now_s() - t0));
   atomic_store(&readers_stop, true);
   for (int i = 0; i < READERS; i++) pthread_join(tid[i], NULL);
-  double quiet2 = cpu_per_cycle(h, CYCLES, "quiet");
+  struct phase q2 = measure_cycles(h, CYCLES, "quiet");
   atomic_store(&trickle_stop, true);
   pthread_join(tt, NULL);
-  double quiet = (quiet1 + quiet2) / 2;
-  return quiet > 0 && storm > 0 ? (storm - quiet) / quiet * 100.0 : 1e9; /* 1e9: no cycles seen */
+  printf("api_read_storm_cycle_slowdown_pct %.1f %%\n", slowdown_pct((q1.p50_s + q2.p50_s) / 2, st.p50_s));
+  printf("api_read_storm_cycle_p99_slowdown_pct %.1f %%\n", slowdown_pct((q1.p99_s + q2.p99_s) / 2, st.p99_s));
+  printf("api_read_storm_cycle_cpu_slowdown_pct %.1f %%\n", slowdown_pct((q1.cpu_s + q2.cpu_s) / 2, st.cpu_s));
 }
 
 static size_t count(const char *text, const char *needle) {
@@ -598,7 +654,7 @@ static int reads_only(void) {
   if (setup()) return 1;
   struct hconn h = {.sock = sock, .fd = -1};
   batch_submit(&h, 100, 1000);
-  printf("api_read_storm_cycle_slowdown_pct %.1f %%\n", read_storm(&h));
+  read_storm(&h);
   hconn_close(&h);
   stop_server(SIGTERM);
   return remove_dir();
@@ -638,7 +694,7 @@ static int bench(void) {
   printf("api_list_100k_ms %.0f ms\n", listed >= 100000 ? best : 1e9);
   fflush(stdout);
 
-  printf("api_read_storm_cycle_slowdown_pct %.1f %%\n", read_storm(&h));
+  read_storm(&h);
   fflush(stdout);
 
   hconn_close(&h);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/log.h"
 
 /* Where the probe reads the hierarchies and this process's place in them
  * (px_cg_set_proc_files points them at a test's fake). */
@@ -465,9 +466,33 @@ void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st) {
   }
 }
 
+/* A group whose last task has just been killed can refuse rmdir for a while
+ * (EBUSY: the task is still exiting, or its exit not yet accounted, which a
+ * loaded host stretches from microseconds to seconds). Teardown retries an
+ * empty group's rmdir for up to this long; a group still holding a live
+ * process is a job's and is left at once. */
+#define TEARDOWN_MS 5000
+#define TEARDOWN_NAP_MS 10
+
+/* Does the group directory list any process? (A gone one does not.) */
+static bool holds_tasks(const char *dir) {
+  char buf[32];
+  return read_file(dir, "cgroup.procs", buf, sizeof buf) > 0 && buf[0] >= '0' && buf[0] <= '9';
+}
+
+/* rmdir that waits out a busy but empty group; 0, or -1 with the group left. */
+static int remove_group(const char *dir) {
+  for (int waited = 0;; waited += TEARDOWN_NAP_MS) {
+    if (rmdir(dir) == 0 || errno == ENOENT) return 0;
+    if (errno != EBUSY || holds_tasks(dir) || waited >= TEARDOWN_MS) return -1;
+    nap_ms(TEARDOWN_NAP_MS);
+  }
+}
+
 void px_cg_destroy(const struct px_cgroup *cg) {
   for (int c = 0; c < PX_CG_NCTL; c++)
-    if (cg->path[c][0]) rmdir(cg->path[c]);
+    if (cg->path[c][0] && remove_group(cg->path[c]))
+      px_warn("cgroup %s left behind: %s", cg->path[c], strerror(errno));
 }
 
 void px_cg_release(const struct px_cgroup *cg, const char *retired) {
@@ -493,18 +518,28 @@ uint64_t px_cg_oom_kills(const struct px_cgroup *cg) {
   return cg->path[PX_CG_MEMORY][0] ? read_keyed(cg->path[PX_CG_MEMORY], "memory.oom_control", "oom_kill") : 0;
 }
 
-void px_cg_remove_base(const struct px_cg_layout *lay) {
-  for (int c = 0; c < PX_CG_NCTL; c++) {
-    if (!lay->base[c][0]) continue;
-    DIR *d = opendir(lay->base[c]);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-      char sub[PATH_MAX + 300];
-      if (strncmp(e->d_name, "slot_", 5) != 0) continue;
-      snprintf(sub, sizeof sub, "%s/%s", lay->base[c], e->d_name);
-      rmdir(sub); /* EBUSY while its job runs: kept */
-    }
-    if (d) closedir(d);
-    rmdir(lay->base[c]); /* EBUSY while a job still runs: kept */
+/* One controller's agent level: its idle slot groups, then itself. A slot
+ * or other group that holds a live process (a job still running while the
+ * agent is away, or one retired as job_<id>) is kept, and so is the level. */
+static void remove_level(const char *base) {
+  DIR *d = opendir(base);
+  struct dirent *e;
+  bool kept = false;
+  while (d && (e = readdir(d))) {
+    char sub[PATH_MAX + 300];
+    if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+    snprintf(sub, sizeof sub, "%s/%s", base, e->d_name);
+    bool slot = strncmp(e->d_name, "slot_", 5) == 0;
+    if (slot && remove_group(sub) == 0) continue;
+    kept = true;
+    px_warn("cgroup %s kept: %s", sub,
+            !slot ? "a job's own group" : holds_tasks(sub) ? "it holds processes" : strerror(errno));
   }
+  if (d) closedir(d);
+  if (!kept && remove_group(base)) px_warn("cgroup %s left behind: %s", base, strerror(errno));
+}
+
+void px_cg_remove_base(const struct px_cg_layout *lay) {
+  for (int c = 0; c < PX_CG_NCTL; c++)
+    if (lay->base[c][0]) remove_level(lay->base[c]);
 }

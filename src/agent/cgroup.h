@@ -113,7 +113,9 @@ void px_cg_release(const struct px_cgroup *cg, const char *retired);
  * of the group: a pooled group's next job subtracts its start value). */
 uint64_t px_cg_oom_kills(const struct px_cgroup *cg);
 /* Removes the agent level and the idle pooled groups under it (one still
- * holding processes stays, and so does the level above it). */
+ * holding processes stays, and so does the level above it). An empty group
+ * the kernel still calls busy (tasks still exiting on a loaded host) is
+ * retried for up to 5 s, as in px_cg_destroy. */
 void px_cg_remove_base(const struct px_cg_layout *lay);
 /* True when device access is constrained (v1 devices controller present). */
 bool px_cg_constrains_devices(const struct px_cg_layout *lay);

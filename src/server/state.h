@@ -66,6 +66,7 @@ struct px_snode {
   bool registered;
   bool admin_drain;             /* drained by an operator (vs. recovery) */
   bool down;
+  bool given_up;                /* no agent within the timeout of recovery: its jobs failed */
   uint32_t recovered_jobs;      /* recovered running jobs holding it drained */
   char addr[64];
   char reason[256];
@@ -86,6 +87,10 @@ struct px_committer {
   void *scratch_rows;           /* and their accounting rows */
   size_t scratch_rows_cap;
   atomic_bool failed;           /* a commit failed: nothing more is committed */
+  atomic_bool stalled;          /* a commit that may yet succeed is being retried */
+  atomic_uint stalls;           /* stalls so far (the main thread sees one ended) */
+  unsigned stalls_seen;         /* main thread: stalls it has made up for */
+  char stall_why[256];          /* the store's error (under lock) */
 };
 
 struct px_server {
@@ -216,6 +221,8 @@ int px_events_journal(struct px_server *s, const struct px_event *ev,
                       const struct px_event_result *res, int64_t now);
 int px_events_fold(struct px_server *s, const struct px_event *ev,
                    const struct px_event_result *res, int64_t now);
+/* Live only: queues the accounting row of a job that ended without running. */
+int px_events_account_unstarted(struct px_server *s, const struct px_event *ev);
 
 /* ---- journal (journal.c) ---- */
 /* Commits the open batch (group commit) and waits for it, then writes the
@@ -241,6 +248,9 @@ bool px_commit_seal(struct px_server *s, struct px_req *reqs);
 /* Seals the open batch and returns once everything sealed is durable. */
 int px_commit_sync(struct px_server *s);
 bool px_commit_failed(struct px_server *s);
+/* Is a commit being retried (disk full, database gone)? Then writes are
+ * refused; why (the store's error) is copied to why. */
+bool px_commit_stalled(struct px_server *s, char *why, size_t size);
 /* The store to the main thread alone (no commit runs meanwhile). */
 void px_commit_lock(struct px_server *s);
 void px_commit_unlock(struct px_server *s);

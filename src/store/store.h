@@ -92,7 +92,11 @@ typedef int (*px_store_arch_fn)(void *ctx, const struct px_store_arch *a);
 /* The backend table; px_store_* below dispatch through it. */
 struct px_store_ops {
   const char *name;
-  /* recs, then the accounting rows (upserts; may be none), one transaction */
+  /* recs, then the accounting rows (upserts; may be none), one transaction.
+   * A failure changes nothing and says whether trying again may succeed:
+   * PX_EAGAIN (disk full, database locked), PX_ECONNECT (the database
+   * server is gone; the next call reconnects) or PX_EIO (an I/O error, a
+   * corrupt file: do not trust the store further). */
   int (*append)(struct px_store *s, const struct px_store_rec *recs, size_t n,
                 const struct px_acct_row *rows, size_t nrows);
   int (*replay)(struct px_store *s, uint64_t after_seq, px_store_rec_fn fn, void *ctx);

@@ -24,13 +24,28 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
 struct pg_store {
   struct px_store base;
   PGconn *conn;
+  char sqlstate[6]; /* of the last failure ("" when none was given) */
 };
 
 static int pg_fail(struct pg_store *s, PGresult *res, const char *what) {
   snprintf(s->base.errmsg, sizeof s->base.errmsg, "postgresql %s: %s", what,
            res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
+  const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+  snprintf(s->sqlstate, sizeof s->sqlstate, "%s", st ? st : "");
   PQclear(res);
   return PX_EIO;
+}
+
+/* What a failed write may become (store.h, append): a lost connection is
+ * PX_ECONNECT (reset here, so that the next try reconnects); a full disk or
+ * another shortage of the server's resources (SQLSTATE class 53) may clear,
+ * PX_EAGAIN; anything else is PX_EIO. */
+static int pg_write_error(struct pg_store *s) {
+  if (PQstatus(s->conn) == CONNECTION_BAD) {
+    PQreset(s->conn);
+    return PX_ECONNECT;
+  }
+  return strncmp(s->sqlstate, "53", 2) == 0 ? PX_EAGAIN : PX_EIO;
 }
 
 static int pg_exec(struct pg_store *s, const char *sql) {
@@ -74,11 +89,13 @@ static int acct_rows(struct pg_store *s, const struct px_acct_row *rows, size_t 
 static int pg_append(struct px_store *ps, const struct px_store_rec *r, size_t n, const struct px_acct_row *rows,
                      size_t nrows) {
   struct pg_store *s = (struct pg_store *)ps;
-  if (pg_exec(s, "BEGIN")) return PX_EIO;
+  if (pg_exec(s, "BEGIN")) return pg_write_error(s);
   int rc = journal_rows(s, r, n);
   if (!rc) rc = acct_rows(s, rows, nrows);
-  if (rc) return pg_rollback(s, rc);
-  return pg_exec(s, "COMMIT") ? pg_rollback(s, PX_EIO) : 0;
+  if (!rc && pg_exec(s, "COMMIT")) rc = PX_EIO;
+  if (!rc) return 0;
+  rc = pg_write_error(s);
+  return rc == PX_ECONNECT ? rc : pg_rollback(s, rc);
 }
 
 static const char *val(PGresult *res, int row, int col) {

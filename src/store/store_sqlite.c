@@ -176,14 +176,32 @@ static int journal_rows(struct sq_store *s, const struct px_store_rec *r, size_t
 
 static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t n);
 
+/* What a failed write may become (store.h, append): a full disk or a
+ * locked database may clear (PX_EAGAIN); anything else, an I/O error or a
+ * corrupt file, is PX_EIO. Read before the ROLLBACK, which resets it. */
+static int sq_write_error(struct sq_store *s) {
+  switch (sqlite3_errcode(s->db)) {
+  case SQLITE_FULL:
+  case SQLITE_BUSY:
+  case SQLITE_LOCKED:
+    return PX_EAGAIN;
+  default:
+    return PX_EIO;
+  }
+}
+
 /* BEGIN IMMEDIATE, the inserts, COMMIT; a failure rolls everything back. */
 static int sq_append(struct px_store *ps, const struct px_store_rec *r, size_t n, const struct px_acct_row *rows,
                      size_t nrows) {
   struct sq_store *s = (struct sq_store *)ps;
-  if (sq_exec(s, "BEGIN IMMEDIATE")) return PX_EIO;
+  if (sq_exec(s, "BEGIN IMMEDIATE")) return sq_write_error(s);
   if (journal_rows(s, r, n) || acct_rows(s, rows, nrows) || sq_exec(s, "COMMIT")) {
+    int rc = sq_write_error(s);
+    char why[sizeof s->base.errmsg]; /* SQLite may have rolled back already: */
+    memcpy(why, s->base.errmsg, sizeof why); /* keep the cause, not that */
     sq_exec(s, "ROLLBACK");
-    return PX_EIO;
+    memcpy(s->base.errmsg, why, sizeof why);
+    return rc;
   }
   return 0;
 }

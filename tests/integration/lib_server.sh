@@ -7,6 +7,7 @@ set -euo pipefail
 
 : "${PHALANX:?set PHALANX to the phalanx binary}"
 : "${PX_SRC:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+source "$(dirname "${BASH_SOURCE[0]}")/lib_skip.sh"
 T=$(mktemp -d /tmp/px-test-XXXXXX)
 chmod 755 "$T"
 STATE=$T/state

@@ -8,7 +8,7 @@
 source "$(dirname "$0")/agent/lib.sh"
 need_root
 ensure_users
-command -v ip >/dev/null || { echo "SKIP: no iproute2"; exit 0; }
+command -v ip >/dev/null || px_skip iproute2 "no ip command (Debian package iproute2)"
 T=$(mktemp -d /tmp/pxgang.XXXXXX)
 chmod 755 "$T"
 PIDS=()

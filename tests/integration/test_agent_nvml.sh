@@ -4,7 +4,7 @@
 # and loaded with dlopen; the node report names every GPU, its memory and
 # its NVLink group. Without any NVML the node simply has no GPU.
 source "$(dirname "$0")/agent/lib.sh"
-command -v cc >/dev/null || { echo "SKIP: no C compiler"; exit 0; }
+command -v cc >/dev/null || px_skip cc "no C compiler to build the stand-in NVML"
 T=$(mktemp -d /tmp/pxnvml.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 cc -shared -fPIC -o "$T/libnvidia-ml.so.1" "$PX_SRC/tests/integration/agent/fake_nvml.c"

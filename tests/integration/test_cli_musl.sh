@@ -7,15 +7,21 @@
 # real cluster. Skipped when that binary is missing or is not the musl one.
 set -uo pipefail
 : "${PX_SRC:?}"
+source "$(dirname "$0")/lib_skip.sh"
 bin=${PX_MUSL_PHALANX:-$PX_SRC/build/phalanx}
 if [ ! -x "$bin" ] || readelf -l "$bin" 2>/dev/null | grep -q 'program interpreter'; then
-  echo "skip: $bin is not a static (musl) front end"
-  exit 0
+  px_skip musl "$bin is not a static (musl) front end"
 fi
 here=$(dirname "$0")
-rc=0
+rc=0 skipped=0
 for t in test_cli_commands test_cli_dev; do
   echo "== $t with $bin"
-  PHALANX=$bin bash "$here/$t.sh" || { echo "FAIL $t with $bin"; rc=1; }
+  PHALANX=$bin bash "$here/$t.sh"
+  case $? in
+    0) ;;
+    77) skipped=77 ;; # it recorded why (lib_skip.sh)
+    *) echo "FAIL $t with $bin"; rc=1 ;;
+  esac
 done
-exit $rc
+[ $rc -ne 0 ] && exit $rc
+exit $skipped

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The server on the PostgreSQL backend: starts a real PostgreSQL (Debian's
 # binaries, as an unprivileged user, on a Unix socket in a temp dir) and runs
-# the API round-trip, durability and checkpoint tests against it. Skips (exit 0 with a
-# message) only when the PostgreSQL server binaries are missing.
+# the API round-trip, durability and checkpoint tests against it. Skips (exit 77,
+# lib_skip.sh) only when the PostgreSQL server binaries are missing.
 set -uo pipefail
 dir=$(cd "$(dirname "$0")" && pwd)
+source "$dir/lib_skip.sh"
 pg=$(mktemp -d /tmp/px-pg-XXXXXX)
 conn=$(bash "$dir/pg_ctl.sh" start "$pg/db")
 rc=$?
 if [ $rc -eq 77 ]; then
-  echo "SKIP: PostgreSQL server binaries not installed (Debian package postgresql)"
   rm -rf "$pg"
-  exit 0
+  px_skip postgresql "PostgreSQL server binaries not installed (Debian package postgresql)"
 fi
 [ $rc -eq 0 ] || { echo "FAIL: cannot start PostgreSQL"; exit 1; }
 trap 'bash "$dir/pg_ctl.sh" stop "$pg/db"; rm -rf "$pg"' EXIT

@@ -103,8 +103,29 @@ const char *px_api_arg(struct px_api_call *c, const char *name) {
   return MHD_lookup_connection_value(c->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* Does r change what the journal holds? (Reads and steps, which are not
+ * durable state, do not.) */
+static bool journals(const struct px_req *r) {
+  switch (r->kind) {
+  case PX_REQ_JOB_SHOW:
+  case PX_REQ_AGENT_HEARTBEAT:
+  case PX_REQ_STEP_ADD:
+  case PX_REQ_STEP_SHOW:
+  case PX_REQ_STEP_LIST:
+  case PX_REQ_STEP_CANCEL:
+    return false;
+  default:
+    return true;
+  }
+}
+
 void px_api_call_main(struct px_api_call *c, struct px_req *r) {
   r->may_lead = !px_http_thread_lowered();
+  char why[256];
+  if (journals(r) && px_commit_stalled(c->s, why, sizeof why)) {
+    px_api_error(c, 503, "UNAVAILABLE", "the journal cannot be written (%s): changes are refused until it can, listings are served", why);
+    return;
+  }
   if (px_queue_call(&c->s->queue, r)) {
     px_api_error(c, 503, "UNAVAILABLE", "server is shutting down");
     return;

@@ -24,14 +24,22 @@
  * checkpoints) calls px_commit_sync(), which commits the rest on the main
  * thread and returns when everything sealed is durable.
  *
- * A failed commit is fatal as before: its requests and every later one are
- * answered 503 (never yes), and the main loop stops (px_commit_failed).
+ * A commit that may succeed later (the store says PX_EAGAIN: disk full,
+ * database locked; PX_ECONNECT: database server gone) is retried every
+ * second, for as long as it takes, by whoever holds store_lock: the
+ * requests of the batches in hand wait for their answer, new changes are
+ * refused with 503 at the API's door (px_commit_stalled), and listings are
+ * served from the last published snapshot. Any other failed commit (an I/O
+ * error, a corrupt file) is fatal as before: its requests and every later
+ * one are answered 503 (never yes), and the main loop stops
+ * (px_commit_failed); a restart replays what is durable.
  * A thread that serves listings runs at a lower priority (http.c); it never
  * leads, so that a commit never waits for a low-priority thread: when no
  * request of a batch may lead, the main thread commits it.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server/state.h"
 #include "util/log.h"
@@ -169,6 +177,33 @@ static const void *gather(struct px_commit_batch *list, items_fn items, size_t s
   return *scratch;
 }
 
+static void set_stall(struct px_committer *c, const char *why) {
+  pthread_mutex_lock(&c->lock);
+  snprintf(c->stall_why, sizeof c->stall_why, "%s", why ? why : "");
+  pthread_mutex_unlock(&c->lock);
+  atomic_store(&c->stalled, why != NULL);
+}
+
+/* The commit that may yet succeed, again every second until it does, the
+ * store fails otherwise, or the server stops (store_lock held). */
+static int retry_commit(struct px_server *s, const struct px_store_rec *recs, size_t n,
+                        const struct px_acct_row *rows, size_t nrows) {
+  struct px_committer *c = &s->commit;
+  px_error("journal commit failed: %s: refusing changes, serving listings, retrying every second",
+           s->store->errmsg);
+  set_stall(c, s->store->errmsg);
+  int rc = PX_EAGAIN;
+  for (int tries = 1; (rc == PX_EAGAIN || rc == PX_ECONNECT) && !atomic_load(&s->stop); tries++) {
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    rc = px_store_append_acct(s->store, recs, n, rows, nrows);
+    if (rc && tries % 60 == 0) px_warn("journal commit still failing after %d s: %s", tries, s->store->errmsg);
+  }
+  atomic_fetch_add(&c->stalls, 1);
+  set_stall(c, NULL);
+  if (!rc) px_info("journal commit succeeded again: accepting changes");
+  return rc;
+}
+
 /* One transaction for the batches of list; 0 or PX_EIO (logged). */
 static int store_commit(struct px_server *s, struct px_commit_batch *list) {
   struct px_committer *c = &s->commit;
@@ -185,6 +220,7 @@ static int store_commit(struct px_server *s, struct px_commit_batch *list) {
   int64_t t0 = px_now_mono_ns();
   int rc = px_store_append_acct(s->store, recs, n, rows, nrows);
   px_metrics_commit(s->metrics, (double)(px_now_mono_ns() - t0) / 1e9);
+  if (rc == PX_EAGAIN || rc == PX_ECONNECT) rc = retry_commit(s, recs, n, rows, nrows);
   if (rc) px_error("journal commit of %zu records failed: %s", n, s->store->errmsg);
   return rc ? PX_EIO : 0;
 }
@@ -305,6 +341,15 @@ void px_commit_lead(struct px_req *r) {
 bool px_commit_open(const struct px_server *s) { return s->commit.open && s->commit.open->n; }
 
 bool px_commit_failed(struct px_server *s) { return atomic_load(&s->commit.failed); }
+
+bool px_commit_stalled(struct px_server *s, char *why, size_t size) {
+  struct px_committer *c = &s->commit;
+  if (!atomic_load(&c->stalled)) return false;
+  pthread_mutex_lock(&c->lock);
+  snprintf(why, size, "%s", c->stall_why);
+  pthread_mutex_unlock(&c->lock);
+  return true;
+}
 
 void px_commit_lock(struct px_server *s) { pthread_mutex_lock(&s->commit.store_lock); }
 void px_commit_unlock(struct px_server *s) { pthread_mutex_unlock(&s->commit.store_lock); }

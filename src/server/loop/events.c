@@ -316,6 +316,18 @@ int px_events_accept(struct px_server *s, struct px_event *ev, int64_t now,
   return px_events_record(s, ev, res, now);
 }
 
+/* A job that ended without running (cancelled while pending, rejected) has
+ * its accounting row too, as sacct shows it. Live only: the row is written
+ * in the same transaction as the record (commit.c take_acct), so recovery
+ * finds it in the store and must not queue it again. */
+int px_events_account_unstarted(struct px_server *s, const struct px_event *ev) {
+  if (ev->kind != PX_EV_CANCEL && ev->kind != PX_EV_REJECT) return 0;
+  struct px_sjob *j = px_jobs_find(s, ev->job_id);
+  if (!j || px_sjob_is_array(j) || j->start) return 0;
+  if (j->state != PX_JOB_CANCELLED && j->state != PX_JOB_FAILED) return 0;
+  return px_u64vec_push(&s->acct_pending, j->id);
+}
+
 int px_events_record(struct px_server *s, struct px_event *ev, const struct px_event_result *res,
                      int64_t now) {
   int rc;
@@ -324,5 +336,6 @@ int px_events_record(struct px_server *s, struct px_event *ev, const struct px_e
              (unsigned long long)ev->job_id, px_strerror(rc));
     return rc;
   }
-  return px_events_fold(s, ev, res, now);
+  if ((rc = px_events_fold(s, ev, res, now))) return rc;
+  return px_events_account_unstarted(s, ev);
 }

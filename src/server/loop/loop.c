@@ -129,6 +129,7 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
     struct px_event_result res = {.known = true, .account = PX_NONE};
     int jrc = px_events_journal(s, &ev, &res, now);
     if (!jrc) jrc = px_events_fold(s, &ev, &res, now);
+    if (!jrc) jrc = px_events_account_unstarted(s, &ev);
     /* Fatal like a failed commit, and before any commit of this cycle: the
      * core has already applied the action (a START holds its allocation),
      * and no undo exists (a requeue is not one: it counts a restart, resets

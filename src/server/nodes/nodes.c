@@ -152,23 +152,54 @@ static bool runs_on(const struct px_sjob *j, uint32_t node) {
   return false;
 }
 
-static void node_down(struct px_server *s, uint32_t node, const char *reason, int64_t now) {
-  struct px_snode *n = &s->nodes[node];
-  if (n->down) return;
-  node_alive(s, node, false, reason, now);
-  px_warn("node %s is DOWN: %s", s->conf->nodes[node].name, reason);
+/* Every job running on node ends as on a lost node (requeued or NODE_FAIL). */
+static void fail_jobs_on(struct px_server *s, uint32_t node, int64_t now) {
   for (size_t i = 0; i < s->njobs; i++) {
     struct px_sjob *j = s->jobs[i];
     if (j->state == PX_JOB_RUNNING && runs_on(j, node)) job_node_failed(s, j, now);
   }
 }
 
+static void node_down(struct px_server *s, uint32_t node, const char *reason, int64_t now) {
+  struct px_snode *n = &s->nodes[node];
+  if (n->down) return;
+  node_alive(s, node, false, reason, now);
+  px_warn("node %s is DOWN: %s", s->conf->nodes[node].name, reason);
+  fail_jobs_on(s, node, now);
+}
+
+/* A node whose agent has not registered within the timeout of the server's
+ * start is as silent as one that stopped answering: it is DOWN from the
+ * start (open_state), and the jobs the journal says run there are given up
+ * once, as node_down does (otherwise they would stay RUNNING for ever). */
+static void give_up_unregistered(struct px_server *s, uint32_t node, int64_t now) {
+  struct px_snode *n = &s->nodes[node];
+  n->given_up = true;
+  snprintf(n->reason, sizeof n->reason, "%s", "Not responding");
+  s->nodes_dirty = s->dirty = true;
+  px_warn("node %s: no agent since the server started: DOWN", s->conf->nodes[node].name);
+  fail_jobs_on(s, node, now);
+}
+
+/* A journal stall (commit.c) held heartbeats back: none counts as missed. */
+static void forgive_stall(struct px_server *s, int64_t now) {
+  unsigned stalls = atomic_load(&s->commit.stalls);
+  if (stalls == s->commit.stalls_seen) return;
+  s->commit.stalls_seen = stalls;
+  for (uint32_t i = 0; i < s->conf->nnodes; i++)
+    if (s->nodes[i].registered) s->nodes[i].last_heartbeat = now;
+}
+
 void px_nodes_check(struct px_server *s, int64_t now) {
   int64_t timeout = s->opts.node_timeout_s;
+  forgive_stall(s, now);
+  bool since_start = px_now_mono_ns() - s->start_mono_ns > timeout * 1000000000LL;
   for (uint32_t i = 0; i < s->conf->nnodes; i++) {
     struct px_snode *n = &s->nodes[i];
     if (n->registered && !n->down && now - n->last_heartbeat > timeout)
       node_down(s, i, "Not responding", now);
+    else if (!n->registered && !n->given_up && since_start)
+      give_up_unregistered(s, i, now);
   }
 }
 

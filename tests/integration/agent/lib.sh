@@ -6,11 +6,11 @@ set -euo pipefail
 
 : "${PHALANX:?PHALANX must name the phalanx binary}"
 PX_SRC=${PX_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+source "$(dirname "${BASH_SOURCE[0]}")/../lib_skip.sh"
 
 need_root() {
   if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP: $(basename "$0") needs root (users, cgroups)"
-    exit 0
+    px_skip root "needs root (users, cgroups)"
   fi
 }
 

@@ -10,7 +10,10 @@ Test side:   POST /test/launch?node=N (body: a launch), POST /test/signal?node=N
              POST /test/work?node=N (body: {"launch":[...],"step":[...],"signal":[...]},
              queued at once, so that the agent takes them in one answer),
              GET /test/reports, GET /test/registrations, GET /test/heartbeats,
-             POST /test/reports_down, POST /test/reports_up
+             POST /test/reports_down, POST /test/reports_up,
+             POST /test/forget?node=N (drops N's orders sent so far, as the
+             server drops those an agent acknowledged; otherwise a restarted
+             agent, asking from seq 0, is sent every order again)
 Usage: mock_server.py ADDR PORT
 """
 import json
@@ -110,6 +113,9 @@ class Handler(BaseHTTPRequestHandler):
                         orders.setdefault(q["node"][0], []).append((seq, kind, o))
                 lock.notify_all()
                 self.reply(200, {"seq": seq})
+            elif u.path == "/test/forget":
+                orders[q["node"][0]] = []
+                self.reply(200, {})
             elif u.path == "/test/reports_down":
                 reports_down = True
                 self.reply(200, {})

@@ -208,8 +208,9 @@ static void this_machine(void **state) {
     fclose(f);
   }
   if (!f || strstr(ctl, "memory") || access("/sys/fs/cgroup/memory", W_OK) != 0) {
-    printf("skipped: not a hybrid host with writable v1 memory\n");
-    return;
+    px_test_skip("agent/test_cgroup", "cgroup-v1",
+                 "this_machine: not a hybrid host with writable v1 memory");
+    skip();
   }
   static struct px_cg_layout lay;
   assert_int_equal(px_cg_probe(&lay, NULL, "pxtest"), 0);
@@ -226,5 +227,5 @@ int main(void) {
       cmocka_unit_test_setup_teardown(remembered, setup, teardown),
       cmocka_unit_test(this_machine),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return px_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -274,7 +274,8 @@ int main(void) {
   char conninfo[400];
   int rc = start_pg(conninfo, sizeof conninfo);
   if (rc == 77) {
-    printf("SKIP store/postgresql: PostgreSQL server binaries are not installed\n");
+    px_test_skip("store/test_store", "postgresql",
+                 "the PostgreSQL half: server binaries not installed (Debian package postgresql)");
   } else if (rc != 0) {
     fprintf(stderr, "cannot start PostgreSQL (rc %d)\n", rc);
     return 1;
@@ -285,5 +286,5 @@ int main(void) {
   }
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-  return system(cmd) == 0 ? 0 : 1;
+  return px_test_exit(system(cmd) == 0 ? 0 : 1);
 }
