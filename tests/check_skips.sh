@@ -16,6 +16,8 @@ can() {
     shared) [ -d "$(dirname "$0")/../../shared/traces" ] ;;
     cc) command -v cc >/dev/null ;;
     iproute2) command -v ip >/dev/null ;;
+    browser) command -v node >/dev/null && { command -v chromium || command -v chromium-browser; } >/dev/null &&
+      [ -d "$(dirname "$0")/../web/node_modules/puppeteer-core" ] ;;
     musl) compgen -G '/usr/lib/*musl*/musl-gcc.specs' >/dev/null || [ -e /usr/lib/musl/lib/musl-gcc.specs ] ;;
     *) return 2 ;; # a reason nobody can check is not accepted
   esac

@@ -9,6 +9,7 @@
 # build's agents are too slow to register in time); the CLI under test is
 # $PHALANX. PX_DEV_PHALANX overrides.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib_skip.sh"
 : "${PHALANX:?}" "${PX_SRC:?}"
 tmp=$(mktemp -d)
 dev_pid=

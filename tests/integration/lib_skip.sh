@@ -2,7 +2,7 @@
 # px_skip NEED REASON says why on stdout, records "TEST NEED REASON" in
 # $PX_SKIP_LOG when ctest sets it (tests/CMakeLists.txt), and exits 77, which
 # ctest reports as "Skipped", never as passed. NEED names what this machine
-# lacks (root, cgroup-v1, postgresql, shared, cc, iproute2, musl); .ci/run
+# lacks (root, cgroup-v1, postgresql, shared, cc, iproute2, musl, browser); .ci/run
 # checks each recorded NEED on its own and fails when the machine has it.
 px_skip() {
   local need=$1; shift

@@ -12,8 +12,7 @@
 source "$(dirname "$0")/lib_dev.sh"
 chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if ! command -v node >/dev/null || [ -z "$chromium" ] || [ ! -d "$PX_SRC/web/node_modules/puppeteer-core" ]; then
-  echo "skip: needs node, chromium and web/node_modules (make deps)"
-  exit 77
+  px_skip browser "needs node, chromium and web/node_modules (make deps)"
 fi
 artifacts=${ARTIFACTS:-$PWD/artifacts/ui}
 mkdir -p "$tmp/work" "$artifacts"
