@@ -170,7 +170,10 @@ done | head -5 || true)
 ok "2. no job attempt ran twice ($(ls "$M" | wc -l) runs)"
 # 3. one accounting row per ended job, with its state
 rows=$(expect 200 root GET "/v1/accounting?user=root&since=1d&limit=100000")
-bad=$(jq -rn --argjson j "$jobs" --argjson r "$rows" '
+# through files: a few hundred jobs' JSON is past the kernel's limit for one argument
+printf '%s' "$jobs" >"$T/jobs.json"
+printf '%s' "$rows" >"$T/rows.json"
+bad=$(jq -rn --slurpfile js "$T/jobs.json" --slurpfile rs "$T/rows.json" '$js[0] as $j | $rs[0] as $r |
   ($r.jobs | group_by(.job_id) | map({key: (.[0].job_id | tostring), value: .}) | from_entries) as $by
   | [$j.jobs[] | ($by[.job_id | tostring] // []) as $m
      | select(($m | length) != 1 or $m[0].state != .state)
