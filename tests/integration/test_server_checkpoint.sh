@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib_server.sh"
 write_config
 echo "Operators=pxbob" >>"$T/slurm.conf"
 store=(${STORE_URL:+--store "$STORE_URL"})
-start_server --checkpoint-jobs 5 "${store[@]}"
+start_server --checkpoint-jobs 8 "${store[@]}" # all 8 ended before the first checkpoint, however slow the cancels
 
 # 8 jobs, and a 9th that depends on the first
 ids=$(expect 201 pxalice POST /v1/jobs '{"jobs":[{"name":"c1"},{"name":"c2"},{"name":"c3"},{"name":"c4"},{"name":"c5"},{"name":"c6"},{"name":"c7"},{"name":"c8"}]}')
