@@ -111,7 +111,14 @@ static int add_live_jobs(struct px_cmd *c, struct px_job_info **v, size_t *n) {
   }
   for (size_t i = 0; i < nl; i++) {
     bool known = false;
-    for (size_t k = 0; k < *n && !known; k++) known = all[k].job_id == live[i].job_id;
+    for (size_t k = 0; k < *n && !known; k++) {
+      if (all[k].job_id != live[i].job_id) continue;
+      known = true;
+      if (!all[k].cancelled_by) { /* an accounting row does not name who cancelled: the job does */
+        all[k].cancelled_by = live[i].cancelled_by;
+        live[i].cancelled_by = NULL;
+      }
+    }
     if (known) px_cli_job_fini(&live[i]);
     else all[(*n)++] = live[i];
   }

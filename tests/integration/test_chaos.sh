@@ -36,6 +36,7 @@ AGENT_PIDS=()
 STORM_PID=
 chaos_cleanup() {
   local rc=$?
+  set +e # an agent or the storm may be gone already: the rest must still go
   [ -n "$STORM_PID" ] && kill "$STORM_PID" 2>/dev/null
   for p in "${AGENT_PIDS[@]}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
   # jobs outlive a killed agent: end them by their process groups
@@ -49,7 +50,7 @@ pkill_jobs() {
   for st in "$T"/agents/*/jobs/*/state.json; do
     [ -e "$st" ] || continue
     local pgid; pgid=$(jq -r '.pgid // 0' "$st" 2>/dev/null || echo 0)
-    [ "$pgid" -gt 1 ] && kill -9 -- "-$pgid" 2>/dev/null
+    [ "$pgid" -gt 1 ] && kill -9 -- "-$pgid" 2>/dev/null || true
   done
   return 0
 }

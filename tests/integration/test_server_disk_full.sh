@@ -14,7 +14,7 @@ mkdir -p "$T/fs"
 mount -t tmpfs -o size=4m tmpfs "$T/fs"
 fs_cleanup() {
   local rc=$?
-  [ -n "$SERVER_PID" ] && { kill -9 "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=; }
+  [ -n "$SERVER_PID" ] && { kill -9 "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=; }
   umount "$T/fs" 2>/dev/null || umount -l "$T/fs"
   (exit $rc)
   cleanup
