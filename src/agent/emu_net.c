@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <time.h>
 
+#include "agent/http.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -31,8 +32,7 @@ struct emreq {
   CURL *h;
   struct curl_slist *hdr;
   char *body;
-  char *resp;
-  size_t len;
+  struct px_http_body resp;
   bool long_poll;
   struct shard *sh;
   px_emnet_done_fn done;
@@ -86,18 +86,6 @@ static int on_timer(CURLM *m, long timeout_ms, void *ud) {
   return 0;
 }
 
-static size_t on_data(char *data, size_t size, size_t k, void *ud) {
-  struct emreq *r = ud;
-  size_t add = size * k;
-  char *p = realloc(r->resp, r->len + add + 1);
-  if (!p) return 0;
-  memcpy(p + r->len, data, add);
-  r->len += add;
-  p[r->len] = '\0';
-  r->resp = p;
-  return add;
-}
-
 int px_emnet_new(const char *base, int epfd, uint32_t max_sockets, struct px_emnet **out) {
   struct px_emnet *n = calloc(1, sizeof *n);
   if (!n) return PX_ENOMEM;
@@ -124,7 +112,7 @@ int px_emnet_new(const char *base, int epfd, uint32_t max_sockets, struct px_emn
 static void req_free(struct emreq *r) {
   curl_slist_free_all(r->hdr);
   free(r->body);
-  free(r->resp);
+  free(r->resp.p);
   free(r);
 }
 
@@ -190,8 +178,8 @@ int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const
   CURL *h = r->h;
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->hdr);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, px_http_collect);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->resp);
   curl_easy_setopt(h, CURLOPT_PRIVATE, r);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
@@ -230,8 +218,8 @@ static void harvest(struct px_emnet *n, struct shard *sh) {
     if (!rc) curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &status);
     if (!r->long_poll) n->inflight--;
     n->busy--;
-    char *body = r->resp;
-    r->resp = NULL;
+    char *body = r->resp.p;
+    r->resp.p = NULL;
     px_emnet_done_fn done = r->done;
     void *ud = r->ud;
     curl_easy_cleanup(r->h);

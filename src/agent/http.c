@@ -21,13 +21,8 @@ struct px_http {
   atomic_bool abort;
 };
 
-struct buf {
-  char *p;
-  size_t len;
-};
-
-static size_t on_data(char *data, size_t size, size_t n, void *ud) {
-  struct buf *b = ud;
+size_t px_http_collect(char *data, size_t size, size_t n, void *body) {
+  struct px_http_body *b = body;
   size_t add = size * n;
   char *np = realloc(b->p, b->len + add + 1);
   if (!np) return 0;
@@ -102,13 +97,13 @@ int px_http_do(struct px_http *c, const char *method, const char *path, const ch
                long timeout_ms, long *status, char **resp) {
   char url[1024];
   snprintf(url, sizeof url, "%s%s", c->base, path);
-  struct buf b = {0};
+  struct px_http_body b = {0};
   struct curl_slist *hl = headers(c, body != NULL);
   CURL *h = c->h;
   curl_easy_reset(h);
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, px_http_collect);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 2000 ? timeout_ms : 2000L);

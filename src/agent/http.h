@@ -11,6 +11,7 @@
 #define PX_AGENT_HTTP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct px_http;
 
@@ -26,5 +27,14 @@ void px_http_abort(struct px_http *c);
  * Returns 0 when an answer came, PX_ECONNECT or PX_ETIMEOUT otherwise. */
 int px_http_do(struct px_http *c, const char *method, const char *path, const char *body,
                long timeout_ms, long *status, char **resp);
+
+/* A response body collected by libcurl (CURLOPT_WRITEFUNCTION
+ * px_http_collect, CURLOPT_WRITEDATA a struct px_http_body): NUL-terminated,
+ * malloc'd; the emulating agent's transfers use it too. */
+struct px_http_body {
+  char *p;
+  size_t len;
+};
+size_t px_http_collect(char *data, size_t size, size_t n, void *body);
 
 #endif
