@@ -34,6 +34,8 @@ struct px_api_call {
    * endpoint sets park and what to wait for instead of an answer, and http.c
    * parks the connection on the node's outbox (px_outbox_park). */
   bool can_park, park;
+  bool park_snap;               /* park on the snapshots (a watch), not an outbox */
+  bool resumed;                 /* run again after a parked watch: answer now */
   uint32_t park_node;
   uint64_t park_after;
   int64_t park_deadline_ns;

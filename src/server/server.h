@@ -204,11 +204,14 @@ struct px_snap {
   struct px_blob *reservations; /* {"reservations":[...]}: configured and created */
 };
 
+struct px_snap_parked;
+
 struct px_snapbox {
   pthread_mutex_t lock;         /* held only to swap or take a reference */
   pthread_cond_t changed;       /* watchers wait for a newer seq */
   struct px_snap *cur;
   bool stopping;
+  struct px_snap_parked *parked; /* watches waiting without a thread (px_snap_park) */
   pthread_t warmer;             /* pre-encodes views (snap.c) */
   bool warmer_started;
 };
@@ -229,6 +232,13 @@ struct px_snap *px_snap_acquire(struct px_snapbox *b);
  * ns) passes; returns a reference to the current one either way. */
 struct px_snap *px_snap_wait(struct px_snapbox *b, uint64_t after, int64_t deadline_ns);
 void px_snap_release(struct px_snap *s);
+/* The same wait without a thread, for an event-driven listener: true when a
+ * snapshot with seq > after is there already (or the box stops); otherwise
+ * wake(ctx) runs once, under the box's lock, when one is published, at
+ * shutdown, or from px_snap_expire once deadline (realtime ns) has passed. */
+bool px_snap_park(struct px_snapbox *b, uint64_t after, int64_t deadline_ns,
+                  void (*wake)(void *ctx), void *ctx);
+void px_snap_expire(struct px_snapbox *b, int64_t now_ns);
 /* Index of the first job with id >= id (binary search). */
 size_t px_snap_lower_bound(const struct px_snap *s, uint64_t id);
 

@@ -33,6 +33,30 @@ tok=$("$PHALANX" server token --state-dir "$STATE" --user pxalice --lifetime 600
 w=$(tcp_expect 200 "Bearer $tok" GET /v1/whoami)
 [ "$(jq -r '.user+" "+.method' <<<"$w")" = "pxalice jwt" ] || fail "jwt: $w"
 [ "$(jq -r .uid <<<"$w")" = "$(id -u pxalice)" ] || fail "jwt uid: $w"
+# watches over TCP wait without a thread: with more parked watches than the
+# listener has threads (4-16), another request is still answered at once;
+# a parked watch answers at its deadline, or at once when a change comes
+seq=$(tcp_expect 200 "Bearer $tok" GET "/v1/watch?after=0&timeout=0" | jq .seq)
+wpids=()
+for i in $(seq 20); do
+  curl -s -o "$T/watch.$i" -H "Authorization: Bearer $tok" "http://127.0.0.1:$PORT/v1/watch?after=$seq&timeout=4" &
+  wpids+=($!)
+done
+sleep 0.5 # let the watches park (a test of how long, not of whether)
+t0=$(date +%s%N)
+tcp_expect 200 "Bearer $tok" GET /v1/whoami >/dev/null
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+ms_who=$ms
+[ "$ms" -lt 2000 ] || fail "whoami took $ms ms behind 20 parked watches"
+api_as pxalice POST /v1/jobs '{"job":{"name":"woke","hold":true}}' >/dev/null
+for p in "${wpids[@]}"; do wait "$p"; done
+woke=$(cat "$T"/watch.* | jq -r '[.jobs[].spec.name] | join(",")' | sort -u)
+[ "$woke" = woke ] || fail "parked watches answered with: $woke"
+t0=$(date +%s%N)
+w=$(tcp_expect 200 "Bearer $tok" GET "/v1/watch?after=$(journal_seq)&timeout=1")
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$ms" -ge 900 ] && [ "$(jq '.jobs | length' <<<"$w")" = 0 ] || fail "an idle watch: $ms ms, $w"
+ok "watches over TCP park: whoami in ${ms_who} ms behind 20 of them, woken by a change, idle ones at their deadline"
 # forged: same claims, another key; expired; alg none; tampered payload
 forge() { # forge KEYFILE_OR_EMPTY EXP ALG
   python3 - "$@" <<'PY'

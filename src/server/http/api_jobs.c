@@ -458,10 +458,20 @@ void px_api_watch(struct px_api_call *c) {
   f.after = 0; /* here `after` is a sequence number, not a job id */
   f.watch = true;
   int64_t deadline = px_now_real_ns() + (int64_t)timeout * 1000000000LL;
-  atomic_fetch_add(&c->s->snap_watchers, 1); /* changes are published promptly meanwhile */
-  px_queue_poke(&c->s->queue);
-  struct px_snap *snap = px_snap_wait(&c->s->snaps, after, deadline);
-  atomic_fetch_sub(&c->s->snap_watchers, 1);
+  if (c->can_park && !c->resumed) { /* wait without holding a shared thread (http.c) */
+    c->park = c->park_snap = true, c->park_after = after, c->park_deadline_ns = deadline;
+    filter_fini(&f);
+    return;
+  }
+  struct px_snap *snap;
+  if (c->resumed) {
+    snap = px_snap_acquire(&c->s->snaps);
+  } else {
+    atomic_fetch_add(&c->s->snap_watchers, 1); /* changes are published promptly meanwhile */
+    px_queue_poke(&c->s->queue);
+    snap = px_snap_wait(&c->s->snaps, after, deadline);
+    atomic_fetch_sub(&c->s->snap_watchers, 1);
+  }
   c->answer = render_jobs(snap, &f, after);
   c->status = 200;
   px_snap_release(snap);

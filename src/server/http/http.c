@@ -107,6 +107,7 @@ struct conn {
   int64_t t0_ns;
   /* a parked long poll (api.h): answered from the outbox when resumed */
   bool parked;
+  bool park_snap;               /* a watch parked on the snapshots */
   uint32_t node;
   uint64_t after;
 };
@@ -218,11 +219,19 @@ static void resume_parked(void *ctx) { MHD_resume_connection(ctx); }
 static enum MHD_Result park(struct px_server *s, struct MHD_Connection *c, struct conn *k,
                             const struct px_api_call *call) {
   k->parked = true;
+  k->park_snap = call->park_snap;
   k->node = call->park_node;
   k->after = call->park_after;
   MHD_suspend_connection(c);
-  if (px_outbox_park(s->outbox, k->node, k->after, call->park_deadline_ns, resume_parked, c))
-    MHD_resume_connection(c);
+  bool ready;
+  if (k->park_snap) {
+    atomic_fetch_add(&s->snap_watchers, 1); /* changes are published promptly meanwhile */
+    px_queue_poke(&s->queue);
+    ready = px_snap_park(&s->snaps, k->after, call->park_deadline_ns, resume_parked, c);
+  } else {
+    ready = px_outbox_park(s->outbox, k->node, k->after, call->park_deadline_ns, resume_parked, c);
+  }
+  if (ready) MHD_resume_connection(c);
   return MHD_YES;
 }
 
@@ -243,7 +252,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   struct listener *l = cls;
   struct px_server *s = l->s;
   struct conn *k = *con_cls;
-  if (k && k->parked) return unpark(s, c, k);
+  bool resumed = false;
+  if (k && k->parked && !k->park_snap) return unpark(s, c, k);
+  if (k && k->parked) { /* a watch: its handler runs again and answers from the snapshot */
+    k->parked = k->park_snap = false;
+    atomic_fetch_sub(&s->snap_watchers, 1);
+    resumed = true;
+  }
   if (!k) { /* headers only: refuse an announced oversized body before reading it */
     if (!(k = calloc(1, sizeof *k))) return MHD_NO;
     k->t0_ns = px_now_mono_ns();
@@ -258,7 +273,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return MHD_YES;
   }
   struct px_api_call call = {.s = s, .conn = c, .method = method, .url = url,
-                             .body = k->body ? k->body : "", .body_len = k->len, .can_park = l->pooled};
+                             .body = k->body ? k->body : "", .body_len = k->len, .can_park = l->pooled,
+                             .resumed = resumed};
   const struct px_route *route = px_api_route(method, url, &call);
   const char *endpoint = route ? route->pattern : "other";
   if (k->too_large) {
@@ -275,7 +291,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (rc) {
       call.status = 401;
       call.answer = px_error_json("UNAUTHENTICATED", why, NULL);
-    } else if (!route->open && !(call.who.roles & PX_ROLE_ADMIN) &&
+    } else if (!resumed && !route->open && !(call.who.roles & PX_ROLE_ADMIN) &&
                !px_ratelimit_take(s->rl, call.who.uid, (double)px_now_mono_ns() / 1e9)) {
       call.status = 429;
       call.answer = px_error_json("RATE_LIMITED", "too many requests from this user; retry later",
@@ -405,6 +421,7 @@ static void *sweep_main(void *arg) {
     pthread_cond_timedwait(&sweep_cv, &sweep_mu, &ts);
     pthread_mutex_unlock(&sweep_mu);
     px_outbox_expire(s->outbox, px_now_real_ns());
+    px_snap_expire(&s->snaps, px_now_real_ns());
     pthread_mutex_lock(&sweep_mu);
   }
   pthread_mutex_unlock(&sweep_mu);

@@ -65,11 +65,55 @@ void px_blob_unref(struct px_blob *b) {
   if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) free(b);
 }
 
+struct px_snap_parked {
+  void (*wake)(void *ctx);
+  void *ctx;
+  uint64_t after;
+  int64_t deadline_ns;
+  struct px_snap_parked *next;
+};
+
+/* Wakes and forgets the parked watches that may answer now: every one when
+ * all, else those with a newer snapshot or past their deadline (lock held). */
+static void wake_parked(struct px_snapbox *b, bool all, int64_t now_ns) {
+  struct px_snap_parked **pp = &b->parked;
+  while (*pp) {
+    struct px_snap_parked *p = *pp;
+    if (all || p->deadline_ns <= now_ns || (b->cur && b->cur->seq > p->after)) {
+      *pp = p->next;
+      p->wake(p->ctx);
+      free(p);
+    } else {
+      pp = &p->next;
+    }
+  }
+}
+
+bool px_snap_park(struct px_snapbox *b, uint64_t after, int64_t deadline_ns,
+                  void (*wake)(void *ctx), void *ctx) {
+  pthread_mutex_lock(&b->lock);
+  bool ready = b->stopping || (b->cur && b->cur->seq > after);
+  if (!ready) {
+    struct px_snap_parked *p = malloc(sizeof *p);
+    if (p) *p = (struct px_snap_parked){wake, ctx, after, deadline_ns, b->parked}, b->parked = p;
+    else ready = true; /* no memory: answer now rather than never */
+  }
+  pthread_mutex_unlock(&b->lock);
+  return ready;
+}
+
+void px_snap_expire(struct px_snapbox *b, int64_t now_ns) {
+  pthread_mutex_lock(&b->lock);
+  wake_parked(b, false, now_ns);
+  pthread_mutex_unlock(&b->lock);
+}
+
 void px_snapbox_init(struct px_snapbox *b) {
   pthread_mutex_init(&b->lock, NULL);
   pthread_cond_init(&b->changed, NULL);
   b->cur = NULL;
   b->stopping = false;
+  b->parked = NULL;
 }
 
 void px_snapbox_fini(struct px_snapbox *b) {
@@ -83,6 +127,7 @@ void px_snapbox_stop(struct px_snapbox *b) {
   pthread_mutex_lock(&b->lock);
   b->stopping = true;
   pthread_cond_broadcast(&b->changed);
+  wake_parked(b, true, 0);
   pthread_mutex_unlock(&b->lock);
 }
 
@@ -91,6 +136,7 @@ void px_snapbox_publish(struct px_snapbox *b, struct px_snap *s) {
   struct px_snap *old = b->cur;
   b->cur = s;
   pthread_cond_broadcast(&b->changed);
+  if (b->parked) wake_parked(b, false, INT64_MIN);
   pthread_mutex_unlock(&b->lock);
   px_snap_release(old); /* outside the lock: freeing may take a while */
 }
