@@ -18,6 +18,7 @@ packages=(
   libclang-rt-14-dev
   libcmocka-dev
   libcurl4-openssl-dev
+  libgnutls28-dev
   libjansson-dev
   libjwt-dev
   libmicrohttpd-dev

@@ -19,6 +19,12 @@ int px_cmd_config(int argc, char **argv);   /* conf/ : `phalanx config check FIL
  * argv = {"server", ...}. Returns only on failure (after one line on stderr). */
 #define PX_DAEMON_BINARY "phalanxd"
 int px_exec_daemon(int argc, char **argv);
+/* cli/ : the same for a client command whose server is reached over TLS
+ * (the front end has no TLS library; phalanxd has libcurl): argv whole, as
+ * main() got it, so that Slurm's names still pick their command. */
+int px_exec_full(char **argv);
+/* cli/ : whether this command's server address is https:// (client.h). */
+int px_cli_wants_tls(void);
 
 /* cli/ : the native verbs (submit, queue, cancel, ...). Returns -1 when the verb is unknown. */
 int px_cli_main(int argc, char **argv);

@@ -75,6 +75,9 @@ int main(int argc, char **argv) {
   seed_json();
   buffer_stdout();
 #endif
+#ifdef PX_FRONT_END
+  if (px_cli_wants_tls()) return px_exec_full(argv); /* TLS is phalanxd's (libcurl) */
+#endif
   char self[256];
   snprintf(self, sizeof self, "%s", argv[0] ? argv[0] : "phalanx");
   const char *name = basename(self);

@@ -663,7 +663,7 @@ int px_agent_run(const struct px_agent_opts *o) {
   }
   if (px_zygote_start(&a.zyg, a.site.cgroup_root, a.site.cgroup_name, a.site.no_cgroup)) px_warn("no supervisor factory; supervisors start by exec");
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  int rc = px_link_init(&a.link, o->server, o->site.node, o->token_file, o->munge);
+  int rc = px_link_init(&a.link, o->server, o->ca_file, o->site.node, o->token_file, o->munge);
   if (rc) {
     px_error("cannot set up the connection to %s: %s", o->server, px_strerror(rc));
     px_zygote_stop(&a.zyg);

@@ -16,7 +16,8 @@
 #include "agent/jobdir.h"
 
 struct px_agent_opts {
-  char server[256];          /* "http://10.77.0.1:43100" */
+  char server[256];          /* "http://10.77.0.1:43100" or "https://..." */
+  char ca_file[PATH_MAX];    /* --ca-file: the CA of an https server's certificate ("" = system's) */
   char addr[64];             /* address peers use (MASTER_ADDR); default the node name */
   char state_dir[PATH_MAX];
   char token_file[PATH_MAX]; /* bearer token; "" with munge for MUNGE, or none */

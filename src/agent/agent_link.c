@@ -18,12 +18,13 @@
 #define POLL_TIMEOUT_MS ((POLL_HOLD_S + 10) * 1000L)
 #define REPORT_TIMEOUT_MS 5000L
 
-int px_link_init(struct px_link *k, const char *server, const char *node, const char *token_file, bool munge) {
+int px_link_init(struct px_link *k, const char *server, const char *ca_file, const char *node,
+                 const char *token_file, bool munge) {
   memset(k, 0, sizeof *k);
   snprintf(k->node, sizeof k->node, "%s", node);
   k->wake[0] = k->wake[1] = -1;
-  int rc = px_http_new(server, token_file, munge, node, &k->main_http);
-  if (!rc) rc = px_http_new(server, token_file, munge, node, &k->poll_http);
+  int rc = px_http_new(server, ca_file, token_file, munge, node, &k->main_http);
+  if (!rc) rc = px_http_new(server, ca_file, token_file, munge, node, &k->poll_http);
   if (!rc && pipe2(k->wake, O_CLOEXEC | O_NONBLOCK) != 0) rc = PX_EIO;
   pthread_mutex_init(&k->mu, NULL);
   k->backoff_ms = 100;

@@ -49,7 +49,9 @@ struct px_link {
   bool batch;                    /* the server takes {"reports":[...]} */
 };
 
-int px_link_init(struct px_link *k, const char *server, const char *node, const char *token_file, bool munge);
+/* ca_file: for an https:// server (http.h), NULL or "" for the system's CAs. */
+int px_link_init(struct px_link *k, const char *server, const char *ca_file, const char *node,
+                 const char *token_file, bool munge);
 void px_link_fini(struct px_link *k);
 /* One POST /v1/agent/register; 0 when the server accepted it.
  * *heartbeat_s gets the server's interval when it names one. */

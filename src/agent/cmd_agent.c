@@ -38,6 +38,7 @@ static void usage(void) {
           "  --addr ADDR          address other nodes reach this one at (MASTER_ADDR)\n"
           "  --state-dir DIR      job state (default /var/lib/phalanx/agent)\n"
           "  --token-file FILE    bearer token for the server;  --munge  use MUNGE instead\n"
+          "  --ca-file FILE       the CA that signed an https:// server's certificate (PEM)\n"
           "  --emulate-gpus SPEC  emulated GPUs instead of NVML, e.g. 8:h100 or 8:h100:2 (2 NVLink groups)\n"
           "  --emulate-cpus N     report N CPUs (and pin nothing); --emulate-mem MIB likewise memory\n"
           "  --cluster NAME       SLURM_CLUSTER_NAME\n"
@@ -56,7 +57,7 @@ static void usage(void) {
 
 enum { O_SERVER = 256, O_NODE, O_ADDR, O_STATE, O_TOKEN, O_MUNGE, O_EMU, O_CLUSTER, O_KILLWAIT,
        O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_ZYGOTE, O_RUNLOCAL, O_DISCOVER,
-       O_ECPUS, O_EMEM, O_ENODES, O_EJOBS, O_TOKDIR };
+       O_ECPUS, O_EMEM, O_ENODES, O_EJOBS, O_TOKDIR, O_CAFILE };
 
 static const struct option longopts[] = {
     {"server", 1, 0, O_SERVER},   {"node", 1, 0, O_NODE},          {"addr", 1, 0, O_ADDR},
@@ -67,7 +68,7 @@ static const struct option longopts[] = {
     {"no-cgroup", 0, 0, O_NOCG},  {"log-level", 1, 0, O_LOG},      {"supervise", 1, 0, O_SUPERVISE}, {"zygote", 1, 0, O_ZYGOTE},
     {"run-local", 1, 0, O_RUNLOCAL}, {"discover", 0, 0, O_DISCOVER}, {"help", 0, 0, 'h'},
     {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM}, {"emulate-nodes", 1, 0, O_ENODES},
-    {"emulate-jobs", 1, 0, O_EJOBS}, {"token-dir", 1, 0, O_TOKDIR},
+    {"emulate-jobs", 1, 0, O_EJOBS}, {"token-dir", 1, 0, O_TOKDIR}, {"ca-file", 1, 0, O_CAFILE},
     {0, 0, 0, 0}};
 
 /* Creates dir and its parents, then makes the path absolute: job
@@ -189,6 +190,7 @@ static int set_emu_opt(int c, const char *arg) {
 /* --emulate-nodes: the shared options carry over to every emulated node. */
 static int run_emulated(const struct px_agent_opts *o) {
   snprintf(emu.server, sizeof emu.server, "%s", o->server);
+  snprintf(emu.ca_file, sizeof emu.ca_file, "%s", o->ca_file);
   snprintf(emu.state_dir, sizeof emu.state_dir, "%s", o->state_dir);
   snprintf(emu.gpus, sizeof emu.gpus, "%s", o->emulate);
   emu.cpus = o->emulate_cpus ? o->emulate_cpus : 32;
@@ -209,6 +211,7 @@ static int set_opt(struct px_agent_opts *o, int c, const char *arg) {
     case O_ADDR: snprintf(o->addr, sizeof o->addr, "%s", arg); break;
     case O_STATE: snprintf(o->state_dir, sizeof o->state_dir, "%s", arg); break;
     case O_TOKEN: snprintf(o->token_file, sizeof o->token_file, "%s", arg); break;
+    case O_CAFILE: snprintf(o->ca_file, sizeof o->ca_file, "%s", arg); break;
     case O_MUNGE: o->munge = true; break;
     case O_EMU: snprintf(o->emulate, sizeof o->emulate, "%s", arg); break;
     case O_CLUSTER: snprintf(o->site.cluster, sizeof o->site.cluster, "%s", arg); break;

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/devcert.h"
 #include "agent/devconf.h"
 #include "commands.h"
 #include "server/server.h"
@@ -50,10 +51,11 @@
 struct dev {
   struct px_dev_shape shape;
   char dir[4096], self[4096], sock[4200];
+  char tls_dir[4200], ca[4300]; /* the throwaway CA (devcert.h); ca "" with --no-tls */
   pid_t server;
   pid_t *agents;             /* one per node, or [0]: the emulating agent */
   uint32_t nagents;
-  bool quiet, emulate, real_jobs, jobs_mode_set;
+  bool quiet, emulate, real_jobs, jobs_mode_set, no_tls;
   int64_t restarts[RESTART_MAX];
 };
 
@@ -61,11 +63,13 @@ static void usage(void) {
   fprintf(stderr,
           "usage: phalanx dev [--nodes N] [--gpus N[:TYPE]] [--cpus N] [--mem-mib M] [--gpu-groups G]\n"
           "                   [--port P] [--state-dir DIR] [--users U1,U2] [--ready-file FILE] [--quiet]\n"
-          "                   [--heartbeat S] [--emulate] [--emulate-jobs sim|real]\n"
+          "                   [--heartbeat S] [--emulate] [--emulate-jobs sim|real] [--no-tls]\n"
+          "       phalanx dev --make-certs DIR   only write a throwaway CA and server certificate\n"
           "  a server and N agents (default 4 nodes x 8 emulated h100 GPUs) in a fresh state\n"
           "  directory; above %d nodes (or with --emulate) one agent process emulates every node,\n"
           "  running jobs as plain processes (real, the default) or not at all (sim: a job ends\n"
-          "  after its `sleep N`). A server that dies is restarted; Ctrl-C stops everything.\n",
+          "  after its `sleep N`). Agents reach the server over TLS (a throwaway CA in DIR/tls;\n"
+          "  --no-tls: plain TCP on loopback). A server that dies is restarted; Ctrl-C stops everything.\n",
           PX_DEV_EMULATE_ABOVE);
 }
 
@@ -229,7 +233,7 @@ static void shape_args(struct dev *d, char *gpus, char *cpus, char *mem, char *u
   snprintf(gpus, 64, "%u:%s:%u", d->shape.gpus, d->shape.gpu_type, d->shape.groups);
   snprintf(cpus, 16, "%u", d->shape.cpus);
   snprintf(mem, 32, "%llu", (unsigned long long)d->shape.mem_mib);
-  snprintf(url, 64, "http://127.0.0.1:%u", d->shape.port);
+  snprintf(url, 64, "%s://127.0.0.1:%u", d->no_tls ? "http" : "https", d->shape.port);
 }
 
 /* One process for every node (emulate.h). */
@@ -245,7 +249,8 @@ static int start_emulator(struct dev *d) {
   snprintf(tokens, sizeof tokens, "%s/agents/tokens", d->dir);
   char *args[] = {d->self, "agent", "--server", url, "--emulate-nodes", hosts, "--state-dir", state,
                   "--token-dir", tokens, "--emulate-gpus", gpus, "--emulate-cpus", cpus, "--emulate-mem", mem,
-                  "--emulate-jobs", d->real_jobs ? "real" : "sim", "--kill-jobs-on-exit", NULL};
+                  "--emulate-jobs", d->real_jobs ? "real" : "sim", "--kill-jobs-on-exit", "--ca-file", d->ca,
+                  NULL};
   d->nagents = 1;
   d->agents[0] = spawn(d, args, log, NULL);
   return d->agents[0] < 0 ? -1 : 0;
@@ -272,7 +277,7 @@ static int start_agents(struct dev *d) {
     char *args[] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
                     "--state-dir", state, "--emulate-gpus", gpus, "--emulate-cpus", cpus,
                     "--emulate-mem", mem, "--cluster", "dev", "--kill-wait", "5",
-                    "--kill-jobs-on-exit", "--allow-root", "--token-file", token, NULL};
+                    "--kill-jobs-on-exit", "--allow-root", "--token-file", token, "--ca-file", d->ca, NULL};
     d->agents[d->nagents++] = spawn(d, args, log, NULL);
     if (d->agents[i] < 0) return -1;
   }
@@ -357,7 +362,8 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
                                      {"mem-mib", 1, 0, 'm'}, {"gpu-groups", 1, 0, 'G'}, {"port", 1, 0, 'p'},
                                      {"state-dir", 1, 0, 'd'}, {"ready-file", 1, 0, 'r'}, {"quiet", 0, 0, 'q'},
                                      {"users", 1, 0, 'u'}, {"heartbeat", 1, 0, 'H'}, {"emulate", 0, 0, 'e'},
-                                     {"emulate-jobs", 1, 0, 'j'},
+                                     {"emulate-jobs", 1, 0, 'j'}, {"no-tls", 0, 0, 'T'},
+                                     {"make-certs", 1, 0, 'C'},
                                      {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
   struct px_dev_shape *s = &d->shape;
   *s = (struct px_dev_shape){.nodes = 4, .gpus = 8, .cpus = 32, .groups = 2, .mem_mib = 131072, .gpu_type = "h100"};
@@ -385,6 +391,8 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
       case 'q': d->quiet = true; break;
       case 'u': s->users = optarg; break;
       case 'e': d->emulate = true; break;
+      case 'T': d->no_tls = true; break;
+      case 'C': snprintf(d->tls_dir, sizeof d->tls_dir, "%s", optarg); break;
       case 'j':
         if (strcmp(optarg, "sim") && strcmp(optarg, "real")) return -1;
         d->real_jobs = !strcmp(optarg, "real");
@@ -403,6 +411,28 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
   return 0;
 }
 
+/* DIR/tls: the cluster's own CA and the server's certificate (devcert.h). */
+static int make_certs(struct dev *d) {
+  char err[512];
+  snprintf(d->tls_dir, sizeof d->tls_dir, "%s/tls", d->dir);
+  snprintf(d->ca, sizeof d->ca, "%s/ca.pem", d->tls_dir);
+  if (mkdir(d->tls_dir, 0755) != 0 && errno != EEXIST)
+    return fprintf(stderr, "phalanx dev: %s: %s\n", d->tls_dir, strerror(errno)), -1;
+  if (px_devcert_make(d->tls_dir, err, sizeof err))
+    return fprintf(stderr, "phalanx dev: %s\n", err), -1;
+  d->shape.tls_dir = d->tls_dir;
+  return 0;
+}
+
+/* --make-certs DIR: the same files for a cluster set up by hand (and the tests). */
+static int make_certs_only(const char *dir) {
+  char err[512];
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST) return fprintf(stderr, "phalanx dev: %s: %s\n", dir, strerror(errno)), 1;
+  if (px_devcert_make(dir, err, sizeof err)) return fprintf(stderr, "phalanx dev: %s\n", err), 1;
+  printf("%s/ca.pem %s/server.pem %s/server.key\n", dir, dir, dir);
+  return 0;
+}
+
 static void write_ready(struct dev *d, const char *ready) {
   FILE *f = fopen(ready, "we");
   if (f) fprintf(f, "PHALANX_SERVER=%s\nPHALANX_CONF=%s/slurm.conf\n", d->sock, d->dir), fclose(f);
@@ -413,6 +443,7 @@ int px_cmd_dev(int argc, char **argv) {
   memset(&d, 0, sizeof d);
   const char *ready = NULL;
   if (parse_opts(&d, argc, argv, &ready)) return usage(), 2;
+  if (d.tls_dir[0]) return make_certs_only(d.tls_dir);
   if (!d.dir[0]) {
     snprintf(d.dir, sizeof d.dir, "/tmp/phalanx-dev.XXXXXX");
     if (!mkdtemp(d.dir)) return perror("phalanx dev: mkdtemp"), 1;
@@ -426,6 +457,7 @@ int px_cmd_dev(int argc, char **argv) {
   snprintf(d.sock, sizeof d.sock, "%s/server.sock", d.dir);
   if (!d.shape.port && !(d.shape.port = free_port())) return fprintf(stderr, "phalanx dev: no free port\n"), 1;
   d.shape.dir = d.dir;
+  if (!d.no_tls && make_certs(&d)) return 1;
   if (px_dev_write_config(&d.shape)) return fprintf(stderr, "phalanx dev: cannot write the configuration\n"), 1;
   sigset_t mask;
   sigemptyset(&mask);

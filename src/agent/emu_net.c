@@ -44,6 +44,8 @@ struct emreq {
 struct px_emnet {
   struct shard sh[NSHARDS];
   char base[256];
+  char ca_file[PATH_MAX]; /* for an https server (http.h) */
+  bool tls_warned;        /* a certificate problem is logged once, not per node */
   int epfd;
   uint32_t inflight, busy; /* throttled in flight; all in flight or waiting */
   struct emreq *wait_head, *wait_tail;
@@ -86,10 +88,12 @@ static int on_timer(CURLM *m, long timeout_ms, void *ud) {
   return 0;
 }
 
-int px_emnet_new(const char *base, int epfd, uint32_t max_sockets, struct px_emnet **out) {
+int px_emnet_new(const char *base, const char *ca_file, int epfd, uint32_t max_sockets,
+                 struct px_emnet **out) {
   struct px_emnet *n = calloc(1, sizeof *n);
   if (!n) return PX_ENOMEM;
   snprintf(n->base, sizeof n->base, "%s", base);
+  snprintf(n->ca_file, sizeof n->ca_file, "%s", ca_file ? ca_file : "");
   n->epfd = epfd;
   for (uint32_t i = 0; i < NSHARDS; i++) {
     struct shard *sh = &n->sh[i];
@@ -185,6 +189,7 @@ int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+  px_http_tls(h, n->ca_file);
   if (body) {
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
@@ -215,6 +220,12 @@ static void harvest(struct px_emnet *n, struct shard *sh) {
     active_del(n, r);
     long status = 0;
     int rc = res == CURLE_OK ? 0 : res == CURLE_OPERATION_TIMEDOUT ? PX_ETIMEOUT : PX_ECONNECT;
+    if ((res == CURLE_PEER_FAILED_VERIFICATION || res == CURLE_SSL_CACERT_BADFILE) && !n->tls_warned) {
+      char why[512];
+      px_http_failure(res, "", n->ca_file, why, sizeof why);
+      px_warn("server %s: %s", n->base, why);
+      n->tls_warned = true;
+    }
     if (!rc) curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &status);
     if (!r->long_poll) n->inflight--;
     n->busy--;

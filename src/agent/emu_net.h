@@ -26,7 +26,8 @@ typedef void (*px_emnet_done_fn)(void *ud, int rc, long status, char *body);
 /* base "http://host:port"; epfd: the caller's epoll set, which gets the
  * transfers' sockets (their epoll data is a u64 whose high half is not 0;
  * hand it back to px_emnet_socket). */
-int px_emnet_new(const char *base, int epfd, uint32_t max_sockets, struct px_emnet **out);
+int px_emnet_new(const char *base, const char *ca_file, int epfd, uint32_t max_sockets,
+                 struct px_emnet **out);
 void px_emnet_free(struct px_emnet *n);
 
 /* Starts a request. key: the caller's (its node), to spread transfers

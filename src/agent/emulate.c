@@ -436,7 +436,7 @@ int px_emu_run(const struct px_emu_opts *o) {
   if (!rc) raise_nofile(e.nnodes + 256);
   if (!rc && (e.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) rc = PX_EIO;
   if (!rc) rc = setup_signals(&e);
-  if (!rc) rc = px_emnet_new(o->server, e.epfd, e.nnodes + 128, &e.net);
+  if (!rc) rc = px_emnet_new(o->server, o->ca_file, e.epfd, e.nnodes + 128, &e.net);
   if (!rc && (rc = px_emu_log_open(&e))) px_error("cannot write the state log in %s", o->state_dir);
   if (!rc) {
     px_info("%u emulated nodes, %s jobs, server %s", e.nnodes, o->real_jobs ? "real" : "simulated", o->server);

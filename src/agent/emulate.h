@@ -34,6 +34,7 @@
 
 struct px_emu_opts {
   char server[256];
+  char ca_file[PATH_MAX];   /* --ca-file, for an https server */
   char nodes[4096];        /* hostlist expression */
   char state_dir[PATH_MAX];
   char token_dir[PATH_MAX]; /* DIR/<node>.token: each node's credential ("" for none) */

@@ -11,10 +11,13 @@
 #endif
 
 #include "util/error.h"
+#include "util/log.h"
 
 struct px_http {
   CURL *h;
   char base[256];
+  char ca_file[PATH_MAX];
+  char last_failure[512]; /* logged once until it changes: a down server is not news every second */
   char token[512];
   bool munge;
   char node[64];
@@ -38,11 +41,33 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_
   return atomic_load(&h->abort) ? 1 : 0;
 }
 
-int px_http_new(const char *base, const char *token_file, bool munge, const char *node,
-                struct px_http **out) {
+void px_http_tls(CURL *h, const char *ca_file) {
+  if (ca_file && *ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+}
+
+void px_http_failure(CURLcode rc, const char *errbuf, const char *ca_file, char *buf, size_t n) {
+  const char *ca = ca_file && *ca_file ? ca_file : "the system's CA bundle";
+  const char *detail = errbuf && *errbuf ? errbuf : curl_easy_strerror(rc);
+  if (rc == CURLE_PEER_FAILED_VERIFICATION && strstr(detail, "subject"))
+    snprintf(buf, n, "the server's certificate does not name the host in the URL (%s)", detail);
+  else if (rc == CURLE_PEER_FAILED_VERIFICATION)
+    snprintf(buf, n, "the server's certificate is not signed by the CA in %s (%s)", ca, detail);
+  else if (rc == CURLE_SSL_CACERT_BADFILE)
+    snprintf(buf, n, "cannot use the CA file %s (%s)", ca, detail);
+  else if (rc == CURLE_SSL_CONNECT_ERROR)
+    snprintf(buf, n, "TLS handshake failed (%s); does the server speak TLS?", detail);
+  else
+    snprintf(buf, n, "%s", detail);
+}
+
+int px_http_new(const char *base, const char *ca_file, const char *token_file, bool munge,
+                const char *node, struct px_http **out) {
   struct px_http *c = calloc(1, sizeof *c);
   if (!c) return PX_ENOMEM;
   snprintf(c->base, sizeof c->base, "%s", base);
+  snprintf(c->ca_file, sizeof c->ca_file, "%s", ca_file ? ca_file : "");
   c->munge = munge;
   snprintf(c->node, sizeof c->node, "%s", node ? node : "");
   if (token_file && *token_file) {
@@ -76,6 +101,16 @@ void px_http_free(struct px_http *c) {
 }
 
 void px_http_abort(struct px_http *c) { atomic_store(&c->abort, true); }
+
+/* A failure is logged when it differs from the last one (an aborted poll is not one). */
+static void log_failure(struct px_http *c, CURLcode rc, const char *errbuf) {
+  if (rc == CURLE_ABORTED_BY_CALLBACK) return;
+  char why[512];
+  px_http_failure(rc, errbuf, c->ca_file, why, sizeof why);
+  if (!strcmp(why, c->last_failure)) return;
+  snprintf(c->last_failure, sizeof c->last_failure, "%s", why);
+  px_warn("server %s: %s", c->base, why);
+}
 
 static struct curl_slist *headers(struct px_http *c, bool json) {
   struct curl_slist *l = NULL, *t;
@@ -112,6 +147,9 @@ int px_http_do(struct px_http *c, const char *method, const char *path, const ch
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
   curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+  char errbuf[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  px_http_tls(h, c->ca_file);
   if (strcmp(method, "POST") == 0) {
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? body : "");
@@ -121,11 +159,14 @@ int px_http_do(struct px_http *c, const char *method, const char *path, const ch
   CURLcode rc = curl_easy_perform(h);
   curl_slist_free_all(hl);
   *status = 0;
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL); /* errbuf ends here */
   if (rc != CURLE_OK) {
+    log_failure(c, rc, errbuf);
     free(b.p);
     if (resp) *resp = NULL;
     return rc == CURLE_OPERATION_TIMEDOUT ? PX_ETIMEOUT : PX_ECONNECT;
   }
+  c->last_failure[0] = '\0';
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
   if (resp) *resp = b.p;
   else free(b.p);

@@ -10,14 +10,18 @@
 #ifndef PX_AGENT_HTTP_H
 #define PX_AGENT_HTTP_H
 
+#include <curl/curl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 struct px_http;
 
-/* base: "http://host:port". 0 or a PX_E* code (token unreadable, ...). */
-int px_http_new(const char *base, const char *token_file, bool munge, const char *node,
-                struct px_http **out);
+/* base: "http://host:port" or "https://host:port"; ca_file: the CA that
+ * signed an https server's certificate (NULL or "": the system's CAs).
+ * 0 or a PX_E* code (token unreadable, ...). */
+int px_http_new(const char *base, const char *ca_file, const char *token_file, bool munge,
+                const char *node, struct px_http **out);
 void px_http_free(struct px_http *c);
 /* Makes the next (or current) request give up: for stopping a long poll. */
 void px_http_abort(struct px_http *c);
@@ -36,5 +40,15 @@ struct px_http_body {
   size_t len;
 };
 size_t px_http_collect(char *data, size_t size, size_t n, void *body);
+
+/* An https:// transfer verifies the server: its certificate chains to
+ * ca_file (or the system's CAs when NULL or "") and names the host it was
+ * reached at. Harmless on http://. Every client of the server calls it. */
+void px_http_tls(CURL *h, const char *ca_file);
+
+/* Why a transfer failed, in words an operator can act on: a certificate
+ * the CA does not vouch for, an unreadable CA file, a host name the
+ * certificate does not carry, or libcurl's own text (errbuf, may be ""). */
+void px_http_failure(CURLcode rc, const char *errbuf, const char *ca_file, char *buf, size_t n);
 
 #endif

@@ -8,6 +8,7 @@
  * costs a failed connect().
  */
 #include "cli/client.h"
+#include "commands.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -35,35 +36,38 @@ static int set_where(struct px_client *c, const char *spec, struct px_diag *d) {
     snprintf(c->where, sizeof c->where, "unix:%s", c->socket_path);
     return 0;
   }
-  if (!strncmp(spec, "https://", 8))
-    return px_diag_set(d, PX_EINVAL, -1,
-                       "server address '%s': the server speaks plain HTTP; use http://host:port "
-                       "or unix:/path", spec);
-  if (!strncmp(spec, "http://", 7)) {
-    const char *h = spec + 7, *end = h + strcspn(h, "/");
+  bool tls = !strncmp(spec, "https://", 8);
+  if (tls || !strncmp(spec, "http://", 7)) {
+    size_t scheme = tls ? 8 : 7;
+    const char *h = spec + scheme, *end = h + strcspn(h, "/");
     const char *colon = memrchr(h, ':', (size_t)(end - h));
-    const char *port = colon ? colon + 1 : "80";
-    size_t hlen = (size_t)((colon ? colon : end) - h), plen = colon ? (size_t)(end - port) : 2;
+    const char *port = colon ? colon + 1 : tls ? "443" : "80";
+    size_t hlen = (size_t)((colon ? colon : end) - h), plen = colon ? (size_t)(end - port) : strlen(port);
     if (*h == '[' && hlen >= 2 && h[hlen - 1] == ']') h++, hlen -= 2; /* [::1]:8080 */
     if (!hlen || hlen >= sizeof c->host || !plen || plen >= sizeof c->port ||
         strspn(port, "0123456789") != plen)
-      return px_diag_set(d, PX_EINVAL, -1, "server address '%s' is not http://host:port", spec);
+      return px_diag_set(d, PX_EINVAL, -1, "server address '%s' is not %s://host:port", spec,
+                         tls ? "https" : "http");
     memcpy(c->host, h, hlen), c->host[hlen] = '\0';
     memcpy(c->port, port, plen), c->port[plen] = '\0';
-    snprintf(c->where, sizeof c->where, "http://%.*s", (int)(end - (spec + 7)), spec + 7);
+    c->tls = tls;
+    snprintf(c->where, sizeof c->where, "%s%.*s", tls ? "https://" : "http://",
+             (int)(end - (spec + scheme)), spec + scheme);
     return 0;
   }
   return px_diag_set(d, PX_EINVAL, -1,
-                     "server address '%s' is neither unix:/path nor http://host:port", spec);
+                     "server address '%s' is neither unix:/path nor http(s)://host:port", spec);
 }
 
 /* Reads SocketPath= (preferred: local, identifies us by SO_PEERCRED) or
- * Listen= from the config without parsing the rest. */
+ * Listen= (https:// when the config has TLS keys; TLSCAFile= is the CA) from
+ * the config without parsing the rest. */
 static bool from_config(struct px_client *c, struct px_diag *d) {
   const char *path = getenv("PHALANX_CONF");
   FILE *f = fopen(path ? path : PX_CLI_DEFAULT_CONF, "re");
   if (!f) return false;
-  char line[1024], sock[600] = "", listen[600] = "";
+  char line[1024], sock[600] = "", listen[600] = "", ca[512] = "";
+  bool tls = false;
   while (fgets(line, sizeof line, f)) {
     char *p = line;
     while (isspace((unsigned char)*p)) p++;
@@ -72,12 +76,17 @@ static bool from_config(struct px_client *c, struct px_diag *d) {
     val++;
     val[strcspn(val, " \t\r\n#")] = '\0';
     if (!strncasecmp(p, "SocketPath=", 11)) snprintf(sock, sizeof sock, "unix:%s", val);
-    if (!strncasecmp(p, "Listen=", 7)) snprintf(listen, sizeof listen, "http://%s", val);
+    if (!strncasecmp(p, "Listen=", 7)) snprintf(listen, sizeof listen, "%s", val);
+    if (!strncasecmp(p, "TLSCertFile=", 12)) tls = true;
+    if (!strncasecmp(p, "TLSCAFile=", 10)) tls = true, snprintf(ca, sizeof ca, "%s", val);
   }
   fclose(f);
   if (*sock) return set_where(c, sock, d) == 0;
-  if (*listen) return set_where(c, listen, d) == 0;
-  return false;
+  if (!*listen) return false;
+  char spec[620];
+  snprintf(spec, sizeof spec, "%s%s", tls ? "https://" : "http://", listen);
+  if (!c->ca_file[0]) snprintf(c->ca_file, sizeof c->ca_file, "%s", ca);
+  return set_where(c, spec, d) == 0;
 }
 
 int px_client_init(struct px_client *c, struct px_diag *d) {
@@ -85,6 +94,8 @@ int px_client_init(struct px_client *c, struct px_diag *d) {
   c->fd = -1;
   c->connect_timeout_ms = 3000;
   c->timeout_ms = 30000;
+  const char *ca = getenv("PHALANX_CA_FILE");
+  if (ca) snprintf(c->ca_file, sizeof c->ca_file, "%s", ca);
   const char *t = getenv("PHALANX_TIMEOUT");
   long secs = t ? strtol(t, NULL, 10) : 0;
   if (secs > 0 && secs < 86400) c->timeout_ms = secs * 1000;
@@ -102,6 +113,15 @@ int px_client_init(struct px_client *c, struct px_diag *d) {
 void px_client_fini(struct px_client *c) {
   if (c->fd >= 0) close(c->fd);
   c->fd = -1;
+  px_client_tls_fini(c);
+}
+
+int px_cli_wants_tls(void) {
+  struct px_client c;
+  struct px_diag d;
+  bool tls = px_client_init(&c, &d) == 0 && c.tls;
+  px_client_fini(&c);
+  return tls;
 }
 
 static int64_t now_ms(void) {
@@ -323,6 +343,7 @@ static int exchange(struct px_client *c, const char *head, const char *body, siz
 int px_client_request(struct px_client *c, const char *method, const char *path,
                       const char *body, size_t blen, struct px_http_reply *r, struct px_diag *d) {
   memset(r, 0, sizeof *r);
+  if (c->tls) return px_client_tls_request(c, method, path, body, blen, r, d);
   char *head = request_head(c, method, path, blen, body != NULL);
   if (!head) return px_diag_set(d, PX_ENOMEM, -1, "out of memory");
   int64_t deadline = now_ms() + c->timeout_ms;

@@ -6,14 +6,19 @@
  * libcurl, for the cost of starting a process: every `sbatch` or `squeue` is
  * one short process, and loading libcurl with its TLS, Kerberos and LDAP
  * dependencies cost more than the rest of the command (issue 8,
- * cli_sbatch_per_s). The server speaks plain HTTP (no TLS), so nothing is
- * lost; an https:// address is refused with a message that says so.
+ * cli_sbatch_per_s). A server reached over TLS (https://) is the exception:
+ * the lean front end hands the whole command to phalanxd (main.c), whose
+ * client makes that request with libcurl (client_tls.c): a handshake costs
+ * more than loading the library, and the local socket stays the fast path.
  *
- * The server is found from PHALANX_SERVER ("unix:/path", "/path" or
- * "http://host:port"), else from the SocketPath= / Listen= lines of the
- * config (PHALANX_CONF, default /etc/phalanx/phalanx.conf; scanned, not
- * parsed, so a client command stays cheap to start), else the default local
- * socket. Every call has bounded time-outs (3 s to connect, PHALANX_TIMEOUT
+ * The server is found from PHALANX_SERVER ("unix:/path", "/path",
+ * "http://host:port" or "https://host:port"), else from the SocketPath= /
+ * Listen= lines of the config (PHALANX_CONF, default
+ * /etc/phalanx/phalanx.conf; scanned, not parsed, so a client command stays
+ * cheap to start; Listen= is https:// when the config names TLSCertFile= or
+ * TLSCAFile=), else the default local socket. An https server's certificate
+ * is verified against PHALANX_CA_FILE, else the config's TLSCAFile=, else
+ * the system's CAs. Every call has bounded time-outs (3 s to connect, PHALANX_TIMEOUT
  * or 30 s for the whole exchange): a server that is down or hung gives one
  * clear error, never a hang. One connection is kept alive across a
  * command's requests.
@@ -36,6 +41,9 @@ struct px_client {
   char where[600];            /* "unix:/run/phalanx/phalanx.sock" or "http://h:p", for messages */
   char socket_path[512];      /* empty for TCP */
   char host[256], port[16];   /* TCP */
+  bool tls;                   /* https:// */
+  char ca_file[512];          /* the CA of the server's certificate; "" = the system's */
+  void *curl;                 /* https: libcurl's handle, kept alive (client_tls.c) */
   long connect_timeout_ms, timeout_ms;
 };
 
@@ -64,6 +72,13 @@ int px_client_request(struct px_client *c, const char *method, const char *path,
  * caller decrefs). Errors as px_client_request. */
 int px_client_call(struct px_client *c, const char *method, const char *path, json_t *body,
                    long *status, json_t **resp, struct px_diag *d);
+
+/* One https request (client_tls.c; in the lean front end an error: main.c
+ * hands such commands to phalanxd). As px_client_request. */
+int px_client_tls_request(struct px_client *c, const char *method, const char *path,
+                          const char *body, size_t blen, struct px_http_reply *r,
+                          struct px_diag *d);
+void px_client_tls_fini(struct px_client *c);
 
 /* For a non-2xx answer: the server's {"error":{"message":..}} text, or a
  * generic line with the status. */

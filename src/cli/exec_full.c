@@ -17,15 +17,31 @@
 
 #include "commands.h"
 
-int px_exec_daemon(int argc, char **argv) {
-  char self[4096], path[4200];
+/* PX_DAEMON_BINARY beside this binary, into path. */
+static int daemon_path(char *path, size_t size) {
+  char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) {
     fprintf(stderr, "phalanx: cannot find my own binary (/proc/self/exe): %s\n", strerror(errno));
     return 1;
   }
   self[n] = '\0';
-  snprintf(path, sizeof path, "%s/" PX_DAEMON_BINARY, dirname(self));
+  snprintf(path, size, "%s/" PX_DAEMON_BINARY, dirname(self));
+  return 0;
+}
+
+int px_exec_full(char **argv) {
+  char path[4200];
+  if (daemon_path(path, sizeof path)) return 1;
+  execv(path, argv);
+  fprintf(stderr, "phalanx: a server reached over TLS needs %s (libcurl), which should be "
+          "installed next to phalanx: %s\n", path, strerror(errno));
+  return 127;
+}
+
+int px_exec_daemon(int argc, char **argv) {
+  char path[4200];
+  if (daemon_path(path, sizeof path)) return 1;
   char **args = calloc((size_t)argc + 2, sizeof *args);
   if (!args) return fprintf(stderr, "phalanx: out of memory\n"), 1;
   args[0] = path;

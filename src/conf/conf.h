@@ -180,6 +180,12 @@ struct px_conf_phalanx {
   const char *store_url;           /* StoreURL=, default sqlite under state_dir */
   const char *listen;              /* Listen=host:port for agents and remote clients */
   const char *socket_path;         /* SocketPath= for local clients */
+  /* TLS on Listen= (docs/operations.md, Security): the server's certificate
+   * and key (PEM), and the CA clients and agents verify it against. */
+  const char *tls_cert_file;       /* TLSCertFile= */
+  const char *tls_key_file;        /* TLSKeyFile= */
+  const char *tls_ca_file;         /* TLSCAFile= */
+  bool allow_plain_tcp;            /* AllowPlainTCP=YES: plain Listen= off loopback, open routes only */
   int64_t heartbeat_interval_s;
   int64_t node_down_timeout_s;     /* SlurmdTimeout */
   int64_t kill_wait_s;             /* KillWait */

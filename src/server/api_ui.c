@@ -87,7 +87,7 @@ void px_api_ui_file(struct px_api_call *c) {
 
 /* ---- POST /v1/ui/link ---- */
 
-/* "http://HOST:PORT/ui/" from the TCP listener; a wildcard address becomes
+/* "http(s)://HOST:PORT/ui/" from the TCP listener (https with TLSCertFile=); a wildcard address becomes
  * this host's name. False when the server has no TCP listener. */
 static bool dashboard_base(struct px_server *s, char *out, size_t n) {
   const char *listen = s->opts.listen, *colon = listen ? strrchr(listen, ':') : NULL;
@@ -99,7 +99,8 @@ static bool dashboard_base(struct px_server *s, char *out, size_t n) {
     host[sizeof host - 1] = '\0';
   }
   bool v6 = strchr(host, ':') && host[0] != '[';
-  snprintf(out, n, "http://%s%s%s%s/ui/", v6 ? "[" : "", host, v6 ? "]" : "", colon);
+  snprintf(out, n, "%s://%s%s%s%s/ui/", s->conf->phalanx.tls_cert_file ? "https" : "http",
+           v6 ? "[" : "", host, v6 ? "]" : "", colon);
   return true;
 }
 

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "server/api.h"
+#include "server/http/tls.h"
 #include "server/state.h"
 #include "util/log.h"
 
@@ -174,7 +175,7 @@ static bool body_append(struct conn *k, const char *data, size_t n, size_t limit
 }
 
 /* Authentication for the listener this connection came in on. */
-static int authenticate(struct px_server *s, struct MHD_Connection *c, bool is_unix,
+static int authenticate(struct px_server *s, struct MHD_Connection *c, bool is_unix, bool tls,
                         struct px_ident *who, char *why, size_t whylen) {
   if (is_unix) {
     const union MHD_ConnectionInfo *ci =
@@ -183,6 +184,9 @@ static int authenticate(struct px_server *s, struct MHD_Connection *c, bool is_u
     snprintf(why, whylen, "cannot identify the peer of the Unix socket");
     return PX_EAUTH;
   }
+  const union MHD_ConnectionInfo *peer =
+      MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!px_tls_credential_ok(tls, peer ? peer->client_addr : NULL, why, whylen)) return PX_EAUTH;
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
   return px_auth_header(s->auth, h, who, why, whylen);
 }
@@ -210,6 +214,7 @@ struct listener {
   struct px_server *s;
   bool is_unix;
   bool pooled;               /* event-driven: polls park, threads are shared */
+  bool tls;                  /* HTTPS (tls.h); plain TCP takes credentials from loopback only */
 };
 
 static void resume_parked(void *ctx) { MHD_resume_connection(ctx); }
@@ -287,7 +292,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                 NULL);
   } else {
     char why[256] = "";
-    int rc = route->open ? 0 : authenticate(s, c, l->is_unix, &call.who, why, sizeof why);
+    int rc = route->open ? 0 : authenticate(s, c, l->is_unix, l->tls, &call.who, why, sizeof why);
     if (rc) {
       call.status = 401;
       call.answer = px_error_json("UNAUTHENTICATED", why, NULL);
@@ -336,7 +341,8 @@ static int unix_listener(const char *path, struct px_diag *d) {
   return fd; /* everyone may connect: the kernel tells us who they are */
 }
 
-static int tcp_listener(const char *hostport, struct px_diag *d) {
+/* A TCP socket bound and listening at hostport, once tls.h's rules allow it. */
+static int tcp_listener(const char *hostport, bool tls, bool allow_plain, struct px_diag *d) {
   char host[256];
   const char *colon = strrchr(hostport, ':');
   if (!colon || colon == hostport || (size_t)(colon - hostport) >= sizeof host)
@@ -347,6 +353,11 @@ static int tcp_listener(const char *hostport, struct px_diag *d) {
   struct addrinfo *ai = NULL;
   if (getaddrinfo(host, colon + 1, &hints, &ai) || !ai)
     return px_diag_set(d, PX_EINVAL, -1, "listen: cannot resolve '%s'", hostport);
+  int rc = px_tls_check_listen(hostport, ai->ai_addr, tls, allow_plain, d);
+  if (rc) {
+    freeaddrinfo(ai);
+    return rc;
+  }
   int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
   if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1024)) {
@@ -395,10 +406,18 @@ static unsigned tcp_connection_limit(void) {
   return rl.rlim_cur > 4096 + 512 ? (unsigned)(rl.rlim_cur - 512) : 4096u;
 }
 
+/* The TCP listener's certificate and key, kept until the daemon stops. */
+static struct px_tls_files tls_files;
+
 static struct MHD_Daemon *start_pooled(struct listener *l, int fd) {
+  struct MHD_OptionItem tls_opts[] = {{MHD_OPTION_HTTPS_MEM_KEY, 0, tls_files.key},
+                                      {MHD_OPTION_HTTPS_MEM_CERT, 0, tls_files.cert},
+                                      {MHD_OPTION_END, 0, NULL}};
   return MHD_start_daemon(
-      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL,
-      on_request, l, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+          (l->tls ? MHD_USE_TLS : 0),
+      0, NULL, NULL, on_request, l, MHD_OPTION_ARRAY, l->tls ? tls_opts : tls_opts + 2,
+      MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
       MHD_OPTION_THREAD_POOL_SIZE, pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
       tcp_connection_limit(), MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_THREAD_STACK_SIZE,
       (size_t)(256 * 1024), MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)PX_HTTP_CONN_POOL_BYTES,
@@ -429,8 +448,8 @@ static void *sweep_main(void *arg) {
 }
 
 int px_http_start(struct px_server *s, struct px_diag *d) {
-  unix_l = (struct listener){s, true, false};
-  tcp_l = (struct listener){s, false, true};
+  unix_l = (struct listener){s, true, false, false};
+  tcp_l = (struct listener){s, false, true, false};
   int fd = unix_listener(s->opts.socket_path, d);
   if (fd < 0) return fd;
   if (!(s->unix_d = start_daemon(&unix_l, fd))) {
@@ -438,11 +457,20 @@ int px_http_start(struct px_server *s, struct px_diag *d) {
     return px_diag_set(d, PX_EIO, -1, "cannot start the HTTP server on %s", s->opts.socket_path);
   }
   if (!s->opts.listen) return 0;
-  if ((fd = tcp_listener(s->opts.listen, d)) < 0) return fd;
+  int rc = px_tls_load(&s->conf->phalanx, &tls_files, d);
+  if (rc) return rc;
+  tcp_l.tls = tls_files.cert != NULL;
+  if (tcp_l.tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+    return px_diag_set(d, PX_EUNSUPPORTED, -1, "TLSCertFile: this libmicrohttpd has no TLS");
+  if ((fd = tcp_listener(s->opts.listen, tcp_l.tls, s->conf->phalanx.allow_plain_tcp, d)) < 0)
+    return fd;
   if (!(s->tcp_d = start_pooled(&tcp_l, fd))) {
     close(fd);
-    return px_diag_set(d, PX_EIO, -1, "cannot start the HTTP server on %s", s->opts.listen);
+    return px_diag_set(d, PX_EIO, -1, "cannot start the %s server on %s (%s)",
+                       tcp_l.tls ? "HTTPS" : "HTTP", s->opts.listen,
+                       tcp_l.tls ? "is the key the certificate's, both PEM?" : "see the log");
   }
+  px_info("listening on %s (%s)", s->opts.listen, tcp_l.tls ? "TLS" : "plain TCP");
   sweep_stop = false;
   sweeper_started = pthread_create(&sweeper, NULL, sweep_main, s) == 0;
   return 0;
@@ -461,5 +489,6 @@ void px_http_stop(struct px_server *s) {
   if (s->unix_d) MHD_stop_daemon(s->unix_d);
   if (s->tcp_d) MHD_stop_daemon(s->tcp_d);
   s->unix_d = s->tcp_d = NULL;
+  px_tls_fini(&tls_files);
   if (s->opts.socket_path) unlink(s->opts.socket_path);
 }

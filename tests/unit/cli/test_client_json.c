@@ -14,16 +14,20 @@
 #include "cli/cli_json.h"
 #include "cli/client.h"
 
+/* A config file with text in conf (a mkstemp template), named by PHALANX_CONF. */
+static void use_conf(char *conf, const char *text) {
+  int fd = mkstemp(conf);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  setenv("PHALANX_CONF", conf, 1);
+}
+
 static void server_found_in_documented_order(void **state) {
   struct px_client c;
   struct px_diag d;
   char conf[] = "/tmp/px-cli-conf-XXXXXX";
-  int fd = mkstemp(conf);
-  assert_true(fd >= 0);
-  const char *text = "ClusterName=t\n  Listen=10.0.0.1:44100\nSocketPath=/run/px.sock # local\n";
-  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-  close(fd);
-  setenv("PHALANX_CONF", conf, 1);
+  use_conf(conf, "ClusterName=t\n  Listen=10.0.0.1:44100\nSocketPath=/run/px.sock # local\n");
 
   setenv("PHALANX_SERVER", "http://127.0.0.1:44123/", 1);
   assert_int_equal(px_client_init(&c, &d), 0);
@@ -40,9 +44,19 @@ static void server_found_in_documented_order(void **state) {
   setenv("PHALANX_SERVER", "http://h:80x", 1);
   assert_int_equal(px_client_init(&c, &d), PX_EINVAL);
   assert_non_null(strstr(d.msg, "is not http://host:port"));
-  setenv("PHALANX_SERVER", "https://h:443", 1); /* the server has no TLS: say so */
-  assert_int_equal(px_client_init(&c, &d), PX_EINVAL);
-  assert_non_null(strstr(d.msg, "speaks plain HTTP"));
+  setenv("PHALANX_SERVER", "https://h:8443", 1); /* TLS: phalanxd's libcurl makes the request */
+  setenv("PHALANX_CA_FILE", "/etc/phalanx/ca.pem", 1);
+  assert_int_equal(px_client_init(&c, &d), 0);
+  assert_true(c.tls);
+  assert_string_equal(c.where, "https://h:8443");
+  assert_string_equal(c.port, "8443");
+  assert_string_equal(c.ca_file, "/etc/phalanx/ca.pem");
+  px_client_fini(&c);
+  unsetenv("PHALANX_CA_FILE");
+  setenv("PHALANX_SERVER", "https://h", 1);
+  assert_int_equal(px_client_init(&c, &d), 0);
+  assert_string_equal(c.port, "443");
+  px_client_fini(&c);
 
   setenv("PHALANX_SERVER", "/tmp/x.sock", 1); /* a bare path is a socket */
   assert_int_equal(px_client_init(&c, &d), 0);
@@ -51,7 +65,7 @@ static void server_found_in_documented_order(void **state) {
 
   setenv("PHALANX_SERVER", "ftp://nope", 1);
   assert_int_equal(px_client_init(&c, &d), PX_EINVAL);
-  assert_non_null(strstr(d.msg, "neither unix:/path nor http://host:port"));
+  assert_non_null(strstr(d.msg, "neither unix:/path nor http(s)://host:port"));
 
   unsetenv("PHALANX_SERVER"); /* the config: SocketPath wins over Listen */
   assert_int_equal(px_client_init(&c, &d), 0);
@@ -62,6 +76,27 @@ static void server_found_in_documented_order(void **state) {
   assert_int_equal(px_client_init(&c, &d), 0);
   assert_string_equal(c.where, "unix:" PX_CLI_DEFAULT_SOCKET);
   px_client_fini(&c);
+  unlink(conf);
+  unsetenv("PHALANX_CONF");
+}
+
+/* A config whose Listen= has TLS keys beside it is reached over https, with its CA. */
+static void config_with_tls_is_https(void **state) {
+  struct px_client c;
+  struct px_diag d;
+  char conf[] = "/tmp/px-cli-conf-XXXXXX";
+  use_conf(conf, "Listen=ctl.example:6817\nTLSCertFile=/etc/px/s.pem\nTLSCAFile=/etc/px/ca.pem\n");
+  unsetenv("PHALANX_SERVER");
+  assert_int_equal(px_client_init(&c, &d), 0);
+  assert_true(c.tls);
+  assert_string_equal(c.where, "https://ctl.example:6817");
+  assert_string_equal(c.ca_file, "/etc/px/ca.pem");
+  px_client_fini(&c);
+  setenv("PHALANX_CA_FILE", "/other/ca.pem", 1); /* the environment wins */
+  assert_int_equal(px_client_init(&c, &d), 0);
+  assert_string_equal(c.ca_file, "/other/ca.pem");
+  px_client_fini(&c);
+  unsetenv("PHALANX_CA_FILE");
   unlink(conf);
   unsetenv("PHALANX_CONF");
 }
@@ -151,6 +186,7 @@ static void array_task_zero_decodes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(server_found_in_documented_order),
+      cmocka_unit_test(config_with_tls_is_https),
       cmocka_unit_test(unreachable_server_is_one_error),
       cmocka_unit_test(jobspec_to_json_uses_field_names),
       cmocka_unit_test(job_views_decode),
