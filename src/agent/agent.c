@@ -175,6 +175,30 @@ static void recycle(struct agent *a, const char *dir) {
   a->pool[a->npool++] = n;
 }
 
+/* A group of this agent's level that a job it found at start still owns:
+ * its slot, or (v2, or retired) its job_<id> group. */
+static bool cg_in_use(const char *name, void *ctx) {
+  struct agent *a = ctx;
+  unsigned long long n;
+  char tail;
+  if (sscanf(name, "slot_%llu%c", &n, &tail) == 1) return n > SLOTS_MAX || a->slot_used[n];
+  if (sscanf(name, "job_%llu%c", &n, &tail) != 1) return true; /* not ours to judge */
+  for (struct ajob *j = a->jobs; j; j = j->next)
+    if (j->job_id == n) return true;
+  return false;
+}
+
+/* At start, after reattaching: groups a killed predecessor left go (cgroup.h). */
+static void sweep_cgroups(struct agent *a) {
+  struct px_cg_layout lay;
+  if (a->site.no_cgroup ||
+      px_cg_probe(&lay, a->site.cgroup_root[0] ? a->site.cgroup_root : NULL, a->site.cgroup_name))
+    return;
+  px_info("cgroup level %s (v%d)", a->site.cgroup_name, lay.version); /* what to look for when one lingers */
+  int n = px_cg_sweep_stale(&lay, cg_in_use, a);
+  if (n) px_info("removed %d cgroup(s) an earlier agent of this node left behind", n);
+}
+
 /* At start: what a previous run left in the pool goes. */
 static void pool_reset(struct agent *a) {
   char dir[4200], sub[4500];
@@ -681,6 +705,7 @@ int px_agent_run(const struct px_agent_opts *o) {
   a.nfd = open_notify(&a);
   pool_reset(&a);
   reattach(&a);
+  sweep_cgroups(&a);
   loop(&a);
   if (o->kill_jobs_on_exit) stop_jobs(&a);
   px_info("stopping%s", o->kill_jobs_on_exit ? "" : " (jobs keep running)");

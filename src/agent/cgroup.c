@@ -539,6 +539,24 @@ static void remove_level(const char *base) {
   if (!kept && remove_group(base)) px_warn("cgroup %s left behind: %s", base, strerror(errno));
 }
 
+int px_cg_sweep_stale(const struct px_cg_layout *lay, px_cg_in_use_fn in_use, void *ctx) {
+  int removed = 0;
+  for (int c = 0; c < PX_CG_NCTL; c++) {
+    DIR *d = lay->base[c][0] ? opendir(lay->base[c]) : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      char sub[PATH_MAX + 300];
+      if (e->d_type != DT_DIR || e->d_name[0] == '.' || in_use(e->d_name, ctx)) continue;
+      snprintf(sub, sizeof sub, "%s/%s", lay->base[c], e->d_name);
+      if (holds_tasks(sub)) px_warn("cgroup %s kept: it holds processes of no job of this agent", sub);
+      else if (remove_group(sub) == 0) removed++;
+      else px_warn("stale cgroup %s left behind: %s", sub, strerror(errno));
+    }
+    if (d) closedir(d);
+  }
+  return removed;
+}
+
 void px_cg_remove_base(const struct px_cg_layout *lay) {
   for (int c = 0; c < PX_CG_NCTL; c++)
     if (lay->base[c][0]) remove_level(lay->base[c]);

@@ -117,6 +117,15 @@ uint64_t px_cg_oom_kills(const struct px_cgroup *cg);
  * the kernel still calls busy (tasks still exiting on a loaded host) is
  * retried for up to 5 s, as in px_cg_destroy. */
 void px_cg_remove_base(const struct px_cg_layout *lay);
+
+/* At an agent's start: the groups under its level that an agent killed
+ * before it left behind (kill -9 never reaches px_cg_remove_base) go — an
+ * idle slot, an ended job's group — unless in_use(name, ctx) claims them
+ * (a slot or job the new agent found in its state directory) or they hold
+ * processes. Returns how many were removed. The level is the agent's own
+ * (node and state directory): another agent's groups are never touched. */
+typedef bool (*px_cg_in_use_fn)(const char *name, void *ctx);
+int px_cg_sweep_stale(const struct px_cg_layout *lay, px_cg_in_use_fn in_use, void *ctx);
 /* True when device access is constrained (v1 devices controller present). */
 bool px_cg_constrains_devices(const struct px_cg_layout *lay);
 

@@ -7,7 +7,8 @@
 #     count and the memory limit are the new job's);
 #  3. device rules: a job given GPU 1 after one given GPU 0 opens GPU 1;
 #  4. a slot whose job still runs is not handed out again, even by an agent
-#     restarted (kill -9) meanwhile;
+#     restarted (kill -9) meanwhile, which removes the idle groups its
+#     predecessor left (and only those);
 #  5. the agent, stopped, leaves no group behind.
 # Steps 4 and 5 run with the machine busy (CPU loops, bounded in time): a
 # killed task's exit then takes long enough for its group to refuse rmdir
@@ -97,13 +98,21 @@ while [ ! -e $WORK/go7 ]; do sleep 0.05; done")"
 wait_for 30 test -s "$WORK/cg.7" || fail "job 7 did not start"
 mock_post "/test/forget?node=n01" # the acknowledged orders (jobs 1-7): not sent again
 kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true
+# what a killed agent can leave besides: an idle slot, an ended job's group
+stale=/sys/fs/cgroup/memory$(dirname "$(memcg_of 7)")
+mkdir "$stale/slot_9" "$stale/job_999"
 start_agent
+# (the stand-in knows n01 already: wait for the new agent's word, not its registration)
+wait_for 30 grep -q "removed [0-9]* cgroup(s) an earlier agent of this node left behind" "$T/agent.log" ||
+  fail "the restarted agent did not sweep its level: $(grep -a cgroup "$T/agent.log" | tail -5)"
+[ ! -d "$stale/slot_9" ] && [ ! -d "$stale/job_999" ] || fail "stale groups kept: $(ls "$stale")"
+[ -d "/sys/fs/cgroup/memory$(memcg_of 7)" ] || fail "running job 7's group $(memcg_of 7) was swept"
 run_job 8 "#!/bin/sh
 $cg"
 [ "$(memcg_of 8)" != "$(memcg_of 7)" ] || fail "job 8 was put in running job 7's group $(memcg_of 7)"
 touch "$WORK/go7"
 wait_for 30 reported 7 n01 COMPLETED || fail "job 7 did not complete"
-ok "a running job's slot is not handed out again after an agent restart"
+ok "a running job's slot is not handed out again after an agent restart; stale idle groups swept"
 
 # 5. stopped, the agent removes its idle groups and its level
 level=/sys/fs/cgroup/memory$(dirname "$(memcg_of 8)")

@@ -9,7 +9,11 @@
 #  2. no job ran twice: no (job, attempt) has two markers, and a COMPLETED
 #     job has a marker of its last attempt;
 #  3. every ended job has exactly one accounting row, with the journal's state;
-#  4. the account's fair-share usage equals what the ended jobs charged.
+#  4. the account's fair-share usage equals what the jobs charged, every
+#     attempt of a requeued job included (the journal has them);
+#  5. the agents, stopped, leave no cgroup behind, although they were
+#     killed with SIGKILL again and again (each restart sweeps what its
+#     predecessor left; the exit trap removes what a failed run leaves).
 # The seed is printed; CHAOS_SEED=<seed> replays the same choices (the
 # timing of a real machine still differs).
 source "$(dirname "$0")/lib_server.sh"
@@ -41,6 +45,7 @@ chaos_cleanup() {
   for p in "${AGENT_PIDS[@]}"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
   # jobs outlive a killed agent: end them by their process groups
   pkill_jobs
+  remove_levels
   [ $rc -ne 0 ] && echo "chaos: FAILED with seed $SEED" >&2
   (exit $rc)
   cleanup
@@ -51,6 +56,22 @@ pkill_jobs() {
     [ -e "$st" ] || continue
     local pgid; pgid=$(jq -r '.pgid // 0' "$st" 2>/dev/null || echo 0)
     [ "$pgid" -gt 1 ] && kill -9 -- "-$pgid" 2>/dev/null || true
+  done
+  return 0
+}
+# The agents' cgroup levels (each logs its name at start), wherever they are.
+levels() { grep -aoh "cgroup level [^ ]*" "$T"/agents/*.log 2>/dev/null | awk '{print $3}' | sort -u; }
+level_dirs() {
+  local l
+  for l in $(levels); do find /sys/fs/cgroup -maxdepth 8 -type d -name "$l" 2>/dev/null; done
+}
+# What killed agents left: empty groups deepest first, retried while the
+# killed jobs' last tasks exit (5 s at most).
+remove_levels() {
+  local d deadline=$((SECONDS + 5))
+  while [ -n "$(level_dirs)" ] && [ $SECONDS -lt $deadline ]; do
+    for d in $(level_dirs); do find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null; done
+    sleep 0.1
   done
   return 0
 }
@@ -181,20 +202,43 @@ bad=$(jq -rn --slurpfile js "$T/jobs.json" --slurpfile rs "$T/rows.json" '$js[0]
      | "\(.job_id) \(.state): rows \($m | map(.state))"] | .[:5] | join("; ")')
 [ -z "$bad" ] || fail "accounting disagrees with the journal: $bad"
 ok "3. one accounting row per ended job, matching the journal"
-# 4. fair-share usage equals what the ended jobs charged (no decay
-#    configured). A requeued job's earlier attempts were charged too while
-#    they ran, and its one accounting row is its last attempt: with requeues
-#    usage may only exceed the rows' sum; without, the two are equal.
+# 4. fair-share usage equals what the jobs charged, attempt by attempt (no
+#    decay configured). Usage accrues from each attempt's start to its end
+#    or requeue (core/fairshare.c); a job's accounting row is its last
+#    attempt. The earlier attempts of requeued jobs are in the journal: a
+#    start record (its allocation: billing = its CPUs, no TRESBillingWeights
+#    here) and the requeue after it, at the times the core used. So usage =
+#    the rows' sum + those attempts' CPUs x seconds, exactly. A checkpoint
+#    (--checkpoint-jobs) drops a finished job's records; should a requeued
+#    job have been archived, its earlier attempts are gone and the check
+#    falls back to usage >= the rows' sum (said in the ok line).
 charged=$(jq '[.jobs[].billable_tres_s // 0] | add // 0' <<<"$rows")
 usage=$(api GET /v1/shares | cut -d' ' -f2- | jq '[.. | objects | select(.account? == "ops") | .raw_usage // empty][0] // 0')
 requeued=$(jq '[.jobs[] | select((.restarts // 0) > 0)] | length' <<<"$jobs")
-tol=$(jq -n --argjson a "$charged" '1 + $a * 0.001')
-if [ "$requeued" = 0 ]; then
-  jq -ne --argjson a "$charged" --argjson b "$usage" --argjson t "$tol" '($a - $b) | fabs <= $t' >/dev/null ||
-    fail "fair-share usage $usage != charged $charged (no job requeued)"
+earlier=$(sqlite3 "$STATE/state.db" "
+  WITH ev AS (SELECT seq, time, kind, job_id, data FROM journal WHERE kind IN ('start', 'requeue', 'end')),
+  att AS (SELECT s.time AS t0,
+            (SELECT SUM(json_extract(a.value, '$.ncpu')) FROM json_each(json_extract(s.data, '$.alloc')) a) AS cpus,
+            (SELECT e.kind || ' ' || e.time FROM ev e WHERE e.job_id = s.job_id AND e.seq > s.seq ORDER BY e.seq LIMIT 1) AS next
+          FROM ev s WHERE s.kind = 'start')
+  SELECT COALESCE(SUM(cpus * (CAST(substr(next, 9) AS INTEGER) - t0)), 0) FROM att WHERE next LIKE 'requeue %';")
+archived=$(sqlite3 "$STATE/state.db" "SELECT COUNT(*) FROM archive WHERE json_extract(data, '$.restarts') > 0;")
+expected=$(jq -n --argjson a "$charged" --argjson e "$earlier" '$a + $e')
+tol=$(jq -n --argjson a "$expected" '1 + $a * 0.001')
+if [ "$archived" = 0 ]; then
+  jq -ne --argjson a "$expected" --argjson b "$usage" --argjson t "$tol" '($a - $b) | fabs <= $t' >/dev/null ||
+    fail "fair-share usage $usage != $expected charged (rows $charged + earlier attempts of $requeued requeued jobs $earlier)"
+  ok "4. fair-share usage $usage = rows $charged + earlier attempts $earlier ($requeued jobs requeued)"
 else
   jq -ne --argjson a "$charged" --argjson b "$usage" --argjson t "$tol" '$b >= $a - $t' >/dev/null ||
     fail "fair-share usage $usage < charged $charged"
+  ok "4. fair-share usage $usage >= rows $charged ($archived requeued jobs checkpointed: their earlier attempts left the journal)"
 fi
-ok "4. fair-share usage $usage, ended jobs charged $charged ($requeued requeued: earlier attempts charged too)"
+# 5. stopped (SIGTERM), the agents leave no cgroup behind
+for i in "${!AGENT_PIDS[@]}"; do kill "${AGENT_PIDS[$i]}" 2>/dev/null; done
+for i in "${!AGENT_PIDS[@]}"; do wait "${AGENT_PIDS[$i]}" 2>/dev/null; AGENT_PIDS[$i]=; done
+left=$(level_dirs)
+[ -z "$left" ] || fail "cgroups left behind: $(for d in $left; do echo "$d: $(ls "$d")"; done | head -5)"
+swept=$(sed -n 's/.*removed \([0-9]*\) cgroup.*/\1/p' "$T"/agents/*.log | awk '{s += $1} END {print s + 0}')
+ok "5. no cgroup left behind ($(levels | wc -l) agent levels; restarts swept $swept stale groups)"
 echo "chaos: passed with seed $SEED"
