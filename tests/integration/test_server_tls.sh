@@ -108,7 +108,8 @@ WAIT_S=10 wait_for "the namespace reaches the server" $IN curl -sf -o /dev/null 
 code=$($IN curl -s -o "$T/peer.out" -w '%{http_code}' -H "Authorization: Bearer $tok" "http://10.79.$net.1:$PORT/v1/jobs")
 [ "$code" = 401 ] || fail "a bearer token over plain TCP from 10.79.$net.2: HTTP $code, want 401"
 grep -q "not accepted over plain TCP from 10.79.$net.2" "$T/peer.out" || fail "401 without the reason: $(cat "$T/peer.out")"
-code=$($IN curl -s -o /dev/null -w '%{http_code}' -H "Authorization: MUNGE notacredential" "http://10.79.$net.1:$PORT/v1/jobs")
+code=$($IN curl -s -o "$T/peer.out" -w '%{http_code}' -H "Authorization: MUNGE notacredential" "http://10.79.$net.1:$PORT/v1/jobs")
 [ "$code" = 401 ] || fail "a MUNGE header over plain TCP from the peer: HTTP $code, want 401"
+grep -q "not accepted over plain TCP" "$T/peer.out" || fail "MUNGE refused for another reason: $(cat "$T/peer.out")"
 grep -q "AllowPlainTCP=YES" "$T/server.log" || fail "no warning about the plain listener in the log"
 ok "token over plain TCP from a non-loopback peer refused (HTTP 401), /metrics served"
