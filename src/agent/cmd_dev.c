@@ -55,7 +55,7 @@ struct dev {
   pid_t server;
   pid_t *agents;             /* one per node, or [0]: the emulating agent */
   uint32_t nagents;
-  bool quiet, emulate, real_jobs, jobs_mode_set, no_tls;
+  bool quiet, emulate, real_jobs, jobs_mode_set, no_tls, force_tls;
   int64_t restarts[RESTART_MAX];
 };
 
@@ -63,13 +63,14 @@ static void usage(void) {
   fprintf(stderr,
           "usage: phalanx dev [--nodes N] [--gpus N[:TYPE]] [--cpus N] [--mem-mib M] [--gpu-groups G]\n"
           "                   [--port P] [--state-dir DIR] [--users U1,U2] [--ready-file FILE] [--quiet]\n"
-          "                   [--heartbeat S] [--emulate] [--emulate-jobs sim|real] [--no-tls]\n"
+          "                   [--heartbeat S] [--emulate] [--emulate-jobs sim|real] [--tls|--no-tls]\n"
           "       phalanx dev --make-certs DIR   only write a throwaway CA and server certificate\n"
           "  a server and N agents (default 4 nodes x 8 emulated h100 GPUs) in a fresh state\n"
           "  directory; above %d nodes (or with --emulate) one agent process emulates every node,\n"
           "  running jobs as plain processes (real, the default) or not at all (sim: a job ends\n"
           "  after its `sleep N`). Agents reach the server over TLS (a throwaway CA in DIR/tls;\n"
-          "  --no-tls: plain TCP on loopback). A server that dies is restarted; Ctrl-C stops everything.\n",
+          "  --no-tls: plain TCP on loopback), the emulating agent over plain loopback unless --tls.\n"
+          "  A server that dies is restarted; Ctrl-C stops everything.\n",
           PX_DEV_EMULATE_ABOVE);
 }
 
@@ -362,7 +363,7 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
                                      {"mem-mib", 1, 0, 'm'}, {"gpu-groups", 1, 0, 'G'}, {"port", 1, 0, 'p'},
                                      {"state-dir", 1, 0, 'd'}, {"ready-file", 1, 0, 'r'}, {"quiet", 0, 0, 'q'},
                                      {"users", 1, 0, 'u'}, {"heartbeat", 1, 0, 'H'}, {"emulate", 0, 0, 'e'},
-                                     {"emulate-jobs", 1, 0, 'j'}, {"no-tls", 0, 0, 'T'},
+                                     {"emulate-jobs", 1, 0, 'j'}, {"no-tls", 0, 0, 'T'}, {"tls", 0, 0, 'S'},
                                      {"make-certs", 1, 0, 'C'},
                                      {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
   struct px_dev_shape *s = &d->shape;
@@ -392,6 +393,7 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
       case 'u': s->users = optarg; break;
       case 'e': d->emulate = true; break;
       case 'T': d->no_tls = true; break;
+      case 'S': d->force_tls = true; break;
       case 'C': snprintf(d->tls_dir, sizeof d->tls_dir, "%s", optarg); break;
       case 'j':
         if (strcmp(optarg, "sim") && strcmp(optarg, "real")) return -1;
@@ -405,6 +407,12 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
   if (!s->gpus) s->groups = 1;
   if (!s->users) s->users = getenv("SUDO_USER"); /* the developer behind sudo */
   d->emulate |= s->nodes > PX_DEV_EMULATE_ABOVE || d->jobs_mode_set;
+  /* One emulating process opening a TLS session per node is not what a
+   * cluster pays (each host opens its own): 2,000 emulated nodes took 36 s
+   * to register over TLS against 3.3 s plain (docs/agent.md). Plain
+   * loopback for it unless asked; the agents of a small cluster use TLS. */
+  if (d->force_tls && d->no_tls) return -1; /* --tls and --no-tls */
+  if (d->emulate && !d->force_tls) d->no_tls = true;
   /* the server's default interval at scale: 10,000 nodes every 2 s would be
    * 5,000 heartbeats a second (docs/operations.md, Scale) */
   if (!s->heartbeat_s) s->heartbeat_s = s->nodes > PX_DEV_EMULATE_ABOVE ? 30 : 2;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole system on one machine: `phalanx dev` (the real server and three
-# agents as separate processes), driven with the Slurm commands.
+# agents as separate processes, over TLS), driven with the Slurm commands.
 #  1. a 2-node gang sees its node list and ranks; cancelling a running gang
 #     leaves no process on either node;
 #  2. an agent killed with -9 makes its node DOWN; the requeueable gang that
@@ -27,6 +27,9 @@ DEV=$!
 wait_for 60 test -s "$T/ready" || fail "phalanx dev did not come up: $(cat "$T/dev.err")"
 set -a; source "$T/ready"; set +a
 WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK" && cd "$WORK"
+# its agents registered with a server that speaks only TLS, with the throwaway CA
+grep -q "listening on 127.0.0.1:[0-9]* (TLS)" "$T/c/server.log" && [ -s "$T/c/tls/ca.pem" ] ||
+  fail "the dev server is not on TLS: $(grep listening "$T/c/server.log")"
 # the job's state from the server's API (independent of the CLI's formatting)
 state_of() { curl -sf --unix-socket "$PHALANX_SERVER" "http://localhost/v1/jobs/$1" | jq -r .state; }
 has_state() { [ "$(state_of "$1")" = "$2" ]; }
