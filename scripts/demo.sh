@@ -58,6 +58,12 @@ set -a; source "$tmp/ready"; set +a
 
 work=$tmp/work; mkdir -p "$work"; cd "$work"
 echo; echo "== sinfo"; sinfo
+echo; echo "== the agents reach the server over TLS (its throwaway CA: $tmp/cluster/tls/ca.pem); the CLI can too"
+grep -o "listening on 127.0.0.1:[0-9]* (TLS)" "$tmp/cluster/server.log" || true
+tls_port=$(sed -n 's/^Listen=127\.0\.0\.1://p' "$tmp/cluster/slurm.conf")
+tls_token=$("$px" token) # over the socket, before PHALANX_SERVER points at TCP
+PHALANX_SERVER=https://127.0.0.1:$tls_port PHALANX_CA_FILE=$tmp/cluster/tls/ca.pem PHALANX_TOKEN=$tls_token \
+  sinfo -s || echo "(sinfo over https failed: see the message above)"
 echo; echo "== the web dashboard (phalanx ui prints a sign-in link for you; docs/dashboard.md)"
 "$px" ui || echo "(phalanx ui failed: see the message above)"
 
