@@ -103,7 +103,8 @@ static void help_man(void) {
          ".TH PHALANX 1 \"\" \"phalanx\" \"User Commands\"\n.SH NAME\nphalanx \\- GPU cluster workload manager: "
          "jobs, nodes and Slurm-compatible commands\n.SH SYNOPSIS\n.B phalanx\n.I VERB\n[\\fIARGS\\fR] [\\-\\-json]\n"
          ".SH DESCRIPTION\nEvery verb talks to the Phalanx server found from \\fBPHALANX_SERVER\\fR "
-         "(unix:/path or http://host:port), then the \\fBSocketPath=\\fR or \\fBListen=\\fR line of the "
+         "(unix:/path, http://host:port on loopback, or https://host:port), then the \\fBSocketPath=\\fR "
+         "or \\fBListen=\\fR line of the "
          "configuration (\\fBPHALANX_CONF\\fR), then the local socket " PX_CLI_DEFAULT_SOCKET ".\n"
          "Under the names sbatch, squeue, scancel, sinfo, sacct, sshare, scontrol, sprio, srun and salloc "
          "the same binary accepts Slurm's options and prints Slurm's formats.\n.SH VERBS\n");
@@ -138,7 +139,9 @@ static void help_man(void) {
     printf("\n");
   }
   printf(".SH ENVIRONMENT\n.TP\n.B PHALANX_SERVER\nwhere the server is.\n.TP\n.B PHALANX_TOKEN\n"
-         "API token for a remote server.\n.TP\n.B PHALANX_TIMEOUT\nseconds to wait for an answer "
+         "API token for a remote server.\n.TP\n.B PHALANX_CA_FILE\nthe CA that signed an https server's "
+         "certificate (PEM; default the configuration's \\fBTLSCAFile=\\fR, else the system's CAs).\n"
+         ".TP\n.B PHALANX_TIMEOUT\nseconds to wait for an answer "
          "(default 30).\n.SH SEE ALSO\ndocs/cli.md, docs/slurm-migration.md\n");
 }
 

@@ -2,6 +2,7 @@
 # TLS on the TCP listener (docs/operations.md, Transport security):
 #  1. a real server and agent over TLS: the agent registers, a job runs;
 #  2. the CLI over https:// verifies the server against PHALANX_CA_FILE;
+#     `phalanx ui` links to https://;
 #  3. a wrong CA is refused, by the agent and by the CLI, with an error that
 #     names the CA file;
 #  4. plain TCP on an address other than loopback is refused at start, with
@@ -59,7 +60,11 @@ tok=$("$PHALANX" server token --state-dir "$STATE" --user root --uid 0)
 out=$(PHALANX_SERVER=$URL PHALANX_CA_FILE=$T/tls/ca.pem PHALANX_TOKEN=$tok "$PHALANX" queue --all --states all 2>&1) ||
   fail "phalanx queue over https: $out"
 grep -q "$id" <<<"$out" || fail "phalanx queue over https does not list job $id: $out"
-ok "CLI over https with the right CA"
+link=$(PHALANX_SERVER=$SOCK "$PHALANX" ui) || fail "phalanx ui failed"
+[[ $link == "$URL/ui/#token="* ]] || fail "the dashboard's link is not https: $link"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/tls/ca.pem" "$URL/v1/openapi.json")
+[ "$code" = 200 ] || fail "an open route over https with the CA: HTTP $code"
+ok "CLI over https with the right CA; the dashboard's link is https"
 
 # ---- 3. a wrong CA: refused, and the error names the CA file
 if out=$(PHALANX_SERVER=$URL PHALANX_CA_FILE=$T/other/ca.pem PHALANX_TOKEN=$tok "$PHALANX" queue 2>&1); then

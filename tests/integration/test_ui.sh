@@ -16,7 +16,9 @@ if ! command -v node >/dev/null || [ -z "$chromium" ] || [ ! -d "$PX_SRC/web/nod
 fi
 artifacts=${ARTIFACTS:-$PWD/artifacts/ui}
 mkdir -p "$tmp/work" "$artifacts"
-start_dev "" --nodes 4
+# plain loopback: headless Chromium would need the dev cluster's throwaway
+# CA in its own certificate store (the https link: test_server_tls)
+start_dev "" --nodes 4 --no-tls
 api() { curl -s --unix-socket "$PHALANX_SERVER" "http://localhost$1"; }
 nodes_idle() { [ "$(api /v1/nodes | jq '[.nodes[] | select(.state == "IDLE")] | length')" = 4 ]; }
 wait_for 30 nodes_idle || { echo "nodes not idle"; api /v1/nodes; exit 1; }
