@@ -130,6 +130,8 @@ struct px_server {
   struct px_committer commit;   /* group commit (commit.c) */
   struct px_actions acts;
   struct px_u64vec acct_pending; /* jobs whose accounting row is due */
+  struct px_u64vec follow;      /* jobs an event changed since the last cycle (loop.c follow_cycle) */
+  int64_t follow_all_ns;        /* when every pending job was last read from the core */
   struct px_u64vec arch_wait;   /* finished jobs the next checkpoint archives (archive.c) */
   int64_t arch_first_s;         /* when the oldest of them ended */
   struct px_sjob **arch;        /* recovery: archived jobs, by id, until merged */
@@ -185,6 +187,11 @@ void px_jobs_touch(struct px_server *s, struct px_sjob *j);
 int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_info *out);
 /* Takes the priority and its weighted components from a core view. */
 void px_jobs_set_prio(struct px_server *s, struct px_sjob *j, const struct px_job_view *v);
+/* After a cycle: a pending job takes the reason and priority of the core's
+ * view v (its view is rebuilt when they moved; a priority alone only every
+ * 30 s unless prio_now). */
+void px_jobs_follow(struct px_server *s, struct px_sjob *j, const struct px_job_view *v,
+                    int64_t now, bool prio_now);
 /* "n[01-02]" style list of a running job's nodes (malloc'd). */
 char *px_jobs_nodelist(struct px_server *s, const struct px_sjob *j);
 /* The accounting row of j (strings point into j). */
