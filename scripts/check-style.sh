@@ -46,4 +46,22 @@ for i in "${!layers[@]}"; do
     fail=1
   fi
 done
+# Inside the server, includes run one way (src/server/state.h draws the map):
+# http/ -> loop/ -> journal/, nodes/ -> tables.h, server.h, auth/. A group
+# includes the headers of the groups below it, never state.h (everything at
+# once, for server.c alone) nor a header of a group above it.
+server_below() { # dir, then the include patterns it may not use
+  local dir=$1; shift
+  local pattern=$(IFS='|'; echo "$*")
+  grep -nE "#include \"server/($pattern)" -r "$dir" --include='*.[ch]'
+}
+if server_below src/server/http 'state\.h' ||
+   server_below src/server/loop 'state\.h' 'api\.h' 'http/' ||
+   server_below src/server/journal 'state\.h' 'api\.h' 'http/' 'loop/' ||
+   server_below src/server/nodes 'state\.h' 'api\.h' 'http/' 'loop/' ||
+   server_below src/server/auth 'state\.h' 'api\.h' 'http/' 'loop/' 'journal/' 'nodes/' 'tables\.h' ||
+   grep -nE '#include "server/(state\.h|api\.h|http/|loop/|journal/|nodes/)' src/server/tables.h src/server/server.h; then
+  echo "check-style: a server file includes a group above its own (order: http, loop, journal/nodes, tables)" >&2
+  fail=1
+fi
 exit $fail

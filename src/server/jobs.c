@@ -1,5 +1,5 @@
 /*
- * jobs.c - the server's job table (state.h): records sorted by id with a
+ * jobs.c - the server's job table (tables.h): records sorted by id with a
  * hash index, client views and accounting rows built from them.
  */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "proto/views_json.h"
-#include "server/state.h"
+#include "server/tables.h"
 #include "util/hostlist.h"
 
 static const char *const state_names[] = {"PENDING",   "RUNNING", "COMPLETED",

@@ -14,8 +14,10 @@
 #include "proto/jfield.h"
 #include "proto/views_json.h"
 #include "server/api.h"
+#include "server/http/http.h"
+#include "server/journal/journal.h"
 #include "server/openapi.h"
-#include "server/state.h"
+#include "server/tables.h"
 
 static const struct px_route routes[] = {
     {"POST", "/v1/jobs", px_api_submit, false, false},

@@ -34,7 +34,9 @@
 #include <unistd.h>
 
 #include "server/api.h"
-#include "server/state.h"
+#include "server/http/http.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 char *px_error_json(const char *code, const char *message, const char *field) {

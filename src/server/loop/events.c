@@ -1,5 +1,5 @@
 /*
- * events.c - the server's one road for changes of state (state.h): every
+ * events.c - the server's one road for changes of state (tables.h): every
  * change is a struct px_event (core/event.h), given to the core by
  * px_core_apply and then folded into the server's own tables (jobs: launch
  * fields, times, accounting figures; nodes: drains; reservations' listing).
@@ -20,7 +20,8 @@
 #include <string.h>
 
 #include "proto/event_json.h"
-#include "server/state.h"
+#include "server/journal/journal.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 /* ---- folds: the server's tables follow an accepted event ---- */

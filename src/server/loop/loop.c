@@ -26,7 +26,10 @@
 #include <time.h>
 
 #include "core/event.h"
-#include "server/state.h"
+#include "server/journal/journal.h"
+#include "server/loop/loop.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 #define CYCLE_MIN_NS 2000000LL       /* coalesce bursts of changes into one cycle */

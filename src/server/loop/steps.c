@@ -1,6 +1,7 @@
 /*
- * api_steps.c - job steps: srun inside an allocation runs its tasks on every
- * node of the job (or the first N) through the agents.
+ * steps.c - job steps, on the main thread: srun inside an allocation runs
+ * its tasks on every node of the job (or the first N) through the agents.
+ * The endpoints (http/api_steps.c) queue these requests here:
  *
  *   POST   /v1/jobs/{id}/steps        {"argv":[...],"out_dir":"/abs", "env":[...],
  *                                      "cwd":"/abs","nodes":N,"ntasks":N,
@@ -24,8 +25,9 @@
 
 #include "proto/agent_msg.h"
 #include "proto/json_rd.h"
-#include "server/api.h"
-#include "server/state.h"
+#include "server/loop/loop.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 #define STEPS_MAX 4096
@@ -332,37 +334,3 @@ int px_steps_report(struct px_server *s, const struct px_task_report *t, int nod
   }
   return 200;
 }
-
-/* ---- the endpoints ---- */
-
-/* "/v1/jobs/J/steps[/N]": the route table keeps only the last {} segment. */
-static bool parse_path(struct px_api_call *c, struct px_req *r, bool with_step) {
-  unsigned long long job = 0;
-  unsigned step = 0;
-  int used = 0;
-  bool ok = with_step ? sscanf(c->url, "/v1/jobs/%llu/steps/%u%n", &job, &step, &used) == 2
-                      : sscanf(c->url, "/v1/jobs/%llu/steps%n", &job, &used) == 1;
-  if (!ok || c->url[used]) {
-    px_api_error(c, 400, "INVALID", "%s: must be a number", with_step ? "step id" : "job id");
-    return false;
-  }
-  r->job_id = job;
-  r->step_id = step;
-  return true;
-}
-
-static void call(struct px_api_call *c, enum px_req_kind kind, bool with_step) {
-  struct px_req r = {.kind = kind, .who = c->who};
-  if (!parse_path(c, &r, with_step)) return;
-  if (kind == PX_REQ_STEP_ADD) {
-    if (!c->body || !c->body_len) return px_api_error(c, 400, "INVALID", "body: a step is required");
-    if (!(r.text = strndup(c->body, c->body_len))) return px_api_error(c, 503, "NOMEM", "out of memory");
-  }
-  px_api_call_main(c, &r);
-  px_req_fini(&r);
-}
-
-void px_api_step_create(struct px_api_call *c) { call(c, PX_REQ_STEP_ADD, false); }
-void px_api_steps_list(struct px_api_call *c) { call(c, PX_REQ_STEP_LIST, false); }
-void px_api_step_show(struct px_api_call *c) { call(c, PX_REQ_STEP_SHOW, true); }
-void px_api_step_cancel(struct px_api_call *c) { call(c, PX_REQ_STEP_CANCEL, true); }
