@@ -85,10 +85,10 @@ const struct px_route *px_api_route(const char *method, const char *url, struct 
 }
 
 void px_api_error(struct px_api_call *c, int status, const char *code, const char *fmt, ...) {
-  struct px_diag d;
+  struct px_diag d = {.pos = -1};
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(d.msg, sizeof d.msg, fmt, ap);
+  px_diag_vformat(&d, fmt, ap);
   va_end(ap);
   free(c->answer);
   c->status = status;
