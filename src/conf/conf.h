@@ -284,6 +284,17 @@ int px_conf_parse_text(const struct px_conf_text *t, struct px_conf **out, struc
 int px_conf_parse_string(const char *text, const char *name, struct px_conf **out,
                          struct px_conf_diags *diags);
 
+/*
+ * One scheduling key of slurm.conf (a global key that writes only struct
+ * px_conf_sched: SchedulerType, BackfillMode, PriorityWeight*,
+ * SchedulerParameters, ...) applied to s by slurm.conf's own parser, for
+ * the simulator's policy files. 0; PX_ENOENT when key is not a scheduling
+ * key; PX_EPARSE with d saying why (also for what the key would only warn
+ * about in slurm.conf, such as an option of SchedulerParameters that
+ * Phalanx does not read); s changes only on success.
+ */
+int px_conf_sched_set(struct px_conf_sched *s, const char *key, const char *val, struct px_diag *d);
+
 /* Index of a node, partition, account (not user leaf) or QoS by name, or PX_NONE. Linear. */
 uint32_t px_conf_find_node(const struct px_conf *c, const char *name);
 uint32_t px_conf_find_partition(const struct px_conf *c, const char *name);

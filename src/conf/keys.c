@@ -5,6 +5,7 @@
  * known key (edit distance) or names the line kind where the key belongs.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -100,4 +101,35 @@ void px_cb_apply(struct px_cb *b, const struct px_where *w, const struct px_kv *
 void px_set_misplaced(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                       const struct px_key *k) {
   px_cb_error(b, w, "%s must be the first key of its line, and only once", kv->key);
+}
+
+/* ---- one scheduling key on its own (the simulator's policy files) ---- */
+
+static bool writes_sched(const struct px_key *k) {
+  size_t lo = offsetof(struct px_conf, sched);
+  return k->off >= lo && k->off < lo + sizeof(struct px_conf_sched);
+}
+
+int px_conf_sched_set(struct px_conf_sched *s, const char *key, const char *val, struct px_diag *d) {
+  const struct px_key *k = find(&px_tab_global, key);
+  if (!k || !writes_sched(k)) return PX_ENOENT;
+  struct px_conf *c = calloc(1, sizeof *c);
+  if (!c) return PX_ENOMEM;
+  px_arena_init(&c->arena, 4096); /* what a setter reads into (list items) */
+  c->sched = *s;
+  struct px_conf_diags diags = {0};
+  struct px_cb b = {.c = c, .diags = &diags};
+  struct px_where w = {"policy", 0};
+  struct px_kv kv = {key, val};
+  k->set(&b, &w, &kv, c, k);
+  /* a warning is a refusal too: the key cannot do all it was asked */
+  int rc = b.oom ? PX_ENOMEM : b.nerrors || diags.nwarnings ? PX_EPARSE : 0;
+  if (rc == PX_EPARSE)
+    px_diag_set(d, rc, -1, "%s", diags.len ? diags.v[0].text : "bad value (out of memory for why)");
+  if (!rc) *s = c->sched;
+  px_conf_diags_fini(&diags);
+  px_smap_fini(&b.warned);
+  px_arena_fini(&c->arena);
+  free(c);
+  return rc;
 }

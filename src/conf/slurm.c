@@ -300,6 +300,9 @@ static void set_disable_root(struct px_cb *b, const struct px_where *w, const st
   b->c->phalanx.allow_root_jobs = !disable;
 }
 
+/* A key that writes only the scheduling section names a field of it as its
+ * offset, also when its setter does not use it: that is how a policy file
+ * (px_conf_sched_set) tells the scheduling keys from the others. */
 static const struct px_key global_keys[] = {
     {"ClusterName", px_set_lower, G(cluster_name), NULL},
     {"SchedulerType", set_plugin, G(sched.scheduler_type), sched_types},
@@ -314,9 +317,9 @@ static const struct px_key global_keys[] = {
     {"PriorityWeightJobSize", px_set_u32, G(sched.weight_jobsize), NULL},
     {"PriorityWeightPartition", px_set_u32, G(sched.weight_partition), NULL},
     {"PriorityWeightQOS", px_set_u32, G(sched.weight_qos), NULL},
-    {"PriorityWeightTRES", set_weight_tres, 0, NULL},
+    {"PriorityWeightTRES", set_weight_tres, G(sched.weight_tres), NULL},
     {"PriorityFavorSmall", px_set_bool, G(sched.favor_small), NULL},
-    {"TRESBillingWeights", set_billing, 0, NULL},
+    {"TRESBillingWeights", set_billing, G(sched.billing_weight_gpu), NULL},
     {"TopologyPlugin", set_plugin, 0, topo_plugins},
     {"KillWait", px_set_secs, G(phalanx.kill_wait_s), NULL},
     {"SlurmdTimeout", set_positive_secs, G(phalanx.node_down_timeout_s), NULL},
@@ -336,17 +339,17 @@ static const struct px_key global_keys[] = {
     {"Operators", set_users, 0, NULL},
     {"Administrators", set_users, 0, "admin"},
     {"BackfillMode", set_global_enum, G(sched.backfill), backfill_modes},
-    {"BackfillDepth", set_depth, 0, NULL},
+    {"BackfillDepth", set_depth, G(sched.backfill_depth), NULL},
     {"BackfillWindow", px_set_dur, G(sched.backfill_window_s), NULL},
     {"BackfillResolution", set_positive_secs, G(sched.backfill_resolution_s), NULL},
-    {"SchedulerParameters", set_sched_params, 0, NULL},
+    {"SchedulerParameters", set_sched_params, G(sched.bf_interval_s), NULL},
     {"PreemptMaxPerHour", px_set_u32, G(sched.preempt_max_per_hour), NULL},
     {"PreemptAccountMaxPerHour", px_set_u32, G(sched.preempt_account_max_per_hour), NULL},
     {"PreemptExemptAfter", px_set_u32, G(sched.preempt_exempt_after), NULL},
     {"PreemptExemptPeriod", px_set_dur, G(sched.preempt_exempt_s), NULL},
     {"Placement", px_set_enum, G(sched.placement), placements},
     {"PriorityOrder", set_global_enum, G(sched.order), orders},
-    {"LasThresholds", set_las_thresholds, 0, NULL},
+    {"LasThresholds", set_las_thresholds, G(sched.las_thresholds_gpu_s), NULL},
     {"TopologyFile", set_file, 0, NULL},
     {"AccountsFile", set_file, 0, "accounts"},
     {"NodeName", px_set_misplaced, 0, NULL},

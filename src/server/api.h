@@ -54,11 +54,6 @@ struct px_route {
  * tells 405 from 404). */
 const struct px_route *px_api_route(const char *method, const char *url, struct px_api_call *c);
 
-/* Stable error code of a PX_E* ("INVALID", "NOT_FOUND", ...). */
-const char *px_error_code(int err);
-/* Its HTTP status, from the same table (http.c). */
-int px_error_http_status(int err);
-
 /* Endpoint helpers shared by the api_*.c files. */
 void px_api_error(struct px_api_call *c, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

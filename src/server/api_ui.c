@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "server/api.h"
-#include "server/state.h"
+#include "server/tables.h"
 #include "server/ui_assets.h"
 
 /* ---- static files ---- */

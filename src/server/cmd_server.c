@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
-#include "server/state.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 static void usage(void) {

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "commands.h"
-#include "server/state.h"
+#include "server/server.h"
 
 static void usage(void) {
   fprintf(stderr, "usage: phalanx server token --state-dir DIR --user NAME [--uid N] [--node NODE]\n"

@@ -1,5 +1,5 @@
 /*
- * jobs.c - the server's job table (state.h): records sorted by id with a
+ * jobs.c - the server's job table (tables.h): records sorted by id with a
  * hash index, client views and accounting rows built from them.
  */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "proto/views_json.h"
-#include "server/state.h"
+#include "server/tables.h"
 #include "util/hostlist.h"
 
 static const char *const state_names[] = {"PENDING",   "RUNNING", "COMPLETED",
@@ -98,6 +98,23 @@ void px_jobs_set_prio(struct px_server *s, struct px_sjob *j, const struct px_jo
   j->prio[5] = j->prio[6] = 0; /* no site or association factors */
 }
 
+/* A pending job's priority is taken again, when only it moved, at most
+ * this often: age moves every priority a little at every cycle. */
+#define PRIO_REFRESH_S 30
+
+void px_jobs_follow(struct px_server *s, struct px_sjob *j, const struct px_job_view *v,
+                    int64_t now, bool prio_now) {
+  if (v->state != PX_JOB_PENDING || j->state != PX_JOB_PENDING) return;
+  const char *name = px_reason_name(v->reason);
+  bool reason = strcmp(j->reason, name) != 0;
+  bool prio = v->prio.priority != j->priority && (prio_now || now - j->prio_time >= PRIO_REFRESH_S);
+  if (!reason && !prio) return;
+  snprintf(j->reason, sizeof j->reason, "%s", name);
+  px_jobs_set_prio(s, j, v);
+  j->prio_time = now;
+  px_jobs_touch(s, j);
+}
+
 /* Slurm shows an array as one line for its pending remainder and one per
  * started task, and forgets the array's own record once nothing is left to
  * start; sacct lists only the tasks. Here the record stays in the table
@@ -170,6 +187,7 @@ void px_jobs_free_all(struct px_server *s) {
   s->jobs = NULL;
   s->njobs = s->jobs_cap = 0;
   px_map_fini(&s->index);
+  px_u64vec_fini(&s->follow);
 }
 
 /* Appends text to a growing malloc'd string; false on ENOMEM. */

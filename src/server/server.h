@@ -1,5 +1,9 @@
 /*
- * server.h - the controller's internal interfaces (server/ only).
+ * server.h - what every group of the server shares (server/ only), below
+ * all of them: the requests HTTP threads queue to the main thread, the
+ * snapshots they read, the metrics, the answers' error encoding, and the
+ * server object's options and life. It includes none of the groups'
+ * headers (state.h draws the map of them).
  *
  * Threads and ownership. The main thread (loop.c) owns everything mutable:
  * the scheduling core, the job table (jobs.c), the node table, the store.
@@ -14,8 +18,9 @@
  *     thread publishes after each cycle (snap.c): an immutable, refcounted
  *     object swapped under a mutex held only for the pointer swap, so readers
  *     never block scheduling and scheduling never waits for readers.
- *   - agents' order queues (outbox.c) are the one other shared structure,
- *     under their own mutex, written by the main thread after journaling.
+ *   - agents' order queues (nodes/outbox.c) are the one other shared
+ *     structure, under their own mutex, written by the main thread after
+ *     journaling.
  */
 #ifndef PX_SERVER_SERVER_H
 #define PX_SERVER_SERVER_H
@@ -30,51 +35,8 @@
 #include "core/jobspec.h"
 #include "proto/agent_msg.h"
 #include "proto/views.h"
+#include "server/auth/auth.h"
 #include "util/error.h"
-
-/* ---- identity and roles (auth.c) ---- */
-
-enum px_auth_method { PX_AUTH_NONE, PX_AUTH_PEERCRED, PX_AUTH_MUNGE, PX_AUTH_JWT };
-
-#define PX_ROLE_OPERATOR 1u
-#define PX_ROLE_ADMIN 2u
-
-struct px_ident {
-  enum px_auth_method method;
-  uint32_t uid, gid;
-  char user[64];
-  char node[64];   /* the node an agent credential speaks for ("" = none) */
-  unsigned roles;  /* PX_ROLE_*; an admin is also an operator */
-};
-
-struct px_auth;
-/* jwt_key: HS256 secret (NULL: JWT disabled); munge_socket NULL: default. */
-int px_auth_new(const struct px_conf *conf, const unsigned char *jwt_key, size_t jwt_key_len,
-                const char *munge_socket, struct px_auth **out);
-void px_auth_free(struct px_auth *a);
-/* Unix socket: who is at the other end of fd. */
-int px_auth_peercred(const struct px_auth *a, int fd, struct px_ident *who);
-/* TCP: the Authorization header ("Bearer JWT" or "MUNGE CRED"). PX_EAUTH with
- * why filled on failure (missing, malformed, expired, bad signature). */
-int px_auth_header(const struct px_auth *a, const char *header, struct px_ident *who,
-                   char *why, size_t whylen);
-/* Fills roles from the configuration (root and Administrators= are admins). */
-void px_auth_roles(const struct px_auth *a, struct px_ident *who);
-/* Is who a coordinator of account (or of one of its parents)? */
-bool px_auth_is_coordinator(const struct px_auth *a, const struct px_ident *who,
-                            const char *account);
-/* Mints an HS256 token for user (and node for agents, may be NULL) valid for
- * lifetime_s. malloc'd string or NULL. */
-char *px_auth_mint_jwt(const unsigned char *key, size_t key_len, const char *user, uint32_t uid,
-                       const char *node, int64_t now, int64_t lifetime_s);
-
-/* ---- per-user rate limits (ratelimit.c): token buckets ---- */
-
-struct px_ratelimit;
-struct px_ratelimit *px_ratelimit_new(double rate_per_s, double burst);
-void px_ratelimit_free(struct px_ratelimit *r);
-/* true when uid may make one more request at now_s (monotonic seconds). */
-bool px_ratelimit_take(struct px_ratelimit *r, uint32_t uid, double now_s);
 
 /* ---- requests to the main thread (queue.c) ---- */
 
@@ -242,41 +204,6 @@ void px_snap_expire(struct px_snapbox *b, int64_t now_ns);
 /* Index of the first job with id >= id (binary search). */
 size_t px_snap_lower_bound(const struct px_snap *s, uint64_t id);
 
-/* ---- agent order queues (outbox.c) ---- */
-
-/* The kind of an order: the array of the work answer it goes in. */
-enum px_order_kind { PX_ORDER_SIGNAL = 0, PX_ORDER_LAUNCH = 1, PX_ORDER_STEP = 2 };
-
-struct px_order {
-  uint64_t seq;
-  char *json;                   /* a "launch", "signal" or "step" element */
-  int kind;                     /* enum px_order_kind */
-};
-
-struct px_outbox;
-struct px_outbox *px_outbox_new(const struct px_conf *conf);
-void px_outbox_free(struct px_outbox *o);
-/* Main thread: queue an order for node (takes json); kind: enum
- * px_order_kind (true and false are a launch and a signal). */
-int px_outbox_push(struct px_outbox *o, uint32_t node, int kind, char *json);
-/* Agent thread: orders for node with seq > after, waiting up to deadline
- * (realtime ns). Drops acknowledged ones (seq <= after). malloc'd JSON
- * {"seq":S,"launch":[...],"signal":[...]} (and "step":[...] when any). */
-char *px_outbox_wait(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns);
-/* The same without a thread waiting (the event-driven TCP listener, http.c):
- * drops acknowledged orders; true when some wait to be taken (or the outbox
- * is stopping) — then nothing is parked; otherwise wake(ctx) is parked on
- * the node and runs once, from whichever thread, when an order comes, the
- * deadline passes (px_outbox_expire), another poll for the node parks, or
- * the outbox stops. Then px_outbox_take answers. */
-bool px_outbox_park(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns,
-                    void (*wake)(void *ctx), void *ctx);
-/* The answer now: orders with seq > after, possibly none. */
-char *px_outbox_take(struct px_outbox *o, uint32_t node, uint64_t after);
-/* Wakes parked polls whose deadline (realtime ns) is past. */
-void px_outbox_expire(struct px_outbox *o, int64_t now_ns);
-void px_outbox_stop(struct px_outbox *o);
-
 /* ---- metrics (metrics.c) ---- */
 
 struct px_metrics;
@@ -290,6 +217,28 @@ void px_metrics_commit(struct px_metrics *m, double seconds);
 void px_metrics_queue_wait(struct px_metrics *m, double seconds);
 /* The whole exposition: the counters above plus the snapshot's state text. */
 char *px_metrics_render(struct px_metrics *m, const char *state_text);
+
+/* ---- answers (declared for every group; defined in http/http.c) ---- */
+
+/* Errors as JSON (http.c): {"error":{"code","message","field"}} malloc'd. */
+char *px_error_json(const char *code, const char *message, const char *field);
+/* From a proto/ diagnostic: the field is the part before ": ". */
+char *px_error_diag(const char *code, const struct px_diag *d);
+/* Answer r with an error. */
+void px_req_error(struct px_req *r, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Stable error code of a PX_E* ("INVALID", "NOT_FOUND", ...). */
+const char *px_error_code(int err);
+/* Its HTTP status, from the same table (http.c). */
+int px_error_http_status(int err);
+
+/* Reads (creating it when asked) the HS256 key <state_dir>/jwt.key. */
+int px_server_jwt_key(const char *state_dir, bool create, unsigned char *key, size_t *len);
+
+/* Clocks (loop.c). */
+int64_t px_now_mono_ns(void);
+int64_t px_now_real_ns(void);
 
 /* ---- the server object ---- */
 

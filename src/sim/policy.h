@@ -11,9 +11,10 @@
  *
  * Only scheduling keys are accepted (a policy cannot change the cluster);
  * an unknown key or a bad value is an error naming the file, line and key.
- * The keys and their meaning are the configuration's (docs/config.md,
- * docs/scheduling.md); this reader exists because the simulator must apply
- * them onto a cluster it built itself. Durations take Slurm's forms: minutes,
+ * The keys, their values and their checks are the configuration's own (its
+ * key table, through px_conf_sched_set; docs/config.md, docs/scheduling.md);
+ * this reader exists because the simulator must apply them onto a cluster
+ * it built itself. Durations take Slurm's forms: minutes,
  * MM:SS, HH:MM:SS, D-HH[:MM[:SS]].
  */
 #ifndef PX_SIM_POLICY_H

@@ -32,11 +32,15 @@ void px_diag_clear(struct px_diag *d) {
   d->msg[0] = '\0';
 }
 
+void px_diag_vformat(struct px_diag *d, const char *fmt, va_list ap) {
+  vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+}
+
 int px_diag_set(struct px_diag *d, int err, int pos, const char *fmt, ...) {
   if (!d) return err;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+  px_diag_vformat(d, fmt, ap);
   va_end(ap);
   d->pos = pos;
   return err;

@@ -9,6 +9,7 @@
 #ifndef PX_UTIL_ERROR_H
 #define PX_UTIL_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #define PX_ERRNO_MAP(X)                                              \
@@ -56,5 +57,9 @@ void px_diag_clear(struct px_diag *d);
 /* printf-style; d may be NULL. Returns err so callers can `return px_diag_set(...)`. */
 int px_diag_set(struct px_diag *d, int err, int pos, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The same for a caller's own varargs: d's message from fmt and ap (its pos
+ * and line untouched). */
+void px_diag_vformat(struct px_diag *d, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 #endif

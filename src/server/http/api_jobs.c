@@ -13,7 +13,7 @@
 #include "proto/jfield.h"
 #include "proto/jobspec_json.h"
 #include "server/api.h"
-#include "server/state.h"
+#include "server/tables.h"
 
 #define MAX_BATCH 10000
 

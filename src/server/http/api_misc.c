@@ -14,8 +14,10 @@
 #include "proto/jfield.h"
 #include "proto/views_json.h"
 #include "server/api.h"
+#include "server/http/http.h"
+#include "server/journal/journal.h"
 #include "server/openapi.h"
-#include "server/state.h"
+#include "server/tables.h"
 
 static const struct px_route routes[] = {
     {"POST", "/v1/jobs", px_api_submit, false, false},
@@ -83,10 +85,10 @@ const struct px_route *px_api_route(const char *method, const char *url, struct 
 }
 
 void px_api_error(struct px_api_call *c, int status, const char *code, const char *fmt, ...) {
-  struct px_diag d;
+  struct px_diag d = {.pos = -1};
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(d.msg, sizeof d.msg, fmt, ap);
+  px_diag_vformat(&d, fmt, ap);
   va_end(ap);
   free(c->answer);
   c->status = status;

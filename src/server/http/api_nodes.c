@@ -12,7 +12,8 @@
 
 #include "proto/jfield.h"
 #include "server/api.h"
-#include "server/state.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
 
 static void blob_answer(struct px_api_call *c, struct px_blob *(*pick)(struct px_snap *)) {
   struct px_snap *snap = px_api_snap_fresh(c->s);

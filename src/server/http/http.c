@@ -34,8 +34,10 @@
 #include <unistd.h>
 
 #include "server/api.h"
+#include "server/http/http.h"
 #include "server/http/tls.h"
-#include "server/state.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 char *px_error_json(const char *code, const char *message, const char *field) {
@@ -91,10 +93,10 @@ char *px_error_diag(const char *code, const struct px_diag *d) {
 }
 
 void px_req_error(struct px_req *r, int status, const char *code, const char *fmt, ...) {
-  struct px_diag d;
+  struct px_diag d = {.pos = -1};
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(d.msg, sizeof d.msg, fmt, ap);
+  px_diag_vformat(&d, fmt, ap);
   va_end(ap);
   px_req_answer(r, status, px_error_diag(code, &d));
 }

@@ -1,11 +1,12 @@
 /*
- * ratelimit.c - per-user token buckets (server.h): each uid earns rate
+ * ratelimit.c - per-user token buckets (http/http.h): each uid earns rate
  * tokens per second up to burst; a request spends one. One mutex: the work
  * under it is a hash lookup and two multiplications.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
-#include "server/server.h"
+#include "server/http/http.h"
 #include "util/map.h"
 
 struct bucket {

@@ -26,9 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/jobspec_json.h"
 #include "core/event.h"
-#include "server/state.h"
+#include "proto/jobspec_json.h"
+#include "server/journal/journal.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 #define ARCHIVE_MAX_WAIT_S 600

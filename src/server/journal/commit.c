@@ -1,5 +1,5 @@
 /*
- * commit.c - group commit off the main thread (state.h).
+ * commit.c - group commit off the main thread (journal/journal.h).
  *
  * The main thread appends journal records to the open batch while it
  * handles a group of requests, then seals the batch and goes on: it does not
@@ -41,7 +41,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "server/state.h"
+#include "server/journal/journal.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 struct px_commit_batch {

@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "proto/event_json.h"
-#include "server/state.h"
+#include "server/journal/journal.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 /* The accounting rows of the jobs that ended go with the records (commit.c). */

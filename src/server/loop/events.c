@@ -1,5 +1,5 @@
 /*
- * events.c - the server's one road for changes of state (state.h): every
+ * events.c - the server's one road for changes of state (tables.h): every
  * change is a struct px_event (core/event.h), given to the core by
  * px_core_apply and then folded into the server's own tables (jobs: launch
  * fields, times, accounting figures; nodes: drains; reservations' listing).
@@ -20,7 +20,8 @@
 #include <string.h>
 
 #include "proto/event_json.h"
-#include "server/state.h"
+#include "server/journal/journal.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 /* ---- folds: the server's tables follow an accepted event ---- */
@@ -224,6 +225,14 @@ static void array_task_changed(struct px_server *s, const struct px_sjob *t, int
   if (!was_over && px_job_state_terminal(a->state)) px_archive_note(s, a); /* all its tasks ended */
 }
 
+/* A pending job's reason and priority are the next cycle's decision: the
+ * loop reads them from the core right after it (loop.c follow_cycle).
+ * Without memory for the note the job waits for the cycle's walk of every
+ * pending job instead (at most a second). */
+static void follow(struct px_server *s, const struct px_sjob *j) {
+  (void)px_u64vec_push(&s->follow, j->id);
+}
+
 int px_events_fold(struct px_server *s, const struct px_event *ev,
                    const struct px_event_result *res, int64_t now) {
   switch (ev->kind) {
@@ -231,6 +240,7 @@ int px_events_fold(struct px_server *s, const struct px_event *ev,
       int rc = fold_submit(s, ev, res, now);
       struct px_sjob *j = rc ? NULL : px_jobs_find(s, ev->job_id);
       if (j) j->mseq = s->seq;
+      if (j) follow(s, j);
       return rc;
     }
     case PX_EV_NODE_DRAIN:
@@ -257,6 +267,7 @@ int px_events_fold(struct px_server *s, const struct px_event *ev,
   if (!j) return rc;
   j->mseq = s->seq;
   px_jobs_touch(s, j);
+  if (j->state == PX_JOB_PENDING) follow(s, j);
   bool ended = !was_over && px_job_state_terminal(j->state);
   if (ended) px_archive_note(s, j);
   if (j->array_job_id && (born || ended)) array_task_changed(s, j, now);

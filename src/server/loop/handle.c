@@ -1,5 +1,5 @@
 /*
- * handle.c - what the main thread does with each request (server.h). Each
+ * handle.c - what the main thread does with each request (loop/loop.h). Each
  * handler checks the caller's right to act, asks the core (which may
  * refuse), records the change in the journal batch, and prepares the answer;
  * the loop sends answers only after the batch is committed.
@@ -26,8 +26,9 @@
 #include "proto/jfield.h"
 #include "proto/jobspec_json.h"
 #include "proto/views_json.h"
-#include "server/api.h"
-#include "server/state.h"
+#include "server/loop/loop.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 static void deny(struct px_req *r, const char *rule, const char *fmt, ...)

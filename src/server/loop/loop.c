@@ -9,8 +9,9 @@
  *      were sealed meanwhile) and answers them, only then: an acknowledged
  *      change is durable; this thread does not wait for it
  *   4. scheduling cycle when something changed: core actions, journaled
- *      and committed (waiting for it), THEN launch orders to agents
- *   5. timers: node silence, pending reasons
+ *      and committed (waiting for it), THEN launch orders to agents; the
+ *      pending jobs' reasons and priorities it decided go into the table
+ *   5. timers: node silence, checkpoints
  *   6. publish a snapshot for readers (at most every PUBLISH_MIN_NS), once
  *      everything it shows is durable
  *
@@ -25,7 +26,10 @@
 #include <time.h>
 
 #include "core/event.h"
-#include "server/state.h"
+#include "server/journal/journal.h"
+#include "server/loop/loop.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 #define CYCLE_MIN_NS 2000000LL       /* coalesce bursts of changes into one cycle */
@@ -115,6 +119,47 @@ static bool already_ended(struct px_server *s, const struct px_action *a, int64_
   return true;
 }
 
+/*
+ * Pending reasons and priorities are the core's: a cycle decides them (a
+ * job ahead started, a node went down, age grew), and the job table takes
+ * them from the cycle, right after it, so that the next snapshot shows
+ * them:
+ *   - the jobs that an event changed since the last cycle (a submit, a
+ *     hold, a release, a requeue: events.c lists them in s->follow) are
+ *     read at once, one lookup each, so a new job shows Dependency or
+ *     BeginTime in the first snapshot after its first cycle;
+ *   - every pending job is read at most once per FOLLOW_ALL_NS, and only
+ *     after a cycle (nothing moves between cycles); its view is rebuilt
+ *     when its reason moved, or its priority moved and was last taken
+ *     PRIO_REFRESH_S ago (px_jobs_follow), so that 100,000 pending jobs do
+ *     not rebuild 100,000 views every second.
+ * Why not lazily when a listing is rendered: a view is built once and
+ * cached (its JSON is encoded by reader threads, which may not touch the
+ * core), so a render-time read would have to check every pending job at
+ * every publish (up to 100 a second with watchers) instead of once a
+ * second. Cheaper still would be a cycle that returns the jobs whose
+ * reason or priority it changed: the core does not say that today.
+ */
+#define FOLLOW_ALL_NS 1000000000LL
+static void follow_cycle(struct px_server *s, int64_t now) {
+  struct px_job_view v;
+  int64_t mono = px_now_mono_ns();
+  if (mono - s->follow_all_ns >= FOLLOW_ALL_NS) {
+    size_t cursor = 0;
+    while (px_core_job_next(s->core, &cursor, &v)) {
+      struct px_sjob *j = v.state == PX_JOB_PENDING ? px_jobs_find(s, v.job_id) : NULL;
+      if (j) px_jobs_follow(s, j, &v, now, false);
+    }
+    s->follow_all_ns = mono;
+  } else {
+    for (size_t i = 0; i < s->follow.len; i++) {
+      struct px_sjob *j = px_jobs_find(s, s->follow.v[i]);
+      if (j && px_core_job_get(s->core, j->id, &v) == 0) px_jobs_follow(s, j, &v, now, true);
+    }
+  }
+  px_u64vec_clear(&s->follow);
+}
+
 int px_loop_cycle(struct px_server *s, int64_t now) {
   int64_t t0 = px_now_mono_ns(), cpu0 = thread_cpu_ns();
   int rc = px_core_cycle(s->core, now, &s->acts);
@@ -162,30 +207,8 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   s->cycle_cost_ns = thread_cpu_ns() - cpu0;
   s->cycle_cpu_ns += s->cycle_cost_ns;
   px_metrics_cycle(s->metrics, (double)(s->last_cycle_ns - t0) / 1e9);
+  follow_cycle(s, now); /* not in the cycle's cost: it paces the cycles, this is the readers' */
   return 0;
-}
-
-/* Pending reasons and priorities change without events (a job ahead
- * starts, age grows): refresh a view when its reason moved, or when its
- * priority moved and the view is older than PRIO_REFRESH_S, so that 100,000
- * pending jobs do not rebuild 100,000 views every second. */
-#define PRIO_REFRESH_S 30
-static void refresh_reasons(struct px_server *s, int64_t now) {
-  size_t cursor = 0;
-  struct px_job_view v;
-  while (px_core_job_next(s->core, &cursor, &v)) {
-    if (v.state != PX_JOB_PENDING) continue;
-    struct px_sjob *j = px_jobs_find(s, v.job_id);
-    if (!j || j->state != PX_JOB_PENDING) continue;
-    const char *name = px_reason_name(v.reason);
-    bool reason = strcmp(j->reason, name) != 0;
-    bool prio = v.prio.priority != j->priority && now - j->prio_time >= PRIO_REFRESH_S;
-    if (!reason && !prio) continue;
-    snprintf(j->reason, sizeof j->reason, "%s", name);
-    px_jobs_set_prio(s, j, &v);
-    j->prio_time = now;
-    px_jobs_touch(s, j);
-  }
 }
 
 /* When the next cycle and the next publish may run: after changes, but
@@ -313,7 +336,6 @@ int px_server_run(struct px_server *s) {
     }
     if (mono >= timers_ns) {
       px_nodes_check(s, now);
-      refresh_reasons(s, now);
       if ((rc = px_journal_commit(s))) break; /* node failures requeue jobs */
       px_archive_checkpoint(s, now);          /* after a commit: nothing pending */
       timers_ns = mono + TIMER_NS;

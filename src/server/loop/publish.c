@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "proto/views_json.h"
-#include "server/state.h"
+#include "server/loop/loop.h"
+#include "server/tables.h"
 
 static const char *node_state(const struct px_snode *sn, const struct px_node_view *v) {
   if (!sn->registered || sn->down || v->avail == PX_NODE_DOWN) return "DOWN";

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "proto/event_json.h"
-#include "server/state.h"
+#include "server/loop/loop.h"
+#include "server/tables.h"
 
 struct px_blob *px_resv_blob(struct px_server *s) {
   const struct px_conf *conf = s->conf;

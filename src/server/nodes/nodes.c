@@ -16,7 +16,8 @@
 #include <string.h>
 
 #include "core/event.h"
-#include "server/state.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
 #include "util/log.h"
 
 int px_node_index(const struct px_server *s, const char *name) {

@@ -14,11 +14,12 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "server/server.h"
+#include "server/nodes/nodes.h"
 
 struct node_box {
   struct px_order *v;

@@ -57,6 +57,15 @@ static void open_fx(struct tc_fx *f) {
   tc_open(f);
 }
 
+/* Jobs 1..n of alice, each asking ngpu GPUs, accepted at time 10. */
+static void submit_n(struct tc_fx *f, int n, uint32_t ngpu) {
+  struct px_event_result res;
+  for (int i = 1; i <= n; i++) {
+    struct px_jobspec s = tc_spec("alice", 0, ngpu);
+    assert_int_equal(apply(f, submit_ev((uint64_t)i, &s), 10, &res), 0);
+  }
+}
+
 /* A submit says the ids it took and the account it chose. */
 static void submit_decides_ids_and_account(void **state) {
   (void)state;
@@ -88,10 +97,7 @@ static void cancel_pending_running_unknown(void **state) {
   struct tc_fx f;
   open_fx(&f);
   struct px_event_result res;
-  struct px_jobspec s = tc_spec("alice", 0, 8);
-  assert_int_equal(apply(&f, submit_ev(1, &s), 10, &res), 0);
-  assert_int_equal(apply(&f, submit_ev(2, &s), 10, &res), 0);
-  assert_int_equal(apply(&f, submit_ev(3, &s), 10, &res), 0);
+  submit_n(&f, 3, 8);
   tc_cycle(&f, 20); /* 1 and 2 run on the two nodes */
   assert_non_null(tc_started(&f.out, 1));
   struct px_event cancel = {.kind = PX_EV_CANCEL, .job_id = 3};
@@ -116,8 +122,7 @@ static void hold_release_update(void **state) {
   struct tc_fx f;
   open_fx(&f);
   struct px_event_result res;
-  struct px_jobspec s = tc_spec("alice", 0, 1);
-  assert_int_equal(apply(&f, submit_ev(1, &s), 10, &res), 0);
+  submit_n(&f, 1, 1);
   assert_int_equal(
       apply(&f, (struct px_event){.kind = PX_EV_HOLD, .job_id = 1, .admin = true}, 11, &res), 0);
   assert_int_equal(tc_reason(f.core, 1), PX_REASON_HELD_ADMIN);
@@ -146,9 +151,7 @@ static void start_restores_or_runs_outside(void **state) {
   struct tc_fx f;
   open_fx(&f);
   struct px_event_result res;
-  struct px_jobspec s = tc_spec("alice", 0, 2);
-  assert_int_equal(apply(&f, submit_ev(1, &s), 10, &res), 0);
-  assert_int_equal(apply(&f, submit_ev(2, &s), 10, &res), 0);
+  submit_n(&f, 2, 2);
   struct px_alloc a = {.node = 1, .ncpu = 1, .gpus = 0x3, .mem_mib = 1024};
   struct px_event start = {.kind = PX_EV_START,
                            .job_id = 1,
@@ -211,9 +214,7 @@ static void end_and_requeue(void **state) {
   struct tc_fx f;
   open_fx(&f);
   struct px_event_result res;
-  struct px_jobspec s = tc_spec("alice", 0, 8);
-  assert_int_equal(apply(&f, submit_ev(1, &s), 10, &res), 0);
-  assert_int_equal(apply(&f, submit_ev(2, &s), 10, &res), 0);
+  submit_n(&f, 2, 8);
   tc_cycle(&f, 20);
   struct px_event rq = {.kind = PX_EV_REQUEUE, .job_id = 1};
   assert_int_equal(apply(&f, rq, 30, &res), 0);

@@ -1,5 +1,5 @@
 /*
- * auth.c - who is calling (server.h). Three ways in:
+ * auth.c - who is calling (auth/auth.h). Three ways in:
  *   - the Unix socket: the kernel says who is at the other end (SO_PEERCRED),
  *     nothing to forge;
  *   - "Authorization: MUNGE <credential>" on TCP: munged vouches for the uid;
@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "server/server.h"
+#include "server/auth/auth.h"
 #ifdef PX_HAVE_JWT
 #include <jansson.h>
 #include <jwt.h>

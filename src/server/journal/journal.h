@@ -1,0 +1,67 @@
+/*
+ * journal.h - durability (src/server/journal/): the group commit of journal
+ * records and accounting rows (commit.c), commit points and recovery
+ * (journal.c), and checkpoints that move finished jobs to the archive
+ * (archive.c). The main loop and the event road use it; it uses neither the
+ * loop nor HTTP (recovery applies records through the road, tables.h).
+ */
+#ifndef PX_SERVER_JOURNAL_JOURNAL_H
+#define PX_SERVER_JOURNAL_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct px_server;
+struct px_committer;
+struct px_store_rec;
+struct px_req;
+struct px_sjob;
+struct px_diag;
+
+/* ---- journal (journal.c) ---- */
+/* Commits the open batch (group commit) and waits for it, then writes the
+ * accounting rows of jobs that ended in it; nothing to do without records.
+ * Fatal on failure: the caller exits. */
+int px_journal_commit(struct px_server *s);
+/* The same, also when no record is open: returns when every record added
+ * so far is durable (before a snapshot shows the state to readers). */
+int px_journal_sync(struct px_server *s);
+
+/* ---- group commit (commit.c) ---- */
+void px_commit_init(struct px_committer *c);
+void px_commit_fini(struct px_committer *c);
+/* Appends r to the open batch (takes r->data, copies r->subject: r then
+ * points at the batch's copies until it is sealed) and gives it its seq. */
+int px_commit_append(struct px_server *s, struct px_store_rec *r);
+/* Does the open batch hold records? */
+bool px_commit_open(const struct px_server *s);
+/* Seals the open batch with reqs (answered once it is durable) and wakes
+ * the request that leads its commit; returns at once. false (nothing
+ * sealed) when no request may lead: commit with px_commit_sync instead. */
+bool px_commit_seal(struct px_server *s, struct px_req *reqs);
+/* Seals the open batch and returns once everything sealed is durable. */
+int px_commit_sync(struct px_server *s);
+bool px_commit_failed(struct px_server *s);
+/* Is a commit being retried (disk full, database gone)? Then writes are
+ * refused; why (the store's error) is copied to why. */
+bool px_commit_stalled(struct px_server *s, char *why, size_t size);
+/* The store to the main thread alone (no commit runs meanwhile). */
+void px_commit_lock(struct px_server *s);
+void px_commit_unlock(struct px_server *s);
+/* Rebuilds the state from the store at startup. */
+int px_journal_recover(struct px_server *s, struct px_diag *d);
+
+/* ---- checkpoints (archive.c) ---- */
+/* A job just finished: the next checkpoint may move it to the archive. */
+void px_archive_note(struct px_server *s, const struct px_sjob *j);
+/* Main thread, right after a commit: archives the finished jobs when enough
+ * wait (opts.checkpoint_jobs) or one waited long. Failure is logged; retried. */
+int px_archive_checkpoint(struct px_server *s, int64_t now);
+/* Recovery: reads the archive (before the journal), then merges it into the
+ * job table (after the journal). */
+int px_archive_load(struct px_server *s);
+int px_archive_merge(struct px_server *s);
+void px_archive_free(struct px_server *s);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * loop.h - what the main loop (src/server/loop/) offers besides the request
+ * queue and the snapshots (server.h, shared with the HTTP threads): the
+ * request handlers, the scheduling cycle, publishing, the reservations'
+ * listing and the job steps' table. It uses the journal and the node
+ * links; HTTP uses it; nothing below includes it.
+ */
+#ifndef PX_SERVER_LOOP_LOOP_H
+#define PX_SERVER_LOOP_LOOP_H
+
+#include <stdint.h>
+
+struct px_server;
+struct px_req;
+struct px_task_report;
+
+/* ---- the main loop (loop.c) and request handlers (handle.c) ---- */
+void px_handle_request(struct px_server *s, struct px_req *r, int64_t now);
+/* Runs one scheduling cycle and applies its actions (journal first). */
+int px_loop_cycle(struct px_server *s, int64_t now);
+
+/* ---- snapshots (publish.c) ---- */
+int px_publish(struct px_server *s, int64_t now);
+
+/* ---- reservations made through the API (resv.c) ---- */
+/* {"reservations":[...]}: the configured ones, then the created ones. */
+struct px_blob *px_resv_blob(struct px_server *s);
+
+/* ---- job steps (steps.c), on the main thread ---- */
+struct px_steps;
+void px_steps_handle(struct px_server *s, struct px_req *r);
+/* A step's end on node (conf index): its HTTP status (200, also when forgotten). */
+int px_steps_report(struct px_server *s, const struct px_task_report *t, int node);
+void px_steps_free(struct px_steps *st);
+
+#endif

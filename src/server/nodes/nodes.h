@@ -1,0 +1,72 @@
+/*
+ * nodes.h - the node links (src/server/nodes/): each agent's order queue
+ * (outbox.c, shared with the HTTP threads that agents poll) and, on the
+ * main thread, the nodes' registration, silence, and the orders that start,
+ * signal and stop a job on its nodes (nodes.c). Used by the main loop and
+ * the HTTP endpoints of agents; includes neither.
+ */
+#ifndef PX_SERVER_NODES_NODES_H
+#define PX_SERVER_NODES_NODES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf/conf.h"
+#include "core/core.h"
+
+struct px_server;
+struct px_sjob;
+struct px_req;
+
+/* ---- agent order queues (outbox.c) ---- */
+
+/* The kind of an order: the array of the work answer it goes in. */
+enum px_order_kind { PX_ORDER_SIGNAL = 0, PX_ORDER_LAUNCH = 1, PX_ORDER_STEP = 2 };
+
+struct px_order {
+  uint64_t seq;
+  char *json;                   /* a "launch", "signal" or "step" element */
+  int kind;                     /* enum px_order_kind */
+};
+
+struct px_outbox;
+struct px_outbox *px_outbox_new(const struct px_conf *conf);
+void px_outbox_free(struct px_outbox *o);
+/* Main thread: queue an order for node (takes json); kind: enum
+ * px_order_kind (true and false are a launch and a signal). */
+int px_outbox_push(struct px_outbox *o, uint32_t node, int kind, char *json);
+/* Agent thread: orders for node with seq > after, waiting up to deadline
+ * (realtime ns). Drops acknowledged ones (seq <= after). malloc'd JSON
+ * {"seq":S,"launch":[...],"signal":[...]} (and "step":[...] when any). */
+char *px_outbox_wait(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns);
+/* The same without a thread waiting (the event-driven TCP listener, http.c):
+ * drops acknowledged orders; true when some wait to be taken (or the outbox
+ * is stopping) — then nothing is parked; otherwise wake(ctx) is parked on
+ * the node and runs once, from whichever thread, when an order comes, the
+ * deadline passes (px_outbox_expire), another poll for the node parks, or
+ * the outbox stops. Then px_outbox_take answers. */
+bool px_outbox_park(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns,
+                    void (*wake)(void *ctx), void *ctx);
+/* The answer now: orders with seq > after, possibly none. */
+char *px_outbox_take(struct px_outbox *o, uint32_t node, uint64_t after);
+/* Wakes parked polls whose deadline (realtime ns) is past. */
+void px_outbox_expire(struct px_outbox *o, int64_t now_ns);
+void px_outbox_stop(struct px_outbox *o);
+
+/* ---- node links (nodes.c), main thread ---- */
+/* Node silence and state. */
+void px_nodes_check(struct px_server *s, int64_t now);
+int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now);
+int px_node_index(const struct px_server *s, const char *name);
+int px_partition_index(const struct px_server *s, const char *name); /* -1: none */
+/* Sends the launch orders of a started job to its agents. */
+void px_nodes_launch(struct px_server *s, const struct px_sjob *j);
+/* Sends sig to j on every node of it (no stop). */
+void px_nodes_signal(struct px_server *s, const struct px_sjob *j, int sig);
+/* Tells every node of j to stop it (signal then kill after KillWait). */
+void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const char *reason);
+/* Ends running job j (terminal state) everywhere: the END event and its accounting row. */
+int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
+                int32_t term_signal, int64_t now);
+
+#endif
