@@ -144,8 +144,8 @@ struct px_server {
   int64_t cycle_cost_ns, publish_cost_ns; /* last durations: the cadence adapts */
   struct px_blob *state_metrics;          /* rebuilt at most once a second */
   int64_t state_metrics_ns;
-  struct px_blob *nodes_blob, *parts_blob; /* reused while nodes_fp holds (publish.c) */
-  uint64_t nodes_fp;
+  struct px_blob *nodes_blob, *parts_blob; /* reused while no node changed (publish.c) */
+  struct px_pub_nodes *pub_nodes;         /* each node's text, kept (pub_nodes.c) */
   struct px_blob *shares_blob;            /* rebuilt at most once a second */
   int64_t shares_ns;
   bool shares_stale;                      /* a publish reused an older one: refresh at shares_ns + 1 s */
@@ -294,6 +294,14 @@ int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, in
 
 /* ---- snapshots (publish.c) ---- */
 int px_publish(struct px_server *s, int64_t now);
+/* The nodes' listing, node by node (pub_nodes.c): renders the nodes that
+ * changed since the last call; *listing: the listing changed, *states: a
+ * node's state or allocation did (not only its heartbeat). */
+struct px_pub_nodes;
+int px_pub_nodes_update(struct px_server *s, bool *listing, bool *states);
+struct px_blob *px_pub_nodes_blob(struct px_server *s); /* {"nodes":[...]} */
+const char *px_pub_node_state(const struct px_server *s, uint32_t node, const struct px_node_view *v);
+void px_pub_nodes_free(struct px_pub_nodes *p);
 
 /* ---- HTTP (http.c) ---- */
 int px_http_start(struct px_server *s, struct px_diag *d);
