@@ -38,7 +38,9 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
     if (pl->nleaf > maxleaf) maxleaf = pl->nleaf;
   }
   tl->pcnt = pxc_calloc(c, pcnt + 1, sizeof *tl->pcnt);
-  if (!tl->pcnt) return PX_ENOMEM;
+  tl->leaf_hint = pxc_calloc(c, pcnt + 1, sizeof *tl->leaf_hint);
+  tl->hint_len = pcnt;
+  if (!tl->pcnt || !tl->leaf_hint) return PX_ENOMEM;
   tl->stride = 2 * (size_t)tl->nslots; /* room to slide the window (build_shifted) */
   tl->cell = pxc_calloc(c, (size_t)c->nnodes * tl->stride + 1, sizeof *tl->cell);
   tl->hist = pxc_calloc(c, hist + 1, sizeof *tl->hist);
@@ -63,7 +65,7 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
 }
 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
-  void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
+  void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->leaf_hint, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
                tl->seen, tl->lkeys, tl->dirty_bits, tl->dirty, tl->undo,
                tl->dec_last, tl->dec_epoch, tl->stamp};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
@@ -601,6 +603,29 @@ static inline void prefetch_cell(const struct pxc_tl *tl, const struct pxc_pool 
   if (q < p->leaf_start[l + 1]) __builtin_prefetch(&pxc_tl_row(tl, p->leaf_nodes[q])[k]);
 }
 
+/* The first leaf of pool that may hold a node with g GPUs or more free in
+ * slot k. Searches of a deep queue read the same (slot, GPU count) over and
+ * over, and once the first leaves are taken in a slot they kept reading
+ * their histograms for nothing: one cache line per leaf, 1,250 leaves at
+ * 10,000 nodes, the backfill's hottest loop in a burst. Between two builds
+ * of the plan capacity only goes (takes, blocks), so a leaf found empty
+ * stays empty and the hint only moves forward; a build resets it. */
+static uint32_t first_leaf(struct pxc_tl *tl, const struct pxc_pool *p, uint32_t pool, uint32_t k, uint32_t g) {
+  if (g > p->maxg) return p->nleaf; /* no node has that many */
+  if (tl->hint_epoch != tl->epoch_built) {
+    memset(tl->leaf_hint, 0, tl->hint_len * sizeof *tl->leaf_hint);
+    tl->hint_epoch = tl->epoch_built;
+  }
+  uint32_t *at = &tl->leaf_hint[tl->pcnt_off[pool] + (size_t)k * (p->maxg + 1) + g], l = *at;
+  for (; l < p->nleaf; l++) {
+    const uint16_t *h = hist_at(tl, p, pool, k, l);
+    uint32_t any = 0;
+    for (uint32_t x = g; x <= p->maxg; x++) any |= h[x];
+    if (any) break;
+  }
+  return *at = l;
+}
+
 /* Best fit: the node with the fewest free GPUs that suffice, first leaf,
  * then first node, that holds j for its whole limit. For each GPU count g
  * the pool has at slot k (ascending), the leaves whose histogram counts
@@ -616,8 +641,10 @@ static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_j
   const uint32_t *pc = &tl->pcnt[tl->pcnt_off[pool] + (size_t)k * (p->maxg + 1)];
   for (uint32_t g = need; g <= p->maxg; g++) {
     if (!pc[g]) continue; /* no node of the pool has g free */
-    for (uint32_t l = 0; l < p->nleaf; l++) {
+    uint32_t unseen = pc[g]; /* nodes with g free in the leaves not read yet */
+    for (uint32_t l = first_leaf(tl, p, pool, k, g); unseen && l < p->nleaf; l++) {
       uint32_t left = hist_at(tl, p, pool, k, l)[g];
+      unseen -= left;
       for (uint32_t q = p->leaf_start[l]; left && q < p->leaf_start[l + 1]; q++) {
         uint32_t node = p->leaf_nodes[q];
         prefetch_cell(tl, p, q + 4, l, k);
@@ -678,11 +705,12 @@ static void sort_desc(uint64_t *v, uint32_t n) {
   }
 }
 
-/* Leaves to take: the best-fitting single leaf, else the fullest first. */
-static uint32_t choose(struct pxc_tl *tl, uint32_t nleaf, uint64_t need) {
+/* Leaves to take among [l0, nleaf): the best-fitting single leaf, else the
+ * fullest first. */
+static uint32_t choose(struct pxc_tl *tl, uint32_t l0, uint32_t nleaf, uint64_t need) {
   uint64_t total = 0;
   uint32_t single = PX_NONE;
-  for (uint32_t l = 0; l < nleaf; l++) {
+  for (uint32_t l = l0; l < nleaf; l++) {
     total += tl->bound[l];
     if (tl->bound[l] >= need && (single == PX_NONE || tl->bound[l] < tl->bound[single])) single = l;
   }
@@ -694,7 +722,7 @@ static uint32_t choose(struct pxc_tl *tl, uint32_t nleaf, uint64_t need) {
   /* The fullest leaves first, ties to the lower index: one sort rather than
    * a selection per leaf taken (a gang over fragmented leaves takes many). */
   uint32_t nk = 0;
-  for (uint32_t l = 0; l < nleaf; l++)
+  for (uint32_t l = l0; l < nleaf; l++)
     if (tl->bound[l])
       tl->lkeys[nk++] = (tl->bound[l] >= UINT32_MAX ? (uint64_t)UINT32_MAX << 32 : tl->bound[l] << 32) |
                         (UINT32_MAX - l);
@@ -713,12 +741,13 @@ static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job
                       uint32_t k, uint32_t kend, bool real, struct pxc_tl_fit *fit) {
   const struct pxc_pool *p = &c->pools[pool];
   uint64_t need = j->shape.units;
-  for (uint32_t l = 0; l < p->nleaf; l++) {
+  uint32_t l0 = first_leaf(tl, p, pool, k, j->shape.gpu); /* leaf_bound is 0 before it */
+  for (uint32_t l = l0; l < p->nleaf; l++) {
     tl->bound[l] = leaf_bound(tl, p, pool, k, l, j);
     tl->exact[l] = 0;
   }
   for (;;) {
-    uint32_t m = choose(tl, p->nleaf, need);
+    uint32_t m = choose(tl, l0, p->nleaf, need);
     if (!m) return false;
     bool changed = false;
     for (uint32_t i = 0; i < m; i++) {

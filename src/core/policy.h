@@ -58,6 +58,13 @@ struct pxc_tl {
   uint16_t *hist;
   size_t *pcnt_off;           /* per pool: start of its [k][g] counts (all leaves) */
   uint32_t *pcnt;
+  /* Per pool, [k][g] as pcnt: the first leaf whose histogram may count a
+   * node with g GPUs or more free in slot k (leaves before it count none).
+   * Between builds the plan only loses capacity, so it only moves forward;
+   * valid while hint_epoch == epoch_built (backfill_plan.c, first_leaf). */
+  uint32_t *leaf_hint;
+  size_t hint_len;
+  uint32_t hint_epoch;
   uint32_t *nodes, *units;    /* fit scratch (nnodes) */
   uint64_t *bound;            /* per local leaf (max leaves of a pool) */
   uint8_t *exact;

@@ -197,6 +197,7 @@ void px_server_free(struct px_server *s) {
   px_blob_unref(s->state_metrics);
   px_blob_unref(s->nodes_blob);
   px_blob_unref(s->parts_blob);
+  px_pub_nodes_free(s->pub_nodes);
   px_blob_unref(s->shares_blob);
   px_blob_unref(s->resv_blob);
   json_decref(s->resv_created);

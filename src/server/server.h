@@ -148,6 +148,8 @@ struct px_blob {
   char text[];
 };
 struct px_blob *px_blob_new(const char *text);
+/* A blob of len bytes to fill (text[len] is set to '\0'), refs 1. */
+struct px_blob *px_blob_alloc(size_t len);
 void px_blob_ref(struct px_blob *b);
 void px_blob_unref(struct px_blob *b);
 

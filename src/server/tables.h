@@ -148,8 +148,8 @@ struct px_server {
   int64_t cycle_cost_ns, publish_cost_ns; /* last durations: the cadence adapts */
   struct px_blob *state_metrics;          /* rebuilt at most once a second */
   int64_t state_metrics_ns;
-  struct px_blob *nodes_blob, *parts_blob; /* reused while nodes_fp holds (publish.c) */
-  uint64_t nodes_fp;
+  struct px_blob *nodes_blob, *parts_blob; /* reused while no node changed (publish.c) */
+  struct px_pub_nodes *pub_nodes;         /* each node's text, kept (pub_nodes.c) */
   struct px_blob *shares_blob;            /* rebuilt at most once a second */
   int64_t shares_ns;
   bool shares_stale;                      /* a publish reused an older one: refresh at shares_ns + 1 s */

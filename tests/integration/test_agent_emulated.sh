@@ -53,6 +53,9 @@ ok "a 3-node gang ran across emulated nodes ($(api "/v1/jobs/$J" | jq -r .nodeli
 J=$(submit 2 300)
 wait_for 30 has_state "$J" RUNNING || fail "job $J did not start: $(state_of "$J")"
 NODES=$(api "/v1/jobs/$J" | jq -r .nodelist)
+# the node listing re-renders the nodes whose allocation changed (pub_nodes.c)
+busy() { [ "$(api /v1/nodes | jq '[.nodes[] | select(.gpus_alloc > 0 and .state != "IDLE")] | length')" = 2 ]; }
+wait_for 10 busy || fail "nodes of running gang $J: $(api /v1/nodes | jq -c '[.nodes[] | {name, state, gpus_alloc}]')"
 api "/v1/jobs/$J" -X DELETE >/dev/null || fail "cancel $J refused"
 wait_for 30 has_state "$J" CANCELLED || fail "job $J after cancel: $(state_of "$J")"
 wait_for 30 all_idle || fail "nodes after cancel: $(api /v1/nodes | jq -c '[.nodes[].state]')"

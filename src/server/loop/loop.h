@@ -21,6 +21,15 @@ int px_loop_cycle(struct px_server *s, int64_t now);
 
 /* ---- snapshots (publish.c) ---- */
 int px_publish(struct px_server *s, int64_t now);
+/* The nodes' listing, node by node (pub_nodes.c): renders the nodes that
+ * changed since the last call; *listing: the listing changed, *states: a
+ * node's state or allocation did (not only its heartbeat). */
+struct px_pub_nodes;
+struct px_node_view;
+int px_pub_nodes_update(struct px_server *s, bool *listing, bool *states);
+struct px_blob *px_pub_nodes_blob(struct px_server *s); /* {"nodes":[...]} */
+const char *px_pub_node_state(const struct px_server *s, uint32_t node, const struct px_node_view *v);
+void px_pub_nodes_free(struct px_pub_nodes *p);
 
 /* ---- reservations made through the API (resv.c) ---- */
 /* {"reservations":[...]}: the configured ones, then the created ones. */

@@ -3,8 +3,9 @@
  * thread's state: the job views (a job's view is rebuilt only after it
  * changed), the nodes, partitions and fair-share tree as JSON text, and the
  * cluster-state lines of /metrics. Cost per publish: one pointer and one
- * reference per job plus the small per-node texts; publishing is rate
- * limited by the loop, so a submit storm does not publish per request.
+ * reference per job, a fingerprint per node and the texts of the nodes
+ * that changed (pub_nodes.c); publishing is rate limited by the loop, so a
+ * submit storm does not publish per request.
  */
 #include <jansson.h>
 #include <math.h>
@@ -17,55 +18,12 @@
 #include "server/loop/loop.h"
 #include "server/tables.h"
 
-static const char *node_state(const struct px_snode *sn, const struct px_node_view *v) {
-  if (!sn->registered || sn->down || v->avail == PX_NODE_DOWN) return "DOWN";
-  if (v->avail == PX_NODE_DRAIN) return v->njobs ? "DRAINING" : "DRAINED";
-  if (!v->njobs) return "IDLE";
-  bool full = v->cpus_alloc >= v->cpus || (v->gpus && v->gpus_alloc >= v->gpus);
-  return full ? "ALLOCATED" : "MIXED";
-}
-
-static char *node_partitions(const struct px_conf *c, uint32_t node) {
-  char buf[1024] = "";
-  size_t len = 0;
-  for (uint32_t p = 0; p < c->npartitions; p++)
-    for (uint32_t k = 0; k < c->partitions[p].nnodes; k++)
-      if (c->partitions[p].nodes[k] == node && len < sizeof buf)
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? "," : "",
-                                c->partitions[p].name);
-  return strdup(buf);
-}
-
 static struct px_blob *blob_of(json_t *o) {
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   struct px_blob *b = text ? px_blob_new(text) : NULL;
   free(text);
   return b;
-}
-
-static struct px_blob *nodes_blob(struct px_server *s) {
-  json_t *arr = json_array();
-  for (uint32_t i = 0; i < s->conf->nnodes; i++) {
-    const struct px_conf_node *cn = &s->conf->nodes[i];
-    const struct px_snode *sn = &s->nodes[i];
-    struct px_node_view v;
-    if (px_core_node_get(s->core, i, &v)) continue;
-    struct px_node_info n = {0};
-    n.name = (char *)cn->name;
-    n.addr = sn->addr[0] ? (char *)sn->addr : (char *)(cn->addr ? cn->addr : cn->name);
-    n.partitions = node_partitions(s->conf, i);
-    snprintf(n.state, sizeof n.state, "%s", node_state(sn, &v));
-    n.reason = (char *)(sn->reason[0] ? sn->reason : v.reason);
-    if (!sn->registered && !n.reason) n.reason = "Not registered";
-    n.cpus = v.cpus, n.cpus_alloc = v.cpus_alloc, n.gpus = v.gpus, n.gpus_alloc = v.gpus_alloc;
-    n.gpu_type = (char *)cn->gpu_type;
-    n.mem_mib = v.mem_mib, n.mem_alloc_mib = v.mem_alloc_mib;
-    n.last_heartbeat = sn->last_heartbeat;
-    json_array_append_new(arr, px_node_info_to_json(&n));
-    free(n.partitions);
-  }
-  return blob_of(json_pack("{so}", "nodes", arr));
 }
 
 static struct px_blob *partitions_blob(struct px_server *s) {
@@ -93,7 +51,7 @@ static struct px_blob *partitions_blob(struct px_server *s) {
       if (px_core_node_get(s->core, node, &v)) continue;
       pi.ngpus += v.gpus;
       pi.gpus_alloc += v.gpus_alloc;
-      const char *st = node_state(&s->nodes[node], &v);
+      const char *st = px_pub_node_state(s, node, &v);
       if (!strcmp(st, "IDLE")) pi.nodes_idle++;
       else if (!strcmp(st, "ALLOCATED")) pi.nodes_alloc++;
       else if (!strcmp(st, "MIXED")) pi.nodes_mixed++;
@@ -247,40 +205,24 @@ static struct px_blob *state_metrics(struct px_server *s) {
   return b;
 }
 
-/* A fingerprint of everything the node and partition texts show, so that
- * a publish under a storm of submits (nodes unchanged) reuses them. */
-static uint64_t nodes_fingerprint(struct px_server *s) {
-  uint64_t h = 0x9e3779b97f4a7c15ull;
-  for (uint32_t i = 0; i < s->conf->nnodes; i++) {
-    struct px_node_view v;
-    const struct px_snode *sn = &s->nodes[i];
-    if (px_core_node_get(s->core, i, &v)) continue;
-    uint64_t parts[] = {v.avail,         v.cpus_alloc,         v.gpus_alloc,
-                        v.mem_alloc_mib, v.njobs,              v.reason ? px_hash_str(v.reason) : 0,
-                        sn->registered,  sn->down,             (uint64_t)sn->last_heartbeat,
-                        px_hash_str(sn->reason), px_hash_str(sn->addr)};
-    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = px_hash_u64(h ^ parts[k]);
-  }
-  return h;
+/* Replaces *kept by fresh (NULL: out of memory, *kept stays). */
+static int renew(struct px_blob **kept, struct px_blob *fresh) {
+  if (!fresh) return PX_ENOMEM;
+  px_blob_unref(*kept);
+  *kept = fresh;
+  return 0;
 }
 
-/* The node and partition texts: rebuilt when the fingerprint moved, the
- * fair-share text at most once a second (usage accrues continuously). */
+/* The node listing when a node changed (pub_nodes.c renders only those),
+ * the partitions when a node's state or allocation did (not on a mere
+ * heartbeat), the fair-share text at most once a second (usage accrues
+ * continuously). */
 static int cluster_blobs(struct px_server *s, struct px_snap *snap) {
-  uint64_t fp = nodes_fingerprint(s);
-  if (!s->nodes_blob || fp != s->nodes_fp || s->nodes_dirty) {
-    struct px_blob *n = nodes_blob(s), *p = partitions_blob(s);
-    if (!n || !p) {
-      px_blob_unref(n);
-      px_blob_unref(p);
-      return PX_ENOMEM;
-    }
-    px_blob_unref(s->nodes_blob);
-    px_blob_unref(s->parts_blob);
-    s->nodes_blob = n;
-    s->parts_blob = p;
-    s->nodes_fp = fp;
-  }
+  bool listing, node_states;
+  if (px_pub_nodes_update(s, &listing, &node_states)) return PX_ENOMEM;
+  if ((listing || !s->nodes_blob) && renew(&s->nodes_blob, px_pub_nodes_blob(s))) return PX_ENOMEM;
+  if ((node_states || s->nodes_dirty || !s->parts_blob) && renew(&s->parts_blob, partitions_blob(s)))
+    return PX_ENOMEM;
   int64_t mono = px_now_mono_ns();
   if (!s->shares_blob || mono - s->shares_ns >= 1000000000LL) {
     struct px_blob *b = shares_blob(s);

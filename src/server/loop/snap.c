@@ -47,13 +47,19 @@ const char *px_jview_json(struct px_jview *v) {
   return mine;
 }
 
-struct px_blob *px_blob_new(const char *text) {
-  size_t len = strlen(text);
+struct px_blob *px_blob_alloc(size_t len) {
   struct px_blob *b = malloc(sizeof *b + len + 1);
   if (!b) return NULL;
   atomic_init(&b->refs, 1);
   b->len = len;
-  memcpy(b->text, text, len + 1);
+  b->text[len] = '\0';
+  return b;
+}
+
+struct px_blob *px_blob_new(const char *text) {
+  size_t len = strlen(text);
+  struct px_blob *b = px_blob_alloc(len);
+  if (b) memcpy(b->text, text, len + 1);
   return b;
 }
 
