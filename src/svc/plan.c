@@ -127,7 +127,7 @@ static bool rollback(struct plan *p) {
   for (uint32_t i = 0; i < s->replicas && i < s->nslots && !why[0]; i++) {
     const struct px_svc_slot *sl = &s->slots[i];
     if (sl->fail_gen == s->generation && sl->failures >= PX_SVC_CRASHLOOP)
-      snprintf(why, sizeof why, "generation %llu failed %u times in a row (replica %u: %s)",
+      snprintf(why, sizeof why, "generation %llu failed %u times in a row (replica %u: %.80s)",
                (unsigned long long)s->generation, sl->failures, i, sl->last_reason);
   }
   for (uint32_t i = 0; i < s->nreps && !why[0]; i++) {
@@ -138,7 +138,7 @@ static bool rollback(struct plan *p) {
       at(p, deadline);
       continue;
     }
-    snprintf(why, sizeof why, "generation %llu not ready within %llds (replica %u %s%s%s)",
+    snprintf(why, sizeof why, "generation %llu not ready within %llds (replica %u %s%s%.80s)",
              (unsigned long long)s->generation, (long long)s->spec.progress_deadline_s, r->index,
              px_svc_rep_state_name(r->state), r->reason[0] ? ": " : "", r->reason);
   }

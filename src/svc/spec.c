@@ -52,7 +52,7 @@ static int scalar(struct pctx *p, const yaml_node_t *n, const char *field, const
 }
 
 static int get_str(struct pctx *p, const yaml_node_t *n, const char *field, char *buf, size_t size) {
-  const char *v;
+  const char *v = "";
   int rc = scalar(p, n, field, &v);
   if (rc) return rc;
   if (strlen(v) >= size) return fail(p, n, field, "longer than %zu bytes", size - 1);
@@ -64,7 +64,7 @@ static int get_str(struct pctx *p, const yaml_node_t *n, const char *field, char
 
 static int get_i64(struct pctx *p, const yaml_node_t *n, const char *field, int64_t lo, int64_t hi,
                    int64_t *out) {
-  const char *v;
+  const char *v = "";
   int rc = scalar(p, n, field, &v);
   if (rc) return rc;
   char *end;
@@ -92,7 +92,7 @@ static int get_secs(struct pctx *p, const yaml_node_t *n, const char *field, int
 }
 
 static int get_bool(struct pctx *p, const yaml_node_t *n, const char *field, bool *out) {
-  const char *v;
+  const char *v = "";
   int rc = scalar(p, n, field, &v);
   if (rc) return rc;
   if (!strcmp(v, "true") || !strcmp(v, "yes")) *out = true;
@@ -225,7 +225,7 @@ static int f_cpus(struct pctx *p, yaml_node_t *n, const char *path) {
   return get_u32(p, n, path, 1, 100000, &p->s->cpus);
 }
 static int f_memory(struct pctx *p, yaml_node_t *n, const char *path) {
-  const char *v;
+  const char *v = "";
   int rc = scalar(p, n, path, &v);
   if (rc) return rc;
   struct px_diag sd;
@@ -246,7 +246,7 @@ static int f_command(struct pctx *p, yaml_node_t *n, const char *path) {
   return get_strv(p, n, path, &p->s->argv);
 }
 static int f_script(struct pctx *p, yaml_node_t *n, const char *path) {
-  const char *v;
+  const char *v = "";
   int rc = scalar(p, n, path, &v);
   if (rc) return rc;
   if (!*v || strlen(v) > (4u << 20)) return fail(p, n, path, "must be 1 byte to 4 MiB");

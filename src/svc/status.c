@@ -32,7 +32,7 @@ static bool updating(const struct px_svc *s) {
 
 const char *px_svc_status(const struct px_svc *s, int64_t now, char *reason, size_t size) {
   uint32_t ready = px_svc_ready(s), bad = crashing(s);
-  snprintf(reason, size, "%s", s->rollback_reason);
+  snprintf(reason, size, "%s", s->rollback_reason[0] ? s->rollback_reason : s->blocked);
   if (s->deleting) return "Deleting";
   if (bad != PX_NONE) {
     const struct px_svc_slot *sl = &s->slots[bad];

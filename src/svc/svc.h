@@ -83,6 +83,7 @@ struct px_svc {
   struct px_svc_decision decisions[PX_SVC_DECISIONS]; /* a ring: the last ndecisions */
   uint32_t ndecisions;
   char rollback_reason[192];    /* the last automatic rollback, "" when none */
+  char blocked[192];            /* why the last replica was refused (not journaled) */
   /* autoscaler input (not journaled: the proxy sends it every second) */
   double in_flight, rps;
   int64_t load_s;
