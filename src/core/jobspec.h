@@ -43,6 +43,7 @@ struct px_jobspec {
   int64_t time_limit_s;            /* --time; 0 = partition default; PX_TIME_UNLIMITED */
   int32_t nice;                    /* --nice */
   char *constraint;                /* --constraint "a&b|c" */
+  char *exclude;                   /* --exclude: nodes it may not run on ("n[01-02],n07") */
   bool exclusive;                  /* --exclusive */
   uint32_t switches;               /* --switches=N; 0 = not given */
   int64_t switches_wait_s;         /* the @maxwait part */

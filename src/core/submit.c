@@ -236,6 +236,8 @@ static int parse_exprs(struct px_core *c, const struct px_jobspec *s, struct pxc
     return rc;
   }
   if (s->name && pxc_intern(c, s->name, &j->name)) return PX_ENOMEM;
+  if (s->exclude && *s->exclude && (rc = pxc_parse_exclude(c, s->exclude, !!s->array, &j->excl, &j->nexcl, d)))
+    return rc;
   if (s->array && (rc = pxc_parse_array(c, s->array, &j->arr, d))) return rc;
   if (s->dependency && *s->dependency && (rc = pxc_parse_deps(c, s->dependency, &j->deps, d))) return rc;
   return 0;
@@ -294,6 +296,7 @@ int pxc_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *s, i
 fail:
   pxc_free(c, j.arr);
   pxc_free(c, j.deps);
+  pxc_free(c, j.excl);
   return rc;
 }
 

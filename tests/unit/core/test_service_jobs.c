@@ -76,10 +76,48 @@ static void replica_not_bound_by_max_time(void **state) {
   pf_close(&f);
 }
 
+/* --exclude (a spread service's replicas): never placed on a listed node,
+ * also by backfill; a bad list is refused naming the field. */
+static void exclude_keeps_jobs_off_nodes(void **state) {
+  (void)state;
+  struct pf f = {.conf = conf3()};
+  pf_open(&f);
+  struct px_jobspec s = tc_spec("alice", 0, 1);
+  s.time_limit_s = 100;
+  s.exclude = "n[00000-00001]";
+  pf_sub_spec(&f, 1, &s, 0);
+  s.exclude = "n00002,n00000";
+  pf_sub_spec(&f, 2, &s, 0);
+  pf_cycle(&f, 0);
+  assert_int_equal(pf_node(&f.out, 1), 2);
+  assert_int_equal(pf_node(&f.out, 2), 1);
+  /* every node excluded: it could never run, refused at submit */
+  struct px_diag d;
+  enum px_reason r;
+  s.exclude = "n[00000-00002]";
+  assert_int_equal(pxc_submit(f.core, 3, &s, 0, &r, &d), PX_ELIMIT);
+  /* two nodes excluded, the third busy: it waits, never planned on them */
+  s.gpus_per_node = 8;
+  s.exclude = "n[00000-00001]";
+  pf_sub_spec(&f, 6, &s, 1);
+  pf_cycle(&f, 1);
+  assert_null(tc_started(&f.out, 6));
+  assert_int_equal(pf_view(f.core, 6).expected_start_s, 100); /* job 1 ends at 100 on n00002 */
+  s.gpus_per_node = 1;
+  s.exclude = "n09999";
+  assert_int_equal(pxc_submit(f.core, 4, &s, 0, &r, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "exclude: no node named n09999"));
+  s.exclude = "n[0-";
+  assert_int_not_equal(pxc_submit(f.core, 5, &s, 0, &r, &d), 0);
+  assert_non_null(strstr(d.msg, "exclude: not a list of nodes"));
+  pf_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(backfill_never_plans_behind_a_replica),
       cmocka_unit_test(replica_not_bound_by_max_time),
+      cmocka_unit_test(exclude_keeps_jobs_off_nodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
