@@ -2,7 +2,8 @@
 # Services end to end on a real `phalanx dev` cluster (server + 4 agents,
 # replicas as real processes): a service of 2 replicas of a tiny sh loop
 #  1. apply, list, show, squeue shows the replicas as jobs, logs;
-#  2. scale up to 4 and down to 2 (the highest indices go);
+#  2. scale up to 4 and down to 2 (the highest indices go); spread puts
+#     the 4 on 4 nodes;
 #  3. a replica killed with -9 is replaced (a new job, the same index);
 #  4. bad specs refused with the line and the field, nothing changed;
 #  5. the server killed with -9 right after an update was acknowledged:
@@ -32,6 +33,7 @@ env: {VERSION: "v$1"}
 restart: {backoff_s: 1, max_backoff_s: 4}
 update: {max_surge: 1, max_unavailable: 0}
 drain_s: 1
+spread: true
 EOF
 }
 ready_is() { [ "$(field '"\(.state) \(.ready)/\(.replicas) \(.generation)"')" = "$1" ]; }
@@ -51,6 +53,7 @@ echo "ok   apply, list, show, squeue, logs (${SECONDS}s)"
 # 2. scale up, then down: indices 2 and 3 drain and stop
 svc scale web 4 >/dev/null || fail "scale 4"
 wait_for 60 ready_is "Running 4/4 1" || fail "not 4/4: $(svc show web)"
+[ "$(field '[.replica_jobs[].node] | unique | length')" = 4 ] || fail "spread: $(svc show web)"
 svc scale web 2 >/dev/null || fail "scale 2"
 wait_for 60 sh -c "[ \"\$($PHALANX service show web --json | jq -c '[.replica_jobs[].index] | sort')\" = '[0,1]' ]" ||
   fail "scale down: $(svc show web)"
@@ -83,7 +86,7 @@ bad() { # bad WANT: the spec on stdin
 }
 spec 1 2 | sed 's/^drain_s: 1$/drain_seconds: 1/' | bad "line 9: drain_seconds: unknown field"
 spec 1 2 | sed 's/^replicas: 2$/replicas: -1/' | bad "line 3: replicas: must be 0 or more, not -1"
-(spec 1 2; echo "ports: [http, metrics, http]") | bad "line 10: ports[2]: port 'http' clashes"
+(spec 1 2; echo "ports: [http, metrics, http]") | bad "line 11: ports[2]: port 'http' clashes"
 spec 1 2 | sed 's/^resources: {cpus: 1}$/resources: {cpus: 1, gpus: 16}/' |
   bad "line 4: resources.gpus: 16 GPUs per replica, but the nodes of partition batch have at most 8"
 (spec 1 2 | sed 's/^name: web$/name: other/') | sed 's/^account: ops$/account: nosuch/' | bad "line 2: account"

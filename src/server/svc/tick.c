@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/event.h"
+#include "proto/jfield.h"
 #include "server/svc/svc_server.h"
 #include "svc/svc_event.h"
 #include "util/log.h"
@@ -29,6 +30,24 @@ static char **dup_strv(char *const *v, char *const *extra) {
     return NULL;
   }
   return out;
+}
+
+/* Spread: the nodes the service's other replicas hold ("n01,n03"), which the
+ * new one may not use. The same index's replica (one being replaced in a
+ * rolling update) is not counted: with as many replicas as nodes the
+ * update could not otherwise place its surge. NULL when none. */
+static char *spread_exclude(struct px_server *s, const struct px_svc *v, uint32_t index) {
+  struct px_jbuf b = {0};
+  for (uint32_t i = 0; i < v->nreps; i++) {
+    const struct px_svc_replica *r = &v->reps[i];
+    if (r->index == index || r->node >= s->conf->nnodes) continue;
+    if (b.len) px_jbuf_add(&b, ",", 1);
+    const char *name = s->conf->nodes[r->node].name;
+    px_jbuf_add(&b, name, strlen(name));
+  }
+  if (b.len) px_jbuf_add(&b, "", 1); /* the terminating NUL */
+  if (b.err) free(b.p);
+  return b.err || !b.len ? NULL : b.p;
 }
 
 int px_svc_replica_spec(struct px_server *s, const struct px_svc *v, uint32_t index,
@@ -52,6 +71,7 @@ int px_svc_replica_spec(struct px_server *s, const struct px_svc *v, uint32_t in
   o->gpus_per_node = sp->gpus;
   o->mem_per_node_mib = sp->mem_mib;
   o->constraint = dup_or_null(sp->constraint);
+  if (sp->spread) o->exclude = spread_exclude(s, v, index);
   o->time_limit_s = PX_TIME_UNLIMITED; /* long-running: never ends on its own */
   o->script = sp->script ? strdup(sp->script) : NULL;
   /* The replica's identity in its environment (the agent sets its ports). */
