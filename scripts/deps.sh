@@ -25,6 +25,7 @@ packages=(
   libmunge-dev
   libpq-dev
   libsqlite3-dev
+  libyaml-dev
   make
   munge
   musl-tools

@@ -51,6 +51,8 @@ static const struct verb verbs[] = {
      "reserve nodes or GPUs for accounts or users", "scontrol create reservation"},
     {"token", NULL, px_verb_token, "token [--lifetime D-HH:MM:SS]",
      "print an API token for remote use (PHALANX_TOKEN)", "scontrol token"},
+    {"service", NULL, px_verb_service, "service apply FILE | list | show NAME | scale NAME N | delete NAME | logs NAME [REPLICA]",
+     "long-running services: replicas kept up, rolling updates, autoscaling (docs/services.md)", "none"},
     {"ui", NULL, px_verb_ui, "ui [--lifetime D-HH:MM:SS]",
      "print the web dashboard's address with a sign-in link for you", "none"},
 };

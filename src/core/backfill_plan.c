@@ -76,7 +76,9 @@ int64_t pxc_tl_slot_time(const struct pxc_tl *tl, uint32_t k) {
 
 uint32_t pxc_tl_slot_ceil(const struct pxc_tl *tl, int64_t t) {
   if (t <= tl->now) return 0;
-  int64_t d = t - tl->t0, k = (d + tl->res_s - 1) / tl->res_s;
+  int64_t d = t - tl->t0;
+  if (d > (int64_t)tl->nslots * tl->res_s) return tl->nslots; /* also: no end (a service's replica) */
+  int64_t k = (d + tl->res_s - 1) / tl->res_s;
   return k >= tl->nslots ? tl->nslots : (uint32_t)k;
 }
 

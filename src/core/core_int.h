@@ -272,6 +272,7 @@ struct pxc_array {
 enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_AGE_RESET = 16 }; /* AGE_RESET: eligible again from the next cycle (hold, requeue) */
 enum { PXC_F_SIGNALLED = 32 }; /* issue 4: --signal sent for this run */
 enum { PXC_F_TOPO_WAIT = 64 }; /* no placement while its partition had enough free GPUs */
+enum { PXC_F_SERVICE = 128 }; /* a service's replica: never ends on its own, so no MaxTime/MaxWall */
 
 /* Hot fields first: the cycle's gate, key and admit read only the first
  * 128 bytes of a pending record, so a cycle over 100,000 jobs streams two

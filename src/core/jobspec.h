@@ -71,6 +71,11 @@ struct px_jobspec {
   char **env;                      /* "K=V" strings, NULL-terminated */
   char *comment;
   char *mail_type, *mail_user;     /* accepted and stored */
+
+  /* a service's replica (svc/svc.h): NULL for a batch job */
+  char *service;                   /* the service's name */
+  uint32_t replica;                /* its index */
+  uint64_t service_generation;     /* the spec version it runs */
 };
 
 void px_jobspec_init(struct px_jobspec *s);

@@ -16,6 +16,7 @@
 #include "server/api.h"
 #include "server/openapi.h"
 #include "server/state.h"
+#include "server/svc/svc_server.h"
 
 static const struct px_route routes[] = {
     {"POST", "/v1/jobs", px_api_submit, false, false},
@@ -30,6 +31,14 @@ static const struct px_route routes[] = {
     {"GET", "/v1/jobs/{}/steps/{}", px_api_step_show, false, false},
     {"DELETE", "/v1/jobs/{}/steps/{}", px_api_step_cancel, false, false},
     {"GET", "/v1/watch", px_api_watch, false, true},
+    {"GET", "/v1/services", px_api_svc_list, false, true},
+    {"POST", "/v1/services", px_api_svc_apply, false, false},
+    {"GET", "/v1/services/endpoints", px_api_svc_endpoints, false, true},
+    {"GET", "/v1/services/{}", px_api_svc_show, false, false},
+    {"DELETE", "/v1/services/{}", px_api_svc_delete, false, false},
+    {"POST", "/v1/services/{}/scale", px_api_svc_scale, false, false},
+    {"POST", "/v1/services/{}/load", px_api_svc_load, false, false},
+    {"GET", "/v1/services/{}/endpoints", px_api_svc_endpoints_one, false, false},
     {"GET", "/v1/nodes", px_api_nodes_list, false, true},
     {"GET", "/v1/nodes/{}", px_api_node_show, false, false},
     {"POST", "/v1/nodes/{}/drain", px_api_node_drain, false, false},
@@ -113,6 +122,9 @@ static bool journals(const struct px_req *r) {
   case PX_REQ_STEP_SHOW:
   case PX_REQ_STEP_LIST:
   case PX_REQ_STEP_CANCEL:
+  case PX_REQ_SVC_SHOW:
+  case PX_REQ_SVC_ENDPOINTS:
+  case PX_REQ_SVC_LOAD:
     return false;
   default:
     return true;

@@ -26,6 +26,7 @@
 
 #include "core/event.h"
 #include "server/state.h"
+#include "server/svc/svc_server.h"
 #include "util/log.h"
 
 #define CYCLE_MIN_NS 2000000LL       /* coalesce bursts of changes into one cycle */
@@ -307,6 +308,7 @@ int px_server_run(struct px_server *s) {
     }
     mono = px_now_mono_ns();
     int64_t now = time(NULL);
+    if ((rc = px_svc_tick(s, now))) break; /* services: their replicas as jobs (server/svc/) */
     if (mono >= cycle_due(s) && !no_room(s, mono)) {
       s->no_room_until_ns = 0;
       if ((rc = px_loop_cycle(s, now))) break;
