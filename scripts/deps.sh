@@ -13,6 +13,7 @@ packages=(
   cmake
   gcc
   gnuplot-nox
+  haproxy
   iproute2
   jq
   libclang-rt-14-dev

@@ -15,7 +15,7 @@
 
 struct px_http;
 
-/* base: "http://host:port". 0 or a PX_E* code (token unreadable, ...). */
+/* base: "http://host:port", or the path of the server's Unix socket. 0 or a PX_E* code (token unreadable, ...). */
 int px_http_new(const char *base, const char *token_file, bool munge, const char *node,
                 struct px_http **out);
 void px_http_free(struct px_http *c);

@@ -300,7 +300,7 @@ void px_launch_fini(struct px_launch *l) {
   free(l->gpus);
   free(l->gpus_per_node);
   free(l->cpu_ids);
-  px_svc_launch_free(l->service);
+  px_launch_service_free(l->service);
   memset(l, 0, sizeof *l);
 }
 

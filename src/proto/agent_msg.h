@@ -101,6 +101,7 @@ struct px_launch_service {
 };
 
 const char *px_health_type_name(enum px_health_type t);
+void px_launch_service_free(struct px_launch_service *s);
 /* Whether name is a valid port name (the rule above). */
 bool px_svc_port_name_ok(const char *name);
 

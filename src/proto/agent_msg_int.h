@@ -16,7 +16,6 @@ json_t *px_svc_launch_to_json(const struct px_launch_service *s);
 /* Reads rd's "service" field (absent: *out stays NULL). On error the reader
  * holds it and nothing is allocated. */
 void px_svc_launch_read(struct px_rd *rd, struct px_launch_service **out);
-void px_svc_launch_free(struct px_launch_service *s);
 
 /* Adds "ports", "health", "health_reason" when r->has_service. */
 int px_svc_report_write(json_t *o, const struct px_task_report *r);

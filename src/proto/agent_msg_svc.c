@@ -154,13 +154,13 @@ void px_svc_launch_read(struct px_rd *parent, struct px_launch_service **out) {
   int rc = px_rd_done(&rd);
   if (rc) {
     parent->err = rc;
-    px_svc_launch_free(s);
+    px_launch_service_free(s);
     return;
   }
   *out = s;
 }
 
-void px_svc_launch_free(struct px_launch_service *s) {
+void px_launch_service_free(struct px_launch_service *s) {
   if (!s) return;
   px_strv_free(s->ports);
   px_strv_free(s->health.command);
