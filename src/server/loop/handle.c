@@ -324,7 +324,7 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
                       uint32_t node, int64_t now) {
   enum px_job_state st;
   if (!px_job_state_parse(t->state, &st) || st == PX_JOB_PENDING) return PX_EINVAL;
-  if (st == PX_JOB_RUNNING) return px_svc_report(s, j, t, now); /* a start confirmed, a replica's health */
+  if (st == PX_JOB_RUNNING) return px_svc_replica_report(s, j, t, now); /* a start confirmed, a replica's health */
   j->peak_mem_mib = t->peak_mem_mib;
   j->cpu_time_ms = t->cpu_time_ms;
   for (uint32_t i = 0; i < j->nalloc; i++) /* the gang ends whole */

@@ -107,7 +107,7 @@ static bool same_ports(const struct px_svc_replica *r, const struct px_task_repo
   return true;
 }
 
-int px_svc_report(struct px_server *s, struct px_sjob *j, const struct px_task_report *t,
+int px_svc_replica_report(struct px_server *s, struct px_sjob *j, const struct px_task_report *t,
                   int64_t now) {
   struct px_svc *v = s->svc && j->spec.service ? px_svcs_find(&s->svc->t, j->spec.service) : NULL;
   struct px_svc_replica *r = v ? px_svc_replica_find(v, j->id) : NULL;

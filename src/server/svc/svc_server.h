@@ -46,7 +46,7 @@ int px_svc_fold(struct px_server *s, const struct px_event *ev, int64_t now);
 /* loop.c: the controller, then the readers' blobs when they changed. */
 int px_svc_tick(struct px_server *s, int64_t now);
 /* handle.c: a RUNNING report of a replica (ports, health). */
-int px_svc_report(struct px_server *s, struct px_sjob *j, const struct px_task_report *t,
+int px_svc_replica_report(struct px_server *s, struct px_sjob *j, const struct px_task_report *t,
                   int64_t now);
 /* nodes.c: the service part of a replica's launch order (NULL for batch). */
 struct px_launch_service *px_svc_launch_of(struct px_server *s, const struct px_sjob *j);
