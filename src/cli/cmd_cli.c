@@ -42,7 +42,7 @@ static const struct verb verbs[] = {
      "list partitions with their limits and node states", "sinfo"},
     {"share", px_cmd_sshare, NULL, "share [-l] [-A ACCTS] [-u USERS]",
      "the account tree with shares, usage and fair-share factor", "sshare -a"},
-    {"usage", NULL, px_verb_usage, "usage [--since 30d|WHEN] [--by account|user|partition] [--json]",
+    {"usage", NULL, px_verb_usage, "usage [--since 30d|WHEN] [--by account|user|partition|service] [--json]",
      "resource usage per account or user", "sreport"},
     {"jobs", px_cmd_sacct, NULL, "jobs [-j IDS] [-S START] [-E END] [-s STATES] [-X] [-o FIELDS]",
      "finished and running jobs from accounting", "sacct"},

@@ -115,6 +115,11 @@ for i in 0 1; do
 done
 echo "ok   server killed -9 mid-update: resumed, nothing lost, no replica twice (${SECONDS}s)"
 
+# GPU-hours by service: the replicas' jobs under their service's name
+svc_jobs=$("$PHALANX" usage --by service --json | jq -r '.usage[] | select(.key == "web") | .jobs')
+[ "${svc_jobs:-0}" -ge 4 ] || fail "usage by service: $("$PHALANX" usage --by service)"
+echo "ok   usage --by service counts web's $svc_jobs replica jobs (${SECONDS}s)"
+
 # 6. delete
 svc delete web >/dev/null || fail "delete"
 gone() { ! $PHALANX service show web >/dev/null 2>&1; }

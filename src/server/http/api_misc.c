@@ -222,8 +222,9 @@ void px_api_usage(struct px_api_call *c) {
   if (!by) by = "account";
   if (!strcmp(by, "user")) b = PX_USAGE_USER;
   else if (!strcmp(by, "partition")) b = PX_USAGE_PARTITION;
+  else if (!strcmp(by, "service")) b = PX_USAGE_SERVICE;
   else if (strcmp(by, "account"))
-    return px_api_error(c, 400, "INVALID", "by: must be account, user or partition");
+    return px_api_error(c, 400, "INVALID", "by: must be account, user, partition or service");
   if (!parse_since(px_api_arg(c, "since"), now, &since))
     return px_api_error(c, 400, "INVALID", "since: expected a Unix time or a span such as 30d, 12h, 90m");
   struct usage_ctx u = {json_array(), 0};
@@ -234,7 +235,7 @@ void px_api_usage(struct px_api_call *c) {
     json_decref(u.rows);
     return px_api_error(c, 503, "UNAVAILABLE", "usage query failed");
   }
-  if (b != PX_USAGE_PARTITION) add_shares(c->s, u.rows, u.total_gpu_s, by);
+  if (b == PX_USAGE_ACCOUNT || b == PX_USAGE_USER) add_shares(c->s, u.rows, u.total_gpu_s, by);
   json_t *o = json_pack("{sI sI ss so}", "since", (json_int_t)since, "until", (json_int_t)now,
                         "by", by, "usage", u.rows);
   c->answer = json_dumps(o, JSON_COMPACT);
