@@ -67,8 +67,8 @@ int px_sql_usage(struct px_sql *q, int64_t since, int64_t now, enum px_usage_by 
   /* A replica's job is SERVICE-r<index> (svc/svc.h): the name less that
    * suffix, in SQL that SQLite and PostgreSQL both read. */
   static const char *const cols[] = {"account", "usr", "partition",
-                                     "substr(rtrim(name, '0123456789'), 1,"
-                                     " length(rtrim(name, '0123456789')) - 2)"};
+                                     ("substr(rtrim(name, '0123456789'), 1,"
+                                      " length(rtrim(name, '0123456789')) - 2)")};
   if ((unsigned)by > PX_USAGE_SERVICE) return PX_EINVAL;
   bool dollar = q->dollar;
   memset(q, 0, sizeof *q);
