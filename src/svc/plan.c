@@ -132,7 +132,7 @@ static bool rollback(struct plan *p) {
   }
   for (uint32_t i = 0; i < s->nreps && !why[0]; i++) {
     const struct px_svc_replica *r = &s->reps[i];
-    if (!live(r) || r->generation != s->generation || r->state == PX_SVC_REP_READY) continue;
+    if (!live(r) || !px_svc_is_current(s, r->generation) || r->state == PX_SVC_REP_READY) continue;
     int64_t deadline = r->submit_s + s->spec.progress_deadline_s;
     if (p->now < deadline) {
       at(p, deadline);
@@ -181,7 +181,7 @@ static void per_index(const struct px_svc *s, struct idx *ix, uint32_t n) {
   for (uint32_t i = 0; i < s->nreps; i++) {
     const struct px_svc_replica *r = &s->reps[i];
     if (!live(r) || r->index >= n) continue;
-    if (r->generation == s->generation) ix[r->index].cur = r;
+    if (px_svc_is_current(s, r->generation)) ix[r->index].cur = r;
     else ix[r->index].old = r;
   }
 }

@@ -26,7 +26,7 @@ static uint32_t crashing(const struct px_svc *s) {
 
 static bool updating(const struct px_svc *s) {
   for (uint32_t i = 0; i < s->nreps; i++)
-    if (s->reps[i].generation != s->generation && !s->reps[i].terminating) return true;
+    if (!px_svc_is_current(s, s->reps[i].generation) && !s->reps[i].terminating) return true;
   return false;
 }
 

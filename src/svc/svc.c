@@ -110,6 +110,8 @@ int px_svcs_apply(struct px_svcs *t, const struct px_svc_spec *spec, int64_t now
     px_svc_spec_fini(&s->prev);
     s->prev = s->spec;
     s->has_prev = true;
+    s->prev_generation = s->generation;
+    s->same_as = 0;
     s->generation++;
     s->generation_s = now;
     s->rollback_reason[0] = '\0';
@@ -158,6 +160,7 @@ int px_svcs_rollback(struct px_svcs *t, const char *name, const char *reason, in
   s->spec = s->prev;
   px_svc_spec_init(&s->prev);
   s->has_prev = false;
+  s->same_as = s->prev_generation; /* its replicas still run this spec: they stay */
   s->generation++;
   s->generation_s = now;
   snprintf(s->rollback_reason, sizeof s->rollback_reason, "%s", reason ? reason : "");
@@ -244,7 +247,7 @@ int px_svcs_job_started(struct px_svcs *t, const char *name, uint64_t job_id, ui
   r->node = node;
   r->start_s = now;
   /* Without a check a replica is ready once it runs (contract: "none"). */
-  r->state = s->spec.health.type == PX_SVC_HEALTH_NONE && r->generation == s->generation
+  r->state = s->spec.health.type == PX_SVC_HEALTH_NONE && px_svc_is_current(s, r->generation)
                  ? PX_SVC_REP_READY : PX_SVC_REP_STARTING;
   if (r->state == PX_SVC_REP_READY) r->ready_s = now;
   changed(t, true);

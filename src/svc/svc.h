@@ -73,6 +73,8 @@ struct px_svc {
   struct px_svc_spec prev;      /* the previous generation's (rollback target) when has_prev */
   bool has_prev;
   uint64_t generation;
+  uint64_t prev_generation;     /* the generation prev was (valid when has_prev) */
+  uint64_t same_as;             /* an older generation with this one's spec (a rollback's), or 0 */
   int64_t created_s, generation_s;
   uint32_t replicas;            /* wanted now */
   bool deleting;
@@ -170,6 +172,11 @@ size_t px_svc_plan(const struct px_svc *s, int64_t now, struct px_svc_act *out, 
 /* The service's state for people: "Running", "Starting", "Updating",
  * "Degraded", "CrashLoop", "Deleting", and why (reason, may be ""). */
 const char *px_svc_status(const struct px_svc *s, int64_t now, char *reason, size_t size);
+/* Does a replica of generation gen run the current spec? (A rollback's
+ * generation keeps the replicas of the one it returns to.) */
+static inline bool px_svc_is_current(const struct px_svc *s, uint64_t gen) {
+  return gen == s->generation || (s->same_as && gen == s->same_as);
+}
 /* Replicas of s that are ready and not terminating. */
 uint32_t px_svc_ready(const struct px_svc *s);
 /* The earliest start of index i after its failures (now when none). */

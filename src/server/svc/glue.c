@@ -134,7 +134,7 @@ int px_svc_replica_report(struct px_server *s, struct px_sjob *j, const struct p
 
 /* The spec its generation ran with: the current one, or the previous. */
 static const struct px_svc_spec *spec_of(const struct px_svc *v, uint64_t generation) {
-  return generation != v->generation && v->has_prev ? &v->prev : &v->spec;
+  return !px_svc_is_current(v, generation) && v->has_prev ? &v->prev : &v->spec;
 }
 
 struct px_launch_service *px_svc_launch_of(struct px_server *s, const struct px_sjob *j) {

@@ -233,9 +233,14 @@ static void rollback_when_never_ready(void **state) {
   assert_int_equal(s->generation, 3);
   assert_string_equal(s->spec.argv[0], "v1");
   assert_non_null(strstr(s->rollback_reason, "generation 2 not ready within 30s"));
-  /* the v2 replica goes (its index has a v1 one, ready); nothing new starts */
+  /* the v2 replica goes (its index has a v1 one, ready); the v1 replicas
+   * run the spec rolled back to: they stay, and nothing new starts */
+  size_t submits = w.submits;
   settle(&w, "web", 140);
   assert_int_equal(count_gen(s, 2, false), 0);
+  assert_int_equal(count_gen(s, 1, true), 2);
+  assert_int_equal(w.submits, submits);
+  assert_int_equal(px_svc_ready(s), 2);
   char why[256];
   px_svc_status(s, 140, why, sizeof why);
   assert_non_null(strstr(why, "rolled back"));
