@@ -15,7 +15,11 @@
  *                                      places the 1-GPU jobs that fit and
  *                                      fails the rest (cycle_full_started:
  *                                      jobs started per cycle, > 0 checked;
- *                                      they end again before the next cycle)
+ *                                      they end again before the next cycle);
+ *                                      1 in 25 of the pending jobs is a
+ *                                      service's replica (1,000 services x 4:
+ *                                      1 GPU, no time limit, 3 nodes excluded
+ *                                      as spread does)
  *   place_rate_jobs_per_s              the mix without arrays placed into an
  *                                      empty cluster (jobs started per second)
  *   place_rate_arrays_jobs_per_s       the same with the mix's arrays (2% of
@@ -40,6 +44,7 @@
 #include "core/core.h"
 #include "core/event.h"
 #include "core/testconf.h"
+#include "util/units.h"
 
 /* CPU time of this thread: the machine is shared with other builds, and a
  * descheduled benchmark would measure the neighbours. Wall time is printed
@@ -176,9 +181,23 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
   struct px_core_stats st;
   px_core_stats(c, &st);
   size_t before = st.bytes_in_use;
+  uint32_t replicas = 0;
   for (uint32_t i = 0; i < pending; i++) {
     struct px_jobspec s;
+    char svc[16], excl[48];
     mix_spec(&s, false);
+    if (i % 25 == 0) { /* replica (i / 25) % 4 of service i / 100 */
+      snprintf(svc, sizeof svc, "svc%u", i / 100);
+      uint32_t n0 = (uint32_t)(i * 7919u) % nnodes; /* not rnd(): the mix's draws stay as they were */
+      snprintf(excl, sizeof excl, "n%05u,n%05u,n%05u", n0, (n0 + 1) % nnodes, (n0 + 2) % nnodes);
+      s.service = svc;
+      s.replica = (i / 25) % 4;
+      s.time_limit_s = PX_TIME_UNLIMITED;
+      s.nodes_min = 0;
+      s.gpus_per_node = 1;
+      s.exclude = excl;
+      replicas++;
+    }
     if (submit(c, &s, 1001 + i / 1000)) return 1;
   }
   enum { N = 11 };
@@ -213,6 +232,7 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
     printf("cycle_full_wall_ms %.2f ms\n", w[N / 2]);
     printf("cycle_full_wall_ms_max %.2f ms\n", w[N - 1]);
     printf("cycle_full_started %.1f jobs\n", (double)started / N);
+    printf("cycle_full_service_replicas %u jobs\n", replicas);
     printf("core_bytes_per_pending_job %.0f bytes\n", (double)(st.bytes_in_use - before) / pending);
   } else {
     printf("cycle_full_ms_%un_%up %.2f ms\n", nnodes, pending, t[N / 2]);

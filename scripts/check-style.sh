@@ -40,7 +40,7 @@ if grep -nE '#include <(pthread|time|unistd|sys/[a-z_]+)\.h>' -r src/core/ --inc
 fi
 
 # Layering: src/<layer>/ may include only its own layer and the ones above it.
-layers=(util conf core store proto server agent sim cli)
+layers=(util conf core svc store proto server agent sim cli)
 for i in "${!layers[@]}"; do
   layer=${layers[$i]}
   below=("${layers[@]:$((i + 1))}")

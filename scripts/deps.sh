@@ -13,6 +13,7 @@ packages=(
   cmake
   gcc
   gnuplot-nox
+  haproxy
   iproute2
   jq
   libclang-rt-14-dev
@@ -25,6 +26,7 @@ packages=(
   libmunge-dev
   libpq-dev
   libsqlite3-dev
+  libyaml-dev
   make
   munge
   musl-tools

@@ -29,12 +29,12 @@ struct daemon_cmd {
 #ifdef PX_FRONT_END
 static const struct daemon_cmd daemons[] = {
     {"server", px_exec_daemon}, {"agent", px_exec_daemon}, {"dev", px_exec_daemon},
-    {"sim", px_exec_daemon},    {"config", px_exec_daemon},
+    {"proxy", px_exec_daemon},  {"sim", px_exec_daemon},    {"config", px_exec_daemon},
 };
 #else
 static const struct daemon_cmd daemons[] = {
     {"server", px_cmd_server}, {"agent", px_cmd_agent}, {"dev", px_cmd_dev},
-    {"sim", px_cmd_sim},       {"config", px_cmd_config},
+    {"proxy", px_cmd_proxy},   {"sim", px_cmd_sim},       {"config", px_cmd_config},
 };
 #endif
 
@@ -44,6 +44,7 @@ static void usage(void) {
          "  server     run the controller\n"
          "  agent      run a node agent\n"
          "  dev        run a whole local cluster with emulated GPUs\n"
+         "  proxy      route HTTP traffic to services through HAProxy\n"
          "  sim        replay a trace through the scheduler\n"
          "  config     check a configuration (config check FILE...)\n\n");
   px_cli_usage();

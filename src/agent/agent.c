@@ -30,6 +30,7 @@
 #include "agent/launch.h"
 #include "agent/step.h"
 #include "agent/supervise.h"
+#include "agent/svc_replica.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/map.h"
@@ -45,6 +46,8 @@ struct ajob {
   char stop_reason[32];      /* the reason of the last stop order, "" when none */
   char *pending;             /* control lines its supervisor could not take yet (held_line) */
   uint32_t slot;             /* its pooled cgroup (cgroup.h), 0 for none */
+  struct px_launch_service *svc; /* a service replica's (svc_replica.h), NULL for batch */
+  uint16_t ports[PX_SVC_PORTS_MAX]; /* its ports, held until it ends */
   struct ajob *next;
 };
 
@@ -71,6 +74,7 @@ struct agent {
   int heartbeat_s;
   uint64_t batch;            /* counts order batches */
   bool slot_used[SLOTS_MAX + 1]; /* [n]: slot_<n> belongs to a job whose end is not acknowledged */
+  struct px_health_mon health;   /* service replicas' checks (svc_health.h) */
 };
 
 /* The lowest free slot (a group that already exists, most of the time), 0 when all are taken. */
@@ -232,6 +236,7 @@ static void job_ended(struct agent *a, struct ajob *j) {
     return;
   }
   j->ended = true;
+  if (j->svc) px_health_unwatch(&a->health, j->job_id, j->restart);
   px_info("job %llu ended: %s", (unsigned long long)j->job_id, st.state);
   /* An attempt the server stopped for a node failure has already been ended
    * or requeued there; its end would only race with the next attempt, which
@@ -276,13 +281,43 @@ static void on_acked(const char *dir_in, void *ud) {
     slot_give(a, j->slot); /* its supervisor released the group before writing its status */
     *pp = j->next;
     free(j->pending);
+    px_launch_service_free(j->svc);
     free(j);
     break;
   }
   recycle(a, dir);
 }
 
-static void launch(struct agent *a, const struct px_launch *l) {
+/* Ports this agent handed to replicas still running (a replica may not have bound them yet). */
+static uint32_t ports_taken(const struct agent *a, uint16_t *out, uint32_t cap) {
+  uint32_t n = 0;
+  for (const struct ajob *j = a->jobs; j; j = j->next)
+    for (uint32_t i = 0; j->svc && !j->ended && i < j->svc->nports && n < cap; i++) out[n++] = j->ports[i];
+  return n;
+}
+
+/* A replica that cannot start here (no free port) ends at once, FAILED with the reason logged. */
+static void replica_refused(struct agent *a, const struct px_launch *l, const char *why) {
+  px_error("job %llu: replica %u of %s cannot start: %s", (unsigned long long)l->job_id, l->service->replica,
+           l->service->name, why);
+  struct px_task_report r = {.job_id = l->job_id, .restart_count = l->restart_count, .exit_code = 1,
+                             .start_time = time(NULL), .end_time = time(NULL)};
+  snprintf(r.node, sizeof r.node, "%s", a->site.node);
+  snprintf(r.state, sizeof r.state, "FAILED");
+  px_map_put(&a->done, l->job_id, l->restart_count);
+  px_link_queue(&a->link, px_task_report_encode(&r), NULL);
+}
+
+/* The replica runs: its ports stay held with the job, its checks start. */
+static void replica_started(struct agent *a, struct ajob *j, struct px_launch *l, const uint16_t *ports) {
+  memcpy(j->ports, ports, sizeof j->ports);
+  char *rep = px_replica_running(&a->health, a->site.node, l, ports, j->dir, false);
+  if (rep) px_link_queue(&a->link, rep, NULL);
+  j->svc = l->service; /* the job keeps the order's service */
+  l->service = NULL;
+}
+
+static void launch(struct agent *a, struct px_launch *l) {
   if (strcmp(l->nodes[l->node_rank], a->site.node) != 0) {
     px_error("job %llu: order for node %s reached %s; ignored", (unsigned long long)l->job_id,
              l->nodes[l->node_rank], a->site.node);
@@ -290,7 +325,11 @@ static void launch(struct agent *a, const struct px_launch *l) {
   }
   uint64_t r;
   if (px_map_get(&a->done, l->job_id, &r) && r == l->restart_count) return; /* already ran and reported */
-  char dir[4096], reuse[4300] = "";
+  uint16_t ports[PX_SVC_PORTS_MAX] = {0}, taken[256];
+  char dir[4096], reuse[4300] = "", why[128];
+  if (l->service && px_replica_prepare(l, &a->o->service_ports, taken, ports_taken(a, taken, 256), ports, why,
+                                       sizeof why))
+    return replica_refused(a, l, why);
   if (a->npool) pool_path(a, a->pool[a->npool - 1], reuse, sizeof reuse);
   pid_t pid = 0;
   bool used = false;
@@ -309,6 +348,7 @@ static void launch(struct agent *a, const struct px_launch *l) {
   }
   j->sup_start = px_proc_start(pid);
   j->batch = a->batch;
+  if (l->service) replica_started(a, j, l, ports);
   /* No RUNNING report: the server made the job RUNNING when it sent the
    * order, and a start that fails is reported as the job's end. */
   px_info("job %llu: started (supervisor %d)", (unsigned long long)l->job_id, (int)pid);
@@ -487,6 +527,44 @@ static void read_notes(struct agent *a) {
   }
 }
 
+/* A replica found running after a restart: its ports are held again and
+ * its checks restart; true when that sent (or will send) its RUNNING report. */
+static bool replica_reattached(struct agent *a, struct ajob *j) {
+  struct px_launch l;
+  uint16_t ports[PX_SVC_PORTS_MAX] = {0};
+  int rc = px_replica_recover(j->dir, &l, ports);
+  if (rc) {
+    px_warn("job %llu: its order cannot be read back (%s); reattached without service checks",
+            (unsigned long long)j->job_id, px_strerror(rc));
+    return false;
+  }
+  bool svc = l.service != NULL;
+  if (svc) {
+    char *rep = px_replica_running(&a->health, a->site.node, &l, ports, j->dir, true);
+    if (rep) px_link_queue(&a->link, rep, NULL);
+    memcpy(j->ports, ports, sizeof j->ports);
+    j->svc = l.service;
+    l.service = NULL;
+  }
+  px_launch_fini(&l);
+  return svc;
+}
+
+/* A replica's health changed: its RUNNING report says so (none once it ended). */
+static void health_events(struct agent *a) {
+  uint32_t n;
+  struct px_health_event *ev = px_health_take(&a->health, &n);
+  for (uint32_t i = 0; i < n; i++)
+    for (struct ajob *j = a->jobs; j; j = j->next) {
+      if (j->job_id != ev[i].job_id || j->restart != ev[i].restart || j->ended || !j->svc) continue;
+      px_info("job %llu: replica %u of %s is %s%s%s", (unsigned long long)j->job_id, j->svc->replica, j->svc->name,
+              ev[i].health, ev[i].reason[0] ? ": " : "", ev[i].reason);
+      px_link_queue(&a->link, px_svc_report(a->site.node, j->job_id, j->restart, j->svc, j->ports, ev[i].health,
+                                            ev[i].reason), NULL);
+    }
+  free(ev);
+}
+
 /* After a restart: every job directory is a job this node started. Those
  * whose supervisor still runs are reattached; those that ended meanwhile
  * have their end (re)queued. */
@@ -512,6 +590,7 @@ static void reattach(struct agent *a) {
       a->slot_used[j->slot = site.cg_slot] = true;
     if (px_proc_same(j->sup, j->sup_start)) {
       px_info("job %llu: reattached to supervisor %d", id, (int)j->sup);
+      if (replica_reattached(a, j)) continue;
       struct px_task_report rep = {.job_id = id, .restart_count = restart};
       snprintf(rep.node, sizeof rep.node, "%s", a->site.node);
       snprintf(rep.state, sizeof rep.state, "RUNNING");
@@ -616,8 +695,9 @@ static void loop(struct agent *a) {
     if (a->link.registered && px_link_due(&a->link) < wake) wake = px_link_due(&a->link);
     int timeout = wake > now ? (int)(wake - now) : 0;
     if (flush_held(a) && timeout > HELD_RETRY_MS) timeout = HELD_RETRY_MS;
-    struct pollfd p[3] = {{a->sfd, POLLIN, 0}, {a->link.wake[0], POLLIN, 0}, {a->nfd, POLLIN, 0}};
-    if (poll(p, a->nfd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR) break;
+    struct pollfd p[4] = {{a->sfd, POLLIN, 0}, {a->link.wake[0], POLLIN, 0}, {a->health.wake[0], POLLIN, 0},
+                          {a->nfd, POLLIN, 0}};
+    if (poll(p, a->nfd >= 0 ? 4 : 3, timeout) < 0 && errno != EINTR) break;
     if (p[0].revents & POLLIN) {
       struct signalfd_siginfo si;
       bool quit = false;
@@ -627,7 +707,8 @@ static void loop(struct agent *a) {
       if (quit) break;
     }
     if (p[1].revents & POLLIN) take_orders(a);
-    if (a->nfd >= 0 && (p[2].revents & POLLIN)) read_notes(a);
+    if (p[2].revents & POLLIN) health_events(a);
+    if (a->nfd >= 0 && (p[3].revents & POLLIN)) read_notes(a);
     now = mono_ms();
     if (now >= next_scan) {
       check_foreign(a);
@@ -641,11 +722,13 @@ static void loop(struct agent *a) {
 }
 
 static void agent_fini(struct agent *a) {
+  px_health_fini(&a->health);
   px_link_fini(&a->link);
   px_zygote_stop(&a->zyg);
   while (a->jobs) {
     struct ajob *n = a->jobs->next;
     free(a->jobs->pending);
+    px_launch_service_free(a->jobs->svc);
     free(a->jobs);
     a->jobs = n;
   }
@@ -703,6 +786,12 @@ int px_agent_run(const struct px_agent_opts *o) {
   signal(SIGPIPE, SIG_IGN);
   a.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   a.nfd = open_notify(&a);
+  if (px_health_init(&a.health)) {
+    px_error("cannot set up the health checks of service replicas");
+    agent_fini(&a);
+    curl_global_cleanup();
+    return 2;
+  }
   pool_reset(&a);
   reattach(&a);
   sweep_cgroups(&a);

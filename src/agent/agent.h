@@ -14,6 +14,7 @@
 
 #include "agent/discover.h"
 #include "agent/jobdir.h"
+#include "agent/svc_port.h"
 
 struct px_agent_opts {
   char server[256];          /* "http://10.77.0.1:43100" or "https://..." */
@@ -27,6 +28,7 @@ struct px_agent_opts {
   uint64_t emulate_mem_mib;  /* likewise memory */
   int heartbeat_s;
   bool kill_jobs_on_exit;    /* `phalanx dev`: stopping the agent stops its jobs */
+  struct px_port_range service_ports; /* ports for service replicas (--service-ports) */
   struct px_site site;       /* node name, cluster, cgroup root, kill wait, ... */
 };
 

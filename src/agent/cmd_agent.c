@@ -22,6 +22,7 @@
 #include "agent/emulate.h"
 #include "agent/launch.h"
 #include "agent/supervise.h"
+#include "agent/svc_port.h"
 #include "agent/zygote.h"
 #include "commands.h"
 #include "util/log.h"
@@ -49,6 +50,7 @@ static void usage(void) {
           "  --heartbeat S        heartbeat interval (10)\n"
           "  --kill-jobs-on-exit  stop this agent's jobs when it stops (phalanx dev)\n"
           "  --no-cgroup          no cgroups (testing only: no isolation)\n"
+          "  --service-ports LO-HI  TCP ports handed to service replicas (" PX_SVC_PORTS_DEFAULT ")\n"
           "  --log-level L        debug, info, warn, error\n"
           "  --emulate-nodes HL   serve every node of the hostlist HL from this process (no isolation)\n"
           "  --emulate-jobs MODE  with --emulate-nodes: sim (no process; ends after its `sleep N`) or real\n"
@@ -57,7 +59,7 @@ static void usage(void) {
 
 enum { O_SERVER = 256, O_NODE, O_ADDR, O_STATE, O_TOKEN, O_MUNGE, O_EMU, O_CLUSTER, O_KILLWAIT,
        O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_ZYGOTE, O_RUNLOCAL, O_DISCOVER,
-       O_ECPUS, O_EMEM, O_ENODES, O_EJOBS, O_TOKDIR, O_CAFILE };
+       O_ECPUS, O_EMEM, O_ENODES, O_EJOBS, O_TOKDIR, O_CAFILE, O_SVCPORTS };
 
 static const struct option longopts[] = {
     {"server", 1, 0, O_SERVER},   {"node", 1, 0, O_NODE},          {"addr", 1, 0, O_ADDR},
@@ -69,6 +71,7 @@ static const struct option longopts[] = {
     {"run-local", 1, 0, O_RUNLOCAL}, {"discover", 0, 0, O_DISCOVER}, {"help", 0, 0, 'h'},
     {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM}, {"emulate-nodes", 1, 0, O_ENODES},
     {"emulate-jobs", 1, 0, O_EJOBS}, {"token-dir", 1, 0, O_TOKDIR}, {"ca-file", 1, 0, O_CAFILE},
+    {"service-ports", 1, 0, O_SVCPORTS},
     {0, 0, 0, 0}};
 
 /* Creates dir and its parents, then makes the path absolute: job
@@ -219,6 +222,7 @@ static int set_opt(struct px_agent_opts *o, int c, const char *arg) {
     case O_ROOT: o->site.allow_root = true; break;
     case O_KILLEXIT: o->kill_jobs_on_exit = true; break;
     case O_NOCG: o->site.no_cgroup = true; break;
+    case O_SVCPORTS: return px_port_range_parse(arg, &o->service_ports) ? -1 : 0;
     case O_KILLWAIT:
       if (!parse_num(arg, 0, 86400, &v)) return -1;
       o->site.kill_wait_s = v;
@@ -258,6 +262,7 @@ int px_cmd_agent(int argc, char **argv) {
   o.site.kill_wait_s = 30;
   o.site.pids_max = 16384;
   o.heartbeat_s = 10;
+  px_port_range_parse(PX_SVC_PORTS_DEFAULT, &o.service_ports);
   const char *supervise = NULL, *run = NULL, *zygote = NULL;
   bool discover = false;
   int c;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/emu_int.h"
+#include "agent/svc_port.h"
 #include "util/log.h"
 
 extern char **environ;
@@ -186,8 +187,10 @@ void px_emu_launch(struct emu *e, uint32_t node, const struct px_launch *l) {
   }
   *j = (struct ejob){.job_id = l->job_id, .restart = l->restart_count, .node = node, .start_wall = time(NULL)};
   e->launched++;
+  if (l->service) /* a simulated replica serves until stopped, ready at once on fake ports */
+    px_emu_queue_report(e, node, px_svc_emu_report(n->name, l), NULL);
   if (!e->o->real_jobs) {
-    j->end_wall_ms = px_emu_wall_ms() + sim_run_ms(l);
+    j->end_wall_ms = l->service && !sim_run_ms(l) ? INT64_MAX : px_emu_wall_ms() + sim_run_ms(l);
     log_start(e, j);
     if (heap_push(e, j)) job_end(e, j, "FAILED", 1, 0);
     return;

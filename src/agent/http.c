@@ -131,12 +131,14 @@ static struct curl_slist *headers(struct px_http *c, bool json) {
 int px_http_do(struct px_http *c, const char *method, const char *path, const char *body,
                long timeout_ms, long *status, char **resp) {
   char url[1024];
-  snprintf(url, sizeof url, "%s%s", c->base, path);
+  bool unix_sock = c->base[0] == '/'; /* a server's Unix socket (`phalanx dev`) */
+  snprintf(url, sizeof url, "%s%s", unix_sock ? "http://localhost" : c->base, path);
   struct px_http_body b = {0};
   struct curl_slist *hl = headers(c, body != NULL);
   CURL *h = c->h;
   curl_easy_reset(h);
   curl_easy_setopt(h, CURLOPT_URL, url);
+  if (unix_sock) curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->base);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, px_http_collect);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);

@@ -17,7 +17,8 @@
 
 struct px_http;
 
-/* base: "http://host:port" or "https://host:port"; ca_file: the CA that
+/* base: "http://host:port", "https://host:port", or the path of the
+ * server's Unix socket; ca_file: the CA that
  * signed an https server's certificate (NULL or "": the system's CAs).
  * 0 or a PX_E* code (token unreadable, ...). */
 int px_http_new(const char *base, const char *ca_file, const char *token_file, bool munge,

@@ -42,7 +42,7 @@ static const struct verb verbs[] = {
      "list partitions with their limits and node states", "sinfo"},
     {"share", px_cmd_sshare, NULL, "share [-l] [-A ACCTS] [-u USERS]",
      "the account tree with shares, usage and fair-share factor", "sshare -a"},
-    {"usage", NULL, px_verb_usage, "usage [--since 30d|WHEN] [--by account|user|partition] [--json]",
+    {"usage", NULL, px_verb_usage, "usage [--since 30d|WHEN] [--by account|user|partition|service] [--json]",
      "resource usage per account or user", "sreport"},
     {"jobs", px_cmd_sacct, NULL, "jobs [-j IDS] [-S START] [-E END] [-s STATES] [-X] [-o FIELDS]",
      "finished and running jobs from accounting", "sacct"},
@@ -51,6 +51,8 @@ static const struct verb verbs[] = {
      "reserve nodes or GPUs for accounts or users", "scontrol create reservation"},
     {"token", NULL, px_verb_token, "token [--lifetime D-HH:MM:SS]",
      "print an API token for remote use (PHALANX_TOKEN)", "scontrol token"},
+    {"service", NULL, px_verb_service, "service apply FILE | list | show NAME | scale NAME N | delete NAME | logs NAME [REPLICA]",
+     "long-running services: replicas kept up, rolling updates, autoscaling (docs/services.md)", "none"},
     {"ui", NULL, px_verb_ui, "ui [--lifetime D-HH:MM:SS]",
      "print the web dashboard's address with a sign-in link for you", "none"},
 };

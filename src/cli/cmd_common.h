@@ -86,5 +86,6 @@ int px_verb_usage(int argc, char **argv);
 int px_verb_reserve(int argc, char **argv);
 int px_verb_token(int argc, char **argv);
 int px_verb_ui(int argc, char **argv);         /* cmd_ui.c */
+int px_verb_service(int argc, char **argv);    /* cmd_service.c */
 
 #endif

@@ -290,12 +290,12 @@ int px_verb_usage(int argc, char **argv) {
     else if (!strcmp(argv[i], "--since") && i + 1 < argc) since = argv[++i];
     else if (!strcmp(argv[i], "--by") && i + 1 < argc) by = argv[++i];
     else {
-      px_cmd_error(&c, "unexpected argument '%s' (usage: phalanx usage [--since WHEN] [--by account|user|partition] [--json])", argv[i]);
+      px_cmd_error(&c, "unexpected argument '%s' (usage: phalanx usage [--since WHEN] [--by account|user|partition|service] [--json])", argv[i]);
       return 2;
     }
   }
-  if (strcmp(by, "account") && strcmp(by, "user") && strcmp(by, "partition")) {
-    px_cmd_error(&c, "--by %s: must be account, user or partition", by);
+  if (strcmp(by, "account") && strcmp(by, "user") && strcmp(by, "partition") && strcmp(by, "service")) {
+    px_cmd_error(&c, "--by %s: must be account, user, partition or service", by);
     return 2;
   }
   int64_t t;

@@ -160,6 +160,13 @@ int px_core_apply(struct px_core *c, const struct px_event *ev, int64_t now,
                                        ev->alloc, ev->nalloc, ev->start_s, ev->end_s, d)
                     : px_diag_set(d, PX_EINVAL, -1, "spec: missing");
       break;
+    case PX_EV_SVC_APPLY:
+    case PX_EV_SVC_SCALE:
+    case PX_EV_SVC_DELETE:
+    case PX_EV_SVC_ROLLBACK:
+    case PX_EV_SVC_REPLICA: /* the server's service table folds it (event.h) */
+      rc = ev->svc ? 0 : px_diag_set(d, PX_EINVAL, -1, "svc: missing");
+      break;
     default:
       rc = px_diag_set(d, PX_EINVAL, -1, "kind: unknown event kind %d", (int)ev->kind);
       break;

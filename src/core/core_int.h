@@ -272,6 +272,7 @@ struct pxc_array {
 enum { PXC_F_HELD_USER = 1, PXC_F_HELD_ADMIN = 2, PXC_F_ADMIN_PRIO = 4, PXC_F_REQUEUE = 8, PXC_F_AGE_RESET = 16 }; /* AGE_RESET: eligible again from the next cycle (hold, requeue) */
 enum { PXC_F_SIGNALLED = 32 }; /* issue 4: --signal sent for this run */
 enum { PXC_F_TOPO_WAIT = 64 }; /* no placement while its partition had enough free GPUs */
+enum { PXC_F_SERVICE = 128 }; /* a service's replica: never ends on its own, so no MaxTime/MaxWall */
 
 /* Hot fields first: the cycle's gate, key and admit read only the first
  * 128 bytes of a pending record, so a cycle over 100,000 jobs streams two
@@ -294,6 +295,7 @@ struct pxc_job {
   uint32_t task_id;         /* PX_NONE unless an array task */
   uint32_t account, name;
   uint32_t gpu_type, constraint; /* string id / constraint id, PX_NONE = any */
+  uint32_t *excl, nexcl;    /* --exclude: nodes it may not use, ascending */
   uint32_t admin_priority, restarts, pend_pos;
   uint32_t switches;
   int64_t switches_wait_s, start_s;
@@ -450,6 +452,8 @@ void pxc_job_hashes(const struct px_core *c, struct pxc_job *j, uint64_t *shape_
 int pxc_place_find(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res);
 uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t units);
 /* Number of units the node can host for j now (0 if none). */
+/* Is node in j's --exclude list (binary search)? */
+bool pxc_excluded(const struct pxc_job *j, uint32_t node);
 uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t node, bool idle);
 /* Can j ever fit the partition (all nodes idle; avail_only: only usable nodes)? */
 bool pxc_fits_static(struct px_core *c, const struct pxc_job *j, bool avail_only);
@@ -537,5 +541,8 @@ int pxc_parse_array(struct px_core *c, const char *s, struct pxc_array **out, st
 uint32_t pxc_array_count(const char *s, int *err, struct px_diag *d);
 int pxc_parse_deps(struct px_core *c, const char *s, struct pxc_deps **out, struct px_diag *d);
 int pxc_parse_constraint(struct px_core *c, const char *s, uint32_t *id, struct px_diag *d);
+/* --exclude's hostlist into ascending node indexes (pxc_alloc'd); not with an array. */
+int pxc_parse_exclude(struct px_core *c, const char *s, bool array, uint32_t **out, uint32_t *n,
+                      struct px_diag *d);
 
 #endif

@@ -63,7 +63,7 @@ static enum px_reason gate(struct px_core *c, struct pxc_job *j, int64_t now) {
   if (r != PX_REASON_NONE) return r;
   const struct pxc_part *p = &c->parts[j->part];
   if (!p->up) return PX_REASON_PARTITION_DOWN;
-  if (j->time_limit_s > p->max_time_s) return PX_REASON_PARTITION_TIME_LIMIT;
+  if (j->time_limit_s > p->max_time_s && !(j->flags & PXC_F_SERVICE)) return PX_REASON_PARTITION_TIME_LIMIT;
   if (!j->eligible_s) {
     int64_t e = j->submit_s > j->begin_s ? j->submit_s : j->begin_s;
     j->eligible_s = j->deps || (j->flags & PXC_F_AGE_RESET) ? now : e;

@@ -52,7 +52,12 @@
   X(PART_DOWN, "part_down")        \
   X(PART_UP, "part_up")            \
   X(RESV, "resv")                  \
-  X(USAGE, "usage")
+  X(USAGE, "usage")                \
+  X(SVC_APPLY, "svc_apply")        \
+  X(SVC_SCALE, "svc_scale")        \
+  X(SVC_DELETE, "svc_delete")      \
+  X(SVC_ROLLBACK, "svc_rollback")  \
+  X(SVC_REPLICA, "svc_replica")
 
 enum px_event_kind {
 #define PX_EVENT_ENUM(k, name) PX_EV_##k,
@@ -97,6 +102,11 @@ bool px_event_kind_parse(const char *name, enum px_event_kind *out);
  *             server's archive): what its run on alloc from start_s to end_s
  *             charged to the fair share of spec's user, account and QoS,
  *             decayed to now. PX_ENOENT when the association is gone.
+ *   SVC_*     a service created or updated, scaled, deleted, rolled back, or
+ *             one of its replicas changed (health, ports, drained): svc, the
+ *             record as JSON text (svc/svc_event.c). The core keeps no
+ *             service state (its replicas are ordinary jobs): it accepts the
+ *             record and the server's service table folds it.
  */
 struct px_event {
   enum px_event_kind kind;
@@ -121,6 +131,7 @@ struct px_event {
   const char *by;                /* CANCEL: who (the journal keeps it) */
   int32_t signal;                /* CANCEL: 0, or the signal sent instead */
   const struct px_resv_spec *resv; /* RESV */
+  const char *svc;               /* SVC_*: the service record (JSON text) */
 };
 
 struct px_event_result {

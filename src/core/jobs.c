@@ -57,6 +57,7 @@ void pxc_job_drop(struct px_core *c, struct pxc_job *j) {
   pxc_map_del(&c->job_by_id, j->id);
   pxc_free(c, j->deps);
   pxc_free(c, j->arr);
+  pxc_free(c, j->excl);
   pxc_free(c, j->alloc);
   pxc_free(c, j->cpu_words);
   memset(j, 0, sizeof *j);

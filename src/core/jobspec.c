@@ -21,7 +21,7 @@ void px_jobspec_fini(struct px_jobspec *s) {
   char **strs[] = {&s->name, &s->user, &s->account, &s->partition, &s->qos, &s->gpu_type,
                    &s->constraint, &s->dependency, &s->array, &s->script, &s->workdir,
                    &s->submit_dir, &s->stdout_path, &s->stderr_path, &s->stdin_path,
-                   &s->comment, &s->mail_type, &s->mail_user};
+                   &s->comment, &s->mail_type, &s->mail_user, &s->service, &s->exclude};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
     free(*strs[i]);
     *strs[i] = NULL;
@@ -59,7 +59,7 @@ int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src) {
   dst->name = dst->user = dst->account = dst->partition = dst->qos = dst->gpu_type = NULL;
   dst->constraint = dst->dependency = dst->array = dst->script = dst->workdir = NULL;
   dst->submit_dir = dst->stdout_path = dst->stderr_path = dst->stdin_path = NULL;
-  dst->comment = dst->mail_type = dst->mail_user = NULL;
+  dst->comment = dst->mail_type = dst->mail_user = dst->service = dst->exclude = NULL;
   dst->argv = dst->env = NULL;
   int rc = 0;
   rc |= dup_str(&dst->name, src->name);
@@ -80,6 +80,8 @@ int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src) {
   rc |= dup_str(&dst->comment, src->comment);
   rc |= dup_str(&dst->mail_type, src->mail_type);
   rc |= dup_str(&dst->mail_user, src->mail_user);
+  rc |= dup_str(&dst->service, src->service);
+  rc |= dup_str(&dst->exclude, src->exclude);
   rc |= dup_strv(&dst->argv, src->argv);
   rc |= dup_strv(&dst->env, src->env);
   if (rc) {

@@ -43,6 +43,7 @@ struct px_jobspec {
   int64_t time_limit_s;            /* --time; 0 = partition default; PX_TIME_UNLIMITED */
   int32_t nice;                    /* --nice */
   char *constraint;                /* --constraint "a&b|c" */
+  char *exclude;                   /* --exclude: nodes it may not run on ("n[01-02],n07") */
   bool exclusive;                  /* --exclusive */
   uint32_t switches;               /* --switches=N; 0 = not given */
   int64_t switches_wait_s;         /* the @maxwait part */
@@ -71,6 +72,11 @@ struct px_jobspec {
   char **env;                      /* "K=V" strings, NULL-terminated */
   char *comment;
   char *mail_type, *mail_user;     /* accepted and stored */
+
+  /* a service's replica (svc/svc.h): NULL for a batch job */
+  char *service;                   /* the service's name */
+  uint32_t replica;                /* its index */
+  uint64_t service_generation;     /* the spec version it runs */
 };
 
 void px_jobspec_init(struct px_jobspec *s);

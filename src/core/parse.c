@@ -8,10 +8,13 @@
  * Each names the offending position in the diag.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core_int.h"
+#include "util/hostlist.h"
+#include "util/vec.h"
 
 #define PXC_MAX_TASK_ID 4000000u
 
@@ -230,5 +233,39 @@ int pxc_parse_constraint(struct px_core *c, const char *s, uint32_t *id, struct 
   c->cons[c->ncons] = (struct pxc_constraint){nterms, t};
   *id = (uint32_t)c->ncons++;
   pxc_map_put(c, &c->cons_by_str, sid, *id);
+  return 0;
+}
+
+/* ---- --exclude ---- */
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int pxc_parse_exclude(struct px_core *c, const char *s, bool array, uint32_t **out, uint32_t *n,
+                      struct px_diag *d) {
+  if (array) return px_diag_set(d, PX_EINVAL, -1, "exclude: not with an array");
+  struct px_strvec names = {0};
+  int rc = px_hostlist_expand(s, c->nnodes + 1, &names, d);
+  if (rc) {
+    char why[200];
+    snprintf(why, sizeof why, "%.180s", d ? d->msg : "");
+    return px_diag_set(d, rc, -1, "exclude: not a list of nodes (%s)", why);
+  }
+  uint32_t *v = names.len ? pxc_alloc(c, names.len * sizeof *v) : NULL;
+  if (names.len && !v) rc = PX_ENOMEM;
+  for (size_t i = 0; !rc && i < names.len; i++)
+    if ((v[i] = px_core_node_index(c, names.v[i])) == PX_NONE)
+      rc = px_diag_set(d, PX_EINVAL, -1, "exclude: no node named %.64s", names.v[i]);
+  size_t len = names.len;
+  px_strvec_free_all(&names);
+  if (rc) {
+    pxc_free(c, v);
+    return rc;
+  }
+  if (len) qsort(v, len, sizeof *v, cmp_u32);
+  *out = v;
+  *n = (uint32_t)len;
   return 0;
 }

@@ -63,6 +63,16 @@ uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t
   return by_cpu > by_gpu ? by_cpu : by_gpu;
 }
 
+bool pxc_excluded(const struct pxc_job *j, uint32_t node) {
+  uint32_t lo = 0, hi = j->nexcl;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (j->excl[mid] < node) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < j->nexcl && j->excl[lo] == node;
+}
+
 static bool features_ok(const struct px_core *c, const struct pxc_job *j, const struct pxc_node *n) {
   if (j->constraint == PX_NONE) return true;
   const struct pxc_constraint *k = &c->cons[j->constraint];
@@ -74,7 +84,7 @@ static bool features_ok(const struct px_core *c, const struct pxc_job *j, const 
 uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t node, bool idle) {
   const struct pxc_node *n = &c->nodes[node];
   const struct pxc_shape *s = &j->shape;
-  if (!features_ok(c, j, n)) return 0;
+  if (!features_ok(c, j, n) || (j->nexcl && pxc_excluded(j, node))) return 0;
   if (j->gpu_type != PX_NONE && n->gpu_type != j->gpu_type) return 0;
   px_bits64 free = idle ? px_bits64_range(0, (int)n->ngpu) : n->gpu_free;
   uint32_t cpu_free = idle ? n->cpus : n->cpu_free;
@@ -323,6 +333,7 @@ uint64_t pxc_shape_hash(const struct pxc_job *j) {
   h = px_hash_u64(h ^ ((uint64_t)s->gpu << 32 | s->cpu));
   h = px_hash_u64(h ^ s->mem ^ ((uint64_t)s->base_cpu << 40) ^ ((uint64_t)s->mem_prop << 63) ^
                   ((uint64_t)s->exclusive << 62));
+  for (uint32_t k = 0; k < j->nexcl; k++) h = px_hash_u64(h ^ (0x9e3779b9ull + j->excl[k])); /* --exclude */
   return h;
 }
 

@@ -139,12 +139,13 @@ static int check_static_limits(struct px_core *c, const struct pxc_job *j, uint3
   const struct pxc_qos *q = &c->qos[j->qos];
   const struct pxc_assoc *u = &c->assoc[j->assoc];
   uint64_t g = pxc_job_ngpu(j);
-  if (j->time_limit_s > p->max_time_s) {
+  bool service = j->flags & PXC_F_SERVICE;
+  if (j->time_limit_s > p->max_time_s && !service) {
     reject(rj, PX_REASON_PARTITION_TIME_LIMIT, 0);
     return px_diag_set(d, PX_ELIMIT, -1, "time_limit: %lld s over partition %s MaxTime %lld s",
                        (long long)j->time_limit_s, pxc_str(c, p->name), (long long)p->max_time_s);
   }
-  if (j->time_limit_s > q->max_wall_s) {
+  if (j->time_limit_s > q->max_wall_s && !service) {
     reject(rj, PX_REASON_QOS_MAX_WALL, 0);
     return px_diag_set(d, PX_ELIMIT, -1, "time_limit: %lld s over QoS %s MaxWall %lld s",
                        (long long)j->time_limit_s, pxc_str(c, q->name), (long long)q->max_wall_s);
@@ -235,6 +236,8 @@ static int parse_exprs(struct px_core *c, const struct px_jobspec *s, struct pxc
     return rc;
   }
   if (s->name && pxc_intern(c, s->name, &j->name)) return PX_ENOMEM;
+  if (s->exclude && *s->exclude && (rc = pxc_parse_exclude(c, s->exclude, !!s->array, &j->excl, &j->nexcl, d)))
+    return rc;
   if (s->array && (rc = pxc_parse_array(c, s->array, &j->arr, d))) return rc;
   if (s->dependency && *s->dependency && (rc = pxc_parse_deps(c, s->dependency, &j->deps, d))) return rc;
   return 0;
@@ -255,6 +258,7 @@ int pxc_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *s, i
   j.time_limit_s = s->time_limit_s > 0 ? s->time_limit_s : c->parts[j.part].default_time_s;
   if (s->time_limit_s <= 0 && j.time_limit_s > c->qos[j.qos].max_wall_s)
     j.time_limit_s = c->qos[j.qos].max_wall_s;
+  if (s->service && *s->service) j.flags = PXC_F_SERVICE;
   if ((rc = parse_exprs(c, s, &j, rj, d))) goto fail;
   uint32_t ntasks = j.arr ? j.arr->ntasks : 1;
   if (j.arr && ntasks == 0) {
@@ -278,7 +282,7 @@ int pxc_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *s, i
   j.nice = s->nice;
   j.switches = s->switches;
   j.switches_wait_s = s->switches_wait_s;
-  j.flags = (uint8_t)((s->hold ? PXC_F_HELD_USER | PXC_F_AGE_RESET : 0) | (s->requeue ? PXC_F_REQUEUE : 0));
+  j.flags |= (uint8_t)((s->hold ? PXC_F_HELD_USER | PXC_F_AGE_RESET : 0) | (s->requeue ? PXC_F_REQUEUE : 0));
   j.signal_num = s->signal_num;
   j.signal_time_s = s->signal_time_s;
   c->jobs[slot] = j;
@@ -292,6 +296,7 @@ int pxc_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *s, i
 fail:
   pxc_free(c, j.arr);
   pxc_free(c, j.deps);
+  pxc_free(c, j.excl);
   return rc;
 }
 

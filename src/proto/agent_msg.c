@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "proto/agent_msg_int.h"
 #include "proto/json_rd.h"
 
 /* ---- node report ------------------------------------------------------ */
@@ -186,6 +187,7 @@ static json_t *launch_to_json(const struct px_launch *l) {
   bad |= px_wr_int(o, "ncpus", l->ncpus) != 0;
   bad |= px_wr_int(o, "mem_mib", (json_int_t)l->mem_mib) != 0;
   bad |= px_wr_int(o, "master_port", l->master_port) != 0;
+  if (l->service) bad |= json_object_set_new(o, "service", px_svc_launch_to_json(l->service)) != 0;
   if (bad) {
     json_decref(o);
     return NULL;
@@ -265,6 +267,7 @@ static int launch_from_json(json_t *j, uint32_t idx, struct px_launch *out, stru
   px_rd_u32(&rd, "master_port", false, &port);
   if (port > 65535) px_rd_fail(&rd, "master_port", "%u is not a TCP port", port);
   l.master_port = (uint16_t)port;
+  px_svc_launch_read(&rd, &l.service);
   int rc = launch_check(&rd, &l, naddrs, ntpn, ngpn);
   if (!rc) rc = px_rd_done(&rd);
   if (rc) {
@@ -297,6 +300,7 @@ void px_launch_fini(struct px_launch *l) {
   free(l->gpus);
   free(l->gpus_per_node);
   free(l->cpu_ids);
+  px_launch_service_free(l->service);
   memset(l, 0, sizeof *l);
 }
 
@@ -314,7 +318,7 @@ char *px_task_report_encode(const struct px_task_report *r) {
                                 (json_int_t)r->cpu_time_ms, "start_time", (json_int_t)r->start_time,
                                 "end_time", (json_int_t)r->end_time, "restart_count",
                                 (json_int_t)r->restart_count);
-  if (o && r->is_step && px_wr_int(o, "step_id", r->step_id)) {
+  if (o && ((r->is_step && px_wr_int(o, "step_id", r->step_id)) || px_svc_report_write(o, r))) {
     json_decref(o);
     return NULL;
   }
@@ -345,6 +349,7 @@ static int task_report_from_json(json_t *j, uint32_t idx, struct px_task_report 
   for (size_t i = 0; i < sizeof task_states / sizeof task_states[0]; i++)
     known |= strcmp(r.state, task_states[i]) == 0;
   if (!rd.err && !known) px_rd_fail(&rd, "state", "'%s' is not a task state", r.state);
+  px_svc_report_read(&rd, &r);
   int rc = px_rd_done(&rd);
   if (!rc) *out = r;
   return rc;

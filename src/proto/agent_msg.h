@@ -65,6 +65,46 @@ struct px_node_report {
   char version[32];
 };
 
+/* A service replica's part of a launch order (absent for batch jobs; added
+ * by the services issue). The agent picks a free TCP port per name, exports
+ * PORT, PX_PORT_<NAME>, PX_SERVICE and PX_REPLICA, runs the health check and
+ * reports ports and health in RUNNING task reports. On the wire:
+ *   "service":{"name":"web","replica":0,"generation":3,"ports":["http"],
+ *              "health":{"type":"http","port":"http","path":"/healthz",
+ *                        "interval_s":2,"timeout_s":1,"failure_threshold":3,
+ *                        "startup_grace_s":10}}
+ * Port names: 1-31 characters of [a-z0-9_-], starting with a letter, unique
+ * (PX_PORT_ upper-cases them, '-' becoming '_'). */
+#define PX_SVC_PORTS_MAX 8
+#define PX_SVC_PORT_NAME 32
+
+enum px_health_type { PX_HEALTH_NONE, PX_HEALTH_HTTP, PX_HEALTH_TCP, PX_HEALTH_COMMAND };
+
+struct px_health_check {
+  enum px_health_type type;     /* "type" on the wire: none http tcp command */
+  char port[PX_SVC_PORT_NAME];  /* http, tcp: one of the service's port names */
+  char path[256];               /* http: starts with '/' */
+  char **command;               /* command: argv, NULL-terminated, not empty */
+  uint32_t interval_s;          /* 1..3600, default 10 */
+  uint32_t timeout_s;           /* 1..3600, default 1 */
+  uint32_t failure_threshold;   /* 1..1000, default 3 */
+  uint32_t startup_grace_s;     /* 0..86400, default 0: failures during it don't count */
+};
+
+struct px_launch_service {
+  char name[64];
+  uint32_t replica;
+  uint64_t generation;          /* the spec version the replica runs */
+  char **ports;                 /* port names, NULL-terminated, 0..PX_SVC_PORTS_MAX */
+  uint32_t nports;
+  struct px_health_check health;
+};
+
+const char *px_health_type_name(enum px_health_type t);
+void px_launch_service_free(struct px_launch_service *s);
+/* Whether name is a valid port name (the rule above). */
+bool px_svc_port_name_ok(const char *name);
+
 /* What one node must run of a job: the job's whole allocation is included so
  * that the environment (SLURM_JOB_NODELIST, ranks, MASTER_ADDR) can be built. */
 struct px_launch {
@@ -97,6 +137,7 @@ struct px_launch {
   uint32_t ncpus;               /* CPUs allocated on this node */
   uint64_t mem_mib;             /* memory limit on this node */
   uint16_t master_port;         /* for MASTER_PORT */
+  struct px_launch_service *service; /* "service", NULL for batch (freed by _fini) */
 };
 
 /* Stop (cancel, preempt, time limit) or just signal a job on a node. */
@@ -124,6 +165,16 @@ struct px_task_report {
                                  * the agent's issue; absent on the wire means 0) */
   bool is_step;                 /* the end of a job step's tasks on this node, not the job's */
   uint32_t step_id;             /* on the wire only when is_step */
+  /* A service replica's ports and health (state RUNNING only; absent for
+   * batch). On the wire "ports":{"http":31234}, "health":"starting" |
+   * "ready" | "unhealthy", "health_reason":"..." (optional). has_service is
+   * true when "health" is present. */
+  bool has_service;
+  uint16_t ports[PX_SVC_PORTS_MAX];
+  char port_names[PX_SVC_PORTS_MAX][PX_SVC_PORT_NAME];
+  uint32_t nports;
+  char health[16];
+  char health_reason[128];
 };
 
 /* Encoders return a malloc'd JSON string (NULL on ENOMEM). Decoders fill the

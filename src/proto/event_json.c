@@ -162,6 +162,14 @@ static int decode_kind(const struct px_event_names *n, const struct px_store_rec
         return px_diag_set(d, PX_EINVAL, -1, "subject: partition %.64s is not configured",
                            r->subject ? r->subject : "(none)");
       return 0;
+    case PX_EV_SVC_APPLY:
+    case PX_EV_SVC_SCALE:
+    case PX_EV_SVC_DELETE:
+    case PX_EV_SVC_ROLLBACK:
+    case PX_EV_SVC_REPLICA:
+      if (!json_is_object(v = json_object_get(o, "svc")))
+        return px_diag_set(d, PX_EINVAL, -1, "svc: missing");
+      return (ev->svc = e->svc_text = json_dumps(v, JSON_COMPACT)) ? 0 : PX_ENOMEM;
     default:
       return 0; /* reject: the reason only */
   }
@@ -190,6 +198,7 @@ void px_event_rec_fini(struct px_event_rec *e) {
   px_jobspec_fini(&e->spec);
   free(e->alloc);
   free(e->resv_nodes);
+  free(e->svc_text);
   json_decref(e->data);
   memset(e, 0, sizeof *e);
 }
@@ -284,6 +293,14 @@ static json_t *kind_data(const struct px_conf *conf, const struct px_event *ev,
     case PX_EV_RESV:
       out->subject = ev->resv->name;
       return px_event_resv_json(conf, ev->resv);
+    case PX_EV_SVC_APPLY:
+    case PX_EV_SVC_SCALE:
+    case PX_EV_SVC_DELETE:
+    case PX_EV_SVC_ROLLBACK:
+    case PX_EV_SVC_REPLICA: {
+      json_t *svc = ev->svc ? json_loads(ev->svc, 0, NULL) : NULL;
+      return svc ? json_pack("{so}", "svc", svc) : NULL;
+    }
     default:
       return NULL;
   }

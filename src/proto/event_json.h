@@ -26,6 +26,8 @@
  *   part_down / part_up  0  partition  {"v":1,"reason":"..."}
  *   resv    0  name  {"v":1,"name":..,"start_s":..,"end_s":..,"nodes":[..],
  *                     "ngpus":..,"maintenance":..,"partition":..,"account":..}
+ *   svc_apply / svc_scale / svc_delete / svc_rollback / svc_replica  J  -
+ *                    {"v":1,"svc":{...}}  the service's record (svc/svc_event.c)
  */
 #ifndef PX_PROTO_EVENT_JSON_H
 #define PX_PROTO_EVENT_JSON_H
@@ -54,6 +56,7 @@ struct px_event_rec {
   struct px_resv_spec resv; /* resv */
   uint32_t *resv_nodes;     /* resv (malloc'd) */
   json_t *data;             /* the parsed data; strings point into it */
+  char *svc_text;           /* svc_*: the service's record (malloc'd) */
 };
 
 /* Decodes r into out (px_event_rec_fini frees it, also after an error):

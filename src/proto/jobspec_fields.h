@@ -59,6 +59,10 @@
   X(env, SV, 131072, PX_JF_ENV) \
   X(comment, S, 1024, 0) \
   X(mail_type, S, 64, 0) \
-  X(mail_user, S, 256, 0)
+  X(mail_user, S, 256, 0) \
+  X(exclude, S, 65536, 0) \
+  X(service, S, 64, 0) \
+  X(replica, U32, 0, 1000000) \
+  X(service_generation, U64, 0, UINT32_MAX)
 
 #endif

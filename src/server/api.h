@@ -39,6 +39,7 @@ struct px_api_call {
   uint32_t park_node;
   uint64_t park_after;
   int64_t park_deadline_ns;
+  int64_t t0_ns;                /* when the request came (monotonic): a long poll's start */
 };
 
 struct px_route {

@@ -16,6 +16,7 @@
 
 #include "core/event.h"
 #include "server/state.h"
+#include "server/svc/svc_server.h"
 #include "util/log.h"
 
 #define JWT_KEY_BYTES 32
@@ -142,6 +143,7 @@ int px_server_new(struct px_conf *conf, const struct px_server_opts *o, struct p
   int rc = resolve_opts(s, o, d);
   if (!rc && px_server_jwt_key(s->opts.state_dir, true, key, &keylen)) keylen = 0;
   if (!rc && keylen) memcpy(s->jwt_key, key, s->jwt_key_len = keylen);
+  if (!rc && !(s->svc = px_svc_server_new())) rc = PX_ENOMEM;
   if (!rc) rc = open_state(s, d);
   if (!rc && (px_auth_new(conf, keylen ? key : NULL, keylen, o->munge_socket, &s->auth) ||
               !(s->rl = px_ratelimit_new(o->rate_per_s, o->rate_burst)) ||
@@ -194,6 +196,7 @@ void px_server_free(struct px_server *s) {
   px_metrics_free(s->metrics);
   px_outbox_free(s->outbox);
   px_steps_free(s->steps);
+  px_svc_server_free(s->svc);
   px_blob_unref(s->state_metrics);
   px_blob_unref(s->nodes_blob);
   px_blob_unref(s->parts_blob);

@@ -59,6 +59,12 @@ enum px_req_kind {
   PX_REQ_STEP_SHOW,
   PX_REQ_STEP_LIST,
   PX_REQ_STEP_CANCEL,
+  PX_REQ_SVC_APPLY,             /* services (server/svc/): r->text the spec, r->reason a workdir */
+  PX_REQ_SVC_SCALE,             /* r->node the service, r->job_id the count */
+  PX_REQ_SVC_DELETE,
+  PX_REQ_SVC_SHOW,
+  PX_REQ_SVC_ENDPOINTS,
+  PX_REQ_SVC_LOAD,              /* r->text {"in_flight":N,"requests_per_s":R} */
 };
 
 struct px_req {

@@ -110,6 +110,7 @@ struct px_server {
   struct px_metrics *metrics;
   struct px_outbox *outbox;
   struct px_steps *steps;       /* job steps (loop/steps.c), main thread only; NULL until one */
+  struct px_svc_server *svc;    /* services (server/svc/svc_server.h) */
   struct px_queue queue;
   struct px_snapbox snaps;
   struct MHD_Daemon *unix_d, *tcp_d;

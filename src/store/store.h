@@ -63,7 +63,8 @@ struct px_acct_query {
   uint32_t limit;                         /* 0: no limit */
 };
 
-enum px_usage_by { PX_USAGE_ACCOUNT, PX_USAGE_USER, PX_USAGE_PARTITION };
+/* SERVICE: the replicas' jobs (named SERVICE-r<index>) by service. */
+enum px_usage_by { PX_USAGE_ACCOUNT, PX_USAGE_USER, PX_USAGE_PARTITION, PX_USAGE_SERVICE };
 
 struct px_usage_row {
   const char *key;      /* account, user or partition */

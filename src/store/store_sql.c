@@ -64,8 +64,12 @@ int px_sql_acct_query(struct px_sql *q, const struct px_acct_query *a) {
 
 int px_sql_usage(struct px_sql *q, int64_t since, int64_t now, enum px_usage_by by,
                  const char *least, const char *greatest) {
-  static const char *const cols[] = {"account", "usr", "partition"};
-  if ((unsigned)by > PX_USAGE_PARTITION) return PX_EINVAL;
+  /* A replica's job is SERVICE-r<index> (svc/svc.h): the name less that
+   * suffix, in SQL that SQLite and PostgreSQL both read. */
+  static const char *const cols[] = {"account", "usr", "partition",
+                                     ("substr(rtrim(name, '0123456789'), 1,"
+                                      " length(rtrim(name, '0123456789')) - 2)")};
+  if ((unsigned)by > PX_USAGE_SERVICE) return PX_EINVAL;
   bool dollar = q->dollar;
   memset(q, 0, sizeof *q);
   q->dollar = dollar;
@@ -76,10 +80,11 @@ int px_sql_usage(struct px_sql *q, int64_t since, int64_t now, enum px_usage_by 
       "SELECT %s, SUM(ngpus * (%s(CASE WHEN end_time = 0 THEN %lld ELSE end_time END, %lld)"
       " - %s(start_time, %lld))), SUM(billable_tres_s), COUNT(*),"
       " SUM(start_time - CASE WHEN eligible_time > 0 THEN eligible_time ELSE submit_time END)"
-      " FROM acct WHERE start_time > 0 AND (end_time = 0 OR end_time >= %lld)"
-      " GROUP BY %s ORDER BY %s",
+      " FROM acct WHERE start_time > 0 AND (end_time = 0 OR end_time >= %lld)%s"
+      " GROUP BY 1 ORDER BY 1",
       col, least, (long long)now, (long long)now, greatest, (long long)since, (long long)since,
-      col, col);
+      by == PX_USAGE_SERVICE ? " AND rtrim(name, '0123456789') LIKE '%-r'"
+                               " AND name <> rtrim(name, '0123456789')" : "");
   return 0;
 }
 

@@ -1,7 +1,8 @@
 /*
  * fuzz_agent_msg.c - libFuzzer target for the server <-> agent message
  * decoders (proto/agent_msg.h): node report, launch order, task report,
- * signal order, job step order, report batch and the long-poll work answer.
+ * signal order, job step order, report batch and the long-poll work answer,
+ * with a service replica's launch ("service") and report (ports, health).
  * The first input byte picks
  * the decoder, the rest is the JSON text. Properties:
  *   - a failed decode leaves the output struct untouched (the header
@@ -54,8 +55,20 @@ static bool pernode_eq(const uint32_t *a, const uint32_t *b, uint32_t n) {
   return fuzz_u32v_eq(a, n, b, n);
 }
 
+static bool health_eq(const struct px_health_check *a, const struct px_health_check *b) {
+  return NE(type) && CE(port) && CE(path) && fuzz_strv_eq(a->command, b->command) &&
+         NE(interval_s) && NE(timeout_s) && NE(failure_threshold) && NE(startup_grace_s);
+}
+
+static bool service_eq(const struct px_launch_service *a, const struct px_launch_service *b) {
+  if (!a || !b) return !a && !b;
+  return CE(name) && NE(replica) && NE(generation) && NE(nports) &&
+         fuzz_strv_eq(a->ports, b->ports) &&
+         health_eq(&a->health, &b->health);
+}
+
 static bool launch_eq(const struct px_launch *a, const struct px_launch *b) {
-  return NE(job_id) && NE(array_job_id) && NE(array_task_id) && NE(restart_count) && SE(name) &&
+  return service_eq(a->service, b->service) && NE(job_id) && NE(array_job_id) && NE(array_task_id) && NE(restart_count) && SE(name) &&
          SE(user) && SE(account) && SE(partition) && SE(qos) && NE(uid) && NE(gid) &&
          SE(workdir) && SE(submit_dir) && SE(script) && fuzz_strv_eq(a->argv, b->argv) &&
          SE(stdout_path) && SE(stderr_path) && SE(stdin_path) && fuzz_strv_eq(a->env, b->env) &&
@@ -69,8 +82,15 @@ static bool launch_eq(const struct px_launch *a, const struct px_launch *b) {
          NE(mem_mib) && NE(master_port);
 }
 
+static bool task_svc_eq(const struct px_task_report *a, const struct px_task_report *b) {
+  if (!(NE(has_service) && NE(nports) && CE(health) && CE(health_reason))) return false;
+  for (uint32_t i = 0; i < a->nports; i++)
+    if (!(NE(ports[i]) && CE(port_names[i]))) return false;
+  return true;
+}
+
 static bool task_eq(const struct px_task_report *a, const struct px_task_report *b) {
-  return CE(node) && NE(job_id) && CE(state) && NE(exit_code) && NE(term_signal) &&
+  return task_svc_eq(a, b) && CE(node) && NE(job_id) && CE(state) && NE(exit_code) && NE(term_signal) &&
          NE(restart_count) && NE(requeue_requested) && NE(peak_mem_mib) && NE(cpu_time_ms) &&
          NE(start_time) && NE(end_time) && NE(is_step) && (!a->is_step || NE(step_id));
 }

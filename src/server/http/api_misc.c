@@ -18,6 +18,7 @@
 #include "server/journal/journal.h"
 #include "server/openapi.h"
 #include "server/tables.h"
+#include "server/svc/svc_server.h"
 
 static const struct px_route routes[] = {
     {"POST", "/v1/jobs", px_api_submit, false, false},
@@ -32,6 +33,14 @@ static const struct px_route routes[] = {
     {"GET", "/v1/jobs/{}/steps/{}", px_api_step_show, false, false},
     {"DELETE", "/v1/jobs/{}/steps/{}", px_api_step_cancel, false, false},
     {"GET", "/v1/watch", px_api_watch, false, true},
+    {"GET", "/v1/services", px_api_svc_list, false, true},
+    {"POST", "/v1/services", px_api_svc_apply, false, false},
+    {"GET", "/v1/services/endpoints", px_api_svc_endpoints, false, true},
+    {"GET", "/v1/services/{}", px_api_svc_show, false, false},
+    {"DELETE", "/v1/services/{}", px_api_svc_delete, false, false},
+    {"POST", "/v1/services/{}/scale", px_api_svc_scale, false, false},
+    {"POST", "/v1/services/{}/load", px_api_svc_load, false, false},
+    {"GET", "/v1/services/{}/endpoints", px_api_svc_endpoints_one, false, false},
     {"GET", "/v1/nodes", px_api_nodes_list, false, true},
     {"GET", "/v1/nodes/{}", px_api_node_show, false, false},
     {"POST", "/v1/nodes/{}/drain", px_api_node_drain, false, false},
@@ -115,6 +124,9 @@ static bool journals(const struct px_req *r) {
   case PX_REQ_STEP_SHOW:
   case PX_REQ_STEP_LIST:
   case PX_REQ_STEP_CANCEL:
+  case PX_REQ_SVC_SHOW:
+  case PX_REQ_SVC_ENDPOINTS:
+  case PX_REQ_SVC_LOAD:
     return false;
   default:
     return true;
@@ -212,8 +224,9 @@ void px_api_usage(struct px_api_call *c) {
   if (!by) by = "account";
   if (!strcmp(by, "user")) b = PX_USAGE_USER;
   else if (!strcmp(by, "partition")) b = PX_USAGE_PARTITION;
+  else if (!strcmp(by, "service")) b = PX_USAGE_SERVICE;
   else if (strcmp(by, "account"))
-    return px_api_error(c, 400, "INVALID", "by: must be account, user or partition");
+    return px_api_error(c, 400, "INVALID", "by: must be account, user, partition or service");
   if (!parse_since(px_api_arg(c, "since"), now, &since))
     return px_api_error(c, 400, "INVALID", "since: expected a Unix time or a span such as 30d, 12h, 90m");
   struct usage_ctx u = {json_array(), 0};
@@ -224,7 +237,7 @@ void px_api_usage(struct px_api_call *c) {
     json_decref(u.rows);
     return px_api_error(c, 503, "UNAVAILABLE", "usage query failed");
   }
-  if (b != PX_USAGE_PARTITION) add_shares(c->s, u.rows, u.total_gpu_s, by);
+  if (b == PX_USAGE_ACCOUNT || b == PX_USAGE_USER) add_shares(c->s, u.rows, u.total_gpu_s, by);
   json_t *o = json_pack("{sI sI ss so}", "since", (json_int_t)since, "until", (json_int_t)now,
                         "by", by, "usage", u.rows);
   c->answer = json_dumps(o, JSON_COMPACT);

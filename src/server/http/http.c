@@ -332,7 +332,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
   struct px_api_call call = {.s = s, .conn = c, .method = method, .url = url,
                              .body = k->body ? k->body : "", .body_len = k->len, .can_park = l->pooled,
-                             .resumed = resumed};
+                             .resumed = resumed, .t0_ns = k->t0_ns};
   const struct px_route *route = px_api_route(method, url, &call);
   const char *endpoint = route ? route->pattern : "other";
   if (k->too_large) {

@@ -22,6 +22,7 @@
 #include "proto/event_json.h"
 #include "server/journal/journal.h"
 #include "server/tables.h"
+#include "server/svc/svc_server.h"
 #include "util/log.h"
 
 /* ---- folds: the server's tables follow an accepted event ---- */
@@ -233,8 +234,8 @@ static void follow(struct px_server *s, const struct px_sjob *j) {
   (void)px_u64vec_push(&s->follow, j->id);
 }
 
-int px_events_fold(struct px_server *s, const struct px_event *ev,
-                   const struct px_event_result *res, int64_t now) {
+static int fold_tables(struct px_server *s, const struct px_event *ev,
+                       const struct px_event_result *res, int64_t now) {
   switch (ev->kind) {
     case PX_EV_SUBMIT: {
       int rc = fold_submit(s, ev, res, now);
@@ -256,7 +257,12 @@ int px_events_fold(struct px_server *s, const struct px_event *ev,
     case PX_EV_RESV:
       return fold_resv(s, ev);
     case PX_EV_USAGE:
-      return 0;
+    case PX_EV_SVC_APPLY:
+    case PX_EV_SVC_SCALE:
+    case PX_EV_SVC_DELETE:
+    case PX_EV_SVC_ROLLBACK:
+    case PX_EV_SVC_REPLICA:
+      return 0; /* services: px_svc_fold */
     default:
       break;
   }
@@ -272,6 +278,14 @@ int px_events_fold(struct px_server *s, const struct px_event *ev,
   if (ended) px_archive_note(s, j);
   if (j->array_job_id && (born || ended)) array_task_changed(s, j, now);
   return rc;
+}
+
+/* The job and node tables, then the services (their replicas are jobs). */
+int px_events_fold(struct px_server *s, const struct px_event *ev,
+                   const struct px_event_result *res, int64_t now) {
+  int rc = fold_tables(s, ev, res, now);
+  int src = px_svc_fold(s, ev, now);
+  return rc ? rc : src;
 }
 
 /* ---- the road ---- */

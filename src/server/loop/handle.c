@@ -29,6 +29,7 @@
 #include "server/loop/loop.h"
 #include "server/nodes/nodes.h"
 #include "server/tables.h"
+#include "server/svc/svc_server.h"
 #include "util/log.h"
 
 static void deny(struct px_req *r, const char *rule, const char *fmt, ...)
@@ -324,7 +325,7 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
                       uint32_t node, int64_t now) {
   enum px_job_state st;
   if (!px_job_state_parse(t->state, &st) || st == PX_JOB_PENDING) return PX_EINVAL;
-  if (st == PX_JOB_RUNNING) return 0; /* confirmation of a start */
+  if (st == PX_JOB_RUNNING) return px_svc_replica_report(s, j, t, now); /* a start confirmed, a replica's health */
   j->peak_mem_mib = t->peak_mem_mib;
   j->cpu_time_ms = t->cpu_time_ms;
   for (uint32_t i = 0; i < j->nalloc; i++) /* the gang ends whole */
@@ -498,5 +499,11 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_STEP_SHOW:
     case PX_REQ_STEP_LIST:
     case PX_REQ_STEP_CANCEL: px_steps_handle(s, r); break;
+    case PX_REQ_SVC_APPLY:
+    case PX_REQ_SVC_SCALE:
+    case PX_REQ_SVC_DELETE:
+    case PX_REQ_SVC_SHOW:
+    case PX_REQ_SVC_ENDPOINTS:
+    case PX_REQ_SVC_LOAD: px_svc_handle(s, r, now); break;
   }
 }

@@ -30,6 +30,7 @@
 #include "server/loop/loop.h"
 #include "server/nodes/nodes.h"
 #include "server/tables.h"
+#include "server/svc/svc_server.h"
 #include "util/log.h"
 
 #define CYCLE_MIN_NS 2000000LL       /* coalesce bursts of changes into one cycle */
@@ -330,6 +331,7 @@ int px_server_run(struct px_server *s) {
     }
     mono = px_now_mono_ns();
     int64_t now = time(NULL);
+    if ((rc = px_svc_tick(s, now))) break; /* services: their replicas as jobs (server/svc/) */
     if (mono >= cycle_due(s) && !no_room(s, mono)) {
       s->no_room_until_ns = 0;
       if ((rc = px_loop_cycle(s, now))) break;

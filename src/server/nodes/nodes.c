@@ -18,6 +18,7 @@
 #include "core/event.h"
 #include "server/nodes/nodes.h"
 #include "server/tables.h"
+#include "server/svc/svc_server.h"
 #include "util/log.h"
 
 int px_node_index(const struct px_server *s, const char *name) {
@@ -66,7 +67,9 @@ static void launch_one(struct px_server *s, const struct px_sjob *j, uint32_t ra
       .cpus_per_task = sp->cpus_per_task ? sp->cpus_per_task : 1, .gpus = gpus, .ngpus = ng,
       .gpus_per_node = gpn, .ncpus = j->alloc[rank].ncpu, .mem_mib = j->alloc[rank].mem_mib,
       .master_port = (uint16_t)(20000 + j->id % 20000)};
+  l.service = px_svc_launch_of(s, j); /* a service's replica: ports, health check */
   char *json = px_launch_encode(&l);
+  px_svc_launch_release(l.service);
   if (!json || px_outbox_push(s->outbox, j->alloc[rank].node, true, json))
     px_error("job %llu: cannot queue its launch for %s", (unsigned long long)j->id, names[rank]);
 }
