@@ -13,6 +13,7 @@ set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 px="$PWD/$build/phalanx"
+root=$PWD
 echo "== phalanx $($px version)"
 
 tmp=$(mktemp -d /tmp/phalanx-demo.XXXXXX)
@@ -98,6 +99,33 @@ sacct || { echo "(from the API instead)"; api '/v1/accounting?since=1d' |
 echo; echo "== fair share (sshare -a)"; sshare -a || echo "(sshare failed: see the message above)"
 echo; echo "== usage report"
 "$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
+echo; echo "== a service: 2 replicas of a small HTTP server behind HAProxy (phalanx proxy; docs/proxy.md)"
+if [ -n "${PHALANX_PROXY:-}" ]; then
+  cp "$root/tests/integration/svc/replica.py" "$work/"
+  cat >web.yaml <<YAML
+name: web
+account: ops
+replicas: 2
+resources: {cpus: 1}
+command: ["python3", "replica.py"]
+workdir: $work
+env: {VERSION: v1}
+ports: [http]
+health: {http: /healthz, port: http, interval_s: 1}
+YAML
+  cat web.yaml
+  "$px" service apply web.yaml
+  for _ in $(seq 1 100); do
+    [ "$("$px" service show web --json | jq -r .ready)" = 2 ] && curl -sf "$PHALANX_PROXY/web/who" >/dev/null && break
+    sleep 0.3
+  done
+  "$px" service list
+  echo "\$ curl $PHALANX_PROXY/web/who   (four times: the replicas take turns; the reply is VERSION REPLICA)"
+  for _ in 1 2 3 4; do curl -s "$PHALANX_PROXY/web/who"; done
+  "$px" service delete web
+else
+  echo "(no proxy: HAProxy is not installed; make deps installs it)"
+fi
 if [ -n "${DEMO_KEEP:-}" ] && [ "$DEMO_KEEP" != 0 ]; then
   echo; echo "== DEMO_KEEP=$DEMO_KEEP: the cluster stays up; Ctrl-C stops it. Dashboard:"
   "$px" ui || true

@@ -559,7 +559,7 @@ static void health_events(struct agent *a) {
       if (j->job_id != ev[i].job_id || j->restart != ev[i].restart || j->ended || !j->svc) continue;
       px_info("job %llu: replica %u of %s is %s%s%s", (unsigned long long)j->job_id, j->svc->replica, j->svc->name,
               ev[i].health, ev[i].reason[0] ? ": " : "", ev[i].reason);
-      px_link_queue(&a->link, px_svc_report(a->site.node, j->job_id, j->restart, j->svc, j->ports, ev[i].health,
+      px_link_queue(&a->link, px_svc_running_report(a->site.node, j->job_id, j->restart, j->svc, j->ports, ev[i].health,
                                             ev[i].reason), NULL);
     }
   free(ev);

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/dev_proxy.h"
 #include "agent/devcert.h"
 #include "agent/devconf.h"
 #include "commands.h"
@@ -57,6 +58,8 @@ struct dev {
   uint32_t nagents;
   bool quiet, emulate, real_jobs, jobs_mode_set, no_tls, force_tls;
   int64_t restarts[RESTART_MAX];
+  pid_t proxy;               /* `phalanx proxy` to services (dev_proxy.h), 0 when none */
+  char proxy_addr[64];
 };
 
 static void usage(void) {
@@ -298,6 +301,7 @@ static void stop_child(pid_t pid, long limit_ms) {
 }
 
 static void stop_all(struct dev *d) {
+  px_dev_proxy_stop(d->proxy);
   /* agents first (each ends its jobs and reports), so the server records the ends */
   for (uint32_t i = 0; i < d->nagents; i++) if (d->agents[i] > 0) kill(d->agents[i], SIGTERM);
   for (uint32_t i = 0; i < d->nagents; i++) stop_child(d->agents[i], 15000), d->agents[i] = 0;
@@ -443,7 +447,9 @@ static int make_certs_only(const char *dir) {
 
 static void write_ready(struct dev *d, const char *ready) {
   FILE *f = fopen(ready, "we");
-  if (f) fprintf(f, "PHALANX_SERVER=%s\nPHALANX_CONF=%s/slurm.conf\n", d->sock, d->dir), fclose(f);
+  if (f) fprintf(f, "PHALANX_SERVER=%s\nPHALANX_CONF=%s/slurm.conf\n", d->sock, d->dir);
+  if (f && d->proxy) fprintf(f, "PHALANX_PROXY=http://%s\n", d->proxy_addr);
+  if (f) fclose(f);
 }
 
 int px_cmd_dev(int argc, char **argv) {
@@ -477,7 +483,9 @@ int px_cmd_dev(int argc, char **argv) {
     if (!wait_until(&d, all_up, d.shape.nodes > PX_DEV_EMULATE_ABOVE ? 180000 : 60000)) {
       fprintf(stderr, "phalanx dev: not every agent registered; see %s/agents/*.log\n", d.dir);
     } else {
+      d.proxy = px_dev_proxy_start(d.self, d.dir, d.sock, d.proxy_addr, sizeof d.proxy_addr);
       banner(&d);
+      if (d.proxy && !d.quiet) printf("  services: curl http://%s/NAME/ (phalanx proxy, HAProxy)\n", d.proxy_addr);
       if (ready) write_ready(&d, ready);
       rc = supervise(&d, &mask);
     }

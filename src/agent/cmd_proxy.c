@@ -69,7 +69,13 @@ static void backs_free(struct px_pback *b, uint32_t n) {
   free(b);
 }
 
-/* Endpoints' hosts as addresses (the runtime API takes no names); a
+static int by_name(const void *a, const void *b) {
+  return strcmp(((const struct px_psvc *)a)->name, ((const struct px_psvc *)b)->name);
+}
+
+/* Services sorted by name (the server's order may change between answers:
+ * the same set must not look like a new one, which would reload), endpoints'
+ * hosts as addresses (the runtime API takes no names); a
  * service whose name cannot be a backend is left out, with a warning. */
 static void normalise(struct px_pstate *st) {
   uint32_t keep = 0;
@@ -97,6 +103,7 @@ static void normalise(struct px_pstate *st) {
     st->svcs[keep++] = *s;
   }
   st->nsvcs = keep;
+  qsort(st->svcs, st->nsvcs, sizeof *st->svcs, by_name);
 }
 
 static bool same_services(const struct proxy *p, const struct px_pstate *st) {

@@ -101,14 +101,7 @@ static int write_cfg(struct px_hap *h, const char *text, char *why, size_t size)
   return rc;
 }
 
-int px_hap_start(struct px_hap *h, const char *cfg_text, char *why, size_t size) {
-  int rc = write_cfg(h, cfg_text, why, size);
-  if (rc) return rc;
-  char log[320];
-  snprintf(log, sizeof log, "%s/haproxy.log", h->dir);
-  unlink(h->master);
-  unlink(h->admin);
-  char *argv[] = {h->bin, "-W", "-S", h->master, "-f", h->cfg, NULL};
+int px_spawn_logged(char *const *argv, const char *log, bool own_group, pid_t *pid) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -119,10 +112,22 @@ int px_hap_start(struct px_hap *h, const char *cfg_text, char *why, size_t size)
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
-  int e = posix_spawnp(&h->pid, h->bin, &fa, &at, argv, environ);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | (own_group ? POSIX_SPAWN_SETPGROUP : 0));
+  int e = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
+  return e;
+}
+
+int px_hap_start(struct px_hap *h, const char *cfg_text, char *why, size_t size) {
+  int rc = write_cfg(h, cfg_text, why, size);
+  if (rc) return rc;
+  char log[320];
+  snprintf(log, sizeof log, "%s/haproxy.log", h->dir);
+  unlink(h->master);
+  unlink(h->admin);
+  char *argv[] = {h->bin, "-W", "-S", h->master, "-f", h->cfg, NULL};
+  int e = px_spawn_logged(argv, log, false, &h->pid);
   if (e) {
     h->pid = 0;
     return snprintf(why, size, "cannot start %s: %s (install Debian's haproxy package)", h->bin, strerror(e)), PX_EIO;

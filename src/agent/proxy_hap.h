@@ -21,6 +21,12 @@ struct px_hap {
   long worker;                  /* the serving worker's pid (show info) */
 };
 
+/* Starts argv[0] (searched on PATH) with stdin /dev/null and stdout and
+ * stderr appended to log, signals unblocked, in a process group of its own
+ * when own_group. 0 with *pid, or an errno value. (Also `phalanx dev`'s
+ * start of the proxy.) */
+int px_spawn_logged(char *const *argv, const char *log, bool own_group, pid_t *pid);
+
 void px_hap_init(struct px_hap *h, const char *bin, const char *dir);
 /* Writes cfg_text and starts HAProxy; 0 once its worker answers (up to 10 s). */
 int px_hap_start(struct px_hap *h, const char *cfg_text, char *why, size_t size);

@@ -109,7 +109,7 @@ bool px_svc_env_ports(char *const *env, const struct px_launch_service *s, uint1
   return true;
 }
 
-char *px_svc_report(const char *node, uint64_t job_id, uint32_t restart, const struct px_launch_service *s,
+char *px_svc_running_report(const char *node, uint64_t job_id, uint32_t restart, const struct px_launch_service *s,
                     const uint16_t *ports, const char *health, const char *reason) {
   struct px_task_report r = {.job_id = job_id, .restart_count = restart, .has_service = true};
   snprintf(r.node, sizeof r.node, "%s", node);
@@ -127,5 +127,5 @@ char *px_svc_emu_report(const char *node, const struct px_launch *l) {
   uint16_t ports[PX_SVC_PORTS_MAX];
   for (uint32_t i = 0; i < l->service->nports && i < PX_SVC_PORTS_MAX; i++)
     ports[i] = (uint16_t)(30000 + (l->job_id * PX_SVC_PORTS_MAX + i) % 2768);
-  return px_svc_report(node, l->job_id, l->restart_count, l->service, ports, "ready", NULL);
+  return px_svc_running_report(node, l->job_id, l->restart_count, l->service, ports, "ready", NULL);
 }

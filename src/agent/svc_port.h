@@ -55,7 +55,7 @@ bool px_svc_env_ports(char *const *env, const struct px_launch_service *s, uint1
 
 /* A RUNNING report of a replica: its ports and health ("starting",
  * "ready", "unhealthy") with reason; malloc'd JSON or NULL. */
-char *px_svc_report(const char *node, uint64_t job_id, uint32_t restart, const struct px_launch_service *s,
+char *px_svc_running_report(const char *node, uint64_t job_id, uint32_t restart, const struct px_launch_service *s,
                     const uint16_t *ports, const char *health, const char *reason);
 
 /* The emulating agent's report for a simulated replica: ready, on ports

@@ -35,16 +35,16 @@ static uint16_t check_port(const struct px_launch_service *s, const uint16_t *po
 char *px_replica_running(struct px_health_mon *m, const char *node, const struct px_launch *l, const uint16_t *ports,
                          const char *jobdir, bool reattached) {
   const struct px_launch_service *s = l->service;
-  if (s->health.type == PX_HEALTH_NONE) return px_svc_report(node, l->job_id, l->restart_count, s, ports, "ready", NULL);
+  if (s->health.type == PX_HEALTH_NONE) return px_svc_running_report(node, l->job_id, l->restart_count, s, ports, "ready", NULL);
   struct px_health_target t = {.job_id = l->job_id, .restart = l->restart_count, .check = s->health,
                                .port = check_port(s, ports), .uid = l->uid, .gid = l->gid, .reattached = reattached};
   snprintf(t.user, sizeof t.user, "%s", l->user);
   snprintf(t.jobdir, sizeof t.jobdir, "%s", jobdir);
   if (px_health_watch(m, &t)) {
     px_error("job %llu: cannot start its health checks; reported unhealthy", (unsigned long long)l->job_id);
-    return px_svc_report(node, l->job_id, l->restart_count, s, ports, "unhealthy", "the agent cannot run its checks");
+    return px_svc_running_report(node, l->job_id, l->restart_count, s, ports, "unhealthy", "the agent cannot run its checks");
   }
-  return reattached ? NULL : px_svc_report(node, l->job_id, l->restart_count, s, ports, "starting", NULL);
+  return reattached ? NULL : px_svc_running_report(node, l->job_id, l->restart_count, s, ports, "starting", NULL);
 }
 
 int px_replica_recover(const char *jobdir, struct px_launch *l, uint16_t *ports) {

@@ -4,8 +4,10 @@ GET URL (optionally with a Host header) until COUNT requests are done or
 SECONDS have passed, CONCURRENCY loops at once, each keeping its connection
 alive (a new one after an error). A request fails on a connection error or
 a status other than 200. Prints 'requests N failed M seconds S' and up to
-five failures; exits 0 (the caller judges the numbers).
+five failures; exits 0 (the caller judges the numbers). The loop also ends
+when the file $PX_CLIENT_STOP exists.
 usage: client.py URL COUNT SECONDS [CONCURRENCY [HOST]]"""
+import os
 import http.client
 import sys
 import threading
@@ -23,10 +25,13 @@ errors = []
 stop_at = time.monotonic() + SECONDS
 
 
+STOP = os.environ.get("PX_CLIENT_STOP")
+
+
 def take():
     global done
     with lock:
-        if done >= COUNT or time.monotonic() >= stop_at:
+        if done >= COUNT or time.monotonic() >= stop_at or (STOP and os.path.exists(STOP)):
             return False
         done += 1
         return True

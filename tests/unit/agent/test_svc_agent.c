@@ -115,7 +115,7 @@ static void service_env(void **state) {
   assert_false(px_svc_env_ports(env, &s, back));
   for (char **e = env; *e; e++) free(*e);
   free(env);
-  char *json = px_svc_report("n01", 7, 1, &s, ports, "unhealthy", "tcp 31000: refused");
+  char *json = px_svc_running_report("n01", 7, 1, &s, ports, "unhealthy", "tcp 31000: refused");
   struct px_task_report t;
   struct px_diag d;
   assert_int_equal(px_task_report_decode(json, &t, &d), 0);
