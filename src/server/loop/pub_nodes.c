@@ -19,7 +19,8 @@
 #include <string.h>
 
 #include "proto/views_json.h"
-#include "server/state.h"
+#include "server/loop/loop.h"
+#include "server/tables.h"
 
 struct px_pub_nodes {
   uint32_t n;
