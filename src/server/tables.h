@@ -149,6 +149,7 @@ struct px_server {
   int64_t cycle_cost_ns, publish_cost_ns; /* last durations: the cadence adapts */
   struct px_blob *state_metrics;          /* rebuilt at most once a second */
   int64_t state_metrics_ns;
+  int64_t publish_start_ns;               /* when the last publish began (loop.c metrics_stale) */
   struct px_blob *nodes_blob, *parts_blob; /* reused while no node changed (publish.c) */
   struct px_pub_nodes *pub_nodes;         /* each node's text, kept (pub_nodes.c) */
   struct px_blob *shares_blob;            /* rebuilt at most once a second */

@@ -240,6 +240,15 @@ static int64_t publish_due(const struct px_server *s) {
  * an idle server does not show stale usage for ever. */
 static int64_t shares_due(const struct px_server *s) { return s->shares_ns + 1000000000LL; }
 
+/* The same for the state lines of /metrics (rebuilt at most once a second,
+ * publish.c): a publish that reused older ones, because a change came less
+ * than a second after they were built, is followed by one when they may be
+ * rebuilt, so that gauges catch up although nothing changes afterwards. */
+static bool metrics_stale(const struct px_server *s) {
+  return s->state_metrics && s->state_metrics_ns < s->publish_start_ns;
+}
+static int64_t metrics_due(const struct px_server *s) { return s->state_metrics_ns + 1000000000LL; }
+
 /* A cycle is due but could start nothing (every node full, down or
  * drained, no preemption): a storm of submits to a full cluster would
  * otherwise cycle over the whole queue every few milliseconds for nothing.
@@ -257,6 +266,7 @@ static int64_t next_deadline(const struct px_server *s, int64_t now_ns, int64_t 
   if (c < d) d = c;
   if (s->dirty && p < d) d = p;
   if (s->shares_stale && shares_due(s) < d) d = shares_due(s);
+  if (metrics_stale(s) && metrics_due(s) < d) d = metrics_due(s);
   return d < now_ns ? now_ns : d;
 }
 
@@ -342,8 +352,10 @@ int px_server_run(struct px_server *s) {
       px_archive_checkpoint(s, now);          /* after a commit: nothing pending */
       timers_ns = mono + TIMER_NS;
     }
-    if ((s->dirty && mono >= publish_due(s)) || (s->shares_stale && mono >= shares_due(s))) {
+    if ((s->dirty && mono >= publish_due(s)) || (s->shares_stale && mono >= shares_due(s)) ||
+        (metrics_stale(s) && mono >= metrics_due(s))) {
       if ((rc = px_journal_sync(s))) break; /* readers see only what is durable */
+      s->publish_start_ns = px_now_mono_ns();
       if (px_publish(s, now) == 0) s->dirty = false;
       s->last_publish_ns = px_now_mono_ns();
       s->publish_cost_ns = s->last_publish_ns - mono;
