@@ -26,7 +26,8 @@ submit() { # SECONDS
     \"argv\":[\"sleep\",\"$1\"],\"workdir\":\"/tmp\"}}" | jq -r '.job_id // .jobs[0].job_id'
 }
 SERVER=$(cat "$T/c/server.pid")
-agents() { pgrep -P "$DEV" | grep -vx "$(cat "$T/c/server.pid")" | sort | tr '\n' ' '; }
+# dev's children but the server and the proxy (dev_proxy.h)
+agents() { pgrep -P "$DEV" -f ' agent ' | grep -vx "$(cat "$T/c/server.pid")" | sort | tr '\n' ' '; }
 AGENTS=$(agents)
 [ "$(wc -w <<<"$AGENTS")" = 2 ] || fail "expected 2 agent processes under dev, found: $AGENTS"
 
