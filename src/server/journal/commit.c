@@ -172,6 +172,7 @@ static const void *gather(struct px_commit_batch *list, items_fn items, size_t s
   size_t off = 0;
   for (struct px_commit_batch *b = list; b; b = b->next) {
     const void *p = items(b, &k);
+    if (k == 0) continue; /* an empty batch may hold no array at all: memcpy wants non-NULL */
     memcpy((char *)*scratch + off, p, k * size);
     off += k * size;
   }
