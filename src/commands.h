@@ -8,7 +8,8 @@
 #define PX_COMMANDS_H
 
 int px_cmd_server(int argc, char **argv);   /* server/ */
-int px_cmd_token(int argc, char **argv);    /* server/ : `phalanx server token` mints a JWT offline */
+int px_cmd_token(int argc, char **argv);
+int px_cmd_server_status(int argc, char **argv); /* server/ : `phalanx server status` (cmd_status.c) */    /* server/ : `phalanx server token` mints a JWT offline */
 int px_cmd_agent(int argc, char **argv);    /* agent/ */
 int px_cmd_dev(int argc, char **argv);      /* agent/ : server + N emulated agents */
 int px_cmd_proxy(int argc, char **argv);    /* agent/ : HAProxy driven by the endpoints API */

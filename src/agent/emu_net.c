@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "agent/http.h"
+#include "agent/servers.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -39,11 +40,13 @@ struct emreq {
   void *ud;
   struct emreq *next; /* waiting list */
   struct emreq *aprev, *anext; /* added to the multi */
+  struct px_ha_hdr ha;         /* the answer's term and leader (servers.h) */
+  int server;                  /* the index of the controller it went to */
 };
 
 struct px_emnet {
   struct shard sh[NSHARDS];
-  char base[256];
+  struct px_servers list;  /* the controllers (servers.h) */
   char ca_file[PATH_MAX]; /* for an https server (http.h) */
   bool tls_warned;        /* a certificate problem is logged once, not per node */
   int epfd;
@@ -91,8 +94,13 @@ static int on_timer(CURLM *m, long timeout_ms, void *ud) {
 int px_emnet_new(const char *base, const char *ca_file, int epfd, uint32_t max_sockets,
                  struct px_emnet **out) {
   struct px_emnet *n = calloc(1, sizeof *n);
+  char why[128];
   if (!n) return PX_ENOMEM;
-  snprintf(n->base, sizeof n->base, "%s", base);
+  if (px_servers_parse(&n->list, base, why, sizeof why)) {
+    px_error("%s", why);
+    free(n);
+    return PX_EINVAL;
+  }
   snprintf(n->ca_file, sizeof n->ca_file, "%s", ca_file ? ca_file : "");
   n->epfd = epfd;
   for (uint32_t i = 0; i < NSHARDS; i++) {
@@ -170,7 +178,8 @@ int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const
     if (r) curl_easy_cleanup(r->h), free(r);
     return PX_ENOMEM;
   }
-  snprintf(url, sizeof url, "%s%s", n->base, path);
+  snprintf(url, sizeof url, "%s%s", px_servers_base(&n->list), path);
+  r->server = n->list.cur;
   struct curl_slist *t;
   if (auth && (t = curl_slist_append(r->hdr, auth))) r->hdr = t;
   if (body && (t = curl_slist_append(r->hdr, "Content-Type: application/json"))) r->hdr = t;
@@ -185,6 +194,8 @@ int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, px_http_collect);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &r->resp);
   curl_easy_setopt(h, CURLOPT_PRIVATE, r);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, px_servers_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &r->ha);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -207,6 +218,20 @@ int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const
   return 0;
 }
 
+/* Another controller for the next requests when this one is gone or a
+ * standby; an answer of a lower term than heard is refused (servers.h).
+ * Only a request sent to the current controller moves the list: a hundred
+ * polls failing together move it once. */
+static void follow_leader(struct px_emnet *n, struct emreq *r, int *rc, long *status) {
+  bool stale = !*rc && !px_servers_term_ok(r->ha.term);
+  bool away = *rc == PX_ECONNECT || (!*rc && *status == 503 && (r->ha.leader[0] || r->ha.term));
+  if (stale) {
+    *rc = PX_ESTATE;
+    *status = 0;
+  }
+  if ((stale || away) && r->server == n->list.cur) px_servers_next(&n->list, r->ha.leader);
+}
+
 /* Transfers that finished: their callbacks, then waiting requests take the freed places. */
 static void harvest(struct px_emnet *n, struct shard *sh) {
   CURLMsg *msg;
@@ -223,10 +248,11 @@ static void harvest(struct px_emnet *n, struct shard *sh) {
     if ((res == CURLE_PEER_FAILED_VERIFICATION || res == CURLE_SSL_CACERT_BADFILE) && !n->tls_warned) {
       char why[512];
       px_http_failure(res, "", n->ca_file, why, sizeof why);
-      px_warn("server %s: %s", n->base, why);
+      px_warn("server %s: %s", px_servers_base(&n->list), why);
       n->tls_warned = true;
     }
     if (!rc) curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &status);
+    follow_leader(n, r, &rc, &status);
     if (!r->long_poll) n->inflight--;
     n->busy--;
     char *body = r->resp.p;

@@ -10,12 +10,13 @@
 #include <munge.h>
 #endif
 
+#include "agent/servers.h"
 #include "util/error.h"
 #include "util/log.h"
 
 struct px_http {
   CURL *h;
-  char base[256];
+  struct px_servers list;       /* the controllers (servers.h); base is the current one's */
   char ca_file[PATH_MAX];
   char last_failure[512]; /* logged once until it changes: a down server is not news every second */
   char token[512];
@@ -65,8 +66,13 @@ void px_http_failure(CURLcode rc, const char *errbuf, const char *ca_file, char 
 int px_http_new(const char *base, const char *ca_file, const char *token_file, bool munge,
                 const char *node, struct px_http **out) {
   struct px_http *c = calloc(1, sizeof *c);
+  char why[128];
   if (!c) return PX_ENOMEM;
-  snprintf(c->base, sizeof c->base, "%s", base);
+  if (px_servers_parse(&c->list, base, why, sizeof why)) {
+    px_error("%s", why);
+    free(c);
+    return PX_EINVAL;
+  }
   snprintf(c->ca_file, sizeof c->ca_file, "%s", ca_file ? ca_file : "");
   c->munge = munge;
   snprintf(c->node, sizeof c->node, "%s", node ? node : "");
@@ -109,7 +115,7 @@ static void log_failure(struct px_http *c, CURLcode rc, const char *errbuf) {
   px_http_failure(rc, errbuf, c->ca_file, why, sizeof why);
   if (!strcmp(why, c->last_failure)) return;
   snprintf(c->last_failure, sizeof c->last_failure, "%s", why);
-  px_warn("server %s: %s", c->base, why);
+  px_warn("server %s: %s", px_servers_base(&c->list), why);
 }
 
 static struct curl_slist *headers(struct px_http *c, bool json) {
@@ -128,17 +134,21 @@ static struct curl_slist *headers(struct px_http *c, bool json) {
   return l;
 }
 
-int px_http_do(struct px_http *c, const char *method, const char *path, const char *body,
-               long timeout_ms, long *status, char **resp) {
+/* One exchange with the current controller. */
+static int perform(struct px_http *c, const char *method, const char *path, const char *body,
+                   long timeout_ms, long *status, char **resp, struct px_ha_hdr *hdr) {
   char url[1024];
-  bool unix_sock = c->base[0] == '/'; /* a server's Unix socket (`phalanx dev`) */
-  snprintf(url, sizeof url, "%s%s", unix_sock ? "http://localhost" : c->base, path);
+  const char *base = px_servers_base(&c->list);
+  bool unix_sock = base[0] == '/'; /* a server's Unix socket (`phalanx dev`) */
+  snprintf(url, sizeof url, "%s%s", unix_sock ? "http://localhost" : base, path);
   struct px_http_body b = {0};
   struct curl_slist *hl = headers(c, body != NULL);
   CURL *h = c->h;
   curl_easy_reset(h);
   curl_easy_setopt(h, CURLOPT_URL, url);
-  if (unix_sock) curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->base);
+  if (unix_sock) curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, base);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, px_servers_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, hdr);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, px_http_collect);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
@@ -173,4 +183,27 @@ int px_http_do(struct px_http *c, const char *method, const char *path, const ch
   if (resp) *resp = b.p;
   else free(b.p);
   return 0;
+}
+
+/* Moves to another controller when this one is gone or a standby (a 503
+ * that names a leader or a term), or answered with a term lower than one
+ * heard (fencing: the answer is refused, PX_ESTATE); each known one is
+ * tried once per call. */
+int px_http_do(struct px_http *c, const char *method, const char *path, const char *body,
+               long timeout_ms, long *status, char **resp) {
+  for (int attempt = 0;; attempt++) {
+    struct px_ha_hdr hdr = {0};
+    int rc = perform(c, method, path, body, timeout_ms, status, resp, &hdr);
+    bool stale = !rc && !px_servers_term_ok(hdr.term);
+    bool away = rc == PX_ECONNECT || (!rc && *status == 503 && (hdr.leader[0] || hdr.term));
+    if (stale) {
+      if (resp) free(*resp), *resp = NULL;
+      *status = 0;
+      rc = PX_ESTATE;
+    }
+    if (!(stale || away) || c->list.n < 2 || atomic_load(&c->abort)) return rc;
+    px_servers_next(&c->list, hdr.leader);
+    if (attempt + 1 >= c->list.n) return rc;
+    if (resp) free(*resp), *resp = NULL;
+  }
 }

@@ -59,6 +59,29 @@ static int set_where(struct px_client *c, const char *spec, struct px_diag *d) {
                      "server address '%s' is neither unix:/path nor http(s)://host:port", spec);
 }
 
+/* Keeps one more controller address (a URL, or host:port for http). */
+static void add_addr(struct px_client *c, const char *spec, size_t len, const char *scheme) {
+  if (!len || c->naddrs == (int)(sizeof c->addrs / sizeof c->addrs[0])) return;
+  bool url = memmem(spec, len, "://", 3) || spec[0] == '/' || !strncmp(spec, "unix:", 5);
+  snprintf(c->addrs[c->naddrs++], sizeof c->addrs[0], "%s%.*s", url ? "" : scheme, (int)len, spec);
+}
+
+/* "a,b,c" into the list of addresses, the first one current. */
+static int set_list(struct px_client *c, const char *list, const char *scheme, struct px_diag *d) {
+  for (const char *p = list; *p;) {
+    size_t len = strcspn(p, ",");
+    add_addr(c, p, len, scheme);
+    p += len + (p[len] == ',');
+  }
+  if (!c->naddrs) return px_diag_set(d, PX_EINVAL, -1, "server address list '%s' is empty", list);
+  c->cur = 0;
+  const char *first = c->addrs[0];
+  if (first[0] != '/') return set_where(c, first, d);
+  char spec[600];
+  snprintf(spec, sizeof spec, "unix:%s", first);
+  return set_where(c, spec, d);
+}
+
 /* Reads SocketPath= (preferred: local, identifies us by SO_PEERCRED) or
  * Listen= (https:// when the config has TLS keys; TLSCAFile= is the CA) from
  * the config without parsing the rest. */
@@ -66,7 +89,7 @@ static bool from_config(struct px_client *c, struct px_diag *d) {
   const char *path = getenv("PHALANX_CONF");
   FILE *f = fopen(path ? path : PX_CLI_DEFAULT_CONF, "re");
   if (!f) return false;
-  char line[1024], sock[600] = "", listen[600] = "", ca[512] = "";
+  char line[1024], sock[600] = "", listen[600] = "", ca[512] = "", ctl[1024] = "";
   bool tls = false;
   while (fgets(line, sizeof line, f)) {
     char *p = line;
@@ -79,8 +102,13 @@ static bool from_config(struct px_client *c, struct px_diag *d) {
     if (!strncasecmp(p, "Listen=", 7)) snprintf(listen, sizeof listen, "%s", val);
     if (!strncasecmp(p, "TLSCertFile=", 12)) tls = true;
     if (!strncasecmp(p, "TLSCAFile=", 10)) tls = true, snprintf(ca, sizeof ca, "%s", val);
+    if (!strncasecmp(p, "SlurmctldHost=", 14) && strlen(ctl) + strlen(val) + 2 < sizeof ctl)
+      snprintf(ctl + strlen(ctl), sizeof ctl - strlen(ctl), "%s%s", *ctl ? "," : "", val);
   }
   fclose(f);
+  if (!c->ca_file[0]) snprintf(c->ca_file, sizeof c->ca_file, "%s", ca);
+  /* several controllers (SlurmctldHost= lines): whichever leads, not the local socket */
+  if (strchr(ctl, ',')) return set_list(c, ctl, tls ? "https://" : "http://", d) == 0;
   if (*sock) return set_where(c, sock, d) == 0;
   if (!*listen) return false;
   char spec[620];
@@ -100,6 +128,7 @@ int px_client_init(struct px_client *c, struct px_diag *d) {
   long secs = t ? strtol(t, NULL, 10) : 0;
   if (secs > 0 && secs < 86400) c->timeout_ms = secs * 1000;
   const char *env = getenv("PHALANX_SERVER");
+  if (env && strchr(env, ',')) return set_list(c, env, "http://", d);
   if (env && *env) {
     if (env[0] != '/') return set_where(c, env, d);
     char spec[600];
@@ -340,18 +369,24 @@ static int exchange(struct px_client *c, const char *head, const char *body, siz
   return receive(c, x, deadline, fresh, d);
 }
 
-int px_client_request(struct px_client *c, const char *method, const char *path,
-                      const char *body, size_t blen, struct px_http_reply *r, struct px_diag *d) {
+/* One request to the current address; *sent says whether it may have
+ * reached the server (then it is not sent again elsewhere). */
+static int request_one(struct px_client *c, const char *method, const char *path,
+                       const char *body, size_t blen, int64_t deadline, struct px_http_reply *r,
+                       char *leader, bool *ha, bool *sent, struct px_diag *d) {
   memset(r, 0, sizeof *r);
+  *sent = true;
   if (c->tls) return px_client_tls_request(c, method, path, body, blen, r, d);
   char *head = request_head(c, method, path, blen, body != NULL);
   if (!head) return px_diag_set(d, PX_ENOMEM, -1, "out of memory");
-  int64_t deadline = now_ms() + c->timeout_ms;
   struct rx x = {0};
   int rc;
   for (int attempt = 0;; attempt++) {
     bool reused = c->fd >= 0, fresh = true;
-    if (!reused && (rc = open_conn(c, deadline, d))) break;
+    if (!reused && (rc = open_conn(c, deadline, d))) {
+      *sent = attempt > 0;
+      break;
+    }
     free(x.buf);
     memset(&x, 0, sizeof x);
     rc = exchange(c, head, body, blen, deadline, &x, &fresh, d);
@@ -372,7 +407,38 @@ int px_client_request(struct px_client *c, const char *method, const char *path,
   x.buf[r->len] = '\0';
   r->status = x.h.status;
   r->body = x.buf;
+  snprintf(leader, 128, "%s", x.h.leader);
+  *ha = x.h.ha;
   return 0;
+}
+
+/* The next controller: the leader a standby named when it is listed, else
+ * the next address. true after a whole round (time to pause). */
+static bool move_on(struct px_client *c, const char *leader, struct px_diag *d) {
+  px_client_fini(c);
+  int was = c->cur;
+  c->cur = (c->cur + 1) % c->naddrs;
+  for (int i = 0; leader && *leader && i < c->naddrs; i++)
+    if (!strcmp(c->addrs[i], leader)) c->cur = i;
+  const char *a = c->addrs[c->cur];
+  char spec[600];
+  snprintf(spec, sizeof spec, "%s%s", a[0] == '/' ? "unix:" : "", a);
+  set_where(c, spec, d);
+  return c->cur <= was;
+}
+
+int px_client_request(struct px_client *c, const char *method, const char *path,
+                      const char *body, size_t blen, struct px_http_reply *r, struct px_diag *d) {
+  int64_t deadline = now_ms() + c->timeout_ms;
+  for (;;) {
+    char leader[128] = "";
+    bool sent, ha = false;
+    int rc = request_one(c, method, path, body, blen, deadline, r, leader, &ha, &sent, d);
+    bool standby = !rc && r->status == 503 && ha;
+    if (c->naddrs < 2 || !(standby || (rc && !sent)) || now_ms() >= deadline) return rc;
+    if (standby) free(r->body), r->body = NULL;
+    if (move_on(c, standby ? leader : NULL, d)) poll(NULL, 0, 200); /* no leader yet: a takeover */
+  }
 }
 
 int px_client_call(struct px_client *c, const char *method, const char *path, json_t *body,

@@ -18,7 +18,8 @@
  * cheap to start; Listen= is https:// when the config names TLSCertFile= or
  * TLSCAFile=), else the default local socket. An https server's certificate
  * is verified against PHALANX_CA_FILE, else the config's TLSCAFile=, else
- * the system's CAs. Every call has bounded time-outs (3 s to connect, PHALANX_TIMEOUT
+ * the system's CAs. With several controllers (high availability) each
+ * address is tried in turn, and a standby's answer names the leader. Every call has bounded time-outs (3 s to connect, PHALANX_TIMEOUT
  * or 30 s for the whole exchange): a server that is down or hung gives one
  * clear error, never a hang. One connection is kept alive across a
  * command's requests.
@@ -45,6 +46,12 @@ struct px_client {
   char ca_file[512];          /* the CA of the server's certificate; "" = the system's */
   void *curl;                 /* https: libcurl's handle, kept alive (client_tls.c) */
   long connect_timeout_ms, timeout_ms;
+  /* Every controller (issue 16): PHALANX_SERVER "URL1,URL2" or the config's
+   * SlurmctldHost= lines. A request that could not be sent (no connection)
+   * or that a standby refused (503 naming the leader) is sent to the leader
+   * it named or the next address, until the request's deadline. */
+  char addrs[8][128];
+  int naddrs, cur;
 };
 
 /* A raw answer: status and body (NUL-terminated; the caller frees body). */
@@ -95,6 +102,8 @@ struct px_http_head {
   long status;
   long long content_length; /* -1: none given */
   bool chunked, close;      /* Transfer-Encoding: chunked; the server closes after */
+  char leader[128];         /* X-Phalanx-Leader: a standby names the leader ("" none) */
+  bool ha;                  /* X-Phalanx-Term: a controller of several */
 };
 long px_http_head(const char *buf, size_t n, struct px_http_head *h);
 

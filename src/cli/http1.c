@@ -40,6 +40,10 @@ static void header_line(const char *p, const char *end, struct px_http_head *h) 
     h->content_length = (*v && !*e && len >= 0) ? len : -2; /* -2: garbled */
   } else if (nlen == 17 && !strncasecmp(p, "transfer-encoding", 17)) {
     h->chunked = strcasestr(v, "chunked") != NULL;
+  } else if (nlen == 14 && !strncasecmp(p, "x-phalanx-term", 14)) {
+    h->ha = true;
+  } else if (nlen == 16 && !strncasecmp(p, "x-phalanx-leader", 16)) {
+    snprintf(h->leader, sizeof h->leader, "%s", v);
   } else if (nlen == 10 && !strncasecmp(p, "connection", 10)) {
     if (strcasestr(v, "close")) h->close = true;
     else if (strcasestr(v, "keep-alive")) h->close = false;

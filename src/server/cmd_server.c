@@ -23,7 +23,9 @@ static void usage(void) {
           "                      [--socket PATH] [--store URL] [--munge-socket PATH]\n"
           "                      [--rate-limit REQ_PER_S] [--node-timeout S] [--log-level L]\n"
           "                      [--operators U1,U2] [--administrators U1,U2]\n"
-          "                      [--checkpoint-jobs N]\n");
+          "                      [--checkpoint-jobs N]\n"
+          "                      [--ha [--name NAME] [--advertise URL] [--lease-ms MS]]\n"
+          "       phalanx server status --store URL   (every controller: role, term, lag)\n");
 }
 
 struct sigctx {
@@ -80,6 +82,7 @@ static int split_names(struct px_conf *conf, const char *list, const char ***out
 
 int px_cmd_server(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "token")) return px_cmd_token(argc - 1, argv + 1);
+  if (argc > 1 && !strcmp(argv[1], "status")) return px_cmd_server_status(argc - 1, argv + 1);
   static const struct option longopts[] = {
       {"config", required_argument, 0, 'c'},       {"state-dir", required_argument, 0, 'd'},
       {"listen", required_argument, 0, 'l'},       {"socket", required_argument, 0, 's'},
@@ -88,13 +91,15 @@ int px_cmd_server(int argc, char **argv) {
       {"log-level", required_argument, 0, 'v'},    {"help", no_argument, 0, 'h'},
       {"operators", required_argument, 0, 'O'},    {"administrators", required_argument, 0, 'A'},
       {"checkpoint-jobs", required_argument, 0, 'k'},
+      {"ha", no_argument, 0, 'H'},                 {"name", required_argument, 0, 'N'},
+      {"advertise", required_argument, 0, 'a'},    {"lease-ms", required_argument, 0, 'L'},
       {0, 0, 0, 0}};
   struct px_server_opts o = {.rate_per_s = 200, .rate_burst = 400};
   const char *operators = NULL, *admins = NULL;
   double num;
   int ch;
   optind = 1;
-  while ((ch = getopt_long(argc, argv, "c:d:l:s:u:m:r:t:v:hO:A:k:", longopts, NULL)) != -1) {
+  while ((ch = getopt_long(argc, argv, "c:d:l:s:u:m:r:t:v:hO:A:k:HN:a:L:", longopts, NULL)) != -1) {
     enum px_log_level lvl;
     switch (ch) {
       case 'c': o.config_path = optarg; break;
@@ -115,6 +120,13 @@ int px_cmd_server(int argc, char **argv) {
       case 'k':
         if (parse_num(optarg, &num) || num < 1) return usage(), 2;
         o.checkpoint_jobs = (size_t)num;
+        break;
+      case 'H': o.ha = true; break;
+      case 'N': o.ha_name = optarg; break;
+      case 'a': o.ha_addr = optarg; break;
+      case 'L':
+        if (parse_num(optarg, &num) || num < 100) return usage(), 2;
+        o.lease_ms = (int64_t)num;
         break;
       case 'O': operators = optarg; break;
       case 'A': admins = optarg; break;
@@ -163,5 +175,5 @@ int px_cmd_server(int argc, char **argv) {
   pthread_join(sig_tid, NULL);
   px_server_free(sc.s);
   px_conf_free(conf);
-  return rc ? 1 : 0;
+  return rc == PX_ESTATE && o.ha ? PX_HA_EXIT_DEPOSED : rc ? 1 : 0;
 }

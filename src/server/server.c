@@ -86,7 +86,7 @@ static int resolve_opts(struct px_server *s, const struct px_server_opts *o, str
  * (nodes.c: one its agent does not know is failed or requeued); those the
  * core could not take back (px_core_apply's START) hold their nodes drained
  * until they end (events.c). */
-static void hold_recovered(struct px_server *s, int64_t now) {
+void px_server_hold_recovered(struct px_server *s, int64_t now) {
   for (size_t i = 0; i < s->njobs; i++) {
     struct px_sjob *j = s->jobs[i];
     if (j->state != PX_JOB_RUNNING) continue;
@@ -102,12 +102,27 @@ static void hold_recovered(struct px_server *s, int64_t now) {
   }
 }
 
+/* A controller of several (--ha) waits for its database to come up: it
+ * may be restarting too, and the supervisor would only start us again. */
+static int open_store(struct px_server *s, struct px_store **out, struct px_diag *d) {
+  int rc;
+  bool said = false;
+  while ((rc = px_store_open(s->opts.store_url, out, d)) == PX_ECONNECT && s->opts.ha &&
+         !atomic_load(&s->stop)) {
+    if (!said) px_warn("%s: retrying every second", d->msg);
+    said = true;
+    nanosleep(&(struct timespec){1, 0}, NULL);
+  }
+  return rc;
+}
+
 static int open_state(struct px_server *s, struct px_diag *d) {
   int err = 0;
   if (!(s->core = px_core_new(s->conf, 1, &err)))
     return px_diag_set(d, err ? err : PX_ENOMEM, -1, "scheduling core: %s", px_strerror(err));
-  int rc = px_store_open(s->opts.store_url, &s->store, d);
-  if (!rc) rc = px_store_open(s->opts.store_url, &s->rstore, d);
+  int rc = open_store(s, &s->store, d);
+  if (!rc) rc = open_store(s, &s->rstore, d);
+  if (!rc) rc = px_ha_start(s, d); /* before recovery reads the store (ha.c) */
   if (rc) return rc;
   s->nodes = calloc(s->conf->nnodes ? s->conf->nnodes : 1, sizeof *s->nodes);
   if (!s->nodes) return PX_ENOMEM;
@@ -121,7 +136,7 @@ static int open_state(struct px_server *s, struct px_diag *d) {
   s->next_job_id = 1;
   int64_t t0 = px_now_mono_ns();
   if ((rc = px_journal_recover(s, d))) return rc;
-  hold_recovered(s, now);
+  if (!s->ha) px_server_hold_recovered(s, now); /* with --ha: when it takes over (ha.c) */
   px_info("recovered %zu jobs, journal seq %llu, in %.3f s", s->njobs,
           (unsigned long long)s->seq, (double)(px_now_mono_ns() - t0) / 1e9);
   return 0;
@@ -185,6 +200,7 @@ void px_server_free(struct px_server *s) {
   px_smap_fini(&s->node_names);
   free(s->nodes);
   px_commit_fini(&s->commit); /* after the HTTP threads: no leader is left */
+  px_ha_stop(s);
   px_u64vec_fini(&s->acct_pending);
   px_archive_free(s);
   px_actions_fini(&s->acts);

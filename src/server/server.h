@@ -261,7 +261,17 @@ struct px_server_opts {
   size_t max_body_bytes;
   int64_t node_timeout_s;       /* SlurmdTimeout */
   size_t checkpoint_jobs;       /* finished jobs per checkpoint (archive.c); 0: 1000 */
+  /* High availability (journal/ha.c, PostgreSQL store only). */
+  bool ha;                      /* --ha: lead only while holding the lease, else stand by */
+  const char *ha_name;          /* this controller's name (default host:port or hostname) */
+  const char *ha_addr;          /* the URL clients reach it at (default http://<listen>) */
+  int64_t lease_ms;             /* the lease's length (default PX_HA_LEASE_MS) */
 };
+
+#define PX_HA_LEASE_MS 3000
+/* Exit status of a controller that lost its lease: its supervisor starts
+ * it again, as a standby with a fresh state (docs/operations.md). */
+#define PX_HA_EXIT_DEPOSED 75
 
 struct px_server;
 

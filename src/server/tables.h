@@ -111,6 +111,7 @@ struct px_server {
   struct px_outbox *outbox;
   struct px_steps *steps;       /* job steps (loop/steps.c), main thread only; NULL until one */
   struct px_svc_server *svc;    /* services (server/svc/svc_server.h) */
+  struct px_ha *ha;             /* high availability (journal/ha.c); NULL without --ha */
   struct px_queue queue;
   struct px_snapbox snaps;
   struct MHD_Daemon *unix_d, *tcp_d;
@@ -159,6 +160,10 @@ struct px_server {
   struct px_blob *resv_blob;              /* rebuilt when resv_dirty */
   bool resv_dirty;
 };
+
+/* After recovery, or a standby's takeover (journal/ha.c): running jobs
+ * wait for their agents to confirm them (server.c). */
+void px_server_hold_recovered(struct px_server *s, int64_t now);
 
 /* ---- job table (jobs.c) ---- */
 /* The record of a whole array (`sbatch --array`), not one of its tasks. */

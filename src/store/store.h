@@ -26,6 +26,7 @@
 #ifndef PX_STORE_STORE_H
 #define PX_STORE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,31 @@ struct px_store_arch {
   const char *data;
 };
 
+/*
+ * High availability (issue 16, docs/operations.md "High availability"). One
+ * row holds the leader's lease: its term, holder, advertised address and
+ * expiry, all times on the DATABASE's clock, so that hosts' clocks do not
+ * matter. acquire takes the lease only when it has expired (term + 1);
+ * renew extends it only while the term is still the caller's. Every
+ * controller also reports itself (role, term, journal seq it has applied)
+ * in a table of controllers, which `phalanx server status` lists.
+ */
+struct px_store_lease {
+  uint64_t term;        /* the lease's term now */
+  bool held;            /* acquire: the caller took it */
+  bool live;            /* someone holds it (not expired) */
+  char holder[64];
+  char addr[256];       /* the holder's advertised URL */
+};
+
+struct px_store_ctl {
+  const char *name, *addr, *role; /* role: "leader", "standby" */
+  uint64_t term;        /* the term it leads or last saw */
+  uint64_t seq;         /* journal seq it has applied */
+  int64_t pid;
+  int64_t age_ms;       /* ctl_list: since its last report (database clock) */
+};
+
 struct px_store;
 
 /* Called for each journal record in seq order; non-zero stops the replay
@@ -89,6 +115,7 @@ typedef int (*px_store_rec_fn)(void *ctx, const struct px_store_rec *r);
 typedef int (*px_store_acct_fn)(void *ctx, const struct px_acct_row *r);
 typedef int (*px_store_usage_fn)(void *ctx, const struct px_usage_row *r);
 typedef int (*px_store_arch_fn)(void *ctx, const struct px_store_arch *a);
+typedef int (*px_store_ctl_fn)(void *ctx, const struct px_store_ctl *c);
 
 /* The backend table; px_store_* below dispatch through it. */
 struct px_store_ops {
@@ -118,11 +145,24 @@ struct px_store_ops {
   /* The archive in job id order. */
   int (*archive_replay)(struct px_store *s, px_store_arch_fn fn, void *ctx);
   void (*close)(struct px_store *s);
+  /* High availability (PostgreSQL only; NULL in SQLite): see below. */
+  int (*lease_acquire)(struct px_store *s, const char *name, const char *addr, int64_t ttl_ms,
+                       struct px_store_lease *out);
+  int (*lease_renew)(struct px_store *s, uint64_t term, int64_t ttl_ms, bool *held);
+  int (*lease_release)(struct px_store *s, uint64_t term);
+  int (*lease_peek)(struct px_store *s, struct px_store_lease *out); /* read only */
+  int (*ctl_report)(struct px_store *s, const struct px_store_ctl *c);
+  int (*ctl_list)(struct px_store *s, px_store_ctl_fn fn, void *ctx);
 };
 
 struct px_store {
   const struct px_store_ops *ops;
   char errmsg[256]; /* the backend's last error, for logs */
+  /* Fencing: when not 0, every journal write (append, archive) commits
+   * only while the lease row still holds this term, checked under a lock
+   * on that row inside the write's transaction; otherwise it fails with
+   * PX_ESTATE and changes nothing (a deposed leader cannot write). */
+  uint64_t term;
 };
 
 /* Opens (creating tables as needed). url as above. d says why on failure. */
@@ -172,6 +212,30 @@ static inline int px_store_archive(struct px_store *s, const struct px_store_arc
 }
 static inline int px_store_archive_replay(struct px_store *s, px_store_arch_fn fn, void *ctx) {
   return s->ops->archive_replay(s, fn, ctx);
+}
+
+/* High availability: PX_EUNSUPPORTED where the backend has none (SQLite). */
+static inline bool px_store_has_lease(const struct px_store *s) { return s->ops->lease_acquire; }
+static inline int px_store_lease_acquire(struct px_store *s, const char *name, const char *addr,
+                                         int64_t ttl_ms, struct px_store_lease *out) {
+  return s->ops->lease_acquire ? s->ops->lease_acquire(s, name, addr, ttl_ms, out)
+                               : PX_EUNSUPPORTED;
+}
+static inline int px_store_lease_renew(struct px_store *s, uint64_t term, int64_t ttl_ms,
+                                       bool *held) {
+  return s->ops->lease_renew ? s->ops->lease_renew(s, term, ttl_ms, held) : PX_EUNSUPPORTED;
+}
+static inline int px_store_lease_release(struct px_store *s, uint64_t term) {
+  return s->ops->lease_release ? s->ops->lease_release(s, term) : PX_EUNSUPPORTED;
+}
+static inline int px_store_lease_peek(struct px_store *s, struct px_store_lease *out) {
+  return s->ops->lease_peek ? s->ops->lease_peek(s, out) : PX_EUNSUPPORTED;
+}
+static inline int px_store_ctl_report(struct px_store *s, const struct px_store_ctl *c) {
+  return s->ops->ctl_report ? s->ops->ctl_report(s, c) : PX_EUNSUPPORTED;
+}
+static inline int px_store_ctl_list(struct px_store *s, px_store_ctl_fn fn, void *ctx) {
+  return s->ops->ctl_list ? s->ops->ctl_list(s, fn, ctx) : PX_EUNSUPPORTED;
 }
 
 /* Backend constructors (store_sqlite.c, store_pg.c). */

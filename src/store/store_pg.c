@@ -19,15 +19,9 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
   return px_diag_set(d, PX_EUNSUPPORTED, -1, "store: built without PostgreSQL (libpq)");
 }
 #else
-#include <libpq-fe.h>
+#include "store/store_pg.h"
 
-struct pg_store {
-  struct px_store base;
-  PGconn *conn;
-  char sqlstate[6]; /* of the last failure ("" when none was given) */
-};
-
-static int pg_fail(struct pg_store *s, PGresult *res, const char *what) {
+int pg_fail(struct pg_store *s, PGresult *res, const char *what) {
   snprintf(s->base.errmsg, sizeof s->base.errmsg, "postgresql %s: %s", what,
            res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn));
   const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
@@ -40,7 +34,7 @@ static int pg_fail(struct pg_store *s, PGresult *res, const char *what) {
  * PX_ECONNECT (reset here, so that the next try reconnects); a full disk or
  * another shortage of the server's resources (SQLSTATE class 53) may clear,
  * PX_EAGAIN; anything else is PX_EIO. */
-static int pg_write_error(struct pg_store *s) {
+int pg_write_error(struct pg_store *s) {
   if (PQstatus(s->conn) == CONNECTION_BAD) {
     PQreset(s->conn);
     return PX_ECONNECT;
@@ -48,7 +42,7 @@ static int pg_write_error(struct pg_store *s) {
   return strncmp(s->sqlstate, "53", 2) == 0 ? PX_EAGAIN : PX_EIO;
 }
 
-static int pg_exec(struct pg_store *s, const char *sql) {
+int pg_exec(struct pg_store *s, const char *sql) {
   PGresult *res = PQexec(s->conn, sql);
   if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
     return pg_fail(s, res, sql);
@@ -57,26 +51,27 @@ static int pg_exec(struct pg_store *s, const char *sql) {
 }
 
 /* Runs a parameterised statement; values as text, NULL for SQL NULL. */
-static PGresult *pg_params(struct pg_store *s, const char *sql, int n, const char *const *vals) {
+PGresult *pg_params(struct pg_store *s, const char *sql, int n, const char *const *vals) {
   return PQexecParams(s->conn, sql, n, NULL, vals, NULL, NULL, 0);
 }
 
-static int pg_rollback(struct pg_store *s, int rc) {
+int pg_rollback(struct pg_store *s, int rc) {
   pg_exec(s, "ROLLBACK");
   return rc;
 }
 
 static int journal_rows(struct pg_store *s, const struct px_store_rec *r, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    char seq[24], t[24], job[24];
+    char seq[24], t[24], job[24], term[24];
     snprintf(seq, sizeof seq, "%llu", (unsigned long long)r[i].seq);
     snprintf(t, sizeof t, "%lld", (long long)r[i].time);
     snprintf(job, sizeof job, "%llu", (unsigned long long)r[i].job_id);
-    const char *vals[] = {seq, t, r[i].kind, job, r[i].subject, r[i].data};
+    snprintf(term, sizeof term, "%llu", (unsigned long long)s->base.term);
+    const char *vals[] = {seq, t, r[i].kind, job, r[i].subject, r[i].data, term};
     PGresult *res = pg_params(s,
-                              "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
-                              " VALUES($1, $2, $3, $4, $5, $6)",
-                              6, vals);
+                              "INSERT INTO journal(seq, time, kind, job_id, subject, data, term)"
+                              " VALUES($1, $2, $3, $4, $5, $6, $7)",
+                              7, vals);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_fail(s, res, "append");
     PQclear(res);
   }
@@ -90,7 +85,9 @@ static int pg_append(struct px_store *ps, const struct px_store_rec *r, size_t n
                      size_t nrows) {
   struct pg_store *s = (struct pg_store *)ps;
   if (pg_exec(s, "BEGIN")) return pg_write_error(s);
-  int rc = journal_rows(s, r, n);
+  int rc = pg_fence(s);
+  if (rc) return pg_rollback(s, rc);
+  rc = journal_rows(s, r, n);
   if (!rc) rc = acct_rows(s, rows, nrows);
   if (!rc && pg_exec(s, "COMMIT")) rc = PX_EIO;
   if (!rc) return 0;
@@ -280,6 +277,8 @@ static void pg_close(struct px_store *ps) {
 static int pg_archive(struct px_store *ps, const struct px_store_arch *a, size_t n) {
   struct pg_store *s = (struct pg_store *)ps;
   if (pg_exec(s, "BEGIN")) return PX_EIO;
+  int rc = pg_fence(s);
+  if (rc) return pg_rollback(s, rc);
   for (size_t i = 0; i < n; i++) {
     char job[24];
     snprintf(job, sizeof job, "%llu", (unsigned long long)a[i].job_id);
@@ -311,8 +310,10 @@ static int pg_archive_replay(struct px_store *ps, px_store_arch_fn fn, void *ctx
 }
 
 static const struct px_store_ops pg_ops = {
-    "postgresql", pg_append,     pg_replay, pg_last_seq, pg_snapshot_put, pg_snapshot_get,
-    pg_acct_put,  pg_acct_query, pg_usage,  pg_archive,  pg_archive_replay, pg_close,
+    "postgresql",     pg_append,        pg_replay,        pg_last_seq,   pg_snapshot_put,
+    pg_snapshot_get,  pg_acct_put,      pg_acct_query,    pg_usage,      pg_archive,
+    pg_archive_replay, pg_close,        pg_lease_acquire, pg_lease_renew, pg_lease_release,
+    pg_lease_peek,    pg_ctl_report,    pg_ctl_list,
 };
 
 int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag *d) {
@@ -328,7 +329,8 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
     goto fail;
   }
   px_sql_schema(schema, sizeof schema, "BIGINT", "BYTEA", "DOUBLE PRECISION");
-  if (pg_exec(s, "SET client_min_messages = warning") || pg_exec(s, schema)) {
+  if (pg_exec(s, "SET client_min_messages = warning") || pg_exec(s, schema) ||
+      pg_exec(s, PG_HA_SCHEMA)) {
     px_diag_set(d, PX_EIO, -1, "store: %s", s->base.errmsg);
     goto fail;
   }

@@ -446,6 +446,7 @@ static const struct px_store_ops sq_ops = {
     "sqlite",     sq_append,  sq_replay,     sq_last_seq, sq_snapshot_put, sq_snapshot_get,
     sq_acct_put,  sq_acct_query, sq_usage,   sq_archive,      sq_archive_replay,
     sq_close,
+    NULL, NULL, NULL, NULL, NULL, NULL, /* no high availability: one controller (store.h) */
 };
 
 int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag *d) {

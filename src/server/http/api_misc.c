@@ -61,6 +61,7 @@ static const struct px_route routes[] = {
     {"POST", "/v1/agent/heartbeat", px_api_agent_heartbeat, false, false},
     {"GET", "/v1/openapi.json", px_api_openapi, true, false},
     {"GET", "/metrics", px_api_metrics, true, false},
+    {"GET", "/v1/controllers", px_api_controllers, true, false},
     {"GET", "/ui", px_api_ui_file, true, false}, {"GET", "/ui/", px_api_ui_file, true, false},
     {"GET", "/ui/{}", px_api_ui_file, true, false},
     {"POST", "/v1/ui/link", px_api_ui_link, false, false},

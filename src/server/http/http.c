@@ -37,6 +37,7 @@
 #include "server/api.h"
 #include "server/http/http.h"
 #include "server/http/tls.h"
+#include "server/journal/journal.h"
 #include "server/nodes/nodes.h"
 #include "server/tables.h"
 #include "util/log.h"
@@ -116,8 +117,22 @@ struct conn {
   uint64_t after;
 };
 
-static enum MHD_Result send_text(struct MHD_Connection *c, int status, char *text,
-                                 const char *ctype) {
+/* With --ha every answer carries the controller's term (agents refuse
+ * orders of a term lower than one they have seen), and a standby's 503 the
+ * leader's address, where clients retry (docs/operations.md). */
+static void ha_headers(struct px_server *s, struct MHD_Response *resp, int status) {
+  if (!s->ha) return;
+  char term[24], leader[256];
+  snprintf(term, sizeof term, "%llu", (unsigned long long)px_ha_term(s));
+  MHD_add_response_header(resp, "X-Phalanx-Term", term);
+  if (status != 503) return;
+  MHD_add_response_header(resp, "Retry-After", "1");
+  px_ha_leader_addr(s, leader, sizeof leader);
+  if (leader[0]) MHD_add_response_header(resp, "X-Phalanx-Leader", leader);
+}
+
+static enum MHD_Result send_text(struct px_server *s, struct MHD_Connection *c, int status,
+                                 char *text, const char *ctype) {
   if (!text) {
     status = 503;
     text = px_error_json("UNAVAILABLE", "out of memory", NULL);
@@ -132,6 +147,7 @@ static enum MHD_Result send_text(struct MHD_Connection *c, int status, char *tex
   MHD_add_response_header(resp, "Content-Type", ctype);
   if (status == 401) MHD_add_response_header(resp, "WWW-Authenticate", "Bearer, MUNGE");
   if (status == 429) MHD_add_response_header(resp, "Retry-After", "1");
+  ha_headers(s, resp, status);
   enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, resp);
   MHD_destroy_response(resp);
   return ret;
@@ -293,15 +309,19 @@ static enum MHD_Result park(struct px_server *s, struct MHD_Connection *c, struc
   return MHD_YES;
 }
 
-static enum MHD_Result send_text(struct MHD_Connection *c, int status, char *text, const char *ctype);
+static enum MHD_Result send_text(struct px_server *s, struct MHD_Connection *c, int status,
+                                 char *text, const char *ctype);
 
 /* A resumed long poll: what the node's outbox holds now (possibly nothing). */
 static enum MHD_Result unpark(struct px_server *s, struct MHD_Connection *c, struct conn *k) {
   k->parked = false;
+  if (!px_ha_leading(s)) /* deposed while it waited: no order leaves (ha.c) */
+    return send_text(s, c, 503, px_error_json("UNAVAILABLE", "this controller no longer leads", NULL),
+                     "application/json");
   char *answer = px_outbox_take(s->outbox, k->node, k->after);
   double secs = (double)(px_now_mono_ns() - k->t0_ns) / 1e9;
   px_metrics_request(s->metrics, "/v1/agent/work", answer ? 200 : 503, secs);
-  return send_text(c, 200, answer, "application/json");
+  return send_text(s, c, 200, answer, "application/json");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -338,6 +358,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   if (k->too_large) {
     call.status = 413;
     call.answer = px_error_json("TOO_LARGE", "request body over the size limit", "body");
+  } else if (route && !route->open && !px_ha_leading(s)) {
+    call.status = 503;
+    call.answer = px_error_json("NOT_LEADER",
+                                "this controller is a standby: ask the leader (X-Phalanx-Leader)", NULL);
   } else if (!route) {
     call.status = call.method_mismatch ? 405 : 404;
     call.answer = px_error_json(call.method_mismatch ? "METHOD_NOT_ALLOWED" : "NOT_FOUND",
@@ -364,7 +388,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   px_metrics_request(s->metrics, endpoint, call.status, secs);
   if (call.stream_fn) return send_stream(c, &call);
   if (call.response) return send_response(c, &call);
-  return send_text(c, call.status, call.answer, call.ctype ? call.ctype : "application/json");
+  return send_text(s, c, call.status, call.answer, call.ctype ? call.ctype : "application/json");
 }
 
 static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,

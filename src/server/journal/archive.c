@@ -137,6 +137,16 @@ static bool named(const struct px_map *deps, const struct px_sjob *j) {
   return false;
 }
 
+/* The seq of the last record of j (or of a task of its array). */
+static uint64_t newest_seq(struct px_server *s, const struct px_sjob *j) {
+  uint64_t seq = j->mseq;
+  for (uint32_t k = 1; px_sjob_is_array(j) && k <= j->arr_started; k++) {
+    const struct px_sjob *t = px_jobs_find(s, j->id + k);
+    if (t && t->mseq > seq) seq = t->mseq;
+  }
+  return seq;
+}
+
 /* j's rows: its own, and for an array those of the tasks it started. */
 static int rows_of(struct px_server *s, struct rows *r, const struct px_sjob *j) {
   int rc = row_add(s, r, j);
@@ -154,11 +164,13 @@ int px_archive_checkpoint(struct px_server *s, int64_t now) {
   struct rows rows = {0};
   struct px_u64vec keep = {0};
   int rc = dependency_targets(s, &deps);
+  uint64_t floor = px_ha_archive_floor(s);
   for (size_t i = 0; !rc && i < n; i++) {
     uint64_t id = s->arch_wait.v[i];
     struct px_sjob *j = px_jobs_find(s, id);
     if (!j || !archivable(j)) continue;
-    if (named(&deps, j)) { /* named by a live job: later */
+    /* named by a live job, or not yet read by a standby: later */
+    if (named(&deps, j) || newest_seq(s, j) > floor) {
       rc = px_u64vec_push(&keep, id);
       continue;
     }

@@ -68,6 +68,12 @@ static int replay_one(void *ctx, const struct px_store_rec *r) {
   return rc == PX_ENOMEM || rc == PX_EPROTO ? rc : 0;
 }
 
+int px_journal_follow(struct px_server *s) {
+  int rc = px_store_replay(s->store, s->seq, replay_one, s);
+  atomic_store(&s->committed_seq, s->seq);
+  return rc;
+}
+
 /* The archive of finished jobs (archive.c), then the journal of the live
  * ones, then both merged by id. */
 int px_journal_recover(struct px_server *s, struct px_diag *d) {

@@ -52,6 +52,34 @@ void px_commit_unlock(struct px_server *s);
 /* Rebuilds the state from the store at startup. */
 int px_journal_recover(struct px_server *s, struct px_diag *d);
 
+/* A standby's step: applies the journal's records after s->seq (those the
+ * leader committed since the last call), as recovery does. */
+int px_journal_follow(struct px_server *s);
+
+/* ---- high availability (ha.c) ---- */
+enum px_ha_role { PX_HA_STANDBY, PX_HA_TAKING, PX_HA_LEADER, PX_HA_DEPOSED };
+/* Opens the lease's own connection and starts the thread that takes and
+ * renews the lease and reports this controller (s->ha; nothing without
+ * opts.ha). */
+int px_ha_start(struct px_server *s, struct px_diag *d);
+/* Stops the thread; a leader gives its lease up so that a standby takes
+ * over at once. */
+void px_ha_stop(struct px_server *s);
+/* May this controller act (answer changes, send orders)? Always without
+ * --ha; with it, only while it leads and its lease is certainly still its
+ * own by this host's clock. */
+bool px_ha_leading(const struct px_server *s);
+enum px_ha_role px_ha_role(const struct px_server *s);
+uint64_t px_ha_term(const struct px_server *s);
+/* The leader's advertised URL as last seen ("" when none is known). */
+void px_ha_leader_addr(const struct px_server *s, char *buf, size_t size);
+/* Main thread: follows the journal until the lease is won (then the last
+ * records, and this controller leads: 0) or the server stops (PX_EAGAIN). */
+int px_ha_standby(struct px_server *s);
+/* The newest journal seq every live standby has applied (UINT64_MAX with
+ * none): a checkpoint keeps newer records, or a standby would never see them. */
+uint64_t px_ha_archive_floor(const struct px_server *s);
+
 /* ---- checkpoints (archive.c) ---- */
 /* A job just finished: the next checkpoint may move it to the archive. */
 void px_archive_note(struct px_server *s, const struct px_sjob *j);

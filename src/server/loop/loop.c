@@ -328,10 +328,21 @@ static int handle_batch(struct px_server *s, struct px_req *reqs) {
   return rc ? PX_EIO : 0;
 }
 
+/* With --ha, a standby first (journal/ha.c); a leader that stops leading
+ * (its lease lost, or past its deadline after a pause) stops at once:
+ * PX_ESTATE, and `phalanx server` exits PX_HA_EXIT_DEPOSED. */
 int px_server_run(struct px_server *s) {
+  if (s->ha) {
+    int hrc = px_ha_standby(s);
+    if (hrc) return hrc == PX_EAGAIN ? 0 : hrc;
+  }
   int64_t timers_ns = px_now_mono_ns();
   int rc = 0;
   while (!atomic_load(&s->stop)) {
+    if (!px_ha_leading(s)) {
+      rc = PX_ESTATE;
+      break;
+    }
     int64_t mono = px_now_mono_ns();
     struct px_req *reqs = px_queue_take(&s->queue, next_deadline(s, mono, timers_ns));
     if (reqs && (rc = handle_batch(s, reqs))) break;
@@ -361,7 +372,8 @@ int px_server_run(struct px_server *s) {
       s->publish_cost_ns = s->last_publish_ns - mono;
     }
   }
-  if (rc) px_error("journal failure: stopping without acknowledging the last batch");
+  if (rc == PX_ESTATE) px_error("no longer the leader: stopping");
+  else if (rc) px_error("journal failure: stopping without acknowledging the last batch");
   return rc;
 }
 

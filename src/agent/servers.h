@@ -1,0 +1,50 @@
+/*
+ * servers.h - the controllers an agent knows (issue 16): `--server` takes a
+ * comma-separated list, as Slurm's nodes know every SlurmctldHost. An
+ * agent talks to one at a time; when it cannot reach it, or it is a
+ * standby (503 with X-Phalanx-Leader), the agent moves to the leader it
+ * names, or else to the next in the list.
+ *
+ * Fencing: every answer of a controller with --ha carries its term
+ * (X-Phalanx-Term). The agent remembers the highest term it has heard, in
+ * the whole process (one agent process serves one cluster), and refuses
+ * orders of a lower term: a deposed leader that wakes up cannot start a
+ * job on a node that has already heard its successor.
+ */
+#ifndef PX_AGENT_SERVERS_H
+#define PX_AGENT_SERVERS_H
+
+#include <stddef.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PX_SERVERS_MAX 8
+
+struct px_servers {
+  char base[PX_SERVERS_MAX][256];
+  int n, cur;
+};
+
+/* "http://a:1,http://b:2" (or one address). PX_EINVAL naming the problem in
+ * why when empty, too many or too long. */
+int px_servers_parse(struct px_servers *l, const char *list, char *why, size_t size);
+const char *px_servers_base(const struct px_servers *l);
+/* The current one failed: move to hint (the leader a standby named) when it
+ * is in the list, else to the next. */
+void px_servers_next(struct px_servers *l, const char *hint);
+
+/* Records a term heard in an answer (0: none, a controller without --ha);
+ * false when it is lower than one heard before (the answer must be refused). */
+bool px_servers_term_ok(uint64_t term);
+uint64_t px_servers_term(void);
+
+/* The headers of an answer that matter here (CURLOPT_HEADERFUNCTION
+ * px_servers_header, CURLOPT_HEADERDATA a struct px_ha_hdr). */
+struct px_ha_hdr {
+  uint64_t term;
+  char leader[256];
+};
+size_t px_servers_header(char *data, size_t size, size_t n, void *hdr);
+
+#endif
