@@ -31,6 +31,7 @@
 #include "agent/step.h"
 #include "agent/supervise.h"
 #include "agent/svc_replica.h"
+#include "agent/since.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/map.h"
@@ -607,6 +608,7 @@ static int node_report(struct agent *a, struct px_node_report *r) {
   snprintf(r->node, sizeof r->node, "%s", a->site.node);
   snprintf(r->addr, sizeof r->addr, "%s", a->o->addr[0] ? a->o->addr : a->site.node);
   snprintf(r->version, sizeof r->version, "0.1.0");
+  r->since = px_agent_since(a->o->state_dir);
   r->cpus = a->res.cpus;
   r->mem_mib = a->res.mem_mib;
   r->gpus = a->res.gpus;

@@ -47,6 +47,7 @@ struct emu {
   struct enode *nodes;
   uint32_t nnodes;
   struct px_emnet *net;
+  int64_t since;              /* of the state directory (since.h) */
   int epfd, sfd;
   int heartbeat_s;
   struct ejob **heap;     /* sim jobs by end time */

@@ -169,6 +169,14 @@ static void start(struct px_emnet *n, struct emreq *r) {
   if (curl_multi_add_handle(r->sh->m, r->h) != CURLM_OK) px_error("emulated nodes: cannot start a request");
 }
 
+/* A transfer to a controller the process has left (servers.h), a long poll
+ * held by a paused leader most of all, is given up (curl asks at least once
+ * a second) so that it is sent again to the current one. */
+static int left_behind(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d) {
+  struct emreq *r = ud;
+  return r->server != px_servers_cur(&r->sh->n->list);
+}
+
 int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const char *path, const char *auth,
                      const char *body, long timeout_ms, bool long_poll, px_emnet_done_fn done, void *ud) {
   if (n->closing) return PX_ESTATE;
@@ -178,8 +186,10 @@ int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const
     if (r) curl_easy_cleanup(r->h), free(r);
     return PX_ENOMEM;
   }
-  snprintf(url, sizeof url, "%s%s", px_servers_base(&n->list), path);
-  r->server = n->list.cur;
+  r->server = px_servers_cur(&n->list);
+  snprintf(url, sizeof url, "%s%s", n->list.base[r->server], path);
+  /* several controllers: a hung one is left after 5 s, not the caller's 15 */
+  if (!long_poll && n->list.n > 1 && timeout_ms > 5000) timeout_ms = 5000;
   struct curl_slist *t;
   if (auth && (t = curl_slist_append(r->hdr, auth))) r->hdr = t;
   if (body && (t = curl_slist_append(r->hdr, "Content-Type: application/json"))) r->hdr = t;
@@ -196,6 +206,9 @@ int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const
   curl_easy_setopt(h, CURLOPT_PRIVATE, r);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, px_servers_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &r->ha);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, left_behind);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, r);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -224,12 +237,13 @@ int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const
  * polls failing together move it once. */
 static void follow_leader(struct px_emnet *n, struct emreq *r, int *rc, long *status) {
   bool stale = !*rc && !px_servers_term_ok(r->ha.term);
-  bool away = *rc == PX_ECONNECT || (!*rc && *status == 503 && (r->ha.leader[0] || r->ha.term));
+  bool away = *rc == PX_ECONNECT || *rc == PX_ETIMEOUT ||
+              (!*rc && *status == 503 && (r->ha.leader[0] || r->ha.term));
   if (stale) {
     *rc = PX_ESTATE;
     *status = 0;
   }
-  if ((stale || away) && r->server == n->list.cur) px_servers_next(&n->list, r->ha.leader);
+  if (stale || away) px_servers_next(&n->list, r->server, r->ha.leader);
 }
 
 /* Transfers that finished: their callbacks, then waiting requests take the freed places. */

@@ -25,6 +25,7 @@
 
 #include "agent/discover.h"
 #include "agent/emu_int.h"
+#include "agent/since.h"
 #include "util/hostlist.h"
 #include "util/log.h"
 
@@ -201,6 +202,7 @@ static void send_register(struct emu *e, uint32_t node) {
   snprintf(r.node, sizeof r.node, "%s", n->name);
   snprintf(r.addr, sizeof r.addr, "127.0.0.1");
   snprintf(r.version, sizeof r.version, "0.1.0");
+  r.since = e->since;
   r.jobs = calloc(n->njobs ? n->njobs : 1, sizeof *r.jobs);
   for (uint32_t i = 0; r.jobs && i < n->njobs; i++) {
     const struct ejob *j = n->jobs[i];
@@ -438,6 +440,7 @@ int px_emu_run(const struct px_emu_opts *o) {
   if (!rc) rc = setup_signals(&e);
   if (!rc) rc = px_emnet_new(o->server, o->ca_file, e.epfd, e.nnodes + 128, &e.net);
   if (!rc && (rc = px_emu_log_open(&e))) px_error("cannot write the state log in %s", o->state_dir);
+  if (!rc) e.since = px_agent_since(o->state_dir);
   if (!rc) {
     px_info("%u emulated nodes, %s jobs, server %s", e.nnodes, o->real_jobs ? "real" : "simulated", o->server);
     read_silent(&e);

@@ -16,7 +16,8 @@
 
 struct px_http {
   CURL *h;
-  struct px_servers list;       /* the controllers (servers.h); base is the current one's */
+  struct px_servers list;       /* the controllers (servers.h) */
+  atomic_int at;                /* the one the transfer in progress goes to */
   char ca_file[PATH_MAX];
   char last_failure[512]; /* logged once until it changes: a down server is not news every second */
   char token[512];
@@ -39,7 +40,8 @@ size_t px_http_collect(char *data, size_t size, size_t n, void *body) {
 
 static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d) {
   struct px_http *h = ud;
-  return atomic_load(&h->abort) ? 1 : 0;
+  /* a controller the process has left (servers.h): give up this transfer too */
+  return atomic_load(&h->abort) || atomic_load(&h->at) != px_servers_cur(&h->list) ? 1 : 0;
 }
 
 void px_http_tls(CURL *h, const char *ca_file) {
@@ -138,7 +140,8 @@ static struct curl_slist *headers(struct px_http *c, bool json) {
 static int perform(struct px_http *c, const char *method, const char *path, const char *body,
                    long timeout_ms, long *status, char **resp, struct px_ha_hdr *hdr) {
   char url[1024];
-  const char *base = px_servers_base(&c->list);
+  atomic_store(&c->at, px_servers_cur(&c->list));
+  const char *base = c->list.base[atomic_load(&c->at)];
   bool unix_sock = base[0] == '/'; /* a server's Unix socket (`phalanx dev`) */
   snprintf(url, sizeof url, "%s%s", unix_sock ? "http://localhost" : base, path);
   struct px_http_body b = {0};
@@ -195,14 +198,15 @@ int px_http_do(struct px_http *c, const char *method, const char *path, const ch
     struct px_ha_hdr hdr = {0};
     int rc = perform(c, method, path, body, timeout_ms, status, resp, &hdr);
     bool stale = !rc && !px_servers_term_ok(hdr.term);
-    bool away = rc == PX_ECONNECT || (!rc && *status == 503 && (hdr.leader[0] || hdr.term));
+    bool away = rc == PX_ECONNECT || rc == PX_ETIMEOUT ||
+                (!rc && *status == 503 && (hdr.leader[0] || hdr.term));
     if (stale) {
       if (resp) free(*resp), *resp = NULL;
       *status = 0;
       rc = PX_ESTATE;
     }
     if (!(stale || away) || c->list.n < 2 || atomic_load(&c->abort)) return rc;
-    px_servers_next(&c->list, hdr.leader);
+    px_servers_next(&c->list, atomic_load(&c->at), hdr.leader);
     if (attempt + 1 >= c->list.n) return rc;
     if (resp) free(*resp), *resp = NULL;
   }

@@ -10,8 +10,9 @@
 #include "util/error.h"
 #include "util/log.h"
 
-/* The one process-wide value (servers.h says why). */
+/* The process-wide values (servers.h says why). */
 static _Atomic uint64_t heard_term;
+static atomic_int current;
 
 int px_servers_parse(struct px_servers *l, const char *list, char *why, size_t size) {
   memset(l, 0, sizeof *l);
@@ -28,15 +29,18 @@ int px_servers_parse(struct px_servers *l, const char *list, char *why, size_t s
   return 0;
 }
 
-const char *px_servers_base(const struct px_servers *l) { return l->base[l->cur]; }
+int px_servers_cur(const struct px_servers *l) { return atomic_load(&current) % l->n; }
 
-void px_servers_next(struct px_servers *l, const char *hint) {
+const char *px_servers_base(const struct px_servers *l) { return l->base[px_servers_cur(l)]; }
+
+void px_servers_next(const struct px_servers *l, int from, const char *hint) {
   if (l->n < 2) return;
-  int was = l->cur;
-  l->cur = (l->cur + 1) % l->n;
+  int to = (from + 1) % l->n;
   for (int i = 0; hint && *hint && i < l->n; i++)
-    if (!strcmp(l->base[i], hint)) l->cur = i;
-  if (l->cur != was) px_info("server %s: trying %s", l->base[was], l->base[l->cur]);
+    if (!strcmp(l->base[i], hint)) to = i;
+  int expect = from;
+  if (to != from && atomic_compare_exchange_strong(&current, &expect, to))
+    px_info("server %s: trying %s", l->base[from], l->base[to]);
 }
 
 bool px_servers_term_ok(uint64_t term) {

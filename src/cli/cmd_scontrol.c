@@ -281,6 +281,37 @@ static int scontrol_show(struct px_cmd *c, int argc, char **argv) {
   return 1;
 }
 
+/* Every controller (GET /v1/controllers, answered by standbys too), as
+ * Slurm prints its primary and backups, with the term and the lag behind
+ * the journal that high availability adds (issue 16). */
+static int ping(struct px_cmd *c) {
+  long status = 0;
+  json_t *resp = NULL;
+  int rc = px_cmd_call(c, "GET", "/v1/controllers", NULL, &status, &resp);
+  json_t *list = json_object_get(resp, "controllers");
+  if (rc || !json_array_size(list)) {
+    printf("Slurmctld(primary) at %s is DOWN\n", c->connected ? c->client.where : "?");
+    json_decref(resp);
+    return 1;
+  }
+  size_t i, backups = 0;
+  json_t *o;
+  json_array_foreach(list, i, o) {
+    const char *role = json_string_value(json_object_get(o, "role"));
+    bool leader = role && !strcmp(role, "leader");
+    bool fresh = json_integer_value(json_object_get(o, "age_ms")) < 10000;
+    char kind[32];
+    if (leader) snprintf(kind, sizeof kind, "primary");
+    else snprintf(kind, sizeof kind, "backup%zu", ++backups);
+    printf("Slurmctld(%s) at %s is %s (term %lld, lag %lld)\n", kind,
+           json_string_value(json_object_get(o, "addr")), fresh ? "UP" : "DOWN",
+           (long long)json_integer_value(json_object_get(o, "term")),
+           (long long)json_integer_value(json_object_get(o, "lag")));
+  }
+  json_decref(resp);
+  return 0;
+}
+
 int px_cmd_scontrol(int argc, char **argv, bool native) {
   struct px_cmd c;
   px_cmd_init(&c, "scontrol", true);
@@ -305,13 +336,8 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
   else if (!strcasecmp(cmd, "update") && rest > 0 && !strncasecmp(args[0], "PartitionName=", 14))
     rc = update_partition(&c, rest, args);
   else if (!strcasecmp(cmd, "update")) rc = update_job(&c, rest, args);
-  else if (!strcasecmp(cmd, "ping")) {
-    long status = 0;
-    json_t *resp = NULL;
-    rc = px_cmd_call(&c, "GET", "/v1/partitions", NULL, &status, &resp);
-    json_decref(resp);
-    printf("Slurmctld(primary) at %s is %s\n", c.connected ? c.client.where : "?", rc ? "DOWN" : "UP");
-  } else {
+  else if (!strcasecmp(cmd, "ping")) rc = ping(&c);
+  else {
     px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, ping)", cmd);
     rc = 1;
   }

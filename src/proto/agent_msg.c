@@ -37,6 +37,7 @@ char *px_node_report_encode(const struct px_node_report *r) {
                         r->version);
   json_t *gpus = json_array(), *jobs = json_array();
   bool bad = !o || !gpus || !jobs;
+  if (!bad && r->since > 0) bad = json_object_set_new(o, "since", json_integer((json_int_t)r->since));
   for (uint32_t i = 0; !bad && i < r->ngpus; i++) bad = json_array_append_new(gpus, gpu_to_json(&r->gpus[i]));
   for (uint32_t i = 0; !bad && i < r->njobs; i++) bad = json_array_append_new(jobs, known_job_to_json(&r->jobs[i]));
   if (!bad) bad = json_object_set(o, "gpus", gpus) || json_object_set(o, "jobs", jobs);
@@ -106,6 +107,7 @@ int px_node_report_decode(const char *json, struct px_node_report *out, struct p
   px_rd_u32(&rd, "cpus", true, &r.cpus);
   px_rd_u64(&rd, "mem_mib", true, &r.mem_mib);
   px_rd_buf(&rd, "version", false, r.version, sizeof r.version);
+  px_rd_i64(&rd, "since", false, &r.since);
   RD_OBJ_ARRAY(&rd, "gpus", r.gpus, r.ngpus, gpu_from_json);
   RD_OBJ_ARRAY(&rd, "jobs", r.jobs, r.njobs, known_job_from_json);
   rc = px_rd_done(&rd);

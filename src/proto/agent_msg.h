@@ -63,6 +63,8 @@ struct px_node_report {
   struct px_known_job *jobs;
   uint32_t njobs;
   char version[32];
+  int64_t since;        /* wall time (s) from which the agent holds every job it was
+                           given until its end is acknowledged (agent/since.c); 0: not said */
 };
 
 /* A service replica's part of a launch order (absent for batch jobs; added

@@ -27,18 +27,17 @@ int pg_fail(struct pg_store *s, PGresult *res, const char *what) {
   const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
   snprintf(s->sqlstate, sizeof s->sqlstate, "%s", st ? st : "");
   PQclear(res);
+  s->lost = PQstatus(s->conn) == CONNECTION_BAD;
+  if (s->lost) PQreset(s->conn);
   return PX_EIO;
 }
 
 /* What a failed write may become (store.h, append): a lost connection is
- * PX_ECONNECT (reset here, so that the next try reconnects); a full disk or
+ * PX_ECONNECT (reset by pg_fail, so that the next try reconnects); a full disk or
  * another shortage of the server's resources (SQLSTATE class 53) may clear,
  * PX_EAGAIN; anything else is PX_EIO. */
 int pg_write_error(struct pg_store *s) {
-  if (PQstatus(s->conn) == CONNECTION_BAD) {
-    PQreset(s->conn);
-    return PX_ECONNECT;
-  }
+  if (s->lost) return PX_ECONNECT; /* reset already (pg_fail) */
   return strncmp(s->sqlstate, "53", 2) == 0 ? PX_EAGAIN : PX_EIO;
 }
 

@@ -14,6 +14,7 @@ struct pg_store {
   struct px_store base;
   PGconn *conn;
   char sqlstate[6]; /* of the last failure ("" when none was given) */
+  bool lost;        /* the last failure lost the connection (reset since) */
 };
 
 /* The tables of high availability (created at open, next to the schema). */
@@ -26,7 +27,9 @@ struct pg_store {
   " seen TIMESTAMPTZ NOT NULL);"                                                           \
   "ALTER TABLE journal ADD COLUMN IF NOT EXISTS term BIGINT NOT NULL DEFAULT 0;"
 
-/* Fills errmsg and sqlstate from res (or the connection), clears res: PX_EIO. */
+/* Fills errmsg and sqlstate from res (or the connection), clears res: PX_EIO.
+ * A lost connection is reset, so that the next call reconnects (a reader's
+ * too: the database may have restarted). */
 int pg_fail(struct pg_store *s, PGresult *res, const char *what);
 /* What a failed write may become: PX_ECONNECT (connection reset for the
  * next try), PX_EAGAIN (SQLSTATE class 53) or PX_EIO. */

@@ -3,7 +3,8 @@
 # start: initdb into DIR/data as an unprivileged user (PostgreSQL refuses to
 # run as root), listen only on a Unix socket in DIR, print the libpq
 # connection string on stdout. Exit 77 (skip) when PostgreSQL is not installed.
-# stop: immediate shutdown, then remove DIR.
+# restart: stop (fast) and start again on the same data, as a database
+# restart in production. stop: immediate shutdown, then remove DIR.
 set -euo pipefail
 cmd=$1 dir=$2
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
@@ -22,6 +23,10 @@ case $cmd in
     "${as_user[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
       -o "-k $dir -c listen_addresses='' -c max_connections=20 -c shared_buffers=16MB" start >/dev/null
     echo "host=$dir dbname=postgres user=pxtest"
+    ;;
+  restart)
+    "${as_user[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -m fast \
+      -o "-k $dir -c listen_addresses='' -c max_connections=20 -c shared_buffers=16MB" restart >/dev/null
     ;;
   stop)
     "${as_user[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true

@@ -222,6 +222,10 @@ bool px_ha_leading(const struct px_server *s) {
   return atomic_load(&h->role) == PX_HA_LEADER && px_now_mono_ns() < atomic_load(&h->deadline_ns);
 }
 
+bool px_ha_deposed(const struct px_server *s) {
+  return s->ha && (!px_ha_leading(s) || !strncmp(s->store->errmsg, "fenced", 6));
+}
+
 enum px_ha_role px_ha_role(const struct px_server *s) {
   return s->ha ? (enum px_ha_role)atomic_load(&s->ha->role) : PX_HA_LEADER;
 }

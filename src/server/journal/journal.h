@@ -70,6 +70,9 @@ void px_ha_stop(struct px_server *s);
  * own by this host's clock. */
 bool px_ha_leading(const struct px_server *s);
 enum px_ha_role px_ha_role(const struct px_server *s);
+/* With --ha: no longer leading, or the store refused a write for a later
+ * term (fencing): the controller must stop and come back as a standby. */
+bool px_ha_deposed(const struct px_server *s);
 uint64_t px_ha_term(const struct px_server *s);
 /* The leader's advertised URL as last seen ("" when none is known). */
 void px_ha_leader_addr(const struct px_server *s, char *buf, size_t size);

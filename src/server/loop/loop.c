@@ -372,6 +372,7 @@ int px_server_run(struct px_server *s) {
       s->publish_cost_ns = s->last_publish_ns - mono;
     }
   }
+  if (rc && px_ha_deposed(s)) rc = PX_ESTATE; /* a fenced commit too: deposed, not broken */
   if (rc == PX_ESTATE) px_error("no longer the leader: stopping");
   else if (rc) px_error("journal failure: stopping without acknowledging the last batch");
   return rc;

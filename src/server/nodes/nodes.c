@@ -215,6 +215,16 @@ static const struct px_known_job *known(const struct px_node_report *r, uint64_t
   return NULL;
 }
 
+/* A job running by the journal that the agent does not know, although the
+ * agent has held every job given to it since before the job started
+ * (report.since, agent/since.c): the launch order never reached it. The
+ * controller that journaled the START died (or lost its lease) before the
+ * order left; the START is durable, so the job is launched again rather than
+ * failed, once, to all of its nodes. */
+static bool never_reached(const struct px_sjob *j, const struct px_node_report *r) {
+  return j->unconfirmed && !j->recovered && r->since > 0 && j->start >= r->since;
+}
+
 int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
   int idx = px_node_index(s, r->report.node);
   if (idx < 0) return PX_ENOENT;
@@ -230,7 +240,12 @@ int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
     struct px_sjob *j = s->jobs[i];
     if (j->state != PX_JOB_RUNNING || !runs_on(j, (uint32_t)idx)) continue;
     const struct px_known_job *k = known(&r->report, j->id);
-    if (!k && (j->recovered || j->unconfirmed)) {
+    if (!k && never_reached(j, &r->report)) {
+      px_warn("job %llu: node %s never got its launch (lost in a restart or takeover): sent again",
+              (unsigned long long)j->id, r->report.node);
+      j->unconfirmed = false; /* the other nodes may register before the order reaches them */
+      px_nodes_launch(s, j);  /* every node of it: an agent starts a job once at most */
+    } else if (!k && (j->recovered || j->unconfirmed)) {
       px_warn("job %llu: node %s does not know it after recovery", (unsigned long long)j->id,
               r->report.node);
       job_node_failed(s, j, now);
