@@ -24,7 +24,8 @@
  *                                    so a kill -9 of the server loses nothing
  *                                    the client heard yes for.
  *
- * The server binary is $PHALANX (default build/phalanx next to this one).
+ * The server binary is $PHALANX (default build/phalanx next to this one);
+ * PX_BENCH_STORE, when set, is its --store (bench_ha.sh: PostgreSQL).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -278,8 +279,13 @@ static int start_server(void) {
   if (server_pid == 0) {
     int null = open("/dev/null", O_WRONLY);
     dup2(null, 2);
-    execl(phalanx, phalanx, "server", "--config", conf, "--state-dir", state, "--rate-limit", "0",
-          "--log-level", "warn", (char *)NULL);
+    const char *store = getenv("PX_BENCH_STORE"); /* another backend (bench_ha.sh: PostgreSQL) */
+    if (store)
+      execl(phalanx, phalanx, "server", "--config", conf, "--state-dir", state, "--rate-limit", "0",
+            "--log-level", "warn", "--store", store, (char *)NULL);
+    else
+      execl(phalanx, phalanx, "server", "--config", conf, "--state-dir", state, "--rate-limit", "0",
+            "--log-level", "warn", (char *)NULL);
     _exit(127);
   }
   struct hconn h = {.sock = sock, .fd = -1};

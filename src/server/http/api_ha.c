@@ -63,8 +63,9 @@ void px_api_controllers(struct px_api_call *c) {
   }
   char leader[256];
   px_ha_leader_addr(s, leader, sizeof leader);
-  json_t *o = json_pack("{so sI ss}", "controllers", list, "term", (json_int_t)px_ha_term(s),
-                        "leader", leader);
+  /* applied_seq: this controller's own, live (the table's is up to a report old) */
+  json_t *o = json_pack("{so sI ss sI}", "controllers", list, "term", (json_int_t)px_ha_term(s),
+                        "leader", leader, "applied_seq", (json_int_t)atomic_load(&s->committed_seq));
   c->answer = o ? json_dumps(o, JSON_COMPACT) : NULL;
   c->status = c->answer ? 200 : 503;
   json_decref(o);

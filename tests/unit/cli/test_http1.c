@@ -230,8 +230,24 @@ static void hung_server_times_out(void **state) {
   stop(&s, t, path);
 }
 
+/* High availability: a standby names the leader; any controller with --ha its term. */
+static void head_reads_leader(void **state) {
+  (void)state;
+  struct px_http_head h;
+  const char *r = "HTTP/1.1 503 Service Unavailable\r\nX-Phalanx-Term: 3\r\n"
+                  "X-Phalanx-Leader: http://127.0.0.1:7001\r\nContent-Length: 0\r\n\r\n";
+  assert_true(px_http_head(r, strlen(r), &h) > 0);
+  assert_true(h.ha);
+  assert_string_equal(h.leader, "http://127.0.0.1:7001");
+  const char *plain = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+  assert_true(px_http_head(plain, strlen(plain), &h) > 0);
+  assert_false(h.ha);
+  assert_string_equal(h.leader, "");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(head_reads_leader),
       cmocka_unit_test(head_parses_status_and_framing),
       cmocka_unit_test(chunks_decode_in_place_at_any_split),
       cmocka_unit_test(keepalive_reused_and_stale_retried),
