@@ -31,6 +31,7 @@
 #include "agent/step.h"
 #include "agent/supervise.h"
 #include "agent/svc_replica.h"
+#include "agent/servers.h"
 #include "agent/since.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -673,12 +674,14 @@ static void stop_jobs(struct agent *a) {
 }
 
 /* Registers when not registered (first start, or the server came back),
- * with a growing pause between tries; starts the order poll the first time. */
+ * with a growing pause between tries (but a steady short one while the
+ * answer is a standby's 503: a takeover is under way and ends within a
+ * lease); starts the order poll the first time. */
 static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int *backoff) {
   if (a->link.registered || now < *reg_at) return;
   if (do_register(a) != 0) {
-    *reg_at = now + *backoff;
-    *backoff = *backoff < 2000 ? *backoff * 2 : 2000;
+    *reg_at = now + (a->link.register_status == 503 ? PX_TAKEOVER_RETRY_MS : *backoff);
+    if (a->link.register_status != 503) *backoff = *backoff < 2000 ? *backoff * 2 : 2000;
     return;
   }
   *backoff = 100;

@@ -74,6 +74,7 @@ int px_link_register(struct px_link *k, const struct px_node_report *r, int *hea
   char *resp = NULL;
   int rc = px_http_do(k->main_http, "POST", "/v1/agent/register", body, REPORT_TIMEOUT_MS, &status, &resp);
   free(body);
+  k->register_status = status;
   if (!rc && status >= 200 && status < 300) {
     json_t *j = resp ? json_loads(resp, 0, NULL) : NULL;
     json_t *hb = j ? json_object_get(j, "heartbeat_s") : NULL;

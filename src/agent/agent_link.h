@@ -46,6 +46,7 @@ struct px_link {
   int backoff_ms;
   uint32_t nqueued;
   bool registered;
+  long register_status;          /* of the last registration (503: a standby, a takeover under way) */
   bool batch;                    /* the server takes {"reports":[...]} */
 };
 

@@ -25,6 +25,7 @@
 
 #include "agent/discover.h"
 #include "agent/emu_int.h"
+#include "agent/servers.h"
 #include "agent/since.h"
 #include "util/hostlist.h"
 #include "util/log.h"
@@ -186,6 +187,8 @@ static void register_done(void *ud, int rc, long status, char *body) {
     n->next_hb_ms = px_emu_mono_ms() + (int64_t)e->heartbeat_s * 1000 * (c->node + 1) / e->nnodes;
     n->poll_at_ms = 0;
     if (n->nrq) mark_dirty(e, c->node);
+  } else if (!rc && status == 503) { /* a standby, or a takeover under way: soon again */
+    n->reg_at_ms = px_emu_mono_ms() + PX_TAKEOVER_RETRY_MS;
   } else {
     if (!rc) px_warn("%s: register: HTTP %ld %s", n->name, status, body ? body : "");
     backoff(n, &n->reg_at_ms);

@@ -24,6 +24,9 @@
 #include <stdint.h>
 
 #define PX_SERVERS_MAX 8
+/* How soon an agent asks again after a standby's 503 (no doubling: the
+ * takeover it waits for ends within a lease). */
+#define PX_TAKEOVER_RETRY_MS 250
 
 struct px_servers {
   char base[PX_SERVERS_MAX][256];
