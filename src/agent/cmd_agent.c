@@ -30,7 +30,7 @@
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: phalanx agent --server URL --node NAME [options]\n"
+          "usage: phalanx agent --server URL[,URL...] --node NAME [options]   (every controller)\n"
           "       phalanx agent --server URL --emulate-nodes HOSTLIST [--emulate-jobs sim|real]\n"
           "                     [--token-dir DIR] [--emulate-gpus SPEC] [--emulate-cpus N] [--emulate-mem MIB]\n"
           "       phalanx agent --discover [--emulate-gpus N[:TYPE[:GROUPS]]]\n"
