@@ -233,6 +233,66 @@ static void append_with_accounting(void **state) {
   px_store_close(s);
 }
 
+static int count_ctl(void *ctx, const struct px_store_ctl *c) {
+  assert_string_equal(c->role, "standby");
+  (*(int *)ctx)++;
+  return 0;
+}
+
+/* High availability (issue 16): the lease is taken only once expired, each
+ * takeover a term higher; a store fenced by an older term refuses journal
+ * writes and changes nothing. SQLite has none of it. */
+static void lease_and_fencing(void **state) {
+  (void)state;
+  struct px_store *a = open_store(), *b = open_store();
+  struct px_store_lease l;
+  if (!px_store_has_lease(a)) {
+    assert_int_equal(px_store_lease_acquire(a, "a", "http://a", 1000, &l), PX_EUNSUPPORTED);
+    px_store_close(a);
+    px_store_close(b);
+    return;
+  }
+  assert_int_equal(px_store_lease_acquire(a, "a", "http://a", 60000, &l), 0);
+  assert_true(l.held);
+  uint64_t t = l.term;
+  assert_int_equal(px_store_lease_acquire(b, "b", "http://b", 60000, &l), 0);
+  assert_false(l.held); /* live: b only learns who leads */
+  assert_true(l.live);
+  assert_string_equal(l.addr, "http://a");
+  assert_int_equal((int)l.term, (int)t);
+  bool held = false;
+  assert_int_equal(px_store_lease_renew(a, t, 60000, &held), 0);
+  assert_true(held);
+  uint64_t last;
+  px_store_last_seq(a, &last);
+  a->term = t;
+  struct px_store_rec r1[] = {{last + 1, 1, "submit", 90, NULL, "{}"}};
+  assert_int_equal(px_store_append(a, r1, 1), 0);
+  assert_int_equal(px_store_lease_release(a, t), 0); /* a stops: b at once */
+  assert_int_equal(px_store_lease_acquire(b, "b", "http://b", 60000, &l), 0);
+  assert_true(l.held);
+  assert_int_equal((int)l.term, (int)t + 1);
+  assert_int_equal(px_store_lease_renew(a, t, 60000, &held), 0);
+  assert_false(held);
+  struct px_store_rec r2[] = {{last + 2, 2, "submit", 91, NULL, "{}"}};
+  assert_int_equal(px_store_append(a, r2, 1), PX_ESTATE); /* fenced */
+  assert_non_null(strstr(a->errmsg, "fenced"));
+  struct px_store_arch arch = {90, "{}"};
+  assert_int_equal(px_store_archive(a, &arch, 1), PX_ESTATE);
+  uint64_t now;
+  px_store_last_seq(b, &now);
+  assert_int_equal((int)now, (int)last + 1); /* nothing of a's after the takeover */
+  b->term = l.term;
+  assert_int_equal(px_store_append(b, r2, 1), 0);
+  struct px_store_ctl c = {"b", "http://b", "standby", l.term, last + 2, 1, 0};
+  assert_int_equal(px_store_ctl_report(b, &c), 0);
+  int n = 0;
+  assert_int_equal(px_store_ctl_list(a, count_ctl, &n), 0);
+  assert_int_equal(n, 1);
+  px_store_close(a);
+  px_store_close(b);
+}
+
 static void run_suite(const char *name) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(journal_append_replay),
@@ -240,8 +300,9 @@ static void run_suite(const char *name) {
       cmocka_unit_test(accounting_and_usage),
       cmocka_unit_test(archive_moves_jobs),
       cmocka_unit_test(append_with_accounting),
+      cmocka_unit_test(lease_and_fencing),
   };
-  if (_cmocka_run_group_tests(name, tests, 5, NULL, NULL)) exit(1);
+  if (_cmocka_run_group_tests(name, tests, 6, NULL, NULL)) exit(1);
 }
 
 static int start_pg(char *conninfo, size_t size) {
