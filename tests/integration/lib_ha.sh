@@ -23,10 +23,12 @@ ha_cleanup() {
   for f in "$T"/*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
   for f in "$T"/*.pid; do [ -f "$f" ] && kill -CONT "$(cat "$f")" 2>/dev/null; done
   [ -n "$AGENT" ] && { kill "$AGENT" 2>/dev/null; wait "$AGENT" 2>/dev/null; }
+  [ -n "${REAL:-}" ] && { kill "$REAL" 2>/dev/null; wait "$REAL" 2>/dev/null; }
   wait 2>/dev/null
   if [ $rc -ne 0 ]; then
     for l in "$T"/*.log; do echo "--- $l (last 15 lines)" >&2; tail -15 "$l" >&2; done
   fi
+  [ -n "${PX_KEEP:-}" ] && psql -Atq "$CONN" -c "SELECT seq, term, kind, job_id, data FROM journal ORDER BY seq" >"$T/journal.txt" 2>&1
   bash "$HERE/pg_ctl.sh" stop "$T/db"
   [ -n "${PX_KEEP:-}" ] || rm -rf "$T"
   exit $rc
@@ -58,7 +60,9 @@ AllowRootJobs=YES
 HeartbeatInterval=1
 SlurmdTimeout=30
 NodeName=n[01-04] CPUs=64 RealMemory=512G Gres=gpu:h100:8
+NodeName=n05 CPUs=4 RealMemory=8G Gres=gpu:2
 PartitionName=gpu Nodes=n[01-04] Default=YES MaxTime=2-0 DefaultTime=1:00:00 State=UP
+PartitionName=solo Nodes=n05 MaxTime=1:00:00 State=UP
 CONF
 echo "Account=ml Fairshare=100 Users=root" >"$T/accounts.conf"
 mkdir -p "$T/marks" "$T/tok"
@@ -110,6 +114,15 @@ start_agent() {
   "$PHALANX" agent --server "$1" --emulate-nodes 'n[01-04]' --emulate-jobs real --token-dir "$T/tok" \
     --state-dir "$T/agent" --heartbeat 1 >>"$T/agent.log" 2>&1 &
   AGENT=$!
+}
+
+# start_real_agent URLS: the real agent (processes, cgroups) for n05, with two emulated GPUs.
+REAL=
+start_real_agent() {
+  "$PHALANX" server token --state-dir "$T/a" --user root --node n05 >"$T/tok/n05.token"
+  "$PHALANX" agent --server "$1" --node n05 --state-dir "$T/real" --emulate-gpus 2 --kill-wait 1 --allow-root \
+    --token-file "$T/tok/n05.token" --heartbeat 1 >>"$T/real.log" 2>&1 &
+  REAL=$!
 }
 
 # api PATH: the leader's answer (through the CLI's own failover is not needed here).

@@ -7,7 +7,9 @@
 #      once) and exits 75 (deposed) to come back as a standby; every job a
 #      client heard "Submitted" for exists;
 #   2. PostgreSQL restarted under both controllers: they reconnect, one
-#      leads, a job submitted afterwards runs, nothing acknowledged is lost.
+#      leads, a job submitted afterwards runs, nothing acknowledged is lost;
+#   3. the real agent (processes, cgroups) follows a kill -9 of the leader:
+#      a job submitted after it runs on its node, once.
 source "$(dirname "$0")/lib_ha.sh"
 
 start_ctl a
@@ -15,9 +17,10 @@ wait_until 20 "a leads" is_leader a
 TOKEN=$("$PHALANX" server token --state-dir "$T/a" --user root)
 start_ctl b
 start_agent "$(url a),$(url b)"
+start_real_agent "$(url a),$(url b)"
 export PHALANX_TOKEN=$TOKEN PHALANX_CONF=$T/slurm.conf PHALANX_TIMEOUT=20
 export PHALANX_SERVER="$(url a),$(url b)"
-idle() { [ "$(api /v1/nodes | jq '[.nodes[] | select(.state == "IDLE")] | length')" = 4 ]; }
+idle() { [ "$(api /v1/nodes | jq '[.nodes[] | select(.state == "IDLE" and .name != "n05")] | length')" = 4 ]; }
 wait_until 30 "four idle nodes" idle
 ok "a leads, b stands by, four nodes"
 
@@ -70,3 +73,16 @@ after=$(api "/v1/jobs?state=all" | jq '.jobs | length')
 [ "$after" -ge "$before" ] || fail "jobs before the restart: $before, after: $after"
 ran_once y || fail "job $Y ran more than once"
 ok "2. database restarted: $(leader) leads (term $(term)), job $Y ran, $after jobs known ($before before)"
+
+# 3. the real agent follows a takeover
+n05_up() { api /v1/nodes/n05 | jq -e '.state == "IDLE"'; }
+wait_until 30 "n05 (real agent) idle" n05_up
+t=$(term)
+kill -9 "$(cat "$T/$(leader).pid")"
+Z=""
+for try in 1 2 3; do Z=$(submit z -p solo) && break; done # a connection the dying leader took is reset
+[ -n "$Z" ] || fail "submit to the real agent's node after the kill"
+wait_until 30 "a new leader" new_leader_above "$t"
+wait_until 40 "job $Z completed on n05" is_state "$Z" COMPLETED
+ran_once z || fail "job $Z ran $(wc -l <"$T/marks/z" 2>/dev/null) times"
+ok "3. the real agent followed the takeover to $(leader) (term $(term)): job $Z ran on n05 once"

@@ -85,8 +85,12 @@ int px_journal_recover(struct px_server *s, struct px_diag *d) {
                        (unsigned long long)s->seq);
   if (rc) return px_diag_set(d, rc, -1, "recovery: %s", s->store->errmsg);
   if ((rc = px_archive_merge(s))) return px_diag_set(d, rc, -1, "recovery: out of memory");
+  /* Alone, the store's last seq is ours too (a tail archived away must not
+   * be given again). With --ha a leader may commit between the replay and
+   * this read: its records would be skipped, never applied; the standby
+   * follows from what it applied (ha.c; the leader's checkpoints wait for it). */
   uint64_t last = 0;
-  if (!px_store_last_seq(s->store, &last) && last > s->seq) s->seq = last;
+  if (!s->opts.ha && !px_store_last_seq(s->store, &last) && last > s->seq) s->seq = last;
   if (floor > s->seq) s->seq = floor;
   atomic_store(&s->committed_seq, s->seq);
   return 0;
