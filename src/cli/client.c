@@ -435,7 +435,9 @@ int px_client_request(struct px_client *c, const char *method, const char *path,
     bool sent, ha = false;
     int rc = request_one(c, method, path, body, blen, deadline, r, leader, &ha, &sent, d);
     bool standby = !rc && r->status == 503 && ha;
-    if (c->naddrs < 2 || !(standby || (rc && !sent)) || now_ms() >= deadline) return rc;
+    /* a GET changes nothing: sent again after a controller died under it */
+    bool again = rc && (!sent || !strcmp(method, "GET"));
+    if (c->naddrs < 2 || !(standby || again) || now_ms() >= deadline) return rc;
     if (standby) free(r->body), r->body = NULL;
     if (move_on(c, standby ? leader : NULL, d)) poll(NULL, 0, 200); /* no leader yet: a takeover */
   }

@@ -49,7 +49,8 @@ struct px_client {
   /* Every controller (issue 16): PHALANX_SERVER "URL1,URL2" or the config's
    * SlurmctldHost= lines. A request that could not be sent (no connection)
    * or that a standby refused (503 naming the leader) is sent to the leader
-   * it named or the next address, until the request's deadline. */
+   * it named or the next address, until the request's deadline; so is a GET
+   * that a controller died under (it changes nothing). */
   char addrs[8][128];
   int naddrs, cur;
 };
