@@ -236,7 +236,7 @@ int px_emnet_request(struct px_emnet *n, uint32_t key, const char *method, const
  * Only a request sent to the current controller moves the list: a hundred
  * polls failing together move it once. */
 static void follow_leader(struct px_emnet *n, struct emreq *r, int *rc, long *status) {
-  bool stale = !*rc && !px_servers_term_ok(r->ha.term);
+  bool stale = !*rc && *status < 300 && !px_servers_term_ok(r->ha.term); /* orders: 2xx */
   bool away = *rc == PX_ECONNECT || *rc == PX_ETIMEOUT ||
               (!*rc && *status == 503 && (r->ha.leader[0] || r->ha.term));
   if (stale) {

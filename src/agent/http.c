@@ -197,7 +197,7 @@ int px_http_do(struct px_http *c, const char *method, const char *path, const ch
   for (int attempt = 0;; attempt++) {
     struct px_ha_hdr hdr = {0};
     int rc = perform(c, method, path, body, timeout_ms, status, resp, &hdr);
-    bool stale = !rc && !px_servers_term_ok(hdr.term);
+    bool stale = !rc && *status < 300 && !px_servers_term_ok(hdr.term); /* orders: 2xx */
     bool away = rc == PX_ECONNECT || rc == PX_ETIMEOUT ||
                 (!rc && *status == 503 && (hdr.leader[0] || hdr.term));
     if (stale) {
