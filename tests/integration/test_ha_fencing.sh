@@ -22,7 +22,11 @@ export PHALANX_TOKEN=$TOKEN PHALANX_CONF=$T/slurm.conf PHALANX_TIMEOUT=20
 export PHALANX_SERVER="$(url a),$(url b)"
 idle() { [ "$(api /v1/nodes | jq '[.nodes[] | select(.state == "IDLE" and .name != "n05")] | length')" = 4 ]; }
 wait_until 30 "four idle nodes" idle
-ok "a leads, b stands by, four nodes"
+ping=$("$BIN/scontrol" ping)
+echo "$ping" | grep -q "^Slurmctld(primary) at $(url a) is UP (term 1, lag 0)" &&
+  echo "$ping" | grep -q "^Slurmctld(backup1) at $(url b) is UP (term 1" || fail "scontrol ping: $ping"
+ok "a leads, b stands by, four nodes; scontrol ping shows both"
+
 
 submit() { # MARKER [sbatch options...]: prints the job id when acknowledged
   local m=$1; shift
