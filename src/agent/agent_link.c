@@ -123,7 +123,7 @@ static void *poll_main(void *arg) {
     struct px_agent_work w;
     struct px_diag d;
     if (!rc && status == 200 && resp && px_agent_work_decode(resp, &w, &d) == 0) {
-      if (w.seq > k->seq) k->seq = w.seq;
+      k->seq = w.seq; /* the server's numbering, even a lower one: another controller's (outbox.c) */
       if (w.nlaunch || w.nsignal || w.nstep) inbox_push(k, &w);
       else px_agent_work_fini(&w);
       wait = 100;

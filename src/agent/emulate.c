@@ -261,7 +261,7 @@ static void poll_done(void *ud, int rc, long status, char *body) {
   n->polling = false;
   if (n->silent) { /* a silent node hears nothing */
   } else if (!rc && status == 200 && body && px_agent_work_decode(body, &w, &d) == 0) {
-    if (w.seq > n->seq) n->seq = w.seq;
+    n->seq = w.seq; /* the server's numbering, even a lower one: another controller's (outbox.c) */
     take_orders(e, c->node, &w);
     px_agent_work_fini(&w);
     n->poll_at_ms = 0;

@@ -376,7 +376,13 @@ static int request_one(struct px_client *c, const char *method, const char *path
                        char *leader, bool *ha, bool *sent, struct px_diag *d) {
   memset(r, 0, sizeof *r);
   *sent = true;
-  if (c->tls) return px_client_tls_request(c, method, path, body, blen, r, d);
+  if (c->tls) {
+    int rc = px_client_tls_request(c, method, path, body, blen, r, d);
+    *sent = !c->tls_unsent;
+    snprintf(leader, 128, "%s", c->tls_head.leader);
+    *ha = c->tls_head.ha;
+    return rc;
+  }
   char *head = request_head(c, method, path, blen, body != NULL);
   if (!head) return px_diag_set(d, PX_ENOMEM, -1, "out of memory");
   struct rx x = {0};

@@ -36,6 +36,22 @@
 #define PX_CLI_DEFAULT_SOCKET "/run/phalanx/phalanx.sock"
 #define PX_CLI_DEFAULT_CONF "/etc/phalanx/phalanx.conf"
 
+/*
+ * The HTTP/1.1 framing (http1.c), exposed for the unit tests.
+ *
+ * px_http_head parses a response head in buf[0..n): returns its length
+ * (through the blank line) when complete, 0 when more bytes are needed, -1
+ * when it is not HTTP.
+ */
+struct px_http_head {
+  long status;
+  long long content_length; /* -1: none given */
+  bool chunked, close;      /* Transfer-Encoding: chunked; the server closes after */
+  char leader[128];         /* X-Phalanx-Leader: a standby names the leader ("" none) */
+  bool ha;                  /* X-Phalanx-Term: a controller of several */
+};
+
+
 struct px_client {
   int fd;                     /* the kept-alive connection, -1 when none */
   unsigned nreq;              /* requests answered on fd (a reused fd may be stale) */
@@ -53,6 +69,10 @@ struct px_client {
    * that a controller died under (it changes nothing). */
   char addrs[8][128];
   int naddrs, cur;
+  /* The last https answer's: the head's HA headers, and whether the request
+   * certainly never left (no connection), for the list above. */
+  struct px_http_head tls_head;
+  bool tls_unsent;
 };
 
 /* A raw answer: status and body (NUL-terminated; the caller frees body). */
@@ -90,23 +110,7 @@ void px_client_tls_fini(struct px_client *c);
 
 /* For a non-2xx answer: the server's {"error":{"message":..}} text, or a
  * generic line with the status. */
-void px_client_error_text(long status, const json_t *resp, char *buf, size_t n);
-
-/*
- * The HTTP/1.1 framing (http1.c), exposed for the unit tests.
- *
- * px_http_head parses a response head in buf[0..n): returns its length
- * (through the blank line) when complete, 0 when more bytes are needed, -1
- * when it is not HTTP.
- */
-struct px_http_head {
-  long status;
-  long long content_length; /* -1: none given */
-  bool chunked, close;      /* Transfer-Encoding: chunked; the server closes after */
-  char leader[128];         /* X-Phalanx-Leader: a standby names the leader ("" none) */
-  bool ha;                  /* X-Phalanx-Term: a controller of several */
-};
-long px_http_head(const char *buf, size_t n, struct px_http_head *h);
+void px_client_error_text(long status, const json_t *resp, char *buf, size_t n);long px_http_head(const char *buf, size_t n, struct px_http_head *h);
 
 /* Chunked decoding, in place and incremental: call again as bytes arrive.
  * Returns 1 when the last chunk (and trailers) are in, 0 for more, -1 when

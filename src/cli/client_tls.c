@@ -52,9 +52,31 @@ static void set_method(CURL *h, const char *method, const char *body, size_t ble
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 }
 
+/* The answer's head, line by line, into one buffer that px_http_head reads
+ * at the end (the leader a standby names, the term; http1.c), so that https
+ * answers are read as the plain ones. A new status line starts it again. */
+struct head_buf {
+  char text[4096];
+  size_t len;
+};
+
+static size_t on_header(char *data, size_t size, size_t n, void *ud) {
+  struct head_buf *b = ud;
+  size_t len = size * n;
+  if (len >= 5 && !memcmp(data, "HTTP/", 5)) b->len = 0;
+  if (b->len + len < sizeof b->text) {
+    memcpy(b->text + b->len, data, len);
+    b->len += len;
+  }
+  return len;
+}
+
 int px_client_tls_request(struct px_client *c, const char *method, const char *path,
                           const char *body, size_t blen, struct px_http_reply *r,
                           struct px_diag *d) {
+  struct head_buf hb = {.len = 0};
+  memset(&c->tls_head, 0, sizeof c->tls_head);
+  c->tls_unsent = false;
   if (!c->curl && !(c->curl = curl_easy_init()))
     return px_diag_set(d, PX_ENOMEM, -1, "out of memory");
   CURL *h = c->curl;
@@ -73,12 +95,15 @@ int px_client_tls_request(struct px_client *c, const char *method, const char *p
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &hb);
   px_http_tls(h, c->ca_file);
   set_method(h, method, body, blen);
   CURLcode rc = curl_easy_perform(h);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
   curl_slist_free_all(hl);
   if (rc != CURLE_OK) {
+    c->tls_unsent = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
     char why[768];
     px_http_failure(rc, errbuf, c->ca_file, why, sizeof why);
     free(b.p);
@@ -87,6 +112,7 @@ int px_client_tls_request(struct px_client *c, const char *method, const char *p
   }
   if (!b.p && !(b.p = calloc(1, 1))) return px_diag_set(d, PX_ENOMEM, -1, "out of memory");
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+  if (px_http_head(hb.text, hb.len, &c->tls_head) <= 0) memset(&c->tls_head, 0, sizeof c->tls_head);
   r->body = b.p;
   r->len = b.len;
   return 0;

@@ -91,7 +91,7 @@ start_ctl() {
     done
   ) &
   SUPS+=($!)
-  wait_until 30 "controller $name answers" curl -sf "http://127.0.0.1:${PORT[$name]}/v1/controllers"
+  wait_until 30 "controller $name answers" curl -sf "$(url "$name")/v1/controllers"
   [ -f "$T/jwt.key" ] || cp "$T/$name/jwt.key" "$T/jwt.key"
 }
 

@@ -54,6 +54,13 @@ struct px_ha {
   char leader_addr[256];        /* under lock */
 };
 
+/* A standby is waited for by the leader's checkpoints while it reported
+ * within this long (database clock), and restarts itself when it could not
+ * report for half of it: generous, so that a standby slowed by a loaded host
+ * is not sent into a loop of restarts; the cost is only checkpoints held
+ * back meanwhile. */
+static int64_t grace_ms(const struct px_ha *h) { return h->ttl_ms * 5 > 10000 ? h->ttl_ms * 5 : 10000; }
+
 static void nap_ms(int64_t ms) {
   nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL);
 }
@@ -111,11 +118,11 @@ struct floor {
   uint64_t seq;
 };
 
-/* A standby that has not reported within a lease is not waited for: it
- * recovers in full when it comes back (it finds itself behind, below). */
+/* A standby that has not reported within grace_ms is not waited for: it
+ * recovers in full when it comes back (out_of_touch, below). */
 static int floor_of(void *ctx, const struct px_store_ctl *c) {
   struct floor *f = ctx;
-  if (!strcmp(c->role, "standby") && c->age_ms < f->h->ttl_ms && strcmp(c->name, f->h->name) &&
+  if (!strcmp(c->role, "standby") && c->age_ms < grace_ms(f->h) && strcmp(c->name, f->h->name) &&
       c->seq < f->seq)
     f->seq = c->seq;
   return 0;
@@ -138,13 +145,13 @@ static void renew(struct px_ha *h) {
   if (px_store_ctl_list(h->store, floor_of, &f) == 0) atomic_store(&h->floor_seq, f.seq);
 }
 
-/* A standby that could not report for half a lease may have been left out
- * of the leader's archive floor (which waits a whole lease on the database's
+/* A standby that could not report for half of grace_ms may have been left
+ * out of the leader's archive floor (which waits grace_ms on the database's
  * clock): records it has not read may be gone. It starts again and recovers
  * in full, rather than take over with a hole in its state. */
 static bool out_of_touch(struct px_ha *h) {
-  if (px_now_mono_ns() - h->reported_ns < h->ttl_ms * 500000LL) return false;
-  deposed(h, "out of touch with the store for half a lease");
+  if (px_now_mono_ns() - h->reported_ns < grace_ms(h) * 500000LL) return false;
+  deposed(h, "out of touch with the store for too long to trust its state");
   return true;
 }
 
@@ -163,13 +170,15 @@ static void *lease_main(void *arg) {
 }
 
 /* name defaults to this host's name and the listening port, addr to
- * http://<listen>. */
-static int ha_names(struct px_ha *h, const struct px_server_opts *o, struct px_diag *d) {
+ * http(s)://<listen> (https with TLSCertFile=). */
+static int ha_names(struct px_ha *h, const struct px_server *s, struct px_diag *d) {
+  const struct px_server_opts *o = &s->opts;
   char host[64] = "";
   gethostname(host, sizeof host - 1);
   const char *port = o->listen ? strrchr(o->listen, ':') : NULL;
+  const char *scheme = s->conf->phalanx.tls_cert_file ? "https" : "http";
   if (o->ha_addr) snprintf(h->addr, sizeof h->addr, "%s", o->ha_addr);
-  else if (o->listen) snprintf(h->addr, sizeof h->addr, "http://%s", o->listen);
+  else if (o->listen) snprintf(h->addr, sizeof h->addr, "%s://%s", scheme, o->listen);
   else return px_diag_set(d, PX_EINVAL, -1, "--ha needs --listen or --advertise (clients must reach every controller)");
   if (o->ha_name) snprintf(h->name, sizeof h->name, "%s", o->ha_name);
   else snprintf(h->name, sizeof h->name, "%s%s", host, port ? port : "");
@@ -187,7 +196,7 @@ int px_ha_start(struct px_server *s, struct px_diag *d) {
   h->ttl_ms = s->opts.lease_ms > 0 ? s->opts.lease_ms : PX_HA_LEASE_MS;
   pthread_mutex_init(&h->lock, NULL);
   atomic_store(&h->floor_seq, UINT64_MAX);
-  int rc = ha_names(h, &s->opts, d);
+  int rc = ha_names(h, s, d);
   if (!rc) rc = px_store_open(s->opts.store_url, &h->store, d);
   if (rc) return rc;
   /* Known to the leader before recovery reads the store, so that its

@@ -335,6 +335,7 @@ int px_server_run(struct px_server *s) {
   if (s->ha) {
     int hrc = px_ha_standby(s);
     if (hrc) return hrc == PX_EAGAIN ? 0 : hrc;
+    px_outbox_renumber(s->outbox);
   }
   int64_t timers_ns = px_now_mono_ns();
   int rc = 0;

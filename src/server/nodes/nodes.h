@@ -32,6 +32,10 @@ struct px_order {
 struct px_outbox;
 struct px_outbox *px_outbox_new(const struct px_conf *conf);
 void px_outbox_free(struct px_outbox *o);
+/* A standby that takes over (journal/ha.c): its order seqs go on from the
+ * wall clock now, above those of the leader before it (started after this
+ * standby), so that agents do not take new orders for acknowledged ones. */
+void px_outbox_renumber(struct px_outbox *o);
 /* Main thread: queue an order for node (takes json); kind: enum
  * px_order_kind (true and false are a launch and a signal). */
 int px_outbox_push(struct px_outbox *o, uint32_t node, int kind, char *json);

@@ -65,6 +65,15 @@ struct px_outbox *px_outbox_new(const struct px_conf *conf) {
   return o;
 }
 
+void px_outbox_renumber(struct px_outbox *o) {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  uint64_t us = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+  pthread_mutex_lock(&o->lock);
+  if (us > o->next_seq) o->next_seq = us;
+  pthread_mutex_unlock(&o->lock);
+}
+
 void px_outbox_free(struct px_outbox *o) {
   if (!o) return;
   for (uint32_t i = 0; i < o->nnodes; i++) {
@@ -112,8 +121,12 @@ int px_outbox_push(struct px_outbox *o, uint32_t node, int kind, char *json) {
   return 0;
 }
 
-/* Drops orders the agent has acknowledged (seq <= after). Lock held. */
-static void drop_acked(struct node_box *b, uint64_t after) {
+/* Drops orders the agent has acknowledged (seq <= after). An after this
+ * outbox never reached counts another controller's orders (the agent
+ * polled the leader before this one took over): none of ours is
+ * acknowledged, all are sent. Lock held. */
+static void drop_acked(const struct px_outbox *o, struct node_box *b, uint64_t after) {
+  if (after >= o->next_seq) return;
   size_t k = 0;
   while (k < b->len && b->v[k].seq <= after) free(b->v[k++].json);
   if (!k) return;
@@ -148,7 +161,7 @@ char *px_outbox_wait(struct px_outbox *o, uint32_t node, uint64_t after, int64_t
   struct timespec ts = {deadline_ns / 1000000000, deadline_ns % 1000000000};
   pthread_mutex_lock(&o->lock);
   struct node_box *b = &o->nodes[node];
-  drop_acked(b, after);
+  drop_acked(o, b, after);
   while (!b->len && !o->stopping) {
     if (pthread_cond_timedwait(&b->cond, &o->lock, &ts) == ETIMEDOUT) break;
   }
@@ -162,7 +175,7 @@ bool px_outbox_park(struct px_outbox *o, uint32_t node, uint64_t after, int64_t 
   if (node >= o->nnodes) return true;
   pthread_mutex_lock(&o->lock);
   struct node_box *b = &o->nodes[node];
-  drop_acked(b, after);
+  drop_acked(o, b, after);
   bool ready = b->len || o->stopping;
   if (!ready) {
     unpark(b); /* an earlier poll of the node (its agent restarted): answered now */
@@ -179,7 +192,7 @@ char *px_outbox_take(struct px_outbox *o, uint32_t node, uint64_t after) {
   if (node >= o->nnodes) return NULL;
   pthread_mutex_lock(&o->lock);
   struct node_box *b = &o->nodes[node];
-  drop_acked(b, after);
+  drop_acked(o, b, after);
   char *s = render(b, after);
   pthread_mutex_unlock(&o->lock);
   return s;
