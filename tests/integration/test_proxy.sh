@@ -41,12 +41,21 @@ wait_for() {
   done
 }
 
-# replicas: python3 -m http.server serving a file that names them
+# replicas: python3's http.server serving a file that names them, each
+# response written whole (one send): a kill -9 between headers and body
+# would cut a response the proxy has already forwarded, which no proxy can
+# retry (docs/proxy.md); a whole response is either sent or never started
 declare -A RPORT RPID
+REPLICA_PY='import functools, sys, http.server as h
+class Whole(h.SimpleHTTPRequestHandler):
+    wbufsize = -1  # buffered: flushed once per request by handle_one_request
+    def log_message(self, *args): pass
+h.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])),
+                      functools.partial(Whole, directory=sys.argv[1])).serve_forever()'
 replica() {
   mkdir -p "$T/r/$1" && echo "$1" >"$T/r/$1/who"
   RPORT[$1]=$(free_port)
-  python3 -m http.server --bind 127.0.0.1 --directory "$T/r/$1" "${RPORT[$1]}" >/dev/null 2>&1 &
+  python3 -c "$REPLICA_PY" "$T/r/$1" "${RPORT[$1]}" >/dev/null 2>&1 &
   RPID[$1]=$!
   PIDS+=($!)
   wait_for "replica $1" curl -sf "http://127.0.0.1:${RPORT[$1]}/who"

@@ -14,6 +14,9 @@ SICK = f"unhealthy-{os.environ.get('PX_REPLICA', '')}"
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # buffered, flushed once per request: a response leaves in one send, so
+    # a kill -9 either precedes it (the proxy retries) or follows it
+    wbufsize = -1
 
     def log_message(self, *args):
         pass
