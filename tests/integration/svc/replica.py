@@ -3,6 +3,7 @@
 listening on 127.0.0.1:$PORT (threads, keep-alive):
   GET /who      -> "$VERSION $PX_REPLICA"
   GET /healthz  -> 200, or 503 while the file ./unhealthy-$PX_REPLICA exists
+                   or always with SICK=1 in the environment (a bad version)
   GET /slow     -> 200 after 0.3 s (load for the autoscaler)"""
 import os
 import time
@@ -10,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 WHO = f"{os.environ.get('VERSION', '')} {os.environ.get('PX_REPLICA', '')}\n".encode()
 SICK = f"unhealthy-{os.environ.get('PX_REPLICA', '')}"
+ALWAYS_SICK = os.environ.get("SICK") == "1"
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -20,7 +22,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         code, body = 200, WHO
-        if self.path == "/healthz" and os.path.exists(SICK):
+        if self.path == "/healthz" and (ALWAYS_SICK or os.path.exists(SICK)):
             code, body = 503, b"sick\n"
         elif self.path == "/slow":
             time.sleep(0.3)

@@ -247,6 +247,38 @@ static void rollback_when_never_ready(void **state) {
   px_svcs_fini(&w.t);
 }
 
+/* A new generation that crashes 3 times in a row is rolled back; its
+ * streak is then the reason shown, not the state (Running, not CrashLoop). */
+static void rollback_after_crashloop_runs_again(void **state) {
+  struct world w = {0};
+  px_svcs_init(&w.t);
+  apply(&w, "name: web\ncommand: [v1]\nreplicas: 2\n", 0);
+  settle(&w, "web", 0);
+  start_all(&w, "web", true, 0);
+  apply(&w, "name: web\ncommand: [v2]\nreplicas: 2\n", 100);
+  struct px_svc *s = px_svcs_find(&w.t, "web");
+  int64_t t = 100;
+  for (int k = 0; k < 3 && !w.rollbacks; k++) { /* each v2 replica exits at once */
+    t += 10;
+    settle(&w, "web", t);
+    start_all(&w, "web", false, t);
+    for (uint32_t i = s->nreps; i-- > 0;)
+      if (s->reps[i].generation == 2) px_svcs_job_ended(&w.t, "web", s->reps[i].job_id, true, "FAILED exit 1", t);
+    settle(&w, "web", t);
+  }
+  assert_int_equal(w.rollbacks, 1);
+  assert_int_equal(s->generation, 3);
+  assert_string_equal(s->spec.argv[0], "v1");
+  settle(&w, "web", t + 60);
+  start_all(&w, "web", true, t + 60);
+  settle(&w, "web", t + 60);
+  char why[256];
+  assert_string_equal(px_svc_status(s, t + 60, why, sizeof why), "Running");
+  assert_non_null(strstr(why, "rolled back: generation 2 failed 3 times in a row"));
+  assert_int_equal(px_svc_ready(s), 2);
+  px_svcs_fini(&w.t);
+}
+
 /* HPA's windows: up at once with a 0 s window; down only when the highest
  * recommendation of the last 60 s is lower. Every decision has its reason. */
 static void autoscale_windows(void **state) {
@@ -319,6 +351,7 @@ int main(void) {
       cmocka_unit_test(scale_up_and_down),
       cmocka_unit_test(rolling_update_steps),
       cmocka_unit_test(rollback_when_never_ready),
+      cmocka_unit_test(rollback_after_crashloop_runs_again),
       cmocka_unit_test(autoscale_windows),
       cmocka_unit_test(spread_submits_one_at_a_time),
       cmocka_unit_test(delete_drains_then_forgets),
