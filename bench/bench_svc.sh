@@ -105,6 +105,7 @@ svc apply fo.yaml >/dev/null
 fo_ready() { [ "$(svc show fo --json | jq -r '"\(.state) \(.ready)"')" = "Running 2" ]; }
 wait_until 60 fo_ready || die "fo not ready: $(svc show fo)"
 node=$(svc show fo --json | jq -r '.replica_jobs[0].node')
+sibling=$(svc show fo --json | jq -r '.replica_jobs[1].node')
 agent=$(pgrep -f "agent --server .* --node $node .*$tmp" | head -n1)
 [ -n "$agent" ] || die "no agent for $node"
 victim=""
@@ -114,14 +115,17 @@ for p in $(pgrep -f "python3 replica.py$" || true); do
 done
 t0=$(now_ms)
 kill -9 "$agent" ${victim:+"$victim"}
-# done: two ready endpoints, none on the dead node (the replacement may be
-# the same job requeued elsewhere, or a new one)
+# done: two ready endpoints, none on the dead node (the replacement is a
+# new job: a lost node ends a replica NODE_FAIL)
 replaced() {
   api /v1/services/fo/endpoints | jq -e --arg n "$node" \
     '(.endpoints | length) >= 2 and ([.endpoints[] | select(.node == $n)] | length) == 0' >/dev/null
 }
 wait_until 90 replaced || die "no ready replacement off $node: $(api /v1/services/fo/endpoints)"
-echo "svc_failover_s $(awk -v a="$t0" -v b="$(now_ms)" 'BEGIN { printf "%.1f", (b - a) / 1000 }') s (SlurmdTimeout 5 s; target 7)"
+t1=$(now_ms)
+nodes=$(api /v1/services/fo/endpoints | jq -r '[.endpoints[].node] | sort | join(" ")')
+[ "$(echo "$nodes" | tr ' ' '\n' | sort -u | wc -l)" = 2 ] || die "spread: both replicas on one node after the failover ($nodes; the sibling ran on $sibling)"
+echo "svc_failover_s $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1000 }') s (SlurmdTimeout 5 s; target 7)"
 # the dead node's replicas outlive its agent: end them with the bench
 for p in $(pgrep -f "python3 replica.py$" || true); do
   [ "$(readlink "/proc/$p/cwd")" = "$tmp" ] && kill -9 "$p"
