@@ -14,7 +14,7 @@
 #     with the reason shown;
 # and then
 #  6. autoscaling: load through the proxy raises an autoscaled service from
-#     1 replica toward its max, and it returns to 1 after the load stops.
+#     1 replica to its max (3), and it returns to 1 after the load stops.
 # No node but the one whose agent was killed may go DOWN: the agents'
 # heartbeats must keep up with the 5 s timeout from their registration on
 # (a first heartbeat due 10 s after an agent's start, its own default, once
@@ -193,7 +193,7 @@ replicas_are() { [ "$(field '.replicas' auto)" "$1" "$2" ]; }
 auto_served() { curl -sf "$PROXY/auto/who" >/dev/null; }
 wait_for 60 auto_served || fail "auto not served"
 client load /auto/slow 90 8
-wait_for 60 replicas_are -ge 2 || fail "no scale up under load: $(svc show auto)"
+wait_for 60 replicas_are -eq 3 || fail "not scaled up to max (3) under load: $(svc show auto)"
 peak=$(field '.replicas' auto)
 client_end load || fail "requests failed while scaling up"
 wait_for 60 replicas_are -eq 1 || fail "no scale down after the load: $(svc show auto)"
