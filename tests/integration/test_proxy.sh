@@ -7,7 +7,8 @@
 #   - a replica killed with kill -9 while a client loop runs costs no
 #     failed request (HAProxy retries on another server);
 #   - a replica taken out of the endpoints, then stopped, costs none either;
-#   - a new service reloads HAProxy gracefully and is routed;
+#   - a new service reloads HAProxy gracefully and is routed, and five
+#     reloads under a keep-alive client loop cost no request;
 #   - a service outgrowing its slots gets more (reload), and the load
 #     reports reach the server's /v1/services/NAME/load.
 set -euo pipefail
@@ -116,12 +117,25 @@ wait $cpid
 grep -q ' failed 0 ' "$T/c2" || fail "requests failed while a replica was drained: $(cat "$T/c2")"
 ok "replica drained then stopped: $(head -1 "$T/c2")"
 
-endpoints "web:c" "api:d"
+# reloads under a client loop (keep-alive): the old worker answers a
+# request on an idle connection with Connection: close instead of closing
+# it under the client (option idle-close-on-response)
+client /web/who 100000 8 >"$T/c4" &
+cpid=$!
+new_worker() { [ "$(worker)" != "$w" ]; }
+for svcs in "api:d" "" "api:d" "" "api:d"; do
+  w=$(worker)
+  endpoints "web:c" ${svcs:+"$svcs"}
+  wait_for "a reload" new_worker
+  sleep 0.3
+done
+wait $cpid
+grep -q ' failed 0 ' "$T/c4" || fail "requests failed across reloads: $(cat "$T/c4")"
 wait_for "api routed" get /api/who
 [ "$(get /api/who)" = d ] || fail "api"
 [ "$(get /web/who)" = c ] || fail "web after the reload"
 [ "$(worker)" != "$w0" ] || fail "a new service did not reload haproxy"
-ok "a new service reloads haproxy gracefully"
+ok "a new service reloads haproxy gracefully; 5 reloads under a client loop: $(head -1 "$T/c4")"
 
 # nine endpoints for eight slots (eight of them closed ports nobody serves)
 many="c"
