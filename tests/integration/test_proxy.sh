@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_proxy.sh - `phalanx proxy` with a real HAProxy, fed by a stand-in for
 # the server's endpoints API (svc/endpoints_stub.py, a file we rewrite) and
-# python3's http.server as replicas:
+# svc/replica.py (python3's http.server, each response in one write) as replicas:
 #   - routing by path prefix (stripped) and by Host, 404 for no service;
 #   - an endpoint change is applied at run time (no reload: same worker);
 #   - a replica killed with kill -9 while a client loop runs costs no
@@ -42,12 +42,12 @@ wait_for() {
   done
 }
 
-# replicas: python3 -m http.server serving a file that names them
+# replicas: svc/replica.py answering GET /who with their name
 declare -A RPORT RPID
-replica() {
-  mkdir -p "$T/r/$1" && echo "$1" >"$T/r/$1/who"
+replica() { # svc/replica.py: GET /who answers "$1", each response in one write
+  mkdir -p "$T/r/$1"
   RPORT[$1]=$(free_port)
-  python3 -m http.server --bind 127.0.0.1 --directory "$T/r/$1" "${RPORT[$1]}" >/dev/null 2>&1 &
+  (cd "$T/r/$1" && VERSION=$1 PORT=${RPORT[$1]} exec python3 "$PX_SRC/tests/integration/svc/replica.py") >/dev/null 2>&1 &
   RPID[$1]=$!
   PIDS+=($!)
   wait_for "replica $1" curl -sf "http://127.0.0.1:${RPORT[$1]}/who"
