@@ -671,8 +671,12 @@ static void stop_jobs(struct agent *a) {
 }
 
 /* Registers when not registered (first start, or the server came back),
- * with a growing pause between tries; starts the order poll the first time. */
-static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int *backoff) {
+ * with a growing pause between tries; starts the order poll the first time.
+ * The next heartbeat is due one of the server's intervals (its answer sets
+ * heartbeat_s) after the registration: counted from the agent's start with
+ * its own default (10 s) instead, the first one came after a short
+ * SlurmdTimeout (5 s with HeartbeatInterval=1) had called the node DOWN. */
+static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int *backoff, int64_t *next_hb) {
   if (a->link.registered || now < *reg_at) return;
   if (do_register(a) != 0) {
     *reg_at = now + *backoff;
@@ -680,6 +684,7 @@ static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int
     return;
   }
   *backoff = 100;
+  *next_hb = now + a->heartbeat_s * 1000L;
   if (!a->link.thread_started && px_link_start_poll(&a->link) != 0) px_error("cannot start the order poll");
 }
 
@@ -688,7 +693,7 @@ static void loop(struct agent *a) {
   int backoff = 100;
   for (;;) {
     int64_t now = mono_ms();
-    ensure_registered(a, now, &reg_at, &backoff);
+    ensure_registered(a, now, &reg_at, &backoff, &next_hb);
     if (a->link.registered && now >= px_link_due(&a->link)) px_link_flush(&a->link, now, on_acked, a);
     int64_t wake = next_hb < next_scan ? next_hb : next_scan;
     if (!a->link.registered && reg_at < wake) wake = reg_at;

@@ -77,6 +77,11 @@ int px_svc_replica_spec(struct px_server *s, const struct px_svc *v, uint32_t in
   o->mem_per_node_mib = sp->mem_mib;
   o->constraint = dup_or_null(sp->constraint);
   if (sp->spread) o->exclude = spread_exclude(s, v, index);
+  /* A lost node ends a replica (NODE_FAIL) instead of requeueing it: a
+   * requeued job keeps the exclude list of its first submit, so it could
+   * start next to a sibling that moved since; the controller's replacement
+   * is a new job whose list is the siblings' nodes now. */
+  o->requeue = false;
   o->time_limit_s = PX_TIME_UNLIMITED; /* long-running: never ends on its own */
   o->script = sp->script ? strdup(sp->script) : NULL;
   /* The replica's identity in its environment (the agent sets its ports). */
