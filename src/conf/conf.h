@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "conf/gpu_policy.h"
 #include "util/arena.h"
 #include "util/error.h"
 #include "util/units.h" /* PX_TIME_UNLIMITED */
@@ -197,6 +198,7 @@ struct px_conf_phalanx {
   uint32_t noperators;
   const char **administrators;
   uint32_t nadministrators;
+  struct px_gpu_policy gpu;        /* GpuFaultPolicy=, GpuQuarantineFaults=, ... (gpu_policy.h) */
 };
 
 /* An advance reservation (scontrol create reservation; Phalanx reads

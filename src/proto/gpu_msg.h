@@ -1,0 +1,34 @@
+/*
+ * gpu_msg.h - a GPU fault as an agent reports it (POST /v1/agent/gpu), and
+ * its strict JSON codec:
+ *
+ *   {"node":"n01","gpu":3,"fault":"xid","code":79,
+ *    "detail":"GPU has fallen off the bus"}
+ *
+ * fault is one of the classes below; code is what the class counts (the
+ * XID number, the new double-bit ECC errors, the throttle reason mask, 0
+ * for the others); detail is free text for the operator (optional). The
+ * server's policy (docs/gpus.md) decides what a class does.
+ */
+#ifndef PX_PROTO_GPU_MSG_H
+#define PX_PROTO_GPU_MSG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conf/gpu_policy.h" /* the fault classes */
+#include "util/error.h"
+
+struct px_gpu_fault {
+  char node[64];
+  uint32_t gpu;                 /* node-local index, 0..63 */
+  enum px_gpu_fault_class fault;
+  int64_t code;                 /* >= 0 */
+  char detail[128];
+};
+
+char *px_gpu_fault_encode(const struct px_gpu_fault *f); /* malloc'd; NULL on ENOMEM */
+/* 0, or PX_EPARSE / PX_EINVAL with d naming the field; f is then zeroed. */
+int px_gpu_fault_decode(const char *json, struct px_gpu_fault *f, struct px_diag *d);
+
+#endif
