@@ -175,6 +175,14 @@ static int update_job(struct px_cmd *c, int argc, char **argv) {
 
 /* Drain or resume nodes: POST /v1/nodes/{name}/drain|resume. */
 int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const char *reason) {
+  json_t *body = reason ? json_pack("{s:s}", "reason", reason) : NULL;
+  int rc = px_cmd_node_post(c, op, nodes, body);
+  json_decref(body);
+  return rc;
+}
+
+/* POST /v1/nodes/{name}/OP with body (borrowed; NULL: none) for every node of the hostlist. */
+int px_cmd_node_post(struct px_cmd *c, const char *op, const char *nodes, json_t *body) {
   char **names;
   size_t n;
   if (px_cli_hostlist_expand(nodes, &names, &n)) {
@@ -185,7 +193,7 @@ int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const ch
   for (size_t i = 0; i < n && !rc; i++) {
     char path[300];
     snprintf(path, sizeof path, "/v1/nodes/%s/%s", names[i], op);
-    json_t *body = reason ? json_pack("{s:s}", "reason", reason) : NULL, *resp = NULL;
+    json_t *resp = NULL;
     long status = 0;
     rc = px_cmd_call(c, "POST", path, body, &status, &resp);
     if (!rc && status / 100 != 2) {
@@ -194,26 +202,35 @@ int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const ch
       px_cmd_error(c, "%s %s: %s", op, names[i], msg);
       rc = 1;
     }
-    json_decref(body);
     json_decref(resp);
   }
   px_cli_strv_free(names, n);
   return rc;
 }
 
+/* GpuResume=INDEX|all: a faulty or quarantined GPU back in service (docs/gpus.md). */
+static int gpu_resume(struct px_cmd *c, const char *nodes, const char *gpu) {
+  json_t *body = json_pack("{s:s}", "gpu", gpu);
+  int rc = px_cmd_node_post(c, "gpu_resume", nodes, body);
+  json_decref(body);
+  return rc;
+}
+
 static int update_node(struct px_cmd *c, int argc, char **argv) {
-  const char *node = NULL, *state = NULL, *reason = NULL;
+  const char *node = NULL, *state = NULL, *reason = NULL, *gpu = NULL;
   for (int i = 0; i < argc; i++) {
     if (!strncasecmp(argv[i], "NodeName=", 9)) node = argv[i] + 9;
     else if (!strncasecmp(argv[i], "State=", 6)) state = argv[i] + 6;
     else if (!strncasecmp(argv[i], "Reason=", 7)) reason = argv[i] + 7;
+    else if (!strncasecmp(argv[i], "GpuResume=", 10)) gpu = argv[i] + 10;
     else {
-      px_cmd_error(c, "Update of %s is not supported for nodes (State and Reason are)", argv[i]);
+      px_cmd_error(c, "Update of %s is not supported for nodes (State, Reason and GpuResume are)", argv[i]);
       return 1;
     }
   }
-  if (!node || !state) {
-    px_cmd_error(c, "scontrol update NodeName=NODES State=DRAIN|RESUME [Reason=TEXT]");
+  if (node && gpu && !state) return gpu_resume(c, node, gpu);
+  if (!node || !state || gpu) {
+    px_cmd_error(c, "scontrol update NodeName=NODES State=DRAIN|RESUME [Reason=TEXT] | GpuResume=INDEX|all");
     return 1;
   }
   if (!strcasecmp(state, "DRAIN")) {

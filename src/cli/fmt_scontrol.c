@@ -179,6 +179,7 @@ void px_fmt_scontrol_node(FILE *out, const struct px_node_info *n) {
     if (n->gpus_alloc) snprintf(tres + w, sizeof tres - (size_t)w, ",gres/gpu=%u", n->gpus_alloc);
   }
   fprintf(out, "   AllocTRES=%s\n", tres);
+  if (n->gpus_out) fprintf(out, "   GpusOut=%u GpuHealth=%s\n", n->gpus_out, PX_STR(n->gpu_health));
   if (n->reason && *n->reason) fprintf(out, "   Reason=%s\n", n->reason);
   fputc('\n', out);
 }

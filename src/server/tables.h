@@ -72,6 +72,8 @@ struct px_snode {
   uint32_t recovered_jobs;      /* recovered running jobs holding it drained */
   char addr[64];
   char reason[256];
+  struct px_sgpu *gpus;         /* GPU health (nodes/gpu_health.c); NULL until a GPU's first fault */
+  uint32_t gpu_gen;             /* counts its GPUs' changes (the published text follows) */
 };
 
 /* Group commit (commit.c): batches of journal records, sealed by the main
@@ -155,6 +157,7 @@ struct px_server {
   struct px_blob *shares_blob;            /* rebuilt at most once a second */
   int64_t shares_ns;
   bool shares_stale;                      /* a publish reused an older one: refresh at shares_ns + 1 s */
+  uint64_t gpu_faults[PX_GPU_FAULT_COUNT]; /* GPU faults by class since start (/metrics) */
   json_t *resv_created;                   /* reservations made through the API (resv.c) */
   struct px_blob *resv_blob;              /* rebuilt when resv_dirty */
   bool resv_dirty;

@@ -133,6 +133,42 @@ void px_api_agent_heartbeat(struct px_api_call *c) {
   px_api_call_main(c, &r);
 }
 
+/* POST /v1/agent/gpu: a GPU fault (proto/gpu_msg.h). */
+void px_api_agent_gpu(struct px_api_call *c) {
+  struct px_req r = {.kind = PX_REQ_AGENT_GPU, .who = c->who};
+  struct px_diag d;
+  int rc = px_gpu_fault_decode(c->body ? c->body : "", &r.gpu, &d);
+  if (rc) return px_api_error_diag(c, rc, &d);
+  px_api_call_main(c, &r);
+}
+
+struct gpu_body {
+  char gpu[8]; /* an index, or "all" */
+};
+
+/* POST /v1/nodes/{name}/gpu_resume {"gpu":"3"|"all"}: operators. */
+void px_api_node_gpu_resume(struct px_api_call *c) {
+  static const struct px_jfield fields[] = {PX_JF_C(struct gpu_body, gpu)};
+  struct px_req r = {.kind = PX_REQ_GPU_RESUME, .who = c->who};
+  if (strlen(c->arg) >= sizeof r.node) return px_api_error(c, 404, "NOT_FOUND", "node: no such node");
+  snprintf(r.node, sizeof r.node, "%.63s", c->arg);
+  json_t *body = px_api_body_object(c);
+  if (!body) return;
+  struct gpu_body gb = {""};
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_jf_decode(body, fields, 1, &gb, NULL, "", &d);
+  json_decref(body);
+  char *end = NULL;
+  unsigned long v = gb.gpu[0] >= '0' && gb.gpu[0] <= '9' ? strtoul(gb.gpu, &end, 10) : 0;
+  r.batch = !strcmp(gb.gpu, "all");
+  if (!rc && !r.batch && (!end || *end || v > 63))
+    rc = px_diag_set(&d, PX_EINVAL, -1, "gpu: a GPU index 0..63 or \"all\"");
+  if (rc) return px_api_error_diag(c, rc, &d);
+  r.gpu.gpu = (uint32_t)v;
+  px_api_call_main(c, &r);
+}
+
 void px_api_agent_work(struct px_api_call *c) {
   const char *node = px_api_arg(c, "node"), *after = px_api_arg(c, "after");
   uint64_t idx, seq = 0;

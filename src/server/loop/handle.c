@@ -294,7 +294,23 @@ static void drain_resume(struct px_server *s, struct px_req *r, int64_t now) {
   struct px_event_result res;
   int rc = px_events_accept(s, &ev, now, &res);
   if (rc) return answer_diag(r, rc, &res.diag);
+  /* an operator's resume returns the node's faulty GPUs, not the quarantined ones */
+  if (!drain && (rc = px_gpu_resume(s, (uint32_t)idx, -1, false, now)))
+    return px_req_error(r, 500, "INTERNAL", "GPUs of %s: %s", r->node, px_strerror(rc));
   s->need_cycle = true;
+  answer_ok(r);
+}
+
+/* POST /v1/nodes/{name}/gpu_resume: one GPU (or all) back, quarantined too. */
+static void gpu_resume(struct px_server *s, struct px_req *r, int64_t now) {
+  int idx = px_node_index(s, r->node);
+  if (idx < 0) return px_req_error(r, 404, "NOT_FOUND", "node %s: no such node", r->node);
+  if (!is_operator(r)) return deny(r, "operator", "only operators return GPUs to service");
+  if (!r->batch && r->gpu.gpu >= s->conf->nodes[idx].ngpu)
+    return px_req_error(r, 400, "INVALID", "gpu: node %s has %u GPUs, no index %u", r->node,
+                        s->conf->nodes[idx].ngpu, r->gpu.gpu);
+  int rc = px_gpu_resume(s, (uint32_t)idx, r->batch ? -1 : (int)r->gpu.gpu, true, now);
+  if (rc) return px_req_error(r, 500, "INTERNAL", "GPUs of %s: %s", r->node, px_strerror(rc));
   answer_ok(r);
 }
 
@@ -439,9 +455,18 @@ static void agent_register(struct px_server *s, struct px_req *r, int64_t now) {
   }
   int64_t hb = s->conf->phalanx.heartbeat_interval_s > 0 ? s->conf->phalanx.heartbeat_interval_s : 10;
   /* report_batch: this server takes {"reports":[...]} (proto/agent_msg.h) */
-  json_t *o = json_pack("{sI ss sb}", "heartbeat_s", (json_int_t)hb, "node", r->report.node, "report_batch", 1);
+  json_t *o = json_pack("{sI ss sb sI}", "heartbeat_s", (json_int_t)hb, "node", r->report.node, "report_batch", 1,
+                        "gpu_health_interval_ms", (json_int_t)s->conf->phalanx.gpu.health_interval_ms);
   px_req_answer(r, 200, json_dumps(o, JSON_COMPACT));
   json_decref(o);
+}
+
+static void agent_gpu(struct px_server *s, struct px_req *r, int64_t now) {
+  if (!agent_may(r, r->gpu.node)) return;
+  char msg[256];
+  int rc = px_gpu_fault(s, &r->gpu, now, msg, sizeof msg);
+  if (rc) return px_req_error(r, px_error_http_status(rc), px_error_code(rc), "%s", msg);
+  answer_ok(r);
 }
 
 static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) {
@@ -494,6 +519,8 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_AGENT_REGISTER: agent_register(s, r, now); break;
     case PX_REQ_AGENT_REPORT: agent_report(s, r, now); break;
     case PX_REQ_AGENT_HEARTBEAT: agent_heartbeat(s, r, now); break;
+    case PX_REQ_AGENT_GPU: agent_gpu(s, r, now); break;
+    case PX_REQ_GPU_RESUME: gpu_resume(s, r, now); break;
     case PX_REQ_RESV_ADD: resv_add(s, r, now); break;
     case PX_REQ_STEP_ADD:
     case PX_REQ_STEP_SHOW:
