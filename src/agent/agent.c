@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent/agent_link.h"
+#include "agent/gpu_watch.h"
 #include "agent/launch.h"
 #include "agent/step.h"
 #include "agent/supervise.h"
@@ -75,6 +76,7 @@ struct agent {
   uint64_t batch;            /* counts order batches */
   bool slot_used[SLOTS_MAX + 1]; /* [n]: slot_<n> belongs to a job whose end is not acknowledged */
   struct px_health_mon health;   /* service replicas' checks (svc_health.h) */
+  struct px_gpu_watch gpus;      /* GPU faults (gpu_watch.h) */
 };
 
 /* The lowest free slot (a group that already exists, most of the time), 0 when all are taken. */
@@ -522,6 +524,12 @@ static void read_notes(struct agent *a) {
       step_ended(a, name);
       continue;
     }
+    if (strncmp(name, "gpufault ", 9) == 0) { /* an injected fault (emulated GPUs, gpu_watch.h) */
+      struct px_gpu_fault f;
+      if (px_gpu_fault_parse_note(name, a->site.node, &f) == 0 && f.gpu < a->res.ngpus) px_gpu_watch_add(&a->gpus, &f);
+      else px_warn("bad GPU fault injection: %s", name);
+      continue;
+    }
     struct ajob *j = find_dir(a, name);
     if (j && !j->ended) job_ended(a, j);
   }
@@ -680,6 +688,7 @@ static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int
     return;
   }
   *backoff = 100;
+  if (a->link.gpu_interval_ms) atomic_store(&a->gpus.interval_ms, a->link.gpu_interval_ms);
   if (!a->link.thread_started && px_link_start_poll(&a->link) != 0) px_error("cannot start the order poll");
 }
 
@@ -693,11 +702,12 @@ static void loop(struct agent *a) {
     int64_t wake = next_hb < next_scan ? next_hb : next_scan;
     if (!a->link.registered && reg_at < wake) wake = reg_at;
     if (a->link.registered && px_link_due(&a->link) < wake) wake = px_link_due(&a->link);
+    if (a->link.registered && px_gpu_watch_due(&a->gpus) < wake) wake = px_gpu_watch_due(&a->gpus);
     int timeout = wake > now ? (int)(wake - now) : 0;
     if (flush_held(a) && timeout > HELD_RETRY_MS) timeout = HELD_RETRY_MS;
-    struct pollfd p[4] = {{a->sfd, POLLIN, 0}, {a->link.wake[0], POLLIN, 0}, {a->health.wake[0], POLLIN, 0},
-                          {a->nfd, POLLIN, 0}};
-    if (poll(p, a->nfd >= 0 ? 4 : 3, timeout) < 0 && errno != EINTR) break;
+    struct pollfd p[5] = {{a->sfd, POLLIN, 0},  {a->link.wake[0], POLLIN, 0}, {a->health.wake[0], POLLIN, 0},
+                          {a->gpus.wake[0], POLLIN, 0}, {a->nfd, POLLIN, 0}};
+    if (poll(p, a->nfd >= 0 ? 5 : 4, timeout) < 0 && errno != EINTR) break;
     if (p[0].revents & POLLIN) {
       struct signalfd_siginfo si;
       bool quit = false;
@@ -708,8 +718,10 @@ static void loop(struct agent *a) {
     }
     if (p[1].revents & POLLIN) take_orders(a);
     if (p[2].revents & POLLIN) health_events(a);
-    if (a->nfd >= 0 && (p[3].revents & POLLIN)) read_notes(a);
+    if (a->nfd >= 0 && (p[4].revents & POLLIN)) read_notes(a);
     now = mono_ms();
+    if ((p[3].revents & POLLIN) || (a->link.registered && now >= px_gpu_watch_due(&a->gpus)))
+      px_gpu_watch_send(&a->gpus, &a->link, now); /* before anything else: a GPU fault moves gangs */
     if (now >= next_scan) {
       check_foreign(a);
       next_scan = now + 1000;
@@ -722,6 +734,7 @@ static void loop(struct agent *a) {
 }
 
 static void agent_fini(struct agent *a) {
+  px_gpu_watch_fini(&a->gpus);
   px_health_fini(&a->health);
   px_link_fini(&a->link);
   px_zygote_stop(&a->zyg);
@@ -749,6 +762,7 @@ int px_agent_run(const struct px_agent_opts *o) {
   a.site = o->site;
   a.heartbeat_s = o->heartbeat_s;
   a.sfd = a.nfd = -1;
+  a.gpus.wake[0] = a.gpus.wake[1] = -1; /* not yet set up: nothing for agent_fini */
   char tag[96], why[256] = "";
   snprintf(tag, sizeof tag, "agent %s", o->site.node);
   px_log_set_tag(tag);
@@ -786,12 +800,14 @@ int px_agent_run(const struct px_agent_opts *o) {
   signal(SIGPIPE, SIG_IGN);
   a.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   a.nfd = open_notify(&a);
-  if (px_health_init(&a.health)) {
-    px_error("cannot set up the health checks of service replicas");
+  if (px_health_init(&a.health) || px_gpu_watch_init(&a.gpus, o->site.node, a.res.ngpus)) {
+    px_error("cannot set up the health checks of service replicas and GPUs");
     agent_fini(&a);
     curl_global_cleanup();
     return 2;
   }
+  if (!a.res.emulated && a.res.ngpus && px_gpu_watch_start_nvml(&a.gpus))
+    px_warn("no GPU health watch: NVML would not start a second time");
   pool_reset(&a);
   reattach(&a);
   sweep_cgroups(&a);

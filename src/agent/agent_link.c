@@ -79,6 +79,8 @@ int px_link_register(struct px_link *k, const struct px_node_report *r, int *hea
     json_t *hb = j ? json_object_get(j, "heartbeat_s") : NULL;
     if (json_is_integer(hb) && json_integer_value(hb) > 0) *heartbeat_s = (int)json_integer_value(hb);
     k->batch = json_is_true(j ? json_object_get(j, "report_batch") : NULL);
+    json_t *gi = j ? json_object_get(j, "gpu_health_interval_ms") : NULL;
+    if (json_is_integer(gi) && json_integer_value(gi) > 0) k->gpu_interval_ms = (uint32_t)json_integer_value(gi);
     json_decref(j);
     k->registered = true;
     px_info("registered with the server");
@@ -277,6 +279,13 @@ int px_link_flush(struct px_link *k, int64_t now_ms, void (*on_acked)(const char
   while (k->head)
     if ((k->batch ? flush_batch : flush_one)(k, now_ms, on_acked, ud)) return 1;
   return 0;
+}
+
+int px_link_post(struct px_link *k, const char *path, const char *body, long *status) {
+  *status = 0;
+  int rc = px_http_do(k->main_http, "POST", path, body, REPORT_TIMEOUT_MS, status, NULL);
+  if (!rc && (*status == 404 || *status == 409)) k->registered = false;
+  return rc;
 }
 
 int px_link_heartbeat(struct px_link *k) {

@@ -47,6 +47,7 @@ struct px_link {
   uint32_t nqueued;
   bool registered;
   bool batch;                    /* the server takes {"reports":[...]} */
+  uint32_t gpu_interval_ms;      /* the server's GpuHealthIntervalMs (register answer), 0: not said */
 };
 
 /* ca_file: for an https:// server (http.h), NULL or "" for the system's CAs. */
@@ -68,5 +69,7 @@ int64_t px_link_due(const struct px_link *k);
  * acknowledged end report. Returns the number still queued. */
 int px_link_flush(struct px_link *k, int64_t now_ms, void (*on_acked)(const char *jobdir, void *ud), void *ud);
 int px_link_heartbeat(struct px_link *k);
+/* One POST of body to path on the main connection; *status the HTTP status. */
+int px_link_post(struct px_link *k, const char *path, const char *body, long *status);
 
 #endif

@@ -119,10 +119,10 @@ static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, con
   n.gpu_type = (char *)cn->gpu_type;
   n.mem_mib = v->mem_mib, n.mem_alloc_mib = v->mem_alloc_mib;
   n.last_heartbeat = sn->last_heartbeat;
-  char health[2048];
-  n.gpus_out = px_gpu_health_text(s, i, health, sizeof health);
+  char health[2048], faults[1024];
+  n.gpus_out = px_gpu_health_text(s, i, health, sizeof health, faults, sizeof faults);
   n.gpu_health = n.gpus_out ? health : NULL;
-  if (!n.reason && n.gpus_out) n.reason = health; /* sinfo -R lists a node with GPUs out, drained or not */
+  if (!n.reason && n.gpus_out) n.reason = faults; /* sinfo -R lists a node with GPUs out, drained or not */
   json_t *o = px_node_info_to_json(&n);
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);

@@ -181,17 +181,19 @@ int px_gpu_resume(struct px_server *s, uint32_t node, int gpu, bool quarantined_
   return rc;
 }
 
-uint32_t px_gpu_health_text(const struct px_server *s, uint32_t node, char *buf, size_t size) {
+uint32_t px_gpu_health_text(const struct px_server *s, uint32_t node, char *buf, size_t size, char *reason,
+                             size_t rsize) {
   const struct px_snode *n = &s->nodes[node];
-  size_t used = 0;
+  size_t used = 0, rused = 0;
   uint32_t bad = 0;
-  buf[0] = '\0';
+  buf[0] = reason[0] = '\0';
   for (uint32_t i = 0; n->gpus && i < s->conf->nodes[node].ngpu; i++) {
     const struct px_sgpu *g = &n->gpus[i];
     if (!strcmp(g->state, "OK")) continue;
     bad++;
     if (used < size)
       used += (size_t)snprintf(buf + used, size - used, "%s%u:%s(%s)", used ? "," : "", i, g->state, g->reason);
+    if (rused < rsize) rused += (size_t)snprintf(reason + rused, rsize - rused, "%s%s", rused ? "; " : "", g->reason);
   }
   return bad;
 }

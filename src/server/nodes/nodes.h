@@ -80,8 +80,10 @@ int px_gpu_fault(struct px_server *s, const struct px_gpu_fault *f, int64_t now,
 int px_gpu_resume(struct px_server *s, uint32_t node, int gpu, bool quarantined_too, int64_t now);
 /* The table follows a PX_EV_GPU record (events.c, live and at recovery). */
 void px_gpu_fold(struct px_server *s, const struct px_event *ev, int64_t now);
-/* "3:UNUSABLE(GPU 3: xid 79),..." for the node's listing; returns how many are out. */
-uint32_t px_gpu_health_text(const struct px_server *s, uint32_t node, char *buf, size_t size);
+/* "3:UNUSABLE(GPU 3: xid 79),..." for the node's listing, and the faults
+ * alone ("GPU 3: xid 79; ...") for its reason; returns how many are out. */
+uint32_t px_gpu_health_text(const struct px_server *s, uint32_t node, char *buf, size_t size, char *reason,
+                            size_t rsize);
 /* phalanx_gpu_health and phalanx_gpu_faults_total through put(t, ...). */
 void px_gpu_metrics(const struct px_server *s, void (*put)(void *t, const char *fmt, ...), void *t);
 void px_gpu_free_all(struct px_server *s);
