@@ -29,6 +29,7 @@
 #include "agent/agent_link.h"
 #include "agent/gpu_watch.h"
 #include "agent/launch.h"
+#include "agent/node_check.h"
 #include "agent/step.h"
 #include "agent/supervise.h"
 #include "agent/svc_replica.h"
@@ -77,6 +78,7 @@ struct agent {
   bool slot_used[SLOTS_MAX + 1]; /* [n]: slot_<n> belongs to a job whose end is not acknowledged */
   struct px_health_mon health;   /* service replicas' checks (svc_health.h) */
   struct px_gpu_watch gpus;      /* GPU faults (gpu_watch.h) */
+  struct px_node_check check;    /* HealthCheckProgram= (node_check.h) */
 };
 
 /* The lowest free slot (a group that already exists, most of the time), 0 when all are taken. */
@@ -500,11 +502,32 @@ static void take_orders(struct agent *a) {
 static void reap(struct agent *a) {
   int ws;
   pid_t pid;
-  while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+  char *rep;
+  while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+    if (px_node_check_reaped(&a->check, pid, ws, mono_ms(), &rep)) {
+      if (rep) px_gpu_watch_post(&a->gpus, "/v1/agent/health", rep);
+      continue;
+    }
     for (struct ajob *j = a->jobs, *next; j; j = next) {
       next = j->next; /* job_ended may free j */
       if (j->sup == pid && !j->ended) job_ended(a, j);
     }
+  }
+}
+
+static bool busy(const struct agent *a) {
+  for (const struct ajob *j = a->jobs; j; j = j->next)
+    if (!j->ended) return true;
+  return false;
+}
+
+/* The heartbeat; its answer may order the reboot (`scontrol reboot`). */
+static void heartbeat(struct agent *a) {
+  bool reboot = false;
+  px_link_heartbeat(&a->link, &reboot);
+  if (!reboot) return;
+  if (!a->link.reboot_program[0]) px_error("reboot ordered, but the server names no RebootProgram");
+  else if (px_node_reboot(a->link.reboot_program)) px_error("reboot: cannot start %s", a->link.reboot_program);
 }
 
 /* Supervisors this agent did not start (reattached) are not its children. */
@@ -689,6 +712,7 @@ static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int
   }
   *backoff = 100;
   if (a->link.gpu_interval_ms) atomic_store(&a->gpus.interval_ms, a->link.gpu_interval_ms);
+  px_node_check_config(&a->check, a->link.hc_program, a->link.hc_interval_s, a->link.hc_states, now);
   if (!a->link.thread_started && px_link_start_poll(&a->link) != 0) px_error("cannot start the order poll");
 }
 
@@ -703,6 +727,7 @@ static void loop(struct agent *a) {
     if (!a->link.registered && reg_at < wake) wake = reg_at;
     if (a->link.registered && px_link_due(&a->link) < wake) wake = px_link_due(&a->link);
     if (a->link.registered && px_gpu_watch_due(&a->gpus) < wake) wake = px_gpu_watch_due(&a->gpus);
+    if (px_node_check_due(&a->check) < wake) wake = px_node_check_due(&a->check);
     int timeout = wake > now ? (int)(wake - now) : 0;
     if (flush_held(a) && timeout > HELD_RETRY_MS) timeout = HELD_RETRY_MS;
     struct pollfd p[5] = {{a->sfd, POLLIN, 0},  {a->link.wake[0], POLLIN, 0}, {a->health.wake[0], POLLIN, 0},
@@ -720,6 +745,7 @@ static void loop(struct agent *a) {
     if (p[2].revents & POLLIN) health_events(a);
     if (a->nfd >= 0 && (p[4].revents & POLLIN)) read_notes(a);
     now = mono_ms();
+    if (now >= px_node_check_due(&a->check)) px_node_check_tick(&a->check, now, busy(a));
     if ((p[3].revents & POLLIN) || (a->link.registered && now >= px_gpu_watch_due(&a->gpus)))
       px_gpu_watch_send(&a->gpus, &a->link, now); /* before anything else: a GPU fault moves gangs */
     if (now >= next_scan) {
@@ -727,13 +753,14 @@ static void loop(struct agent *a) {
       next_scan = now + 1000;
     }
     if (now >= next_hb && a->link.registered) {
-      px_link_heartbeat(&a->link);
+      heartbeat(a);
       next_hb = now + a->heartbeat_s * 1000L;
     }
   }
 }
 
 static void agent_fini(struct agent *a) {
+  px_node_check_fini(&a->check);
   px_gpu_watch_fini(&a->gpus);
   px_health_fini(&a->health);
   px_link_fini(&a->link);
@@ -763,6 +790,7 @@ int px_agent_run(const struct px_agent_opts *o) {
   a.heartbeat_s = o->heartbeat_s;
   a.sfd = a.nfd = -1;
   a.gpus.wake[0] = a.gpus.wake[1] = -1; /* not yet set up: nothing for agent_fini */
+  px_node_check_init(&a.check, o->site.node);
   char tag[96], why[256] = "";
   snprintf(tag, sizeof tag, "agent %s", o->site.node);
   px_log_set_tag(tag);

@@ -33,7 +33,7 @@ void px_gpu_watch_fini(struct px_gpu_watch *w) {
   if (w->started) pthread_join(w->thread, NULL);
   pthread_mutex_destroy(&w->mu);
   free(w->found);
-  for (uint32_t i = 0; i < w->nout; i++) free(w->out[i]);
+  for (uint32_t i = 0; i < w->nout; i++) free(w->out[i].json);
   free(w->out);
   close(w->wake[0]);
   close(w->wake[1]);
@@ -73,17 +73,22 @@ struct px_gpu_fault *px_gpu_watch_take(struct px_gpu_watch *w, uint32_t *n) {
   return f;
 }
 
+void px_gpu_watch_post(struct px_gpu_watch *w, const char *path, char *json) {
+  struct px_health_post *out = json ? realloc(w->out, (w->nout + 1) * sizeof *out) : NULL;
+  if (!out) {
+    px_error("no memory to report to %s", path);
+    free(json);
+    return;
+  }
+  w->out = out;
+  w->out[w->nout++] = (struct px_health_post){path, json};
+}
+
 /* What was found joins the outgoing reports. */
 static void take_found(struct px_gpu_watch *w) {
   uint32_t n;
   struct px_gpu_fault *f = px_gpu_watch_take(w, &n);
-  char **out = n ? realloc(w->out, (w->nout + n) * sizeof *out) : w->out;
-  if (out) w->out = out;
-  for (uint32_t i = 0; out && i < n; i++) {
-    char *json = px_gpu_fault_encode(&f[i]);
-    if (json) w->out[w->nout++] = json;
-  }
-  if (n && !out) px_error("no memory to report %u GPU faults", n);
+  for (uint32_t i = 0; i < n; i++) px_gpu_watch_post(w, "/v1/agent/gpu", px_gpu_fault_encode(&f[i]));
   free(f);
 }
 
@@ -93,13 +98,13 @@ void px_gpu_watch_send(struct px_gpu_watch *w, struct px_link *k, int64_t now_ms
   uint32_t done = 0;
   for (; done < w->nout; done++) {
     long status;
-    int rc = px_link_post(k, "/v1/agent/gpu", w->out[done], &status);
+    int rc = px_link_post(k, w->out[done].path, w->out[done].json, &status);
     if (rc || status >= 500 || status == 404 || status == 409 || status == 429) {
       w->retry_at_ms = now_ms + 500;
       break;
     }
-    if (status >= 300) px_error("GPU fault report refused (HTTP %ld): %s", status, w->out[done]);
-    free(w->out[done]);
+    if (status >= 300) px_error("report to %s refused (HTTP %ld): %s", w->out[done].path, status, w->out[done].json);
+    free(w->out[done].json);
   }
   if (!done) return;
   memmove(w->out, w->out + done, (w->nout - done) * sizeof *w->out);

@@ -41,7 +41,10 @@ struct px_gpu_watch {
   uint32_t nfound, cap;
   int wake[2];                   /* a fault was found: readable */
   /* main thread: reports not yet acknowledged, oldest first */
-  char **out;
+  struct px_health_post {
+    const char *path;            /* "/v1/agent/gpu" or "/v1/agent/health" (static) */
+    char *json;
+  } *out;
   uint32_t nout;
   int64_t retry_at_ms;           /* monotonic */
 };
@@ -59,6 +62,8 @@ struct px_gpu_fault *px_gpu_watch_take(struct px_gpu_watch *w, uint32_t *n);
 /* Main thread: takes what was found and posts it (POST /v1/agent/gpu),
  * retrying what the server did not take (a 4xx drops it, logged). */
 void px_gpu_watch_send(struct px_gpu_watch *w, struct px_link *k, int64_t now_ms);
+/* Main thread: queues another health report (takes json; node_check.h's). */
+void px_gpu_watch_post(struct px_gpu_watch *w, const char *path, char *json);
 /* When px_gpu_watch_send should run again (INT64_MAX: nothing waits). */
 int64_t px_gpu_watch_due(const struct px_gpu_watch *w);
 

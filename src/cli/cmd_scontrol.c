@@ -246,6 +246,30 @@ static int update_node(struct px_cmd *c, int argc, char **argv) {
   return 1;
 }
 
+/* scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=TEXT] NODES: POST
+ * /v1/nodes/{name}/reboot for each node (docs/gpus.md). */
+static int reboot_nodes(struct px_cmd *c, int argc, char **argv) {
+  bool asap = false;
+  const char *next = NULL, *reason = NULL, *nodes = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (!strcasecmp(argv[i], "ASAP")) asap = true;
+    else if (!strncasecmp(argv[i], "nextstate=", 10)) next = argv[i] + 10;
+    else if (!strncasecmp(argv[i], "reason=", 7)) reason = argv[i] + 7;
+    else if (!nodes) nodes = argv[i];
+    else return px_cmd_error(c, "reboot: unexpected '%s' (one node list)", argv[i]), 1;
+  }
+  if (!nodes || !strcasecmp(nodes, "ALL")) {
+    px_cmd_error(c, "scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=TEXT] NODES (ALL is not supported)");
+    return 1;
+  }
+  json_t *body = json_pack("{s:b}", "asap", asap);
+  if (next) json_object_set_new(body, "next_state", json_string(next));
+  if (reason) json_object_set_new(body, "reason", json_string(reason));
+  int rc = px_cmd_node_post(c, "reboot", nodes, body);
+  json_decref(body);
+  return rc;
+}
+
 /* scontrol update PartitionName=P State=UP|DOWN [Reason=TEXT]: POST
  * /v1/partitions/P/up|down. DOWN keeps the partition's jobs queued and
  * starts none (reason PartitionDown), as Slurm's. */
@@ -322,6 +346,7 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
   else if (!strcasecmp(cmd, "update") && rest > 0 && !strncasecmp(args[0], "PartitionName=", 14))
     rc = update_partition(&c, rest, args);
   else if (!strcasecmp(cmd, "update")) rc = update_job(&c, rest, args);
+  else if (!strcasecmp(cmd, "reboot") || !strcasecmp(cmd, "reboot_nodes")) rc = reboot_nodes(&c, rest, args);
   else if (!strcasecmp(cmd, "ping")) {
     long status = 0;
     json_t *resp = NULL;
@@ -329,7 +354,7 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
     json_decref(resp);
     printf("Slurmctld(primary) at %s is %s\n", c.connected ? c.client.where : "?", rc ? "DOWN" : "UP");
   } else {
-    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, ping)", cmd);
+    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, reboot, ping)", cmd);
     rc = 1;
   }
   px_cmd_fini(&c);

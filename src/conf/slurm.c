@@ -132,6 +132,22 @@ static void set_gpu_policy(struct px_cb *b, const struct px_where *w, const stru
   px_cb_bad(b, w, kv, exp);
 }
 
+/* HealthCheckNodeState=ANY|ALLOC|MIXED|IDLE|NONDRAINED_IDLE[,CYCLE], as Slurm's. */
+static void set_hc_states(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                          const struct px_key *k) {
+  (void)obj, (void)k;
+  static const char *const names[] = {"ANY", "ALLOC", "MIXED", "IDLE", "NONDRAINED_IDLE", "CYCLE"};
+  unsigned bits = 0;
+  for (const char *s = kv->val; *s;) {
+    size_t len = strcspn(s, ","), i = 0;
+    while (i < 6 && !(strlen(names[i]) == len && !strncasecmp(names[i], s, len))) i++;
+    if (i == 6) return px_cb_bad(b, w, kv, "a list of ANY ALLOC MIXED IDLE NONDRAINED_IDLE CYCLE");
+    bits |= 1u << i;
+    s += len + (s[len] == ',');
+  }
+  b->c->phalanx.health_check_states = bits;
+}
+
 /* GpuHealthIntervalMs=100..60000. */
 static void set_gpu_interval(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                              const struct px_key *k) {
@@ -356,6 +372,10 @@ static const struct px_key global_keys[] = {
     {"AllowPlainTCP", px_set_bool, G(phalanx.allow_plain_tcp), NULL},
     {"HeartbeatInterval", set_positive_secs, G(phalanx.heartbeat_interval_s), NULL},
     {"GpuFaultPolicy", set_gpu_policy, 0, NULL},
+    {"HealthCheckProgram", px_set_str, G(phalanx.health_check_program), NULL},
+    {"HealthCheckInterval", px_set_secs, G(phalanx.health_check_interval_s), NULL},
+    {"HealthCheckNodeState", set_hc_states, 0, NULL},
+    {"RebootProgram", px_set_str, G(phalanx.reboot_program), NULL},
     {"GpuQuarantineFaults", px_set_u32, G(phalanx.gpu.quarantine_faults), NULL},
     {"GpuQuarantineWindow", px_set_dur, G(phalanx.gpu.quarantine_window_s), NULL},
     {"GpuHealthIntervalMs", set_gpu_interval, G(phalanx.gpu.health_interval_ms), NULL},
@@ -392,8 +412,7 @@ static const char *const global_ignored[] = {
     "CredType", "DebugFlags", "DefCpuPerGPU", "DefMemPerCPU", "DefMemPerGPU", "DefMemPerNode",
     "DependencyParameters", "EnforcePartLimits", "Epilog", "EpilogMsgTime",
     "EpilogSlurmctld", "FairShareDampeningFactor", "FederationParameters", "FirstJobId", "GetEnvTimeout",
-    "GpuFreqDef", "GresTypes", "GroupUpdateForce", "GroupUpdateTime", "HealthCheckInterval",
-    "HealthCheckNodeState", "HealthCheckProgram", "InactiveLimit", "JobAcctGatherFrequency",
+    "GpuFreqDef", "GresTypes", "GroupUpdateForce", "GroupUpdateTime", "InactiveLimit", "JobAcctGatherFrequency",
     "JobAcctGatherParams", "JobAcctGatherType", "JobCompHost", "JobCompLoc", "JobCompParams", "JobCompPass",
     "JobCompPort", "JobCompType", "JobCompUser", "JobContainerType", "JobRequeue", "JobSubmitPlugins",
     "KillOnBadExit", "LaunchParameters", "LaunchType", "Licenses", "LogTimeFormat", "MailDomain", "MailProg",
@@ -404,7 +423,7 @@ static const char *const global_ignored[] = {
     "PriorityParameters", "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin",
     "PriorityUsageResetPeriod", "PriorityWeightAssoc", "ProctrackType", "Prolog", "PrologEpilogTimeout",
     "PrologFlags", "PrologSlurmctld", "PropagatePrioProcess", "PropagateResourceLimits",
-    "PropagateResourceLimitsExcept", "RebootProgram", "ReconfigFlags", "RequeueExit", "RequeueExitHold",
+    "PropagateResourceLimitsExcept", "ReconfigFlags", "RequeueExit", "RequeueExitHold",
     "ResumeFailProgram", "ResumeProgram", "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun",
     "ResvProlog", "ReturnToService", "RoutePlugin", "SchedulerTimeSlice",
     "ScronParameters", "SelectTypeParameters", "SlurmctldAddr", "SlurmctldDebug", "SlurmctldHost",

@@ -66,3 +66,34 @@ int px_gpu_fault_decode(const char *json, struct px_gpu_fault *f, struct px_diag
   f->code = w.code;
   return 0;
 }
+
+#define H struct px_node_health
+static const struct px_jfield health_fields[] = {
+    PX_JF_C(H, node),
+    {"ok", PX_JF_BOOL, offsetof(H, ok), 0, 0, 1, PX_JF_KEEP},
+    PX_JF_C(H, message),
+};
+#undef H
+#define NHEALTH (sizeof health_fields / sizeof health_fields[0])
+
+char *px_node_health_encode(const struct px_node_health *h) {
+  json_t *o = json_object();
+  if (!o || px_jf_encode(o, health_fields, NHEALTH, h)) {
+    json_decref(o);
+    return NULL;
+  }
+  return px_jf_dump(o);
+}
+
+int px_node_health_decode(const char *json, struct px_node_health *h, struct px_diag *d) {
+  memset(h, 0, sizeof *h);
+  px_diag_clear(d);
+  json_t *o;
+  int rc = px_jf_parse_object(json, strlen(json), &o, d);
+  if (rc) return rc;
+  rc = px_jf_decode(o, health_fields, NHEALTH, h, NULL, "", d);
+  json_decref(o);
+  if (!rc && !h->node[0]) rc = px_diag_set(d, PX_EINVAL, -1, "node: required");
+  if (rc) memset(h, 0, sizeof *h);
+  return rc;
+}

@@ -9,6 +9,11 @@
  * XID number, the new double-bit ECC errors, the throttle reason mask, 0
  * for the others); detail is free text for the operator (optional). The
  * server's policy (docs/gpus.md) decides what a class does.
+ *
+ * And the result of the site's node health check (HealthCheckProgram=) when
+ * it changes (POST /v1/agent/health):
+ *
+ *   {"node":"n01","ok":false,"message":"check_fs_mount: /scratch not mounted"}
  */
 #ifndef PX_PROTO_GPU_MSG_H
 #define PX_PROTO_GPU_MSG_H
@@ -30,5 +35,14 @@ struct px_gpu_fault {
 char *px_gpu_fault_encode(const struct px_gpu_fault *f); /* malloc'd; NULL on ENOMEM */
 /* 0, or PX_EPARSE / PX_EINVAL with d naming the field; f is then zeroed. */
 int px_gpu_fault_decode(const char *json, struct px_gpu_fault *f, struct px_diag *d);
+
+struct px_node_health {
+  char node[64];
+  bool ok;                      /* the program exited 0 */
+  char message[256];            /* its first line of output, or how it failed */
+};
+
+char *px_node_health_encode(const struct px_node_health *h); /* malloc'd; NULL on ENOMEM */
+int px_node_health_decode(const char *json, struct px_node_health *h, struct px_diag *d);
 
 #endif

@@ -100,6 +100,8 @@ void px_api_agent_report(struct px_api_call *c);
 void px_api_agent_heartbeat(struct px_api_call *c);
 void px_api_agent_gpu(struct px_api_call *c);
 void px_api_node_gpu_resume(struct px_api_call *c);
+void px_api_agent_health(struct px_api_call *c);
+void px_api_node_reboot(struct px_api_call *c);
 void px_api_step_create(struct px_api_call *c);
 void px_api_steps_list(struct px_api_call *c);
 void px_api_step_show(struct px_api_call *c);

@@ -73,6 +73,9 @@ struct px_snode {
   char addr[64];
   char reason[256];
   struct px_sgpu *gpus;         /* GPU health (nodes/gpu_health.c); NULL until a GPU's first fault */
+  uint8_t reboot;               /* enum px_reboot_state (nodes/node_health.c) */
+  uint8_t reboot_next;          /* enum px_reboot_next */
+  bool reboot_asap, reboot_was_drained;
   uint32_t gpu_gen;             /* counts its GPUs' changes (the published text follows) */
 };
 

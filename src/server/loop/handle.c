@@ -457,6 +457,13 @@ static void agent_register(struct px_server *s, struct px_req *r, int64_t now) {
   /* report_batch: this server takes {"reports":[...]} (proto/agent_msg.h) */
   json_t *o = json_pack("{sI ss sb sI}", "heartbeat_s", (json_int_t)hb, "node", r->report.node, "report_batch", 1,
                         "gpu_health_interval_ms", (json_int_t)s->conf->phalanx.gpu.health_interval_ms);
+  const struct px_conf_phalanx *ph = &s->conf->phalanx;
+  if (o && ph->health_check_program)
+    json_object_set_new(o, "health_check", json_pack("{ss sI si}", "program", ph->health_check_program, "interval_s",
+                                                     (json_int_t)ph->health_check_interval_s, "states",
+                                                     (int)ph->health_check_states));
+  if (o && ph->reboot_program) json_object_set_new(o, "reboot_program", json_string(ph->reboot_program));
+  px_node_reboot_done(s, (uint32_t)idx, now); /* a registration after a reboot order: the reboot is done */
   px_req_answer(r, 200, json_dumps(o, JSON_COMPACT));
   json_decref(o);
 }
@@ -469,6 +476,26 @@ static void agent_gpu(struct px_server *s, struct px_req *r, int64_t now) {
   answer_ok(r);
 }
 
+static void agent_health(struct px_server *s, struct px_req *r, int64_t now) {
+  if (!agent_may(r, r->health.node)) return;
+  char msg[256];
+  int rc = px_node_health_report(s, &r->health, now, msg, sizeof msg);
+  if (rc) return px_req_error(r, px_error_http_status(rc), px_error_code(rc), "%s", msg);
+  answer_ok(r);
+}
+
+/* scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=...] NODE: operators. */
+static void node_reboot(struct px_server *s, struct px_req *r, int64_t now) {
+  int idx = px_node_index(s, r->node);
+  if (idx < 0) return px_req_error(r, 404, "NOT_FOUND", "node %s: no such node", r->node);
+  if (!is_operator(r)) return deny(r, "operator", "only operators reboot nodes");
+  if (!s->conf->phalanx.reboot_program)
+    return px_req_error(r, 400, "INVALID", "node: RebootProgram is not configured (slurm.conf)");
+  int rc = px_node_reboot_request(s, (uint32_t)idx, r->batch, (enum px_reboot_next)r->signal, r->reason, now);
+  if (rc) return px_req_error(r, 500, "INTERNAL", "reboot of %s: %s", r->node, px_strerror(rc));
+  answer_ok(r);
+}
+
 static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) {
   if (!agent_may(r, r->node)) return;
   int idx = px_node_index(s, r->node);
@@ -477,6 +504,7 @@ static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) 
   if (!n->registered || n->down)
     return px_req_error(r, 409, "REGISTER", "node: %s must register first", r->node);
   n->last_heartbeat = now;
+  if (px_node_reboot_due(s, (uint32_t)idx)) return px_req_answer(r, 200, strdup("{\"reboot\":true}"));
   answer_ok(r);
 }
 
@@ -521,6 +549,8 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_AGENT_HEARTBEAT: agent_heartbeat(s, r, now); break;
     case PX_REQ_AGENT_GPU: agent_gpu(s, r, now); break;
     case PX_REQ_GPU_RESUME: gpu_resume(s, r, now); break;
+    case PX_REQ_AGENT_HEALTH: agent_health(s, r, now); break;
+    case PX_REQ_NODE_REBOOT: node_reboot(s, r, now); break;
     case PX_REQ_RESV_ADD: resv_add(s, r, now); break;
     case PX_REQ_STEP_ADD:
     case PX_REQ_STEP_SHOW:

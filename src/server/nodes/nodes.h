@@ -88,4 +88,20 @@ uint32_t px_gpu_health_text(const struct px_server *s, uint32_t node, char *buf,
 void px_gpu_metrics(const struct px_server *s, void (*put)(void *t, const char *fmt, ...), void *t);
 void px_gpu_free_all(struct px_server *s);
 
+/* ---- node health check and reboot (node_health.c), main thread ---- */
+struct px_node_health;
+enum px_reboot_state { PX_REBOOT_NONE, PX_REBOOT_REQUESTED, PX_REBOOT_ORDERED };
+enum px_reboot_next { PX_REBOOT_NEXT_KEEP, PX_REBOOT_NEXT_RESUME, PX_REBOOT_NEXT_DOWN };
+/* A health check result: a failure drains the node with its message, a
+ * success resumes a node the check drained. 0 or PX_E* with msg. */
+int px_node_health_report(struct px_server *s, const struct px_node_health *h, int64_t now, char *msg, size_t size);
+int px_node_reboot_request(struct px_server *s, uint32_t node, bool asap, enum px_reboot_next next, const char *reason,
+                           int64_t now);
+/* The node's heartbeat: true (once) when its reboot is due: requested and empty. */
+bool px_node_reboot_due(struct px_server *s, uint32_t node);
+/* The node registered: an ordered reboot is done, its next state applied. */
+void px_node_reboot_done(struct px_server *s, uint32_t node, int64_t now);
+/* "REBOOT_REQUESTED", "REBOOT_ISSUED" or NULL, for the listing. */
+const char *px_node_reboot_state(const struct px_server *s, uint32_t node);
+
 #endif
