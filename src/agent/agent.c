@@ -782,6 +782,24 @@ static void agent_fini(struct agent *a) {
     px_cg_remove_base(&lay);
 }
 
+/* MIG instances: jobs see theirs by UUID (STATE/gpu_uuids, one per index,
+ * read by the supervisors); the device rules, which deny /dev/nvidiaN by
+ * index, do not apply to instances and are left off. */
+static int mig_site(struct agent *a) {
+  char path[PATH_MAX];
+  if ((size_t)snprintf(path, sizeof path, "%.4000s/gpu_uuids", a->o->state_dir) >= sizeof path) return PX_EINVAL;
+  FILE *f = fopen(path, "we");
+  for (uint32_t i = 0; f && i < a->res.ngpus; i++) fprintf(f, "%s\n", a->res.gpus[i].uuid);
+  if (!f || fclose(f) != 0) {
+    px_error("cannot write %s: %s", path, strerror(errno));
+    return PX_EIO;
+  }
+  memcpy(a->site.gpu_uuids, path, sizeof path);
+  a->site.node_ngpus = 0;
+  px_info("%u MIG instances (%s): jobs see theirs by UUID", a->res.ngpus, a->res.gpus[0].type);
+  return 0;
+}
+
 int px_agent_run(const struct px_agent_opts *o) {
   static struct agent a;
   memset(&a, 0, sizeof a);
@@ -810,6 +828,7 @@ int px_agent_run(const struct px_agent_opts *o) {
     px_error("cannot create state directory %s: %s", o->state_dir, strerror(errno));
     return 2;
   }
+  if (px_gpus_are_mig(&a.res) && mig_site(&a) != 0) return 2;
   if (px_zygote_start(&a.zyg, a.site.cgroup_root, a.site.cgroup_name, a.site.no_cgroup)) px_warn("no supervisor factory; supervisors start by exec");
   curl_global_init(CURL_GLOBAL_DEFAULT);
   int rc = px_link_init(&a.link, o->server, o->ca_file, o->site.node, o->token_file, o->munge);
@@ -834,6 +853,8 @@ int px_agent_run(const struct px_agent_opts *o) {
     curl_global_cleanup();
     return 2;
   }
+  a.gpus.mig = px_gpus_are_mig(&a.res);
+  for (uint32_t i = 0; a.gpus.mig && i < a.res.ngpus && i < 64; i++) a.gpus.parent[i] = (uint8_t)a.res.gpus[i].group;
   if (!a.res.emulated && a.res.ngpus && px_gpu_watch_start_nvml(&a.gpus))
     px_warn("no GPU health watch: NVML would not start a second time");
   pool_reset(&a);

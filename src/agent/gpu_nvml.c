@@ -93,11 +93,18 @@ static int load(struct nvml_fns *f) {
   return 0;
 }
 
+/* A finding on GPU gpu: the GPU's, or on a MIG node each of its instances'. */
 static void found(struct nvml_watch *nw, uint32_t gpu, enum px_gpu_fault_class c, long long code, const char *detail) {
   struct px_gpu_fault f = {.gpu = gpu, .fault = c, .code = code};
   snprintf(f.node, sizeof f.node, "%s", nw->w->node);
   snprintf(f.detail, sizeof f.detail, "%s", detail);
-  px_gpu_watch_add(nw->w, &f);
+  if (!nw->w->mig) return px_gpu_watch_add(nw->w, &f);
+  for (uint32_t i = 0; i < nw->w->ngpus && i < 64; i++) {
+    if (nw->w->parent[i] != gpu) continue;
+    f.gpu = i;
+    snprintf(f.detail, sizeof f.detail, "%.100s (on GPU %u)", detail, gpu);
+    px_gpu_watch_add(nw->w, &f);
+  }
 }
 
 /* rc of an NVML call on GPU i: a lost GPU is reported once, until it answers again. */

@@ -32,6 +32,10 @@
 struct px_gpu_watch {
   char node[64];
   uint32_t ngpus;
+  /* MIG instances: the GPU each of the node's ngpus instances is on (NVML
+   * watches GPUs; a GPU's fault is its instances'); mig false: whole GPUs */
+  bool mig;
+  uint8_t parent[64];
   atomic_uint interval_ms;       /* the server's GpuHealthIntervalMs (register answer) */
   pthread_t thread;
   bool started;

@@ -7,28 +7,8 @@
 # count takes its GPU out, throttling is counted only, and a lost GPU (calls
 # answering GPU_IS_LOST) drains the node naming GPU and fault.
 source "$(dirname "$0")/lib_server.sh"
-command -v cc >/dev/null || px_skip cc "no C compiler to build the stand-in NVML"
-[ "$(id -u)" -eq 0 ] || px_skip root "needs root (the agent runs jobs as their users)"
-cc -shared -fPIC -o "$T/libnvidia-ml.so.1" "$PX_SRC/tests/integration/agent/fake_nvml.c"
-cat >"$T/slurm.conf" <<CONF
-ClusterName=test
-HeartbeatInterval=2
-KillWait=1
-GpuHealthIntervalMs=200
-GpuQuarantineFaults=0
-NodeName=n01 CPUs=64 RealMemory=512G Gres=gpu:h100:4
-PartitionName=gpu Nodes=n01 Default=YES MaxTime=1:00:00 State=UP
-CONF
-echo "Account=ml Fairshare=60 Users=pxalice" >"$T/accounts.conf"
-chmod 755 "$T"
-start_server
-: >"$T/faults"
-PHALANX_NVML_LIB=$T/libnvidia-ml.so.1 FAKE_NVML_FAULTS=$T/faults "$PHALANX" agent --server "$SOCK" --node n01 \
-  --state-dir "$T/agent" --emulate-cpus 64 --emulate-mem 524288 --kill-wait 1 --kill-jobs-on-exit \
-  >>"$T/agent.log" 2>&1 &
-EXTRA_PIDS+=($!)
-node_is() { expect 200 root GET /v1/nodes/n01 | jq -e "$1" >/dev/null; }
-wait_for "agent registered" node_is '.state == "IDLE"'
+source "$(dirname "$0")/lib_nvml.sh"
+nvml_node gpu:h100:4 GpuHealthIntervalMs=200
 grep -q "watching 4 GPUs through NVML" "$T/agent.log" || fail "no NVML watch: $(cat "$T/agent.log")"
 
 job=$(expect 201 pxalice POST /v1/jobs "{\"job\":{\"name\":\"w\",\"gpus_per_node\":2,\"workdir\":\"$T\",\"script\":\"#!/bin/sh\\nsleep 300\"}}" | jq -r .job_id)

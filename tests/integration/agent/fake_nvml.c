@@ -5,6 +5,7 @@
  * machine without NVIDIA's driver. Only the calls the agent makes exist.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct pci { char legacy[16]; unsigned domain, bus, device, id, sub; char bus_id[32]; };
@@ -15,9 +16,33 @@ int nvmlInit_v2(void) { return 0; }
 int nvmlShutdown(void) { return 0; }
 int nvmlDeviceGetCount_v2(unsigned *n) { *n = 4; return 0; }
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, dev_t_ *d) { *d = (dev_t_)i + 1; return i < 4 ? 0 : 2; }
-int nvmlDeviceGetName(dev_t_ d, char *buf, unsigned len) { snprintf(buf, len, "NVIDIA H100 80GB HBM3"); return 0; }
-int nvmlDeviceGetUUID(dev_t_ d, char *buf, unsigned len) { snprintf(buf, len, "GPU-fake-%ld", d - 1); return 0; }
-int nvmlDeviceGetMemoryInfo(dev_t_ d, struct mem *m) { m->total = 80ULL << 30; m->free = m->total; m->used = 0; return 0; }
+/* With FAKE_NVML_MIG set, every GPU is in MIG mode with two 3g.40gb
+ * instances, handles 100 + 2 * gpu + k. */
+#define MIG(d) ((d) >= 100)
+int nvmlDeviceGetName(dev_t_ d, char *buf, unsigned len) {
+  snprintf(buf, len, MIG(d) ? "NVIDIA H100 80GB HBM3 MIG 3g.40gb" : "NVIDIA H100 80GB HBM3");
+  return 0;
+}
+int nvmlDeviceGetUUID(dev_t_ d, char *buf, unsigned len) {
+  if (MIG(d)) snprintf(buf, len, "MIG-fake-%ld-%ld", (d - 100) / 2, (d - 100) % 2);
+  else snprintf(buf, len, "GPU-fake-%ld", d - 1);
+  return 0;
+}
+int nvmlDeviceGetMemoryInfo(dev_t_ d, struct mem *m) {
+  m->total = (MIG(d) ? 40ULL : 80ULL) << 30;
+  m->free = m->total;
+  m->used = 0;
+  return 0;
+}
+int nvmlDeviceGetMigMode(dev_t_ d, unsigned *cur, unsigned *pend) {
+  *cur = *pend = getenv("FAKE_NVML_MIG") != NULL;
+  return 0;
+}
+int nvmlDeviceGetMaxMigDeviceCount(dev_t_ d, unsigned *n) { *n = 2; return 0; }
+int nvmlDeviceGetMigDeviceHandleByIndex(dev_t_ d, unsigned k, dev_t_ *mig) {
+  *mig = 100 + (d - 1) * 2 + k;
+  return k < 2 ? 0 : 6; /* NVML_ERROR_NOT_FOUND */
+}
 static void bus(long i, struct pci *p) {
   memset(p, 0, sizeof *p);
   snprintf(p->bus_id, sizeof p->bus_id, "00000000:%02lX:00.0", 0x10 + i);
