@@ -42,6 +42,7 @@ void px_gpu_policy_defaults(struct px_gpu_policy *p) {
   static const uint32_t app_xids[] = {13, 31, 43, 45};
   for (size_t i = 0; i < sizeof app_xids / sizeof app_xids[0]; i++) p->xid[p->nxid++] = app_xids[i];
   p->quarantine_faults = 3;
+  p->node_flap_faults = 6;
   p->quarantine_window_s = 86400;
   p->health_interval_ms = 500;
 }

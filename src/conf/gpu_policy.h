@@ -53,6 +53,8 @@ struct px_gpu_policy {
   unsigned xid_actions[PX_GPU_POLICY_XIDS];
   uint32_t nxid;
   uint32_t quarantine_faults;         /* GpuQuarantineFaults= (default 3; 0: never) */
+  uint32_t node_flap_faults;          /* GpuNodeFlapFaults=: counted faults of a node's GPUs within the
+                                       * window that keep it drained (default 6; 0: never) */
   int64_t quarantine_window_s;        /* GpuQuarantineWindow= (default 1 day) */
   uint32_t health_interval_ms;        /* GpuHealthIntervalMs= (the agent's polled checks; default 500) */
 };

@@ -377,6 +377,7 @@ static const struct px_key global_keys[] = {
     {"HealthCheckNodeState", set_hc_states, 0, NULL},
     {"RebootProgram", px_set_str, G(phalanx.reboot_program), NULL},
     {"GpuQuarantineFaults", px_set_u32, G(phalanx.gpu.quarantine_faults), NULL},
+    {"GpuNodeFlapFaults", px_set_u32, G(phalanx.gpu.node_flap_faults), NULL},
     {"GpuQuarantineWindow", px_set_dur, G(phalanx.gpu.quarantine_window_s), NULL},
     {"GpuHealthIntervalMs", set_gpu_interval, G(phalanx.gpu.health_interval_ms), NULL},
     {"AllowRootJobs", px_set_bool, G(phalanx.allow_root_jobs), NULL},

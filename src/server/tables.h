@@ -77,6 +77,8 @@ struct px_snode {
   uint8_t reboot_next;          /* enum px_reboot_next */
   bool reboot_asap, reboot_was_drained;
   uint32_t gpu_gen;             /* counts its GPUs' changes (the published text follows) */
+  uint32_t gpu_faults;          /* counted faults of its GPUs since gpu_window (flapping, gpu_health.c) */
+  int64_t gpu_window;
 };
 
 /* Group commit (commit.c): batches of journal records, sealed by the main

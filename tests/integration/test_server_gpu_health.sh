@@ -13,6 +13,7 @@ source "$(dirname "$0")/lib_server.sh"
 write_config
 cat >>"$T/slurm.conf" <<CONF
 GpuQuarantineFaults=2
+GpuNodeFlapFaults=4
 GpuFaultPolicy=lost:gpu+drain+fail
 CONF
 start_server
@@ -102,3 +103,10 @@ expect 404 root POST /v1/agent/gpu '{"node":"zz","gpu":1,"fault":"xid"}' >/dev/n
 expect 403 pxalice POST /v1/agent/gpu "{\"node\":\"$first\",\"gpu\":1,\"fault\":\"xid\",\"code\":79}" >/dev/null
 [ "$(node_json "$first" | jq .gpus_out)" = 1 ] || fail "a refused report changed the node"
 ok "bad reports refused naming the field (gpu, fault), unknown node 404, a user 403"
+
+# a node whose GPUs keep failing is drained as flapping (4 faults on 4 GPUs)
+for g in 0 1 2; do gpu_fault n03 $g xid 48 >/dev/null; done
+node_json n03 | jq -e '.state != "DRAINED" and .gpus_out == 3' >/dev/null || fail "n03 after 3 faults: $(node_json n03)"
+gpu_fault n03 3 xid 48 >/dev/null
+node_json n03 | jq -e '(.state | test("DRAIN")) and (.reason | test("node flapping"))' >/dev/null || fail "n03 flapping: $(node_json n03)"
+ok "4 GPU faults on n03 within the window: drained as flapping ($(node_json n03 | jq -r .reason))"

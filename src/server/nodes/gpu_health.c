@@ -57,15 +57,23 @@ static uint32_t window_faults(const struct px_server *s, const struct px_sgpu *g
   return g && now - g->window_start <= w ? g->faults : 0;
 }
 
+/* The same for the node's GPUs together (flapping). */
+static uint32_t node_faults(const struct px_server *s, const struct px_snode *n, int64_t now) {
+  return now - n->gpu_window <= s->conf->phalanx.gpu.quarantine_window_s ? n->gpu_faults : 0;
+}
+
 void px_gpu_fold(struct px_server *s, const struct px_event *ev, int64_t now) {
   struct px_sgpu *g = gpu_get(s, ev->node, ev->gpu, true);
   if (!g) {
     px_error("node %s: no memory for the state of GPU %u", s->conf->nodes[ev->node].name, ev->gpu);
     return;
   }
+  struct px_snode *n = &s->nodes[ev->node];
   if (ev->gpu_fault) {
     g->faults = window_faults(s, g, now) + 1;
     if (g->faults == 1) g->window_start = now;
+    n->gpu_faults = node_faults(s, n, now) + 1;
+    if (n->gpu_faults == 1) n->gpu_window = now;
   } else if (ev->gpu_usable) {
     g->faults = 0; /* an operator put it back: a clean slate */
   }
@@ -155,8 +163,12 @@ int px_gpu_fault(struct px_server *s, const struct px_gpu_fault *f, int64_t now,
   struct px_sgpu *g = gpu_get(s, node, f->gpu, false);
   bool quarantine = pol->quarantine_faults && window_faults(s, g, now) + 1 >= pol->quarantine_faults;
   if (quarantine) actions |= PX_GPU_ACT_GPU;
+  /* a node whose GPUs keep failing (flapping) is drained, whatever the class says */
+  bool flapping = pol->node_flap_faults && node_faults(s, &s->nodes[node], now) + 1 >= pol->node_flap_faults;
+  if (flapping) actions |= PX_GPU_ACT_DRAIN;
   const char *state = next_state(g, actions, quarantine);
-  snprintf(why, sizeof why, "GPU %u: %s%s", f->gpu, what, quarantine ? " (quarantined: repeated faults)" : "");
+  snprintf(why, sizeof why, "GPU %u: %s%s%s", f->gpu, what, quarantine ? " (quarantined: repeated faults)" : "",
+           flapping ? " (node flapping: repeated GPU faults)" : "");
   int rc = gpu_event(s, node, f->gpu, state, true, why, now);
   if (!rc && (actions & PX_GPU_ACT_DRAIN) && !s->nodes[node].admin_drain) {
     struct px_event ev = {.kind = PX_EV_NODE_DRAIN, .node = node, .reason = why};
