@@ -15,7 +15,7 @@ static const struct {
   const char *name;
   unsigned bit;
 } action_names[] = {{"gpu", PX_GPU_ACT_GPU}, {"drain", PX_GPU_ACT_DRAIN}, {"requeue", PX_GPU_ACT_REQUEUE},
-                    {"fail", PX_GPU_ACT_FAIL}, {"none", 0}};
+                    {"fail", PX_GPU_ACT_FAIL}, {"grace", PX_GPU_ACT_GRACE}, {"none", 0}};
 #define NACTIONS (sizeof action_names / sizeof action_names[0])
 
 const char *px_gpu_fault_name(enum px_gpu_fault_class c) {
@@ -58,7 +58,7 @@ static int parse_actions(const char *s, size_t len, unsigned *out, char *why, si
     while (k < NACTIONS && !(strlen(action_names[k].name) == w - i && !strncmp(action_names[k].name, s + i, w - i)))
       k++;
     if (k == NACTIONS) {
-      snprintf(why, whylen, "action '%.*s' is not one of gpu drain requeue fail none", (int)(w - i), s + i);
+      snprintf(why, whylen, "action '%.*s' is not one of gpu drain requeue grace fail none", (int)(w - i), s + i);
       return -1;
     }
     bits |= action_names[k].bit;
@@ -71,6 +71,10 @@ static int parse_actions(const char *s, size_t len, unsigned *out, char *why, si
   }
   if ((bits & PX_GPU_ACT_REQUEUE) && (bits & PX_GPU_ACT_FAIL)) {
     snprintf(why, whylen, "requeue and fail exclude each other");
+    return -1;
+  }
+  if ((bits & PX_GPU_ACT_GRACE) && !(bits & PX_GPU_ACT_REQUEUE)) {
+    snprintf(why, whylen, "grace goes with requeue");
     return -1;
   }
   *out = bits;

@@ -10,6 +10,8 @@
  *   drain    drain the node, the reason naming GPU and fault
  *   requeue  requeue the jobs on the GPU (a gang whole, same id, restart
  *            count up; a job that may not requeue ends NODE_FAIL)
+ *   grace    with requeue: SIGTERM the jobs first and requeue them when
+ *            they end (within KillWait), so they may checkpoint
  *   fail     end those jobs NODE_FAIL with the fault as the reason
  *   none     only count and log it
  * joined with '+'. Items override the defaults (px_gpu_policy_defaults)
@@ -44,6 +46,7 @@ bool px_gpu_fault_parse(const char *name, enum px_gpu_fault_class *out);
 #define PX_GPU_ACT_DRAIN 2u
 #define PX_GPU_ACT_REQUEUE 4u
 #define PX_GPU_ACT_FAIL 8u
+#define PX_GPU_ACT_GRACE 16u
 
 #define PX_GPU_POLICY_XIDS 32
 

@@ -40,6 +40,7 @@ struct px_sjob {
   bool requeued;                /* shown as REQUEUED until it starts again */
   bool preempting;              /* the core preempted it; stop orders sent, end not yet reported */
   bool preempt_cancel;          /* PreemptMode=CANCEL: ends PREEMPTED instead of requeueing */
+  bool fault_requeue;           /* a GPU fault's graceful requeue (nodes/gpu_health.c): stopping, requeued at its end */
   bool recovered;               /* running at recovery outside the core's resources, nodes held drained */
   bool skipped;                 /* a recovered array task the core holds without resources (px_core_array_skip) */
   bool unconfirmed;             /* running at recovery: its agents must know it */

@@ -14,7 +14,7 @@ write_config
 cat >>"$T/slurm.conf" <<CONF
 GpuQuarantineFaults=2
 GpuNodeFlapFaults=4
-GpuFaultPolicy=lost:gpu+drain+fail
+GpuFaultPolicy=lost:gpu+drain+fail,nvlink:gpu+requeue+grace
 CONF
 start_server
 for n in n01 n02 n03 n04; do register_node $n; done
@@ -110,3 +110,18 @@ node_json n03 | jq -e '.state != "DRAINED" and .gpus_out == 3' >/dev/null || fai
 gpu_fault n03 3 xid 48 >/dev/null
 node_json n03 | jq -e '(.state | test("DRAIN")) and (.reason | test("node flapping"))' >/dev/null || fail "n03 flapping: $(node_json n03)"
 ok "4 GPU faults on n03 within the window: drained as flapping ($(node_json n03 | jq -r .reason))"
+
+# grace: the job on the GPU is told to stop (SIGTERM, KillWait), keeps
+# running meanwhile, and is requeued (reason GpuFault) when its end comes
+heartbeat
+g=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"ckpt","exclude":"n01,n02,n03","gpus_per_node":1,"script":"#!/bin/sh\ntrue"}}' | jq -r .job_id)
+wait_for "job $g running" job_is "$g" RUNNING
+gg=$(gpus_of n04 "$g" 0 | jq '.[0]')
+gpu_fault n04 "$gg" nvlink 2 >/dev/null
+job_is "$g" RUNNING || fail "grace: job $g stopped at once: $(job_state "$g")"
+expect 200 root GET "/v1/agent/work?node=n04&after=0&timeout=0" |
+  jq -e --argjson j "$g" '[.signal[] | select(.job_id==$j and .signal==15 and .reason=="PREEMPTED")] | length == 1' >/dev/null ||
+  fail "grace: no SIGTERM order for job $g"
+expect 200 root POST /v1/agent/report "{\"node\":\"n04\",\"job_id\":$g,\"state\":\"PREEMPTED\",\"exit_code\":0,\"term_signal\":15}" >/dev/null
+wait_for "job $g requeued" sh -c "[ \"\$(curl -s --unix-socket $SOCK http://x/v1/jobs/$g | jq -r '.restarts // 0')\" = 1 ]"
+ok "grace: job $g signalled (SIGTERM), kept running, requeued when it ended"

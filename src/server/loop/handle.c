@@ -354,9 +354,10 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
   bool requeue = preempted ? !j->preempt_cancel && j->spec.requeue && !j->cancelled_by
                            : t->requeue_requested && j->spec.requeue;
   j->preempting = false;
+  const char *why = j->fault_requeue ? "GpuFault" : preempted ? "Preempted" : "Requeued";
+  j->fault_requeue = false;
   if (requeue && !j->recovered) {
-    struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = j->id,
-                          .reason = preempted ? "Preempted" : "Requeued"};
+    struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = j->id, .reason = why};
     struct px_event_result res;
     s->need_cycle = true;
     return px_events_accept(s, &ev, now, &res);

@@ -102,6 +102,15 @@ static bool holds_gpu(const struct px_sjob *j, uint32_t node, uint32_t gpu) {
  * stop, whose end the agents do not report), then it is requeued whole or
  * ends NODE_FAIL with the fault as its reason. */
 static int stop_job(struct px_server *s, struct px_sjob *j, unsigned actions, const char *why, int64_t now) {
+  if ((actions & PX_GPU_ACT_GRACE) && j->spec.requeue && !j->preempting) {
+    /* grace: SIGTERM now, SIGKILL after KillWait; the job keeps its
+     * resources until its end comes, then goes back whole (handle.c) */
+    px_warn("job %llu: stopped with grace to be requeued: %s", (unsigned long long)j->id, why);
+    j->preempting = j->fault_requeue = true;
+    j->preempt_cancel = false;
+    px_nodes_stop(s, j, SIGTERM, "PREEMPTED");
+    return 0;
+  }
   px_nodes_stop(s, j, SIGKILL, "NODE_FAIL");
   s->need_cycle = true;
   struct px_event_result res;

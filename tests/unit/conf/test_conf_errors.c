@@ -42,6 +42,7 @@ static const struct err_case cases[] = {
     {N1 "GpuFaultPolicy=melt:gpu\n", NULL, NULL, "slurm.conf", 2, "class 'melt' is not one of"},
     {N1 "GpuFaultPolicy=ecc:requeue+fail\n", NULL, NULL, "slurm.conf", 2, "requeue and fail exclude each other"},
     {N1 "GpuFaultPolicy=ecc:none+gpu\n", NULL, NULL, "slurm.conf", 2, "none goes alone"},
+    {N1 "GpuFaultPolicy=ecc:gpu+grace\n", NULL, NULL, "slurm.conf", 2, "grace goes with requeue"},
     {N1 "GpuFaultPolicy=xid\n", NULL, NULL, "slurm.conf", 2, "want CLASS:ACTIONS"},
     {N1 "GpuHealthIntervalMs=5\n", NULL, NULL, "slurm.conf", 2, "milliseconds, 100 to 60000"},
     {N1 "HealthCheckNodeState=BUSY\n", NULL, NULL, "slurm.conf", 2, "ANY ALLOC MIXED IDLE NONDRAINED_IDLE CYCLE"},

@@ -36,13 +36,15 @@ static void defaults(void **state) {
 
 static void items_override(void **state) {
   (void)state;
-  struct px_conf *c = parse("NodeName=n1 Gres=gpu:2\nGpuFaultPolicy=xid79:gpu+drain+fail,ecc:none,xid13:gpu\n"
+  struct px_conf *c = parse("NodeName=n1 Gres=gpu:2\nGpuFaultPolicy=xid79:gpu+drain+fail,ecc:none,xid13:gpu,"
+                            "nvlink:requeue+grace\n"
                             "GpuQuarantineFaults=5\nGpuQuarantineWindow=2:00:00\nGpuHealthIntervalMs=250\n");
   const struct px_gpu_policy *p = &c->phalanx.gpu;
   assert_int_equal(px_gpu_policy_actions(p, PX_GPU_FAULT_XID, 79), PX_GPU_ACT_GPU | PX_GPU_ACT_DRAIN | PX_GPU_ACT_FAIL);
   assert_int_equal(px_gpu_policy_actions(p, PX_GPU_FAULT_XID, 48), PX_GPU_ACT_GPU | PX_GPU_ACT_REQUEUE);
   assert_int_equal(px_gpu_policy_actions(p, PX_GPU_FAULT_XID, 13), PX_GPU_ACT_GPU);
   assert_int_equal(px_gpu_policy_actions(p, PX_GPU_FAULT_ECC, 1), 0);
+  assert_int_equal(px_gpu_policy_actions(p, PX_GPU_FAULT_NVLINK, 0), PX_GPU_ACT_REQUEUE | PX_GPU_ACT_GRACE);
   assert_int_equal(p->quarantine_faults, 5);
   assert_int_equal(p->quarantine_window_s, 7200);
   assert_int_equal(p->health_interval_ms, 250);
