@@ -188,7 +188,7 @@ static int inject(const char *dir, const char *spec) {
     fprintf(stderr, "agent: --inject-gpu-fault: want 'GPU FAULT [CODE [DETAIL]]', got '%s'\n", spec);
     return 2;
   }
-  if (px_gpu_inject(dir, gpu, fault, code, spec + used, why, sizeof why)) {
+  if (px_gpu_inject(dir, NULL, gpu, fault, code, spec + used, why, sizeof why)) {
     fprintf(stderr, "agent: --inject-gpu-fault: %s\n", why);
     return 1;
   }

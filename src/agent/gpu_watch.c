@@ -129,8 +129,8 @@ int px_gpu_fault_parse_note(const char *note, const char *node, struct px_gpu_fa
   return 0;
 }
 
-int px_gpu_inject(const char *state_dir, uint32_t gpu, const char *fault, int64_t code, const char *detail,
-                  char *why, size_t whylen) {
+int px_gpu_inject(const char *state_dir, const char *node, uint32_t gpu, const char *fault, int64_t code,
+                  const char *detail, char *why, size_t whylen) {
   enum px_gpu_fault_class c;
   if (!px_gpu_fault_parse(fault, &c)) {
     snprintf(why, whylen, "fault: '%s' is not one of xid ecc remap lost throttle nvlink", fault);
@@ -146,7 +146,8 @@ int px_gpu_inject(const char *state_dir, uint32_t gpu, const char *fault, int64_
     return PX_EINVAL;
   }
   char msg[256];
-  int len = snprintf(msg, sizeof msg, "gpufault %u %s %lld %.120s", gpu, fault, (long long)code, detail ? detail : "");
+  int len = snprintf(msg, sizeof msg, "%.63s%sgpufault %u %s %lld %.120s", node ? node : "", node ? " " : "", gpu,
+                     fault, (long long)code, detail ? detail : "");
   int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   int rc = fd < 0 || sendto(fd, msg, (size_t)len, 0, (struct sockaddr *)&addr, sizeof addr) != len ? PX_EIO : 0;
   if (rc) snprintf(why, whylen, "cannot reach the agent at %s: %s", addr.sun_path, strerror(errno));

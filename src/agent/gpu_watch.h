@@ -73,10 +73,11 @@ int64_t px_gpu_watch_due(const struct px_gpu_watch *w);
 
 /* "gpufault GPU CLASS CODE DETAIL" (the notify datagram) into f; 0 or PX_EINVAL. */
 int px_gpu_fault_parse_note(const char *note, const char *node, struct px_gpu_fault *f);
-/* Sends such a datagram to the agent whose state directory is state_dir.
- * 0, or a PX_E* code with why filled. */
-int px_gpu_inject(const char *state_dir, uint32_t gpu, const char *fault, int64_t code, const char *detail,
-                  char *why, size_t whylen);
+/* Sends such a datagram to the agent whose state directory is state_dir;
+ * with node, to an emulating agent (emulate.h), prefixed "NODE ". 0, or a
+ * PX_E* code with why filled. */
+int px_gpu_inject(const char *state_dir, const char *node, uint32_t gpu, const char *fault, int64_t code,
+                  const char *detail, char *why, size_t whylen);
 
 /* `phalanx dev inject DIR NODE GPU FAULT [CODE [DETAIL]]` (dev_inject.c). */
 int px_dev_inject(int argc, char **argv);
