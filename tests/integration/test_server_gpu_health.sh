@@ -54,6 +54,7 @@ jq -e --argjson g "$gpu" '.gpus_out == 1 and (.gpu_health | test("^\($g):UNUSABL
   fail "node listing: $node"
 metric() { curl -s --unix-socket "$SOCK" http://x/metrics | grep -q "^$1"; } # the state gauges lag up to a second
 wait_for "phalanx_gpu_health in /metrics" metric "phalanx_gpu_health{node=\"$first\",gpu=\"$gpu\",state=\"UNUSABLE\"} 1"
+wait_for "the GPU counted down" metric 'phalanx_gpus{partition="gpu",state="down"} 1'
 ok "xid 79: gang requeued whole in ${ms} ms (restart 1), runs again off GPU $gpu; job $small keeps running; GPU UNUSABLE in listing and metrics"
 
 # an application's XID (13) is no GPU fault; throttling is only counted

@@ -162,14 +162,14 @@ static void gpus_by_partition(struct px_server *s, struct text *t) {
       struct px_node_view v;
       if (px_core_node_get(s->core, cp->nodes[k], &v)) continue;
       const struct px_snode *sn = &s->nodes[cp->nodes[k]];
-      uint32_t out = (uint32_t)px_bits64_count(v.gpus_bad); /* out of service: down, not idle */
       if (v.avail != PX_NODE_UP || sn->down || !sn->registered) {
         down += v.gpus - v.gpus_alloc;
         alloc += v.gpus_alloc;
-      } else {
+      } else { /* GPUs out of service (gpus_bad) that no job holds are neither: down */
+        uint32_t free = (uint32_t)px_bits64_count(v.gpus_free);
         alloc += v.gpus_alloc;
-        idle += v.gpus - v.gpus_alloc - out;
-        down += out;
+        idle += free;
+        down += v.gpus - v.gpus_alloc - free;
       }
     }
     tput(t, "phalanx_gpus{partition=\"%s\",state=\"allocated\"} %llu\n", cp->name,
