@@ -8,8 +8,10 @@
 #                              rolling update of 8 replicas (target 0)
 #   svc_rolling_update_s       apply of the new version to all 8 ready on it
 #   svc_failover_s             a node killed (its agent and its replica, -9) to a
-#                              ready replacement on another node (target <=
-#                              SlurmdTimeout + 2 = 7 s)
+#                              ready replacement on another node, not the
+#                              surviving replica's (spread) (target <=
+#                              SlurmdTimeout + 2 = 7 s); then the node's agent
+#                              is started again and must register
 # with the baselines they rest on: the replica program's own start to
 # listening (svc_app_start_ms) and the cluster's SlurmdTimeout. Each checks the
 # work happened (the endpoint listed, v2 served by 8 replicas, the
@@ -23,8 +25,11 @@ if ! command -v haproxy >/dev/null || [ "$(id -u)" != 0 ]; then
 fi
 tmp=$(mktemp -d /tmp/pxbench-svc.XXXXXX)
 chmod 755 "$tmp"
-dev=
+dev= agent_again=
 cleanup() {
+  # the agent started again after the failover is the bench's (it removes
+  # its cgroups as it stops; the one killed -9 could not)
+  [ -n "$agent_again" ] && { kill -TERM "$agent_again" 2>/dev/null; wait "$agent_again" 2>/dev/null || true; }
   for p in $(pgrep -f "python3 replica.py$" || true); do
     [ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$tmp" ] && kill -9 "$p"
   done
@@ -105,8 +110,10 @@ svc apply fo.yaml >/dev/null
 fo_ready() { [ "$(svc show fo --json | jq -r '"\(.state) \(.ready)"')" = "Running 2" ]; }
 wait_until 60 fo_ready || die "fo not ready: $(svc show fo)"
 node=$(svc show fo --json | jq -r '.replica_jobs[0].node')
+sibling=$(svc show fo --json | jq -r '.replica_jobs[1].node')
 agent=$(pgrep -f "agent --server .* --node $node .*$tmp" | head -n1)
 [ -n "$agent" ] || die "no agent for $node"
+mapfile -d '' agent_cmd <"/proc/$agent/cmdline"
 victim=""
 for p in $(pgrep -f "python3 replica.py$" || true); do
   tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "PX_SERVICE=fo" &&
@@ -114,16 +121,21 @@ for p in $(pgrep -f "python3 replica.py$" || true); do
 done
 t0=$(now_ms)
 kill -9 "$agent" ${victim:+"$victim"}
-# done: two ready endpoints, none on the dead node (the replacement may be
-# the same job requeued elsewhere, or a new one)
+# done: two ready endpoints, none on the dead node (the replacement is a
+# new job: a lost node ends a replica NODE_FAIL)
 replaced() {
   api /v1/services/fo/endpoints | jq -e --arg n "$node" \
     '(.endpoints | length) >= 2 and ([.endpoints[] | select(.node == $n)] | length) == 0' >/dev/null
 }
 wait_until 90 replaced || die "no ready replacement off $node: $(api /v1/services/fo/endpoints)"
-echo "svc_failover_s $(awk -v a="$t0" -v b="$(now_ms)" 'BEGIN { printf "%.1f", (b - a) / 1000 }') s (SlurmdTimeout 5 s; target 7)"
-# the dead node's replicas outlive its agent: end them with the bench
-for p in $(pgrep -f "python3 replica.py$" || true); do
-  [ "$(readlink "/proc/$p/cwd")" = "$tmp" ] && kill -9 "$p"
-done
+t1=$(now_ms)
+nodes=$(api /v1/services/fo/endpoints | jq -r '[.endpoints[].node] | sort | join(" ")')
+[ "$(echo "$nodes" | tr ' ' '\n' | sort -u | wc -l)" = 2 ] || die "spread: both replicas on one node after the failover ($nodes; the sibling ran on $sibling)"
+echo "svc_failover_s $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1000 }') s (SlurmdTimeout 5 s; target 7)"
+# the node comes back: its agent, started again, registers, is told that
+# nothing of what it reattached runs there any more, and sweeps its cgroups
+"${agent_cmd[@]}" >"$tmp/agent-again.log" 2>&1 &
+agent_again=$!
+node_up() { [[ "$(api /v1/nodes | jq -r --arg n "$node" '.nodes[] | select(.name == $n) | .state')" =~ ^(IDLE|MIXED|ALLOCATED)$ ]]; }
+wait_until 30 node_up || die "$node did not come back: $(tail -5 "$tmp/agent-again.log")"
 exit 0

@@ -112,6 +112,8 @@ workdir: $work
 env: {VERSION: v1}
 ports: [http]
 health: {http: /healthz, port: http, interval_s: 1}
+spread: true
+update: {max_surge: 1, max_unavailable: 0}
 YAML
   cat web.yaml
   "$px" service apply web.yaml
@@ -120,12 +122,37 @@ YAML
     sleep 0.3
   done
   "$px" service list
+  "$px" service show web | sed -n '/^INDEX/,/^Decision/p' | grep -v '^Decision' # spread: one node each
   echo "\$ curl $PHALANX_PROXY/web/who   (four times: the replicas take turns; the reply is VERSION REPLICA)"
   for _ in 1 2 3 4; do curl -s "$PHALANX_PROXY/web/who"; done
+  echo; echo "== a rolling update to v2 under a client loop: new replicas first, old ones drained, no request fails"
+  sed -i 's/VERSION: v1/VERSION: v2/' web.yaml
+  "$px" service apply web.yaml
+  ok=0 failed=0
+  for _ in $(seq 1 300); do
+    if reply=$(curl -sf "$PHALANX_PROXY/web/who"); then ok=$((ok + 1)); else failed=$((failed + 1)); fi
+    [ "$("$px" service show web --json | jq -r '"\(.state) \(.ready)"')" = "Running 2" ] && [[ $reply == v2* ]] && break
+    sleep 0.1
+  done
+  echo "requests during the update: $ok answered, $failed failed; now: $(curl -s "$PHALANX_PROXY/web/who")"
   "$px" service delete web
 else
   echo "(no proxy: HAProxy is not installed; make deps installs it)"
 fi
+echo; echo "== a GPU fails under a running 2-node gang (an injected XID 79; docs/gpus.md)"
+sbatch -J big -N 2 --ntasks-per-node=1 --gres=gpu:6 -t 5 --wrap 'sleep 600' >/dev/null
+for _ in $(seq 1 100); do [ "$(squeue -h -n big -o %T)" = RUNNING ] && break; sleep 0.1; done
+gnode=$(scontrol show hostnames "$(squeue -h -n big -o %N)" | head -1)
+squeue -n big
+echo "\$ phalanx dev inject ... $gnode 0 xid 79 'fallen off the bus'"
+"$px" dev inject "$tmp/cluster" "$gnode" 0 xid 79 "fallen off the bus" || echo "(inject failed: see above)"
+for _ in $(seq 1 100); do [ "$(scontrol show job "$(squeue -h -n big -o %i)" | grep -o 'Restarts=[0-9]*')" = Restarts=1 ] && break; sleep 0.1; done
+squeue -n big; scontrol show job "$(squeue -h -n big -o %i)" | grep -o 'Restarts=[0-9]*'
+sinfo -R
+scontrol show node "$gnode" | grep -E 'Gpu|State=' || true
+scontrol update NodeName="$gnode" GpuResume=0 && echo "GPU 0 of $gnode back in service (scontrol update GpuResume=0)"
+scancel -n big
+
 if [ -n "${DEMO_KEEP:-}" ] && [ "$DEMO_KEEP" != 0 ]; then
   echo; echo "== DEMO_KEEP=$DEMO_KEEP: the cluster stays up; Ctrl-C stops it. Dashboard:"
   "$px" ui || true

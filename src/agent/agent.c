@@ -27,7 +27,9 @@
 #include <unistd.h>
 
 #include "agent/agent_link.h"
+#include "agent/gpu_watch.h"
 #include "agent/launch.h"
+#include "agent/node_check.h"
 #include "agent/step.h"
 #include "agent/supervise.h"
 #include "agent/svc_replica.h"
@@ -77,6 +79,8 @@ struct agent {
   uint64_t batch;            /* counts order batches */
   bool slot_used[SLOTS_MAX + 1]; /* [n]: slot_<n> belongs to a job whose end is not acknowledged */
   struct px_health_mon health;   /* service replicas' checks (svc_health.h) */
+  struct px_gpu_watch gpus;      /* GPU faults (gpu_watch.h) */
+  struct px_node_check check;    /* HealthCheckProgram= (node_check.h) */
 };
 
 /* The lowest free slot (a group that already exists, most of the time), 0 when all are taken. */
@@ -500,11 +504,32 @@ static void take_orders(struct agent *a) {
 static void reap(struct agent *a) {
   int ws;
   pid_t pid;
-  while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+  char *rep;
+  while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+    if (px_node_check_reaped(&a->check, pid, ws, mono_ms(), &rep)) {
+      if (rep) px_gpu_watch_post(&a->gpus, "/v1/agent/health", rep);
+      continue;
+    }
     for (struct ajob *j = a->jobs, *next; j; j = next) {
       next = j->next; /* job_ended may free j */
       if (j->sup == pid && !j->ended) job_ended(a, j);
     }
+  }
+}
+
+static bool busy(const struct agent *a) {
+  for (const struct ajob *j = a->jobs; j; j = j->next)
+    if (!j->ended) return true;
+  return false;
+}
+
+/* The heartbeat; its answer may order the reboot (`scontrol reboot`). */
+static void heartbeat(struct agent *a) {
+  bool reboot = false;
+  px_link_heartbeat(&a->link, &reboot);
+  if (!reboot) return;
+  if (!a->link.reboot_program[0]) px_error("reboot ordered, but the server names no RebootProgram");
+  else if (px_node_reboot(a->link.reboot_program)) px_error("reboot: cannot start %s", a->link.reboot_program);
 }
 
 /* Supervisors this agent did not start (reattached) are not its children. */
@@ -522,6 +547,12 @@ static void read_notes(struct agent *a) {
     name[n] = '\0';
     if (strncmp(name, "step:", 5) == 0) {
       step_ended(a, name);
+      continue;
+    }
+    if (strncmp(name, "gpufault ", 9) == 0) { /* an injected fault (emulated GPUs, gpu_watch.h) */
+      struct px_gpu_fault f;
+      if (px_gpu_fault_parse_note(name, a->site.node, &f) == 0 && f.gpu < a->res.ngpus) px_gpu_watch_add(&a->gpus, &f);
+      else px_warn("bad GPU fault injection: %s", name);
       continue;
     }
     struct ajob *j = find_dir(a, name);
@@ -676,8 +707,12 @@ static void stop_jobs(struct agent *a) {
 /* Registers when not registered (first start, or the server came back),
  * with a growing pause between tries (but a steady short one while the
  * answer is a standby's 503: a takeover is under way and ends within a
- * lease); starts the order poll the first time. */
-static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int *backoff) {
+ * lease); starts the order poll the first time.
+ * The next heartbeat is due one of the server's intervals (its answer sets
+ * heartbeat_s) after the registration: counted from the agent's start with
+ * its own default (10 s) instead, the first one came after a short
+ * SlurmdTimeout (5 s with HeartbeatInterval=1) had called the node DOWN. */
+static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int *backoff, int64_t *next_hb) {
   if (a->link.registered || now < *reg_at) return;
   if (do_register(a) != 0) {
     *reg_at = now + (a->link.register_status == 503 ? PX_TAKEOVER_RETRY_MS : *backoff);
@@ -685,6 +720,9 @@ static void ensure_registered(struct agent *a, int64_t now, int64_t *reg_at, int
     return;
   }
   *backoff = 100;
+  *next_hb = now + a->heartbeat_s * 1000L;
+  if (a->link.gpu_interval_ms) atomic_store(&a->gpus.interval_ms, a->link.gpu_interval_ms);
+  px_node_check_config(&a->check, a->link.hc_program, a->link.hc_interval_s, a->link.hc_states, now);
   if (!a->link.thread_started && px_link_start_poll(&a->link) != 0) px_error("cannot start the order poll");
 }
 
@@ -693,16 +731,18 @@ static void loop(struct agent *a) {
   int backoff = 100;
   for (;;) {
     int64_t now = mono_ms();
-    ensure_registered(a, now, &reg_at, &backoff);
+    ensure_registered(a, now, &reg_at, &backoff, &next_hb);
     if (a->link.registered && now >= px_link_due(&a->link)) px_link_flush(&a->link, now, on_acked, a);
     int64_t wake = next_hb < next_scan ? next_hb : next_scan;
     if (!a->link.registered && reg_at < wake) wake = reg_at;
     if (a->link.registered && px_link_due(&a->link) < wake) wake = px_link_due(&a->link);
+    if (a->link.registered && px_gpu_watch_due(&a->gpus) < wake) wake = px_gpu_watch_due(&a->gpus);
+    if (px_node_check_due(&a->check) < wake) wake = px_node_check_due(&a->check);
     int timeout = wake > now ? (int)(wake - now) : 0;
     if (flush_held(a) && timeout > HELD_RETRY_MS) timeout = HELD_RETRY_MS;
-    struct pollfd p[4] = {{a->sfd, POLLIN, 0}, {a->link.wake[0], POLLIN, 0}, {a->health.wake[0], POLLIN, 0},
-                          {a->nfd, POLLIN, 0}};
-    if (poll(p, a->nfd >= 0 ? 4 : 3, timeout) < 0 && errno != EINTR) break;
+    struct pollfd p[5] = {{a->sfd, POLLIN, 0},  {a->link.wake[0], POLLIN, 0}, {a->health.wake[0], POLLIN, 0},
+                          {a->gpus.wake[0], POLLIN, 0}, {a->nfd, POLLIN, 0}};
+    if (poll(p, a->nfd >= 0 ? 5 : 4, timeout) < 0 && errno != EINTR) break;
     if (p[0].revents & POLLIN) {
       struct signalfd_siginfo si;
       bool quit = false;
@@ -713,20 +753,25 @@ static void loop(struct agent *a) {
     }
     if (p[1].revents & POLLIN) take_orders(a);
     if (p[2].revents & POLLIN) health_events(a);
-    if (a->nfd >= 0 && (p[3].revents & POLLIN)) read_notes(a);
+    if (a->nfd >= 0 && (p[4].revents & POLLIN)) read_notes(a);
     now = mono_ms();
+    if (now >= px_node_check_due(&a->check)) px_node_check_tick(&a->check, now, busy(a));
+    if ((p[3].revents & POLLIN) || (a->link.registered && now >= px_gpu_watch_due(&a->gpus)))
+      px_gpu_watch_send(&a->gpus, &a->link, now); /* before anything else: a GPU fault moves gangs */
     if (now >= next_scan) {
       check_foreign(a);
       next_scan = now + 1000;
     }
     if (now >= next_hb && a->link.registered) {
-      px_link_heartbeat(&a->link);
+      heartbeat(a);
       next_hb = now + a->heartbeat_s * 1000L;
     }
   }
 }
 
 static void agent_fini(struct agent *a) {
+  px_node_check_fini(&a->check);
+  px_gpu_watch_fini(&a->gpus);
   px_health_fini(&a->health);
   px_link_fini(&a->link);
   px_zygote_stop(&a->zyg);
@@ -747,6 +792,24 @@ static void agent_fini(struct agent *a) {
     px_cg_remove_base(&lay);
 }
 
+/* MIG instances: jobs see theirs by UUID (STATE/gpu_uuids, one per index,
+ * read by the supervisors); the device rules, which deny /dev/nvidiaN by
+ * index, do not apply to instances and are left off. */
+static int mig_site(struct agent *a) {
+  char path[PATH_MAX];
+  if ((size_t)snprintf(path, sizeof path, "%.4000s/gpu_uuids", a->o->state_dir) >= sizeof path) return PX_EINVAL;
+  FILE *f = fopen(path, "we");
+  for (uint32_t i = 0; f && i < a->res.ngpus; i++) fprintf(f, "%s\n", a->res.gpus[i].uuid);
+  if (!f || fclose(f) != 0) {
+    px_error("cannot write %s: %s", path, strerror(errno));
+    return PX_EIO;
+  }
+  memcpy(a->site.gpu_uuids, path, sizeof path);
+  a->site.node_ngpus = 0;
+  px_info("%u MIG instances (%s): jobs see theirs by UUID", a->res.ngpus, a->res.gpus[0].type);
+  return 0;
+}
+
 int px_agent_run(const struct px_agent_opts *o) {
   static struct agent a;
   memset(&a, 0, sizeof a);
@@ -754,6 +817,8 @@ int px_agent_run(const struct px_agent_opts *o) {
   a.site = o->site;
   a.heartbeat_s = o->heartbeat_s;
   a.sfd = a.nfd = -1;
+  a.gpus.wake[0] = a.gpus.wake[1] = -1; /* not yet set up: nothing for agent_fini */
+  px_node_check_init(&a.check, o->site.node);
   char tag[96], why[256] = "";
   snprintf(tag, sizeof tag, "agent %s", o->site.node);
   px_log_set_tag(tag);
@@ -773,6 +838,7 @@ int px_agent_run(const struct px_agent_opts *o) {
     px_error("cannot create state directory %s: %s", o->state_dir, strerror(errno));
     return 2;
   }
+  if (px_gpus_are_mig(&a.res) && mig_site(&a) != 0) return 2;
   if (px_zygote_start(&a.zyg, a.site.cgroup_root, a.site.cgroup_name, a.site.no_cgroup)) px_warn("no supervisor factory; supervisors start by exec");
   curl_global_init(CURL_GLOBAL_DEFAULT);
   int rc = px_link_init(&a.link, o->server, o->ca_file, o->site.node, o->token_file, o->munge);
@@ -791,12 +857,16 @@ int px_agent_run(const struct px_agent_opts *o) {
   signal(SIGPIPE, SIG_IGN);
   a.sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   a.nfd = open_notify(&a);
-  if (px_health_init(&a.health)) {
-    px_error("cannot set up the health checks of service replicas");
+  if (px_health_init(&a.health) || px_gpu_watch_init(&a.gpus, o->site.node, a.res.ngpus)) {
+    px_error("cannot set up the health checks of service replicas and GPUs");
     agent_fini(&a);
     curl_global_cleanup();
     return 2;
   }
+  a.gpus.mig = px_gpus_are_mig(&a.res);
+  for (uint32_t i = 0; a.gpus.mig && i < a.res.ngpus && i < 64; i++) a.gpus.parent[i] = (uint8_t)a.res.gpus[i].group;
+  if (!a.res.emulated && a.res.ngpus && px_gpu_watch_start_nvml(&a.gpus))
+    px_warn("no GPU health watch: NVML would not start a second time");
   pool_reset(&a);
   reattach(&a);
   sweep_cgroups(&a);

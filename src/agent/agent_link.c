@@ -67,6 +67,17 @@ static void nap(int ms) {
   nanosleep(&ts, NULL);
 }
 
+/* HealthCheckProgram= and RebootProgram= as the register answer names them. */
+static void node_programs(struct px_link *k, json_t *answer) {
+  json_t *hc = answer ? json_object_get(answer, "health_check") : NULL;
+  const char *prog = json_string_value(json_object_get(hc, "program"));
+  const char *reboot = json_string_value(answer ? json_object_get(answer, "reboot_program") : NULL);
+  snprintf(k->hc_program, sizeof k->hc_program, "%s", prog ? prog : "");
+  snprintf(k->reboot_program, sizeof k->reboot_program, "%s", reboot ? reboot : "");
+  k->hc_interval_s = json_integer_value(json_object_get(hc, "interval_s"));
+  k->hc_states = (unsigned)json_integer_value(json_object_get(hc, "states"));
+}
+
 int px_link_register(struct px_link *k, const struct px_node_report *r, int *heartbeat_s) {
   char *body = px_node_report_encode(r);
   if (!body) return PX_ENOMEM;
@@ -80,6 +91,9 @@ int px_link_register(struct px_link *k, const struct px_node_report *r, int *hea
     json_t *hb = j ? json_object_get(j, "heartbeat_s") : NULL;
     if (json_is_integer(hb) && json_integer_value(hb) > 0) *heartbeat_s = (int)json_integer_value(hb);
     k->batch = json_is_true(j ? json_object_get(j, "report_batch") : NULL);
+    json_t *gi = j ? json_object_get(j, "gpu_health_interval_ms") : NULL;
+    if (json_is_integer(gi) && json_integer_value(gi) > 0) k->gpu_interval_ms = (uint32_t)json_integer_value(gi);
+    node_programs(k, j);
     json_decref(j);
     k->registered = true;
     px_info("registered with the server");
@@ -280,11 +294,22 @@ int px_link_flush(struct px_link *k, int64_t now_ms, void (*on_acked)(const char
   return 0;
 }
 
-int px_link_heartbeat(struct px_link *k) {
-  char body[128];
+int px_link_post(struct px_link *k, const char *path, const char *body, long *status) {
+  *status = 0;
+  int rc = px_http_do(k->main_http, "POST", path, body, REPORT_TIMEOUT_MS, status, NULL);
+  if (!rc && (*status == 404 || *status == 409)) k->registered = false;
+  return rc;
+}
+
+int px_link_heartbeat(struct px_link *k, bool *reboot) {
+  char body[128], *resp = NULL;
   snprintf(body, sizeof body, "{\"node\":\"%s\"}", k->node);
   long status = 0;
-  int rc = px_http_do(k->main_http, "POST", "/v1/agent/heartbeat", body, REPORT_TIMEOUT_MS, &status, NULL);
+  int rc = px_http_do(k->main_http, "POST", "/v1/agent/heartbeat", body, REPORT_TIMEOUT_MS, &status, &resp);
+  json_t *j = !rc && resp ? json_loads(resp, 0, NULL) : NULL;
+  *reboot = json_is_true(json_object_get(j, "reboot"));
+  json_decref(j);
+  free(resp);
   if (rc || status == 404 || status == 409) k->registered = false;
   return rc ? rc : (status >= 200 && status < 300 ? 0 : PX_EPROTO);
 }

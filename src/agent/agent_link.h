@@ -11,6 +11,7 @@
 #ifndef PX_AGENT_AGENT_LINK_H
 #define PX_AGENT_AGENT_LINK_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,6 +49,11 @@ struct px_link {
   bool registered;
   long register_status;          /* of the last registration (503: a standby, a takeover under way) */
   bool batch;                    /* the server takes {"reports":[...]} */
+  uint32_t gpu_interval_ms;      /* the server's GpuHealthIntervalMs (register answer), 0: not said */
+  /* HealthCheck*= and RebootProgram= of the server's slurm.conf (register answer; "" when none) */
+  char hc_program[PATH_MAX], reboot_program[PATH_MAX];
+  int64_t hc_interval_s;
+  unsigned hc_states;
 };
 
 /* ca_file: for an https:// server (http.h), NULL or "" for the system's CAs. */
@@ -68,6 +74,9 @@ int64_t px_link_due(const struct px_link *k);
 /* Sends what is queued, in order, until one fails; on_acked runs for each
  * acknowledged end report. Returns the number still queued. */
 int px_link_flush(struct px_link *k, int64_t now_ms, void (*on_acked)(const char *jobdir, void *ud), void *ud);
-int px_link_heartbeat(struct px_link *k);
+/* 0 when the server took it; *reboot: its answer orders a reboot (`scontrol reboot`). */
+int px_link_heartbeat(struct px_link *k, bool *reboot);
+/* One POST of body to path on the main connection; *status the HTTP status. */
+int px_link_post(struct px_link *k, const char *path, const char *body, long *status);
 
 #endif

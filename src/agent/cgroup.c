@@ -539,6 +539,20 @@ static void remove_level(const char *base) {
   if (!kept && remove_group(base)) px_warn("cgroup %s left behind: %s", base, strerror(errno));
 }
 
+/* Processes in a group of this agent's level that no job of it claims: an
+ * agent killed before left them (their job's directory is gone, so no
+ * reattach and no order from the server will ever stop them; a replica
+ * would serve on, unlisted, on its port). They go, as a job's end kills
+ * what is left of it. 0 once the group is empty, or PX_ETIMEOUT. */
+static int kill_orphans(const struct px_cg_layout *lay, const char *name) {
+  struct px_cgroup cg = {.version = lay->version};
+  for (int c = 0; c < PX_CG_NCTL; c++)
+    if (!lay->base[c][0] || join(cg.path[c], sizeof cg.path[c], lay->base[c], name) ||
+        access(cg.path[c], F_OK) != 0)
+      cg.path[c][0] = '\0';
+  return px_cg_drain(&cg, 2000);
+}
+
 int px_cg_sweep_stale(const struct px_cg_layout *lay, px_cg_in_use_fn in_use, void *ctx) {
   int removed = 0;
   for (int c = 0; c < PX_CG_NCTL; c++) {
@@ -548,6 +562,8 @@ int px_cg_sweep_stale(const struct px_cg_layout *lay, px_cg_in_use_fn in_use, vo
       char sub[PATH_MAX + 300];
       if (e->d_type != DT_DIR || e->d_name[0] == '.' || in_use(e->d_name, ctx)) continue;
       snprintf(sub, sizeof sub, "%s/%s", lay->base[c], e->d_name);
+      if (holds_tasks(sub) && kill_orphans(lay, e->d_name) == 0)
+        px_warn("cgroup %s: killed the processes an earlier agent left there for no job of this agent", sub);
       if (holds_tasks(sub)) px_warn("cgroup %s kept: it holds processes of no job of this agent", sub);
       else if (remove_group(sub) == 0) removed++;
       else px_warn("stale cgroup %s left behind: %s", sub, strerror(errno));

@@ -121,9 +121,12 @@ void px_cg_remove_base(const struct px_cg_layout *lay);
 /* At an agent's start: the groups under its level that an agent killed
  * before it left behind (kill -9 never reaches px_cg_remove_base) go — an
  * idle slot, an ended job's group — unless in_use(name, ctx) claims them
- * (a slot or job the new agent found in its state directory) or they hold
- * processes. Returns how many were removed. The level is the agent's own
- * (node and state directory): another agent's groups are never touched. */
+ * (a slot or job the new agent found in its state directory). Processes in
+ * an unclaimed group are orphans of no job this agent knows, which nothing
+ * else would ever stop: they are killed (SIGKILL, up to 2 s) first; a group
+ * they still hold stays. Returns how many were removed. The level is the
+ * agent's own (node and state directory): another agent's groups are never
+ * touched. */
 typedef bool (*px_cg_in_use_fn)(const char *name, void *ctx);
 int px_cg_sweep_stale(const struct px_cg_layout *lay, px_cg_in_use_fn in_use, void *ctx);
 /* True when device access is constrained (v1 devices controller present). */

@@ -20,6 +20,7 @@
 #include "agent/agent.h"
 #include "agent/cgroup.h"
 #include "agent/emulate.h"
+#include "agent/gpu_watch.h"
 #include "agent/launch.h"
 #include "agent/supervise.h"
 #include "agent/svc_port.h"
@@ -35,6 +36,9 @@ static void usage(void) {
           "                     [--token-dir DIR] [--emulate-gpus SPEC] [--emulate-cpus N] [--emulate-mem MIB]\n"
           "       phalanx agent --discover [--emulate-gpus N[:TYPE[:GROUPS]]]\n"
           "       phalanx agent --run-local LAUNCH.json [options]\n"
+          "       phalanx agent --state-dir DIR --inject-gpu-fault 'GPU FAULT [CODE [DETAIL]]'\n"
+          "                     tell the running agent of DIR (emulated GPUs) that GPU failed: FAULT is\n"
+          "                     xid (CODE the XID), ecc (CODE new errors), remap, lost, throttle, nvlink\n"
           "options:\n"
           "  --addr ADDR          address other nodes reach this one at (MASTER_ADDR)\n"
           "  --state-dir DIR      job state (default /var/lib/phalanx/agent)\n"
@@ -59,7 +63,7 @@ static void usage(void) {
 
 enum { O_SERVER = 256, O_NODE, O_ADDR, O_STATE, O_TOKEN, O_MUNGE, O_EMU, O_CLUSTER, O_KILLWAIT,
        O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_ZYGOTE, O_RUNLOCAL, O_DISCOVER,
-       O_ECPUS, O_EMEM, O_ENODES, O_EJOBS, O_TOKDIR, O_CAFILE, O_SVCPORTS };
+       O_ECPUS, O_EMEM, O_ENODES, O_EJOBS, O_TOKDIR, O_CAFILE, O_SVCPORTS, O_INJECT };
 
 static const struct option longopts[] = {
     {"server", 1, 0, O_SERVER},   {"node", 1, 0, O_NODE},          {"addr", 1, 0, O_ADDR},
@@ -71,7 +75,7 @@ static const struct option longopts[] = {
     {"run-local", 1, 0, O_RUNLOCAL}, {"discover", 0, 0, O_DISCOVER}, {"help", 0, 0, 'h'},
     {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM}, {"emulate-nodes", 1, 0, O_ENODES},
     {"emulate-jobs", 1, 0, O_EJOBS}, {"token-dir", 1, 0, O_TOKDIR}, {"ca-file", 1, 0, O_CAFILE},
-    {"service-ports", 1, 0, O_SVCPORTS},
+    {"service-ports", 1, 0, O_SVCPORTS}, {"inject-gpu-fault", 1, 0, O_INJECT},
     {0, 0, 0, 0}};
 
 /* Creates dir and its parents, then makes the path absolute: job
@@ -173,6 +177,24 @@ static int discover_only(struct px_agent_opts *o) {
   return 0;
 }
 
+/* --inject-gpu-fault 'GPU FAULT [CODE [DETAIL]]' to the agent of dir (gpu_watch.h). */
+static int inject(const char *dir, const char *spec) {
+  unsigned gpu;
+  char fault[16], why[256];
+  long long code = 0;
+  int used = 0;
+  int n = sscanf(spec, "%u %15s %n%lld %n", &gpu, fault, &used, &code, &used);
+  if (n < 2) {
+    fprintf(stderr, "agent: --inject-gpu-fault: want 'GPU FAULT [CODE [DETAIL]]', got '%s'\n", spec);
+    return 2;
+  }
+  if (px_gpu_inject(dir, NULL, gpu, fault, code, spec + used, why, sizeof why)) {
+    fprintf(stderr, "agent: --inject-gpu-fault: %s\n", why);
+    return 1;
+  }
+  return 0;
+}
+
 static struct px_emu_opts emu;
 
 static int set_emu_opt(int c, const char *arg) {
@@ -263,7 +285,7 @@ int px_cmd_agent(int argc, char **argv) {
   o.site.pids_max = 16384;
   o.heartbeat_s = 10;
   px_port_range_parse(PX_SVC_PORTS_DEFAULT, &o.service_ports);
-  const char *supervise = NULL, *run = NULL, *zygote = NULL;
+  const char *supervise = NULL, *run = NULL, *zygote = NULL, *fault = NULL;
   bool discover = false;
   int c;
   optind = 1;
@@ -273,12 +295,14 @@ int px_cmd_agent(int argc, char **argv) {
     else if (c == O_ZYGOTE) zygote = optarg;
     else if (c == O_RUNLOCAL) run = optarg;
     else if (c == O_DISCOVER) discover = true;
+    else if (c == O_INJECT) fault = optarg;
     else if (c == '?' || set_opt(&o, c, optarg)) {
       if (c != '?') fprintf(stderr, "agent: bad value for --%s: %s\n", opt_name(c), optarg);
       usage();
       return 2;
     }
   }
+  if (fault) return inject(o.state_dir, fault);
   if (zygote) {
     px_log_set_tag("zygote");
     return px_zygote_main(zygote, optind < argc ? argv[optind] : NULL, optind + 1 < argc ? argv[optind + 1] : NULL);

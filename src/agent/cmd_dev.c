@@ -34,6 +34,7 @@
 #include "agent/dev_proxy.h"
 #include "agent/devcert.h"
 #include "agent/devconf.h"
+#include "agent/gpu_watch.h"
 #include "commands.h"
 #include "server/server.h"
 #include "server/state.h"
@@ -68,6 +69,7 @@ static void usage(void) {
           "                   [--port P] [--state-dir DIR] [--users U1,U2] [--ready-file FILE] [--quiet]\n"
           "                   [--heartbeat S] [--emulate] [--emulate-jobs sim|real] [--tls|--no-tls]\n"
           "       phalanx dev --make-certs DIR   only write a throwaway CA and server certificate\n"
+          "       phalanx dev inject DIR NODE GPU FAULT [CODE [DETAIL]]   a GPU fault on a node (xid, ecc, lost...)\n"
           "  a server and N agents (default 4 nodes x 8 emulated h100 GPUs) in a fresh state\n"
           "  directory; above %d nodes (or with --emulate) one agent process emulates every node,\n"
           "  running jobs as plain processes (real, the default) or not at all (sim: a job ends\n"
@@ -456,6 +458,7 @@ int px_cmd_dev(int argc, char **argv) {
   static struct dev d;
   memset(&d, 0, sizeof d);
   const char *ready = NULL;
+  if (argc > 1 && !strcmp(argv[1], "inject")) return px_dev_inject(argc - 1, argv + 1);
   if (parse_opts(&d, argc, argv, &ready)) return usage(), 2;
   if (d.tls_dir[0]) return make_certs_only(d.tls_dir);
   if (!d.dir[0]) {

@@ -46,6 +46,30 @@ void px_discover_mem(struct px_node_res *r) {
   r->mem_mib = sysinfo(&si) == 0 ? ((uint64_t)si.totalram * si.mem_unit) >> 20 : 0;
 }
 
+bool px_mig_profile(const char *type, uint32_t *slices, uint64_t *mem_mib) {
+  unsigned g, gb;
+  char tail;
+  if (sscanf(type, "%ug.%ugb%c", &g, &gb, &tail) != 2 || g < 1 || g > 7 || gb < 1 || gb > 1024) return false;
+  if (slices) *slices = 7 / g ? 7 / g : 1; /* instances of this profile one GPU holds */
+  if (mem_mib) *mem_mib = (uint64_t)gb * 1024;
+  return true;
+}
+
+/* "56:1g.10gb": N MIG instances of one profile, each GPU holding as many as
+ * the profile allows (7 / g): UUIDs "MIG-EMU-<node>-<gpu>-<k>", the parent
+ * GPU as their group (so a job's instances share a GPU when they can). */
+static void emulate_mig(struct px_node_res *r, uint32_t n, const char *type, const char *node) {
+  uint32_t per = 1;
+  uint64_t mem = 0;
+  px_mig_profile(type, &per, &mem);
+  for (uint32_t i = 0; i < n; i++) {
+    struct px_gpu_info *g = &r->gpus[i];
+    g->group = i / per;
+    g->mem_mib = mem;
+    snprintf(g->uuid, sizeof g->uuid, "MIG-EMU-%.32s-%u-%u", node, (i / per) % 100, i % per);
+  }
+}
+
 int px_discover_gpus_emulated(struct px_node_res *r, const char *spec, const char *node) {
   char *end;
   unsigned long n = strtoul(spec, &end, 10);
@@ -76,6 +100,7 @@ int px_discover_gpus_emulated(struct px_node_res *r, const char *spec, const cha
     g->mem_mib = 81920;
     g->group = (uint32_t)(i * groups / n); /* even islands, as GpuGroups= describes */
   }
+  if (px_mig_profile(type, NULL, NULL)) emulate_mig(r, r->ngpus, type, node);
   return 0;
 }
 
@@ -125,6 +150,9 @@ struct nvml {
   int (*link_state)(nvml_dev, unsigned, int *);
   int (*link_remote)(nvml_dev, unsigned, struct nvml_pci *);
   int (*ancestor)(nvml_dev, nvml_dev, int *);
+  int (*mig_mode)(nvml_dev, unsigned *, unsigned *);
+  int (*mig_max)(nvml_dev, unsigned *);
+  int (*mig_by_index)(nvml_dev, unsigned, nvml_dev *);
 };
 
 static bool nvml_load(struct nvml *m, char *why, size_t whylen) {
@@ -147,6 +175,9 @@ static bool nvml_load(struct nvml *m, char *why, size_t whylen) {
   SYM(link_state, "nvmlDeviceGetNvLinkState");
   SYM(link_remote, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   SYM(ancestor, "nvmlDeviceGetTopologyCommonAncestor");
+  SYM(mig_mode, "nvmlDeviceGetMigMode");
+  SYM(mig_max, "nvmlDeviceGetMaxMigDeviceCount");
+  SYM(mig_by_index, "nvmlDeviceGetMigDeviceHandleByIndex");
 #undef SYM
   if (!m->init || !m->count || !m->by_index || !m->uuid) {
     snprintf(why, whylen, "NVML in %s lacks the required functions", lib);
@@ -200,6 +231,50 @@ static void nvml_links(struct nvml *m, nvml_dev *dev, uint32_t n, bool *linked) 
     }
 }
 
+static void group_by_links(struct nvml *m, nvml_dev *dev, uint32_t n, struct px_node_res *r) {
+  static bool linked[PX_MAX_NODE_GPUS * PX_MAX_NODE_GPUS];
+  memset(linked, 0, sizeof linked);
+  nvml_links(m, dev, n, linked);
+  uint32_t group[PX_MAX_NODE_GPUS];
+  px_gpu_group(linked, n, group);
+  for (uint32_t i = 0; i < n; i++) r->gpus[i].group = group[i];
+}
+
+bool px_gpus_are_mig(const struct px_node_res *r) {
+  return r->ngpus && !strncmp(r->gpus[0].uuid, "MIG-", 4);
+}
+
+/* One GPU (or MIG instance) handle into r's next entry: name, UUID, memory. */
+static void describe(struct nvml *m, nvml_dev d, struct px_node_res *r, uint32_t group) {
+  struct px_gpu_info *g = &r->gpus[r->ngpus];
+  memset(g, 0, sizeof *g);
+  g->index = r->ngpus;
+  g->group = group;
+  char name[96] = "";
+  if (m->name) m->name(d, name, sizeof name);
+  const char *mig = strstr(name, "MIG ");
+  if (mig) snprintf(g->type, sizeof g->type, "%s", mig + 4); /* "NVIDIA H100 80GB HBM3 MIG 1g.10gb" */
+  else short_type(name, g->type, sizeof g->type);
+  m->uuid(d, g->uuid, sizeof g->uuid);
+  struct nvml_memory mem;
+  if (m->mem && m->mem(d, &mem) == 0) g->mem_mib = mem.total >> 20;
+  r->ngpus++;
+}
+
+/* A GPU in MIG mode: its instances become the node's GPUs (group: the
+ * parent GPU). false when MIG is off (or NVML has no MIG calls). */
+static bool mig_instances(struct nvml *m, nvml_dev d, uint32_t parent, struct px_node_res *r) {
+  unsigned cur = 0, pend = 0, max = 0;
+  if (!m->mig_mode || !m->mig_max || !m->mig_by_index || m->mig_mode(d, &cur, &pend) != 0 || cur != 1 ||
+      m->mig_max(d, &max) != 0)
+    return false;
+  for (unsigned k = 0; k < max && r->ngpus < PX_MAX_NODE_GPUS; k++) {
+    nvml_dev mi;
+    if (m->mig_by_index(d, k, &mi) == 0) describe(m, mi, r, parent);
+  }
+  return true;
+}
+
 int px_discover_gpus_nvml(struct px_node_res *r, char *why, size_t whylen) {
   struct nvml m;
   if (!nvml_load(&m, why, whylen)) return PX_EUNSUPPORTED;
@@ -213,27 +288,21 @@ int px_discover_gpus_nvml(struct px_node_res *r, char *why, size_t whylen) {
   if (n > PX_MAX_NODE_GPUS) n = PX_MAX_NODE_GPUS;
   nvml_dev dev[PX_MAX_NODE_GPUS];
   uint32_t got = 0;
+  bool mig = false;
+  r->ngpus = 0;
   for (unsigned i = 0; i < n; i++) {
     if (m.by_index(i, &dev[got]) != 0) continue;
-    struct px_gpu_info *g = &r->gpus[got];
-    memset(g, 0, sizeof *g);
-    g->index = i;
-    char name[96] = "";
-    if (m.name) m.name(dev[got], name, sizeof name);
-    short_type(name, g->type, sizeof g->type);
-    m.uuid(dev[got], g->uuid, sizeof g->uuid);
-    struct nvml_memory mem;
-    if (m.mem && m.mem(dev[got], &mem) == 0) g->mem_mib = mem.total >> 20;
+    if (mig_instances(&m, dev[got], got, r)) {
+      mig = true;
+      got++;
+      continue;
+    }
+    describe(&m, dev[got], r, 0);
+    r->gpus[r->ngpus - 1].index = i;
     got++;
   }
-  static bool linked[PX_MAX_NODE_GPUS * PX_MAX_NODE_GPUS];
-  memset(linked, 0, sizeof linked);
-  nvml_links(&m, dev, got, linked);
-  uint32_t group[PX_MAX_NODE_GPUS];
-  px_gpu_group(linked, got, group);
-  for (uint32_t i = 0; i < got; i++) r->gpus[i].group = group[i];
-  r->ngpus = got;
   r->emulated = false;
+  if (!mig) group_by_links(&m, dev, got, r); /* MIG instances are grouped by their GPU */
   if (m.shutdown) m.shutdown();
   dlclose(m.so);
   return 0;

@@ -57,6 +57,7 @@ struct emu {
   uint32_t *dirty;        /* nodes with reports to send */
   uint32_t ndirty;
   FILE *log;
+  int gfd;                /* STATE_DIR/agent.sock: injected GPU faults, -1 when none */
   uint64_t launched, ended; /* counters, for the log line at exit */
 };
 

@@ -20,11 +20,14 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent/discover.h"
 #include "agent/emu_int.h"
+#include "agent/gpu_watch.h"
 #include "agent/servers.h"
 #include "agent/since.h"
 #include "util/hostlist.h"
@@ -70,6 +73,53 @@ static int request(struct emu *e, uint32_t node, const char *method, const char 
              : PX_ENOMEM;
   if (rc) free(c);
   return rc;
+}
+
+/* ---- injected GPU faults ("NODE gpufault ...", emulate.h) ---- */
+
+static void gpu_fault_done(void *ud, int rc, long status, char *body) {
+  struct ctx *c = ud;
+  if (rc || status / 100 != 2)
+    px_warn("%s: GPU fault report not taken (%s, HTTP %ld)", c->e->nodes[c->node].name, px_strerror(rc), status);
+  free(body);
+  free(c);
+}
+
+static void gpu_faults_read(struct emu *e) {
+  char msg[320], node[64];
+  ssize_t len;
+  while ((len = recv(e->gfd, msg, sizeof msg - 1, MSG_DONTWAIT)) > 0) {
+    msg[len] = '\0';
+    int used = 0;
+    struct px_gpu_fault f;
+    uint32_t i = 0;
+    if (sscanf(msg, "%63s %n", node, &used) == 1)
+      while (i < e->nnodes && strcmp(e->nodes[i].name, node)) i++;
+    char *json = i < e->nnodes && used && !px_gpu_fault_parse_note(msg + used, node, &f) ? px_gpu_fault_encode(&f) : NULL;
+    if (!json) {
+      px_warn("bad GPU fault injection: %s", msg);
+      continue;
+    }
+    if (request(e, i, "POST", "/v1/agent/gpu", json, REQ_TIMEOUT_MS, false, gpu_fault_done))
+      px_warn("%s: cannot report its GPU fault", node);
+    free(json);
+  }
+}
+
+static void gpu_faults_open(struct emu *e) {
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  e->gfd = -1;
+  if ((size_t)snprintf(addr.sun_path, sizeof addr.sun_path, "%s/agent.sock", e->o->state_dir) >= sizeof addr.sun_path)
+    return;
+  unlink(addr.sun_path);
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)fd};
+  if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) || epoll_ctl(e->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+    px_warn("no GPU fault injection at %s: %s", addr.sun_path, strerror(errno));
+    if (fd >= 0) close(fd);
+    return;
+  }
+  e->gfd = fd;
 }
 
 static void backoff(struct enode *n, int64_t *at) {
@@ -405,6 +455,7 @@ static void loop(struct emu *e) {
     bool quit = false;
     for (int i = 0; i < n; i++) {
       if (ev[i].data.u64 == (uint64_t)e->sfd) quit |= on_signals(e);
+      else if (e->gfd >= 0 && ev[i].data.u64 == (uint64_t)e->gfd) gpu_faults_read(e);
       else px_emnet_socket(e->net, ev[i].data.u64, ev[i].events);
     }
     if (quit) break;
@@ -434,7 +485,7 @@ int px_emu_run(const struct px_emu_opts *o) {
   memset(&e, 0, sizeof e);
   e.o = o;
   e.heartbeat_s = o->heartbeat_s > 0 ? o->heartbeat_s : 10;
-  e.sfd = -1;
+  e.sfd = e.gfd = -1;
   px_log_set_tag("agent (emulated nodes)");
   curl_global_init(CURL_GLOBAL_DEFAULT);
   int rc = nodes_init(&e);
@@ -447,6 +498,7 @@ int px_emu_run(const struct px_emu_opts *o) {
   if (!rc) {
     px_info("%u emulated nodes, %s jobs, server %s", e.nnodes, o->real_jobs ? "real" : "simulated", o->server);
     read_silent(&e);
+    gpu_faults_open(&e);
     loop(&e);
     if (o->kill_jobs_on_exit) px_emu_stop_jobs(&e);
     px_info("stopping: %llu jobs started, %llu ended", (unsigned long long)e.launched,
@@ -456,6 +508,12 @@ int px_emu_run(const struct px_emu_opts *o) {
   px_emu_jobs_free(&e);
   nodes_fini(&e);
   if (e.sfd >= 0) close(e.sfd);
+  if (e.gfd >= 0) {
+    close(e.gfd);
+    char sock[PATH_MAX + 16];
+    snprintf(sock, sizeof sock, "%s/agent.sock", o->state_dir);
+    unlink(sock);
+  }
   if (e.epfd > 0) close(e.epfd);
   curl_global_cleanup();
   return rc ? 2 : 0;

@@ -24,6 +24,9 @@
  * Nodes named, one per line, in STATE_DIR/silent go silent on SIGUSR1 (no
  * heartbeat, no poll, no report: to the server, a dead node) and come back
  * (register again) when a later SIGUSR1 finds them gone from the file.
+ * GPU faults are injected as "NODE gpufault GPU FAULT CODE DETAIL"
+ * datagrams on STATE_DIR/agent.sock (`phalanx dev inject`, gpu_watch.h),
+ * which the node reports to the server (POST /v1/agent/gpu, once: no retry).
  */
 #ifndef PX_AGENT_EMULATE_H
 #define PX_AGENT_EMULATE_H

@@ -81,12 +81,13 @@ static int get_json(const char *dir, const char *name, json_t **out) {
 
 int px_site_write(const char *dir, const struct px_site *s) {
   return put_json(dir, "site.json",
-                  json_pack("{ss ss ss ss sI ss sI sI sI sb sb sb sb}", "node", s->node, "cluster", s->cluster,
+                  json_pack("{ss ss ss ss sI ss sI sI sI sb sb sb sb ss}", "node", s->node, "cluster", s->cluster,
                             "cgroup_root", s->cgroup_root, "cgroup_name", s->cgroup_name,
                             "cg_slot", (json_int_t)s->cg_slot, "notify", s->notify, "kill_wait_s",
                             (json_int_t)s->kill_wait_s, "pids_max", (json_int_t)s->pids_max,
                             "node_ngpus", (json_int_t)s->node_ngpus, "allow_root", s->allow_root,
-                            "no_cgroup", s->no_cgroup, "emulated_gpus", s->emulated_gpus, "emulated_cpus", s->emulated_cpus));
+                            "no_cgroup", s->no_cgroup, "emulated_gpus", s->emulated_gpus, "emulated_cpus", s->emulated_cpus,
+                            "gpu_uuids", s->gpu_uuids));
 }
 
 int px_site_read(const char *dir, struct px_site *s) {
@@ -109,6 +110,7 @@ int px_site_read(const char *dir, struct px_site *s) {
   px_rd_bool(&r, "no_cgroup", false, &s->no_cgroup);
   px_rd_bool(&r, "emulated_gpus", false, &s->emulated_gpus);
   px_rd_bool(&r, "emulated_cpus", false, &s->emulated_cpus);
+  px_rd_buf(&r, "gpu_uuids", false, s->gpu_uuids, sizeof s->gpu_uuids);
   rc = px_rd_done(&r);
   json_decref(j);
   return rc;

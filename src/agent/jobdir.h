@@ -39,6 +39,7 @@ struct px_site {
   bool no_cgroup;          /* run without cgroups (tests as non-root; never in production) */
   bool emulated_gpus;      /* no device files behind the GPUs: keep physical indices */
   bool emulated_cpus;      /* the node claims CPUs it lacks: no CPU pinning */
+  char gpu_uuids[PATH_MAX]; /* MIG instances: a file of the node's GPU UUIDs, one per index ("" : whole GPUs) */
 };
 
 struct px_job_status {

@@ -9,6 +9,7 @@
  */
 #include "agent/jobenv.h"
 
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,12 +128,31 @@ static int env_job(struct px_strvec *e, const struct px_launch *l, const struct 
   return rc ? PX_ENOMEM : 0;
 }
 
+/* MIG instances are named by UUID ("MIG-..."), not by index: the job's
+ * indices looked up in the node's UUID file, one UUID per line. */
+static int mig_list(const char *file, const uint32_t *gpus, uint32_t n, char *buf, size_t size) {
+  char uuids[64][96];
+  uint32_t nu = 0;
+  FILE *f = fopen(file, "re");
+  if (!f) return PX_EIO;
+  while (nu < 64 && fgets(uuids[nu], sizeof uuids[nu], f)) uuids[nu][strcspn(uuids[nu], "\n")] = 0, nu++;
+  fclose(f);
+  size_t len = 0;
+  buf[0] = '\0';
+  for (uint32_t i = 0; i < n; i++) {
+    if (gpus[i] >= nu) return PX_ENOENT;
+    len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", i ? "," : "", uuids[gpus[i]]);
+  }
+  return len < size ? 0 : PX_EINVAL;
+}
+
 /* The GPU lists: absent when the job has no GPU on this node. */
 static int env_gpus(struct px_strvec *e, const struct px_launch *l, const struct px_jobenv_site *s) {
   if (!l->ngpus) return 0;
-  char phys[1024], vis[1024];
+  char phys[1024], vis[6400];
   u32_list(l->gpus, l->ngpus, false, phys, sizeof phys);
-  u32_list(l->gpus, l->ngpus, s->renumber_gpus, vis, sizeof vis);
+  if (!s->gpu_uuids || mig_list(s->gpu_uuids, l->gpus, l->ngpus, vis, sizeof vis))
+    u32_list(l->gpus, l->ngpus, s->renumber_gpus, vis, sizeof vis);
   int rc = set2(e, "JOB_GPUS", phys) | set2u(e, "GPUS_ON_NODE", l->ngpus);
   rc |= px_jobenv_set(e, "CUDA_VISIBLE_DEVICES", vis) | px_jobenv_set(e, "GPU_DEVICE_ORDINAL", vis);
   rc |= px_jobenv_set(e, "ROCR_VISIBLE_DEVICES", vis);

@@ -29,6 +29,7 @@ struct px_jobenv_site {
   const char *cluster;   /* SLURM_CLUSTER_NAME */
   const char *node;      /* this node's name (SLURMD_NODENAME) */
   bool renumber_gpus;    /* devices are constrained: CUDA sees the job's GPUs as 0..n-1 */
+  const char *gpu_uuids; /* MIG: the node's UUID file (px_site.gpu_uuids); CUDA_VISIBLE_DEVICES names UUIDs */
 };
 
 /* The global rank of local task local_id on this node. */

@@ -175,6 +175,7 @@ static const char *const head =
     "    retries 3\n"
     "    option redispatch 1\n"
     "    retry-on conn-failure empty-response response-timeout\n"
+    "    option idle-close-on-response\n"
     "    default-server check inter 1s fastinter 200ms downinter 100ms rise 1 fall 2\n"
     "frontend services\n"
     "    bind %s\n";

@@ -17,6 +17,12 @@
 #include "util/log.h"
 
 #define FIRST_PROBE_MS 50
+/* Starting probes double up to this, not to the interval: doubling to a
+ * second put the probe that finds an app up after 400 ms at 750 ms, and a
+ * loaded node's first ready endpoint near 900 ms (svc_first_ready_ms,
+ * target 500). Four loopback checks a second while a replica starts cost
+ * nothing next to what it is starting. */
+#define STARTING_PROBE_MAX_MS 200
 
 /* ---- the rules ---- */
 
@@ -51,8 +57,9 @@ bool px_health_fsm_step(struct px_health_fsm *f, bool ok, int64_t now_ms) {
 
 uint32_t px_health_fsm_delay(struct px_health_fsm *f) {
   if (f->state != PX_HS_STARTING) return f->interval_ms;
-  uint32_t d = f->probe_ms < f->interval_ms ? f->probe_ms : f->interval_ms;
-  f->probe_ms = f->probe_ms < f->interval_ms ? f->probe_ms * 2 : f->interval_ms;
+  uint32_t cap = f->interval_ms < STARTING_PROBE_MAX_MS ? f->interval_ms : STARTING_PROBE_MAX_MS;
+  uint32_t d = f->probe_ms < cap ? f->probe_ms : cap;
+  f->probe_ms = f->probe_ms < cap ? f->probe_ms * 2 : cap;
   return d;
 }
 

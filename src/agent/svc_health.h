@@ -6,11 +6,11 @@
  * failures in a row make it "unhealthy" (it keeps being checked and is
  * "ready" again after a pass; replacing it is the controller's decision);
  * during startup_grace_s failures do not count. While starting, checks come
- * quickly (50 ms, doubling up to interval_s) so that a replica that is up
- * at once is ready within tens of milliseconds rather than an interval
- * later; a failure in that phase counts at most once per interval_s, so
- * fast probing never makes a replica unhealthy sooner than interval_s *
- * failure_threshold.
+ * quickly (50 ms, doubling up to 200 ms or interval_s if shorter) so that a
+ * replica that is up at once is ready within tens of milliseconds rather
+ * than an interval later; a failure in that phase counts at most once per
+ * interval_s, so fast probing never makes a replica unhealthy sooner than
+ * interval_s * failure_threshold.
  *
  * The monitor runs one thread per watched replica. Why threads and not a
  * curl multi handle in the agent's loop: a check is one of three blocking

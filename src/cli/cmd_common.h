@@ -48,6 +48,8 @@ bool px_cmd_job_filter(const struct px_job_info *j, const struct px_job_filter *
 int px_cmd_job_op(struct px_cmd *c, const char *op, const char *ids);
 /* POST /v1/nodes/{name}/{op} (drain, resume) for a hostlist. */
 int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const char *reason);
+/* POST /v1/nodes/{name}/OP with body (borrowed, NULL: none) for each node of the hostlist. */
+int px_cmd_node_post(struct px_cmd *c, const char *op, const char *nodes, json_t *body);
 
 /* `srun` outside an allocation (cmd_srun_alloc.c): allocate a job that runs
  * argv's srun in it, follow its output, return its exit status. */

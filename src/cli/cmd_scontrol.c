@@ -175,6 +175,14 @@ static int update_job(struct px_cmd *c, int argc, char **argv) {
 
 /* Drain or resume nodes: POST /v1/nodes/{name}/drain|resume. */
 int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const char *reason) {
+  json_t *body = reason ? json_pack("{s:s}", "reason", reason) : NULL;
+  int rc = px_cmd_node_post(c, op, nodes, body);
+  json_decref(body);
+  return rc;
+}
+
+/* POST /v1/nodes/{name}/OP with body (borrowed; NULL: none) for every node of the hostlist. */
+int px_cmd_node_post(struct px_cmd *c, const char *op, const char *nodes, json_t *body) {
   char **names;
   size_t n;
   if (px_cli_hostlist_expand(nodes, &names, &n)) {
@@ -185,7 +193,7 @@ int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const ch
   for (size_t i = 0; i < n && !rc; i++) {
     char path[300];
     snprintf(path, sizeof path, "/v1/nodes/%s/%s", names[i], op);
-    json_t *body = reason ? json_pack("{s:s}", "reason", reason) : NULL, *resp = NULL;
+    json_t *resp = NULL;
     long status = 0;
     rc = px_cmd_call(c, "POST", path, body, &status, &resp);
     if (!rc && status / 100 != 2) {
@@ -194,26 +202,35 @@ int px_cmd_node_op(struct px_cmd *c, const char *op, const char *nodes, const ch
       px_cmd_error(c, "%s %s: %s", op, names[i], msg);
       rc = 1;
     }
-    json_decref(body);
     json_decref(resp);
   }
   px_cli_strv_free(names, n);
   return rc;
 }
 
+/* GpuResume=INDEX|all: a faulty or quarantined GPU back in service (docs/gpus.md). */
+static int gpu_resume(struct px_cmd *c, const char *nodes, const char *gpu) {
+  json_t *body = json_pack("{s:s}", "gpu", gpu);
+  int rc = px_cmd_node_post(c, "gpu_resume", nodes, body);
+  json_decref(body);
+  return rc;
+}
+
 static int update_node(struct px_cmd *c, int argc, char **argv) {
-  const char *node = NULL, *state = NULL, *reason = NULL;
+  const char *node = NULL, *state = NULL, *reason = NULL, *gpu = NULL;
   for (int i = 0; i < argc; i++) {
     if (!strncasecmp(argv[i], "NodeName=", 9)) node = argv[i] + 9;
     else if (!strncasecmp(argv[i], "State=", 6)) state = argv[i] + 6;
     else if (!strncasecmp(argv[i], "Reason=", 7)) reason = argv[i] + 7;
+    else if (!strncasecmp(argv[i], "GpuResume=", 10)) gpu = argv[i] + 10;
     else {
-      px_cmd_error(c, "Update of %s is not supported for nodes (State and Reason are)", argv[i]);
+      px_cmd_error(c, "Update of %s is not supported for nodes (State, Reason and GpuResume are)", argv[i]);
       return 1;
     }
   }
-  if (!node || !state) {
-    px_cmd_error(c, "scontrol update NodeName=NODES State=DRAIN|RESUME [Reason=TEXT]");
+  if (node && gpu && !state) return gpu_resume(c, node, gpu);
+  if (!node || !state || gpu) {
+    px_cmd_error(c, "scontrol update NodeName=NODES State=DRAIN|RESUME [Reason=TEXT] | GpuResume=INDEX|all");
     return 1;
   }
   if (!strcasecmp(state, "DRAIN")) {
@@ -227,6 +244,30 @@ static int update_node(struct px_cmd *c, int argc, char **argv) {
     return px_cmd_node_op(c, "resume", node, NULL);
   px_cmd_error(c, "State=%s is not supported by Phalanx (DRAIN and RESUME are)", state);
   return 1;
+}
+
+/* scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=TEXT] NODES: POST
+ * /v1/nodes/{name}/reboot for each node (docs/gpus.md). */
+static int reboot_nodes(struct px_cmd *c, int argc, char **argv) {
+  bool asap = false;
+  const char *next = NULL, *reason = NULL, *nodes = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (!strcasecmp(argv[i], "ASAP")) asap = true;
+    else if (!strncasecmp(argv[i], "nextstate=", 10)) next = argv[i] + 10;
+    else if (!strncasecmp(argv[i], "reason=", 7)) reason = argv[i] + 7;
+    else if (!nodes) nodes = argv[i];
+    else return px_cmd_error(c, "reboot: unexpected '%s' (one node list)", argv[i]), 1;
+  }
+  if (!nodes || !strcasecmp(nodes, "ALL")) {
+    px_cmd_error(c, "scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=TEXT] NODES (ALL is not supported)");
+    return 1;
+  }
+  json_t *body = json_pack("{s:b}", "asap", asap);
+  if (next) json_object_set_new(body, "next_state", json_string(next));
+  if (reason) json_object_set_new(body, "reason", json_string(reason));
+  int rc = px_cmd_node_post(c, "reboot", nodes, body);
+  json_decref(body);
+  return rc;
 }
 
 /* scontrol update PartitionName=P State=UP|DOWN [Reason=TEXT]: POST
@@ -336,9 +377,10 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
   else if (!strcasecmp(cmd, "update") && rest > 0 && !strncasecmp(args[0], "PartitionName=", 14))
     rc = update_partition(&c, rest, args);
   else if (!strcasecmp(cmd, "update")) rc = update_job(&c, rest, args);
+  else if (!strcasecmp(cmd, "reboot") || !strcasecmp(cmd, "reboot_nodes")) rc = reboot_nodes(&c, rest, args);
   else if (!strcasecmp(cmd, "ping")) rc = ping(&c);
   else {
-    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, ping)", cmd);
+    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, reboot, ping)", cmd);
     rc = 1;
   }
   px_cmd_fini(&c);

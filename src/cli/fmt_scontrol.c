@@ -163,7 +163,8 @@ void px_fmt_scontrol_node(FILE *out, const struct px_node_info *n) {
   fprintf(out, "   NodeAddr=%s NodeHostName=%s Version=phalanx\n", n->addr ? n->addr : n->name, n->name);
   fprintf(out, "   RealMemory=%" PRIu64 " AllocMem=%" PRIu64 " FreeMem=N/A Sockets=1 Boards=1\n",
           n->mem_mib, n->mem_alloc_mib);
-  fprintf(out, "   State=%s ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n", n->state);
+  fprintf(out, "   State=%s%s%s ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n", n->state,
+          n->reboot ? "+" : "", n->reboot ? n->reboot : "");
   fprintf(out, "   Partitions=%s \n", PX_STR(n->partitions));
   px_fmt_mem(mem, sizeof mem, n->mem_mib);
   if (n->gpus)
@@ -179,6 +180,7 @@ void px_fmt_scontrol_node(FILE *out, const struct px_node_info *n) {
     if (n->gpus_alloc) snprintf(tres + w, sizeof tres - (size_t)w, ",gres/gpu=%u", n->gpus_alloc);
   }
   fprintf(out, "   AllocTRES=%s\n", tres);
+  if (n->gpus_out) fprintf(out, "   GpusOut=%u GpuHealth=%s\n", n->gpus_out, PX_STR(n->gpu_health));
   if (n->reason && *n->reason) fprintf(out, "   Reason=%s\n", n->reason);
   fputc('\n', out);
 }

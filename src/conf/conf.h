@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "conf/gpu_policy.h"
 #include "util/arena.h"
 #include "util/error.h"
 #include "util/units.h" /* PX_TIME_UNLIMITED */
@@ -175,6 +176,13 @@ struct px_conf_sched {
 };
 
 /* Phalanx's own keys (docs/config.md). */
+#define PX_HC_ANY 1u
+#define PX_HC_ALLOC 2u
+#define PX_HC_MIXED 4u
+#define PX_HC_IDLE 8u
+#define PX_HC_NONDRAINED_IDLE 16u
+#define PX_HC_CYCLE 32u
+
 struct px_conf_phalanx {
   const char *state_dir;           /* StateDir=, default /var/lib/phalanx */
   const char *store_url;           /* StoreURL=, default sqlite under state_dir */
@@ -197,6 +205,15 @@ struct px_conf_phalanx {
   uint32_t noperators;
   const char **administrators;
   uint32_t nadministrators;
+  struct px_gpu_policy gpu;        /* GpuFaultPolicy=, GpuQuarantineFaults=, ... (gpu_policy.h) */
+  /* Node health (docs/gpus.md): the agents run HealthCheckProgram= every
+   * HealthCheckInterval= seconds (0: only at start) on nodes in the states
+   * of HealthCheckNodeState= (PX_HC_* bits; 0 is ANY); RebootProgram= is
+   * what `scontrol reboot` runs on an emptied node. */
+  const char *health_check_program;
+  int64_t health_check_interval_s;
+  unsigned health_check_states;
+  const char *reboot_program;
 };
 
 /* An advance reservation (scontrol create reservation; Phalanx reads

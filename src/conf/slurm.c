@@ -122,6 +122,42 @@ static void set_las_thresholds(struct px_cb *b, const struct px_where *w, const 
   px_cb_bad(b, w, kv, exp);
 }
 
+/* GpuFaultPolicy=xid:gpu+requeue,... over the defaults (gpu_policy.h). */
+static void set_gpu_policy(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                           const struct px_key *k) {
+  (void)obj, (void)k;
+  char why[160], exp[256];
+  if (px_gpu_policy_parse(&b->c->phalanx.gpu, kv->val, why, sizeof why) == 0) return;
+  snprintf(exp, sizeof exp, "CLASS:ACTIONS items such as xid:gpu+requeue,lost:gpu+drain+requeue (%s)", why);
+  px_cb_bad(b, w, kv, exp);
+}
+
+/* HealthCheckNodeState=ANY|ALLOC|MIXED|IDLE|NONDRAINED_IDLE[,CYCLE], as Slurm's. */
+static void set_hc_states(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                          const struct px_key *k) {
+  (void)obj, (void)k;
+  static const char *const names[] = {"ANY", "ALLOC", "MIXED", "IDLE", "NONDRAINED_IDLE", "CYCLE"};
+  unsigned bits = 0;
+  for (const char *s = kv->val; *s;) {
+    size_t len = strcspn(s, ","), i = 0;
+    while (i < 6 && !(strlen(names[i]) == len && !strncasecmp(names[i], s, len))) i++;
+    if (i == 6) return px_cb_bad(b, w, kv, "a list of ANY ALLOC MIXED IDLE NONDRAINED_IDLE CYCLE");
+    bits |= 1u << i;
+    s += len + (s[len] == ',');
+  }
+  b->c->phalanx.health_check_states = bits;
+}
+
+/* GpuHealthIntervalMs=100..60000. */
+static void set_gpu_interval(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
+                             const struct px_key *k) {
+  (void)obj, (void)k;
+  char *end;
+  unsigned long v = kv->val[0] >= '0' && kv->val[0] <= '9' ? strtoul(kv->val, &end, 10) : 0;
+  if (!v || *end || v < 100 || v > 60000) return px_cb_bad(b, w, kv, "milliseconds, 100 to 60000");
+  b->c->phalanx.gpu.health_interval_ms = (uint32_t)v;
+}
+
 /* SchedulerParameters=bf_window=N (minutes),bf_resolution=N (seconds),
  * bf_max_job_test=N (jobs a backfill pass tries, and the reservation depth),
  * bf_interval=N (seconds between backfill passes), default_queue_depth=N
@@ -335,6 +371,15 @@ static const struct px_key global_keys[] = {
     {"TLSCAFile", px_set_str, G(phalanx.tls_ca_file), NULL},
     {"AllowPlainTCP", px_set_bool, G(phalanx.allow_plain_tcp), NULL},
     {"HeartbeatInterval", set_positive_secs, G(phalanx.heartbeat_interval_s), NULL},
+    {"GpuFaultPolicy", set_gpu_policy, 0, NULL},
+    {"HealthCheckProgram", px_set_str, G(phalanx.health_check_program), NULL},
+    {"HealthCheckInterval", px_set_secs, G(phalanx.health_check_interval_s), NULL},
+    {"HealthCheckNodeState", set_hc_states, 0, NULL},
+    {"RebootProgram", px_set_str, G(phalanx.reboot_program), NULL},
+    {"GpuQuarantineFaults", px_set_u32, G(phalanx.gpu.quarantine_faults), NULL},
+    {"GpuNodeFlapFaults", px_set_u32, G(phalanx.gpu.node_flap_faults), NULL},
+    {"GpuQuarantineWindow", px_set_dur, G(phalanx.gpu.quarantine_window_s), NULL},
+    {"GpuHealthIntervalMs", set_gpu_interval, G(phalanx.gpu.health_interval_ms), NULL},
     {"AllowRootJobs", px_set_bool, G(phalanx.allow_root_jobs), NULL},
     {"Operators", set_users, 0, NULL},
     {"Administrators", set_users, 0, "admin"},
@@ -368,8 +413,7 @@ static const char *const global_ignored[] = {
     "CredType", "DebugFlags", "DefCpuPerGPU", "DefMemPerCPU", "DefMemPerGPU", "DefMemPerNode",
     "DependencyParameters", "EnforcePartLimits", "Epilog", "EpilogMsgTime",
     "EpilogSlurmctld", "FairShareDampeningFactor", "FederationParameters", "FirstJobId", "GetEnvTimeout",
-    "GpuFreqDef", "GresTypes", "GroupUpdateForce", "GroupUpdateTime", "HealthCheckInterval",
-    "HealthCheckNodeState", "HealthCheckProgram", "InactiveLimit", "JobAcctGatherFrequency",
+    "GpuFreqDef", "GresTypes", "GroupUpdateForce", "GroupUpdateTime", "InactiveLimit", "JobAcctGatherFrequency",
     "JobAcctGatherParams", "JobAcctGatherType", "JobCompHost", "JobCompLoc", "JobCompParams", "JobCompPass",
     "JobCompPort", "JobCompType", "JobCompUser", "JobContainerType", "JobRequeue", "JobSubmitPlugins",
     "KillOnBadExit", "LaunchParameters", "LaunchType", "Licenses", "LogTimeFormat", "MailDomain", "MailProg",
@@ -380,7 +424,7 @@ static const char *const global_ignored[] = {
     "PriorityParameters", "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin",
     "PriorityUsageResetPeriod", "PriorityWeightAssoc", "ProctrackType", "Prolog", "PrologEpilogTimeout",
     "PrologFlags", "PrologSlurmctld", "PropagatePrioProcess", "PropagateResourceLimits",
-    "PropagateResourceLimitsExcept", "RebootProgram", "ReconfigFlags", "RequeueExit", "RequeueExitHold",
+    "PropagateResourceLimitsExcept", "ReconfigFlags", "RequeueExit", "RequeueExitHold",
     "ResumeFailProgram", "ResumeProgram", "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun",
     "ResvProlog", "ReturnToService", "RoutePlugin", "SchedulerTimeSlice",
     "ScronParameters", "SelectTypeParameters", "SlurmctldAddr", "SlurmctldDebug", "SlurmctldHost",
@@ -426,6 +470,7 @@ void px_slurm_defaults(struct px_cb *b) {
   p->heartbeat_interval_s = 30;
   p->node_down_timeout_s = 300;
   p->kill_wait_s = 30;
+  px_gpu_policy_defaults(&p->gpu);
 
   struct px_conf_node *n = &b->node_def.n;
   n->cpus = n->sockets = n->cores_per_socket = n->threads_per_core = 1;

@@ -150,7 +150,7 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, 
       struct pxc_tl_cell *cl = &pxc_tl_row(tl, a->node)[k];
       /* an exclusive job holds the whole node, whatever its alloc says */
       bool whole = j->shape.exclusive;
-      cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : (uint32_t)px_bits64_count(a->gpus)));
+      cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : (uint32_t)px_bits64_count(a->gpus & ~n->gpu_bad)));
       cl->cpu = (uint16_t)(cl->cpu + (whole ? n->cpus : a->ncpu));
       cl->mem_mib += (uint32_t)(whole ? n->mem_mib : a->mem_mib);
     }
@@ -163,9 +163,10 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, 
  * negative), so a row summed in two parts equals one summed whole. */
 static void fill_cells(const struct pxc_node *n, struct pxc_tl_cell *row, uint32_t k0, uint32_t S, bool usable,
                        uint32_t g, uint32_t cpu, uint64_t mem) {
+  uint32_t gmax = n->ngpu - (uint32_t)px_bits64_count(n->gpu_bad);
   for (uint32_t k = k0; k < S; k++) {
     g += row[k].gpu, cpu += row[k].cpu, mem += row[k].mem_mib;
-    if (g > n->ngpu) g = n->ngpu; /* an exclusive job's release counts the whole node */
+    if (g > gmax) g = gmax; /* an exclusive job's release counts the whole node (less GPUs out of service) */
     if (cpu > n->cpus) cpu = n->cpus;
     if (mem > n->mem_mib) mem = n->mem_mib;
     row[k] = (struct pxc_tl_cell){(uint32_t)mem, (uint16_t)cpu, (uint8_t)g, usable};

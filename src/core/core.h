@@ -334,6 +334,7 @@ struct px_node_view {
   const char *reason;         /* NULL when none */
   uint32_t cpus, cpus_alloc, gpus, gpus_alloc;
   px_bits64 gpus_free;
+  px_bits64 gpus_bad;         /* out of service after a fault (PX_EV_GPU); not counted as allocated */
   uint64_t mem_mib, mem_alloc_mib;
   uint32_t njobs;
   uint32_t tenant;            /* exclusive_account partitions: the account on it, or PX_NONE */

@@ -79,6 +79,9 @@ int pxc_usage_replay(struct px_core *c, const char *user, const char *account, c
 int pxc_node_event(struct px_core *c, uint32_t node, enum px_node_event ev, const char *reason,
                    int64_t now, struct px_diag *diag);
 
+/* gpu_state.c: GPU gpu of node in or out of service (PX_EV_GPU). */
+int pxc_gpu_set(struct px_core *c, uint32_t node, uint32_t gpu, bool usable, struct px_diag *d);
+
 /* Pending jobs only (time limit of a running job: PX_ESTATE). */
 int pxc_update(struct px_core *c, uint64_t job_id, const struct px_job_update *u, int64_t now,
                struct px_diag *diag);
@@ -152,6 +155,8 @@ struct pxc_node {
   uint32_t pool_first, npools; /* entries in c->node_pools */
   /* dynamic */
   px_bits64 gpu_free;
+  px_bits64 gpu_bad;        /* out of service (a fault, gpu_state.c): never in gpu_free */
+  px_bits64 gpu_bad_held;   /* of those, still held by the job that ran on it */
   uint32_t cpu_free;
   uint64_t mem_free;
   uint32_t njobs;

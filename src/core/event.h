@@ -57,7 +57,8 @@
   X(SVC_SCALE, "svc_scale")        \
   X(SVC_DELETE, "svc_delete")      \
   X(SVC_ROLLBACK, "svc_rollback")  \
-  X(SVC_REPLICA, "svc_replica")
+  X(SVC_REPLICA, "svc_replica")    \
+  X(GPU, "gpu")
 
 enum px_event_kind {
 #define PX_EVENT_ENUM(k, name) PX_EV_##k,
@@ -102,6 +103,12 @@ bool px_event_kind_parse(const char *name, enum px_event_kind *out);
  *             server's archive): what its run on alloc from start_s to end_s
  *             charged to the fair share of spec's user, account and QoS,
  *             decayed to now. PX_ENOENT when the association is gone.
+ *   GPU       node's GPU gpu goes out of service (gpu_usable false: a fault
+ *             or a quarantine; nothing new is placed on it, a job still
+ *             holding it keeps it until it ends) or back in (true). reason
+ *             and the fields below are the server's record (the core keeps
+ *             only the bit): gpu_state ("UNUSABLE", "QUARANTINED", "OK") and
+ *             gpu_fault (a fault report, counted towards quarantine).
  *   SVC_*     a service created or updated, scaled, deleted, rolled back, or
  *             one of its replicas changed (health, ports, drained): svc, the
  *             record as JSON text (svc/svc_event.c). The core keeps no
@@ -132,6 +139,10 @@ struct px_event {
   int32_t signal;                /* CANCEL: 0, or the signal sent instead */
   const struct px_resv_spec *resv; /* RESV */
   const char *svc;               /* SVC_*: the service record (JSON text) */
+  uint32_t gpu;                  /* GPU: the node-local index */
+  bool gpu_usable;               /* GPU */
+  bool gpu_fault;                /* GPU: a fault report (vs. an operator's change) */
+  const char *gpu_state;         /* GPU: the server's state name */
 };
 
 struct px_event_result {

@@ -500,7 +500,8 @@ void pxc_place_release(struct px_core *c, struct pxc_job *j) {
     const struct px_alloc *a = &j->alloc[i];
     struct pxc_node *n = &c->nodes[a->node];
     pxc_index_node_remove(c, a->node);
-    n->gpu_free |= a->gpus;
+    n->gpu_free |= a->gpus & ~n->gpu_bad; /* a GPU out of service stays out */
+    n->gpu_bad_held &= ~a->gpus;
     pxc_plan_node_changed(c, a->node, false);
     for (uint32_t k = 0; k < a->ncpu_words; k++) c->cpu_bits[n->cpu_word + k] |= j->cpu_words[a->cpu_word + k];
     n->cpu_free += a->ncpu;

@@ -127,7 +127,7 @@ static void virt_release(struct px_core *c, const struct pxc_job *v, int sign) {
     struct pxc_node *n = &c->nodes[a->node];
     pxc_index_node_remove(c, a->node);
     if (sign > 0) {
-      n->gpu_free |= a->gpus;
+      n->gpu_free |= a->gpus & ~n->gpu_bad;
       n->cpu_free += a->ncpu;
       n->mem_free += a->mem_mib;
       n->njobs--;

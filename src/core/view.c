@@ -125,8 +125,10 @@ int px_core_node_get(const struct px_core *c, uint32_t node, struct px_node_view
       .cpus = n->cpus,
       .cpus_alloc = n->cpus - n->cpu_free,
       .gpus = n->ngpu,
-      .gpus_alloc = n->ngpu - (uint32_t)px_bits64_count(n->gpu_free),
+      .gpus_alloc = n->ngpu - (uint32_t)px_bits64_count(n->gpu_free) -
+                    (uint32_t)px_bits64_count(n->gpu_bad & ~n->gpu_bad_held),
       .gpus_free = n->gpu_free,
+      .gpus_bad = n->gpu_bad,
       .mem_mib = n->mem_mib,
       .mem_alloc_mib = n->mem_mib - n->mem_free,
       .njobs = n->njobs,

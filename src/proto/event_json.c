@@ -109,6 +109,23 @@ static int decode_resv(const struct px_event_names *n, struct px_event_rec *e, s
   return 0;
 }
 
+/* {"gpu":3,"usable":false,"state":"UNUSABLE","fault":true,"reason":"..."} on the node's subject. */
+static int decode_gpu(const struct px_event_names *n, const struct px_store_rec *r, struct px_event_rec *e,
+                      struct px_diag *d) {
+  struct px_event *ev = &e->ev;
+  json_t *o = e->data, *g = json_object_get(o, "gpu");
+  if (node_of(n, r->subject, &ev->node))
+    return px_diag_set(d, PX_EINVAL, -1, "subject: node %.64s is not configured", r->subject ? r->subject : "(none)");
+  if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) >= 64)
+    return px_diag_set(d, PX_EINVAL, -1, "gpu: must be an index 0..63");
+  ev->gpu = (uint32_t)json_integer_value(g);
+  ev->gpu_usable = json_is_true(json_object_get(o, "usable"));
+  ev->gpu_fault = json_is_true(json_object_get(o, "fault"));
+  ev->gpu_state = str(o, "state");
+  if (!ev->gpu_state) return px_diag_set(d, PX_EINVAL, -1, "state: missing");
+  return 0;
+}
+
 static int decode_kind(const struct px_event_names *n, const struct px_store_rec *r,
                        struct px_event_rec *e, struct px_diag *d) {
   struct px_event *ev = &e->ev;
@@ -156,6 +173,8 @@ static int decode_kind(const struct px_event_names *n, const struct px_store_rec
         return px_diag_set(d, PX_EINVAL, -1, "subject: node %.64s is not configured",
                            r->subject ? r->subject : "(none)");
       return 0;
+    case PX_EV_GPU:
+      return decode_gpu(n, r, e, d);
     case PX_EV_PART_DOWN:
     case PX_EV_PART_UP:
       if ((ev->part = part_of(n->conf, r->subject)) == PX_NONE)
@@ -286,6 +305,10 @@ static json_t *kind_data(const struct px_conf *conf, const struct px_event *ev,
     case PX_EV_NODE_UP:
       out->subject = conf->nodes[ev->node].name;
       return json_pack("{ss}", "reason", reason);
+    case PX_EV_GPU:
+      out->subject = conf->nodes[ev->node].name;
+      return json_pack("{si sb ss sb ss}", "gpu", (int)ev->gpu, "usable", ev->gpu_usable, "state",
+                       ev->gpu_state ? ev->gpu_state : "", "fault", ev->gpu_fault, "reason", reason);
     case PX_EV_PART_DOWN:
     case PX_EV_PART_UP:
       out->subject = conf->partitions[ev->part].name;

@@ -59,6 +59,9 @@ struct px_node_info {
   char *gpu_type, *features;
   uint64_t mem_mib, mem_alloc_mib;
   int64_t last_heartbeat;
+  uint32_t gpus_out;            /* GPUs out of service after a fault (docs/gpus.md) */
+  char *gpu_health;             /* "3:UNUSABLE(GPU 3: xid 79),...": those GPUs, NULL when none */
+  char *reboot;                 /* "REBOOT_REQUESTED", "REBOOT_ISSUED" (scontrol reboot), NULL when none */
 };
 
 struct px_partition_info {

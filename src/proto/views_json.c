@@ -66,6 +66,9 @@ static const struct px_jfield node_fields[] = {
     PX_JF_NUM(N, mem_mib, PX_JF_U64, 0, INT64_MAX),
     PX_JF_NUM(N, mem_alloc_mib, PX_JF_U64, 0, INT64_MAX),
     PX_JF_NUM(N, last_heartbeat, PX_JF_I64, 0, INT64_MAX),
+    PX_JF_NUM(N, gpus_out, PX_JF_U32, 0, UINT32_MAX),
+    PX_JF_S(N, gpu_health, 16384, 0),
+    PX_JF_S(N, reboot, 32, 0),
 };
 #undef N
 

@@ -198,6 +198,7 @@ void px_server_free(struct px_server *s) {
   drain_queue(s);
   px_jobs_free_all(s);
   px_smap_fini(&s->node_names);
+  px_gpu_free_all(s);
   free(s->nodes);
   px_commit_fini(&s->commit); /* after the HTTP threads: no leader is left */
   px_ha_stop(s);

@@ -34,6 +34,7 @@
 #include "conf/conf.h"
 #include "core/jobspec.h"
 #include "proto/agent_msg.h"
+#include "proto/gpu_msg.h"
 #include "proto/views.h"
 #include "server/auth/auth.h"
 #include "util/error.h"
@@ -65,6 +66,10 @@ enum px_req_kind {
   PX_REQ_SVC_SHOW,
   PX_REQ_SVC_ENDPOINTS,
   PX_REQ_SVC_LOAD,              /* r->text {"in_flight":N,"requests_per_s":R} */
+  PX_REQ_AGENT_GPU,             /* a GPU fault (r->gpu) */
+  PX_REQ_GPU_RESUME,            /* r->node's GPU r->gpu.gpu back in service (r->batch: every one) */
+  PX_REQ_AGENT_HEALTH,          /* a health check result (r->health) */
+  PX_REQ_NODE_REBOOT,           /* r->node, r->batch: ASAP, r->signal: enum px_reboot_next, r->reason */
 };
 
 struct px_req {
@@ -88,6 +93,8 @@ struct px_req {
   struct px_task_report *tasks; /* report batch (owned by the API thread), ntasks entries */
   uint32_t ntasks;
   uint32_t step_id;             /* step show/cancel */
+  struct px_gpu_fault gpu;      /* GPU fault; GPU resume: gpu.gpu */
+  struct px_node_health health; /* health check result */
   /* the answer, written by the main thread */
   int status;                   /* HTTP status */
   char *body;                   /* malloc'd JSON */

@@ -40,6 +40,7 @@ struct px_sjob {
   bool requeued;                /* shown as REQUEUED until it starts again */
   bool preempting;              /* the core preempted it; stop orders sent, end not yet reported */
   bool preempt_cancel;          /* PreemptMode=CANCEL: ends PREEMPTED instead of requeueing */
+  bool fault_requeue;           /* a GPU fault's graceful requeue (nodes/gpu_health.c): stopping, requeued at its end */
   bool recovered;               /* running at recovery outside the core's resources, nodes held drained */
   bool skipped;                 /* a recovered array task the core holds without resources (px_core_array_skip) */
   bool unconfirmed;             /* running at recovery: its agents must know it */
@@ -72,6 +73,13 @@ struct px_snode {
   uint32_t recovered_jobs;      /* recovered running jobs holding it drained */
   char addr[64];
   char reason[256];
+  struct px_sgpu *gpus;         /* GPU health (nodes/gpu_health.c); NULL until a GPU's first fault */
+  uint8_t reboot;               /* enum px_reboot_state (nodes/node_health.c) */
+  uint8_t reboot_next;          /* enum px_reboot_next */
+  bool reboot_asap, reboot_was_drained;
+  uint32_t gpu_gen;             /* counts its GPUs' changes (the published text follows) */
+  uint32_t gpu_faults;          /* counted faults of its GPUs since gpu_window (flapping, gpu_health.c) */
+  int64_t gpu_window;
 };
 
 /* Group commit (commit.c): batches of journal records, sealed by the main
@@ -156,6 +164,7 @@ struct px_server {
   struct px_blob *shares_blob;            /* rebuilt at most once a second */
   int64_t shares_ns;
   bool shares_stale;                      /* a publish reused an older one: refresh at shares_ns + 1 s */
+  uint64_t gpu_faults[PX_GPU_FAULT_COUNT]; /* GPU faults by class since start (/metrics) */
   json_t *resv_created;                   /* reservations made through the API (resv.c) */
   struct px_blob *resv_blob;              /* rebuilt when resv_dirty */
   bool resv_dirty;

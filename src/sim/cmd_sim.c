@@ -30,6 +30,8 @@ struct opts {
   bool json;
   double limit_factor;
   uint64_t seed;
+  double gpu_failures;     /* --gpu-failures: per GPU per day */
+  int64_t gpu_repair_s;    /* --gpu-repair */
 };
 
 static void usage(FILE *f) {
@@ -42,7 +44,10 @@ static void usage(FILE *f) {
              "  --json              machine-readable report on stdout (byte-identical for the same inputs)\n"
              "  --plots DIR         PNG/SVG pictures and their data into DIR (gnuplot)\n"
              "  --limit-factor F    time limit = duration x F when the trace has none (default %.1f)\n"
-             "  --qos-map RULES     RULE:QOS,... (queue=NAME, gpus>=N, gpus<=N; first match) e.g. gpus>=9:high\n",
+             "  --qos-map RULES     RULE:QOS,... (queue=NAME, gpus>=N, gpus<=N; first match) e.g. gpus>=9:high\n"
+             "  --gpu-failures R    inject GPU failures, R per GPU per day (e.g. 0.01): the GPU is out of service,\n"
+             "                      its job requeued whole; reports the GPU-hours lost\n"
+             "  --gpu-repair S      seconds a failed GPU stays out of service (default 14400)\n",
           PX_SIM_LIMIT_FACTOR);
 }
 
@@ -53,6 +58,7 @@ static int parse_args(int argc, char **argv, struct opts *o) {
       {"json", no_argument, NULL, 'j'},        {"plots", required_argument, NULL, 'P'},
       {"limit-factor", required_argument, NULL, 'l'}, {"seed", required_argument, NULL, 's'},
       {"qos-map", required_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
+      {"gpu-failures", required_argument, NULL, 'f'}, {"gpu-repair", required_argument, NULL, 'r'},
       {NULL, 0, NULL, 0}};
   *o = (struct opts){.limit_factor = PX_SIM_LIMIT_FACTOR, .seed = 1};
   optind = 1;
@@ -84,6 +90,20 @@ static int parse_args(int argc, char **argv, struct opts *o) {
         o->seed = strtoull(optarg, &end, 10);
         if (*end || end == optarg) {
           fprintf(stderr, "phalanx sim: --seed %s: not a number\n", optarg);
+          return 2;
+        }
+        break;
+      case 'f':
+        o->gpu_failures = strtod(optarg, &end);
+        if (*end || end == optarg || !(o->gpu_failures >= 0 && o->gpu_failures <= 1000)) {
+          fprintf(stderr, "phalanx sim: --gpu-failures %s: a rate per GPU per day, 0 to 1000\n", optarg);
+          return 2;
+        }
+        break;
+      case 'r':
+        o->gpu_repair_s = strtoll(optarg, &end, 10);
+        if (*end || end == optarg || o->gpu_repair_s < 1) {
+          fprintf(stderr, "phalanx sim: --gpu-repair %s: seconds, at least 1\n", optarg);
           return 2;
         }
         break;
@@ -148,7 +168,8 @@ static int run_all(const struct opts *o, const struct px_sim_setup *s, const str
                    struct px_sim_result *res) {
   for (int i = 0; i < npol; i++) {
     struct px_diag d;
-    struct px_sim_run_opts ro = {.seed = o->seed, .progress = px_sim_progress_new(pol[i].name)};
+    struct px_sim_run_opts ro = {.seed = o->seed, .progress = px_sim_progress_new(pol[i].name),
+                                 .gpu_fail_per_day = o->gpu_failures, .gpu_repair_s = o->gpu_repair_s};
     int rc = px_sim_run(s, &pol[i].sched, pol[i].name, &ro, &res[i], &d);
     px_sim_progress_free(ro.progress);
     if (rc) {

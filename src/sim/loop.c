@@ -36,6 +36,7 @@
 
 #include "core/core.h"
 #include "core/event.h"
+#include "sim/failures.h"
 #include "sim/progress.h"
 
 struct end_ev {
@@ -62,6 +63,7 @@ struct loop {
   int64_t wake_s;         /* a backfill pass owed then (bf_interval); INT64_MAX: none */
   struct px_diag *d;
   struct px_sim_progress *progress;
+  struct px_sim_failures fail;  /* injected GPU failures (failures.h) */
 };
 
 static bool ev_less(const struct end_ev *a, const struct end_ev *b) {
@@ -217,24 +219,32 @@ static int on_start(struct loop *l, const struct px_action *a) {
   return heap_push(l, (struct end_ev){l->now_s + run, job, u->attempt});
 }
 
-static int on_preempt(struct loop *l, const struct px_action *a) {
-  uint32_t job = (uint32_t)(a->job_id - 1);
+/* A running job back to the queue (Slurm's requeue): its run's work is
+ * lost and counted into *lost. */
+static int requeue_run(struct loop *l, uint32_t job, const char *reason, int64_t *lost) {
   struct px_sim_jobrun *u = &l->runs[job];
-  if (u->state != PX_SIMJ_RUNNING) return 0;
-  struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = a->job_id};
+  struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = job + 1, .reason = reason};
   struct px_event_result res;
   int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
   if (rc) {
     *l->d = res.diag;
     return rc;
   }
-  l->r->gpu_s_lost += (int64_t)l->s->jobs[job].gpus * (l->now_s - u->start_s);
+  *lost += (int64_t)l->s->jobs[job].gpus * (l->now_s - u->start_s);
   set_busy(l, job, -1);
   u->state = PX_SIMJ_PENDING;
   u->attempt++; /* its end event is now stale */
-  u->npreempt++;
   u->flags &= (uint8_t)~PX_SIMJ_TIMEOUT;
   pend_add(l, job);
+  return 0;
+}
+
+static int on_preempt(struct loop *l, const struct px_action *a) {
+  uint32_t job = (uint32_t)(a->job_id - 1);
+  if (l->runs[job].state != PX_SIMJ_RUNNING) return 0;
+  int rc = requeue_run(l, job, NULL, &l->r->gpu_s_lost);
+  if (rc) return rc;
+  l->runs[job].npreempt++;
   l->r->preemptions++;
   return 0;
 }
@@ -259,6 +269,54 @@ static int apply(struct loop *l, bool *again) {
   }
   if (starts >= PX_CORE_CYCLE_MAX_STARTS) *again = true;
   return 0;
+}
+
+/* ---- injected GPU failures (failures.h) ---- */
+
+static int gpu_event(struct loop *l, uint32_t node, uint32_t gpu, bool usable) {
+  struct px_event ev = {.kind = PX_EV_GPU, .node = node, .gpu = gpu, .gpu_usable = usable,
+                        .gpu_state = usable ? "OK" : "UNUSABLE"};
+  struct px_event_result res;
+  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  if (rc) *l->d = res.diag;
+  return rc;
+}
+
+/* The running job holding GPU gpu of node, or UINT32_MAX. A failure is
+ * rare: a walk of the running jobs costs less than keeping an owner table. */
+static uint32_t holder(struct loop *l, uint32_t node, uint32_t gpu) {
+  for (uint32_t job = 0; job < l->s->njobs; job++) {
+    struct px_job_view v;
+    if (l->runs[job].state != PX_SIMJ_RUNNING || px_core_job_get(l->core, job + 1, &v)) continue;
+    for (uint32_t i = 0; i < v.nalloc; i++)
+      if (v.alloc[i].node == node && (v.alloc[i].gpus >> gpu & 1)) return job;
+  }
+  return UINT32_MAX;
+}
+
+/* The job on a failed GPU is requeued whole; its run's work is lost. */
+static int fail_job(struct loop *l, uint32_t job) {
+  int rc = requeue_run(l, job, "GpuFault", &l->r->gpu_s_lost_fail);
+  if (!rc) l->r->gpu_fail_requeues++;
+  return rc;
+}
+
+static int failures_now(struct loop *l) {
+  uint32_t node, gpu;
+  int64_t down;
+  int rc = 0;
+  while (!rc && px_sim_repair_take(&l->fail, l->now_s, &node, &gpu, &down)) {
+    l->r->gpu_s_down += down;
+    rc = gpu_event(l, node, gpu, true);
+  }
+  if (!rc && px_sim_failure_take(&l->fail, l->now_s, &node, &gpu)) {
+    l->r->gpu_failures++;
+    uint32_t job = holder(l, node, gpu);
+    rc = gpu_event(l, node, gpu, false);
+    if (!rc && job != UINT32_MAX) rc = fail_job(l, job);
+    if (!rc) rc = px_sim_failure_repair_at(&l->fail, l->now_s, node, gpu);
+  }
+  return rc;
 }
 
 /* Step 3: cycle until nothing is left to do at this instant. */
@@ -286,6 +344,8 @@ static int step(struct loop *l, int64_t t_s) {
     int rc = end_job(l, e.job);
     if (rc) return rc;
   }
+  int frc = failures_now(l);
+  if (frc) return frc;
   while (l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s) {
     uint32_t job = l->next++;
     if (l->s->jobs[job].skip != PX_SIM_RUNS) continue;
@@ -311,6 +371,9 @@ static int run_loop(struct loop *l) {
     int64_t t_end = l->nheap ? l->heap[0].t_s : INT64_MAX;
     int64_t t = t_sub < t_end ? t_sub : t_end;
     if (l->wake_s < t) t = l->wake_s;
+    if (t_sub == INT64_MAX && !l->nheap) px_sim_failures_stop(&l->fail); /* nothing runs or comes: none to hit */
+    int64_t t_fail = px_sim_failures_due(&l->fail);
+    if (t_fail < t) t = t_fail;
     if (t == INT64_MAX) return 0;
     if (t == l->wake_s) l->wake_s = INT64_MAX;
     int rc = step(l, t);
@@ -357,6 +420,8 @@ int px_sim_run(const struct px_sim_setup *s, const struct px_conf_sched *policy,
   struct loop l = {.d = d, .progress = o ? o->progress : NULL};
   px_diag_clear(d);
   int rc = loop_init(&l, s, policy, o ? o->seed : 1, r);
+  px_sim_failures_init(&l.fail, s->conf, s->total_gpus, o ? o->gpu_fail_per_day : 0,
+                       o && o->gpu_repair_s ? o->gpu_repair_s : 4 * 3600, o ? o->seed : 1, l.now_s);
   if (!rc) rc = run_loop(&l);
   if (!rc) {
     r->stuck = (uint64_t)l.pending;
@@ -366,6 +431,7 @@ int px_sim_run(const struct px_sim_setup *s, const struct px_conf_sched *policy,
     *o->runs_out = l.runs; /* handed over to the caller */
     l.runs = NULL;
   }
+  px_sim_failures_fini(&l.fail);
   px_core_free(l.core);
   px_actions_fini(&l.acts);
   free(l.runs);

@@ -88,6 +88,11 @@ struct px_sim_result {
   /* Conservation: busy GPU-seconds integrated over time equal the GPU-seconds
    * of the jobs' runs (completed runs plus work lost to preemption). */
   int64_t gpu_s_busy, gpu_s_jobs, gpu_s_lost;
+  /* Injected GPU failures (failures.h): how many, the jobs they requeued,
+   * the work those runs lost (GPU-seconds, also conserved) and the time the
+   * GPUs were out of service (GPU-seconds). */
+  uint64_t gpu_failures, gpu_fail_requeues;
+  int64_t gpu_s_lost_fail, gpu_s_down;
   bool conserved;
   double util_avg;              /* busy GPU-s / (GPUs x makespan) */
   uint32_t naccounts;

@@ -58,10 +58,20 @@ static void row_f(FILE *f, const struct px_sim_report *rep, const char *label, i
   row_label(f, label);
   for (size_t i = 0; i < rep->nresults; i++) {
     const struct px_sim_result *r = &rep->results[i];
-    double v = which == 0 ? r->makespan_s / 3600.0 : which == 1 ? 100 * r->util_avg : r->jain;
+    double v = which == 0   ? r->makespan_s / 3600.0
+               : which == 1 ? 100 * r->util_avg
+               : which == 2 ? r->jain
+               : which == 3 ? r->gpu_s_lost_fail / 3600.0
+                            : r->gpu_s_down / 3600.0;
     fprintf(f, " %*.*f", COLW, which == 2 ? 4 : 1, v);
   }
   fputc('\n', f);
+}
+
+static bool any_failures(const struct px_sim_report *rep) {
+  for (size_t i = 0; i < rep->nresults; i++)
+    if (rep->results[i].gpu_failures) return true;
+  return false;
 }
 
 static void table_header(FILE *f, const struct px_sim_report *rep) {
@@ -117,6 +127,12 @@ void px_sim_report_table(FILE *f, const struct px_sim_report *rep) {
   row_u64(f, rep, "backfilled jobs", offsetof(struct px_sim_result, backfilled));
   row_u64(f, rep, "waited for topology", offsetof(struct px_sim_result, topo_waited));
   row_u64(f, rep, "timed out", offsetof(struct px_sim_result, timed_out));
+  if (any_failures(rep)) {
+    row_u64(f, rep, "GPU failures", offsetof(struct px_sim_result, gpu_failures));
+    row_u64(f, rep, "jobs requeued by them", offsetof(struct px_sim_result, gpu_fail_requeues));
+    row_f(f, rep, "GPU-h lost (work)", 3);
+    row_f(f, rep, "GPU-h out of service", 4);
+  }
   row_u64(f, rep, "scheduling cycles", offsetof(struct px_sim_result, cycles));
   row_label(f, "conservation");
   /* (JSON has every statistic of every class; the table keeps the ones read most.) */
@@ -190,8 +206,11 @@ static void json_result(FILE *f, const struct px_sim_setup *s, const struct px_s
              ", \"cycles\": %" PRIu64 ", \"idle_cycles\": %" PRIu64 ", \"event_times\": %" PRIu64 ",\n",
           r->preemptions, r->backfilled, r->topo_waited, r->cycles, r->idle_cycles, r->events);
   fprintf(f, "      \"conservation\": {\"ok\": %s, \"gpu_s_busy\": %" PRId64 ", \"gpu_s_jobs\": %" PRId64
-             ", \"gpu_s_lost_to_preemption\": %" PRId64 "},\n",
-          r->conserved ? "true" : "false", r->gpu_s_busy, r->gpu_s_jobs, r->gpu_s_lost);
+             ", \"gpu_s_lost_to_preemption\": %" PRId64 ", \"gpu_s_lost_to_failures\": %" PRId64 "},\n",
+          r->conserved ? "true" : "false", r->gpu_s_busy, r->gpu_s_jobs, r->gpu_s_lost, r->gpu_s_lost_fail);
+  fprintf(f, "      \"gpu_failures\": {\"failures\": %" PRIu64 ", \"jobs_requeued\": %" PRIu64
+             ", \"gpu_h_lost\": %.2f, \"gpu_h_out_of_service\": %.2f},\n",
+          r->gpu_failures, r->gpu_fail_requeues, (double)r->gpu_s_lost_fail / 3600.0, (double)r->gpu_s_down / 3600.0);
   json_dists(f, "jct_s", r->jct);
   json_dists(f, "wait_s", r->wait);
   json_accounts(f, s, r);

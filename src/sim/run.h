@@ -18,6 +18,8 @@ struct px_sim_run_opts {
   uint64_t seed;                     /* the core's seed (tie-breaking shuffles, if any) */
   struct px_sim_progress *progress;  /* NULL: silent */
   struct px_sim_jobrun **runs_out;   /* when set: receives the per-job times (caller frees) */
+  double gpu_fail_per_day;           /* injected GPU failures per GPU per day (failures.h; 0: none) */
+  int64_t gpu_repair_s;              /* how long a failed GPU stays out of service */
 };
 
 /*

@@ -14,11 +14,13 @@ uint32_t px_svc_ready(const struct px_svc *s) {
   return n;
 }
 
-/* The index in the longest streak of failures (CrashLoop), or PX_NONE. */
+/* The index in the longest streak of failures (CrashLoop), or PX_NONE.
+ * Only failures of the spec that runs now count: after a rollback the
+ * failed generation's streak is the reason, not the state. */
 static uint32_t crashing(const struct px_svc *s) {
   uint32_t worst = PX_NONE;
   for (uint32_t i = 0; i < s->replicas && i < s->nslots; i++)
-    if (s->slots[i].failures >= PX_SVC_CRASHLOOP &&
+    if (s->slots[i].failures >= PX_SVC_CRASHLOOP && px_svc_is_current(s, s->slots[i].fail_gen) &&
         (worst == PX_NONE || s->slots[i].failures > s->slots[worst].failures))
       worst = i;
   return worst;

@@ -17,7 +17,7 @@ cleanup() {
   # dev leads its own process group (setsid): stop the group, so that no
   # server or agent outlives the test even if dev itself died
   [ -n "$dev_pid" ] && kill -- -"$dev_pid" 2>/dev/null && wait "$dev_pid" 2>/dev/null
-  rm -rf "$tmp"
+  if [ -n "${PX_KEEP_TMP:-}" ]; then echo "kept $tmp (PX_KEEP_TMP)"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 fails=0

@@ -8,8 +8,9 @@
 #  4. node failure: a node that stops heartbeating goes DOWN and its
 #     requeueable gang runs again elsewhere; it comes back when it speaks;
 #  5. agent restart: kill -9 of the emulator and a restart on the same state
-#     directory: the running job ends once, COMPLETED, never started twice.
-# The emulator runs from the build under test (ASan: a leak fails step 6).
+#     directory: the running job ends once, COMPLETED, never started twice;
+#  6. a GPU fault injected with `phalanx dev inject` reaches the server.
+# The emulator runs from the build under test (ASan: a leak fails step 7).
 source "$(dirname "$0")/agent/lib.sh"
 T=$(mktemp -d /tmp/pxemu.XXXXXX)
 DEV= EMU=
@@ -97,7 +98,13 @@ starts=$(grep -c "^S [0-9]* $J 0 " "$ESTATE/emulate.log" || true)
 wait_for 30 all_idle || fail "nodes after the restart: $(api /v1/nodes | jq -c '[.nodes[].state]')"
 ok "the emulator restarted (kill -9): its running job ended once, COMPLETED, never started twice"
 
-# 6. a clean stop (no leak reported by a sanitizer build)
+# 6. an injected GPU fault (`phalanx dev inject`): the emulated node reports it
+"$PHALANX" dev inject "$T/c" dev3 5 xid 79 "fallen off the bus" || fail "inject refused"
+gpu_out() { api /v1/nodes/dev3 | jq -e '.gpus_out == 1 and (.gpu_health | test("^5:UNUSABLE"))' >/dev/null; }
+wait_for 10 gpu_out || fail "dev3 after the injected XID: $(api /v1/nodes/dev3)"
+ok "an injected XID on dev3 GPU 5 reached the server from the emulator"
+
+# 7. a clean stop (no leak reported by a sanitizer build)
 kill -TERM "$EMU"
 wait "$EMU" || fail "the emulator exited $? at SIGTERM: $(tail -5 "$T/emu2.err")"
 EMU=

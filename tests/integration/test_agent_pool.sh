@@ -8,7 +8,8 @@
 #  3. device rules: a job given GPU 1 after one given GPU 0 opens GPU 1;
 #  4. a slot whose job still runs is not handed out again, even by an agent
 #     restarted (kill -9) meanwhile, which removes the idle groups its
-#     predecessor left (and only those);
+#     predecessor left (and only those), and kills the processes in a group
+#     no job of it claims (an orphan no server order would reach);
 #  5. the agent, stopped, leaves no group behind.
 # Steps 4 and 5 run with the machine busy (CPU loops, bounded in time): a
 # killed task's exit then takes long enough for its group to refuse rmdir
@@ -101,11 +102,19 @@ kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true
 # what a killed agent can leave besides: an idle slot, an ended job's group
 stale=/sys/fs/cgroup/memory$(dirname "$(memcg_of 7)")
 mkdir "$stale/slot_9" "$stale/job_999"
+# an orphan: a process in a slot group whose job the state directory lost
+mkdir "$stale/slot_10"
+sleep 300 &
+orphan=$!
+echo "$orphan" >"$stale/slot_10/cgroup.procs"
 start_agent
 # (the stand-in knows n01 already: wait for the new agent's word, not its registration)
 wait_for 30 grep -q "removed [0-9]* cgroup(s) an earlier agent of this node left behind" "$T/agent.log" ||
   fail "the restarted agent did not sweep its level: $(grep -a cgroup "$T/agent.log" | tail -5)"
 [ ! -d "$stale/slot_9" ] && [ ! -d "$stale/job_999" ] || fail "stale groups kept: $(ls "$stale")"
+wait_for 10 sh -c "! kill -0 $orphan 2>/dev/null" || { kill -9 "$orphan"; fail "the orphan $orphan in slot_10 still ran"; }
+wait "$orphan" 2>/dev/null || true
+[ ! -d "$stale/slot_10" ] || fail "the orphan's group slot_10 kept: $(grep -a slot_10 "$T/agent.log")"
 [ -d "/sys/fs/cgroup/memory$(memcg_of 7)" ] || fail "running job 7's group $(memcg_of 7) was swept"
 run_job 8 "#!/bin/sh
 $cg"

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # test_proxy.sh - `phalanx proxy` with a real HAProxy, fed by a stand-in for
 # the server's endpoints API (svc/endpoints_stub.py, a file we rewrite) and
-# python3's http.server as replicas:
+# svc/replica.py (python3's http.server, each response in one write) as replicas:
 #   - routing by path prefix (stripped) and by Host, 404 for no service;
 #   - an endpoint change is applied at run time (no reload: same worker);
 #   - a replica killed with kill -9 while a client loop runs costs no
 #     failed request (HAProxy retries on another server);
 #   - a replica taken out of the endpoints, then stopped, costs none either;
-#   - a new service reloads HAProxy gracefully and is routed;
+#   - a new service reloads HAProxy gracefully and is routed, and five
+#     reloads under a keep-alive client loop cost no request;
 #   - a service outgrowing its slots gets more (reload), and the load
 #     reports reach the server's /v1/services/NAME/load.
 set -euo pipefail
@@ -41,12 +42,12 @@ wait_for() {
   done
 }
 
-# replicas: python3 -m http.server serving a file that names them
+# replicas: svc/replica.py answering GET /who with their name
 declare -A RPORT RPID
-replica() {
-  mkdir -p "$T/r/$1" && echo "$1" >"$T/r/$1/who"
+replica() { # svc/replica.py: GET /who answers "$1", each response in one write
+  mkdir -p "$T/r/$1"
   RPORT[$1]=$(free_port)
-  python3 -m http.server --bind 127.0.0.1 --directory "$T/r/$1" "${RPORT[$1]}" >/dev/null 2>&1 &
+  (cd "$T/r/$1" && VERSION=$1 PORT=${RPORT[$1]} exec python3 "$PX_SRC/tests/integration/svc/replica.py") >/dev/null 2>&1 &
   RPID[$1]=$!
   PIDS+=($!)
   wait_for "replica $1" curl -sf "http://127.0.0.1:${RPORT[$1]}/who"
@@ -116,12 +117,25 @@ wait $cpid
 grep -q ' failed 0 ' "$T/c2" || fail "requests failed while a replica was drained: $(cat "$T/c2")"
 ok "replica drained then stopped: $(head -1 "$T/c2")"
 
-endpoints "web:c" "api:d"
+# reloads under a client loop (keep-alive): the old worker answers a
+# request on an idle connection with Connection: close instead of closing
+# it under the client (option idle-close-on-response)
+client /web/who 100000 8 >"$T/c4" &
+cpid=$!
+new_worker() { [ "$(worker)" != "$w" ]; }
+for svcs in "api:d" "" "api:d" "" "api:d"; do
+  w=$(worker)
+  endpoints "web:c" ${svcs:+"$svcs"}
+  wait_for "a reload" new_worker
+  sleep 0.3
+done
+wait $cpid
+grep -q ' failed 0 ' "$T/c4" || fail "requests failed across reloads: $(cat "$T/c4")"
 wait_for "api routed" get /api/who
 [ "$(get /api/who)" = d ] || fail "api"
 [ "$(get /web/who)" = c ] || fail "web after the reload"
 [ "$(worker)" != "$w0" ] || fail "a new service did not reload haproxy"
-ok "a new service reloads haproxy gracefully"
+ok "a new service reloads haproxy gracefully; 5 reloads under a client loop: $(head -1 "$T/c4")"
 
 # nine endpoints for eight slots (eight of them closed ports nobody serves)
 many="c"

@@ -9,12 +9,14 @@
 #  5. the server killed with -9 right after an update was acknowledged:
 #     the update resumes after recovery, no service lost, no replica index
 #     of a generation runs twice;
-#  6. delete: the replicas drain, stop, and the service goes.
+#  6. delete: the replicas drain, stop, and the service goes;
+#  7. a replica preempted through QoS is replaced as soon as there is
+#     room, without the backoff of a failure.
 # Health "none" (ready once running) works with the agent as it is; ports
 # and health checks through the proxy are test_proxy_* (h15p).
 source "$(dirname "$0")/lib_dev.sh"
 mkdir -p "$tmp/work"
-start_dev "squeue sacct" --nodes 4 --cpus 16 --mem-mib 65536
+start_dev "squeue sacct sbatch" --nodes 4 --cpus 16 --mem-mib 65536
 cd "$tmp/work"
 marker="pxsvc$$"
 svc() { "$PHALANX" service "$@"; }
@@ -129,4 +131,31 @@ wait_for 30 procs_are 'v[12]' 0 ||
 sacct -n -P -o JobName,State | grep -q '^web-r0|CANCELLED' || fail "sacct: $(sacct -n -P -o JobName,State)"
 [ "$(svc list | wc -l)" = 1 ] || fail "list after delete: $(svc list)"
 echo "ok   delete: drained, stopped, gone (${SECONDS}s)"
+
+# 7. alone on the cluster, a replica preempted (QoS low, every node's GPUs
+# wanted by a high job of 3 s) ends PREEMPTED, not requeued, and its
+# replacement starts when the high job ends: a preemption is not the
+# replica's failure, so not after the 30 s backoff
+cat >pre.yaml <<EOF
+name: pre
+account: ops
+qos: low
+replicas: 1
+resources: {gpus: 8, cpus: 1}
+command: ["sh", "-c", "while :; do sleep 1; done", "$marker-pre"]
+restart: {backoff_s: 30, max_backoff_s: 60}
+EOF
+svc apply pre.yaml >/dev/null || fail "apply pre"
+pre_field() { svc show pre --json | jq -r "$1"; }
+wait_for 60 sh -c "[ \"\$($PHALANX service show pre --json | jq -r .state)\" = Running ]" || fail "pre not running: $(svc show pre)"
+pre_job=$(pre_field '.replica_jobs[0].job_id')
+high=$(sbatch --parsable --qos high -N 4 --gpus-per-node 8 --wrap "sleep 3") || fail "sbatch high"
+pre_back() { [ "$(pre_field '[.replica_jobs[] | select(.state == "ready") | .job_id] | join(",")')" != "$pre_job" ] &&
+  [ "$(pre_field .ready)" = 1 ] && [ "$(pre_field .state)" = Running ]; }
+wait_for 25 pre_back || fail "the preempted replica not replaced at once: $(svc show pre; squeue -t all)"
+sacct -n -P -j "$pre_job" -o State | grep -q '^PREEMPTED' || fail "replica job $pre_job: $(sacct -n -P -j "$pre_job" -o JobID,State)"
+svc delete pre >/dev/null
+pre_gone() { ! $PHALANX service show pre >/dev/null 2>&1; }
+wait_for 60 pre_gone || fail "pre not deleted: $(svc show pre)"
+echo "ok   a replica preempted by job $high replaced at once (${SECONDS}s)"
 exit $((fails > 0))

@@ -24,6 +24,25 @@ grep -q '"fractional_gpus_rounded_up": 1' "$tmp/a.json" || fail "fractional GPU 
 [ ! -s "$tmp/a.err" ] || fail "stderr not silent: $(head -c 200 "$tmp/a.err")"
 if command -v python3 >/dev/null; then python3 -m json.tool "$tmp/a.json" > /dev/null || fail "invalid JSON"; fi
 
+# Injected GPU failures (--gpu-failures): the same bytes again, the work they
+# cost conserved, the GPU-hours lost reported in both forms.
+"$PHALANX" sim --trace "$trace" --cluster 8x8 --gpu-failures 0.5 --gpu-repair 7200 --json > "$tmp/f1.json"
+"$PHALANX" sim --trace "$trace" --cluster 8x8 --gpu-failures 0.5 --gpu-repair 7200 --json > "$tmp/f2.json"
+cmp "$tmp/f1.json" "$tmp/f2.json" || fail "JSON with GPU failures differs between identical runs"
+python3 - "$tmp/f1.json" <<'PY' || fail "GPU failures: $(grep gpu_failures "$tmp/f1.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))["policies"][0]
+g, c = r["gpu_failures"], r["conservation"]
+assert g["failures"] > 0 and g["jobs_requeued"] > 0 and g["gpu_h_lost"] > 0, g
+assert abs(g["gpu_h_out_of_service"] - 2 * g["failures"]) < 1e-6, g  # 7,200 s each
+assert c["ok"] and c["gpu_s_lost_to_failures"] > 0, c
+assert r["done"] == 501 and r["stuck"] == 0, r["done"]
+PY
+"$PHALANX" sim --trace "$trace" --cluster 8x8 --gpu-failures 0.5 | grep -Eq '^GPU-h lost \(work\) +[0-9.]+$' ||
+  fail "table: no GPU-h lost row"
+"$PHALANX" sim --trace "$trace" --cluster 8x8 --gpu-failures -1 > /dev/null 2> "$tmp/gf.err" && fail "negative rate accepted"
+grep -q -- "--gpu-failures -1: a rate per GPU per day" "$tmp/gf.err" || fail "rate error: $(cat "$tmp/gf.err")"
+
 # The table: one column per policy, the verdict row.
 "$PHALANX" sim --trace "$trace" --cluster 8x8 --policy "$pol/fifo.conf" > "$tmp/table.txt"
 grep -Eq '^jobs done +501$' "$tmp/table.txt" || fail "table: jobs done (502 jobs - 1 skipped)"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "proto/jfield.h"
 #include "server/api.h"
@@ -130,6 +131,87 @@ void px_api_agent_heartbeat(struct px_api_call *c) {
   if (!rc && !nb.node[0]) rc = px_diag_set(&d, PX_EINVAL, -1, "node: required");
   if (rc) return px_api_error_diag(c, rc, &d);
   memcpy(r.node, nb.node, sizeof r.node);
+  px_api_call_main(c, &r);
+}
+
+/* POST /v1/agent/gpu: a GPU fault (proto/gpu_msg.h). */
+void px_api_agent_gpu(struct px_api_call *c) {
+  struct px_req r = {.kind = PX_REQ_AGENT_GPU, .who = c->who};
+  struct px_diag d;
+  int rc = px_gpu_fault_decode(c->body ? c->body : "", &r.gpu, &d);
+  if (rc) return px_api_error_diag(c, rc, &d);
+  px_api_call_main(c, &r);
+}
+
+/* POST /v1/agent/health: a health check result (proto/gpu_msg.h). */
+void px_api_agent_health(struct px_api_call *c) {
+  struct px_req r = {.kind = PX_REQ_AGENT_HEALTH, .who = c->who};
+  struct px_diag d;
+  int rc = px_node_health_decode(c->body ? c->body : "", &r.health, &d);
+  if (rc) return px_api_error_diag(c, rc, &d);
+  px_api_call_main(c, &r);
+}
+
+struct reboot_body {
+  bool asap;
+  char next_state[16]; /* "", "RESUME", "DOWN" */
+  char *reason;
+};
+
+/* POST /v1/nodes/{name}/reboot {"asap":true,"next_state":"RESUME","reason":"..."}: operators. */
+void px_api_node_reboot(struct px_api_call *c) {
+  static const struct px_jfield fields[] = {PX_JF_B(struct reboot_body, asap), PX_JF_C(struct reboot_body, next_state),
+                                            PX_JF_S(struct reboot_body, reason, 200, 0)};
+  struct px_req r = {.kind = PX_REQ_NODE_REBOOT, .who = c->who};
+  if (strlen(c->arg) >= sizeof r.node) return px_api_error(c, 404, "NOT_FOUND", "node: no such node");
+  snprintf(r.node, sizeof r.node, "%.63s", c->arg);
+  struct reboot_body rb = {0};
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = 0;
+  if (c->body_len) {
+    json_t *body = px_api_body_object(c);
+    if (!body) return;
+    rc = px_jf_decode(body, fields, 3, &rb, NULL, "", &d);
+    json_decref(body);
+  }
+  const char *ns = rb.next_state;
+  if (!rc && ns[0] && strcasecmp(ns, "RESUME") && strcasecmp(ns, "DOWN"))
+    rc = px_diag_set(&d, PX_EINVAL, -1, "next_state: RESUME or DOWN, not '%s'", ns);
+  if (!rc) {
+    r.batch = rb.asap;
+    r.signal = !ns[0] ? PX_REBOOT_NEXT_KEEP : !strcasecmp(ns, "RESUME") ? PX_REBOOT_NEXT_RESUME : PX_REBOOT_NEXT_DOWN;
+    snprintf(r.reason, sizeof r.reason, "%s", rb.reason ? rb.reason : "");
+  }
+  free(rb.reason);
+  if (rc) return px_api_error_diag(c, rc, &d);
+  px_api_call_main(c, &r);
+}
+
+struct gpu_body {
+  char gpu[8]; /* an index, or "all" */
+};
+
+/* POST /v1/nodes/{name}/gpu_resume {"gpu":"3"|"all"}: operators. */
+void px_api_node_gpu_resume(struct px_api_call *c) {
+  static const struct px_jfield fields[] = {PX_JF_C(struct gpu_body, gpu)};
+  struct px_req r = {.kind = PX_REQ_GPU_RESUME, .who = c->who};
+  if (strlen(c->arg) >= sizeof r.node) return px_api_error(c, 404, "NOT_FOUND", "node: no such node");
+  snprintf(r.node, sizeof r.node, "%.63s", c->arg);
+  json_t *body = px_api_body_object(c);
+  if (!body) return;
+  struct gpu_body gb = {""};
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_jf_decode(body, fields, 1, &gb, NULL, "", &d);
+  json_decref(body);
+  char *end = NULL;
+  unsigned long v = gb.gpu[0] >= '0' && gb.gpu[0] <= '9' ? strtoul(gb.gpu, &end, 10) : 0;
+  r.batch = !strcmp(gb.gpu, "all");
+  if (!rc && !r.batch && (!end || *end || v > 63))
+    rc = px_diag_set(&d, PX_EINVAL, -1, "gpu: a GPU index 0..63 or \"all\"");
+  if (rc) return px_api_error_diag(c, rc, &d);
+  r.gpu.gpu = (uint32_t)v;
   px_api_call_main(c, &r);
 }
 

@@ -294,7 +294,23 @@ static void drain_resume(struct px_server *s, struct px_req *r, int64_t now) {
   struct px_event_result res;
   int rc = px_events_accept(s, &ev, now, &res);
   if (rc) return answer_diag(r, rc, &res.diag);
+  /* an operator's resume returns the node's faulty GPUs, not the quarantined ones */
+  if (!drain && (rc = px_gpu_resume(s, (uint32_t)idx, -1, false, now)))
+    return px_req_error(r, 500, "INTERNAL", "GPUs of %s: %s", r->node, px_strerror(rc));
   s->need_cycle = true;
+  answer_ok(r);
+}
+
+/* POST /v1/nodes/{name}/gpu_resume: one GPU (or all) back, quarantined too. */
+static void gpu_resume(struct px_server *s, struct px_req *r, int64_t now) {
+  int idx = px_node_index(s, r->node);
+  if (idx < 0) return px_req_error(r, 404, "NOT_FOUND", "node %s: no such node", r->node);
+  if (!is_operator(r)) return deny(r, "operator", "only operators return GPUs to service");
+  if (!r->batch && r->gpu.gpu >= s->conf->nodes[idx].ngpu)
+    return px_req_error(r, 400, "INVALID", "gpu: node %s has %u GPUs, no index %u", r->node,
+                        s->conf->nodes[idx].ngpu, r->gpu.gpu);
+  int rc = px_gpu_resume(s, (uint32_t)idx, r->batch ? -1 : (int)r->gpu.gpu, true, now);
+  if (rc) return px_req_error(r, 500, "INTERNAL", "GPUs of %s: %s", r->node, px_strerror(rc));
   answer_ok(r);
 }
 
@@ -338,9 +354,10 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
   bool requeue = preempted ? !j->preempt_cancel && j->spec.requeue && !j->cancelled_by
                            : t->requeue_requested && j->spec.requeue;
   j->preempting = false;
+  const char *why = j->fault_requeue ? "GpuFault" : preempted ? "Preempted" : "Requeued";
+  j->fault_requeue = false;
   if (requeue && !j->recovered) {
-    struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = j->id,
-                          .reason = preempted ? "Preempted" : "Requeued"};
+    struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = j->id, .reason = why};
     struct px_event_result res;
     s->need_cycle = true;
     return px_events_accept(s, &ev, now, &res);
@@ -439,9 +456,45 @@ static void agent_register(struct px_server *s, struct px_req *r, int64_t now) {
   }
   int64_t hb = s->conf->phalanx.heartbeat_interval_s > 0 ? s->conf->phalanx.heartbeat_interval_s : 10;
   /* report_batch: this server takes {"reports":[...]} (proto/agent_msg.h) */
-  json_t *o = json_pack("{sI ss sb}", "heartbeat_s", (json_int_t)hb, "node", r->report.node, "report_batch", 1);
+  json_t *o = json_pack("{sI ss sb sI}", "heartbeat_s", (json_int_t)hb, "node", r->report.node, "report_batch", 1,
+                        "gpu_health_interval_ms", (json_int_t)s->conf->phalanx.gpu.health_interval_ms);
+  const struct px_conf_phalanx *ph = &s->conf->phalanx;
+  if (o && ph->health_check_program)
+    json_object_set_new(o, "health_check", json_pack("{ss sI si}", "program", ph->health_check_program, "interval_s",
+                                                     (json_int_t)ph->health_check_interval_s, "states",
+                                                     (int)ph->health_check_states));
+  if (o && ph->reboot_program) json_object_set_new(o, "reboot_program", json_string(ph->reboot_program));
+  px_node_reboot_done(s, (uint32_t)idx, now); /* a registration after a reboot order: the reboot is done */
   px_req_answer(r, 200, json_dumps(o, JSON_COMPACT));
   json_decref(o);
+}
+
+static void agent_gpu(struct px_server *s, struct px_req *r, int64_t now) {
+  if (!agent_may(r, r->gpu.node)) return;
+  char msg[256];
+  int rc = px_gpu_fault(s, &r->gpu, now, msg, sizeof msg);
+  if (rc) return px_req_error(r, px_error_http_status(rc), px_error_code(rc), "%s", msg);
+  answer_ok(r);
+}
+
+static void agent_health(struct px_server *s, struct px_req *r, int64_t now) {
+  if (!agent_may(r, r->health.node)) return;
+  char msg[256];
+  int rc = px_node_health_report(s, &r->health, now, msg, sizeof msg);
+  if (rc) return px_req_error(r, px_error_http_status(rc), px_error_code(rc), "%s", msg);
+  answer_ok(r);
+}
+
+/* scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=...] NODE: operators. */
+static void node_reboot(struct px_server *s, struct px_req *r, int64_t now) {
+  int idx = px_node_index(s, r->node);
+  if (idx < 0) return px_req_error(r, 404, "NOT_FOUND", "node %s: no such node", r->node);
+  if (!is_operator(r)) return deny(r, "operator", "only operators reboot nodes");
+  if (!s->conf->phalanx.reboot_program)
+    return px_req_error(r, 400, "INVALID", "node: RebootProgram is not configured (slurm.conf)");
+  int rc = px_node_reboot_request(s, (uint32_t)idx, r->batch, (enum px_reboot_next)r->signal, r->reason, now);
+  if (rc) return px_req_error(r, 500, "INTERNAL", "reboot of %s: %s", r->node, px_strerror(rc));
+  answer_ok(r);
 }
 
 static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) {
@@ -452,6 +505,7 @@ static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) 
   if (!n->registered || n->down)
     return px_req_error(r, 409, "REGISTER", "node: %s must register first", r->node);
   n->last_heartbeat = now;
+  if (px_node_reboot_due(s, (uint32_t)idx)) return px_req_answer(r, 200, strdup("{\"reboot\":true}"));
   answer_ok(r);
 }
 
@@ -494,6 +548,10 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_AGENT_REGISTER: agent_register(s, r, now); break;
     case PX_REQ_AGENT_REPORT: agent_report(s, r, now); break;
     case PX_REQ_AGENT_HEARTBEAT: agent_heartbeat(s, r, now); break;
+    case PX_REQ_AGENT_GPU: agent_gpu(s, r, now); break;
+    case PX_REQ_GPU_RESUME: gpu_resume(s, r, now); break;
+    case PX_REQ_AGENT_HEALTH: agent_health(s, r, now); break;
+    case PX_REQ_NODE_REBOOT: node_reboot(s, r, now); break;
     case PX_REQ_RESV_ADD: resv_add(s, r, now); break;
     case PX_REQ_STEP_ADD:
     case PX_REQ_STEP_SHOW:

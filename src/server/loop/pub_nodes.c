@@ -20,6 +20,7 @@
 
 #include "proto/views_json.h"
 #include "server/loop/loop.h"
+#include "server/nodes/nodes.h"
 #include "server/tables.h"
 
 struct px_pub_nodes {
@@ -98,7 +99,7 @@ static uint64_t state_fp(const struct px_snode *sn, const struct px_node_view *v
   uint64_t parts[] = {v->avail,    v->cpus,      v->cpus_alloc,       v->gpus,
                       v->gpus_alloc, v->mem_mib, v->mem_alloc_mib,    v->njobs,
                       v->reason ? px_hash_str(v->reason) : 0,        sn->registered,
-                      sn->down,    px_hash_str(sn->reason), px_hash_str(sn->addr)};
+                      sn->down,    px_hash_str(sn->reason), px_hash_str(sn->addr), sn->gpu_gen, sn->reboot};
   uint64_t h = 0x9e3779b97f4a7c15ull;
   for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = px_hash_u64(h ^ parts[k]);
   return h | 1; /* 0: never rendered */
@@ -118,6 +119,11 @@ static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, con
   n.gpu_type = (char *)cn->gpu_type;
   n.mem_mib = v->mem_mib, n.mem_alloc_mib = v->mem_alloc_mib;
   n.last_heartbeat = sn->last_heartbeat;
+  char health[2048], faults[1024];
+  n.gpus_out = px_gpu_health_text(s, i, health, sizeof health, faults, sizeof faults);
+  n.gpu_health = n.gpus_out ? health : NULL;
+  if (!n.reason && n.gpus_out) n.reason = faults; /* sinfo -R lists a node with GPUs out, drained or not */
+  n.reboot = (char *)px_node_reboot_state(s, i);
   json_t *o = px_node_info_to_json(&n);
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);

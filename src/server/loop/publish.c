@@ -16,6 +16,7 @@
 
 #include "proto/views_json.h"
 #include "server/loop/loop.h"
+#include "server/nodes/nodes.h"
 #include "server/tables.h"
 
 static struct px_blob *blob_of(json_t *o) {
@@ -121,6 +122,17 @@ static const char *const states[] = {"PENDING",   "RUNNING",       "COMPLETED",
                                      "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED"};
 #define NSTATES 9
 
+/* tput for a caller that takes any printf-like sink (px_gpu_metrics). */
+static void tput_any(void *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tput_any(void *t, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  tput(t, "%s", line);
+}
+
 static void jobs_by_state(struct px_server *s, struct text *t) {
   uint32_t np = s->conf->npartitions;
   uint64_t *count = calloc((size_t)(np + 1) * NSTATES, sizeof *count);
@@ -153,9 +165,11 @@ static void gpus_by_partition(struct px_server *s, struct text *t) {
       if (v.avail != PX_NODE_UP || sn->down || !sn->registered) {
         down += v.gpus - v.gpus_alloc;
         alloc += v.gpus_alloc;
-      } else {
+      } else { /* GPUs out of service (gpus_bad) that no job holds are neither: down */
+        uint32_t free = (uint32_t)px_bits64_count(v.gpus_free);
         alloc += v.gpus_alloc;
-        idle += v.gpus - v.gpus_alloc;
+        idle += free;
+        down += v.gpus - v.gpus_alloc - free;
       }
     }
     tput(t, "phalanx_gpus{partition=\"%s\",state=\"allocated\"} %llu\n", cp->name,
@@ -190,6 +204,7 @@ static struct px_blob *state_metrics(struct px_server *s) {
   jobs_by_state(s, &t);
   gpus_by_partition(s, &t);
   fairshare(s, &t);
+  px_gpu_metrics(s, tput_any, &t);
   tput(&t, "# HELP phalanx_scheduler_cycles_total Scheduling cycles run.\n"
            "# TYPE phalanx_scheduler_cycles_total counter\nphalanx_scheduler_cycles_total %llu\n",
        (unsigned long long)s->cycles);

@@ -73,4 +73,39 @@ void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const 
 int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                 int32_t term_signal, int64_t now);
 
+/* ---- GPU health (gpu_health.c), main thread ---- */
+struct px_event;
+struct px_gpu_fault;
+/* An agent's fault report under the site's policy: the GPU's state record,
+ * a drain, the jobs on it requeued or failed. 0, or PX_E* with msg. */
+int px_gpu_fault(struct px_server *s, const struct px_gpu_fault *f, int64_t now, char *msg, size_t size);
+/* GPU gpu of node (-1: every one) back in service; a quarantined one only
+ * with quarantined_too (an operator's explicit clear). */
+int px_gpu_resume(struct px_server *s, uint32_t node, int gpu, bool quarantined_too, int64_t now);
+/* The table follows a PX_EV_GPU record (events.c, live and at recovery). */
+void px_gpu_fold(struct px_server *s, const struct px_event *ev, int64_t now);
+/* "3:UNUSABLE(GPU 3: xid 79),..." for the node's listing, and the faults
+ * alone ("GPU 3: xid 79; ...") for its reason; returns how many are out. */
+uint32_t px_gpu_health_text(const struct px_server *s, uint32_t node, char *buf, size_t size, char *reason,
+                            size_t rsize);
+/* phalanx_gpu_health and phalanx_gpu_faults_total through put(t, ...). */
+void px_gpu_metrics(const struct px_server *s, void (*put)(void *t, const char *fmt, ...), void *t);
+void px_gpu_free_all(struct px_server *s);
+
+/* ---- node health check and reboot (node_health.c), main thread ---- */
+struct px_node_health;
+enum px_reboot_state { PX_REBOOT_NONE, PX_REBOOT_REQUESTED, PX_REBOOT_ORDERED };
+enum px_reboot_next { PX_REBOOT_NEXT_KEEP, PX_REBOOT_NEXT_RESUME, PX_REBOOT_NEXT_DOWN };
+/* A health check result: a failure drains the node with its message, a
+ * success resumes a node the check drained. 0 or PX_E* with msg. */
+int px_node_health_report(struct px_server *s, const struct px_node_health *h, int64_t now, char *msg, size_t size);
+int px_node_reboot_request(struct px_server *s, uint32_t node, bool asap, enum px_reboot_next next, const char *reason,
+                           int64_t now);
+/* The node's heartbeat: true (once) when its reboot is due: requested and empty. */
+bool px_node_reboot_due(struct px_server *s, uint32_t node);
+/* The node registered: an ordered reboot is done, its next state applied. */
+void px_node_reboot_done(struct px_server *s, uint32_t node, int64_t now);
+/* "REBOOT_REQUESTED", "REBOOT_ISSUED" or NULL, for the listing. */
+const char *px_node_reboot_state(const struct px_server *s, uint32_t node);
+
 #endif

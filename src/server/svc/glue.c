@@ -71,7 +71,9 @@ static void fold_job(struct px_svcs *t, const struct px_sjob *j, const struct px
   if (px_job_state_terminal(j->state)) {
     char why[96];
     end_reason(j, why, sizeof why);
-    bool failed = j->state != PX_JOB_NODE_FAIL && !j->cancelled_by;
+    /* A lost node or a preemption is not the replica's failure (no backoff,
+     * no CrashLoop): replica jobs are not requeued (tick.c), they end so. */
+    bool failed = j->state != PX_JOB_NODE_FAIL && j->state != PX_JOB_PREEMPTED && !j->cancelled_by;
     px_svcs_job_ended(t, name, j->id, failed, why, now);
   }
 }

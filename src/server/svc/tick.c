@@ -35,12 +35,17 @@ static char **dup_strv(char *const *v, char *const *extra) {
 /* Spread: the nodes the service's other replicas hold ("n01,n03"), which the
  * new one may not use. The same index's replica (one being replaced in a
  * rolling update) is not counted: with as many replicas as nodes the
- * update could not otherwise place its surge. NULL when none. */
+ * update could not otherwise place its surge. Nor is a replica on its way
+ * out (terminating or stopping): its node is about to be free, and the
+ * exclusion is fixed at submit, so counting it kept a rolling update's
+ * next surge pending for good once the earlier indexes' old replicas had
+ * been draining when it was submitted (test_service_traffic under load).
+ * NULL when none. */
 static char *spread_exclude(struct px_server *s, const struct px_svc *v, uint32_t index) {
   struct px_jbuf b = {0};
   for (uint32_t i = 0; i < v->nreps; i++) {
     const struct px_svc_replica *r = &v->reps[i];
-    if (r->index == index || r->node >= s->conf->nnodes) continue;
+    if (r->index == index || r->terminating || r->stopping || r->node >= s->conf->nnodes) continue;
     if (b.len) px_jbuf_add(&b, ",", 1);
     const char *name = s->conf->nodes[r->node].name;
     px_jbuf_add(&b, name, strlen(name));
@@ -72,6 +77,11 @@ int px_svc_replica_spec(struct px_server *s, const struct px_svc *v, uint32_t in
   o->mem_per_node_mib = sp->mem_mib;
   o->constraint = dup_or_null(sp->constraint);
   if (sp->spread) o->exclude = spread_exclude(s, v, index);
+  /* A lost node ends a replica (NODE_FAIL) instead of requeueing it: a
+   * requeued job keeps the exclude list of its first submit, so it could
+   * start next to a sibling that moved since; the controller's replacement
+   * is a new job whose list is the siblings' nodes now. */
+  o->requeue = false;
   o->time_limit_s = PX_TIME_UNLIMITED; /* long-running: never ends on its own */
   o->script = sp->script ? strdup(sp->script) : NULL;
   /* The replica's identity in its environment (the agent sets its ports). */
@@ -156,6 +166,38 @@ static int run_action(struct px_server *s, struct px_svc *v, const struct px_svc
   return 0;
 }
 
+static bool same_list(const char *a, const char *b) {
+  return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* Spread's exclusion is fixed when a replica is submitted (and kept when a
+ * dead node's replica is requeued), but its siblings move on: a replica
+ * still pending with a list that no longer matches is withdrawn, and the
+ * plan's replace phase submits its index again with today's list (a
+ * withdrawal by the service is not a failure: no backoff). */
+static int respread(struct px_server *s, const char *name, int64_t now, size_t *nacts) {
+  struct px_svc *v = px_svcs_find(&s->svc->t, name);
+  if (!v || !v->spec.spread) return 0;
+  uint64_t stale[PX_SVC_MAX_ACTS];
+  size_t n = 0;
+  for (uint32_t i = 0; i < v->nreps && n < PX_SVC_MAX_ACTS; i++) {
+    const struct px_svc_replica *r = &v->reps[i];
+    if (r->state != PX_SVC_REP_PENDING || r->terminating || r->stopping) continue;
+    struct px_sjob *j = px_jobs_find(s, r->job_id);
+    if (!j || j->state != PX_JOB_PENDING) continue;
+    char *want = spread_exclude(s, v, r->index);
+    if (!same_list(want, j->spec.exclude)) stale[n++] = r->job_id;
+    free(want);
+  }
+  for (size_t i = 0; i < n; i++) { /* the folds reorder v->reps: ids only */
+    struct px_svc_act a = {.kind = PX_SVC_ACT_STOP, .job_id = stale[i]};
+    int rc = stop(s, &a, now);
+    if (rc) return rc;
+  }
+  *nacts += n;
+  return 0;
+}
+
 /* Plans one service until it has nothing more to do now (a few rounds:
  * an action's fold may enable the next, as a drain frees surge room). */
 static int control(struct px_server *s, const char *name, int64_t now, size_t *nacts) {
@@ -191,7 +233,8 @@ int px_svc_tick(struct px_server *s, int64_t now) {
     if (n && !names) return 0; /* retried at the next tick */
     for (size_t i = 0; i < n; i++) memcpy(names[i], sv->t.v[i]->spec.name, sizeof names[i]);
     int rc = 0;
-    for (size_t i = 0; !rc && i < n; i++) rc = control(s, names[i], now, &nacts);
+    for (size_t i = 0; !rc && i < n; i++)
+      if (!(rc = respread(s, names[i], now, &nacts))) rc = control(s, names[i], now, &nacts);
     free(names);
     if (rc) return rc;
   }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/hostnames.h"
 #include "agent/jobenv.h"
@@ -50,7 +51,7 @@ static struct px_launch gang(void) {
 static void gang_task_env(void **state) {
   (void)state;
   struct px_launch l = gang();
-  struct px_jobenv_site site = {"bench", "gpu0002", false};
+  struct px_jobenv_site site = {"bench", "gpu0002", false, NULL};
   struct px_task_ident t = {.local_id = 0, .proc_id = px_jobenv_proc_id(&l, 0), .local_tasks = 1};
   assert_int_equal(t.proc_id, 1); /* one task on node 0 before us */
   struct px_strvec e = {0};
@@ -90,7 +91,7 @@ static void batch_env_renumbered_array(void **state) {
   l.array_task_id = 1;
   l.ntasks = 1;
   l.nnodes = 1;
-  struct px_jobenv_site site = {NULL, "gpu0001", true};
+  struct px_jobenv_site site = {NULL, "gpu0001", true, NULL};
   struct px_task_ident t = {.batch = true, .local_tasks = 1};
   struct px_strvec e = {0};
   assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
@@ -127,12 +128,34 @@ static void output_patterns(void **state) {
   assert_int_equal(px_outpath_expand("%j", &l, "x", 0, buf, 8), PX_ERANGE);
 }
 
+/* MIG instances: CUDA_VISIBLE_DEVICES names the job's instances by UUID
+ * (from the node's UUID file), SLURM_JOB_GPUS keeps the indices. */
+static void mig_instances_by_uuid(void **state) {
+  (void)state;
+  char file[] = "/tmp/pxmigXXXXXX";
+  int fd = mkstemp(file);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  for (int i = 0; i < 8; i++) fprintf(f, "MIG-fake-%d-%d\n", i / 2, i % 2);
+  fclose(f);
+  struct px_launch l = gang();
+  struct px_jobenv_site site = {NULL, "gpu0001", false, file};
+  struct px_task_ident t = {.batch = true, .local_tasks = 1};
+  struct px_strvec e = {0};
+  assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
+  assert_string_equal(px_jobenv_get(&e, "CUDA_VISIBLE_DEVICES"), "MIG-fake-1-0,MIG-fake-2-1");
+  assert_string_equal(px_jobenv_get(&e, "SLURM_JOB_GPUS"), "2,5");
+  px_strvec_free_all(&e);
+  unlink(file);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(hostlists),
       cmocka_unit_test(gang_task_env),
       cmocka_unit_test(batch_env_renumbered_array),
       cmocka_unit_test(output_patterns),
+      cmocka_unit_test(mig_instances_by_uuid),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,6 +37,15 @@ static const struct err_case cases[] = {
     {"NodeName=n1 Nodes=n1\n", NULL, NULL, "slurm.conf", 1, "Nodes is a key of PartitionName lines, not of NodeName lines"},
     {"MaxTime=5\n", NULL, NULL, "slurm.conf", 1, "MaxTime is a key of PartitionName lines, not of slurm.conf lines"},
     {"NodeName=n1 NodeName=n2\n", NULL, NULL, "slurm.conf", 1, "NodeName must be the first key of its line"},
+    /* GPU health and node checks (docs/gpus.md) */
+    {N1 "GpuFaultPolicy=xid:gpu+explode\n", NULL, NULL, "slurm.conf", 2, "action 'explode' is not one of"},
+    {N1 "GpuFaultPolicy=melt:gpu\n", NULL, NULL, "slurm.conf", 2, "class 'melt' is not one of"},
+    {N1 "GpuFaultPolicy=ecc:requeue+fail\n", NULL, NULL, "slurm.conf", 2, "requeue and fail exclude each other"},
+    {N1 "GpuFaultPolicy=ecc:none+gpu\n", NULL, NULL, "slurm.conf", 2, "none goes alone"},
+    {N1 "GpuFaultPolicy=ecc:gpu+grace\n", NULL, NULL, "slurm.conf", 2, "grace goes with requeue"},
+    {N1 "GpuFaultPolicy=xid\n", NULL, NULL, "slurm.conf", 2, "want CLASS:ACTIONS"},
+    {N1 "GpuHealthIntervalMs=5\n", NULL, NULL, "slurm.conf", 2, "milliseconds, 100 to 60000"},
+    {N1 "HealthCheckNodeState=BUSY\n", NULL, NULL, "slurm.conf", 2, "ANY ALLOC MIXED IDLE NONDRAINED_IDLE CYCLE"},
     /* global values */
     {"ClusterName=\n", NULL, NULL, "slurm.conf", 1, "a value"}, /* once folded a constant default (fuzz_conf) */
     {"PriorityFavorSmall=maybe\n", NULL, NULL, "slurm.conf", 1, "PriorityFavorSmall=maybe: expected one of YES, NO"},

@@ -116,8 +116,9 @@ static inline const char *tc_invariants(struct px_core *c) {
     px_core_node_get(c, i, &nv);
     if (cpus[i] > nv.cpus || mem[i] > nv.mem_mib) bad = "CPU or memory over-committed";
     else if (cpus[i] != nv.cpus_alloc || mem[i] != nv.mem_alloc_mib) bad = "node figures disagree with jobs";
-    else if ((gpus[i] | nv.gpus_free) != px_bits64_range(0, (int)nv.gpus) || (gpus[i] & nv.gpus_free))
-      bad = "node free GPUs disagree with jobs";
+    else if ((gpus[i] | nv.gpus_free | nv.gpus_bad) != px_bits64_range(0, (int)nv.gpus) ||
+             (gpus[i] & nv.gpus_free) || (nv.gpus_bad & nv.gpus_free))
+      bad = "node free GPUs disagree with jobs"; /* a GPU out of service is neither free nor lost */
     if (bad) snprintf(msg, sizeof msg, "node %u: %.64s", i, bad), bad = msg;
   }
   free(gpus), free(cpus), free(mem), free(tenant), free(cpuw);

@@ -75,4 +75,14 @@ static inline void pf_end(struct pf *f, uint64_t id, int64_t now) {
   assert_int_equal(pxc_job_ended(f->core, id, PX_JOB_COMPLETED, 0, now, NULL), 0);
 }
 
+/* The reclaim scenario's start: user's 8-GPU jobs 1 (at 0) and 2 (at 100)
+ * fill two nodes of 8, the second borrowing its cohort's idle quota. */
+static inline void pf_borrow_two_nodes(struct pf *f, const char *user) {
+  pf_sub(f, 1, user, 1, 8, 86400, 0);
+  pf_cycle(f, 0);
+  pf_sub(f, 2, user, 1, 8, 86400, 100);
+  pf_cycle(f, 100);
+  assert_non_null(tc_started(&f->out, 2));
+}
+
 #endif

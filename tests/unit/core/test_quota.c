@@ -100,11 +100,7 @@ static void reclaim_newest_borrower(void **state) {
   struct qa q;
   struct pf f = {.conf = q_conf(2, 8, 8, &q)};
   pf_open(&f);
-  pf_sub(&f, 1, "ub", 1, 8, 86400, 0);
-  pf_cycle(&f, 0);
-  pf_sub(&f, 2, "ub", 1, 8, 86400, 100);
-  pf_cycle(&f, 100);
-  assert_non_null(tc_started(&f.out, 2));
+  pf_borrow_two_nodes(&f, "ub");
   pf_sub(&f, 3, "ua", 1, 8, 86400, 1000);
   pf_cycle(&f, 1000);
   const struct px_action *a = pf_action(&f.out, PX_ACT_PREEMPT, 2);

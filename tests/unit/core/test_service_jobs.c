@@ -113,11 +113,50 @@ static void exclude_keeps_jobs_off_nodes(void **state) {
   pf_close(&f);
 }
 
+/*
+ * Batch borrows a service account's idle quota and gives it back when the
+ * service scales up. svc and batch guarantee 8 GPUs each in one cohort, 2
+ * nodes of 8: batch's second job (from 100) borrows svc's idle 8. svc's
+ * new replica (8 GPUs, no time limit, not requeueable, as the controller
+ * submits it) reclaims it at 1000 like any job within its guarantee, and
+ * starts once the borrower is requeued.
+ */
+static void replica_reclaims_lent_quota(void **state) {
+  (void)state;
+  struct px_conf *c = tc_conf(2, 8, 0, 0);
+  uint32_t svc = px_testconf_account(c, "svc", 0, 1), batch = px_testconf_account(c, "batch", 0, 1);
+  px_testconf_user(c, "us", svc, 1);
+  px_testconf_user(c, "ub", batch, 1);
+  c->accounts[svc].guaranteed_gpus = c->accounts[batch].guaranteed_gpus = 8;
+  c->accounts[svc].cohort = c->accounts[batch].cohort = "c1";
+  c->sched.order = PX_ORDER_FIFO;
+  struct pf f = {.conf = c};
+  pf_open(&f);
+  pf_borrow_two_nodes(&f, "ub");
+  struct px_jobspec s = tc_spec("us", 1, 8);
+  s.time_limit_s = PX_TIME_UNLIMITED;
+  s.requeue = false;
+  s.service = "web";
+  s.replica = 1;
+  pf_sub_spec(&f, 3, &s, 1000);
+  pf_cycle(&f, 1000);
+  const struct px_action *a = pf_action(&f.out, PX_ACT_PREEMPT, 2);
+  assert_non_null(a);
+  assert_int_equal(a->preempt_cause, PX_PREEMPT_BY_RECLAIM);
+  assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 1);
+  assert_int_equal(pxc_job_requeue(f.core, 2, false, 1001, NULL), 0);
+  pf_cycle(&f, 1001);
+  assert_non_null(tc_started(&f.out, 3));
+  assert_int_equal(tc_started(&f.out, 3)->time_limit_s, PX_TIME_UNLIMITED);
+  pf_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(backfill_never_plans_behind_a_replica),
       cmocka_unit_test(replica_not_bound_by_max_time),
       cmocka_unit_test(exclude_keeps_jobs_off_nodes),
+      cmocka_unit_test(replica_reclaims_lent_quota),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,16 @@ static void every_kind_round_trips(void **state) {
   ev = (struct px_event){.kind = PX_EV_PART_DOWN, .part = 0};
   round_trip(&f, &ev, &b);
   px_event_rec_fini(&b);
+  ev = (struct px_event){.kind = PX_EV_GPU, .node = 1, .gpu = 5, .gpu_fault = true, .gpu_state = "UNUSABLE",
+                         .reason = "xid 79"};
+  round_trip(&f, &ev, &b);
+  assert_int_equal(b.ev.node, 1);
+  assert_int_equal(b.ev.gpu, 5);
+  assert_false(b.ev.gpu_usable);
+  assert_true(b.ev.gpu_fault);
+  assert_string_equal(b.ev.gpu_state, "UNUSABLE");
+  assert_string_equal(b.ev.reason, "xid 79");
+  px_event_rec_fini(&b);
 
   uint32_t nodes[] = {0, 2};
   struct px_resv_spec rs = {.name = "r",
@@ -202,6 +212,9 @@ static void bad_records_are_named(void **state) {
   assert_int_equal(decode(&f, "start", NULL, "{\"alloc\":[{\"node\":\"nope\"}]}", &e, &d),
                    PX_EINVAL);
   assert_non_null(strstr(d.msg, "alloc[0].node"));
+  px_event_rec_fini(&e);
+  assert_int_equal(decode(&f, "gpu", f.conf->nodes[0].name, "{\"gpu\":64,\"state\":\"OK\"}", &e, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "gpu:"));
   px_event_rec_fini(&e);
   assert_int_equal(decode(&f, "launch", NULL, "{}", &e, &d), PX_EINVAL);
   assert_non_null(strstr(d.msg, "kind"));

@@ -212,6 +212,51 @@ static void rolling_update_steps(void **state) {
   px_svcs_fini(&w.t);
 }
 
+static void check_bounds(const struct px_svc *s, uint32_t want, uint32_t surge, uint32_t unavailable) {
+  uint32_t live = 0;
+  for (uint32_t i = 0; i < s->nreps; i++) live += !s->reps[i].terminating;
+  assert_true(px_svc_ready(s) + unavailable >= want); /* in the endpoints */
+  assert_true(live <= want + surge);
+}
+
+/* Each strategy keeps its bounds at every step of an update of 8 replicas
+ * (at least replicas - max_unavailable in the endpoints, at most replicas +
+ * max_surge live), and the update ends with 8 new ones. A replica becomes
+ * ready a second after its start. */
+static void rolling_update_bounds_of_8(void **state) {
+  static const uint32_t strategies[][2] = {{1, 0}, {2, 0}, {0, 1}, {3, 2}};
+  for (size_t k = 0; k < sizeof strategies / sizeof strategies[0]; k++) {
+    uint32_t surge = strategies[k][0], unavailable = strategies[k][1];
+    char v1[256], v2[256];
+    const char *fmt = "name: web\ncommand: [%s]\nreplicas: 8\nports: [http]\nhealth: {http: /h}\n"
+                      "update: {max_surge: %u, max_unavailable: %u}\ndrain_s: 1\n";
+    snprintf(v1, sizeof v1, fmt, "v1", surge, unavailable);
+    snprintf(v2, sizeof v2, fmt, "v2", surge, unavailable);
+    struct world w = {0};
+    px_svcs_init(&w.t);
+    apply(&w, v1, 0);
+    settle(&w, "web", 0);
+    start_all(&w, "web", true, 0);
+    apply(&w, v2, 10);
+    struct px_svc *s = px_svcs_find(&w.t, "web");
+    int64_t t = 10;
+    for (; t < 200 && !(count_gen(s, 1, false) == 0 && count_gen(s, 2, true) == 8); t++) {
+      settle(&w, "web", t);
+      check_bounds(s, 8, surge, unavailable);
+      for (uint32_t i = 0; i < s->nreps; i++)
+        if (s->reps[i].state == PX_SVC_REP_STARTING && s->reps[i].start_s < t) {
+          struct px_svc_rep_change c = {.health = "ready"};
+          px_svcs_replica_change(&w.t, "web", s->reps[i].job_id, &c, t);
+        }
+      start_all(&w, "web", false, t);
+      check_bounds(s, 8, surge, unavailable);
+    }
+    assert_true(t < 200);
+    assert_int_equal(px_svc_ready(s), 8);
+    px_svcs_fini(&w.t);
+  }
+}
+
 /* A new generation that never becomes ready is rolled back, with the reason. */
 static void rollback_when_never_ready(void **state) {
   struct world w = {0};
@@ -244,6 +289,38 @@ static void rollback_when_never_ready(void **state) {
   char why[256];
   px_svc_status(s, 140, why, sizeof why);
   assert_non_null(strstr(why, "rolled back"));
+  px_svcs_fini(&w.t);
+}
+
+/* A new generation that crashes 3 times in a row is rolled back; its
+ * streak is then the reason shown, not the state (Running, not CrashLoop). */
+static void rollback_after_crashloop_runs_again(void **state) {
+  struct world w = {0};
+  px_svcs_init(&w.t);
+  apply(&w, "name: web\ncommand: [v1]\nreplicas: 2\n", 0);
+  settle(&w, "web", 0);
+  start_all(&w, "web", true, 0);
+  apply(&w, "name: web\ncommand: [v2]\nreplicas: 2\n", 100);
+  struct px_svc *s = px_svcs_find(&w.t, "web");
+  int64_t t = 100;
+  for (int k = 0; k < 3 && !w.rollbacks; k++) { /* each v2 replica exits at once */
+    t += 10;
+    settle(&w, "web", t);
+    start_all(&w, "web", false, t);
+    for (uint32_t i = s->nreps; i-- > 0;)
+      if (s->reps[i].generation == 2) px_svcs_job_ended(&w.t, "web", s->reps[i].job_id, true, "FAILED exit 1", t);
+    settle(&w, "web", t);
+  }
+  assert_int_equal(w.rollbacks, 1);
+  assert_int_equal(s->generation, 3);
+  assert_string_equal(s->spec.argv[0], "v1");
+  settle(&w, "web", t + 60);
+  start_all(&w, "web", true, t + 60);
+  settle(&w, "web", t + 60);
+  char why[256];
+  assert_string_equal(px_svc_status(s, t + 60, why, sizeof why), "Running");
+  assert_non_null(strstr(why, "rolled back: generation 2 failed 3 times in a row"));
+  assert_int_equal(px_svc_ready(s), 2);
   px_svcs_fini(&w.t);
 }
 
@@ -318,7 +395,9 @@ int main(void) {
       cmocka_unit_test(unhealthy_replica_drained_then_replaced),
       cmocka_unit_test(scale_up_and_down),
       cmocka_unit_test(rolling_update_steps),
+      cmocka_unit_test(rolling_update_bounds_of_8),
       cmocka_unit_test(rollback_when_never_ready),
+      cmocka_unit_test(rollback_after_crashloop_runs_again),
       cmocka_unit_test(autoscale_windows),
       cmocka_unit_test(spread_submits_one_at_a_time),
       cmocka_unit_test(delete_drains_then_forgets),
