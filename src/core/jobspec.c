@@ -21,7 +21,8 @@ void px_jobspec_fini(struct px_jobspec *s) {
   char **strs[] = {&s->name, &s->user, &s->account, &s->partition, &s->qos, &s->gpu_type,
                    &s->constraint, &s->dependency, &s->array, &s->script, &s->workdir,
                    &s->submit_dir, &s->stdout_path, &s->stderr_path, &s->stdin_path,
-                   &s->comment, &s->mail_type, &s->mail_user, &s->service, &s->exclude};
+                   &s->comment, &s->mail_type, &s->mail_user, &s->service, &s->exclude,
+                   &s->nodelist, &s->reservation, &s->open_mode, &s->hint, &s->distribution};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
     free(*strs[i]);
     *strs[i] = NULL;
@@ -60,6 +61,7 @@ int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src) {
   dst->constraint = dst->dependency = dst->array = dst->script = dst->workdir = NULL;
   dst->submit_dir = dst->stdout_path = dst->stderr_path = dst->stdin_path = NULL;
   dst->comment = dst->mail_type = dst->mail_user = dst->service = dst->exclude = NULL;
+  dst->nodelist = dst->reservation = dst->open_mode = dst->hint = dst->distribution = NULL;
   dst->argv = dst->env = NULL;
   int rc = 0;
   rc |= dup_str(&dst->name, src->name);
@@ -82,6 +84,11 @@ int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src) {
   rc |= dup_str(&dst->mail_user, src->mail_user);
   rc |= dup_str(&dst->service, src->service);
   rc |= dup_str(&dst->exclude, src->exclude);
+  rc |= dup_str(&dst->nodelist, src->nodelist);
+  rc |= dup_str(&dst->reservation, src->reservation);
+  rc |= dup_str(&dst->open_mode, src->open_mode);
+  rc |= dup_str(&dst->hint, src->hint);
+  rc |= dup_str(&dst->distribution, src->distribution);
   rc |= dup_strv(&dst->argv, src->argv);
   rc |= dup_strv(&dst->env, src->env);
   if (rc) {

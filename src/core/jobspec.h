@@ -41,9 +41,13 @@ struct px_jobspec {
   uint64_t mem_per_cpu_mib;        /* --mem-per-cpu */
   uint64_t mem_per_gpu_mib;        /* --mem-per-gpu */
   int64_t time_limit_s;            /* --time; 0 = partition default; PX_TIME_UNLIMITED */
+  int64_t time_min_s;              /* --time-min: backfill may shorten the limit down to it; 0 = no */
   int32_t nice;                    /* --nice */
   char *constraint;                /* --constraint "a&b|c" */
   char *exclude;                   /* --exclude: nodes it may not run on ("n[01-02],n07") */
+  char *nodelist;                  /* --nodelist: nodes it must run on, all of them */
+  char *reservation;               /* --reservation: runs only inside this reservation */
+  uint32_t cpus_per_gpu;           /* --cpus-per-gpu; 0 = not given (not with cpus_per_task) */
   bool exclusive;                  /* --exclusive */
   uint32_t switches;               /* --switches=N; 0 = not given */
   int64_t switches_wait_s;         /* the @maxwait part */
@@ -72,6 +76,9 @@ struct px_jobspec {
   char **env;                      /* "K=V" strings, NULL-terminated */
   char *comment;
   char *mail_type, *mail_user;     /* accepted and stored */
+  char *open_mode;                 /* --open-mode: "append" or "truncate" (NULL: truncate) */
+  char *hint;                      /* --hint: nomultithread, multithread, compute_bound, memory_bound */
+  char *distribution;              /* -m: block|cyclic|plane=N|arbitrary[:...], as written */
 
   /* a service's replica (svc/svc.h): NULL for a batch job */
   char *service;                   /* the service's name */
