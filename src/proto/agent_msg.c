@@ -165,7 +165,8 @@ static json_t *launch_to_json(const struct px_launch *l) {
                            {"qos", l->qos},             {"workdir", l->workdir},
                            {"submit_dir", l->submit_dir}, {"script", l->script},
                            {"stdout_path", l->stdout_path}, {"stderr_path", l->stderr_path},
-                           {"stdin_path", l->stdin_path}};
+                           {"stdin_path", l->stdin_path}, {"open_mode", l->open_mode},
+                           {"hint", l->hint},           {"distribution", l->distribution}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) bad |= px_wr_str(o, strs[i][0], strs[i][1]) != 0;
   bad |= px_wr_int(o, "uid", l->uid) != 0;
   bad |= px_wr_int(o, "gid", l->gid) != 0;
@@ -187,6 +188,7 @@ static json_t *launch_to_json(const struct px_launch *l) {
   bad |= px_wr_int(o, "ncpus", l->ncpus) != 0;
   bad |= px_wr_int(o, "mem_mib", (json_int_t)l->mem_mib) != 0;
   bad |= px_wr_int(o, "master_port", l->master_port) != 0;
+  if (l->cpus_per_gpu) bad |= px_wr_int(o, "cpus_per_gpu", l->cpus_per_gpu) != 0;
   if (l->service) bad |= json_object_set_new(o, "service", px_svc_launch_to_json(l->service)) != 0;
   if (bad) {
     json_decref(o);
@@ -247,6 +249,10 @@ static int launch_from_json(json_t *j, uint32_t idx, struct px_launch *out, stru
   px_rd_str(&rd, "stdout_path", false, &l.stdout_path);
   px_rd_str(&rd, "stderr_path", false, &l.stderr_path);
   px_rd_str(&rd, "stdin_path", false, &l.stdin_path);
+  px_rd_str(&rd, "open_mode", false, &l.open_mode);
+  px_rd_str(&rd, "hint", false, &l.hint);
+  px_rd_str(&rd, "distribution", false, &l.distribution);
+  px_rd_u32(&rd, "cpus_per_gpu", false, &l.cpus_per_gpu);
   px_rd_strv(&rd, "env", false, &l.env, &nenv);
   px_rd_i64(&rd, "time_limit_s", false, &l.time_limit_s);
   px_rd_i64(&rd, "start_time", false, &l.start_time);
@@ -290,7 +296,8 @@ int px_launch_decode(const char *json, struct px_launch *l, struct px_diag *d) {
 void px_launch_fini(struct px_launch *l) {
   char **strs[] = {&l->name,       &l->user,        &l->account,     &l->partition,
                    &l->qos,        &l->workdir,     &l->submit_dir,  &l->script,
-                   &l->stdout_path, &l->stderr_path, &l->stdin_path};
+                   &l->stdout_path, &l->stderr_path, &l->stdin_path, &l->open_mode,
+                   &l->hint,       &l->distribution};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) free(*strs[i]);
   px_strv_free(l->argv);
   px_strv_free(l->env);
