@@ -228,7 +228,7 @@ int px_cmd_srun(int argc, char **argv, bool native) {
   px_diag_clear(&d);
   if (px_cli_parse_argv(PX_TOOL_SRUN, argc, argv, &l, &first, &d) ||
       px_cli_apply(&l, &s.spec, &s.x, s.cmd.now, &d))
-    px_cmd_error(&s.cmd, "%s", d.msg);
+    rc = px_cmd_option_error(&s.cmd, &s.x, d.msg);
   else if (getenv("SLURM_JOB_ID"))
     rc = step_in_allocation(&s, argc, argv, first);
   else

@@ -57,11 +57,22 @@ static void output_path(char *buf, size_t n, const struct px_job_info *j, const 
   buf[o < n ? o : n - 1] = '\0';
 }
 
+/* A node list as Slurm shows it: sorted, in ranges; NULL for none. */
+static char *compressed(const char *list) {
+  char **names;
+  size_t n;
+  if (!list || px_cli_hostlist_expand(list, &names, &n)) return list ? strdup(list) : NULL;
+  char *c = px_cli_hostlist_compress(names, n);
+  px_cli_strv_free(names, n);
+  return c;
+}
+
 static void job_times(FILE *out, const struct px_job_info *j, int64_t now) {
   char a[32], b[32], c[32];
   px_cli_fmt_hms(a, sizeof a, px_fmt_job_elapsed(j, now));
   px_cli_fmt_hms(b, sizeof b, j->spec.time_limit_s ? j->spec.time_limit_s : PX_CLI_UNLIMITED);
-  fprintf(out, "   RunTime=%s TimeLimit=%s TimeMin=N/A\n", a, b);
+  if (j->spec.time_min_s) px_cli_fmt_hms(c, sizeof c, j->spec.time_min_s);
+  fprintf(out, "   RunTime=%s TimeLimit=%s TimeMin=%s\n", a, b, j->spec.time_min_s ? c : "N/A");
   px_cli_fmt_iso(a, sizeof a, j->submit_time, "Unknown");
   px_cli_fmt_iso(b, sizeof b, j->eligible_time ? j->eligible_time : j->submit_time, "Unknown");
   fprintf(out, "   SubmitTime=%s EligibleTime=%s\n", a, b);
@@ -82,8 +93,10 @@ static void job_shape(FILE *out, const struct px_job_info *j) {
   char buf[256];
   uint32_t cpt = s->cpus_per_task ? s->cpus_per_task : 1;
   uint32_t tasks = s->ntasks ? s->ntasks : s->ntasks_per_node ? s->ntasks_per_node * px_fmt_job_nodes(j) : 1;
-  fprintf(out, "   NumNodes=%u NumCPUs=%u NumTasks=%u CPUs/Task=%u ReqB:S:C:T=0:0:*:*\n",
-          px_fmt_job_nodes(j), px_fmt_job_cpus(j), tasks, cpt);
+  /* --hint=nomultithread is one thread per core, which Slurm shows as T=1 */
+  bool one_thread = s->hint && strstr(s->hint, "nomultithread");
+  fprintf(out, "   NumNodes=%u NumCPUs=%u NumTasks=%u CPUs/Task=%u ReqB:S:C:T=0:0:*:%s\n",
+          px_fmt_job_nodes(j), px_fmt_job_cpus(j), tasks, cpt, one_thread ? "1" : "*");
   px_fmt_job_tres(buf, sizeof buf, j, false);
   fprintf(out, "   TRES=%s\n", buf);
   fprintf(out, "   Socks/Node=* NtasksPerN:B:S:C=%u:0:*:* CoreSpec=*\n", s->ntasks_per_node);
@@ -95,6 +108,7 @@ static void job_shape(FILE *out, const struct px_job_info *j) {
   else
     fprintf(out, "   MinCPUsNode=%u MinMemoryNode=0 MinTmpDiskNode=0\n", min_cpus);
   fprintf(out, "   Features=%s DelayBoot=00:00:00\n", PX_STR(s->constraint));
+  if (s->reservation) fprintf(out, "   Reservation=%s\n", s->reservation);
   fprintf(out, "   OverSubscribe=%s Contiguous=0 Licenses=(null) Network=(null)\n",
           s->exclusive ? "NO" : "OK");
 }
@@ -111,6 +125,7 @@ static void job_files(FILE *out, const struct px_job_info *j) {
   fprintf(out, "   StdOut=%s\n", buf);
   fprintf(out, "   Power=\n");
   const char *type = s->gpu_type ? s->gpu_type : "", *colon = s->gpu_type ? ":" : "";
+  if (s->cpus_per_gpu) fprintf(out, "   CpusPerTres=gres:gpu:%u\n", s->cpus_per_gpu);
   if (s->gpus) fprintf(out, "   TresPerJob=gres:gpu:%s%s%u\n", type, colon, s->gpus);
   if (s->gpus_per_node) fprintf(out, "   TresPerNode=gres:gpu:%s%s%u\n", type, colon, s->gpus_per_node);
   if (s->gpus_per_task) fprintf(out, "   TresPerTask=gres:gpu:%s%s%u\n", type, colon, s->gpus_per_task);
@@ -136,7 +151,10 @@ void px_fmt_scontrol_job(FILE *out, const struct px_job_info *j, int64_t now) {
           j->restarts, j->exit_code, j->term_signal);
   job_times(out, j, now);
   fprintf(out, "   Partition=%s AllocNode:Sid=%s:0\n", PX_STR(s->partition), "localhost");
-  fprintf(out, "   ReqNodeList=(null) ExcNodeList=(null)\n");
+  char *req = compressed(s->nodelist), *exc = compressed(s->exclude);
+  fprintf(out, "   ReqNodeList=%s ExcNodeList=%s\n", PX_STR(req), PX_STR(exc));
+  free(req);
+  free(exc);
   fprintf(out, "   NodeList=%s\n", j->nodelist ? j->nodelist : "");
   if (j->start_time > 0 && j->nodelist) {
     char **names;

@@ -177,6 +177,9 @@ static bool bf_may_start(struct px_core *c, struct pxc_job *j, struct pxc_place_
   struct pxc_tl *tl = &c->pol->tl;
   if (!c->pol->plan_built) return true; /* no reservation yet (pxc_plan_ensure) */
   if (c->pol->tail) return false;  /* j was left in the queue when no job left could start */
+  /* Inside its own reservation (resv.c opened it): the plan blocks the
+   * window's nodes for every job, and no one else's plan can be on them. */
+  if (j->resv != PX_NONE) return true;
   if (plan_allows(c, j, res)) {
     struct pxc_tl_fit fit = {0, pxc_tl_end_slot(tl, 0, j->time_limit_s), res->nnodes, res->nodes, res->units};
     pxc_tl_commit(c, tl, j, &fit);

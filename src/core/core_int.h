@@ -553,9 +553,6 @@ int pxc_parse_array(struct px_core *c, const char *s, struct pxc_array **out, st
 uint32_t pxc_array_count(const char *s, int *err, struct px_diag *d);
 int pxc_parse_deps(struct px_core *c, const char *s, struct pxc_deps **out, struct px_diag *d);
 int pxc_parse_constraint(struct px_core *c, const char *s, uint32_t *id, struct px_diag *d);
-/* --open-mode, --hint and --distribution as Slurm accepts them (the agent and
- * srun act on them; the core only refuses what they cannot mean). */
-int pxc_check_launch(const struct px_jobspec *s, struct px_diag *d);
 /* --exclude's or --nodelist's hostlist (field names it in errors) into
  * ascending, distinct node indexes (pxc_alloc'd); not with an array. */
 int pxc_parse_nodes(struct px_core *c, const char *field, const char *s, bool array, uint32_t **out, uint32_t *n,

@@ -227,13 +227,15 @@ static int check_fits(struct px_core *c, const struct pxc_job *j, enum px_reason
   reject(rj, j->constraint != PX_NONE ? PX_REASON_BAD_CONSTRAINTS : PX_REASON_RESOURCES, 0);
   return px_diag_set(d, PX_ELIMIT, -1,
                      "gpus: partition %s has no %u node(s) that can hold %u GPU(s)%s%s, %u CPU(s) "
-                     "each%s",
+                     "each%s%s",
                      pxc_str(c, c->parts[j->part].name), j->shape.nmin,
                      j->shape.per_node_max == 1 ? j->shape.gpu : j->shape.units * j->shape.gpu,
                      j->gpu_type != PX_NONE ? " of type " : "",
                      j->gpu_type != PX_NONE ? pxc_str(c, j->gpu_type) : "",
                      j->shape.cpu ? j->shape.cpu : j->shape.base_cpu,
-                     j->constraint != PX_NONE ? " with the constraint" : "");
+                     j->constraint != PX_NONE ? " with the constraint" : "",
+                     j->nexcl || j->nreq || j->resv != PX_NONE ? " among the nodes its nodelist, exclude and "
+                                                                 "reservation leave" : "");
 }
 
 static int check_deps(struct px_core *c, uint64_t self, const struct pxc_deps *deps, struct px_diag *d) {
@@ -291,7 +293,7 @@ int pxc_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *s, i
   if (job_id == 0 || pxc_job_find(c, job_id))
     return px_diag_set(d, PX_EEXIST, -1, "job_id: %llu %s", (unsigned long long)job_id,
                        job_id ? "already in use" : "must be positive");
-  if ((rc = resolve_identity(c, s, &j, rj, d)) || (rc = pxc_check_launch(s, d))) return rc;
+  if ((rc = resolve_identity(c, s, &j, rj, d)) || (rc = px_jobspec_check_launch(s, d))) return rc;
   if ((rc = parse_exprs(c, s, &j, rj, d)) || (rc = shape_from_spec(s, j.nreq, &j.shape, d))) goto fail;
   j.shape.exclusive = s->exclusive || c->parts[j.part].whole_nodes;
   /* No --time: the partition's DefaultTime, capped by the QoS MaxWall as Slurm does. */

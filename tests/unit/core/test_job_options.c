@@ -106,16 +106,20 @@ static int add_resv(struct pf *f, const char *name, int64_t start, int64_t end, 
 
 /* ta's reservation "tr" holds n00001 over [100, 5000). ua's job asking for it
  * waits (Reservation) until 100, then runs on n00001, not on the idle
- * n00000 that packing would choose. alice may not use it; a maintenance
- * window nobody may; an unknown name is refused. */
+ * n00000 that packing would choose, although backfill's plan (built for
+ * alice's blocked two-node job ahead of it) blocks the window's nodes for
+ * everyone. alice may not use it; a maintenance window nobody may; an
+ * unknown name is refused. */
 static void reservation_runs_inside_its_window(void **state) {
   (void)state;
-  struct pf f = {.conf = o_conf(2, PX_BACKFILL_NONE)};
+  struct pf f = {.conf = o_conf(2, PX_BACKFILL_CONSERVATIVE)};
   pf_open(&f);
   uint32_t ta = 0;
   while (strcmp(f.conf->accounts[ta].name, "ta")) ta++;
   assert_int_equal(add_resv(&f, "tr", 100, 5000, 1, ta), 0);
   assert_int_equal(add_resv(&f, "mt", 100, 5000, 0, PX_NONE), 0);
+  assert_true(pxc_resv_holds(f.core, pxc_lookup(f.core, "tr"), 1));
+  pf_sub(&f, 9, "alice", 2, 8, 100000, 0);
   struct px_jobspec s = tc_spec("ua", 0, 1);
   s.time_limit_s = 50;
   s.reservation = "tr";
