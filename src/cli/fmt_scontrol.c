@@ -145,8 +145,9 @@ void px_fmt_scontrol_job(FILE *out, const struct px_job_info *j, int64_t now) {
   fprintf(out, "   UserId=%s(%u) GroupId=%s(%u) MCS_label=N/A\n", PX_STR(s->user), s->uid, grp, s->gid);
   fprintf(out, "   Priority=%u Nice=%d Account=%s QOS=%s\n", j->priority, s->nice,
           PX_STR(s->account), PX_STR(s->qos));
-  fprintf(out, "   JobState=%s Reason=%s Dependency=%s\n", j->state, j->reason,
-          PX_STR(s->dependency));
+  char dep[512];
+  px_fmt_job_dependency(dep, sizeof dep, j);
+  fprintf(out, "   JobState=%s Reason=%s Dependency=%s\n", j->state, j->reason, dep);
   fprintf(out, "   Requeue=%d Restarts=%u BatchFlag=1 Reboot=0 ExitCode=%d:%d\n", s->requeue ? 1 : 0,
           j->restarts, j->exit_code, j->term_signal);
   job_times(out, j, now);

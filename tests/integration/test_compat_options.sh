@@ -66,6 +66,23 @@ for script in "$corpus"/[0-9]*.sh; do
   echo "ok   $base"
 done
 
+# Outputs as Slurm 22.05's from the moment of submission (transcript and
+# harness): no -t is the partition's DefaultTime (dev's batch: 1:00:00), the
+# QoS is named (normal), and a job waiting on a dependency says Dependency at
+# once, its terms marked (unfulfilled).
+held=$(sbatch --parsable -A ops -H --wrap true)
+dep=$(sbatch --parsable -A ops -d "afterok:$held" --wrap true)
+show=$(scontrol show job "$held")
+grep -q '^   RunTime=00:00:00 TimeLimit=01:00:00 TimeMin=N/A$' <<<"$show" || fail "default TimeLimit: $show"
+grep -q '^   Priority=0 Nice=0 Account=ops QOS=normal$' <<<"$show" || fail "held: Priority=0, QOS name: $show"
+[ "$(squeue -h -j "$dep" -o %Q)" -gt 0 ] || fail "priority of a job that is not held: $(squeue -h -j "$dep" -o %Q)"
+[ "$(squeue -h -j "$dep" -o '%r %E')" = "Dependency afterok:$held(unfulfilled)" ] ||
+  fail "dependency at submission: $(squeue -h -j "$dep" -o '%r %E')"
+scontrol show job "$dep" | grep -q "^   JobState=PENDING Reason=Dependency Dependency=afterok:$held(unfulfilled)$" ||
+  fail "scontrol dependency: $(scontrol show job "$dep")"
+scancel "$held" "$dep"
+echo "ok   scontrol show job defaults (TimeLimit, QOS) and Dependency at submission"
+
 # The refusals, with Slurm's first line and exit status.
 while IFS=$'\t' read -r args want rc; do
   [[ -z $args || $args == \#* ]] && continue
