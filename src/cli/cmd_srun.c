@@ -79,6 +79,7 @@ static void exec_task(const struct step *s, uint32_t rank, char **argv) {
   set_num("SLURM_STEP_TASKS_PER_NODE", s->ntasks);
   set_num("SLURM_NTASKS", s->ntasks);
   set_num("SLURM_NPROCS", s->ntasks);
+  if (s->spec.distribution) setenv("SLURM_DISTRIBUTION", s->spec.distribution, 1); /* srun -m, as Slurm's tasks see it */
   uint32_t per = s->spec.gpus_per_task;
   if (per && s->ngpus) { /* task r sees GPUs [r*per, r*per+per) of the job's */
     char list[512] = "";

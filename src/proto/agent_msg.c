@@ -465,6 +465,7 @@ static json_t *step_to_json(const struct px_step_order *o) {
   bad |= px_wr_u32v(j, "tasks_per_node", o->tasks_per_node, o->tasks_per_node ? o->nnodes : 0) != 0;
   bad |= px_wr_int(j, "ntasks", o->ntasks) != 0;
   if (o->gpus_per_task) bad |= px_wr_int(j, "gpus_per_task", o->gpus_per_task) != 0;
+  bad |= px_wr_str(j, "distribution", o->distribution) != 0;
   if (bad) {
     json_decref(j);
     return NULL;
@@ -513,6 +514,7 @@ static int step_from_json(json_t *j, uint32_t idx, struct px_step_order *out, st
   px_rd_u32v(&rd, "tasks_per_node", true, &o.tasks_per_node, &ntpn);
   px_rd_u32(&rd, "ntasks", true, &o.ntasks);
   px_rd_u32(&rd, "gpus_per_task", false, &o.gpus_per_task);
+  px_rd_str(&rd, "distribution", false, &o.distribution);
   int rc = step_check(&rd, &o, nargv, ntpn);
   if (!rc) rc = px_rd_done(&rd);
   if (rc) {
@@ -538,6 +540,7 @@ void px_step_order_fini(struct px_step_order *o) {
   px_strv_free(o->nodes);
   free(o->cwd);
   free(o->out_dir);
+  free(o->distribution);
   free(o->tasks_per_node);
   memset(o, 0, sizeof *o);
 }

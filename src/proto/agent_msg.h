@@ -233,6 +233,7 @@ struct px_step_order {
   uint32_t ntasks;              /* their sum */
   uint32_t gpus_per_task;       /* 0: every task sees the node's GPUs of the job; else
                                  * local task i sees the i-th slice of that many */
+  char *distribution;           /* srun -m for this step; NULL: the job's */
 };
 
 char *px_step_order_encode(const struct px_step_order *o);

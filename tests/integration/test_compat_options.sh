@@ -16,7 +16,7 @@ cd "$work"
 printf 'dev1\ndev4\n' >nodes.txt
 printf 'dev1, dev3\ndev4\n' >flaky.txt
 printf '#!/bin/sh\n#SBATCH --mem-per-cpu=1G\ntrue\n' >memcpu.sh
-# The reservation 12_reservation.sh runs in: dev3, for the dev cluster's
+# The reservation 14_reservation.sh runs in: dev3, for the dev cluster's
 # account, made just before it (an account's reservation is blocked in
 # backfill's plan for the account's other jobs too, so the earlier scripts
 # must not meet it).
@@ -39,7 +39,7 @@ finished() { [ "$(sacct -X -n -P -o State -j "$1")" = COMPLETED ]; }
 declare -A job_of
 for script in "$corpus"/[0-9]*.sh; do
   base=$(basename "$script" .sh)
-  [ "$base" = 12_reservation ] && make_reservation
+  [ "$base" = 14_reservation ] && make_reservation
   for _ in $(seq "$(runs_of "$script")"); do
     out=$(sbatch -A ops -t 20 "$script" 2>&1)
     id=${out#Submitted batch job }

@@ -207,7 +207,7 @@ static void step_codecs(void **state) {
   uint32_t tpn[] = {2, 1};
   struct px_step_order o = {.job_id = 7, .step_id = 3, .restart_count = 1, .argv = argv, .env = env,
                             .cwd = "/home/a", .out_dir = "/home/a/.s", .nodes = nodes, .nnodes = 2,
-                            .tasks_per_node = tpn, .ntasks = 3, .gpus_per_task = 2};
+                            .tasks_per_node = tpn, .ntasks = 3, .gpus_per_task = 2, .distribution = "cyclic"};
   struct px_agent_work w = {.seq = 9, .step = &o, .nstep = 1}, w2;
   struct px_diag d;
   char *s = px_agent_work_encode(&w);
@@ -221,6 +221,7 @@ static void step_codecs(void **state) {
   assert_int_equal(w2.step[0].tasks_per_node[0], 2);
   assert_string_equal(w2.step[0].nodes[1], "n02");
   assert_int_equal(w2.step[0].gpus_per_task, 2);
+  assert_string_equal(w2.step[0].distribution, "cyclic"); /* srun -m (issue 17) */
   px_agent_work_fini(&w2);
   free(s);
   /* no step: no "step" key at all (an older agent's strict decoder) */
