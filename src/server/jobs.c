@@ -278,6 +278,9 @@ int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_inf
     if (j->state == PX_JOB_PENDING && !(out->array_pending = px_jobs_array_pending(j))) goto fail;
   }
   if (view_spec(&out->spec, &j->spec)) goto fail;
+  /* a started job runs under the limit the scheduler gave it, which backfill
+   * may have cut down to --time-min: scontrol shows that one, as Slurm */
+  if (j->start && j->time_limit_s > 0) out->spec.time_limit_s = j->time_limit_s;
   snprintf(out->state, sizeof out->state, "%s",
            j->requeued && j->state == PX_JOB_PENDING ? "REQUEUED" : state_names[j->state]);
   snprintf(out->reason, sizeof out->reason, "%s", j->state == PX_JOB_RUNNING ? "None" : j->reason);

@@ -27,6 +27,26 @@ make_reservation() {
   [ "$resv" = '{"name":"compat"}' ] || fail "reservation: $resv"
 }
 
+# --time-min in backfill (first, before the corpus's reservation blocks dev3): A holds dev1 (10 min), B needs all four nodes and
+# is reserved from A's end; C (60 min, TimeMin 5) on dev2 would delay B, so
+# it starts with its limit cut to end by B's start; D, the same without
+# --time-min, waits. scontrol shows C's cut limit, as Slurm's.
+running() { [ "$(squeue -h -j "$1" -o %t)" = R ]; }
+a=$(sbatch --parsable -A ops -w dev1 --exclusive -t 10 --wrap 'sleep 600')
+wait_for 30 running "$a" || fail "time-min: A did not start"
+b=$(sbatch --parsable -A ops -N 4 --exclusive -t 10 --wrap true)
+c=$(sbatch --parsable -A ops -w dev2 --exclusive -t 60 --time-min=5 --wrap 'sleep 600')
+d=$(sbatch --parsable -A ops -w dev3 --exclusive -t 60 --wrap 'sleep 600')
+wait_for 30 running "$c" || fail "time-min: C did not start: $(squeue)"
+limit=$(scontrol show job "$c" | grep -o 'TimeLimit=[^ ]*')
+limit=${limit#TimeLimit=}
+secs=$(awk -F: '{print $1 * 3600 + $2 * 60 + $3}' <<<"$limit")
+[ "$secs" -ge 300 ] && [ "$secs" -le 1500 ] || fail "time-min: C runs under $limit, want 5 to 25 minutes"
+scontrol show job "$c" | grep -q 'TimeMin=00:05:00' || fail "time-min: C's TimeMin"
+[ "$(squeue -h -j "$d" -o %t)" = PD ] || fail "time-min: D without --time-min started"
+scancel "$a" "$b" "$c" "$d"
+echo "ok   --time-min: C started with TimeLimit=$limit while D waits"
+
 expect_lines() { grep -o '^# expect: .*' "$1" | sed 's/^# expect: //'; }
 runs_of() { local r; r=$(sed -n 's/^# runs: //p' "$1"); echo "${r:-1}"; }
 out_file() { # the -o of the script, else slurm-ID.out
