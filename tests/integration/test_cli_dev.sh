@@ -108,7 +108,7 @@ ops_jobs=$(sacct -a -X -n -P -o Account,Start -S now-1days | grep -c '^ops|[0-9]
 [[ $(head -1 <<<"$usage_out") == "ACCOUNT "*"GPU-HOURS"*"JOBS"*"FAIRSHARE" ]] || fail "usage header: $usage_out"
 [ "$(awk '$1=="ops" {print $4}' <<<"$usage_out")" = "$ops_jobs" ] || fail "usage: ops jobs vs sacct's $ops_jobs: $usage_out"
 got=$("$PHALANX" usage --by colour 2>&1); rc=$?
-[[ $rc == 2 && $got == *"--by colour: must be account, user or partition"* ]] || fail "usage --by colour: rc=$rc $got"
+[[ $rc == 2 && $got == *"--by colour: must be account, user, partition or service"* ]] || fail "usage --by colour: rc=$rc $got"
 echo "ok   usage report matches sacct ($ops_jobs jobs of ops)"
 
 states=$(sacct -a -X -n -P -o JobID,State)
