@@ -74,7 +74,9 @@ static void job_times(FILE *out, const struct px_job_info *j, int64_t now) {
   if (j->spec.time_min_s) px_cli_fmt_hms(c, sizeof c, j->spec.time_min_s);
   fprintf(out, "   RunTime=%s TimeLimit=%s TimeMin=%s\n", a, b, j->spec.time_min_s ? c : "N/A");
   px_cli_fmt_iso(a, sizeof a, j->submit_time, "Unknown");
-  px_cli_fmt_iso(b, sizeof b, j->eligible_time ? j->eligible_time : j->submit_time, "Unknown");
+  /* a held job is not eligible: Slurm shows no eligible or accrue time */
+  bool held = !strcmp(j->state, "PENDING") && !strncmp(j->reason, "JobHeld", 7);
+  px_cli_fmt_iso(b, sizeof b, held ? 0 : j->eligible_time ? j->eligible_time : j->submit_time, "Unknown");
   fprintf(out, "   SubmitTime=%s EligibleTime=%s\n", a, b);
   fprintf(out, "   AccrueTime=%s\n", b);
   px_cli_fmt_iso(a, sizeof a, j->start_time ? j->start_time : j->expected_start, "Unknown");
@@ -84,7 +86,7 @@ static void job_times(FILE *out, const struct px_job_info *j, int64_t now) {
     px_cli_fmt_iso(a, sizeof a, j->start_time, "None");
     fprintf(out, "   PreemptEligibleTime=%s PreemptTime=None\n", a);
   }
-  px_cli_fmt_iso(a, sizeof a, j->eligible_time ? j->eligible_time : j->submit_time, "Unknown");
+  px_cli_fmt_iso(a, sizeof a, !held && j->eligible_time ? j->eligible_time : j->submit_time, "Unknown");
   fprintf(out, "   SuspendTime=None SecsPreSuspend=0 LastSchedEval=%s Scheduler=Main\n", a);
 }
 
