@@ -100,7 +100,9 @@ grep -q '^   Priority=0 Nice=0 Account=ops QOS=normal$' <<<"$show" || fail "held
   fail "dependency at submission: $(squeue -h -j "$dep" -o '%r %E')"
 scontrol show job "$dep" | grep -q "^   JobState=PENDING Reason=Dependency Dependency=afterok:$held(unfulfilled)$" ||
   fail "scontrol dependency: $(scontrol show job "$dep")"
-scancel "$held" "$dep"
+begin=$(sbatch --parsable -A ops --begin=now+1hour --wrap true)
+[ "$(squeue -h -j "$begin" -o %r)" = BeginTime ] || fail "--begin at submission: $(squeue -h -j "$begin" -o %r)"
+scancel "$held" "$dep" "$begin"
 echo "ok   scontrol show job defaults (TimeLimit, QOS) and Dependency at submission"
 
 # The refusals, with Slurm's first line and exit status.

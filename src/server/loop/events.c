@@ -38,6 +38,8 @@ static int fold_submit(struct px_server *s, const struct px_event *ev,
   if (!j) return PX_ENOMEM;
   j->submit = now;
   j->eligible = j->spec.begin_s > now ? j->spec.begin_s : now;
+  /* squeue right after sbatch --begin, as Slurm, before the first cycle */
+  if (j->spec.begin_s > now && !strcmp(j->reason, "Priority")) set_reason(j, "BeginTime", NULL);
   if (px_sjob_is_array(j) && res->nids > 1) j->arr_ntasks = (uint32_t)(res->nids - 1);
   uint64_t next = ev->job_id + (res->nids ? res->nids : 1);
   if (next > s->next_job_id) s->next_job_id = next;
