@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "agent/hostnames.h"
 
@@ -55,10 +56,33 @@ int px_jobenv_set(struct px_strvec *env, const char *key, const char *value) {
   return 0;
 }
 
+/* Tasks dealt per round robin: 0 for block (-m block, or none), 1 for
+ * cyclic, N for plane=N. */
+static uint32_t plane_of(const char *dist) {
+  if (!dist) return 0;
+  if (!strncasecmp(dist, "cyclic", 6)) return 1;
+  if (!strncasecmp(dist, "plane=", 6)) return (uint32_t)strtoul(dist + 6, NULL, 10);
+  return 0;
+}
+
+/* Block: the nodes before this one hold the lower ranks. Cyclic and plane
+ * (Slurm's -m): ranks are dealt in planes of P over the nodes in order,
+ * skipping nodes that are full; this task's plane is round b = local/P, so
+ * the ranks before it are every node's tasks of rounds < b plus the round-b
+ * plane of the nodes before this one. */
 uint32_t px_jobenv_proc_id(const struct px_launch *l, uint32_t local_id) {
-  uint32_t base = 0;
-  for (uint32_t i = 0; i < l->node_rank && i < l->nnodes; i++) base += l->tasks_per_node[i];
-  return base + local_id;
+  uint32_t plane = plane_of(l->distribution), base = 0;
+  if (!plane) {
+    for (uint32_t i = 0; i < l->node_rank && i < l->nnodes; i++) base += l->tasks_per_node[i];
+    return base + local_id;
+  }
+  uint32_t earlier = local_id / plane * plane;
+  for (uint32_t i = 0; i < l->nnodes; i++) {
+    uint32_t c = l->tasks_per_node[i], left = c > earlier ? c - earlier : 0;
+    base += c < earlier ? c : earlier;
+    if (i < l->node_rank) base += left < plane ? left : plane;
+  }
+  return base + local_id % plane;
 }
 
 /* The job-wide SLURM_<name> is also PHALANX_<name>. */
@@ -84,6 +108,17 @@ static void u32_list(const uint32_t *v, uint32_t n, bool from_zero, char *buf, s
     if (w < 0) break;
     len += (size_t)w;
   }
+}
+
+/* The layout options, only when given (Slurm's batch environment: --open-mode
+ * as its letter, SLURM_CPUS_PER_GPU, SLURM_HINT, SLURM_DISTRIBUTION). */
+static int env_layout(struct px_strvec *e, const struct px_launch *l) {
+  int rc = 0;
+  if (l->open_mode) rc |= set2(e, "OPEN_MODE", strcmp(l->open_mode, "append") ? "t" : "a");
+  if (l->cpus_per_gpu) rc |= set2u(e, "CPUS_PER_GPU", l->cpus_per_gpu);
+  if (l->hint) rc |= set2(e, "HINT", l->hint);
+  if (l->distribution) rc |= set2(e, "DISTRIBUTION", l->distribution);
+  return rc ? PX_ENOMEM : 0;
 }
 
 /* Identity, shape and placement of the job: the same for every task. */
@@ -125,7 +160,7 @@ static int env_job(struct px_strvec *e, const struct px_launch *l, const struct 
   rc |= px_jobenv_set(e, "SLURMD_NODENAME", s->node) | px_jobenv_set(e, "PHALANX_NODENAME", s->node);
   if (l->array_job_id) rc |= set2u(e, "ARRAY_JOB_ID", l->array_job_id) | set2u(e, "ARRAY_TASK_ID", l->array_task_id);
   if (l->restart_count) rc |= set2u(e, "RESTART_COUNT", l->restart_count);
-  return rc ? PX_ENOMEM : 0;
+  return rc ? PX_ENOMEM : env_layout(e, l);
 }
 
 /* MIG instances are named by UUID ("MIG-..."), not by index: the job's
@@ -169,11 +204,10 @@ static int env_task(struct px_strvec *e, const struct px_launch *l, const struct
     rc |= set2(e, "GTIDS", "0") | px_jobenv_set(e, "ENVIRONMENT", "BATCH");
     rc |= px_jobenv_set(e, "HOSTNAME", s->node);
   } else {
-    uint32_t first = px_jobenv_proc_id(l, 0);
     size_t len = 0;
     b[0] = '\0';
     for (uint32_t i = 0; i < t->local_tasks && len < sizeof b; i++)
-      len += (size_t)snprintf(b + len, sizeof b - len, "%s%u", i ? "," : "", first + i);
+      len += (size_t)snprintf(b + len, sizeof b - len, "%s%u", i ? "," : "", px_jobenv_proc_id(l, i));
     rc |= set2(e, "GTIDS", b) | set2(e, "STEP_ID", "0") | set2(e, "STEPID", "0");
     rc |= set2u(e, "STEP_NUM_NODES", l->nnodes) | set2u(e, "STEP_NUM_TASKS", l->ntasks);
     rc |= set2(e, "STEP_NODELIST", px_jobenv_get(e, "SLURM_JOB_NODELIST"));

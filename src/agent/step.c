@@ -84,6 +84,7 @@ static int step_launch(const struct px_step_host *h, const struct px_step_order 
   sl->node_rank = (uint32_t)rank;
   sl->ntasks = o->ntasks;
   sl->tasks_per_node = o->tasks_per_node;
+  if (o->distribution) sl->distribution = o->distribution; /* srun -m: the ranks of this step */
   return 0;
 }
 

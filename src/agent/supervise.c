@@ -137,8 +137,10 @@ static void start_tasks(struct sup *s) {
   uint32_t n = batch ? 1 : l->tasks_per_node[l->node_rank];
   if (n > MAX_LOCAL_TASKS) return fail_launch(s, "too many tasks on one node");
   for (uint32_t i = 0; i < n; i++) {
+    /* --open-mode=append: a requeued job's log grows across its runs */
+    bool append = l->open_mode && !strcmp(l->open_mode, "append");
     struct px_task_spec t = {l, &s->site, &s->cg, batch ? script : NULL, i, batch, s->renumber,
-                             s->pgid, i == 0, NULL, 0};
+                             s->pgid, i == 0 && !append, NULL, 0};
     char err[512];
     pid_t pid;
     if (px_task_spawn(&t, &pid, err, sizeof err)) {

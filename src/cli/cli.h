@@ -74,7 +74,9 @@ struct px_cli_extra {
   int verbose;
   char *wrap;                 /* --wrap text */
   char *export_spec;          /* --export as written; NULL means ALL */
-  uint32_t mem_set;           /* which of --mem / -per-cpu / -per-gpu were given in one source */
+  uint32_t mem_set;           /* which of --mem / -per-cpu / -per-gpu were given, all sources */
+  bool fatal;                 /* the error is one Slurm reports as "fatal:", not "error:" */
+  int exit_status;            /* an option error's exit status where Slurm's is not 1 (255) */
 };
 
 /* One option as found on the command line or in a directive line. */

@@ -33,6 +33,11 @@ void px_cmd_error(const struct px_cmd *c, const char *fmt, ...) {
   fprintf(stderr, "%s: %s%s\n", c->prog, c->slurm ? "error: " : "", msg);
 }
 
+int px_cmd_option_error(const struct px_cmd *c, const struct px_cli_extra *x, const char *msg) {
+  fprintf(stderr, "%s: %s%s\n", c->prog, !c->slurm ? "" : x->fatal ? "fatal: " : "error: ", msg);
+  return x->exit_status ? x->exit_status : 1;
+}
+
 /* The client is made on the first call; a failure is the user's one line. */
 static int connect_once(struct px_cmd *c) {
   struct px_diag d;

@@ -26,6 +26,9 @@ void px_cmd_init(struct px_cmd *c, const char *prog, bool slurm);
 void px_cmd_fini(struct px_cmd *c);
 /* "<prog>: error: <msg>" (Slurm) or "<prog>: <msg>" to stderr. */
 void px_cmd_error(const struct px_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An option's error (px_cli_apply): "error: MSG", or "fatal: MSG" where Slurm
+ * says so. Returns the exit status Slurm gives (1, or 255 for some values). */
+int px_cmd_option_error(const struct px_cmd *c, const struct px_cli_extra *x, const char *msg);
 
 /* A request; when the server cannot be reached prints one line and returns
  * non-zero. Any HTTP answer returns 0 with *status and *resp set. */

@@ -184,7 +184,7 @@ int px_cmd_salloc(int argc, char **argv, bool native) {
   px_diag_clear(&d);
   if (px_cli_parse_argv(PX_TOOL_SALLOC, argc, argv, &l, &first, &d) ||
       px_cli_apply(&l, &spec, &x, c.now, &d))
-    px_cmd_error(&c, "%s", d.msg);
+    rc = px_cmd_option_error(&c, &x, d.msg);
   else
     rc = salloc_run(&c, &spec, &x, argc, argv, first);
   px_cli_optlist_fini(&l);

@@ -202,6 +202,13 @@ static void submit_refused(struct submit *s, long status, const json_t *resp) {
     slurm = "Requested time limit is invalid (missing or exceeds some limit)";
   } else if (field && !strcmp(field, "dependency")) {
     slurm = "Job dependency problem";
+  } else if (field && !strcmp(field, "reservation")) {
+    slurm = code && !strcmp(code, "PERM") ? "Access denied to requested reservation" : "Requested reservation is invalid";
+  } else if (field && !strcmp(field, "time_min")) {
+    slurm = "Invalid time-min specification (exceeds job's time or other limits)";
+  } else if (field && (!strcmp(field, "nodelist") || !strcmp(field, "exclude"))) {
+    bool names = strstr(msg, "no node named") || strstr(msg, "also excluded") || strstr(msg, "not in partition");
+    slurm = names ? "Invalid node name specified" : "Requested node configuration is not available";
   } else if (code && (!strcmp(code, "LIMIT") || !strcmp(code, "RANGE"))) {
     slurm = "Requested node configuration is not available";
   }
@@ -311,8 +318,7 @@ static int submit_run(struct submit *s, int argc, char **argv, enum px_cli_tool 
       px_cli_apply(&s->file, &s->spec, &s->x, s->cmd.now, &d) ||
       px_cli_apply(&s->env, &s->spec, &s->x, s->cmd.now, &d) ||
       px_cli_apply(&s->cli, &s->spec, &s->x, s->cmd.now, &d)) {
-    px_cmd_error(&s->cmd, "%s", d.msg);
-    return 1;
+    return px_cmd_option_error(&s->cmd, &s->x, d.msg);
   }
   s->cmd.json = s->x.json;
   if (fill_identity(s)) {

@@ -79,6 +79,7 @@ static void exec_task(const struct step *s, uint32_t rank, char **argv) {
   set_num("SLURM_STEP_TASKS_PER_NODE", s->ntasks);
   set_num("SLURM_NTASKS", s->ntasks);
   set_num("SLURM_NPROCS", s->ntasks);
+  if (s->spec.distribution) setenv("SLURM_DISTRIBUTION", s->spec.distribution, 1); /* srun -m, as Slurm's tasks see it */
   uint32_t per = s->spec.gpus_per_task;
   if (per && s->ngpus) { /* task r sees GPUs [r*per, r*per+per) of the job's */
     char list[512] = "";
@@ -228,7 +229,7 @@ int px_cmd_srun(int argc, char **argv, bool native) {
   px_diag_clear(&d);
   if (px_cli_parse_argv(PX_TOOL_SRUN, argc, argv, &l, &first, &d) ||
       px_cli_apply(&l, &s.spec, &s.x, s.cmd.now, &d))
-    px_cmd_error(&s.cmd, "%s", d.msg);
+    rc = px_cmd_option_error(&s.cmd, &s.x, d.msg);
   else if (getenv("SLURM_JOB_ID"))
     rc = step_in_allocation(&s, argc, argv, first);
   else

@@ -78,7 +78,8 @@ static json_t *step_body(const struct px_jobspec *spec, bool nodes_given, uint32
       json_object_set_new(b, "nodes", json_integer(nodes)) ||
       (ntasks && json_object_set_new(b, "ntasks", json_integer(ntasks))) ||
       (per && !ntasks && json_object_set_new(b, "ntasks_per_node", json_integer(per))) ||
-      (spec->gpus_per_task && json_object_set_new(b, "gpus_per_task", json_integer(spec->gpus_per_task))))
+      (spec->gpus_per_task && json_object_set_new(b, "gpus_per_task", json_integer(spec->gpus_per_task))) ||
+      (spec->distribution && json_object_set_new(b, "distribution", json_string(spec->distribution))))
     goto fail;
   return b;
 fail:

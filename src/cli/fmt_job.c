@@ -147,6 +147,25 @@ static void tres_per_node(char *buf, size_t n, const struct px_job_info *j) {
     snprintf(buf, n, "gres:gpu:%u", j->spec.gpus_per_node);
 }
 
+void px_fmt_job_dependency(char *buf, size_t n, const struct px_job_info *j) {
+  const char *dep = j->spec.dependency, *mark = !strcmp(j->reason, "Dependency") ? "(unfulfilled)"
+                                            : !strcmp(j->reason, "DependencyNeverSatisfied") ? "(failed)"
+                                                                                             : NULL;
+  if (!dep || !*dep || !mark || strcmp(j->state, "PENDING")) {
+    snprintf(buf, n, "(null)");
+    return;
+  }
+  size_t o = 0;
+  buf[0] = '\0';
+  for (const char *p = dep; *p && o + 1 < n;) { /* terms end at ',' or '?' */
+    size_t len = strcspn(p, ",?");
+    int w = snprintf(buf + o, n - o, "%.*s%s%s", (int)len, p, mark, p[len] ? (p[len] == ',' ? "," : "?") : "");
+    if (w < 0) break;
+    o += (size_t)w < n - o ? (size_t)w : n - o - 1;
+    p += len + (p[len] ? 1 : 0);
+  }
+}
+
 void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool start, char *buf,
                       size_t n) {
   const struct px_jobspec *s = &j->spec;
@@ -181,7 +200,7 @@ void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool s
   case 'Q': snprintf(buf, n, "%u", j->priority); break;
   case 'p': snprintf(buf, n, "%.8f", j->priority / 4294967295.0); break;
   case 'b': tres_per_node(buf, n, j); break;
-  case 'E': snprintf(buf, n, "%s", PX_STR(s->dependency)); break;
+  case 'E': px_fmt_job_dependency(buf, n, j); break;
   case 'Z': snprintf(buf, n, "%s", PX_STR(s->workdir)); break;
   case 'o': snprintf(buf, n, "%s", s->argv && s->argv[0] ? s->argv[0] : "(null)"); break;
   case 'k': snprintf(buf, n, "%s", PX_STR(s->comment)); break;

@@ -24,6 +24,10 @@ void px_fmt_job_id(char *buf, size_t n, const struct px_job_info *j);
 /* Nodes the job has or asks for. */
 uint32_t px_fmt_job_nodes(const struct px_job_info *j);
 uint32_t px_fmt_job_cpus(const struct px_job_info *j);
+/* Dependency as Slurm 22.05 shows it: each term of a job still waiting on it
+ * with "(unfulfilled)" ("(failed)" once it can never be satisfied), and
+ * "(null)" when it no longer holds the job. */
+void px_fmt_job_dependency(char *buf, size_t n, const struct px_job_info *j);
 #define PX_STR(s) ((s) ? (s) : "(null)")
 
 #endif

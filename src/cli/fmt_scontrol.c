@@ -57,13 +57,26 @@ static void output_path(char *buf, size_t n, const struct px_job_info *j, const 
   buf[o < n ? o : n - 1] = '\0';
 }
 
+/* A node list as Slurm shows it: sorted, in ranges; NULL for none. */
+static char *compressed(const char *list) {
+  char **names;
+  size_t n;
+  if (!list || px_cli_hostlist_expand(list, &names, &n)) return list ? strdup(list) : NULL;
+  char *c = px_cli_hostlist_compress(names, n);
+  px_cli_strv_free(names, n);
+  return c;
+}
+
 static void job_times(FILE *out, const struct px_job_info *j, int64_t now) {
   char a[32], b[32], c[32];
   px_cli_fmt_hms(a, sizeof a, px_fmt_job_elapsed(j, now));
   px_cli_fmt_hms(b, sizeof b, j->spec.time_limit_s ? j->spec.time_limit_s : PX_CLI_UNLIMITED);
-  fprintf(out, "   RunTime=%s TimeLimit=%s TimeMin=N/A\n", a, b);
+  if (j->spec.time_min_s) px_cli_fmt_hms(c, sizeof c, j->spec.time_min_s);
+  fprintf(out, "   RunTime=%s TimeLimit=%s TimeMin=%s\n", a, b, j->spec.time_min_s ? c : "N/A");
   px_cli_fmt_iso(a, sizeof a, j->submit_time, "Unknown");
-  px_cli_fmt_iso(b, sizeof b, j->eligible_time ? j->eligible_time : j->submit_time, "Unknown");
+  /* a held job is not eligible: Slurm shows no eligible or accrue time */
+  bool held = !strcmp(j->state, "PENDING") && !strncmp(j->reason, "JobHeld", 7);
+  px_cli_fmt_iso(b, sizeof b, held ? 0 : j->eligible_time ? j->eligible_time : j->submit_time, "Unknown");
   fprintf(out, "   SubmitTime=%s EligibleTime=%s\n", a, b);
   fprintf(out, "   AccrueTime=%s\n", b);
   px_cli_fmt_iso(a, sizeof a, j->start_time ? j->start_time : j->expected_start, "Unknown");
@@ -73,7 +86,7 @@ static void job_times(FILE *out, const struct px_job_info *j, int64_t now) {
     px_cli_fmt_iso(a, sizeof a, j->start_time, "None");
     fprintf(out, "   PreemptEligibleTime=%s PreemptTime=None\n", a);
   }
-  px_cli_fmt_iso(a, sizeof a, j->eligible_time ? j->eligible_time : j->submit_time, "Unknown");
+  px_cli_fmt_iso(a, sizeof a, !held && j->eligible_time ? j->eligible_time : j->submit_time, "Unknown");
   fprintf(out, "   SuspendTime=None SecsPreSuspend=0 LastSchedEval=%s Scheduler=Main\n", a);
 }
 
@@ -82,8 +95,10 @@ static void job_shape(FILE *out, const struct px_job_info *j) {
   char buf[256];
   uint32_t cpt = s->cpus_per_task ? s->cpus_per_task : 1;
   uint32_t tasks = s->ntasks ? s->ntasks : s->ntasks_per_node ? s->ntasks_per_node * px_fmt_job_nodes(j) : 1;
-  fprintf(out, "   NumNodes=%u NumCPUs=%u NumTasks=%u CPUs/Task=%u ReqB:S:C:T=0:0:*:*\n",
-          px_fmt_job_nodes(j), px_fmt_job_cpus(j), tasks, cpt);
+  /* --hint=nomultithread is one thread per core, which Slurm shows as T=1 */
+  bool one_thread = s->hint && strstr(s->hint, "nomultithread");
+  fprintf(out, "   NumNodes=%u NumCPUs=%u NumTasks=%u CPUs/Task=%u ReqB:S:C:T=0:0:*:%s\n",
+          px_fmt_job_nodes(j), px_fmt_job_cpus(j), tasks, cpt, one_thread ? "1" : "*");
   px_fmt_job_tres(buf, sizeof buf, j, false);
   fprintf(out, "   TRES=%s\n", buf);
   fprintf(out, "   Socks/Node=* NtasksPerN:B:S:C=%u:0:*:* CoreSpec=*\n", s->ntasks_per_node);
@@ -95,6 +110,7 @@ static void job_shape(FILE *out, const struct px_job_info *j) {
   else
     fprintf(out, "   MinCPUsNode=%u MinMemoryNode=0 MinTmpDiskNode=0\n", min_cpus);
   fprintf(out, "   Features=%s DelayBoot=00:00:00\n", PX_STR(s->constraint));
+  if (s->reservation) fprintf(out, "   Reservation=%s\n", s->reservation);
   fprintf(out, "   OverSubscribe=%s Contiguous=0 Licenses=(null) Network=(null)\n",
           s->exclusive ? "NO" : "OK");
 }
@@ -111,6 +127,7 @@ static void job_files(FILE *out, const struct px_job_info *j) {
   fprintf(out, "   StdOut=%s\n", buf);
   fprintf(out, "   Power=\n");
   const char *type = s->gpu_type ? s->gpu_type : "", *colon = s->gpu_type ? ":" : "";
+  if (s->cpus_per_gpu) fprintf(out, "   CpusPerTres=gres:gpu:%u\n", s->cpus_per_gpu);
   if (s->gpus) fprintf(out, "   TresPerJob=gres:gpu:%s%s%u\n", type, colon, s->gpus);
   if (s->gpus_per_node) fprintf(out, "   TresPerNode=gres:gpu:%s%s%u\n", type, colon, s->gpus_per_node);
   if (s->gpus_per_task) fprintf(out, "   TresPerTask=gres:gpu:%s%s%u\n", type, colon, s->gpus_per_task);
@@ -130,13 +147,17 @@ void px_fmt_scontrol_job(FILE *out, const struct px_job_info *j, int64_t now) {
   fprintf(out, "   UserId=%s(%u) GroupId=%s(%u) MCS_label=N/A\n", PX_STR(s->user), s->uid, grp, s->gid);
   fprintf(out, "   Priority=%u Nice=%d Account=%s QOS=%s\n", j->priority, s->nice,
           PX_STR(s->account), PX_STR(s->qos));
-  fprintf(out, "   JobState=%s Reason=%s Dependency=%s\n", j->state, j->reason,
-          PX_STR(s->dependency));
+  char dep[512];
+  px_fmt_job_dependency(dep, sizeof dep, j);
+  fprintf(out, "   JobState=%s Reason=%s Dependency=%s\n", j->state, j->reason, dep);
   fprintf(out, "   Requeue=%d Restarts=%u BatchFlag=1 Reboot=0 ExitCode=%d:%d\n", s->requeue ? 1 : 0,
           j->restarts, j->exit_code, j->term_signal);
   job_times(out, j, now);
   fprintf(out, "   Partition=%s AllocNode:Sid=%s:0\n", PX_STR(s->partition), "localhost");
-  fprintf(out, "   ReqNodeList=(null) ExcNodeList=(null)\n");
+  char *req = compressed(s->nodelist), *exc = compressed(s->exclude);
+  fprintf(out, "   ReqNodeList=%s ExcNodeList=%s\n", PX_STR(req), PX_STR(exc));
+  free(req);
+  free(exc);
   fprintf(out, "   NodeList=%s\n", j->nodelist ? j->nodelist : "");
   if (j->start_time > 0 && j->nodelist) {
     char **names;

@@ -73,19 +73,23 @@ const struct px_opt_def px_cli_opts[] = {
     {"pty", 0, NONE, SR, px_opt_pty, "run task zero in a pseudo-terminal"},
     {"label", 'l', NONE, SR, px_opt_label, "prefix each output line with its task id"},
     {"json", 0, NONE, SU, px_opt_json, "print the result as JSON"},
+    {"nodelist", 'w', REQ, JOB, px_opt_nodelist, "run on exactly these nodes: a hostlist, or a file of names (a path with '/')"},
+    {"exclude", 'x', REQ, JOB, px_opt_exclude, "never run on these nodes: a hostlist, or a file of names"},
+    {"reservation", 0, REQ, JOB, px_opt_reservation, "run inside this reservation (phalanx reserve), when it opens"},
+    {"cpus-per-gpu", 0, REQ, JOB, px_opt_cpus_per_gpu, "CPUs for each allocated GPU (not with --cpus-per-task)"},
+    {"distribution", 'm', REQ, JOB, px_opt_distribution, "task layout: block, cyclic, plane=N or arbitrary, then :socket:core levels, then ,Pack or ,NoPack"},
+    {"hint", 0, REQ, JOB, px_opt_hint, "nomultithread, multithread, compute_bound, memory_bound (SLURM_HINT)"},
+    {"open-mode", 0, REQ, JOB, px_opt_open_mode, "append or truncate: how output files are opened (default truncate)"},
+    {"time-min", 0, REQ, JOB, px_opt_time_min, "backfill may start the job with a limit cut down to this"},
     {"mpi", 0, REQ, SR, px_opt_ignored, "accepted; tasks get PMI-free rank variables"},
     {"cpu-bind", 0, REQ, SR, px_opt_ignored, "accepted; binding follows the job's cgroup"},
     {"overlap", 0, NONE, SR, px_opt_ignored, "accepted; steps always share the allocation"},
     {"kill-on-bad-exit", 'K', OPT, SR, px_opt_ignored, "accepted; a failed task ends the step"},
     {"unbuffered", 'u', NONE, SR, px_opt_ignored, "accepted; output is always streamed"},
     /* Known and refused. */
-    {"nodelist", 'w', REQ, JOB, NULL, "placement by node name is not supported; use --constraint"},
-    {"exclude", 'x', REQ, JOB, NULL, "excluding nodes by name is not supported; ask an operator to drain them"},
-    {"reservation", 0, REQ, JOB, NULL, "reservations are made and used with 'phalanx reserve'"},
     {"oversubscribe", 's', NONE, JOB, NULL, "GPUs and CPUs are never shared between jobs"},
     {"overcommit", 'O', NONE, JOB, NULL, "tasks never get fewer CPUs than asked"},
     {"licenses", 'L', REQ, JOB, NULL, "licenses are not managed"},
-    {"cpus-per-gpu", 0, REQ, JOB, NULL, "use --cpus-per-task with --gpus-per-task"},
     {"gpus-per-socket", 0, REQ, JOB, NULL, "GPUs are placed within one NVLink/NUMA group automatically"},
     {"sockets-per-node", 0, REQ, JOB, NULL, "socket/core layout requests are not supported"},
     {"cores-per-socket", 0, REQ, JOB, NULL, "socket/core layout requests are not supported"},
@@ -93,18 +97,14 @@ const struct px_opt_def px_cli_opts[] = {
     {"ntasks-per-socket", 0, REQ, JOB, NULL, "socket/core layout requests are not supported"},
     {"ntasks-per-core", 0, REQ, JOB, NULL, "socket/core layout requests are not supported"},
     {"mincpus", 0, REQ, JOB, NULL, "use --cpus-per-task"},
-    {"distribution", 'm', REQ, JOB, NULL, "tasks are always distributed in blocks"},
-    {"time-min", 0, REQ, JOB, NULL, "flexible time limits are not supported"},
     {"deadline", 0, REQ, JOB, NULL, "deadlines are not supported"},
     {"tmp", 0, REQ, JOB, NULL, "local disk is not a scheduled resource"},
     {"clusters", 'M', REQ, JOB, NULL, "one Phalanx server manages one cluster"},
-    {"open-mode", 0, REQ, JOB, NULL, "output files are always truncated at start, as Slurm's default"},
     {"uid", 0, REQ, JOB, NULL, "jobs run as the submitting user"},
     {"gid", 0, REQ, JOB, NULL, "jobs run as the submitting user"},
     {"priority", 0, REQ, JOB, NULL, "set priority with 'scontrol update' as an operator"},
     {"wckey", 0, REQ, JOB, NULL, "WCKeys are not supported; use --account"},
     {"tres-per-task", 0, REQ, JOB, NULL, "use --cpus-per-task and --gpus-per-task"},
-    {"hint", 0, REQ, JOB, NULL, "CPU hints are not supported"},
     {"no-kill", 'k', OPT, JOB, NULL, "a job always ends when one of its nodes fails"},
     {"kill-on-invalid-dep", 0, REQ, JOB, NULL, "jobs with an impossible dependency always end"},
     {"batch", 0, REQ, JOB, NULL, "node features go in --constraint"},
@@ -335,7 +335,6 @@ static int check_utf8(const struct px_cli_opt *o, struct px_diag *d) {
 
 int px_cli_apply(const struct px_cli_optlist *l, struct px_jobspec *spec, struct px_cli_extra *x,
                  int64_t now, struct px_diag *d) {
-  x->mem_set = 0;
   for (size_t i = 0; i < l->len; i++) {
     const struct px_cli_opt *o = &l->v[i];
     int rc = check_utf8(o, d);
@@ -350,8 +349,12 @@ int px_cli_apply(const struct px_cli_optlist *l, struct px_jobspec *spec, struct
       return rc;
     }
   }
-  if (x->mem_set & (x->mem_set - 1))
+  /* Slurm counts the script's forms with the command line's: --mem-per-cpu
+   * in #SBATCH and --mem-per-gpu on the command line is its fatal error too. */
+  if (x->mem_set & (x->mem_set - 1)) {
+    x->fatal = true;
     return px_diag_set(d, PX_EINVAL, -1,
                        "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
-  return 0;
+  }
+  return px_cli_check_placement(spec, d);
 }

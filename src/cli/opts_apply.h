@@ -56,5 +56,15 @@ PX_OPT_HANDLER(px_opt_json)
 PX_OPT_HANDLER(px_opt_verbose)
 PX_OPT_HANDLER(px_opt_ignored)
 PX_OPT_HANDLER(px_opt_begin)
+PX_OPT_HANDLER(px_opt_nodelist)
+PX_OPT_HANDLER(px_opt_exclude)
+PX_OPT_HANDLER(px_opt_reservation)
+PX_OPT_HANDLER(px_opt_cpus_per_gpu)
+PX_OPT_HANDLER(px_opt_distribution)
+PX_OPT_HANDLER(px_opt_hint)
+PX_OPT_HANDLER(px_opt_open_mode)
+PX_OPT_HANDLER(px_opt_time_min)
+/* Slurm's errors between options, once all are applied (opts_place.c). */
+int px_cli_check_placement(const struct px_jobspec *s, struct px_diag *d);
 
 #endif

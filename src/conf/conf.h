@@ -155,6 +155,8 @@ struct px_conf_sched {
   /* PriorityWeightTRES=CPU=a,Mem=b,GRES/gpu=c split by TRES; weight_tres is their sum. */
   uint32_t weight_tres_cpu, weight_tres_mem, weight_tres_gpu;
   bool favor_small;                /* PriorityFavorSmall */
+  bool fair_tree_merge_ties;       /* FairTreeMergeTies: tied sibling accounts' children ranked together
+                                      (Slurm's documentation); default off, as Slurm 22.05 computes */
   double billing_weight_gpu, billing_weight_cpu, billing_weight_mem_gib; /* TRESBillingWeights */
   /* issue 4 (0 = the default named): */
   int64_t backfill_window_s;       /* BackfillWindow= (Slurm bf_window), default 86400 */

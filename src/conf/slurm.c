@@ -355,6 +355,7 @@ static const struct px_key global_keys[] = {
     {"PriorityWeightQOS", px_set_u32, G(sched.weight_qos), NULL},
     {"PriorityWeightTRES", set_weight_tres, G(sched.weight_tres), NULL},
     {"PriorityFavorSmall", px_set_bool, G(sched.favor_small), NULL},
+    {"FairTreeMergeTies", px_set_bool, G(sched.fair_tree_merge_ties), NULL},
     {"TRESBillingWeights", set_billing, G(sched.billing_weight_gpu), NULL},
     {"TopologyPlugin", set_plugin, 0, topo_plugins},
     {"KillWait", px_set_secs, G(phalanx.kill_wait_s), NULL},

@@ -116,30 +116,6 @@ static bool plan_allows(struct px_core *c, const struct pxc_job *j, const struct
   return true;
 }
 
-static bool bf_may_start(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now) {
-  struct pxc_tl *tl = &c->pol->tl;
-  (void)now;
-  if (!c->pol->plan_built) return true; /* no reservation yet (pxc_plan_ensure) */
-  if (c->pol->tail) return false;  /* j was left in the queue when no job left could start */
-  struct pxc_tl_fit fit;
-  if (plan_allows(c, j, res)) {
-    fit = (struct pxc_tl_fit){0, pxc_tl_end_slot(tl, 0, j->time_limit_s), res->nnodes, res->nodes, res->units};
-    pxc_tl_commit(c, tl, j, &fit);
-    return true;
-  }
-  /* The placer's choice crosses a reservation: another node set may not. */
-  if (!pxc_tl_find(c, tl, j, 0, 1, true, &fit)) return false;
-  for (uint32_t i = 0; i < fit.nnodes; i++) {
-    enum px_reason why;
-    if (!pxc_resv_allows(c, j, fit.nodes[i], now, &why)) return false;
-  }
-  memcpy(res->nodes, fit.nodes, fit.nnodes * sizeof *fit.nodes);
-  memcpy(res->units, fit.units, fit.nnodes * sizeof *fit.units);
-  res->nnodes = fit.nnodes;
-  pxc_tl_commit(c, tl, j, &fit);
-  return true;
-}
-
 /* Largest value in [lo, hi] for which ok(v) holds, given ok monotone
  * decreasing; 0 when none. */
 static int64_t largest(struct px_core *c, struct pxc_job *t, int64_t lo, int64_t hi,
@@ -158,6 +134,59 @@ static bool fits_now_time(struct px_core *c, struct pxc_job *t, int64_t slots) {
   struct pxc_tl *tl = &c->pol->tl;
   t->time_limit_s = pxc_tl_slot_time(tl, (uint32_t)slots) - tl->now;
   return pxc_tl_find(c, tl, t, 0, 1, false, &fit);
+}
+
+/* A node set free in the plan for j's whole limit from now, outside the
+ * reservations j may not use: taken into res and the plan. */
+static bool take_other_fit(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now) {
+  struct pxc_tl *tl = &c->pol->tl;
+  struct pxc_tl_fit fit;
+  if (!pxc_tl_find(c, tl, j, 0, 1, true, &fit)) return false;
+  for (uint32_t i = 0; i < fit.nnodes; i++) {
+    enum px_reason why;
+    if (!pxc_resv_allows(c, j, fit.nodes[i], now, &why)) return false;
+  }
+  memcpy(res->nodes, fit.nodes, fit.nnodes * sizeof *fit.nodes);
+  memcpy(res->units, fit.units, fit.nnodes * sizeof *fit.units);
+  res->nnodes = fit.nnodes;
+  pxc_tl_commit(c, tl, j, &fit);
+  return true;
+}
+
+/* --time-min, as Slurm's backfill: a job that cannot run for its whole limit
+ * without delaying a reservation ahead of it starts with the longest limit,
+ * not below its TimeMin, that does not (rounded down to the plan's slots).
+ * Not for an array record (its tasks would all inherit the cut). */
+static bool shorten_to_fit(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now) {
+  struct pxc_tl *tl = &c->pol->tl;
+  if (!j->time_min_s || j->time_min_s >= j->time_limit_s || j->arr) return false;
+  uint32_t kmin = pxc_tl_end_slot(tl, 0, j->time_min_s), kend = pxc_tl_end_slot(tl, 0, j->time_limit_s);
+  if (kmin >= kend) return false;
+  struct pxc_job t = *j;
+  int64_t k = largest(c, &t, kmin, kend - 1, fits_now_time);
+  if (!k) return false;
+  int64_t limit = pxc_tl_slot_time(tl, (uint32_t)k) - tl->now, full = j->time_limit_s;
+  if (limit < j->time_min_s) return false;
+  j->time_limit_s = limit;
+  if (take_other_fit(c, j, res, now)) return true;
+  j->time_limit_s = full;
+  return false;
+}
+
+static bool bf_may_start(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now) {
+  struct pxc_tl *tl = &c->pol->tl;
+  if (!c->pol->plan_built) return true; /* no reservation yet (pxc_plan_ensure) */
+  if (c->pol->tail) return false;  /* j was left in the queue when no job left could start */
+  /* Inside its own reservation (resv.c opened it): the plan blocks the
+   * window's nodes for every job, and no one else's plan can be on them. */
+  if (j->resv != PX_NONE) return true;
+  if (plan_allows(c, j, res)) {
+    struct pxc_tl_fit fit = {0, pxc_tl_end_slot(tl, 0, j->time_limit_s), res->nnodes, res->nodes, res->units};
+    pxc_tl_commit(c, tl, j, &fit);
+    return true;
+  }
+  /* The placer's choice crosses a reservation: another node set, or a shorter limit, may not. */
+  return take_other_fit(c, j, res, now) || shorten_to_fit(c, j, res, now);
 }
 
 static bool fits_now_nodes(struct px_core *c, struct pxc_job *t, int64_t n) {

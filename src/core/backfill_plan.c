@@ -383,7 +383,7 @@ static uint32_t cell_units(const struct pxc_job *j, const struct pxc_node *n, co
  * of the interval are those of its per-resource minimum: one cell_units. */
 uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j,
                       uint32_t node, uint32_t k0, uint32_t k1) {
-  if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE || j->nexcl) && !pxc_node_fit(c, j, node, true))
+  if (pxc_job_node_filtered(j) && !pxc_node_fit(c, j, node, true))
     return 0; /* features, GPU type */
   const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   if (k0 >= k1) return 0;
@@ -571,7 +571,7 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
   if (j->shape.per_node_max == 1 || j->shape.nmax == 1) { /* fixed need: remember how far it fails */
     struct pxc_tl_seen *sn = &tl->seen[node];
     if (sn->skip_epoch == tl->epoch && sn->skip > k0) return 0;
-    if ((j->constraint != PX_NONE || j->gpu_type != PX_NONE || j->nexcl) && !pxc_node_fit(c, j, node, true)) return 0;
+    if (pxc_job_node_filtered(j) && !pxc_node_fit(c, j, node, true)) return 0;
     /* What the node is known to hold in this search: a gang asks each node
      * of its leaves twice per slot (bound, then pick) and again at the next
      * slot, where only the cells past the known interval are new. One job,

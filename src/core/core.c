@@ -331,6 +331,7 @@ void px_core_free(struct px_core *c) {
     pxc_free(c, j->deps);
     pxc_free(c, j->arr);
     pxc_free(c, j->excl);
+    pxc_free(c, j->req);
     pxc_free(c, j->alloc);
     pxc_free(c, j->cpu_words);
   }

@@ -97,7 +97,8 @@ struct px_core;
   X(QUOTA_COHORT, "QuotaCohortExhausted")    /* no lendable idle quota left in the cohort */ \
   X(RESV_MAINT, "ReqNodeNotAvail, Reserved for maintenance")            \
   X(RESV_ACCOUNT, "ReqNodeNotAvail, Reserved for other account")        \
-  X(PREEMPTING, "WaitingForPreemption")      /* victims are being stopped for it */
+  X(PREEMPTING, "WaitingForPreemption")      /* victims are being stopped for it */ \
+  X(RESERVATION, "Reservation")              /* --reservation: its window is not open */
 
 enum px_reason {
 #define PX_REASON_ENUM(name, str) PX_REASON_##name,

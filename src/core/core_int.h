@@ -301,6 +301,9 @@ struct pxc_job {
   uint32_t account, name;
   uint32_t gpu_type, constraint; /* string id / constraint id, PX_NONE = any */
   uint32_t *excl, nexcl;    /* --exclude: nodes it may not use, ascending */
+  uint32_t *req, nreq;      /* --nodelist: the nodes it runs on, all of them, ascending */
+  uint32_t resv;            /* --reservation: its name (string id), PX_NONE = none */
+  int64_t time_min_s;       /* --time-min: backfill may shorten time_limit_s down to it; 0 = no */
   uint32_t admin_priority, restarts, pend_pos;
   uint32_t switches;
   int64_t switches_wait_s, start_s;
@@ -457,8 +460,17 @@ void pxc_job_hashes(const struct px_core *c, struct pxc_job *j, uint64_t *shape_
 int pxc_place_find(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res);
 uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t units);
 /* Number of units the node can host for j now (0 if none). */
+/* Is node one of partition part's (through any of its pools)? */
+bool pxc_node_in_part(const struct px_core *c, uint32_t node, uint32_t part);
 /* Is node in j's --exclude list (binary search)? */
 bool pxc_excluded(const struct pxc_job *j, uint32_t node);
+/* Does the reservation named name (string id) exist and hold node? (resv.c) */
+bool pxc_resv_holds(const struct px_core *c, uint32_t name, uint32_t node);
+/* Does j restrict its nodes beyond the partition's (features, GPU type,
+ * --exclude, --nodelist, --reservation)? Then pxc_node_fit must be asked. */
+static inline bool pxc_job_node_filtered(const struct pxc_job *j) {
+  return j->constraint != PX_NONE || j->gpu_type != PX_NONE || j->nexcl || j->nreq || j->resv != PX_NONE;
+}
 uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t node, bool idle);
 /* Can j ever fit the partition (all nodes idle; avail_only: only usable nodes)? */
 bool pxc_fits_static(struct px_core *c, const struct pxc_job *j, bool avail_only);
@@ -546,8 +558,9 @@ int pxc_parse_array(struct px_core *c, const char *s, struct pxc_array **out, st
 uint32_t pxc_array_count(const char *s, int *err, struct px_diag *d);
 int pxc_parse_deps(struct px_core *c, const char *s, struct pxc_deps **out, struct px_diag *d);
 int pxc_parse_constraint(struct px_core *c, const char *s, uint32_t *id, struct px_diag *d);
-/* --exclude's hostlist into ascending node indexes (pxc_alloc'd); not with an array. */
-int pxc_parse_exclude(struct px_core *c, const char *s, bool array, uint32_t **out, uint32_t *n,
+/* --exclude's or --nodelist's hostlist (field names it in errors) into
+ * ascending, distinct node indexes (pxc_alloc'd); not with an array. */
+int pxc_parse_nodes(struct px_core *c, const char *field, const char *s, bool array, uint32_t **out, uint32_t *n,
                       struct px_diag *d);
 
 #endif

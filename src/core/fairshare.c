@@ -14,9 +14,17 @@
  * are flattened into their parent's level, FairShare=parent users are left
  * out of the sum), U = usage / usage of its fair-share parent, LF = S/U with
  * S == 0 -> 0, then U == 0 -> infinity, FairShare=parent users -> infinity.
- * A depth-first pass sorts each level by LF (users before accounts on ties),
- * merges tied sibling accounts, and ranks users from N down with standard
- * competition ties; a user's factor is rank/N. S is computed in double and U
+ * A depth-first pass sorts each level by LF (users before accounts on ties)
+ * and ranks users from N down with standard competition ties; a user's
+ * factor is rank/N. Tied sibling accounts: Slurm's documentation (and its
+ * code's comments) merge their children into one level, but Slurm 22.05's
+ * fair_tree.c counts the tied accounts that follow one only while they are
+ * users, which after the sort (users first) is never, so it merges nothing:
+ * each account's subtree is ranked on its own, and an account tied with the
+ * sibling before it passes the tie to its first child (and that child's
+ * first child...), whose first user shares the rank of the user ranked just
+ * before. That is the default here, as Slurm sites see it;
+ * FairTreeMergeTies=YES ranks the merged level instead. S is computed in double and U
  * in long double in that order, which reproduces Slurm's rounding (the
  * uD2/uD3 case of its test24.4, our unit test).
  */
@@ -140,9 +148,10 @@ static void visit(struct px_core *c, uint32_t *list, uint32_t n, bool parent_tie
       r->rnt--;
       continue;
     }
-    /* merge the run of following accounts tied with this one */
+    /* FairTreeMergeTies: with the run of following accounts tied with this one */
     uint32_t *kids = list + n, nk = flatten(c, list[i], kids), j = i + 1;
-    while (j < n && !c->assoc[list[j]].is_user && c->assoc[list[j]].level_fs == a->level_fs)
+    while (c->sched.fair_tree_merge_ties && j < n && !c->assoc[list[j]].is_user &&
+           c->assoc[list[j]].level_fs == a->level_fs)
       nk += flatten(c, list[j++], kids + nk);
     visit(c, kids, nk, tied, r);
     i = j - 1;

@@ -58,6 +58,7 @@ void pxc_job_drop(struct px_core *c, struct pxc_job *j) {
   pxc_free(c, j->deps);
   pxc_free(c, j->arr);
   pxc_free(c, j->excl);
+  pxc_free(c, j->req);
   pxc_free(c, j->alloc);
   pxc_free(c, j->cpu_words);
   memset(j, 0, sizeof *j);

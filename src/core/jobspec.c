@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/error.h"
 
@@ -21,7 +22,8 @@ void px_jobspec_fini(struct px_jobspec *s) {
   char **strs[] = {&s->name, &s->user, &s->account, &s->partition, &s->qos, &s->gpu_type,
                    &s->constraint, &s->dependency, &s->array, &s->script, &s->workdir,
                    &s->submit_dir, &s->stdout_path, &s->stderr_path, &s->stdin_path,
-                   &s->comment, &s->mail_type, &s->mail_user, &s->service, &s->exclude};
+                   &s->comment, &s->mail_type, &s->mail_user, &s->service, &s->exclude,
+                   &s->nodelist, &s->reservation, &s->open_mode, &s->hint, &s->distribution};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
     free(*strs[i]);
     *strs[i] = NULL;
@@ -60,6 +62,7 @@ int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src) {
   dst->constraint = dst->dependency = dst->array = dst->script = dst->workdir = NULL;
   dst->submit_dir = dst->stdout_path = dst->stderr_path = dst->stdin_path = NULL;
   dst->comment = dst->mail_type = dst->mail_user = dst->service = dst->exclude = NULL;
+  dst->nodelist = dst->reservation = dst->open_mode = dst->hint = dst->distribution = NULL;
   dst->argv = dst->env = NULL;
   int rc = 0;
   rc |= dup_str(&dst->name, src->name);
@@ -82,6 +85,11 @@ int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src) {
   rc |= dup_str(&dst->mail_user, src->mail_user);
   rc |= dup_str(&dst->service, src->service);
   rc |= dup_str(&dst->exclude, src->exclude);
+  rc |= dup_str(&dst->nodelist, src->nodelist);
+  rc |= dup_str(&dst->reservation, src->reservation);
+  rc |= dup_str(&dst->open_mode, src->open_mode);
+  rc |= dup_str(&dst->hint, src->hint);
+  rc |= dup_str(&dst->distribution, src->distribution);
   rc |= dup_strv(&dst->argv, src->argv);
   rc |= dup_strv(&dst->env, src->env);
   if (rc) {
@@ -89,5 +97,68 @@ int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src) {
     px_jobspec_init(dst);
     return PX_ENOMEM;
   }
+  return 0;
+}
+
+/* ---- --open-mode, --hint, --distribution ---- */
+
+static bool word_in(const char *w, size_t len, const char *const *set) {
+  for (; *set; set++)
+    if (strlen(*set) == len && !strncasecmp(w, *set, len)) return true;
+  return false;
+}
+
+/* Slurm's -m: LEVEL1[:LEVEL2[:LEVEL3]][,Pack|NoPack], LEVEL1 block, cyclic,
+ * arbitrary, plane=N or '*'; the socket and core levels block, cyclic,
+ * fcyclic or '*'. */
+static int check_distribution(const char *v, bool nodelist, struct px_diag *d) {
+  static const char *const first[] = {"*", "block", "cyclic", "arbitrary", NULL};
+  static const char *const inner[] = {"*", "block", "cyclic", "fcyclic", NULL};
+  static const char *const pack[] = {"pack", "nopack", NULL};
+  const char *comma = strchr(v, ','), *end = comma ? comma : v + strlen(v);
+  if (comma && !word_in(comma + 1, strlen(comma + 1), pack))
+    return px_diag_set(d, PX_EINVAL, -1, "distribution: \"%.64s\" after ',' is not Pack or NoPack", comma + 1);
+  int level = 0;
+  for (const char *p = v; p < end; level++) {
+    const char *colon = memchr(p, ':', (size_t)(end - p)), *e = colon ? colon : end;
+    size_t len = (size_t)(e - p);
+    bool ok = level == 0 ? word_in(p, len, first) : level < 3 && word_in(p, len, inner);
+    if (level == 0 && len > 6 && !strncasecmp(p, "plane=", 6)) {
+      char *num_end;
+      long size = strtol(p + 6, &num_end, 10);
+      if (num_end != e || size <= 0 || size > 100000)
+        return px_diag_set(d, PX_EINVAL, -1, "distribution: plane size must be a positive number (%.64s)", v);
+      ok = true;
+    }
+    if (!ok) return px_diag_set(d, PX_EINVAL, -1, "distribution: \"%.*s\" is not a distribution (%.64s)", (int)len, p, v);
+    if (level == 0 && len == 9 && !strncasecmp(p, "arbitrary", 9) && !nodelist)
+      return px_diag_set(d, PX_EINVAL, -1, "distribution: arbitrary needs a node list");
+    p = colon ? colon + 1 : end;
+  }
+  return 0;
+}
+
+static int check_hint(const char *v, struct px_diag *d) {
+  static const char *const hints[] = {"nomultithread", "multithread", "compute_bound", "memory_bound", NULL};
+  for (const char *p = v;;) {
+    const char *comma = strchr(p, ','), *e = comma ? comma : p + strlen(p);
+    if (!word_in(p, (size_t)(e - p), hints))
+      return px_diag_set(d, PX_EINVAL, -1,
+                         "hint: \"%.*s\" is not nomultithread, multithread, compute_bound or memory_bound",
+                         (int)(e - p), p);
+    if (!comma) return 0;
+    p = comma + 1;
+  }
+}
+
+int px_jobspec_check_launch(const struct px_jobspec *s, struct px_diag *d) {
+  if (s->open_mode && strcmp(s->open_mode, "append") && strcmp(s->open_mode, "truncate"))
+    return px_diag_set(d, PX_EINVAL, -1, "open_mode: \"%.16s\" is not append or truncate", s->open_mode);
+  if (s->hint && *s->hint) {
+    int rc = check_hint(s->hint, d);
+    if (rc) return rc;
+  }
+  if (s->distribution && *s->distribution)
+    return check_distribution(s->distribution, s->nodelist && *s->nodelist, d);
   return 0;
 }

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/error.h"
+
 struct px_jobspec {
   /* identity */
   char *name;                 /* --job-name, default the script name or "wrap" */
@@ -41,9 +43,13 @@ struct px_jobspec {
   uint64_t mem_per_cpu_mib;        /* --mem-per-cpu */
   uint64_t mem_per_gpu_mib;        /* --mem-per-gpu */
   int64_t time_limit_s;            /* --time; 0 = partition default; PX_TIME_UNLIMITED */
+  int64_t time_min_s;              /* --time-min: backfill may shorten the limit down to it; 0 = no */
   int32_t nice;                    /* --nice */
   char *constraint;                /* --constraint "a&b|c" */
   char *exclude;                   /* --exclude: nodes it may not run on ("n[01-02],n07") */
+  char *nodelist;                  /* --nodelist: nodes it must run on, all of them */
+  char *reservation;               /* --reservation: runs only inside this reservation */
+  uint32_t cpus_per_gpu;           /* --cpus-per-gpu; 0 = not given (not with cpus_per_task) */
   bool exclusive;                  /* --exclusive */
   uint32_t switches;               /* --switches=N; 0 = not given */
   int64_t switches_wait_s;         /* the @maxwait part */
@@ -72,6 +78,9 @@ struct px_jobspec {
   char **env;                      /* "K=V" strings, NULL-terminated */
   char *comment;
   char *mail_type, *mail_user;     /* accepted and stored */
+  char *open_mode;                 /* --open-mode: "append" or "truncate" (NULL: truncate) */
+  char *hint;                      /* --hint: nomultithread, multithread, compute_bound, memory_bound */
+  char *distribution;              /* -m: block|cyclic|plane=N|arbitrary[:...], as written */
 
   /* a service's replica (svc/svc.h): NULL for a batch job */
   char *service;                   /* the service's name */
@@ -83,5 +92,9 @@ void px_jobspec_init(struct px_jobspec *s);
 void px_jobspec_fini(struct px_jobspec *s);
 /* Deep copy; 0 or PX_ENOMEM (dst left initialised and empty). */
 int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src);
+/* open_mode, hint and distribution as Slurm accepts them (the agent and srun
+ * act on them; this only refuses what they cannot mean, naming the field).
+ * 0 or PX_EINVAL. Pure: the CLI asks it too. */
+int px_jobspec_check_launch(const struct px_jobspec *s, struct px_diag *d);
 
 #endif

@@ -236,36 +236,46 @@ int pxc_parse_constraint(struct px_core *c, const char *s, uint32_t *id, struct 
   return 0;
 }
 
-/* ---- --exclude ---- */
+/* ---- --exclude, --nodelist ---- */
 
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;
 }
 
-int pxc_parse_exclude(struct px_core *c, const char *s, bool array, uint32_t **out, uint32_t *n,
-                      struct px_diag *d) {
-  if (array) return px_diag_set(d, PX_EINVAL, -1, "exclude: not with an array");
+/* Sorts v and drops repeats ("n1,n1" is one node, as in Slurm); the new length. */
+static size_t sort_unique(uint32_t *v, size_t len) {
+  if (!len) return 0;
+  qsort(v, len, sizeof *v, cmp_u32);
+  size_t k = 1;
+  for (size_t i = 1; i < len; i++)
+    if (v[i] != v[k - 1]) v[k++] = v[i];
+  return k;
+}
+
+int pxc_parse_nodes(struct px_core *c, const char *field, const char *s, bool array, uint32_t **out, uint32_t *n,
+                    struct px_diag *d) {
+  if (array) return px_diag_set(d, PX_EINVAL, -1, "%s: not with an array", field);
   struct px_strvec names = {0};
   int rc = px_hostlist_expand(s, c->nnodes + 1, &names, d);
   if (rc) {
     char why[200];
     snprintf(why, sizeof why, "%.180s", d ? d->msg : "");
-    return px_diag_set(d, rc, -1, "exclude: not a list of nodes (%s)", why);
+    return px_diag_set(d, rc, -1, "%s: not a list of nodes (%s)", field, why);
   }
   uint32_t *v = names.len ? pxc_alloc(c, names.len * sizeof *v) : NULL;
   if (names.len && !v) rc = PX_ENOMEM;
   for (size_t i = 0; !rc && i < names.len; i++)
     if ((v[i] = px_core_node_index(c, names.v[i])) == PX_NONE)
-      rc = px_diag_set(d, PX_EINVAL, -1, "exclude: no node named %.64s", names.v[i]);
+      rc = px_diag_set(d, PX_EINVAL, -1, "%s: no node named %.64s", field, names.v[i]);
   size_t len = names.len;
   px_strvec_free_all(&names);
   if (rc) {
     pxc_free(c, v);
     return rc;
   }
-  if (len) qsort(v, len, sizeof *v, cmp_u32);
   *out = v;
-  *n = (uint32_t)len;
+  *n = (uint32_t)sort_unique(v, len);
   return 0;
 }
+

@@ -63,14 +63,30 @@ uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t
   return by_cpu > by_gpu ? by_cpu : by_gpu;
 }
 
-bool pxc_excluded(const struct pxc_job *j, uint32_t node) {
-  uint32_t lo = 0, hi = j->nexcl;
+bool pxc_node_in_part(const struct px_core *c, uint32_t node, uint32_t part) {
+  const struct pxc_node *n = &c->nodes[node];
+  for (uint32_t i = 0; i < n->npools; i++)
+    if (c->pools[c->node_pools[n->pool_first + i].pool].part == part) return true;
+  return false;
+}
+
+static bool sorted_has(const uint32_t *v, uint32_t n, uint32_t node) {
+  uint32_t lo = 0, hi = n;
   while (lo < hi) {
     uint32_t mid = (lo + hi) / 2;
-    if (j->excl[mid] < node) lo = mid + 1;
+    if (v[mid] < node) lo = mid + 1;
     else hi = mid;
   }
-  return lo < j->nexcl && j->excl[lo] == node;
+  return lo < n && v[lo] == node;
+}
+
+bool pxc_excluded(const struct pxc_job *j, uint32_t node) { return sorted_has(j->excl, j->nexcl, node); }
+
+/* --exclude, --nodelist and --reservation: may j use node at all? */
+static bool names_ok(const struct px_core *c, const struct pxc_job *j, uint32_t node) {
+  if (j->nexcl && pxc_excluded(j, node)) return false;
+  if (j->nreq && !sorted_has(j->req, j->nreq, node)) return false;
+  return j->resv == PX_NONE || pxc_resv_holds(c, j->resv, node);
 }
 
 static bool features_ok(const struct px_core *c, const struct pxc_job *j, const struct pxc_node *n) {
@@ -84,7 +100,7 @@ static bool features_ok(const struct px_core *c, const struct pxc_job *j, const 
 uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t node, bool idle) {
   const struct pxc_node *n = &c->nodes[node];
   const struct pxc_shape *s = &j->shape;
-  if (!features_ok(c, j, n) || (j->nexcl && pxc_excluded(j, node))) return 0;
+  if (!features_ok(c, j, n) || !names_ok(c, j, node)) return 0;
   if (j->gpu_type != PX_NONE && n->gpu_type != j->gpu_type) return 0;
   px_bits64 free = idle ? px_bits64_range(0, (int)n->ngpu) : n->gpu_free;
   uint32_t cpu_free = idle ? n->cpus : n->cpu_free;
@@ -334,6 +350,8 @@ uint64_t pxc_shape_hash(const struct pxc_job *j) {
   h = px_hash_u64(h ^ s->mem ^ ((uint64_t)s->base_cpu << 40) ^ ((uint64_t)s->mem_prop << 63) ^
                   ((uint64_t)s->exclusive << 62));
   for (uint32_t k = 0; k < j->nexcl; k++) h = px_hash_u64(h ^ (0x9e3779b9ull + j->excl[k])); /* --exclude */
+  for (uint32_t k = 0; k < j->nreq; k++) h = px_hash_u64(h ^ (0x7f4a7c15ull + j->req[k]));  /* --nodelist */
+  if (j->resv != PX_NONE) h = px_hash_u64(h ^ (0x3c6ef372ull << 32 | j->resv));             /* --reservation */
   return h;
 }
 

@@ -243,6 +243,9 @@ struct pxc_resv {
 bool pxc_resv_allows(const struct px_core *c, const struct pxc_job *j, uint32_t node, int64_t now,
                      enum px_reason *why);
 void pxc_resv_plan(struct px_core *c, struct pxc_tl *tl);
+/* --reservation at submit: the reservation must exist and be j's account's
+ * (Slurm's "Requested reservation is invalid" / "Access denied"). */
+int pxc_resv_check_use(const struct px_core *c, const struct pxc_job *j, const char *name, struct px_diag *d);
 
 /* ---- policy.c ------------------------------------------------------------ */
 

@@ -83,12 +83,6 @@ static bool qos_lists(const struct pxc_policy *pol, uint32_t q, uint32_t other) 
   return pol->qos_preempt[q] && (pol->qos_preempt[q][other / 32] >> (other % 32)) & 1;
 }
 
-static bool node_in_part(const struct px_core *c, uint32_t node, uint32_t part) {
-  const struct pxc_node *n = &c->nodes[node];
-  for (uint32_t i = 0; i < n->npools; i++)
-    if (c->pools[c->node_pools[n->pool_first + i].pool].part == part) return true;
-  return false;
-}
 
 /* May p preempt running v now? Sets the cause. Rate limits and reclaim
  * amounts are checked while choosing. */
@@ -115,7 +109,7 @@ static bool may_preempt(const struct px_core *c, const struct pxc_job *p, const 
     return false;
   if (mode_of(c, v, *cause) == PX_PREEMPT_OFF) return false;
   for (uint32_t i = 0; i < v->nalloc; i++)
-    if (node_in_part(c, v->alloc[i].node, p->part)) return true;
+    if (pxc_node_in_part(c, v->alloc[i].node, p->part)) return true;
   return false;
 }
 

@@ -43,6 +43,33 @@ bool pxc_resv_allows(const struct px_core *c, const struct pxc_job *j, uint32_t 
   return true;
 }
 
+static size_t find(const struct px_core *c, uint32_t name);
+
+bool pxc_resv_holds(const struct px_core *c, uint32_t name, uint32_t node) {
+  size_t i = c->pol ? find(c, name) : SIZE_MAX;
+  return i != SIZE_MAX && has_node(&c->pol->resv[i], node);
+}
+
+/* A job that asked for its reservation waits for the window to open, and
+ * (like Slurm's) may not start once the rest of its limit would outlast it. */
+static bool window_open(const struct px_core *c, const struct pxc_job *j, int64_t now) {
+  size_t i = c->pol ? find(c, j->resv) : SIZE_MAX;
+  if (i == SIZE_MAX) return false;
+  const struct pxc_resv *r = &c->pol->resv[i];
+  return r->start_s <= now && now < r->end_s;
+}
+
+int pxc_resv_check_use(const struct px_core *c, const struct pxc_job *j, const char *name, struct px_diag *d) {
+  uint32_t id = pxc_lookup(c, name);
+  size_t i = id == PX_NONE || !c->pol ? SIZE_MAX : find(c, id);
+  if (i == SIZE_MAX) return px_diag_set(d, PX_ENOENT, -1, "reservation: no reservation named %.64s", name);
+  if (!owner(c, &c->pol->resv[i], j))
+    return px_diag_set(d, PX_EPERM, -1, "reservation: %.64s is %s", name,
+                       c->pol->resv[i].account == PX_NONE ? "for maintenance: no job may use it"
+                                                          : "another account's");
+  return 0;
+}
+
 /* Hides (hide) or restores the usable nodes of reservations j may not use. */
 static uint32_t hide(struct px_core *c, const struct pxc_job *j, int64_t now, uint32_t *list, uint32_t n,
                      bool on) {
@@ -71,6 +98,7 @@ static uint32_t hide(struct px_core *c, const struct pxc_job *j, int64_t now, ui
 enum px_reason pxc_resv_filter(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res,
                                int64_t now) {
   struct pxc_policy *pol = c->pol;
+  if (j->resv != PX_NONE && !window_open(c, j, now)) return PX_REASON_RESERVATION;
   if (!pol || !pol->nresv_adv) return PX_REASON_NONE;
   enum px_reason why = PX_REASON_NONE;
   for (uint32_t i = 0; i < res->nnodes && why == PX_REASON_NONE; i++)
@@ -96,12 +124,6 @@ void pxc_resv_plan(struct px_core *c, struct pxc_tl *tl) {
 
 /* ---- events ------------------------------------------------------------- */
 
-static bool node_in_part(const struct px_core *c, uint32_t node, uint32_t part) {
-  const struct pxc_node *n = &c->nodes[node];
-  for (uint32_t i = 0; i < n->npools; i++)
-    if (c->pools[c->node_pools[n->pool_first + i].pool].part == part) return true;
-  return false;
-}
 
 static size_t find(const struct px_core *c, uint32_t name) {
   for (size_t i = 0; i < c->pol->nresv_adv; i++)
@@ -126,7 +148,7 @@ static int resolve_nodes(struct px_core *c, const struct px_resv_spec *s, struct
   if (!s->ngpus) return px_diag_set(d, PX_EINVAL, -1, "ngpus: give nodes or a GPU count");
   uint64_t got = 0;
   for (uint32_t node = c->nnodes; node-- > 0 && got < s->ngpus;) {
-    if (!node_in_part(c, node, s->partition) || !c->nodes[node].ngpu) continue;
+    if (!pxc_node_in_part(c, node, s->partition) || !c->nodes[node].ngpu) continue;
     r->nodes[node / 64] |= 1ULL << (node % 64);
     r->list[r->nlist++] = node;
     got += c->nodes[node].ngpu;

@@ -12,13 +12,28 @@
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-static int shape_from_spec(const struct px_jobspec *s, struct pxc_shape *o, struct px_diag *d) {
+/* CPUs of a unit holding g GPUs: --cpus-per-gpu's, else the tasks' (cpu_tasks). */
+static uint32_t unit_cpus(const struct px_jobspec *s, uint32_t g, uint32_t cpu_tasks) {
+  return s->cpus_per_gpu && g ? g * s->cpus_per_gpu : cpu_tasks;
+}
+
+/* nreq: the --nodelist's node count, which is the job's node count (Slurm
+ * raises -N to it; a smaller maximum is Slurm's "invalid number of nodes"). */
+static int shape_from_spec(const struct px_jobspec *s, uint32_t nreq, struct pxc_shape *o, struct px_diag *d) {
   uint32_t cpt = s->cpus_per_task ? s->cpus_per_task : 1;
   memset(o, 0, sizeof *o);
   if (s->nodes_max && s->nodes_min && s->nodes_max < s->nodes_min)
     return px_diag_set(d, PX_EINVAL, -1, "nodes: max %u below min %u", s->nodes_max, s->nodes_min);
-  if (s->nodes_min || s->ntasks_per_node || s->gpus_per_node) {
-    uint32_t n = s->nodes_min;
+  if (s->cpus_per_gpu && s->cpus_per_task)
+    return px_diag_set(d, PX_EINVAL, -1, "cpus_per_gpu: mutually exclusive with cpus_per_task");
+  if (nreq && ((s->nodes_max ? s->nodes_max : s->nodes_min) > nreq || (s->nodes_max && s->nodes_max < nreq)))
+    return px_diag_set(d, PX_EINVAL, -1,
+                       "nodelist: names %u node(s) and the job asks for %u; a job with a node list runs on "
+                       "exactly those nodes", nreq, s->nodes_max ? s->nodes_max : s->nodes_min);
+  if (nreq && s->ntasks && s->ntasks < nreq)
+    return px_diag_set(d, PX_EINVAL, -1, "nodelist: %u task(s) cannot cover the %u listed nodes", s->ntasks, nreq);
+  if (s->nodes_min || nreq || s->ntasks_per_node || s->gpus_per_node) {
+    uint32_t n = nreq ? nreq : s->nodes_min;
     if (!n) n = s->ntasks_per_node && s->ntasks ? ceil_div(s->ntasks, s->ntasks_per_node) : 1;
     uint32_t tpn = s->ntasks_per_node ? s->ntasks_per_node : s->ntasks ? ceil_div(s->ntasks, n) : 1;
     uint32_t gpn = s->gpus_per_node;
@@ -29,7 +44,7 @@ static int shape_from_spec(const struct px_jobspec *s, struct pxc_shape *o, stru
     }
     if (!gpn) gpn = s->gpus_per_task * tpn;
     *o = (struct pxc_shape){.units = n, .per_node_max = 1, .nmin = n, .nmax = n, .gpu = gpn,
-                            .cpu = tpn * cpt};
+                            .cpu = unit_cpus(s, gpn, tpn * cpt)};
     o->mem = s->mem_per_node_mib   ? s->mem_per_node_mib
              : s->mem_per_cpu_mib ? s->mem_per_cpu_mib * o->cpu
              : s->mem_per_gpu_mib ? s->mem_per_gpu_mib * gpn
@@ -42,7 +57,8 @@ static int shape_from_spec(const struct px_jobspec *s, struct pxc_shape *o, stru
     /* --gpus=G alone: G one-GPU units wherever they fit, one task's CPUs per node */
     *o = (struct pxc_shape){.units = s->gpus, .per_node_max = UINT32_MAX, .nmin = 1,
                             .nmax = s->nodes_max ? s->nodes_max : UINT32_MAX, .gpu = 1,
-                            .base_cpu = cpt, .mem = s->mem_per_gpu_mib};
+                            .cpu = unit_cpus(s, 1, 0), .base_cpu = s->cpus_per_gpu ? 0 : cpt,
+                            .mem = s->mem_per_gpu_mib};
   } else {
     uint32_t gpt = s->gpus_per_task;
     if (!gpt && s->gpus) {
@@ -51,12 +67,26 @@ static int shape_from_spec(const struct px_jobspec *s, struct pxc_shape *o, stru
       gpt = s->gpus / t;
     }
     *o = (struct pxc_shape){.units = t, .per_node_max = UINT32_MAX, .nmin = 1,
-                            .nmax = s->nodes_max ? s->nodes_max : UINT32_MAX, .gpu = gpt, .cpu = cpt};
-    o->mem = s->mem_per_cpu_mib ? s->mem_per_cpu_mib * cpt : s->mem_per_gpu_mib * gpt;
+                            .nmax = s->nodes_max ? s->nodes_max : UINT32_MAX, .gpu = gpt,
+                            .cpu = unit_cpus(s, gpt, cpt)};
+    o->mem = s->mem_per_cpu_mib ? s->mem_per_cpu_mib * o->cpu : s->mem_per_gpu_mib * gpt;
   }
   if (t == 1 && o->units == 1) o->nmax = 1;
   if (o->nmax == 1 && s->mem_per_node_mib) o->mem = s->mem_per_node_mib;
   o->mem_prop = o->mem == 0;
+  return 0;
+}
+
+/* --nodelist: every node in the partition, and none also excluded (Slurm:
+ * "Invalid node name specified"). */
+static int check_node_lists(struct px_core *c, const struct pxc_job *j, struct px_diag *d) {
+  for (uint32_t k = 0; k < j->nreq; k++) {
+    if (j->nexcl && pxc_excluded(j, j->req[k]))
+      return px_diag_set(d, PX_EINVAL, -1, "nodelist: node %s is also excluded", pxc_str(c, c->nodes[j->req[k]].name));
+    if (!pxc_node_in_part(c, j->req[k], j->part))
+      return px_diag_set(d, PX_EINVAL, -1, "nodelist: node %s is not in partition %s", pxc_str(c, c->nodes[j->req[k]].name),
+                         pxc_str(c, c->parts[j->part].name));
+  }
   return 0;
 }
 
@@ -197,13 +227,15 @@ static int check_fits(struct px_core *c, const struct pxc_job *j, enum px_reason
   reject(rj, j->constraint != PX_NONE ? PX_REASON_BAD_CONSTRAINTS : PX_REASON_RESOURCES, 0);
   return px_diag_set(d, PX_ELIMIT, -1,
                      "gpus: partition %s has no %u node(s) that can hold %u GPU(s)%s%s, %u CPU(s) "
-                     "each%s",
+                     "each%s%s",
                      pxc_str(c, c->parts[j->part].name), j->shape.nmin,
                      j->shape.per_node_max == 1 ? j->shape.gpu : j->shape.units * j->shape.gpu,
                      j->gpu_type != PX_NONE ? " of type " : "",
                      j->gpu_type != PX_NONE ? pxc_str(c, j->gpu_type) : "",
                      j->shape.cpu ? j->shape.cpu : j->shape.base_cpu,
-                     j->constraint != PX_NONE ? " with the constraint" : "");
+                     j->constraint != PX_NONE ? " with the constraint" : "",
+                     j->nexcl || j->nreq || j->resv != PX_NONE ? " among the nodes its nodelist, exclude and "
+                                                                 "reservation leave" : "");
 }
 
 static int check_deps(struct px_core *c, uint64_t self, const struct pxc_deps *deps, struct px_diag *d) {
@@ -220,7 +252,7 @@ static int check_deps(struct px_core *c, uint64_t self, const struct pxc_deps *d
 static int parse_exprs(struct px_core *c, const struct px_jobspec *s, struct pxc_job *j,
                        enum px_reason *rj, struct px_diag *d) {
   int rc;
-  j->gpu_type = j->constraint = j->name = PX_NONE;
+  j->gpu_type = j->constraint = j->name = j->resv = PX_NONE;
   if (s->gpu_type) {
     j->gpu_type = pxc_lookup(c, s->gpu_type);
     bool any = false;
@@ -236,8 +268,17 @@ static int parse_exprs(struct px_core *c, const struct px_jobspec *s, struct pxc
     return rc;
   }
   if (s->name && pxc_intern(c, s->name, &j->name)) return PX_ENOMEM;
-  if (s->exclude && *s->exclude && (rc = pxc_parse_exclude(c, s->exclude, !!s->array, &j->excl, &j->nexcl, d)))
+  if (s->exclude && *s->exclude &&
+      (rc = pxc_parse_nodes(c, "exclude", s->exclude, !!s->array, &j->excl, &j->nexcl, d)))
     return rc;
+  if (s->nodelist && *s->nodelist &&
+      ((rc = pxc_parse_nodes(c, "nodelist", s->nodelist, !!s->array, &j->req, &j->nreq, d)) ||
+       (rc = check_node_lists(c, j, d))))
+    return rc;
+  if (s->reservation && *s->reservation) {
+    if ((rc = pxc_resv_check_use(c, j, s->reservation, d))) return rc;
+    j->resv = pxc_lookup(c, s->reservation);
+  }
   if (s->array && (rc = pxc_parse_array(c, s->array, &j->arr, d))) return rc;
   if (s->dependency && *s->dependency && (rc = pxc_parse_deps(c, s->dependency, &j->deps, d))) return rc;
   return 0;
@@ -252,14 +293,20 @@ int pxc_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *s, i
   if (job_id == 0 || pxc_job_find(c, job_id))
     return px_diag_set(d, PX_EEXIST, -1, "job_id: %llu %s", (unsigned long long)job_id,
                        job_id ? "already in use" : "must be positive");
-  if ((rc = resolve_identity(c, s, &j, rj, d)) || (rc = shape_from_spec(s, &j.shape, d))) return rc;
+  if ((rc = resolve_identity(c, s, &j, rj, d)) || (rc = px_jobspec_check_launch(s, d))) return rc;
+  if ((rc = parse_exprs(c, s, &j, rj, d)) || (rc = shape_from_spec(s, j.nreq, &j.shape, d))) goto fail;
   j.shape.exclusive = s->exclusive || c->parts[j.part].whole_nodes;
   /* No --time: the partition's DefaultTime, capped by the QoS MaxWall as Slurm does. */
   j.time_limit_s = s->time_limit_s > 0 ? s->time_limit_s : c->parts[j.part].default_time_s;
   if (s->time_limit_s <= 0 && j.time_limit_s > c->qos[j.qos].max_wall_s)
     j.time_limit_s = c->qos[j.qos].max_wall_s;
+  if (s->time_min_s > j.time_limit_s) {
+    rc = px_diag_set(d, PX_EINVAL, -1, "time_min: %lld s over the job's time limit %lld s",
+                     (long long)s->time_min_s, (long long)j.time_limit_s);
+    goto fail;
+  }
+  j.time_min_s = s->time_min_s;
   if (s->service && *s->service) j.flags = PXC_F_SERVICE;
-  if ((rc = parse_exprs(c, s, &j, rj, d))) goto fail;
   uint32_t ntasks = j.arr ? j.arr->ntasks : 1;
   if (j.arr && ntasks == 0) {
     rc = px_diag_set(d, PX_EINVAL, -1, "array: no tasks");
@@ -297,6 +344,7 @@ fail:
   pxc_free(c, j.arr);
   pxc_free(c, j.deps);
   pxc_free(c, j.excl);
+  pxc_free(c, j.req);
   return rc;
 }
 

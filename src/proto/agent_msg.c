@@ -167,7 +167,8 @@ static json_t *launch_to_json(const struct px_launch *l) {
                            {"qos", l->qos},             {"workdir", l->workdir},
                            {"submit_dir", l->submit_dir}, {"script", l->script},
                            {"stdout_path", l->stdout_path}, {"stderr_path", l->stderr_path},
-                           {"stdin_path", l->stdin_path}};
+                           {"stdin_path", l->stdin_path}, {"open_mode", l->open_mode},
+                           {"hint", l->hint},           {"distribution", l->distribution}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) bad |= px_wr_str(o, strs[i][0], strs[i][1]) != 0;
   bad |= px_wr_int(o, "uid", l->uid) != 0;
   bad |= px_wr_int(o, "gid", l->gid) != 0;
@@ -189,6 +190,7 @@ static json_t *launch_to_json(const struct px_launch *l) {
   bad |= px_wr_int(o, "ncpus", l->ncpus) != 0;
   bad |= px_wr_int(o, "mem_mib", (json_int_t)l->mem_mib) != 0;
   bad |= px_wr_int(o, "master_port", l->master_port) != 0;
+  if (l->cpus_per_gpu) bad |= px_wr_int(o, "cpus_per_gpu", l->cpus_per_gpu) != 0;
   if (l->service) bad |= json_object_set_new(o, "service", px_svc_launch_to_json(l->service)) != 0;
   if (bad) {
     json_decref(o);
@@ -249,6 +251,10 @@ static int launch_from_json(json_t *j, uint32_t idx, struct px_launch *out, stru
   px_rd_str(&rd, "stdout_path", false, &l.stdout_path);
   px_rd_str(&rd, "stderr_path", false, &l.stderr_path);
   px_rd_str(&rd, "stdin_path", false, &l.stdin_path);
+  px_rd_str(&rd, "open_mode", false, &l.open_mode);
+  px_rd_str(&rd, "hint", false, &l.hint);
+  px_rd_str(&rd, "distribution", false, &l.distribution);
+  px_rd_u32(&rd, "cpus_per_gpu", false, &l.cpus_per_gpu);
   px_rd_strv(&rd, "env", false, &l.env, &nenv);
   px_rd_i64(&rd, "time_limit_s", false, &l.time_limit_s);
   px_rd_i64(&rd, "start_time", false, &l.start_time);
@@ -292,7 +298,8 @@ int px_launch_decode(const char *json, struct px_launch *l, struct px_diag *d) {
 void px_launch_fini(struct px_launch *l) {
   char **strs[] = {&l->name,       &l->user,        &l->account,     &l->partition,
                    &l->qos,        &l->workdir,     &l->submit_dir,  &l->script,
-                   &l->stdout_path, &l->stderr_path, &l->stdin_path};
+                   &l->stdout_path, &l->stderr_path, &l->stdin_path, &l->open_mode,
+                   &l->hint,       &l->distribution};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) free(*strs[i]);
   px_strv_free(l->argv);
   px_strv_free(l->env);
@@ -460,6 +467,7 @@ static json_t *step_to_json(const struct px_step_order *o) {
   bad |= px_wr_u32v(j, "tasks_per_node", o->tasks_per_node, o->tasks_per_node ? o->nnodes : 0) != 0;
   bad |= px_wr_int(j, "ntasks", o->ntasks) != 0;
   if (o->gpus_per_task) bad |= px_wr_int(j, "gpus_per_task", o->gpus_per_task) != 0;
+  bad |= px_wr_str(j, "distribution", o->distribution) != 0;
   if (bad) {
     json_decref(j);
     return NULL;
@@ -508,6 +516,7 @@ static int step_from_json(json_t *j, uint32_t idx, struct px_step_order *out, st
   px_rd_u32v(&rd, "tasks_per_node", true, &o.tasks_per_node, &ntpn);
   px_rd_u32(&rd, "ntasks", true, &o.ntasks);
   px_rd_u32(&rd, "gpus_per_task", false, &o.gpus_per_task);
+  px_rd_str(&rd, "distribution", false, &o.distribution);
   int rc = step_check(&rd, &o, nargv, ntpn);
   if (!rc) rc = px_rd_done(&rd);
   if (rc) {
@@ -533,6 +542,7 @@ void px_step_order_fini(struct px_step_order *o) {
   px_strv_free(o->nodes);
   free(o->cwd);
   free(o->out_dir);
+  free(o->distribution);
   free(o->tasks_per_node);
   memset(o, 0, sizeof *o);
 }

@@ -139,6 +139,9 @@ struct px_launch {
   uint32_t ncpus;               /* CPUs allocated on this node */
   uint64_t mem_mib;             /* memory limit on this node */
   uint16_t master_port;         /* for MASTER_PORT */
+  char *open_mode;              /* "append" or "truncate"/NULL (sbatch --open-mode) */
+  char *hint, *distribution;    /* --hint, -m as the job gave them (SLURM_HINT, ranks) */
+  uint32_t cpus_per_gpu;        /* --cpus-per-gpu, 0 when not given */
   struct px_launch_service *service; /* "service", NULL for batch (freed by _fini) */
 };
 
@@ -232,6 +235,7 @@ struct px_step_order {
   uint32_t ntasks;              /* their sum */
   uint32_t gpus_per_task;       /* 0: every task sees the node's GPUs of the job; else
                                  * local task i sees the i-th slice of that many */
+  char *distribution;           /* srun -m for this step; NULL: the job's */
 };
 
 char *px_step_order_encode(const struct px_step_order *o);

@@ -61,6 +61,13 @@
   X(mail_type, S, 64, 0) \
   X(mail_user, S, 256, 0) \
   X(exclude, S, 65536, 0) \
+  X(nodelist, S, 65536, 0) \
+  X(reservation, S, 64, 0) \
+  X(cpus_per_gpu, U32, 0, 100000) \
+  X(time_min_s, I64, 0, PX_TIME_UNLIMITED) \
+  X(open_mode, S, 16, 0) \
+  X(hint, S, 32, 0) \
+  X(distribution, S, 64, 0) \
   X(service, S, 64, 0) \
   X(replica, U32, 0, 1000000) \
   X(service_generation, U64, 0, UINT32_MAX)

@@ -73,7 +73,9 @@ struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec 
   for (uint32_t k = 0; j->spec.partition && k < s->conf->npartitions; k++)
     if (!strcmp(s->conf->partitions[k].name, j->spec.partition)) j->part = k;
   j->state = PX_JOB_PENDING;
-  snprintf(j->reason, sizeof j->reason, "%s", j->spec.hold ? "JobHeldUser" : "Priority");
+  /* the reason from the moment of submission, before the first cycle */
+  snprintf(j->reason, sizeof j->reason, "%s",
+           j->spec.hold ? "JobHeldUser" : j->spec.dependency && *j->spec.dependency ? "Dependency" : "Priority");
   /* Existing keys: overwritten in place, so these puts cannot fail. */
   for (size_t i = s->njobs; i > pos; i--) px_map_put(&s->index, s->jobs[i - 1]->id, i);
   memmove(&s->jobs[pos + 1], &s->jobs[pos], (s->njobs - pos) * sizeof *s->jobs);
@@ -276,10 +278,15 @@ int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_inf
     if (j->state == PX_JOB_PENDING && !(out->array_pending = px_jobs_array_pending(j))) goto fail;
   }
   if (view_spec(&out->spec, &j->spec)) goto fail;
+  /* a started job runs under the limit the scheduler gave it, which backfill
+   * may have cut down to --time-min: scontrol shows that one, as Slurm */
+  if (j->start && j->time_limit_s > 0) out->spec.time_limit_s = j->time_limit_s;
   snprintf(out->state, sizeof out->state, "%s",
            j->requeued && j->state == PX_JOB_PENDING ? "REQUEUED" : state_names[j->state]);
   snprintf(out->reason, sizeof out->reason, "%s", j->state == PX_JOB_RUNNING ? "None" : j->reason);
-  out->priority = j->priority;
+  /* Slurm holds a job by setting its priority to 0, and shows it so */
+  bool held = j->state == PX_JOB_PENDING && !strncmp(j->reason, "JobHeld", 7);
+  out->priority = held ? 0 : j->priority;
   out->prio_age = j->prio[0];
   out->prio_fairshare = j->prio[1];
   out->prio_jobsize = j->prio[2];

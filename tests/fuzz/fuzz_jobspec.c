@@ -23,6 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct px_diag d;
   px_diag_clear(&d);
   if (px_jobspec_decode(text, &s, &d) == 0) {
+    /* the layout options' grammar (issue 17): a refusal names its field */
+    if (px_jobspec_check_launch(&s, &d) && !strstr(d.msg, ": ")) abort();
     char *a = px_jobspec_encode(&s), *b = NULL;
     struct px_jobspec again;
     if (!a || px_jobspec_decode(a, &again, &d)) abort(); /* what we write, we read */

@@ -71,8 +71,8 @@ printf 'echo hi\n' >noshebang.sh
 check "sbatch no shebang" "sbatch: error: This does not look like a batch script.  The first
 sbatch: error: line must start with #! followed by the path to an interpreter.
 sbatch: error: For instance: #!/bin/sh rc=1" "$(sbatch -A llm noshebang.sh 2>&1) rc=$?"
-check "sbatch refused option" "sbatch: error: option --nodelist is not supported by Phalanx: placement by node name is not supported; use --constraint (see docs/slurm-migration.md) rc=1" \
-  "$(sbatch -w gpu0001 --wrap true 2>&1) rc=$?"
+check "sbatch refused option" "sbatch: error: option --licenses is not supported by Phalanx: licenses are not managed (see docs/slurm-migration.md) rc=1" \
+  "$(sbatch -L matlab --wrap true 2>&1) rc=$?"
 printf '#!/bin/bash\n#SBATCH -J fromfile\n#SBATCH -t 2\n#SBATCH --gres=gpu:h100:2\nsrun hostname\n' >job.sh
 check "sbatch script" "Submitted batch job 10053 rc=0" "$(sbatch -A llm job.sh arg1 2>&1) rc=$?"
 show=$(scontrol show job 10053)

@@ -39,6 +39,8 @@ static int fold_submit(struct px_server *s, const struct px_event *ev,
   if (!j) return PX_ENOMEM;
   j->submit = now;
   j->eligible = j->spec.begin_s > now ? j->spec.begin_s : now;
+  /* squeue right after sbatch --begin, as Slurm, before the first cycle */
+  if (j->spec.begin_s > now && !strcmp(j->reason, "Priority")) set_reason(j, "BeginTime", NULL);
   if (px_sjob_is_array(j) && res->nids > 1) j->arr_ntasks = (uint32_t)(res->nids - 1);
   uint64_t next = ev->job_id + (res->nids ? res->nids : 1);
   if (next > s->next_job_id) s->next_job_id = next;
@@ -305,13 +307,28 @@ static void fill_from_table(struct px_server *s, struct px_event *ev) {
   }
 }
 
+/* The partition, QoS and time limit the core chose for a submit that named
+ * none: kept in the record, as Slurm fixes them at submission (scontrol show
+ * job prints them: TimeLimit from the partition's DefaultTime, QOS=normal),
+ * and so that `scontrol update TimeLimit=` can lower a default limit. */
+static void take_defaults(struct px_server *s, struct px_jobspec *sp, uint64_t job_id) {
+  struct px_job_view v;
+  if (sp->service || px_core_job_get(s->core, job_id, &v)) return;
+  if (!sp->partition && v.partition < s->conf->npartitions)
+    sp->partition = strdup(s->conf->partitions[v.partition].name);
+  if (!sp->qos && v.qos < s->conf->nqos) sp->qos = strdup(s->conf->qos[v.qos].name);
+  if (!sp->time_limit_s && v.time_limit_s > 0) sp->time_limit_s = v.time_limit_s;
+}
+
 /* What the core decided that the record keeps: a submit without an account
  * names the one it got, so that a replay does not depend on the accounts
  * file. Without memory for the copy the replay chooses by the same rule. */
 static void take_decisions(struct px_server *s, struct px_event *ev,
                            const struct px_event_result *res) {
-  if (ev->kind == PX_EV_SUBMIT && !ev->spec->account && res->account != PX_NONE)
+  if (ev->kind != PX_EV_SUBMIT) return;
+  if (!ev->spec->account && res->account != PX_NONE)
     ev->spec->account = strdup(s->conf->accounts[res->account].name);
+  take_defaults(s, ev->spec, ev->job_id);
 }
 
 int px_events_core(struct px_server *s, struct px_event *ev, int64_t now,

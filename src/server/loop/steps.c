@@ -95,7 +95,7 @@ static struct sstep *slot(struct px_server *s) {
 /* ---- the request body ---- */
 
 struct step_body {
-  char **argv, **env, *cwd, *out_dir;
+  char **argv, **env, *cwd, *out_dir, *distribution;
   uint32_t nargv, nenv, nodes, ntasks, per_node, gpus_per_task;
 };
 
@@ -104,6 +104,7 @@ static void body_fini(struct step_body *b) {
   px_strv_free(b->env);
   free(b->cwd);
   free(b->out_dir);
+  free(b->distribution);
 }
 
 static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes, struct px_diag *d) {
@@ -120,6 +121,15 @@ static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes
   px_rd_u32(&rd, "ntasks", false, &b->ntasks);
   px_rd_u32(&rd, "ntasks_per_node", false, &b->per_node);
   px_rd_u32(&rd, "gpus_per_task", false, &b->gpus_per_task);
+  px_rd_str(&rd, "distribution", false, &b->distribution);
+  if (!rd.err && b->distribution) { /* srun -m: Slurm's grammar, the job spec's check */
+    struct px_jobspec probe;
+    px_jobspec_init(&probe);
+    probe.distribution = b->distribution;
+    probe.nodelist = "-"; /* arbitrary: the step's nodes are the job's */
+    struct px_diag why;
+    if (px_jobspec_check_launch(&probe, &why)) px_rd_fail(&rd, "distribution", "%s", why.msg);
+  }
   if (!rd.err && b->gpus_per_task > 64) px_rd_fail(&rd, "gpus_per_task", "%u is more than 64", b->gpus_per_task);
   if (!rd.err && !b->nargv) px_rd_fail(&rd, "argv", "must not be empty");
   if (!rd.err && b->out_dir[0] != '/') px_rd_fail(&rd, "out_dir", "must be an absolute path");
@@ -164,7 +174,8 @@ static void send_orders(struct px_server *s, const struct sstep *t, const struct
   struct px_step_order o = {.job_id = t->job_id, .step_id = t->step_id, .restart_count = t->restart,
                             .argv = b->argv, .env = b->env, .cwd = b->cwd, .out_dir = b->out_dir,
                             .nodes = names, .nnodes = t->nnodes, .tasks_per_node = t->tasks,
-                            .ntasks = t->ntasks, .gpus_per_task = b->gpus_per_task};
+                            .ntasks = t->ntasks, .gpus_per_task = b->gpus_per_task,
+                            .distribution = b->distribution};
   for (uint32_t i = 0; i < t->nnodes; i++) {
     char *json = px_step_order_encode(&o);
     if (!json || px_outbox_push(s->outbox, t->node[i], PX_ORDER_STEP, json))

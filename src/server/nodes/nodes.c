@@ -66,7 +66,8 @@ static void launch_one(struct px_server *s, const struct px_sjob *j, uint32_t ra
       .node_rank = rank, .ntasks = ntasks, .tasks_per_node = tpn,
       .cpus_per_task = sp->cpus_per_task ? sp->cpus_per_task : 1, .gpus = gpus, .ngpus = ng,
       .gpus_per_node = gpn, .ncpus = j->alloc[rank].ncpu, .mem_mib = j->alloc[rank].mem_mib,
-      .master_port = (uint16_t)(20000 + j->id % 20000)};
+      .master_port = (uint16_t)(20000 + j->id % 20000), .open_mode = sp->open_mode, .hint = sp->hint,
+      .distribution = sp->distribution, .cpus_per_gpu = sp->cpus_per_gpu};
   l.service = px_svc_launch_of(s, j); /* a service's replica: ports, health check */
   char *json = px_launch_encode(&l);
   px_svc_launch_release(l.service);

@@ -17,7 +17,8 @@ static const char *launch_json =
     "\"env\":[\"PATH=/bin\"],\"nodes\":[\"n01\",\"n02\"],\"node_addrs\":[\"10.0.0.1\",\"10.0.0.2\"],"
     "\"node_rank\":1,\"ntasks\":4,\"tasks_per_node\":[2,2],\"cpus_per_task\":8,"
     "\"gpus\":[2,3],\"gpus_per_node\":[2,2],\"cpu_ids\":[16,17],\"ncpus\":16,"
-    "\"mem_mib\":4096,\"master_port\":29500,\"time_limit_s\":3600,\"start_time\":1700000000}";
+    "\"mem_mib\":4096,\"master_port\":29500,\"time_limit_s\":3600,\"start_time\":1700000000,"
+    "\"open_mode\":\"append\",\"hint\":\"nomultithread\",\"distribution\":\"cyclic\",\"cpus_per_gpu\":4}";
 
 static void launch_round_trip(void **state) {
   (void)state;
@@ -42,6 +43,10 @@ static void launch_round_trip(void **state) {
   assert_int_equal(l2.tasks_per_node[0], 2);
   assert_string_equal(l2.node_addrs[0], "10.0.0.1");
   assert_int_equal(l2.time_limit_s, 3600);
+  assert_string_equal(l2.open_mode, "append"); /* issue 17's layout options travel */
+  assert_string_equal(l2.hint, "nomultithread");
+  assert_string_equal(l2.distribution, "cyclic");
+  assert_int_equal(l2.cpus_per_gpu, 4);
   free(again);
   px_launch_fini(&l);
   px_launch_fini(&l2);
@@ -202,7 +207,7 @@ static void step_codecs(void **state) {
   uint32_t tpn[] = {2, 1};
   struct px_step_order o = {.job_id = 7, .step_id = 3, .restart_count = 1, .argv = argv, .env = env,
                             .cwd = "/home/a", .out_dir = "/home/a/.s", .nodes = nodes, .nnodes = 2,
-                            .tasks_per_node = tpn, .ntasks = 3, .gpus_per_task = 2};
+                            .tasks_per_node = tpn, .ntasks = 3, .gpus_per_task = 2, .distribution = "cyclic"};
   struct px_agent_work w = {.seq = 9, .step = &o, .nstep = 1}, w2;
   struct px_diag d;
   char *s = px_agent_work_encode(&w);
@@ -216,6 +221,7 @@ static void step_codecs(void **state) {
   assert_int_equal(w2.step[0].tasks_per_node[0], 2);
   assert_string_equal(w2.step[0].nodes[1], "n02");
   assert_int_equal(w2.step[0].gpus_per_task, 2);
+  assert_string_equal(w2.step[0].distribution, "cyclic"); /* srun -m (issue 17) */
   px_agent_work_fini(&w2);
   free(s);
   /* no step: no "step" key at all (an older agent's strict decoder) */

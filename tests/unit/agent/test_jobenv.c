@@ -149,6 +149,50 @@ static void mig_instances_by_uuid(void **state) {
   unlink(file);
 }
 
+/* -m: ranks per node, worked by hand. 7 tasks over 3 nodes of 3, 2, 2:
+ * block 0-2 | 3-4 | 5-6; cyclic deals one at a time: 0,3,6 | 1,4 | 2,5;
+ * plane=2 deals two at a time: 0,1,6 | 2,3 | 4,5. And the layout options
+ * reach the environment as Slurm's batch shows them (the harness: --open-mode
+ * as its letter). */
+static void distributions_and_layout_env(void **state) {
+  (void)state;
+  static uint32_t counts[] = {3, 2, 2};
+  static const struct {
+    const char *dist;
+    uint32_t want[3][3];
+  } cases[] = {{NULL, {{0, 1, 2}, {3, 4}, {5, 6}}},
+               {"block:cyclic", {{0, 1, 2}, {3, 4}, {5, 6}}},
+               {"cyclic", {{0, 3, 6}, {1, 4}, {2, 5}}},
+               {"cyclic:block,Pack", {{0, 3, 6}, {1, 4}, {2, 5}}},
+               {"plane=2", {{0, 1, 6}, {2, 3}, {4, 5}}}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (uint32_t node = 0; node < 3; node++)
+      for (uint32_t k = 0; k < counts[node]; k++) {
+        struct px_launch l = {.nnodes = 3, .node_rank = node, .ntasks = 7, .tasks_per_node = counts,
+                              .distribution = (char *)cases[c].dist};
+        uint32_t got = px_jobenv_proc_id(&l, k);
+        if (got != cases[c].want[node][k])
+          fail_msg("%s: node %u task %u is rank %u, want %u", cases[c].dist ? cases[c].dist : "block", node, k, got,
+                   cases[c].want[node][k]);
+      }
+  struct px_launch l = gang();
+  l.open_mode = "append", l.hint = "nomultithread", l.distribution = "cyclic", l.cpus_per_gpu = 2;
+  struct px_jobenv_site site = {"bench", "gpu0002", false};
+  struct px_task_ident t = {.local_id = 0, .proc_id = 1, .local_tasks = 1, .batch = true};
+  struct px_strvec e = {0};
+  assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
+  assert_string_equal(px_jobenv_get(&e, "SLURM_OPEN_MODE"), "a");
+  assert_string_equal(px_jobenv_get(&e, "SLURM_HINT"), "nomultithread");
+  assert_string_equal(px_jobenv_get(&e, "SLURM_DISTRIBUTION"), "cyclic");
+  assert_string_equal(px_jobenv_get(&e, "SLURM_CPUS_PER_GPU"), "2");
+  px_strvec_free_all(&e);
+  l = gang(); /* not given: not set, as Slurm */
+  assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
+  assert_null(px_jobenv_get(&e, "SLURM_OPEN_MODE"));
+  assert_null(px_jobenv_get(&e, "SLURM_DISTRIBUTION"));
+  px_strvec_free_all(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(hostlists),
@@ -156,6 +200,7 @@ int main(void) {
       cmocka_unit_test(batch_env_renumbered_array),
       cmocka_unit_test(output_patterns),
       cmocka_unit_test(mig_instances_by_uuid),
+      cmocka_unit_test(distributions_and_layout_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

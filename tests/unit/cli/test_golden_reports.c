@@ -239,6 +239,39 @@ static void scontrol_matches_transcript(void **state) {
   expect("scontrol_partition.txt", got, part_patch);
 }
 
+/* The options of issue 17 in scontrol show job, against the Slurm 22.05
+ * harness's own output for the same held job (captured into
+ * golden/harness/scontrol_job_options.txt by the command in its README):
+ * sbatch -H -J opts -t 5 -o envout.txt --open-mode=append -m cyclic
+ * --hint=nomultithread --gpus=1 --cpus-per-gpu=2 -w gpu0004 -x gpu0003
+ * --time-min=2 --reservation=r1 --wrap true. */
+static void scontrol_job_options_match_harness(void **state) {
+  (void)state;
+  FILE *out;
+  char *got;
+  struct px_job_info j;
+  job_init(&j, 47, "batch", "opts", "PENDING", "JobHeldUser", 0);
+  free(j.spec.account), free(j.spec.qos); /* the harness ran without accounting */
+  j.spec.account = j.spec.qos = NULL;
+  j.spec.time_limit_s = 300, j.spec.time_min_s = 120;
+  j.spec.nodelist = strdup("gpu0004"), j.spec.exclude = strdup("gpu0003");
+  j.spec.reservation = strdup("r1"), j.spec.hint = strdup("nomultithread");
+  j.spec.distribution = strdup("cyclic"), j.spec.open_mode = strdup("append");
+  j.spec.gpus = 1, j.spec.cpus_per_gpu = 2;
+  j.spec.workdir = strdup("/tmp/sbp"), j.spec.stdout_path = strdup("envout.txt");
+  j.mem_mib = 1024000;
+  j.ngpus = 1;
+  j.submit_time = 1796408302; /* 2026-12-04T18:18:22Z */
+  RENDER(out, got, px_fmt_scontrol_job(out, &j, 1796408302));
+  static const char *const patch[][2] = {
+      {"AllocNode:Sid=localhost:13797", "AllocNode:Sid=localhost:0"}, /* no session id */
+      /* Slurm leaves a pending job's --gpus (TresPerJob) out of its TRES; Phalanx counts it */
+      {"TRES=cpu=1,mem=1000G,node=1,billing=1", "TRES=cpu=1,mem=1000G,node=1,billing=1,gres/gpu=1"},
+      {NULL, NULL}};
+  expect("harness/scontrol_job_options.txt", got, patch);
+  px_jobspec_fini(&j.spec);
+}
+
 /* A pending array record shows its remainder as the task id, as Slurm's
  * "ArrayTaskId=3-9%2"; a started task its own index. */
 static void scontrol_array_ids(void **state) {
@@ -274,6 +307,7 @@ int main(void) {
       cmocka_unit_test(sprio_matches_transcript),
       cmocka_unit_test(scontrol_matches_transcript),
       cmocka_unit_test(scontrol_array_ids),
+      cmocka_unit_test(scontrol_job_options_match_harness),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

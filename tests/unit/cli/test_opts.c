@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "spec_fields.h"
@@ -127,8 +128,25 @@ static void options_map_to_jobspec(void **state) {
       {"--comment=hello", "comment", "hello"},
       {"-vv", "verbose", "2"},
       {"-Hv", "hold", "1"},
-      /* A later --mem form replaces an earlier one from another source. */
       {"-J a -J b", "name", "b"},
+      /* issue 17: the options real scripts use */
+      {"-w gpu[01-02],gpu07", "nodelist", "gpu[01-02],gpu07"},
+      {"--nodelist=n1", "nodelist", "n1"},
+      {"-x n[3-4]", "exclude", "n[3-4]"},
+      {"--exclude=n9", "exclude", "n9"},
+      {"--reservation=maint", "reservation", "maint"},
+      {"--cpus-per-gpu=8", "cpus_per_gpu", "8"},
+      {"--open-mode=append", "open_mode", "append"},
+      {"--open-mode=a", "open_mode", "append"}, /* Slurm reads the first letter */
+      {"--open-mode=Truncate", "open_mode", "truncate"},
+      {"--hint=nomultithread", "hint", "nomultithread"},
+      {"--hint=Compute_Bound,multithread", "hint", "compute_bound,multithread"},
+      {"-m cyclic", "distribution", "cyclic"},
+      {"--distribution=plane=4", "distribution", "plane=4"},
+      {"-m block:cyclic,Pack", "distribution", "block:cyclic,Pack"},
+      {"-m arbitrary -w n1", "distribution", "arbitrary"},
+      {"--time-min=30", "time_min_s", "1800"},
+      {"--time-min=1-0", "time_min_s", "86400"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     struct px_jobspec s;
@@ -166,6 +184,24 @@ static void bad_values_are_errors_with_slurms_words(void **state) {
       {"--begin=someday", "Invalid time specification someday"},
       {"--exclusive=user", "--exclusive=user is not supported"},
       {"--mem=1G --mem-per-cpu=1G", "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."},
+      {"--mem-per-cpu=1G --mem-per-gpu=2G", "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."},
+      /* issue 17: Slurm 22.05's words, from the reference harness */
+      {"--cpus-per-gpu=0", "Invalid numeric value \"0\" for --cpus-per-gpu."},
+      {"--cpus-per-gpu=abc", "Invalid numeric value \"abc\" for --cpus-per-gpu."},
+      {"--cpus-per-gpu=4 -c 2", "--cpus-per-gpu is mutually exclusive with --cpus-per-task"},
+      {"--open-mode=bogus", "Invalid --open-mode specification"},
+      {"--hint=bogus", "unrecognized --hint argument \"bogus\", see --hint=help"},
+      {"-m bogus", "Invalid --distribution specification"},
+      {"-m cyclic:bogus", "Invalid --distribution specification"},
+      {"-m block:cyclic:cyclic:cyclic", "Invalid --distribution specification"},
+      {"-m plane", "Invalid plane size or size not specified"},
+      {"-m plane=0", "Invalid plane size or size not specified"},
+      {"-m arbitrary", "With Arbitrary distribution you need to specify a nodelist or hostfile with the -w option"},
+      {"--time-min=bogus", "Invalid --time-min specification"},
+      {"--time-min=0", "Invalid time-min specification (exceeds job's time or other limits)"},
+      {"-w /nonexistent/nodes", "slurm_allocate_resources error opening file /nonexistent/nodes, No such file or directory"},
+      {"-w n[1-3] -N 2", "invalid number of nodes (-N 3-2)"},
+      {"--nodelist=", "--nodelist: empty node list"},
       {"--bogus", "unrecognized option '--bogus'"},
       {"-Z", "unrecognized option '-Z'"},
       {"-t", "option requires an argument -- 't'"},
@@ -250,10 +286,10 @@ static void directives_then_command_line(void **state) {
 static void directive_errors_name_the_line(void **state) {
   struct px_cli_optlist l = {0};
   struct px_diag d;
-  assert_int_equal(px_cli_parse_directives("#!/bin/sh\n#SBATCH -J ok\n#SBATCH --nodelist=n1\n", &l, &d),
+  assert_int_equal(px_cli_parse_directives("#!/bin/sh\n#SBATCH -J ok\n#SBATCH --licenses=x\n", &l, &d),
                    PX_EUNSUPPORTED);
   assert_int_equal(d.line, 3);
-  assert_non_null(strstr(d.msg, "batch script line 3: option --nodelist is not supported"));
+  assert_non_null(strstr(d.msg, "batch script line 3: option --licenses is not supported"));
   px_cli_optlist_fini(&l);
   assert_int_equal(px_cli_parse_directives("#!/bin/sh\n#SBATCH -t 5 stray\n", &l, &d), PX_EINVAL);
   assert_non_null(strstr(d.msg, "line 2: unexpected argument 'stray'"));
@@ -271,25 +307,62 @@ static void directive_errors_name_the_line(void **state) {
   assert_false(px_cli_script_has_shebang("echo hi\n"));
 }
 
+/* Slurm 22.05 counts the script's memory form with the command line's (the
+ * harness: "#SBATCH --mem-per-cpu=1G" and "sbatch --mem=2G" is its fatal
+ * error); the same form in both is an ordinary override. */
 static void memory_forms_across_sources(void **state) {
-  /* Script says --mem, command line says --mem-per-gpu: the command line's
-   * form replaces the script's (no mutual-exclusion error across sources). */
-  struct px_cli_optlist file = {0}, cli = {0};
-  struct px_diag d;
-  assert_int_equal(px_cli_parse_directives("#!/bin/sh\n#SBATCH --mem=64G\n", &file, &d), 0);
-  char *argv[] = {"sbatch", "--mem-per-gpu=40G", NULL};
-  int first;
-  assert_int_equal(px_cli_parse_argv(PX_TOOL_SBATCH, 2, argv, &cli, &first, &d), 0);
+  static const struct {
+    const char *script, *cli;
+    int rc;
+  } cases[] = {{"#!/bin/sh\n#SBATCH --mem-per-cpu=1G\n", "--mem=2G", PX_EINVAL},
+               {"#!/bin/sh\n#SBATCH --mem-per-cpu=1G\n", "--mem-per-gpu=40G", PX_EINVAL},
+               {"#!/bin/sh\n#SBATCH --mem=64G\n", "--mem=32G", 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    struct px_cli_optlist file = {0}, cli = {0};
+    struct px_diag d;
+    assert_int_equal(px_cli_parse_directives(cases[i].script, &file, &d), 0);
+    char *argv[] = {"sbatch", (char *)cases[i].cli, NULL};
+    int first;
+    assert_int_equal(px_cli_parse_argv(PX_TOOL_SBATCH, 2, argv, &cli, &first, &d), 0);
+    struct px_jobspec s;
+    struct px_cli_extra x = {0};
+    px_jobspec_init(&s);
+    assert_int_equal(px_cli_apply(&file, &s, &x, NOW, &d), 0);
+    assert_int_equal(px_cli_apply(&cli, &s, &x, NOW, &d), cases[i].rc);
+    assert_int_equal(x.fatal, cases[i].rc != 0); /* "sbatch: fatal: ..." as Slurm */
+    if (!cases[i].rc) assert_int_equal(s.mem_per_node_mib, 32768);
+    px_jobspec_fini(&s);
+    px_cli_optlist_fini(&file);
+    px_cli_optlist_fini(&cli);
+  }
+}
+
+/* A node list with a '/' is a file of names: blanks, commas and newlines
+ * separate them (Slurm's reading); an empty file is refused. */
+static void node_files(void **state) {
+  char path[] = "/tmp/px-nodes-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs("gpu01, gpu03\n\n gpu[05-06]\n", f);
+  fclose(f);
+  char line[128];
   struct px_jobspec s;
-  struct px_cli_extra x = {0};
-  px_jobspec_init(&s);
-  assert_int_equal(px_cli_apply(&file, &s, &x, NOW, &d), 0);
-  assert_int_equal(px_cli_apply(&cli, &s, &x, NOW, &d), 0);
-  assert_int_equal(s.mem_per_node_mib, 0);
-  assert_int_equal(s.mem_per_gpu_mib, 40960);
+  struct px_cli_extra x;
+  struct px_diag d;
+  snprintf(line, sizeof line, "-w %s -x %s", path, path);
+  assert_int_equal(run_cli(line, &s, &x, &d), 0);
+  assert_string_equal(s.nodelist, "gpu01,gpu03,gpu[05-06]");
+  assert_string_equal(s.exclude, "gpu01,gpu03,gpu[05-06]");
   px_jobspec_fini(&s);
-  px_cli_optlist_fini(&file);
-  px_cli_optlist_fini(&cli);
+  f = fopen(path, "w");
+  fputs(" \n", f);
+  fclose(f);
+  snprintf(line, sizeof line, "--exclude=%s", path);
+  assert_int_equal(run_cli(line, &s, &x, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "names no node"));
+  px_jobspec_fini(&s);
+  unlink(path);
 }
 
 int main(void) {
@@ -302,6 +375,7 @@ int main(void) {
       cmocka_unit_test(directives_then_command_line),
       cmocka_unit_test(directive_errors_name_the_line),
       cmocka_unit_test(memory_forms_across_sources),
+      cmocka_unit_test(node_files),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

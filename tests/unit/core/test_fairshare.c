@@ -50,7 +50,7 @@ static uint32_t find(const struct px_conf *c, const char *name) {
 
 /* Builds the tree, sets each user's raw usage (and its ancestors' sums, as
  * Slurm charges every level) and runs the Fair Tree pass at one instant. */
-static struct px_core *tree_core(struct px_conf **confp, const struct row *rows, size_t n) {
+static struct px_core *tree_core_merge(struct px_conf **confp, const struct row *rows, size_t n, bool merge) {
   struct px_testconf_spec s = {.nnodes = 1, .gpus_per_node = 8, .cpus_per_node = 8, .mem_mib = 1024};
   struct px_conf *conf = px_testconf_new(&s);
   for (size_t i = 0; i < n; i++) {
@@ -60,6 +60,7 @@ static struct px_core *tree_core(struct px_conf **confp, const struct row *rows,
                               : px_testconf_account(conf, rows[i].name, parent, rows[i].shares);
     assert_int_not_equal(a, PX_NONE);
   }
+  conf->sched.fair_tree_merge_ties = merge;
   struct px_core *c = tc_core(conf);
   assert_non_null(c);
   for (size_t i = 0; i < n; i++) {
@@ -70,6 +71,10 @@ static struct px_core *tree_core(struct px_conf **confp, const struct row *rows,
   pxc_fs_update(c, 1000);
   *confp = conf;
   return c;
+}
+
+static struct px_core *tree_core(struct px_conf **confp, const struct row *rows, size_t n) {
+  return tree_core_merge(confp, rows, n, false);
 }
 
 static const struct px_share_view *row_of(struct px_core *c, const struct px_conf *conf,
@@ -150,6 +155,54 @@ static void fair_tree_ranks_classic_example(void **state) {
   px_conf_free(conf);
 }
 
+/*
+ * Tied sibling accounts, worked by hand. root: X (1 share, usage 10) and Y
+ * (1 share, usage 10): S = 0.5 each, U = 10/20, Level FS 1 = 1, a tie (X
+ * first, in file order). X: x1 (usage 2) 0.5/(2/10) = 2.5, x2 (usage 8)
+ * 0.5/(8/10) = 0.625. Y: account YB (yb1, usage 4) 0.5/(4/10) = 1.25 and
+ * user y1 (usage 6) 0.5/(6/10) = 0.8333, so Y's level sorts YB, y1; yb1 is
+ * 1/(4/4) = 1. N = 4 users.
+ *
+ * Slurm 22.05 (fair_tree.c never merges, the tie passes down): X's subtree
+ * first, x1 rank 4, x2 rank 3; Y is tied with X, so its first child YB
+ * starts tied, and YB's first child yb1 too: yb1 keeps rank 3; y1 is not
+ * tied with YB (0.8333 != 1.25): rank 1 (rnt counted down to 1). Factors
+ * x1 4/4, x2 3/4, yb1 3/4, y1 1/4.
+ *
+ * FairTreeMergeTies=YES (the documented merge): X's and Y's children in one
+ * level, x1 2.5 > YB 1.25 > y1 0.8333 > x2 0.625: x1 4/4, yb1 3/4 (YB's
+ * only user), y1 2/4, x2 1/4.
+ */
+static void fair_tree_ties_as_slurm_computes(void **state) {
+  (void)state;
+  static const struct row rows[] = {
+      {"X", "root", 0, 1, 0, 0},   {"Y", "root", 0, 1, 0, 0},   {"x1", "X", 1, 1, 2, 0},
+      {"x2", "X", 1, 1, 8, 0},     {"y1", "Y", 1, 1, 6, 0},     {"YB", "Y", 0, 1, 0, 0},
+      {"yb1", "YB", 1, 1, 4, 0},
+  };
+  static const struct {
+    const char *user;
+    int slurm, merged; /* rank out of 4 */
+  } want[] = {{"x1", 4, 4}, {"x2", 3, 1}, {"yb1", 3, 3}, {"y1", 1, 2}};
+  for (int merge = 0; merge < 2; merge++) {
+    struct px_conf *conf;
+    struct px_core *c = tree_core_merge(&conf, rows, sizeof rows / sizeof rows[0], merge);
+    struct px_share_view v;
+    row_of(c, conf, "X", &v);
+    double lx = v.level_fs;
+    row_of(c, conf, "Y", &v);
+    assert_true(lx == v.level_fs && fabs(lx - 1.0) < 1e-12); /* the tie */
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+      row_of(c, conf, want[i].user, &v);
+      int rank = merge ? want[i].merged : want[i].slurm;
+      if (fabs(v.fairshare - rank / 4.0) > 1e-12)
+        fail_msg("%s (%s): fairshare %f, want %d/4", want[i].user, merge ? "merged" : "slurm", v.fairshare, rank);
+    }
+    px_core_free(c);
+    px_conf_free(conf);
+  }
+}
+
 /* alice's 8-GPU job started at t=1000, billed 1 per GPU (8/s). */
 static void one_job(struct tc_fx *f, int64_t half_life_s) {
   f->conf = tc_conf(1, 8, 0, 0);
@@ -200,6 +253,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fair_tree_reproduces_slurm_test24_4),
       cmocka_unit_test(fair_tree_ranks_classic_example),
+      cmocka_unit_test(fair_tree_ties_as_slurm_computes),
       cmocka_unit_test(usage_accrues_and_decays),
       cmocka_unit_test(usage_without_decay_is_linear),
   };

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The Slurm compatibility corpus of job options (tests/compat/, issue 17) on a
+# real `phalanx dev` cluster of 4 nodes dev[1-4]: every script is submitted
+# with sbatch (its #SBATCH lines are the options under test), runs, and its
+# output holds the KEY=VALUE lines its "# expect:" lines name, which are what
+# Slurm 22.05 gave for the same script on the reference harness (recorded in
+# its "# slurm:" lines). Then tests/compat/errors.txt: each refused command
+# line gives Slurm's first stderr line and exit status.
+source "$(dirname "$0")/lib_dev.sh"
+corpus=$PX_SRC/tests/compat
+work=$tmp/work
+mkdir -p "$work"
+start_dev "sbatch squeue scancel sinfo sacct scontrol srun" --nodes 4 --cpus 128 --mem-mib 1048576
+wait_for 30 sh -c '[ "$(sinfo -h -t idle -o %D -p batch)" = 4 ]' || { echo "nodes not idle"; sinfo; exit 1; }
+cd "$work"
+printf 'dev1\ndev4\n' >nodes.txt
+printf 'dev1, dev3\ndev4\n' >flaky.txt
+printf '#!/bin/sh\n#SBATCH --mem-per-cpu=1G\ntrue\n' >memcpu.sh
+# The reservation 14_reservation.sh runs in: dev3, for the dev cluster's
+# account, made just before it (an account's reservation is blocked in
+# backfill's plan for the account's other jobs too, so the earlier scripts
+# must not meet it).
+make_reservation() {
+  local resv sock=${PHALANX_SERVER#unix:}
+  resv=$(curl -s --unix-socket "$sock" -X POST http://px/v1/reservations \
+    -d '{"name":"compat","nodes":["dev3"],"duration_s":3600,"account":"ops"}')
+  [ "$resv" = '{"name":"compat"}' ] || fail "reservation: $resv"
+}
+
+# --time-min in backfill (first, before the corpus's reservation blocks dev3): A holds dev1 (10 min), B needs all four nodes and
+# is reserved from A's end; C (60 min, TimeMin 5) on dev2 would delay B, so
+# it starts with its limit cut to end by B's start; D, the same without
+# --time-min, waits. scontrol shows C's cut limit, as Slurm's.
+running() { [ "$(squeue -h -j "$1" -o %t)" = R ]; }
+a=$(sbatch --parsable -A ops -w dev1 --exclusive -t 10 --wrap 'sleep 600')
+wait_for 30 running "$a" || fail "time-min: A did not start"
+b=$(sbatch --parsable -A ops -N 4 --exclusive -t 10 --wrap true)
+c=$(sbatch --parsable -A ops -w dev2 --exclusive -t 60 --time-min=5 --wrap 'sleep 600')
+d=$(sbatch --parsable -A ops -w dev3 --exclusive -t 60 --wrap 'sleep 600')
+wait_for 30 running "$c" || fail "time-min: C did not start: $(squeue)"
+limit=$(scontrol show job "$c" | grep -o 'TimeLimit=[^ ]*')
+limit=${limit#TimeLimit=}
+secs=$(awk -F: '{print $1 * 3600 + $2 * 60 + $3}' <<<"$limit")
+[ "$secs" -ge 300 ] && [ "$secs" -le 1500 ] || fail "time-min: C runs under $limit, want 5 to 25 minutes"
+scontrol show job "$c" | grep -q 'TimeMin=00:05:00' || fail "time-min: C's TimeMin"
+[ "$(squeue -h -j "$d" -o %t)" = PD ] || fail "time-min: D without --time-min started"
+scancel "$a" "$b" "$c" "$d"
+echo "ok   --time-min: C started with TimeLimit=$limit while D waits"
+
+expect_lines() { grep -o '^# expect: .*' "$1" | sed 's/^# expect: //'; }
+runs_of() { local r; r=$(sed -n 's/^# runs: //p' "$1"); echo "${r:-1}"; }
+out_file() { # the -o of the script, else slurm-ID.out
+  local o
+  o=$(sed -n 's/^#SBATCH -o //p' "$1")
+  echo "${o:-slurm-$2.out}"
+}
+finished() { [ "$(sacct -X -n -P -o State -j "$1")" = COMPLETED ]; }
+
+declare -A job_of
+for script in "$corpus"/[0-9]*.sh; do
+  base=$(basename "$script" .sh)
+  [ "$base" = 14_reservation ] && make_reservation
+  for _ in $(seq "$(runs_of "$script")"); do
+    out=$(sbatch -A ops -t 20 "$script" 2>&1)
+    id=${out#Submitted batch job }
+    [ "$out" = "Submitted batch job $id" ] || { fail "$base: $out"; continue 2; }
+    job_of[$base]=$id
+    # runs of one output file follow each other (the append case)
+    wait_for 60 finished "$id" || { fail "$base: job $id did not complete: $(sacct -X -n -P -o State -j "$id")"; continue 2; }
+  done
+done
+for script in "$corpus"/[0-9]*.sh; do
+  base=$(basename "$script" .sh)
+  id=${job_of[$base]:-}
+  [ -n "$id" ] || continue
+  wait_for 60 finished "$id" || { fail "$base: job $id did not complete"; continue; }
+  file=$(out_file "$script" "$id")
+  while IFS= read -r want; do
+    if [[ $want == lines=* ]]; then
+      got="lines=$(grep -c . "$file")"
+    else
+      got=$(grep -m1 -x -F -- "$want" "$file" || true)
+    fi
+    [ "$got" = "$want" ] || fail "$base (job $id): want '$want', $file has: $(tr '\n' '|' <"$file")"
+  done < <(expect_lines "$script")
+  echo "ok   $base"
+done
+
+# Outputs as Slurm 22.05's from the moment of submission (transcript and
+# harness): no -t is the partition's DefaultTime (dev's batch: 1:00:00), the
+# QoS is named (normal), and a job waiting on a dependency says Dependency at
+# once, its terms marked (unfulfilled).
+held=$(sbatch --parsable -A ops -H --wrap true)
+dep=$(sbatch --parsable -A ops -d "afterok:$held" --wrap true)
+show=$(scontrol show job "$held")
+grep -q '^   RunTime=00:00:00 TimeLimit=01:00:00 TimeMin=N/A$' <<<"$show" || fail "default TimeLimit: $show"
+grep -q '^   Priority=0 Nice=0 Account=ops QOS=normal$' <<<"$show" || fail "held: Priority=0, QOS name: $show"
+[ "$(squeue -h -j "$dep" -o %Q)" -gt 0 ] || fail "priority of a job that is not held: $(squeue -h -j "$dep" -o %Q)"
+[ "$(squeue -h -j "$dep" -o '%r %E')" = "Dependency afterok:$held(unfulfilled)" ] ||
+  fail "dependency at submission: $(squeue -h -j "$dep" -o '%r %E')"
+scontrol show job "$dep" | grep -q "^   JobState=PENDING Reason=Dependency Dependency=afterok:$held(unfulfilled)$" ||
+  fail "scontrol dependency: $(scontrol show job "$dep")"
+begin=$(sbatch --parsable -A ops --begin=now+1hour --wrap true)
+[ "$(squeue -h -j "$begin" -o %r)" = BeginTime ] || fail "--begin at submission: $(squeue -h -j "$begin" -o %r)"
+scancel "$held" "$dep" "$begin"
+echo "ok   scontrol show job defaults (TimeLimit, QOS) and Dependency at submission"
+
+# The refusals, with Slurm's first line and exit status.
+while IFS=$'\t' read -r args want rc; do
+  [[ -z $args || $args == \#* ]] && continue
+  # shellcheck disable=SC2086 # the corpus line is the command line
+  got=$(sbatch -A ops -t 20 $args 2>&1 >/dev/null)
+  got_rc=$?
+  if [[ $want == differs:* ]]; then
+    [ "$got_rc" = "$rc" ] || fail "sbatch $args: exit $got_rc, want $rc ($got)"
+    echo "ok   sbatch $args (known difference, refused: $(tail -n1 <<<"$got"))"
+    continue
+  fi
+  [ "$(head -n1 <<<"$got")" = "$want" ] && [ "$got_rc" = "$rc" ] ||
+    fail "sbatch $args: got '$(head -n1 <<<"$got")' exit $got_rc, want '$want' exit $rc"
+done <"$corpus/errors.txt"
+echo "ok   $(grep -c $'^[^#].*\t' "$corpus/errors.txt") refusals checked"
+[ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all compat options ok"
