@@ -177,7 +177,7 @@ static void distributions_and_layout_env(void **state) {
       }
   struct px_launch l = gang();
   l.open_mode = "append", l.hint = "nomultithread", l.distribution = "cyclic", l.cpus_per_gpu = 2;
-  struct px_jobenv_site site = {"bench", "gpu0002", false};
+  struct px_jobenv_site site = {"bench", "gpu0002", false, NULL};
   struct px_task_ident t = {.local_id = 0, .proc_id = 1, .local_tasks = 1, .batch = true};
   struct px_strvec e = {0};
   assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
