@@ -128,6 +128,7 @@ for try in 1 2 3; do
   J=$("$BIN/sbatch" --parsable -p ha --gres=gpu:1 -t 1 --wrap 'sleep 30' 2>>"$T/sbatch.err") && break
 done
 [ -n "${J:-}" ] || fail "submit after the kill: $(cat "$T/sbatch.err")"
+echo "bench_ha: job $J acknowledged $(python3 -c "print(round($(now) - $t0, 2))") s after the kill" >&2
 started() { [ "$(curl -sf --unix-socket "$T/b/phalanx.sock" "http://x/v1/jobs?id=$J" | jq -r '.jobs[0].state')" = RUNNING ]; }
 until_ok 60 started || fail "job $J did not start on the new leader"
 echo "ha_failover_s $(python3 -c "print(round($(now) - $t0, 2))") s"

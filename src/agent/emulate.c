@@ -237,7 +237,10 @@ static void register_done(void *ud, int rc, long status, char *body) {
     n->next_hb_ms = px_emu_mono_ms() + (int64_t)e->heartbeat_s * 1000 * (c->node + 1) / e->nnodes;
     n->poll_at_ms = 0;
     if (n->nrq) mark_dirty(e, c->node);
-  } else if (!rc && status == 503) { /* a standby, or a takeover under way: soon again */
+  } else if ((!rc && status == 503) || (rc == PX_ECONNECT && strchr(e->o->server, ','))) {
+    /* a standby (a takeover under way), or a controller gone while the list
+     * holds others (a request tries one; the next goes to another): soon
+     * again, not after a pause grown over the outage */
     n->reg_at_ms = px_emu_mono_ms() + PX_TAKEOVER_RETRY_MS;
   } else {
     if (!rc) px_warn("%s: register: HTTP %ld %s", n->name, status, body ? body : "");
@@ -318,7 +321,8 @@ static void poll_done(void *ud, int rc, long status, char *body) {
   } else if (rc != PX_ETIMEOUT) {
     if (!rc) px_warn("%s: work: HTTP %ld", n->name, status);
     if (!rc && (status == 404 || status == 409 || status == 401)) n->registered = false;
-    backoff(n, &n->poll_at_ms);
+    if (!rc && status == 503) n->poll_at_ms = px_emu_mono_ms() + PX_TAKEOVER_RETRY_MS; /* a standby: soon again */
+    else backoff(n, &n->poll_at_ms);
   }
   free(body);
   free(c);

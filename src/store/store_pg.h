@@ -17,7 +17,10 @@ struct pg_store {
   bool lost;        /* the last failure lost the connection (reset since) */
 };
 
-/* The tables of high availability (created at open, next to the schema). */
+/* The tables of high availability (created at open, next to the schema).
+ * The journal's term column is added only when missing: ALTER TABLE takes
+ * the journal's strongest lock even when it would change nothing, and every
+ * controller's start would then stall the leader's commits behind it. */
 #define PG_HA_SCHEMA                                                                       \
   "CREATE TABLE IF NOT EXISTS px_leader(id INTEGER PRIMARY KEY, term BIGINT NOT NULL,"     \
   " holder TEXT NOT NULL, addr TEXT NOT NULL, expires TIMESTAMPTZ NOT NULL);"              \
@@ -25,7 +28,9 @@ struct pg_store {
   "CREATE TABLE IF NOT EXISTS px_controllers(name TEXT PRIMARY KEY, addr TEXT NOT NULL,"   \
   " role TEXT NOT NULL, term BIGINT NOT NULL, seq BIGINT NOT NULL, pid BIGINT NOT NULL,"   \
   " seen TIMESTAMPTZ NOT NULL);"                                                           \
-  "ALTER TABLE journal ADD COLUMN IF NOT EXISTS term BIGINT NOT NULL DEFAULT 0;"
+  "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM information_schema.columns"                    \
+  " WHERE table_name = 'journal' AND column_name = 'term') THEN"                           \
+  " ALTER TABLE journal ADD COLUMN term BIGINT NOT NULL DEFAULT 0; END IF; END $$;"
 
 /* Fills errmsg and sqlstate from res (or the connection), clears res: PX_EIO.
  * A lost connection is reset, so that the next call reconnects (a reader's

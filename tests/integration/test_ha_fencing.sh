@@ -81,6 +81,8 @@ ok "2. database restarted: $(leader) leads (term $(term)), job $Y ran, $after jo
 # 3. the real agent follows a takeover
 n05_up() { api /v1/nodes/n05 | jq -e '.state == "IDLE"'; }
 wait_until 30 "n05 (real agent) idle" n05_up
+standby_up() { status_json | jq -e '[.controllers[] | select(.role == "standby" and .age_ms < 1500)] | length == 1'; }
+wait_until 30 "a standby to take over (one may be restarting after the database restart)" standby_up
 t=$(term)
 kill -9 "$(cat "$T/$(leader).pid")"
 Z=""
