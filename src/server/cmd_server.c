@@ -164,7 +164,10 @@ int px_cmd_server(int argc, char **argv) {
   if (rc) {
     fprintf(stderr, "phalanx server: %s\n", d.msg[0] ? d.msg : px_strerror(rc));
     px_conf_free(conf);
-    return 1;
+    /* A controller of several that lost the database while starting (a
+     * PostgreSQL restart under it) is as good as a deposed one: its
+     * supervisor starts it again as a standby once the database is back. */
+    return rc == PX_EIO && o.ha ? PX_HA_EXIT_DEPOSED : 1;
   }
   pthread_t sig_tid;
   pthread_create(&sig_tid, NULL, signal_thread, &sc);
