@@ -164,16 +164,22 @@ static struct px_conf *make_cluster(const struct opts *o, const struct px_trace 
   return c;
 }
 
+/*
+ * The --policy files, or the cluster's own keys ("default") when none is
+ * given. A replay of accounting always starts with the cluster's own keys
+ * ("cluster"): the fidelity figure is about that replay, and the policies
+ * are read against it.
+ */
 static int load_policies(const struct opts *o, const struct px_conf *c, struct px_sim_policy *pol, int *npol) {
   struct px_diag d;
-  *npol = o->npolicies ? o->npolicies : 1;
-  if (!o->npolicies) {
-    snprintf(pol[0].name, sizeof pol[0].name, "default");
+  int own = !o->npolicies || o->from_accounting;
+  if (own) {
+    snprintf(pol[0].name, sizeof pol[0].name, "%s", o->from_accounting ? "cluster" : "default");
     pol[0].sched = c->sched;
-    return 0;
   }
+  *npol = own + o->npolicies;
   for (int i = 0; i < o->npolicies; i++) {
-    if (px_sim_policy_load(&pol[i], o->policies[i], &c->sched, &d)) {
+    if (px_sim_policy_load(&pol[own + i], o->policies[i], &c->sched, &d)) {
       fprintf(stderr, "phalanx sim: policy %s\n", d.msg);
       return 2;
     }
@@ -254,9 +260,9 @@ int px_cmd_sim(int argc, char **argv) {
   }
   struct px_conf *conf = make_cluster(&o, &t);
   struct px_sim_setup s = {0};
-  struct px_sim_policy pol[MAX_POLICIES];
-  struct px_sim_result res[MAX_POLICIES + 1];
-  struct px_sim_fidelity fid[MAX_POLICIES];
+  struct px_sim_policy pol[MAX_POLICIES + 1];
+  struct px_sim_result res[MAX_POLICIES + 2];
+  struct px_sim_fidelity fid[MAX_POLICIES + 1];
   int npol = 0, nres = 0;
   rc = 2;
   if (!conf) goto out;

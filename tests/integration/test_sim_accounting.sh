@@ -68,12 +68,15 @@ ok() { echo "ok - $*"; }
 ok "export: each of $nsub finished jobs once, with resources, times, account, QoS, partition, array"
 
 # 2 and 3. The replay on the cluster's own slurm.conf, the record first.
-"$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" >report.txt 2>sim.err ||
+"$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" \
+  --policy "$PX_SRC/examples/policies/fifo.conf" >report.txt 2>sim.err ||
   fail "sim --from-accounting: $(cat sim.err report.txt)"
 grep -E '^ *policy|^ *jobs done|conserv' report.txt | head -5
-awk '/^ *policy/ { exit !($2 == "recorded") }' report.txt || fail "recorded is not the first column: $(head -5 report.txt)"
-grep -qE "^ *jobs done +$nsub +$nsub *$" report.txt || fail "jobs done: $(grep 'jobs done' report.txt)"
-fid=$(grep '^fidelity default:' report.txt) || fail "no fidelity line: $(tail -3 report.txt)"
+awk '/^ *policy/ { exit !($2 == "recorded" && $3 == "cluster" && $4 == "fifo") }' report.txt ||
+  fail "columns are not recorded, cluster, fifo: $(head -5 report.txt)"
+grep -qE "^ *jobs done +$nsub +$nsub +$nsub *$" report.txt || fail "jobs done: $(grep 'jobs done' report.txt)"
+grep -qE "^ *conservation +ok +ok +ok *$" report.txt || fail "conservation: $(grep conservation report.txt)"
+fid=$(grep "^fidelity cluster:" report.txt) || fail "no fidelity line: $(tail -3 report.txt)"
 echo "$fid"
 # Waits here are seconds and the record has whole seconds: the tolerance is
 # 50% of the mean wait or 2 s, whichever is larger.
