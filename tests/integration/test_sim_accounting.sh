@@ -22,12 +22,12 @@ cd "$tmp"
 # while it waits behind a hold.
 sub() { sbatch --parsable -t 5 "$@" | cut -d';' -f1; }
 ids=()
-for i in 1 2 3 4 5 6; do ids+=("$(sub -A ops --gres=gpu:1 --wrap "sleep $((i % 3 + 2))")"); done
-for i in 1 2; do ids+=("$(sub -A vision --gres=gpu:4 --wrap 'sleep 2')"); done
-ids+=("$(sub -A speech -N 2 --gres=gpu:4 --wrap 'sleep 3')")
-arr=$(sub -A ops --array=0-3 --gres=gpu:2 --wrap 'sleep 1')
-ids+=("$(sub -A vision -p urgent --qos high --gres=gpu:2 --wrap 'sleep 1')")
-ids+=("$(sub -A ops -d "afterok:${ids[0]}" --gres=gpu:1 --wrap 'sleep 1')")
+for i in 1 2 3 4 5 6; do ids+=("$(sub -A ops --gres=gpu:1 --wrap "sleep $((i % 3 * 2 + 4))")"); done
+for i in 1 2; do ids+=("$(sub -A vision --gres=gpu:4 --wrap 'sleep 6')"); done
+ids+=("$(sub -A speech -N 2 --gres=gpu:4 --wrap 'sleep 6')")
+arr=$(sub -A ops --array=0-3 --gres=gpu:2 --wrap 'sleep 2')
+ids+=("$(sub -A vision -p urgent --qos high --gres=gpu:2 --wrap 'sleep 2')")
+ids+=("$(sub -A ops -d "afterok:${ids[0]}" --gres=gpu:1 --wrap 'sleep 2')")
 held=$(sbatch --parsable -H -A ops --gres=gpu:1 --wrap 'sleep 1')
 scancel "$held"
 nsub=$((${#ids[@]} + 4))
@@ -78,11 +78,13 @@ grep -qE "^ *jobs done +$nsub +$nsub +$nsub *$" report.txt || fail "jobs done: $
 grep -qE "^ *conservation +ok +ok +ok *$" report.txt || fail "conservation: $(grep conservation report.txt)"
 fid=$(grep "^fidelity cluster:" report.txt) || fail "no fidelity line: $(tail -3 report.txt)"
 echo "$fid"
-# Waits here are seconds and the record has whole seconds: the tolerance is
-# 50% of the mean wait or 2 s, whichever is larger.
+# Waits here are seconds, the record has whole seconds, each start on the
+# real cluster comes up to a second after the decision, and the dependency
+# is not replayed (docs/simulator.md): the tolerance is 50% of the mean wait
+# or 3 s, whichever is larger.
 diff=$(echo "$fid" | sed -n 's/.*recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s.*/\1 \2/p')
 pct=$(echo "$fid" | sed -n 's/.*error \([0-9.]*\)% of the mean wait/\1/p')
-awk -v d="$diff" 'BEGIN { split(d, x, " "); tol = x[2] / 2 > 2 ? x[2] / 2 : 2; exit !(d != "" && x[1] <= tol) }' ||
+awk -v d="$diff" 'BEGIN { split(d, x, " "); tol = x[2] / 2 > 3 ? x[2] / 2 : 3; exit !(d != "" && x[1] <= tol) }' ||
   fail "fidelity: mean |wait difference| and mean wait $diff s: over the tolerance"
 ok "replay: recorded first, every job done, conserved, fidelity $pct%"
 
