@@ -46,6 +46,8 @@ static const struct verb verbs[] = {
      "resource usage per account or user", "sreport"},
     {"jobs", px_cmd_sacct, NULL, "jobs [-j IDS] [-S START] [-E END] [-s STATES] [-X] [-o FIELDS]",
      "finished and running jobs from accounting", "sacct"},
+    {"export", NULL, px_verb_export, "export [--since 30d|WHEN] [--output FILE]",
+     "finished jobs as a simulator trace, for phalanx sim --from-accounting (docs/simulator.md)", "none"},
     {"prio", px_cmd_sprio, NULL, "prio [-l] [-j IDS]", "the priority factors of pending jobs", "sprio"},
     {"reserve", NULL, px_verb_reserve, "reserve --name N (--nodes L|--gpus N) --start T --duration D",
      "reserve nodes or GPUs for accounts or users", "scontrol create reservation"},

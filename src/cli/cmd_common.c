@@ -187,3 +187,16 @@ bool px_cmd_list_has(const char *list, const char *item) {
   }
   return false;
 }
+
+int px_cmd_parse_since(const struct px_cmd *c, const char *since, int64_t *t) {
+  size_t digits = strspn(since, "0123456789");
+  bool span = digits > 0 && digits < 9 && strchr("dhm", since[digits]) && since[digits] && !since[digits + 1];
+  if (span) { /* 30d, 12h, 90m: a span back from now */
+    int64_t n = strtoll(since, NULL, 10);
+    *t = c->now - n * (since[digits] == 'd' ? 86400 : since[digits] == 'h' ? 3600 : 60);
+    return 0;
+  }
+  if (!px_cli_time_parse(since, c->now, t)) return 0;
+  px_cmd_error(c, "--since %s: not a time (try 30d, 12h, 2026-11-01 or now-7days)", since);
+  return 2;
+}

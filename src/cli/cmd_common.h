@@ -91,6 +91,10 @@ int px_verb_usage(int argc, char **argv);
 int px_verb_reserve(int argc, char **argv);
 int px_verb_token(int argc, char **argv);
 int px_verb_ui(int argc, char **argv);         /* cmd_ui.c */
+int px_verb_export(int argc, char **argv);     /* cmd_export.c */
+/* --since: a span back from now (30d, 12h, 90m) or a time (px_cli_time_parse);
+ * 0, or 2 after saying why on stderr. */
+int px_cmd_parse_since(const struct px_cmd *c, const char *since, int64_t *t);
 int px_verb_service(int argc, char **argv);    /* cmd_service.c */
 
 #endif

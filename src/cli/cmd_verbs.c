@@ -299,15 +299,7 @@ int px_verb_usage(int argc, char **argv) {
     return 2;
   }
   int64_t t;
-  size_t digits = strspn(since, "0123456789");
-  bool span = digits > 0 && digits < 9 && strchr("dhm", since[digits]) && since[digits] && !since[digits + 1];
-  if (span) { /* 30d, 12h, 90m: a span back from now */
-    int64_t n = strtoll(since, NULL, 10);
-    t = c.now - n * (since[digits] == 'd' ? 86400 : since[digits] == 'h' ? 3600 : 60);
-  } else if (px_cli_time_parse(since, c.now, &t)) {
-    px_cmd_error(&c, "--since %s: not a time (try 30d, 12h, 2026-11-01 or now-7days)", since);
-    return 2;
-  }
+  if (px_cmd_parse_since(&c, since, &t)) return 2;
   char path[256];
   snprintf(path, sizeof path, "/v1/usage?since=%lld&by=%s", (long long)t, by);
   int rc = simple_call(&c, "GET", path, NULL, "usage reports");

@@ -4,6 +4,12 @@
  *
  *   phalanx sim --trace FILE (--cluster NxG | --config FILE) [--policy FILE]...
  *               [--json] [--plots DIR] [--limit-factor F] [--seed N] [--qos-map RULES]
+ *   phalanx sim --from-accounting FILE --config slurm.conf [--policy FILE]...
+ *
+ * --from-accounting reads a trace written by `phalanx export` (the cluster's
+ * own finished jobs with their recorded runs): the report's first column is
+ * what really happened, and each policy's replay is compared with it job by
+ * job (fidelity: mean |replayed wait - recorded wait| over the mean wait).
  *
  * Exit status: 0 when every run conserved jobs and GPU-seconds, 1 when a
  * run failed or conservation was violated, 2 for bad usage or input.
@@ -18,6 +24,7 @@
 #include "sim/plot.h"
 #include "sim/policy.h"
 #include "sim/progress.h"
+#include "sim/recorded.h"
 #include "sim/report.h"
 #include "sim/run.h"
 
@@ -28,6 +35,7 @@ struct opts {
   const char *policies[MAX_POLICIES];
   int npolicies;
   bool json;
+  bool from_accounting;    /* --from-accounting: the trace has recorded runs; report them first */
   double limit_factor;
   uint64_t seed;
   double gpu_failures;     /* --gpu-failures: per GPU per day */
@@ -47,7 +55,9 @@ static void usage(FILE *f) {
              "  --qos-map RULES     RULE:QOS,... (queue=NAME, gpus>=N, gpus<=N; first match) e.g. gpus>=9:high\n"
              "  --gpu-failures R    inject GPU failures, R per GPU per day (e.g. 0.01): the GPU is out of service,\n"
              "                      its job requeued whole; reports the GPU-hours lost\n"
-             "  --gpu-repair S      seconds a failed GPU stays out of service (default 14400)\n",
+             "  --gpu-repair S      seconds a failed GPU stays out of service (default 14400)\n"
+             "  --from-accounting FILE  a trace from `phalanx export` (instead of --trace): the recorded\n"
+             "                      run is the first column, each policy's waits compared with it\n",
           PX_SIM_LIMIT_FACTOR);
 }
 
@@ -59,6 +69,7 @@ static int parse_args(int argc, char **argv, struct opts *o) {
       {"limit-factor", required_argument, NULL, 'l'}, {"seed", required_argument, NULL, 's'},
       {"qos-map", required_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
       {"gpu-failures", required_argument, NULL, 'f'}, {"gpu-repair", required_argument, NULL, 'r'},
+      {"from-accounting", required_argument, NULL, 'A'},
       {NULL, 0, NULL, 0}};
   *o = (struct opts){.limit_factor = PX_SIM_LIMIT_FACTOR, .seed = 1};
   optind = 1;
@@ -67,6 +78,10 @@ static int parse_args(int argc, char **argv, struct opts *o) {
   while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (ch) {
       case 't': o->trace = optarg; break;
+      case 'A':
+        o->trace = optarg;
+        o->from_accounting = true;
+        break;
       case 'c': o->cluster = optarg; break;
       case 'C': o->config = optarg; break;
       case 'P': o->plots = optarg; break;
@@ -112,6 +127,8 @@ static int parse_args(int argc, char **argv, struct opts *o) {
     }
   }
   if (optind < argc || !o->trace || !!o->cluster == !!o->config) {
+    if (o->from_accounting && o->trace && !o->config && !o->cluster)
+      fprintf(stderr, "phalanx sim: --from-accounting needs --config (the cluster's own slurm.conf)\n");
     usage(stderr);
     return 2;
   }
@@ -147,16 +164,22 @@ static struct px_conf *make_cluster(const struct opts *o, const struct px_trace 
   return c;
 }
 
+/*
+ * The --policy files, or the cluster's own keys ("default") when none is
+ * given. A replay of accounting always starts with the cluster's own keys
+ * ("cluster"): the fidelity figure is about that replay, and the policies
+ * are read against it.
+ */
 static int load_policies(const struct opts *o, const struct px_conf *c, struct px_sim_policy *pol, int *npol) {
   struct px_diag d;
-  *npol = o->npolicies ? o->npolicies : 1;
-  if (!o->npolicies) {
-    snprintf(pol[0].name, sizeof pol[0].name, "default");
+  int own = !o->npolicies || o->from_accounting;
+  if (own) {
+    snprintf(pol[0].name, sizeof pol[0].name, "%s", o->from_accounting ? "cluster" : "default");
     pol[0].sched = c->sched;
-    return 0;
   }
+  *npol = own + o->npolicies;
   for (int i = 0; i < o->npolicies; i++) {
-    if (px_sim_policy_load(&pol[i], o->policies[i], &c->sched, &d)) {
+    if (px_sim_policy_load(&pol[own + i], o->policies[i], &c->sched, &d)) {
       fprintf(stderr, "phalanx sim: policy %s\n", d.msg);
       return 2;
     }
@@ -164,19 +187,44 @@ static int load_policies(const struct opts *o, const struct px_conf *c, struct p
   return 0;
 }
 
+/* Each replay against the record, job by job (--from-accounting), after the table. */
+static void print_fidelity(FILE *f, const struct px_sim_result *res, const struct px_sim_fidelity *fid, int n) {
+  for (int i = 0; i < n; i++) {
+    const struct px_sim_fidelity *fi = &fid[i];
+    double pct = fi->mean_recorded_wait_s > 0 ? 100.0 * fi->mean_abs_diff_s / fi->mean_recorded_wait_s : 0;
+    fprintf(f, "fidelity %s: %llu jobs, mean |replayed wait - recorded wait| %.1f s, mean recorded wait %.1f s, "
+               "error %.1f%% of the mean wait\n",
+            res[i].policy, (unsigned long long)fi->jobs, fi->mean_abs_diff_s, fi->mean_recorded_wait_s, pct);
+  }
+}
+
+/* res[0] is the recorded run when o->from_accounting; *nres counts what was filled. */
 static int run_all(const struct opts *o, const struct px_sim_setup *s, const struct px_sim_policy *pol, int npol,
-                   struct px_sim_result *res) {
+                   struct px_sim_result *res, int *nres, struct px_sim_fidelity *fid) {
+  struct px_diag d;
+  *nres = 0;
+  if (o->from_accounting) {
+    int rc = px_sim_recorded(s, &res[0], &d);
+    if (rc) {
+      fprintf(stderr, "phalanx sim: %s: %s\n", o->trace, d.msg);
+      return 2;
+    }
+    *nres = 1;
+  }
   for (int i = 0; i < npol; i++) {
-    struct px_diag d;
+    struct px_sim_jobrun *runs = NULL;
     struct px_sim_run_opts ro = {.seed = o->seed, .progress = px_sim_progress_new(pol[i].name),
-                                 .gpu_fail_per_day = o->gpu_failures, .gpu_repair_s = o->gpu_repair_s};
-    int rc = px_sim_run(s, &pol[i].sched, pol[i].name, &ro, &res[i], &d);
+                                 .gpu_fail_per_day = o->gpu_failures, .gpu_repair_s = o->gpu_repair_s,
+                                 .runs_out = o->from_accounting ? &runs : NULL};
+    int rc = px_sim_run(s, &pol[i].sched, pol[i].name, &ro, &res[*nres], &d);
     px_sim_progress_free(ro.progress);
     if (rc) {
       fprintf(stderr, "phalanx sim: policy %s: %s (%s)\n", pol[i].name, d.msg, px_strerror(rc));
-      for (int k = 0; k < i; k++) px_sim_result_fini(&res[k]);
       return 1;
     }
+    (*nres)++;
+    if (runs) px_sim_fidelity(s, runs, &fid[i]);
+    free(runs);
   }
   return 0;
 }
@@ -212,9 +260,10 @@ int px_cmd_sim(int argc, char **argv) {
   }
   struct px_conf *conf = make_cluster(&o, &t);
   struct px_sim_setup s = {0};
-  struct px_sim_policy pol[MAX_POLICIES];
-  struct px_sim_result res[MAX_POLICIES];
-  int npol = 0;
+  struct px_sim_policy pol[MAX_POLICIES + 1];
+  struct px_sim_result res[MAX_POLICIES + 2];
+  struct px_sim_fidelity fid[MAX_POLICIES + 1];
+  int npol = 0, nres = 0;
   rc = 2;
   if (!conf) goto out;
   if (px_sim_setup_init(&s, &t, conf, o.limit_factor, &d) || (o.qos_map && px_sim_setup_qos(&s, o.qos_map, &d))) {
@@ -222,9 +271,11 @@ int px_cmd_sim(int argc, char **argv) {
     goto out;
   }
   if ((rc = load_policies(&o, conf, pol, &npol))) goto out;
-  if ((rc = run_all(&o, &s, pol, npol, res))) goto out;
-  rc = report(&o, &s, res, npol);
-  for (int i = 0; i < npol; i++) px_sim_result_fini(&res[i]);
+  if (!(rc = run_all(&o, &s, pol, npol, res, &nres, fid))) {
+    rc = report(&o, &s, res, nres);
+    if (o.from_accounting) print_fidelity(o.json ? stderr : stdout, res + 1, fid, nres - 1);
+  }
+  for (int i = 0; i < nres; i++) px_sim_result_fini(&res[i]);
 out:
   px_sim_setup_fini(&s);
   px_conf_free(conf);

@@ -175,7 +175,13 @@ static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct p
   spec->mem_per_node_mib = PX_SIM_JOB_MEM_MIB;
   spec->time_limit_s = j->limit_s;
   spec->requeue = true;
-  if (j->qos) spec->qos = (char *)l->s->qos_names[j->qos - 1]; /* --qos-map */
+  /* an exported trace (`phalanx export`) names the job's partition and QoS:
+   * the replay asks for them, as the job did */
+  const struct px_trace *t = l->s->trace;
+  const struct px_trace_job *tj = &t->jobs.v[j->trace_index];
+  if (tj->partition != PX_TRACE_NONE) spec->partition = (char *)px_trace_name(t, tj->partition);
+  if (tj->qos != PX_TRACE_NONE) spec->qos = (char *)px_trace_name(t, tj->qos);
+  if (j->qos) spec->qos = (char *)l->s->qos_names[j->qos - 1]; /* --qos-map wins */
 }
 
 static int submit_job(struct loop *l, uint32_t job) {

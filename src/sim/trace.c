@@ -16,9 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum col { C_ID, C_SUBMIT, C_DURATION, C_GPUS, C_NODES, C_USER, C_QUEUE, C_STATUS, C_LIMIT, C_NCOLS };
-static const char *const col_names[C_NCOLS] = {"job_id", "submit_s", "duration_s", "gpus", "nodes",
-                                               "user",   "queue",    "status",     "time_limit_s"};
+enum col {
+  C_ID, C_SUBMIT, C_DURATION, C_GPUS, C_NODES, C_USER, C_QUEUE, C_STATUS, C_LIMIT,
+  C_ELIGIBLE, C_START, C_END, C_QOS, C_PARTITION, C_ARRAY, C_NCOLS
+};
+static const char *const col_names[C_NCOLS] = {
+    "job_id",       "submit_s",   "duration_s", "gpus",    "nodes", "user",      "queue",       "status",
+    "time_limit_s", "eligible_s", "start_s",    "end_s",   "qos",   "partition", "array_job_id"};
 #define C_REQUIRED C_LIMIT /* columns before this one must be in the header */
 
 /* One field of the current row: bytes in the input, or (quoted) in scratch. */
@@ -267,13 +271,49 @@ static int parse_numbers(struct reader *r, struct px_trace_job *j) {
   return 0;
 }
 
+/* An optional time column: seconds, or -1 when empty. */
+static int parse_opt_secs(struct reader *r, int c, int64_t *out) {
+  uint64_t v = 0;
+  bool empty;
+  int rc = parse_milli(r, col(r, c), c, &v, &empty);
+  *out = empty ? -1 : secs(v);
+  return rc;
+}
+
+/*
+ * The recorded run of an exported accounting row (eligible_s, start_s,
+ * end_s): optional, but consistent when given, so that a replay's
+ * "recorded" column is what really happened.
+ */
+static int parse_recorded(struct reader *r, struct px_trace_job *j) {
+  int rc = parse_opt_secs(r, C_ELIGIBLE, &j->eligible_s);
+  if (!rc) rc = parse_opt_secs(r, C_START, &j->start_s);
+  if (!rc) rc = parse_opt_secs(r, C_END, &j->end_s);
+  if (!rc) rc = parse_opt_secs(r, C_ARRAY, &j->array_job_id);
+  if (rc) return rc;
+  if ((j->start_s < 0) != (j->end_s < 0))
+    return perr(r, col(r, j->start_s < 0 ? C_START : C_END)->pos, PX_EPARSE, j->start_s < 0 ? "start_s" : "end_s",
+                "empty, but start_s and end_s come together");
+  if (j->eligible_s >= 0 && j->eligible_s < j->submit_s)
+    return perr(r, col(r, C_ELIGIBLE)->pos, PX_EPARSE, "eligible_s", "before submit_s");
+  if (j->start_s < 0) return 0;
+  if (j->start_s < j->submit_s) return perr(r, col(r, C_START)->pos, PX_EPARSE, "start_s", "before submit_s");
+  if (j->end_s < j->start_s) return perr(r, col(r, C_END)->pos, PX_EPARSE, "end_s", "before start_s");
+  if (j->end_s - j->start_s != j->duration_s)
+    return perr(r, col(r, C_DURATION)->pos, PX_EPARSE, "duration_s", "differs from end_s - start_s");
+  return 0;
+}
+
 static int parse_job(struct px_trace *t, struct reader *r) {
   struct px_trace_job j = {.line = r->line};
   int rc = parse_numbers(r, &j);
+  if (!rc) rc = parse_recorded(r, &j);
   if (rc) return rc;
   if ((rc = intern(t, r, col(r, C_USER), &j.user)) || (rc = intern(t, r, col(r, C_QUEUE), &j.queue)) ||
-      (rc = intern(t, r, col(r, C_STATUS), &j.status)))
+      (rc = intern(t, r, col(r, C_STATUS), &j.status)) || (rc = intern(t, r, col(r, C_QOS), &j.qos)) ||
+      (rc = intern(t, r, col(r, C_PARTITION), &j.partition)))
     return rc;
+  if (j.start_s >= 0) t->nrecorded++;
   const struct field *id = col(r, C_ID);
   if (t->ids.len + id->len + 1 > UINT32_MAX) return perr(r, id->pos, PX_ERANGE, "job_id", "trace too large (4 GiB of job ids)");
   j.id_off = (uint32_t)t->ids.len;

@@ -6,13 +6,17 @@
  * (../shared/traces/PROVENANCE.md describes the public traces in this form.)
  * Columns are found by their header names, so their order is free and extra
  * columns are ignored; the eight above are required in the header, and
- * `time_limit_s` is optional. In the rows, submit_s, duration_s and gpus must
+ * `time_limit_s` is optional. So are the columns of a trace exported from the
+ * cluster's own accounting (`phalanx export-trace`, docs/simulator.md):
+ * `eligible_s`, `start_s`, `end_s` (the recorded run: start_s and end_s come
+ * together, start_s >= submit_s, end_s - start_s = duration_s, eligible_s >=
+ * submit_s), `qos`, `partition` and `array_job_id`. In the rows, submit_s, duration_s and gpus must
  * hold non-negative numbers; every other field may be empty. Fractional
  * values are accepted: seconds are rounded to the nearest second, and a
  * fractional GPU request (a GPU-sharing pod) is rounded UP to whole GPUs and
  * flagged, so reports can count it. Fields may be double-quoted (RFC 4180).
  *
- * A job costs 40 bytes plus its id; user, queue and status names are
+ * A job costs 80 bytes plus its id; user, queue and status names are
  * interned (one copy each), so a million-job trace stays well under 100 MiB.
  * Errors name the line, the column (field number and name) and the byte
  * offset; a failed parse leaves the trace empty.
@@ -44,6 +48,9 @@ struct px_trace_job {
   uint32_t id_off;      /* offset of the NUL-terminated job id in ids */
   uint32_t line;        /* 1-based line in the file */
   uint32_t flags;       /* PX_TRACE_* */
+  uint32_t qos, partition;                 /* names, or PX_TRACE_NONE */
+  int64_t eligible_s, start_s, end_s;      /* the recorded run, -1 when not given */
+  int64_t array_job_id;                    /* the array this job is a task of, -1 when none */
 };
 
 PX_VEC_DECLARE(px_trace_jobvec, struct px_trace_job)
@@ -56,6 +63,7 @@ struct px_trace {
   struct px_smap name_index;   /* name -> index in names */
   uint32_t nfractional;        /* jobs whose GPU count was rounded up */
   uint32_t ncpu_only;          /* jobs with gpus = 0 */
+  uint32_t nrecorded;          /* jobs with a recorded run (start_s, end_s) */
 };
 
 /* A zeroed struct is an empty trace. */

@@ -134,11 +134,77 @@ static void test_load_missing_file(void **state) {
   assert_non_null(strstr(d.msg, "/nonexistent/trace.csv"));
 }
 
+/* The columns of `phalanx export-trace`: the recorded run, QoS, partition, array. */
+static const char XHDR[] = "job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,"
+                           "partition,status,time_limit_s,array_job_id\n";
+static const char XGOOD[] = "7,10,10,15,75,60,2,1,alice,ops,normal,batch,COMPLETED,,\n";
+
+static void test_recorded_columns(void **state) {
+  (void)state;
+  struct px_trace t;
+  struct px_diag d;
+  char text[512];
+  snprintf(text, sizeof text, "%s%s%s%s", XHDR, XGOOD, "8_1,20,,25,30,5,1,1,bob,ops,high,gpu,FAILED,600,8\n",
+           "9,30,,,,,1,,bob,ops,,,,,\n");
+  assert_int_equal(parse(&t, text, &d), PX_EPARSE); /* 9 has no duration */
+  snprintf(text, sizeof text, "%s%s%s", XHDR, XGOOD, "8_1,20,,25,30,5,1,1,bob,ops,high,gpu,FAILED,600,8\n");
+  assert_int_equal(parse(&t, text, &d), 0);
+  assert_int_equal(t.jobs.len, 2);
+  assert_int_equal(t.nrecorded, 2);
+  const struct px_trace_job *a = &t.jobs.v[0], *b = &t.jobs.v[1];
+  assert_int_equal(a->eligible_s, 10);
+  assert_int_equal(a->start_s, 15);
+  assert_int_equal(a->end_s, 75);
+  assert_int_equal(a->array_job_id, -1);
+  assert_string_equal(px_trace_name(&t, a->qos), "normal");
+  assert_string_equal(px_trace_name(&t, a->partition), "batch");
+  assert_int_equal(b->eligible_s, -1);
+  assert_int_equal(b->array_job_id, 8);
+  assert_int_equal(b->time_limit_s, 600);
+  assert_string_equal(px_trace_id(&t, b), "8_1");
+  assert_string_equal(px_trace_name(&t, b->partition), "gpu");
+  px_trace_fini(&t);
+  /* a plain trace has no recorded run */
+  snprintf(text, sizeof text, "%sa,0,100,1,,,vc1,\n", HDR);
+  assert_int_equal(parse(&t, text, &d), 0);
+  assert_int_equal(t.jobs.v[0].start_s, -1);
+  assert_int_equal(t.nrecorded, 0);
+  px_trace_fini(&t);
+}
+
+/* Rows that cannot be a finished job of this cluster: refused, the line and field named. */
+static void test_recorded_errors(void **state) {
+  (void)state;
+  static const struct bad cases[] = {
+      {"9,10,,,75,65,1,1,a,ops,,,COMPLETED,,\n", PX_EPARSE, 3,
+       "line 3, column 7 (start_s): empty, but start_s and end_s come together"},
+      {"9,10,,5,65,60,1,1,a,ops,,,COMPLETED,,\n", PX_EPARSE, 3, "line 3, column 7 (start_s): before submit_s"},
+      {"9,10,,15,14,0,1,1,a,ops,,,COMPLETED,,\n", PX_EPARSE, 3, "line 3, column 10 (end_s): before start_s"},
+      {"9,10,,15,75,50,1,1,a,ops,,,COMPLETED,,\n", PX_EPARSE, 3,
+       "line 3, column 13 (duration_s): differs from end_s - start_s"},
+      {"9,10,5,15,75,60,1,1,a,ops,,,COMPLETED,,\n", PX_EPARSE, 3, "line 3, column 6 (eligible_s): before submit_s"},
+      {"9,10,,15,75,60,1,1,a,ops,,,COMPLETED,,x\n", PX_EPARSE, 3,
+       "line 3, column 39 (array_job_id): not a non-negative number"},
+      {"9,10,,-15,75,60,1,1,a,ops,,,COMPLETED,,\n", PX_EPARSE, 3, "line 3, column 7 (start_s): negative number"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[512];
+    snprintf(text, sizeof text, "%s%s%s", XHDR, XGOOD, cases[i].rows);
+    struct px_trace t;
+    struct px_diag d;
+    assert_int_equal(parse(&t, text, &d), cases[i].err);
+    assert_int_equal(d.line, cases[i].line);
+    assert_string_equal(d.msg, cases[i].msg);
+    assert_int_equal(t.jobs.len, 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_basic_rows),  cmocka_unit_test(test_fractional_gpus),
       cmocka_unit_test(test_forms),       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_header_errors), cmocka_unit_test(test_load_missing_file),
+      cmocka_unit_test(test_recorded_columns), cmocka_unit_test(test_recorded_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

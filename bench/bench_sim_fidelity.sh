@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# sim_fidelity_wait_error_pct (issue 21): run a mix on a real `phalanx dev`
+# cluster (emulated nodes; a job ends after its `sleep N`), export its
+# accounting (`phalanx export`), replay it on the same slurm.conf
+# (`phalanx sim --from-accounting`) and compare each job's wait: the mean
+# absolute difference over the mean recorded wait, in percent (target <= 10).
+# FID_JOBS (default 300) jobs: 1, 2, 4 or 8 GPUs, one in ten a 2-node gang
+# of 16, 2-10 s each, three accounts, submitted in bursts of 20 a second onto
+# 4 nodes x 8 GPUs so that they queue. Prints the figures it depends on
+# (jobs, mean recorded wait, mean |difference|) next to the percentage.
+set -uo pipefail
+: "${PHALANX:?}" "${PX_SRC:?}"
+source "$PX_SRC/tests/integration/lib_dev.sh"
+njobs=${FID_JOBS:-300}
+start_dev "sbatch squeue sinfo" --nodes 4 --gpus 8 --emulate --emulate-jobs sim
+wait_for 60 sh -c '[ "$(sinfo -h -t idle -o %D -p batch)" = 4 ]' || { echo "bench_sim_fidelity: nodes not idle" >&2; exit 1; }
+mkdir -p "$tmp/out" && cd "$tmp/out"
+RANDOM=7
+accts=(ops vision speech)
+for i in $(seq 1 "$njobs"); do
+  g=$((1 << (RANDOM % 4))) d=$((2 + RANDOM % 9)) a=${accts[$((RANDOM % 3))]} n=1
+  [ $((RANDOM % 10)) = 0 ] && { n=2; g=8; }
+  sbatch -A "$a" -N $n --gres=gpu:$g -t 5 --wrap "sleep $d" >/dev/null || { echo "bench_sim_fidelity: sbatch" >&2; exit 1; }
+  [ $((i % 20)) = 0 ] && sleep 1
+done
+wait_for $((njobs * 2 + 120)) sh -c '[ "$(squeue -h | wc -l)" = 0 ]' || { echo "bench_sim_fidelity: jobs left" >&2; exit 1; }
+"$PHALANX" export --since 1d --output trace.csv 2>export.err || { cat export.err >&2; exit 1; }
+exported=$(($(wc -l <trace.csv) - 1))
+[ "$exported" = "$njobs" ] || { echo "bench_sim_fidelity: exported $exported of $njobs jobs" >&2; exit 1; }
+"$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" >report.txt 2>sim.err ||
+  { cat sim.err >&2; exit 1; }
+line=$(grep '^fidelity cluster:' report.txt) || { echo "bench_sim_fidelity: no fidelity line" >&2; exit 1; }
+echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs, mean |replayed wait - recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s, error \([0-9.]*\)% .*/sim_fidelity_jobs \1 jobs\nsim_fidelity_wait_abs_diff_s \2 s\nsim_fidelity_recorded_wait_s \3 s\nsim_fidelity_wait_error_pct \4 %/p'

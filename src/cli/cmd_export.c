@@ -1,0 +1,175 @@
+/*
+ * cmd_export.c - `phalanx export [--since 30d] [--output FILE]`: the
+ * cluster's finished jobs from accounting (/v1/accounting) as a trace in the
+ * simulator's CSV form (src/sim/trace.h), so that `phalanx sim
+ * --from-accounting FILE --config slurm.conf` replays the cluster's own
+ * history under other policies (docs/simulator.md, "What-if on your own
+ * cluster").
+ *
+ * One row per job: its last attempt (a requeued job's earlier attempts are
+ * part of its history, not separate jobs). Times are seconds from the
+ * earliest submit of the export; the recorded run (eligible_s, start_s,
+ * end_s) travels with the job, and duration_s is end_s - start_s. Jobs that
+ * never started (cancelled while pending) have no run to replay: they are
+ * counted on stderr, not exported. Accounting does not keep time limits:
+ * a job the server still holds (recent ones, /v1/jobs) gives its own,
+ * the others leave time_limit_s empty (the simulator then estimates one).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd_common.h"
+#include "util/units.h"
+
+#define EXPORT_PAGE 100000 /* the server's largest accounting page */
+
+static const char EXPORT_HEADER[] =
+    "job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,"
+    "time_limit_s,array_job_id,array_task_id\n";
+
+/* By job id, then attempt: the last row of each id is its latest attempt. */
+static int by_id_attempt(const void *a, const void *b) {
+  const struct px_job_info *x = a, *y = b;
+  if (x->job_id != y->job_id) return x->job_id < y->job_id ? -1 : 1;
+  return (x->restarts > y->restarts) - (x->restarts < y->restarts);
+}
+
+/* Appends every accounting page since `since` to *v. */
+static int fetch_all(struct px_cmd *c, int64_t since, struct px_job_info **v, size_t *n) {
+  uint64_t after = 0;
+  for (;;) {
+    char path[160];
+    int len = snprintf(path, sizeof path, "/v1/accounting?since=%lld&limit=%d", (long long)since, EXPORT_PAGE);
+    if (after) snprintf(path + len, sizeof path - (size_t)len, "&after=%llu", (unsigned long long)after);
+    struct px_job_info *page = NULL;
+    size_t np = 0;
+    if (px_cmd_get_jobs(c, path, &page, &np)) return 1;
+    struct px_job_info *all = realloc(*v, (*n + np + 1) * sizeof *all);
+    if (!all) {
+      px_cli_jobs_free(page, np);
+      return 1;
+    }
+    if (np) memcpy(all + *n, page, np * sizeof *page);
+    *v = all;
+    *n += np;
+    free(page);
+    if (np < EXPORT_PAGE) return 0;
+    after = all[*n - 1].job_id;
+  }
+}
+
+/* A CSV field: quoted (RFC 4180) only when it must be. */
+static void csv_field(FILE *f, const char *s) {
+  if (!s) s = "";
+  if (!strpbrk(s, ",\"\r\n")) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static void write_row(FILE *f, const struct px_job_info *j, int64_t t0) {
+  int64_t sub = j->submit_time - t0, start = j->start_time - t0, end = j->end_time - t0;
+  fprintf(f, "%llu,%lld,", (unsigned long long)j->job_id, (long long)sub);
+  if (j->eligible_time >= j->submit_time && j->eligible_time <= j->start_time)
+    fprintf(f, "%lld", (long long)(j->eligible_time - t0));
+  fprintf(f, ",%lld,%lld,%lld,%u,%u,", (long long)start, (long long)end, (long long)(end - start), j->ngpus,
+          j->nnodes ? j->nnodes : 1);
+  csv_field(f, j->spec.user);
+  fputc(',', f);
+  csv_field(f, j->spec.account);
+  fputc(',', f);
+  csv_field(f, j->spec.qos);
+  fputc(',', f);
+  csv_field(f, j->spec.partition);
+  fputc(',', f);
+  csv_field(f, j->state);
+  fputc(',', f);
+  if (j->spec.time_limit_s > 0 && j->spec.time_limit_s != PX_TIME_UNLIMITED) fprintf(f, "%lld", (long long)j->spec.time_limit_s);
+  fputc(',', f);
+  if (j->array_job_id) fprintf(f, "%llu,%u", (unsigned long long)j->array_job_id, j->array_task_id);
+  else fputc(',', f);
+  fputc('\n', f);
+}
+
+/* Keeps each job's last attempt that ran; returns how many never started. */
+static size_t keep_runs(struct px_job_info *v, size_t *n) {
+  qsort(v, *n, sizeof *v, by_id_attempt);
+  size_t k = 0, never = 0;
+  for (size_t i = 0; i < *n; i++) {
+    bool later = i + 1 < *n && v[i + 1].job_id == v[i].job_id;
+    bool ran = v[i].start_time > 0 && v[i].end_time >= v[i].start_time && v[i].start_time >= v[i].submit_time;
+    if (!later && !ran) never++;
+    if (later || !ran) px_cli_job_fini(&v[i]);
+    else v[k++] = v[i];
+  }
+  *n = k;
+  return never;
+}
+
+static int cmp_id(const void *key, const void *elem) {
+  uint64_t id = *(const uint64_t *)key, e = ((const struct px_job_info *)elem)->job_id;
+  return (id > e) - (id < e);
+}
+
+/* Time limits of the jobs the server still holds; v is sorted by id. */
+static int add_limits(struct px_cmd *c, struct px_job_info *v, size_t n) {
+  struct px_job_info *live = NULL;
+  size_t nl = 0;
+  if (px_cmd_get_jobs(c, "/v1/jobs", &live, &nl)) return 1;
+  for (size_t i = 0; i < nl; i++) {
+    struct px_job_info *j = bsearch(&live[i].job_id, v, n, sizeof *v, cmp_id);
+    if (j) j->spec.time_limit_s = live[i].spec.time_limit_s;
+  }
+  px_cli_jobs_free(live, nl);
+  return 0;
+}
+
+static int export_usage(struct px_cmd *c, const char *arg) {
+  px_cmd_error(c, "unexpected argument '%s' (usage: phalanx export [--since 30d|WHEN] [--output FILE])", arg);
+  return 2;
+}
+
+int px_verb_export(int argc, char **argv) {
+  struct px_cmd c;
+  px_cmd_init(&c, "phalanx export", false);
+  const char *since = "30d", *out = NULL;
+  int rc = 0;
+  for (int i = 1; i < argc && !rc; i++) {
+    if (!strcmp(argv[i], "--since") && i + 1 < argc) since = argv[++i];
+    else if (!strcmp(argv[i], "--output") && i + 1 < argc) out = argv[++i];
+    else rc = export_usage(&c, argv[i]);
+  }
+  int64_t t = 0;
+  if (!rc && px_cmd_parse_since(&c, since, &t)) rc = 2;
+  struct px_job_info *v = NULL;
+  size_t n = 0;
+  if (!rc && fetch_all(&c, t, &v, &n)) rc = 1;
+  FILE *f = rc || !out ? stdout : fopen(out, "w");
+  if (!rc && !f) {
+    px_cmd_error(&c, "--output %s: cannot write", out);
+    rc = 1;
+  }
+  if (!rc) {
+    size_t never = keep_runs(v, &n);
+    if (add_limits(&c, v, n)) rc = 1;
+    int64_t t0 = n ? v[0].submit_time : 0;
+    for (size_t i = 0; i < n; i++)
+      if (v[i].submit_time < t0) t0 = v[i].submit_time;
+    fputs(EXPORT_HEADER, f);
+    for (size_t i = 0; i < n && !rc; i++) write_row(f, &v[i], t0);
+    fprintf(stderr, "phalanx export: %zu jobs (times from %lld, Unix)", n, (long long)t0);
+    if (never) fprintf(stderr, "; %zu never started (cancelled while pending), not exported", never);
+    fputc('\n', stderr);
+    if (f != stdout && fclose(f)) rc = 1;
+  }
+  px_cli_jobs_free(v, n);
+  px_cmd_fini(&c);
+  return rc;
+}

@@ -1,0 +1,74 @@
+/*
+ * recorded.c - the recorded run as a result (recorded.h).
+ *
+ * Each runnable job ran once, from its recorded start to its recorded end
+ * (its duration, checked by the trace reader): the series gets its GPUs
+ * over that span and "pending" over its wait, then the same
+ * px_sim_result_compute() as a replay, so every figure of the report means
+ * the same thing in every column.
+ */
+#include "sim/recorded.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct px_trace_job *tjob(const struct px_sim_setup *s, uint32_t i) {
+  return &s->trace->jobs.v[s->jobs[i].trace_index];
+}
+
+static void record_job(struct px_sim_result *r, const struct px_sim_setup *s, uint32_t i,
+                       struct px_sim_jobrun *u) {
+  const struct px_sim_job *j = &s->jobs[i];
+  const struct px_trace_job *t = tjob(s, i);
+  *u = (struct px_sim_jobrun){t->start_s, t->start_s, t->end_s, 0, 0, PX_SIMJ_DONE, 0};
+  px_sim_series_add(&r->series, PX_SIM_CH_BUSY, t->start_s, t->end_s, j->gpus);
+  px_sim_series_add(&r->series, PX_SIM_CH_ACCOUNT + j->account, t->start_s, t->end_s, j->gpus);
+  px_sim_series_add(&r->series, PX_SIM_CH_PENDING, j->submit_s, t->start_s, 1);
+  r->submitted++;
+  r->done++;
+}
+
+int px_sim_recorded(const struct px_sim_setup *s, struct px_sim_result *r, struct px_diag *d) {
+  memset(r, 0, sizeof *r);
+  px_diag_clear(d);
+  snprintf(r->policy, sizeof r->policy, "%s", PX_SIM_RECORDED_NAME);
+  for (uint32_t i = 0; i < s->njobs; i++) {
+    if (tjob(s, i)->start_s < 0)
+      return px_diag_set(d, PX_EINVAL, -1, "line %u: no recorded run (start_s, end_s): not an exported trace",
+                         tjob(s, i)->line);
+  }
+  struct px_sim_jobrun *runs = malloc(((size_t)s->njobs + 1) * sizeof *runs);
+  int64_t t0 = s->njobs ? s->jobs[0].submit_s : 0, span = s->njobs ? s->jobs[s->njobs - 1].submit_s - t0 : 0;
+  if (!runs || px_sim_series_init(&r->series, PX_SIM_SERIES_BUCKETS, PX_SIM_CH_ACCOUNT + s->naccounts, t0,
+                                  span / (PX_SIM_SERIES_BUCKETS / 2) + 1)) {
+    free(runs);
+    return PX_ENOMEM;
+  }
+  r->first_submit_s = t0;
+  for (uint32_t i = 0; i < s->njobs; i++) {
+    if (s->jobs[i].skip == PX_SIM_RUNS) record_job(r, s, i, &runs[i]);
+    else runs[i] = (struct px_sim_jobrun){-1, -1, -1, 0, 0, PX_SIMJ_SKIPPED, 0};
+  }
+  int rc = px_sim_result_compute(r, s, runs);
+  free(runs);
+  if (rc) px_sim_result_fini(r);
+  return rc;
+}
+
+void px_sim_fidelity(const struct px_sim_setup *s, const struct px_sim_jobrun *runs, struct px_sim_fidelity *f) {
+  double diff = 0, rec = 0;
+  memset(f, 0, sizeof *f);
+  for (uint32_t i = 0; i < s->njobs; i++) {
+    const struct px_trace_job *t = tjob(s, i);
+    if (runs[i].state != PX_SIMJ_DONE || t->start_s < 0) continue;
+    int64_t w_rec = t->start_s - s->jobs[i].submit_s, w_sim = runs[i].first_start_s - s->jobs[i].submit_s;
+    diff += (double)(w_sim > w_rec ? w_sim - w_rec : w_rec - w_sim);
+    rec += (double)w_rec;
+    f->jobs++;
+  }
+  if (f->jobs) {
+    f->mean_abs_diff_s = diff / (double)f->jobs;
+    f->mean_recorded_wait_s = rec / (double)f->jobs;
+  }
+}
