@@ -99,6 +99,11 @@ sacct || { echo "(from the API instead)"; api '/v1/accounting?since=1d' |
 echo; echo "== fair share (sshare -a)"; sshare -a || echo "(sshare failed: see the message above)"
 echo; echo "== usage report"
 "$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
+echo; echo "== what-if on this cluster's own history: export the finished jobs, replay them under FIFO (docs/simulator.md)"
+"$px" export --since 1h --output history.csv && head -3 history.csv
+# the report's main rows (its times are in hours: these jobs last seconds) and how close each replay came
+"$px" sim --from-accounting history.csv --config "$tmp/cluster/slurm.conf" --policy "$root/examples/policies/fifo.conf" 2>&1 |
+  grep -E '^(policy|jobs done|GPU utilisation|Jain index|fidelity)' || echo "(the replay failed: see the message above)"
 echo; echo "== a service: 2 replicas of a small HTTP server behind HAProxy (phalanx proxy; docs/proxy.md)"
 if [ -n "${PHALANX_PROXY:-}" ]; then
   cp "$root/tests/integration/svc/replica.py" "$work/"

@@ -241,7 +241,16 @@ int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
     struct px_sjob *j = s->jobs[i];
     if (j->state != PX_JOB_RUNNING || !runs_on(j, (uint32_t)idx)) continue;
     const struct px_known_job *k = known(&r->report, j->id);
-    if (!k && never_reached(j, &r->report)) {
+    if (!k && never_reached(j, &r->report) && j->cancelled_by) {
+      /* Cancelled meanwhile: its stop went to an agent that did not know
+       * the job and dropped it, so a launch sent now would run for good
+       * (a service deleted right after a restart). It never ran: it ends. */
+      px_info("job %llu: cancelled before its lost launch reached %s: ended", (unsigned long long)j->id,
+              r->report.node);
+      j->unconfirmed = false;
+      px_nodes_stop(s, j, SIGKILL, "CANCELLED"); /* its other nodes, should one have it */
+      px_jobs_end(s, j, PX_JOB_CANCELLED, 0, 0, now);
+    } else if (!k && never_reached(j, &r->report)) {
       px_warn("job %llu: node %s never got its launch (lost in a restart or takeover): sent again",
               (unsigned long long)j->id, r->report.node);
       j->unconfirmed = false; /* the other nodes may register before the order reaches them */
