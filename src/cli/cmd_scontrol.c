@@ -379,8 +379,10 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
   else if (!strcasecmp(cmd, "update")) rc = update_job(&c, rest, args);
   else if (!strcasecmp(cmd, "reboot") || !strcasecmp(cmd, "reboot_nodes")) rc = reboot_nodes(&c, rest, args);
   else if (!strcasecmp(cmd, "ping")) rc = ping(&c);
+  else if (!strcasecmp(cmd, "create") && rest > 0 && !strncasecmp(args[0], "reservation", 11))
+    rc = px_scontrol_create_resv(&c, rest - 1, args + 1);
   else {
-    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, reboot, ping)", cmd);
+    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, reboot, ping, create reservation)", cmd);
     rc = 1;
   }
   px_cmd_fini(&c);

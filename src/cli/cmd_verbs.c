@@ -1,7 +1,7 @@
 /*
  * cmd_verbs.c - the native verbs that have no Slurm twin or differ from it:
  * show, why (a pending job explained in plain words), hold/release, update,
- * drain/resume, usage, reserve, token.
+ * drain/resume, usage, token (reserve: cmd_reserve.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -303,39 +303,6 @@ int px_verb_usage(int argc, char **argv) {
   char path[256];
   snprintf(path, sizeof path, "/v1/usage?since=%lld&by=%s", (long long)t, by);
   int rc = simple_call(&c, "GET", path, NULL, "usage reports");
-  px_cmd_fini(&c);
-  return rc;
-}
-
-int px_verb_reserve(int argc, char **argv) {
-  struct px_cmd c;
-  px_cmd_init(&c, "phalanx reserve", false);
-  json_t *body = json_object();
-  int rc = 0;
-  for (int i = 1; i < argc && !rc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int64_t x;
-    if (!strcmp(a, "--json")) c.json = true;
-    else if (!v) rc = 2;
-    else if (!strcmp(a, "--name") || !strcmp(a, "--nodes") || !strcmp(a, "--accounts") ||
-             !strcmp(a, "--users") || !strcmp(a, "--partition"))
-      json_object_set_new(body, a + 2, json_string(v)), i++;
-    else if (!strcmp(a, "--start") && !px_cli_time_parse(v, c.now, &x))
-      json_object_set_new(body, "start_time", json_integer(x)), i++;
-    else if (!strcmp(a, "--duration") && !px_cli_duration_parse(v, &x))
-      json_object_set_new(body, "duration_s", json_integer(x)), i++;
-    else if (!strcmp(a, "--gpus"))
-      json_object_set_new(body, "gpus", json_integer(strtol(v, NULL, 10))), i++;
-    else rc = 2;
-  }
-  if (rc || !json_object_size(body)) {
-    px_cmd_error(&c, "usage: phalanx reserve --name NAME (--nodes LIST | --gpus N) --start WHEN "
-                 "--duration D [--accounts A,B] [--users U] [--partition P] [--json]");
-    rc = 2;
-  } else {
-    rc = simple_call(&c, "POST", "/v1/reservations", body, "reservations");
-  }
-  json_decref(body);
   px_cmd_fini(&c);
   return rc;
 }

@@ -20,11 +20,17 @@ printf '#!/bin/sh\n#SBATCH --mem-per-cpu=1G\ntrue\n' >memcpu.sh
 # account, made just before it (an account's reservation is blocked in
 # backfill's plan for the account's other jobs too, so the earlier scripts
 # must not meet it).
+# Made as a Slurm site makes it; its mistakes are refused by name first.
 make_reservation() {
-  local resv sock=${PHALANX_SERVER#unix:}
-  resv=$(curl -s --unix-socket "$sock" -X POST http://px/v1/reservations \
-    -d '{"name":"compat","nodes":["dev3"],"duration_s":3600,"account":"ops"}')
-  [ "$resv" = '{"name":"compat"}' ] || fail "reservation: $resv"
+  local out
+  out=$(scontrol create reservation ReservationName=bad Nodes=dev3 Duration=60 Users=alice 2>&1)
+  [[ $out == *"Users=alice: reservations are made for an account"* ]] || fail "reservation Users=: $out"
+  out=$(scontrol create reservation ReservationName=bad Nodes=dev3 Duration=forever 2>&1)
+  [[ $out == *"Duration=forever:"* ]] || fail "reservation Duration=: $out"
+  out=$(scontrol create reservation ReservationName=compat Nodes=dev3 Duration=60 Accounts=ops 2>&1)
+  [ "$out" = "Reservation created: compat" ] || fail "reservation: $out"
+  out=$("$PHALANX" reserve --name compat --nodes dev3 --duration 60 --account ops 2>&1)
+  [[ $out == *"compat"* ]] && [[ $out != "Reservation created"* ]] || fail "reservation name taken: $out"
 }
 
 # --time-min in backfill (first, before the corpus's reservation blocks dev3): A holds dev1 (10 min), B needs all four nodes and
