@@ -381,15 +381,16 @@ static int ctl_send(struct ajob *j, const char *line) {
   return 0;
 }
 
-static void step_report(struct agent *a, uint64_t job_id, uint32_t restart, uint32_t step, const char *state,
-                        int32_t exit_code, int32_t sig);
+static void step_report(struct agent *a, uint64_t job_id, uint32_t restart, uint32_t step,
+                        const struct px_step_status *st);
 
 /* A held line that will never be read: a step's share fails at once (srun
  * must not wait for it); a stop order acts on what the job left. */
 static void undeliverable(struct agent *a, struct ajob *j, const char *line) {
   unsigned step, sig, grace;
   char reason[32];
-  if (sscanf(line, "step %u", &step) == 1) step_report(a, j->job_id, j->restart, step, "FAILED", 1, 0);
+  if (sscanf(line, "step %u", &step) == 1)
+    step_report(a, j->job_id, j->restart, step, &(struct px_step_status){.state = "FAILED", .exit_code = 1});
   else if (sscanf(line, "%u %u %31s", &sig, &grace, reason) == 3)
     px_job_order(j->dir, (int)sig, (int)grace, strcmp(reason, "-") ? reason : "");
 }
@@ -443,12 +444,14 @@ static struct ajob *running_job(struct agent *a, uint64_t id) {
   return NULL;
 }
 
-static void step_report(struct agent *a, uint64_t job_id, uint32_t restart, uint32_t step, const char *state,
-                        int32_t exit_code, int32_t sig) {
+static void step_report(struct agent *a, uint64_t job_id, uint32_t restart, uint32_t step,
+                        const struct px_step_status *st) {
   struct px_task_report r = {.job_id = job_id, .restart_count = restart, .is_step = true, .step_id = step,
-                             .exit_code = exit_code, .term_signal = sig, .end_time = time(NULL)};
+                             .exit_code = st->exit_code, .term_signal = st->term_signal,
+                             .peak_mem_mib = st->peak_mem_mib, .cpu_time_ms = st->cpu_time_ms,
+                             .end_time = st->end_time > 0 ? st->end_time : time(NULL)};
   snprintf(r.node, sizeof r.node, "%s", a->site.node);
-  snprintf(r.state, sizeof r.state, "%s", state);
+  snprintf(r.state, sizeof r.state, "%s", st->state);
   px_link_queue(&a->link, px_task_report_encode(&r), NULL);
 }
 
@@ -465,7 +468,7 @@ static void step_order(struct agent *a, const struct px_step_order *o) {
   if (!rc) return;
   /* the job is not (or no longer) here: the step's share ends at once, so srun does not wait */
   px_warn("job %llu: step %u cannot start here: %s", (unsigned long long)o->job_id, o->step_id, px_strerror(rc));
-  step_report(a, o->job_id, o->restart_count, o->step_id, "FAILED", 1, 0);
+  step_report(a, o->job_id, o->restart_count, o->step_id, &(struct px_step_status){.state = "FAILED", .exit_code = 1});
 }
 
 static void step_signal(struct agent *a, const struct px_signal_order *s) {
@@ -481,10 +484,9 @@ static void step_ended(struct agent *a, const char *note) {
   unsigned id;
   if (sscanf(note, "step:%199[^:]:%u", base, &id) != 2) return;
   struct ajob *j = find_dir(a, base);
-  char state[32];
-  int32_t ec, sig;
-  if (!j || px_step_status_read(j->dir, id, state, sizeof state, &ec, &sig)) return;
-  step_report(a, j->job_id, j->restart, id, state, ec, sig);
+  struct px_step_status st;
+  if (!j || px_step_status_read(j->dir, id, &st)) return;
+  step_report(a, j->job_id, j->restart, id, &st);
 }
 
 static void take_orders(struct agent *a) {

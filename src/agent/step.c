@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -34,11 +35,15 @@ static void notify_agent(const struct px_step_host *h, uint32_t id) {
   close(fd);
 }
 
-/* The end of a step on this node: the worst exit code, the first signal. */
-static void step_end(struct px_step_host *h, uint32_t id, const char *state, int exit_code, int sig) {
-  char name[64], line[96];
+/* The end of a step on this node: the worst exit code, the first signal,
+ * what its tasks used (r: NULL when none started). */
+static void step_end(struct px_step_host *h, uint32_t id, const char *state, int exit_code, int sig,
+                     const struct px_step_run *r) {
+  char name[64], line[160];
   snprintf(name, sizeof name, "step.%u.status", id);
-  snprintf(line, sizeof line, "%s %d %d\n", state, exit_code, sig);
+  snprintf(line, sizeof line, "%s %d %d %llu %llu %lld\n", state, exit_code, sig,
+           (unsigned long long)(r ? r->cpu_time_ms : 0), (unsigned long long)(r ? (r->peak_rss_kib + 1023) / 1024 : 0),
+           (long long)time(NULL));
   if (px_file_put(h->dir, name, line))
     px_error("job %llu: cannot write the status of step %u", (unsigned long long)h->l->job_id, id);
   px_info("job %llu: step %u %s exit %d signal %d", (unsigned long long)h->l->job_id, id, state, exit_code, sig);
@@ -52,7 +57,7 @@ static void run_done(struct px_step_host *h, struct px_step_run *r) {
     if (WIFEXITED(ws) && WEXITSTATUS(ws) > worst) worst = WEXITSTATUS(ws);
     if (WIFSIGNALED(ws) && !sig) sig = WTERMSIG(ws);
   }
-  step_end(h, r->id, sig || worst ? "FAILED" : "COMPLETED", worst ? worst : sig ? 128 + sig : 0, sig);
+  step_end(h, r->id, sig || worst ? "FAILED" : "COMPLETED", worst ? worst : sig ? 128 + sig : 0, sig, r);
   free(r->pids);
   free(r->wstatus);
   memset(r, 0, sizeof *r);
@@ -140,7 +145,7 @@ void px_step_start(struct px_step_host *h, uint32_t id) {
     if (!h->run[i].used) r = &h->run[i];
   int rc = !text ? PX_ENOENT : px_step_order_decode(text, &o, &d);
   free(text);
-  if (rc) return step_end(h, id, "FAILED", 1, 0);
+  if (rc) return step_end(h, id, "FAILED", 1, 0, NULL);
   rc = step_launch(h, &o, &sl, out, errp, sizeof out);
   if (rc == PX_ENOENT) snprintf(err, sizeof err, "this node is not one of the step's");
   else if (rc) snprintf(err, sizeof err, "the step's nodes are not the job's");
@@ -160,7 +165,7 @@ void px_step_start(struct px_step_host *h, uint32_t id) {
     return;
   }
   if (r && r->used) free(r->pids), free(r->wstatus), memset(r, 0, sizeof *r);
-  step_end(h, id, "FAILED", 1, 0);
+  step_end(h, id, "FAILED", 1, 0, NULL);
 }
 
 void px_step_signal(struct px_step_host *h, uint32_t id, int sig, int grace_s) {
@@ -179,13 +184,18 @@ void px_step_signal(struct px_step_host *h, uint32_t id, int sig, int grace_s) {
   }
 }
 
-bool px_step_reaped(struct px_step_host *h, pid_t pid, int wstatus) {
+bool px_step_reaped(struct px_step_host *h, pid_t pid, int wstatus, const struct rusage *ru) {
   for (int i = 0; i < PX_STEPS_MAX; i++) {
     struct px_step_run *r = &h->run[i];
     for (uint32_t k = 0; r->used && k < r->ntasks; k++) {
       if (r->pids[k] != pid) continue;
       r->pids[k] = -pid;
       r->wstatus[k] = wstatus;
+      if (ru) {
+        r->cpu_time_ms += (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
+                          (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
+        if ((uint64_t)ru->ru_maxrss > r->peak_rss_kib) r->peak_rss_kib = (uint64_t)ru->ru_maxrss;
+      }
       if (--r->alive == 0) run_done(h, r);
       return true;
     }
@@ -219,18 +229,22 @@ void px_step_fini(struct px_step_host *h) {
   }
 }
 
-int px_step_status_read(const char *jobdir, uint32_t id, char *state, size_t n, int32_t *exit_code,
-                        int32_t *term_signal) {
-  char name[64], st[32];
+int px_step_status_read(const char *jobdir, uint32_t id, struct px_step_status *st) {
+  char name[64];
   snprintf(name, sizeof name, "step.%u.status", id);
   char *text = px_file_get(jobdir, name);
   int ec = 0, sig = 0;
-  bool ok = text && sscanf(text, "%31s %d %d", st, &ec, &sig) == 3;
+  unsigned long long cpu = 0, mib = 0;
+  long long end = 0;
+  memset(st, 0, sizeof *st);
+  bool ok = text && sscanf(text, "%23s %d %d %llu %llu %lld", st->state, &ec, &sig, &cpu, &mib, &end) >= 3;
   free(text);
   if (!ok) return PX_ENOENT;
-  snprintf(state, n, "%s", st);
-  *exit_code = ec;
-  *term_signal = sig;
+  st->exit_code = ec;
+  st->term_signal = sig;
+  st->cpu_time_ms = cpu;
+  st->peak_mem_mib = mib;
+  st->end_time = end;
   return 0;
 }
 

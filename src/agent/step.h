@@ -33,6 +33,8 @@ struct px_step_run {
   pid_t *pids;                   /* negative once reaped */
   int *wstatus;
   int64_t kill_at_ms;            /* monotonic; INT64_MAX: none */
+  uint64_t cpu_time_ms;          /* user + system of its reaped tasks (wait4) */
+  uint64_t peak_rss_kib;         /* the largest of its tasks' peak RSS */
 };
 
 /* What a step borrows from its job's supervisor. */
@@ -51,16 +53,25 @@ struct px_step_host {
 void px_step_start(struct px_step_host *h, uint32_t id);
 /* Signals step id's tasks; grace_s >= 0: SIGKILL after that many seconds. */
 void px_step_signal(struct px_step_host *h, uint32_t id, int sig, int grace_s);
-/* A reaped child: true when it was a step's task (its step may end here). */
-bool px_step_reaped(struct px_step_host *h, pid_t pid, int wstatus);
+/* A reaped child (ru: its wait4 usage, or NULL): true when it was a step's
+ * task (its step may end here). */
+struct rusage;
+bool px_step_reaped(struct px_step_host *h, pid_t pid, int wstatus, const struct rusage *ru);
 /* Milliseconds until the next step timer (-1: none), and running them. */
 int px_step_next_timeout(const struct px_step_host *h, int64_t now_ms);
 void px_step_timers(struct px_step_host *h, int64_t now_ms);
 void px_step_fini(struct px_step_host *h);
 
-/* Agent side: the step's "STATE EXIT SIGNAL" line. 0 or PX_ENOENT. */
-int px_step_status_read(const char *jobdir, uint32_t id, char *state, size_t n, int32_t *exit_code,
-                        int32_t *term_signal);
+/* How a step's share ended on this node: its status file's line
+ * "STATE EXIT SIGNAL CPU_MS PEAK_MIB END" (the last three may be absent). */
+struct px_step_status {
+  char state[24];
+  int32_t exit_code, term_signal;
+  uint64_t cpu_time_ms, peak_mem_mib;
+  int64_t end_time;
+};
+/* Agent side: the step's status. 0 or PX_ENOENT. */
+int px_step_status_read(const char *jobdir, uint32_t id, struct px_step_status *st);
 /* Agent side: queues "line" on the job's ctl FIFO. 0, or PX_ESTATE when no
  * supervisor listens. */
 int px_job_ctl_line(const char *jobdir, const char *line);

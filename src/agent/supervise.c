@@ -157,8 +157,9 @@ static void start_tasks(struct sup *s) {
 static void reap(struct sup *s) {
   int ws;
   pid_t pid;
-  while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
-    if (px_step_reaped(&s->steps, pid, ws)) continue;
+  struct rusage ru;
+  while ((pid = wait4(-1, &ws, WNOHANG, &ru)) > 0) { /* wait4: a step's tasks' usage (sacct N.0) */
+    if (px_step_reaped(&s->steps, pid, ws, &ru)) continue;
     for (uint32_t i = 0; i < s->ntasks; i++) {
       if (s->pids[i] != pid) continue;
       s->wstatus[i] = ws;

@@ -19,5 +19,6 @@ struct px_cli_field {
 /* NULL-name terminated */
 extern const struct px_cli_field px_cli_spec_fields[]; /* struct px_jobspec */
 extern const struct px_cli_field px_cli_job_fields[];  /* struct px_job_info */
+extern const struct px_cli_field px_cli_step_fields[]; /* struct px_step_info (accounting) */
 
 #endif

@@ -29,7 +29,7 @@ struct scan {
   const char *p, *end;
   char *sbuf; /* a string with escapes, decoded */
   size_t scap;
-  size_t hint[2]; /* per table: where the next key probably is */
+  size_t hint[3]; /* per table (job, spec, step): where the next key probably is */
 };
 
 static void ws(struct scan *s) {
@@ -318,7 +318,8 @@ static int key(struct scan *s, const char **k, size_t *klen) {
   return rc ? rc : take(s, ':') ? 0 : PX_EPROTO;
 }
 
-static int spec_obj(struct scan *s, struct px_jobspec *spec) {
+/* An object of table fs's fields (t: its hint) into base; null is absent. */
+static int fields_obj(struct scan *s, int t, const struct px_cli_field *fs, void *base) {
   if (take_word(s, "null", 4)) return 0;
   if (!take(s, '{')) return PX_EPROTO;
   if (take(s, '}')) return 0;
@@ -327,10 +328,31 @@ static int spec_obj(struct scan *s, struct px_jobspec *spec) {
     size_t klen;
     int rc = key(s, &k, &klen);
     if (rc) return rc;
-    const struct px_cli_field *f = find(s, 1, px_cli_spec_fields, k, klen);
-    if ((rc = f ? value(s, f, spec) : skip_value(s, 1))) return rc;
+    const struct px_cli_field *f = find(s, t, fs, k, klen);
+    if ((rc = f ? value(s, f, base) : skip_value(s, 1))) return rc;
   } while (take(s, ','));
   return take(s, '}') ? 0 : PX_EPROTO;
+}
+
+/* An accounting row's "steps": [{step fields}, ...] (cli_json.c's table). */
+static int steps_arr(struct scan *s, struct px_job_info *j) {
+  if (take_word(s, "null", 4)) return 0;
+  if (!take(s, '[')) return PX_EPROTO;
+  if (take(s, ']')) return 0;
+  size_t cap = 0;
+  do {
+    if (j->nsteps == cap) {
+      size_t ncap = cap ? cap * 2 : 4;
+      struct px_step_info *nv = realloc(j->steps, ncap * sizeof *nv);
+      if (!nv) return PX_ENOMEM;
+      j->steps = nv, cap = ncap;
+    }
+    struct px_step_info *st = &j->steps[j->nsteps++];
+    memset(st, 0, sizeof *st);
+    int rc = fields_obj(s, 2, px_cli_step_fields, st);
+    if (rc) return rc;
+  } while (take(s, ','));
+  return take(s, ']') ? 0 : PX_EPROTO;
 }
 
 static int job_obj(struct scan *s, struct px_job_info *j) {
@@ -348,7 +370,9 @@ static int job_obj(struct scan *s, struct px_job_info *j) {
     if (rc) return rc;
     const struct px_cli_field *f;
     if (klen == 4 && !memcmp(k, "spec", 4)) {
-      rc = spec_obj(s, &j->spec);
+      rc = fields_obj(s, 1, px_cli_spec_fields, &j->spec);
+    } else if (klen == 5 && !memcmp(k, "steps", 5)) {
+      rc = steps_arr(s, j);
     } else if ((f = find(s, 0, px_cli_job_fields, k, klen))) {
       task_given |= f->off == offsetof(struct px_job_info, array_task_id);
       rc = value(s, f, j);

@@ -210,6 +210,31 @@ json_t *px_cli_job_to_json(const struct px_job_info *j) {
   return o;
 }
 
+/* An accounting row's "steps": srun's steps of the attempt (sacct N.0). */
+const struct px_cli_field px_cli_step_fields[] = {
+#define J(n, t) FS(struct px_step_info, n, t)
+    J(step_id, F_U32),       J(name, F_STR),          J(nodelist, F_STR),
+    J(state, F_CHARS),       J(exit_code, F_I32),     J(term_signal, F_I32),
+    J(start_time, F_I64),    J(end_time, F_I64),      J(nnodes, F_U32),
+    J(ntasks, F_U32),        J(peak_mem_mib, F_U64),  J(cpu_time_ms, F_U64),
+#undef J
+    {NULL, 0, 0, 0}};
+
+static void steps_free(struct px_job_info *j) {
+  for (uint32_t i = 0; j->steps && i < j->nsteps; i++) free(j->steps[i].name), free(j->steps[i].nodelist);
+  free(j->steps);
+  j->steps = NULL, j->nsteps = 0;
+}
+
+static int steps_from_json(const json_t *arr, struct px_job_info *j) {
+  size_t n = json_array_size(arr);
+  if (!n) return 0;
+  if (n > UINT32_MAX || !(j->steps = calloc(n, sizeof *j->steps))) return PX_ENOMEM;
+  for (size_t i = 0; i < n; i++, j->nsteps++)
+    if (decode(json_array_get(arr, i), px_cli_step_fields, &j->steps[i])) return PX_EPROTO;
+  return 0;
+}
+
 int px_cli_job_from_json(const json_t *o, struct px_job_info *j) {
   memset(j, 0, sizeof *j);
   px_jobspec_init(&j->spec);
@@ -223,12 +248,14 @@ int px_cli_job_from_json(const json_t *o, struct px_job_info *j) {
   /* Accounting rows are flat: name, user, account, ... beside the job's fields. */
   const json_t *spec = json_object_get(o, "spec");
   if (!rc) rc = decode(spec ? spec : o, px_cli_spec_fields, &j->spec);
+  if (!rc) rc = steps_from_json(json_object_get(o, "steps"), j);
   if (rc) px_cli_job_fini(j);
   return rc;
 }
 
 void px_cli_job_fini(struct px_job_info *j) {
   px_jobspec_fini(&j->spec);
+  steps_free(j);
   char **strs[] = {&j->array_pending, &j->why, &j->nodelist, &j->gpus_by_node, &j->cancelled_by};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
     free(*strs[i]);

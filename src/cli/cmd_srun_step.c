@@ -137,10 +137,41 @@ static int call(struct px_cmd *c, const char *method, const char *path, json_t *
   return 1;
 }
 
+/* A step is durable (the server journals it), so srun rides out a server
+ * restart or a standby's takeover as Slurm's srun rides out slurmctld's:
+ * while the server cannot be reached or answers 503 it waits, up to
+ * SERVER_WAIT_S, saying so once. 0 with the answer, or 1 after a message. */
+#define SERVER_WAIT_S 120
+static int poll_step(struct px_cmd *c, const char *path, long *status, json_t **resp) {
+  time_t until = time(NULL) + SERVER_WAIT_S;
+  bool said = false;
+  for (;;) {
+    struct px_diag d;
+    px_diag_clear(&d);
+    *resp = NULL;
+    int rc = px_client_call(&c->client, "GET", path, NULL, status, resp, &d);
+    if (!rc && *status != 503) return 0;
+    if (!rc) snprintf(d.msg, sizeof d.msg, "the server is not ready (503)");
+    json_decref(*resp);
+    *resp = NULL;
+    if (time(NULL) >= until) return fprintf(stderr, "phalanx: %s\n", d.msg), 1;
+    if (!said) fprintf(stderr, "srun: %s; waiting for the server\n", d.msg), said = true;
+    nanosleep(&(struct timespec){0, 500 * 1000000L}, NULL);
+  }
+}
+
 /* The step's state and exit code: 0, or 1 after a message. */
 static int step_state(struct px_cmd *c, const char *path, char *st, size_t n, int *exit_code, json_t **last) {
   json_t *resp = NULL;
-  if (call(c, "GET", path, NULL, 200, "", &resp)) return 1;
+  long status = 0;
+  if (poll_step(c, path, &status, &resp)) return 1;
+  if (status != 200) {
+    char msg[512];
+    px_client_error_text(status, resp, msg, sizeof msg);
+    px_cmd_error(c, "%s", msg);
+    json_decref(resp);
+    return 1;
+  }
   const char *state = json_string_value(json_object_get(resp, "state"));
   snprintf(st, n, "%s", state ? state : "");
   *exit_code = (int)json_integer_value(json_object_get(resp, "exit_code"));

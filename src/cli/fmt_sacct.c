@@ -5,10 +5,11 @@
  * --parsable/--parsable2. A job that started also gets its ".batch" step
  * line unless -X.
  *
- * Phalanx's accounting keeps one record per job attempt, not per step, so
- * the batch step's line is derived from the job's (its state follows the
- * rules Slurm applies: a job cancelled or timed out shows a CANCELLED step
- * with signal 15). srun steps (".0", ".1") are not listed.
+ * Phalanx's accounting keeps one record per job attempt with its srun steps
+ * inside (".0", ".1": their own state, exit code, times, nodes, MaxRSS and
+ * TotalCPU); the batch step's line is derived from the job's (its state
+ * follows the rules Slurm applies: a job cancelled or timed out shows a
+ * CANCELLED step with signal 15).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -19,14 +20,21 @@
 #include "cli/fmt_job.h"
 
 struct sacct_row {
-  const struct px_job_info *j;
-  bool step;
+  const struct px_job_info *j;  /* for an srun step: the job with the step's figures */
+  bool step;                    /* the batch step, or st's */
   int64_t now;
+  const struct px_step_info *st; /* an srun step, else NULL */
 };
 
 typedef void (*sacct_get)(const struct sacct_row *r, char *buf, size_t n);
 
 static void step_state(const struct sacct_row *r, char *buf, size_t n, int *exit, int *sig) {
+  if (r->st) { /* an srun step ended on its own terms */
+    *exit = r->st->exit_code;
+    *sig = r->st->term_signal;
+    if (buf) snprintf(buf, n, "%s", r->st->state);
+    return;
+  }
   const char *s = r->j->state;
   *exit = r->j->exit_code;
   *sig = r->j->term_signal;
@@ -43,16 +51,23 @@ static void step_state(const struct sacct_row *r, char *buf, size_t n, int *exit
   if (buf) snprintf(buf, n, "%s", s);
 }
 
+static void step_suffix(const struct sacct_row *r, char *buf, size_t n) {
+  if (r->st) snprintf(buf, n, ".%u", r->st->step_id);
+  else snprintf(buf, n, "%s", r->step ? ".batch" : "");
+}
 static void f_jobid(const struct sacct_row *r, char *buf, size_t n) {
-  char id[64];
+  char id[64], sfx[16];
   px_fmt_job_id(id, sizeof id, r->j);
-  snprintf(buf, n, "%s%s", id, r->step ? ".batch" : "");
+  step_suffix(r, sfx, sizeof sfx);
+  snprintf(buf, n, "%s%s", id, sfx);
 }
 static void f_jobidraw(const struct sacct_row *r, char *buf, size_t n) {
-  snprintf(buf, n, "%" PRIu64 "%s", r->j->job_id, r->step ? ".batch" : "");
+  char sfx[16];
+  step_suffix(r, sfx, sizeof sfx);
+  snprintf(buf, n, "%" PRIu64 "%s", r->j->job_id, sfx);
 }
 static void f_jobname(const struct sacct_row *r, char *buf, size_t n) {
-  snprintf(buf, n, "%s", r->step ? "batch" : PX_STR(r->j->spec.name));
+  snprintf(buf, n, "%s", r->st ? PX_STR(r->st->name) : r->step ? "batch" : PX_STR(r->j->spec.name));
 }
 static void f_partition(const struct sacct_row *r, char *buf, size_t n) {
   snprintf(buf, n, "%s", r->step ? "" : PX_STR(r->j->spec.partition));
@@ -61,8 +76,8 @@ static void f_account(const struct sacct_row *r, char *buf, size_t n) {
   snprintf(buf, n, "%s", PX_STR(r->j->spec.account));
 }
 static void f_alloccpus(const struct sacct_row *r, char *buf, size_t n) {
-  uint32_t cpus = px_fmt_job_cpus(r->j);
-  if (r->step && r->j->nnodes > 1) cpus /= r->j->nnodes; /* the batch step runs on one node */
+  uint32_t cpus = px_fmt_job_cpus(r->j), nodes = r->st ? r->st->nnodes : 1;
+  if (r->step && r->j->nnodes > nodes) cpus = cpus / r->j->nnodes * nodes; /* the batch step: one node */
   snprintf(buf, n, "%u", cpus);
 }
 static void f_state(const struct sacct_row *r, char *buf, size_t n) {
@@ -93,7 +108,7 @@ static void f_reqtres(const struct sacct_row *r, char *buf, size_t n) {
   px_fmt_job_tres(buf, n, r->j, true);
 }
 static void f_nnodes(const struct sacct_row *r, char *buf, size_t n) {
-  snprintf(buf, n, "%u", r->step ? 1 : px_fmt_job_nodes(r->j));
+  snprintf(buf, n, "%u", r->st ? r->st->nnodes : r->step ? 1 : px_fmt_job_nodes(r->j));
 }
 static void f_nodelist(const struct sacct_row *r, char *buf, size_t n) {
   snprintf(buf, n, "%s", r->j->nodelist ? r->j->nodelist : "None assigned");
@@ -133,9 +148,13 @@ static void f_maxrss(const struct sacct_row *r, char *buf, size_t n) {
   if (!r->step) buf[0] = '\0';
   else snprintf(buf, n, "%" PRIu64 "K", r->j->peak_mem_mib * 1024);
 }
+/* Slurm's TotalCPU: MM:SS.mmm under an hour, then [D-]HH:MM:SS. */
 static void f_totalcpu(const struct sacct_row *r, char *buf, size_t n) {
   uint64_t ms = r->j->cpu_time_ms;
-  px_cli_fmt_hms(buf, n, (int64_t)(ms / 1000));
+  if (ms < 3600000)
+    snprintf(buf, n, "%02u:%02u.%03u", (unsigned)(ms / 60000), (unsigned)(ms / 1000 % 60), (unsigned)(ms % 1000));
+  else
+    px_cli_fmt_hms(buf, n, (int64_t)(ms / 1000));
 }
 static void f_cputime(const struct sacct_row *r, char *buf, size_t n) {
   px_cli_fmt_hms(buf, n, px_fmt_job_elapsed(r->j, r->now) * px_fmt_job_cpus(r->j));
@@ -229,6 +248,19 @@ static void print_line(FILE *out, const struct sacct_col *cols, size_t ncols,
   fputc('\n', out);
 }
 
+/* An srun step's line: the job's fields with the step's own figures. */
+static void print_srun_step(FILE *out, const struct sacct_col *cols, size_t ncols, const struct px_job_info *j,
+                            const struct px_step_info *st, const struct px_sacct_opts *o) {
+  struct px_job_info v = *j;
+  snprintf(v.state, sizeof v.state, "%s", st->state);
+  v.exit_code = st->exit_code, v.term_signal = st->term_signal;
+  v.start_time = st->start_time, v.end_time = st->end_time;
+  v.nodelist = st->nodelist, v.nnodes = st->nnodes;
+  v.peak_mem_mib = st->peak_mem_mib, v.cpu_time_ms = st->cpu_time_ms;
+  struct sacct_row r = {&v, true, o->now, st};
+  print_line(out, cols, ncols, &r, o);
+}
+
 int px_fmt_sacct(FILE *out, const struct px_job_info *jobs, size_t n,
                  const struct px_sacct_opts *o, struct px_diag *d) {
   struct sacct_col cols[64];
@@ -248,11 +280,12 @@ int px_fmt_sacct(FILE *out, const struct px_job_info *jobs, size_t n,
     }
   }
   for (size_t i = 0; i < n; i++) {
-    struct sacct_row r = {&jobs[i], false, o->now};
+    struct sacct_row r = {&jobs[i], false, o->now, NULL};
     print_line(out, cols, ncols, &r, o);
     if (!o->allocations && jobs[i].start_time > 0) {
       r.step = true;
       print_line(out, cols, ncols, &r, o);
+      for (uint32_t k = 0; k < jobs[i].nsteps; k++) print_srun_step(out, cols, ncols, &jobs[i], &jobs[i].steps[k], o);
     }
   }
   return 0;

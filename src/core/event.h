@@ -58,7 +58,8 @@
   X(SVC_DELETE, "svc_delete")      \
   X(SVC_ROLLBACK, "svc_rollback")  \
   X(SVC_REPLICA, "svc_replica")    \
-  X(GPU, "gpu")
+  X(GPU, "gpu")                    \
+  X(STEP, "step")
 
 enum px_event_kind {
 #define PX_EVENT_ENUM(k, name) PX_EV_##k,
@@ -114,6 +115,11 @@ bool px_event_kind_parse(const char *name, enum px_event_kind *out);
  *             record as JSON text (svc/svc_event.c). The core keeps no
  *             service state (its replicas are ordinary jobs): it accepts the
  *             record and the server's service table folds it.
+ *   STEP      a job step started on its nodes, ended on one of them, or was
+ *             cancelled: job_id, step, the record as JSON text (the server's
+ *             loop/steps.c). The core keeps no steps: it accepts the record
+ *             and the server's step table folds it, so a restarted server
+ *             knows the steps that run and accounting lists them.
  */
 struct px_event {
   enum px_event_kind kind;
@@ -143,6 +149,7 @@ struct px_event {
   bool gpu_usable;               /* GPU */
   bool gpu_fault;                /* GPU: a fault report (vs. an operator's change) */
   const char *gpu_state;         /* GPU: the server's state name */
+  const char *step;              /* STEP: the step record (JSON text) */
 };
 
 struct px_event_result {

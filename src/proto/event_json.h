@@ -56,7 +56,7 @@ struct px_event_rec {
   struct px_resv_spec resv; /* resv */
   uint32_t *resv_nodes;     /* resv (malloc'd) */
   json_t *data;             /* the parsed data; strings point into it */
-  char *svc_text;           /* svc_*: the service's record (malloc'd) */
+  char *svc_text;           /* svc_*, step: the service's or step's record (malloc'd) */
 };
 
 /* Decodes r into out (px_event_rec_fini frees it, also after an error):

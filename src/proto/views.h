@@ -26,6 +26,17 @@
 
 #include "core/jobspec.h"
 
+/* A job step in accounting (sacct's N.0, N.1 lines): srun's steps. */
+struct px_step_info {
+  uint32_t step_id;
+  char *name, *nodelist;
+  char state[24];
+  int32_t exit_code, term_signal;
+  int64_t start_time, end_time;
+  uint32_t nnodes, ntasks;
+  uint64_t peak_mem_mib, cpu_time_ms;
+};
+
 struct px_job_info {
   uint64_t job_id;
   uint64_t array_job_id;        /* 0 unless an array task (or the array's pending record) */
@@ -46,6 +57,8 @@ struct px_job_info {
   char *cancelled_by;           /* user name when CANCELLED by someone */
   double billable_tres_s;
   uint64_t peak_mem_mib, cpu_time_ms;
+  struct px_step_info *steps;   /* accounting rows only: the attempt's srun steps */
+  uint32_t nsteps;
   /* the weighted multifactor components whose sum is priority (sprio) */
   uint32_t prio_age, prio_fairshare, prio_jobsize, prio_partition, prio_qos, prio_site,
       prio_assoc;
@@ -80,6 +93,7 @@ struct px_share_info {
 };
 
 void px_job_info_fini(struct px_job_info *j);
+void px_step_infos_free(struct px_step_info *v, uint32_t n);
 void px_node_info_fini(struct px_node_info *n);
 void px_partition_info_fini(struct px_partition_info *p);
 void px_share_info_fini(struct px_share_info *s);

@@ -122,8 +122,15 @@ void px_job_info_init(struct px_job_info *j) {
   px_jobspec_init(&j->spec);
 }
 
+void px_step_infos_free(struct px_step_info *v, uint32_t n) {
+  for (uint32_t i = 0; v && i < n; i++) free(v[i].name), free(v[i].nodelist);
+  free(v);
+}
+
 void px_job_info_fini(struct px_job_info *j) {
   px_jf_free(job_fields, COUNT(job_fields), j);
+  px_step_infos_free(j->steps, j->nsteps);
+  j->steps = NULL, j->nsteps = 0;
   px_jobspec_fini(&j->spec);
 }
 

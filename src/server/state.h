@@ -18,6 +18,7 @@
 #include "server/journal/journal.h"
 #include "server/loop/loop.h"
 #include "server/nodes/nodes.h"
+#include "server/step_table.h"
 #include "server/tables.h"
 
 #endif

@@ -188,7 +188,7 @@ static int acct_rows(struct pg_store *s, const struct px_acct_row *rows, size_t 
     const char *vals[PX_ACCT_NCOLUMNS] = {
         num[0],  num[1],  num[2],  num[3],  r->name,  r->user,  r->account, r->partition,
         r->qos,  r->state, r->nodelist, num[4], num[5], num[6], num[7],  num[8],
-        num[9],  num[10], num[11], num[12], num[13], num[14], real};
+        num[9],  num[10], num[11], num[12], num[13], num[14], real, r->steps};
     PGresult *res = pg_params(s, sql, PX_ACCT_NCOLUMNS, vals);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_fail(s, res, "acct");
     PQclear(res);
@@ -241,7 +241,8 @@ static int pg_acct_query(struct px_store *ps, const struct px_acct_query *a, px_
     r.ngpus = (uint32_t)ival(res, i, c++);
     r.ncpus = (uint32_t)ival(res, i, c++);
     r.mem_mib = (uint64_t)ival(res, i, c++);
-    r.billable_tres_s = strtod(PQgetvalue(res, i, c), NULL);
+    r.billable_tres_s = strtod(PQgetvalue(res, i, c++), NULL);
+    r.steps = val(res, i, c);
     rc = fn(ctx, &r);
   }
   PQclear(res);
@@ -329,7 +330,7 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
   }
   px_sql_schema(schema, sizeof schema, "BIGINT", "BYTEA", "DOUBLE PRECISION");
   if (pg_exec(s, "SET client_min_messages = warning") || pg_exec(s, schema) ||
-      pg_exec(s, PG_HA_SCHEMA)) {
+      pg_exec(s, PX_ACCT_ADD_STEPS_PG) || pg_exec(s, PG_HA_SCHEMA)) {
     px_diag_set(d, PX_EIO, -1, "store: %s", s->base.errmsg);
     goto fail;
   }

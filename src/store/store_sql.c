@@ -17,7 +17,7 @@ int px_sql_schema(char *buf, size_t size, const char *key, const char *blob, con
       " partition TEXT, qos TEXT, state TEXT, nodelist TEXT, uid BIGINT,"
       " submit_time BIGINT, eligible_time BIGINT, start_time BIGINT, end_time BIGINT,"
       " exit_code INTEGER, term_signal INTEGER, nnodes BIGINT, ngpus BIGINT, ncpus BIGINT,"
-      " mem_mib BIGINT, billable_tres_s %s, PRIMARY KEY(job_id, attempt));"
+      " mem_mib BIGINT, billable_tres_s %s, steps TEXT, PRIMARY KEY(job_id, attempt));"
       "CREATE TABLE IF NOT EXISTS archive(job_id %s PRIMARY KEY, data TEXT NOT NULL);"
       "CREATE INDEX IF NOT EXISTS journal_job ON journal(job_id);"
       "CREATE INDEX IF NOT EXISTS acct_end ON acct(end_time);"
@@ -104,7 +104,8 @@ int px_sql_acct_upsert(char *buf, size_t size, bool dollar) {
                    " end_time=excluded.end_time, exit_code=excluded.exit_code,"
                    " term_signal=excluded.term_signal, nnodes=excluded.nnodes,"
                    " ngpus=excluded.ngpus, ncpus=excluded.ncpus, mem_mib=excluded.mem_mib,"
-                   " billable_tres_s=excluded.billable_tres_s, partition=excluded.partition",
+                   " billable_tres_s=excluded.billable_tres_s, partition=excluded.partition,"
+                   " steps=excluded.steps",
                    vals);
   return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
 }

@@ -301,7 +301,8 @@ static void bind_acct(sqlite3_stmt *st, const struct px_acct_row *r) {
                           r->end_time,   r->exit_code,   r->term_signal,   r->nnodes,
                           r->ngpus,      r->ncpus,       (int64_t)r->mem_mib};
   for (size_t k = 0; k < 11; k++) sqlite3_bind_int64(st, i++, ints[k]);
-  sqlite3_bind_double(st, i, r->billable_tres_s);
+  sqlite3_bind_double(st, i++, r->billable_tres_s);
+  bind_text(st, i, r->steps);
 }
 
 static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t n) {
@@ -313,6 +314,18 @@ static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t 
     if (step != SQLITE_DONE) return sq_fail(s, "acct");
   }
   return 0;
+}
+
+/* A store made before accounting kept steps gains the column (SQLite has no
+ * ADD COLUMN IF NOT EXISTS: the table's columns are looked up first). */
+static int add_steps_column(struct sq_store *s) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info('acct') WHERE name = 'steps'", -1, &st,
+                         NULL) != SQLITE_OK)
+    return sq_fail(s, "schema");
+  bool has = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return has ? 0 : sq_exec(s, PX_ACCT_ADD_STEPS);
 }
 
 static int sq_acct_put(struct px_store *ps, const struct px_acct_row *rows, size_t n) {
@@ -350,7 +363,8 @@ static void read_acct(sqlite3_stmt *st, struct px_acct_row *r) {
   r->ngpus = (uint32_t)sqlite3_column_int64(st, i++);
   r->ncpus = (uint32_t)sqlite3_column_int64(st, i++);
   r->mem_mib = (uint64_t)sqlite3_column_int64(st, i++);
-  r->billable_tres_s = sqlite3_column_double(st, i);
+  r->billable_tres_s = sqlite3_column_double(st, i++);
+  r->steps = col_text(st, i);
 }
 
 static int sq_acct_query(struct px_store *ps, const struct px_acct_query *a, px_store_acct_fn fn,
@@ -467,6 +481,7 @@ int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag
   px_sql_schema(schema, sizeof schema, "INTEGER", "BLOB", "REAL");
   px_sql_acct_upsert(upsert, sizeof upsert, false);
   if (sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") || sq_exec(s, schema) ||
+      add_steps_column(s) ||
       sqlite3_prepare_v2(s->db,
                          "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
                          " VALUES(?, ?, ?, ?, ?, ?)",

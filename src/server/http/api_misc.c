@@ -271,6 +271,9 @@ static int acct_row(void *ctx, const struct px_acct_row *r) {
   j.spec.account = (char *)r->account, j.spec.partition = (char *)r->partition;
   j.spec.qos = (char *)r->qos;
   json_t *o = px_job_info_to_json(&j); /* borrowed strings: no _fini */
+  json_t *steps = r->steps ? json_loads(r->steps, 0, NULL) : NULL;
+  if (o && json_is_array(steps)) json_object_set(o, "steps", steps);
+  json_decref(steps);
   return o ? json_array_append_new(ctx, o) : PX_ENOMEM;
 }
 

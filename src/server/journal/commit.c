@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "server/journal/journal.h"
+#include "server/step_table.h"
 #include "server/tables.h"
 #include "util/log.h"
 
@@ -50,7 +51,7 @@ struct px_commit_batch {
   struct px_store_rec *recs;    /* owns each data and subject */
   size_t n, cap;
   struct px_acct_row *rows;     /* accounting rows of the jobs these records ended */
-  char **lists;                 /* their node lists (owned) */
+  char **lists;                 /* their node lists and steps, two per row (owned) */
   size_t nrows;
   struct px_req *reqs;          /* answered after the commit */
   struct px_req *leader;        /* the one of reqs that leads (its thread answers itself) */
@@ -71,7 +72,7 @@ static void batch_clear(struct px_commit_batch *b) {
     free((char *)b->recs[i].data);
     free((char *)b->recs[i].subject);
   }
-  for (size_t i = 0; b->lists && i < b->nrows; i++) free(b->lists[i]);
+  for (size_t i = 0; b->lists && i < 2 * b->nrows; i++) free(b->lists[i]);
   free(b->lists);
   free(b->rows);
   b->lists = NULL;
@@ -269,12 +270,15 @@ static void take_acct(struct px_server *s, struct px_commit_batch *b) {
   size_t n = s->acct_pending.len;
   if (!n) return;
   b->rows = calloc(n, sizeof *b->rows);
-  b->lists = calloc(n, sizeof *b->lists);
+  b->lists = calloc(2 * n, sizeof *b->lists);
   for (size_t i = 0; b->rows && b->lists && i < n; i++) {
     struct px_sjob *j = px_jobs_find(s, s->acct_pending.v[i]);
     if (!j) continue;
-    b->lists[b->nrows] = px_jobs_nodelist(s, j);
-    px_jobs_acct_row(s, j, &b->rows[b->nrows], b->lists[b->nrows]);
+    char **own = &b->lists[2 * b->nrows];
+    own[0] = px_jobs_nodelist(s, j);
+    own[1] = px_steps_acct_text(s, j);
+    px_jobs_acct_row(s, j, &b->rows[b->nrows], own[0]);
+    b->rows[b->nrows].steps = own[1];
     b->nrows++;
   }
   if (!b->rows || !b->lists) px_warn("accounting rows of %zu jobs not written: out of memory", n);

@@ -22,6 +22,7 @@
 #include "proto/event_json.h"
 #include "server/journal/journal.h"
 #include "server/nodes/nodes.h"
+#include "server/step_table.h"
 #include "server/tables.h"
 #include "server/svc/svc_server.h"
 #include "util/log.h"
@@ -256,6 +257,8 @@ static int fold_tables(struct px_server *s, const struct px_event *ev,
     case PX_EV_GPU:
       px_gpu_fold(s, ev, now);
       return 0;
+    case PX_EV_STEP:
+      return px_steps_fold(s, ev);
     case PX_EV_PART_DOWN:
     case PX_EV_PART_UP:
       s->nodes_dirty = true;

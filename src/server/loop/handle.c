@@ -377,7 +377,7 @@ static int report_one(struct px_server *s, const struct px_task_report *t, int64
     snprintf(msg, size, "%s: unknown %s", idx < 0 ? "node" : "job_id", idx < 0 ? "node" : "job");
     return 404;
   }
-  if (t->is_step) return px_steps_report(s, t, idx); /* a step's end is not the job's */
+  if (t->is_step) return px_steps_report(s, t, idx, now); /* a step's end is not the job's */
   if (t->restart_count < j->restarts) { /* a late word on an attempt since requeued */
     px_info("job %llu: report of attempt %u from %s ignored (attempt %u now)",
             (unsigned long long)j->id, t->restart_count, t->node, j->restarts);
@@ -556,7 +556,7 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_STEP_ADD:
     case PX_REQ_STEP_SHOW:
     case PX_REQ_STEP_LIST:
-    case PX_REQ_STEP_CANCEL: px_steps_handle(s, r); break;
+    case PX_REQ_STEP_CANCEL: px_steps_handle(s, r, now); break;
     case PX_REQ_SVC_APPLY:
     case PX_REQ_SVC_SCALE:
     case PX_REQ_SVC_DELETE:

@@ -36,10 +36,8 @@ void px_pub_nodes_free(struct px_pub_nodes *p);
 struct px_blob *px_resv_blob(struct px_server *s);
 
 /* ---- job steps (steps.c), on the main thread ---- */
-struct px_steps;
-void px_steps_handle(struct px_server *s, struct px_req *r);
+void px_steps_handle(struct px_server *s, struct px_req *r, int64_t now);
 /* A step's end on node (conf index): its HTTP status (200, also when forgotten). */
-int px_steps_report(struct px_server *s, const struct px_task_report *t, int node);
-void px_steps_free(struct px_steps *st);
+int px_steps_report(struct px_server *s, const struct px_task_report *t, int node, int64_t now);
 
 #endif

@@ -11,11 +11,13 @@
  *   DELETE /v1/jobs/{id}/steps/{n}    SIGTERM to its tasks, SIGKILL after KillWait
  *
  * Only the job's user (or an administrator) runs steps in it, and only while
- * it runs. A step is not durable state: nothing is journaled, a restarted
- * server has forgotten its steps (their tasks run on and die with the job),
- * and the table keeps the last STEPS_MAX steps of all jobs. Everything here
- * runs on the main thread (the requests are queued to it like any change), so
- * the table needs no lock. Step ids count from 0 per job attempt, as Slurm's.
+ * it runs. A step is durable: its start, each node's end and a cancel are
+ * STEP records through the one event road (core/event.h), and the table
+ * (step_table.c) is their fold, so a restarted server (or a standby that
+ * took over) knows the steps that run, srun's polling goes on, and the
+ * job's accounting row lists them (sacct N.0, N.1). Everything here runs on
+ * the main thread (the requests are queued to it like any change), so the
+ * table needs no lock. Step ids count from 0 per job attempt, as Slurm's.
  */
 #include <jansson.h>
 #include <signal.h>
@@ -23,74 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/event.h"
 #include "proto/agent_msg.h"
 #include "proto/json_rd.h"
 #include "server/loop/loop.h"
 #include "server/nodes/nodes.h"
+#include "server/step_table.h"
 #include "server/tables.h"
 #include "util/log.h"
 
-#define STEPS_MAX 4096
 #define STEP_NODES_MAX 4096
-
-struct sstep {
-  uint64_t job_id;
-  uint32_t step_id, restart, nnodes, ntasks;
-  uint32_t *node;                /* conf node index per step node */
-  uint32_t *tasks;               /* tasks per step node */
-  char (*state)[24];             /* per node: "RUNNING" until its report */
-  int32_t *exit_code, *term_signal;
-  bool cancelled;
-  char **argv;                   /* for listings (argv[0] is the step's name) */
-};
-
-struct px_steps {
-  struct sstep *v;               /* oldest first */
-  size_t len, cap;
-};
-
-static void sstep_fini(struct sstep *t) {
-  free(t->node);
-  free(t->tasks);
-  free(t->state);
-  free(t->exit_code);
-  free(t->term_signal);
-  px_strv_free(t->argv);
-  memset(t, 0, sizeof *t);
-}
-
-void px_steps_free(struct px_steps *st) {
-  if (!st) return;
-  for (size_t i = 0; i < st->len; i++) sstep_fini(&st->v[i]);
-  free(st->v);
-  free(st);
-}
-
-static struct sstep *find(struct px_steps *st, uint64_t job, uint32_t restart, uint32_t id) {
-  for (size_t i = st ? st->len : 0; i-- > 0;)
-    if (st->v[i].job_id == job && st->v[i].restart == restart && st->v[i].step_id == id) return &st->v[i];
-  return NULL;
-}
-
-/* A free slot at the end, the oldest step forgotten when the table is full. */
-static struct sstep *slot(struct px_server *s) {
-  if (!s->steps && !(s->steps = calloc(1, sizeof *s->steps))) return NULL;
-  struct px_steps *st = s->steps;
-  if (st->len == STEPS_MAX) {
-    sstep_fini(&st->v[0]);
-    memmove(st->v, st->v + 1, (st->len - 1) * sizeof *st->v);
-    st->len--;
-  }
-  if (st->len == st->cap) {
-    size_t cap = st->cap ? st->cap * 2 : 16;
-    struct sstep *v = realloc(st->v, cap * sizeof *v);
-    if (!v) return NULL;
-    st->v = v;
-    st->cap = cap;
-  }
-  memset(&st->v[st->len], 0, sizeof st->v[0]);
-  return &st->v[st->len];
-}
 
 /* ---- the request body ---- */
 
@@ -147,27 +91,20 @@ static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes
 
 /* Nodes and tasks per node: a block distribution, as the job's own (nodes.c);
  * fewer tasks than nodes use fewer nodes, as Slurm's srun. */
-static int layout(struct sstep *t, const struct step_body *b, const struct px_sjob *j) {
+static int layout(struct px_sstep *t, const struct step_body *b, const struct px_sjob *j) {
   uint32_t n = b->nodes ? b->nodes : j->nalloc;
   if (b->ntasks && b->ntasks < n) n = b->ntasks;
   uint32_t total = b->ntasks ? b->ntasks : (b->per_node ? b->per_node : 1) * n;
-  t->nnodes = n;
+  if (px_sstep_alloc(t, n)) return PX_ENOMEM;
   t->ntasks = total;
-  t->node = calloc(n, sizeof *t->node);
-  t->tasks = calloc(n, sizeof *t->tasks);
-  t->state = calloc(n, sizeof *t->state);
-  t->exit_code = calloc(n, sizeof *t->exit_code);
-  t->term_signal = calloc(n, sizeof *t->term_signal);
-  if (!t->node || !t->tasks || !t->state || !t->exit_code || !t->term_signal) return PX_ENOMEM;
   for (uint32_t i = 0; i < n; i++) {
     t->node[i] = j->alloc[i].node;
     t->tasks[i] = total / n + (i < total % n ? 1 : 0);
-    snprintf(t->state[i], sizeof t->state[i], "RUNNING");
   }
   return 0;
 }
 
-static void send_orders(struct px_server *s, const struct sstep *t, const struct step_body *b) {
+static void send_orders(struct px_server *s, const struct px_sstep *t, const struct step_body *b) {
   char **names = calloc(t->nnodes + 1, sizeof *names);
   if (!names) return;
   for (uint32_t i = 0; i < t->nnodes; i++) names[i] = (char *)s->conf->nodes[t->node[i]].name;
@@ -186,7 +123,7 @@ static void send_orders(struct px_server *s, const struct sstep *t, const struct
 
 /* --gpus-per-task: every node must hold its tasks' share of the job's GPUs
  * there (Slurm refuses such a step too). 0, or PX_EINVAL with d filled. */
-static int gpus_fit(const struct sstep *t, const struct step_body *b, const struct px_server *s,
+static int gpus_fit(const struct px_sstep *t, const struct step_body *b, const struct px_server *s,
                     const struct px_sjob *j, struct px_diag *d) {
   for (uint32_t i = 0; b->gpus_per_task && i < t->nnodes; i++) {
     uint32_t have = (uint32_t)__builtin_popcountll(j->alloc[i].gpus);
@@ -215,7 +152,18 @@ static struct px_sjob *own_running_job(struct px_server *s, struct px_req *r) {
   return j;
 }
 
-static void step_add(struct px_server *s, struct px_req *r) {
+/* A STEP record through the road; 0, or why it was not recorded. */
+static int record(struct px_server *s, uint64_t job, char *rec, int64_t now) {
+  if (!rec) return PX_ENOMEM;
+  struct px_event ev = {.kind = PX_EV_STEP, .job_id = job, .step = rec};
+  struct px_event_result res;
+  int rc = px_events_accept(s, &ev, now, &res);
+  free(rec);
+  return rc;
+}
+
+/* The step journaled (the table's entry is its fold), then its orders. */
+static void step_add(struct px_server *s, struct px_req *r, int64_t now) {
   struct px_sjob *j = own_running_job(s, r);
   if (!j) return;
   if (j->state != PX_JOB_RUNNING || j->preempting || j->cancelled_by) /* or it is ending */
@@ -229,57 +177,46 @@ static void step_add(struct px_server *s, struct px_req *r) {
     body_fini(&b);
     return px_req_answer(r, px_error_http_status(rc), px_error_diag(px_error_code(rc), &d));
   }
-  uint32_t id = 0;
-  for (size_t i = 0; s->steps && i < s->steps->len; i++) {
-    const struct sstep *o = &s->steps->v[i];
-    if (o->job_id == j->id && o->restart == j->restarts && o->step_id >= id) id = o->step_id + 1;
-  }
-  struct sstep *t = slot(s);
-  if (t) *t = (struct sstep){.job_id = j->id, .step_id = id, .restart = j->restarts, .argv = b.argv};
-  if (!t || layout(t, &b, j)) {
-    if (t) t->argv = NULL, sstep_fini(t);
-    body_fini(&b);
-    return px_req_error(r, 503, "NOMEM", "out of memory");
-  }
-  if (gpus_fit(t, &b, s, j, &d)) {
-    t->argv = NULL, sstep_fini(t);
-    body_fini(&b);
+  struct px_sstep t = {.job_id = j->id, .restart = j->restarts,
+                       .step_id = px_steps_next_id(s->steps, j->id, j->restarts)};
+  if (layout(&t, &b, j) || !(t.name = strdup(b.argv[0]))) rc = PX_ENOMEM;
+  else if ((rc = gpus_fit(&t, &b, s, j, &d))) rc = PX_EINVAL;
+  else rc = record(s, j->id, px_step_rec_start(s, &t, now), now);
+  const struct px_sstep *kept = rc ? NULL : px_steps_find(s->steps, j->id, j->restarts, t.step_id);
+  if (kept) send_orders(s, kept, &b);
+  body_fini(&b);
+  if (rc == PX_EINVAL) {
+    px_sstep_drop(&t);
     return px_req_answer(r, 400, px_error_diag(px_error_code(PX_EINVAL), &d));
   }
-  s->steps->len++;
-  send_orders(s, t, &b);
-  b.argv = NULL; /* the step keeps it */
-  body_fini(&b);
-  px_info("job %llu: step %u: %u tasks on %u nodes", (unsigned long long)j->id, id, t->ntasks, t->nnodes);
-  json_t *o = json_pack("{sI sI sI sI}", "job_id", (json_int_t)j->id, "step_id", (json_int_t)id, "ntasks",
-                        (json_int_t)t->ntasks, "nodes", (json_int_t)t->nnodes);
+  if (!kept) {
+    px_sstep_drop(&t);
+    return px_req_error(r, 503, "UNAVAILABLE", "job %llu: the step could not be recorded", (unsigned long long)j->id);
+  }
+  px_info("job %llu: step %u: %u tasks on %u nodes", (unsigned long long)j->id, t.step_id, t.ntasks, t.nnodes);
+  json_t *o = json_pack("{sI sI sI sI}", "job_id", (json_int_t)j->id, "step_id", (json_int_t)t.step_id,
+                        "ntasks", (json_int_t)t.ntasks, "nodes", (json_int_t)t.nnodes);
+  px_sstep_drop(&t);
   px_req_answer(r, 201, o ? json_dumps(o, JSON_COMPACT) : NULL);
   json_decref(o);
 }
 
-/* The step's state: RUNNING while a node has not reported, then the worst
- * end; a step of a job that ended without its report ended with the job. */
-static json_t *step_json(const struct px_server *s, const struct sstep *t, const struct px_sjob *j) {
+/* The step and each node's end (step_table.c px_sstep_state). */
+static json_t *step_json(const struct px_server *s, const struct px_sstep *t, const struct px_sjob *j) {
   json_t *nodes = json_array();
-  int32_t worst = 0;
-  bool running = false, failed = false;
-  for (uint32_t i = 0; nodes && i < t->nnodes; i++) {
-    running |= !strcmp(t->state[i], "RUNNING");
-    failed |= !strcmp(t->state[i], "FAILED") || !strcmp(t->state[i], "CANCELLED");
-    if (t->exit_code[i] > worst) worst = t->exit_code[i];
+  for (uint32_t i = 0; nodes && i < t->nnodes; i++)
     json_array_append_new(nodes, json_pack("{ss sI ss si si}", "node", s->conf->nodes[t->node[i]].name,
                                            "tasks", (json_int_t)t->tasks[i], "state", t->state[i],
                                            "exit_code", (int)t->exit_code[i], "term_signal",
                                            (int)t->term_signal[i]));
-  }
   bool job_over = !j || j->state != PX_JOB_RUNNING || j->restarts != t->restart;
-  const char *state = running ? (job_over ? "CANCELLED" : "RUNNING")
-                      : failed || worst ? (t->cancelled ? "CANCELLED" : "FAILED")
-                                        : "COMPLETED";
-  if (running && job_over && !worst) worst = 1;
+  int32_t worst, sig;
+  const char *state = px_sstep_state(t, job_over, &worst, &sig);
+  if (!strcmp(state, "CANCELLED") && px_sstep_running(t) && !worst) worst = 1; /* ended with the job */
+  if (!strcmp(state, "FAILED") && !worst && sig) worst = 128 + sig;
   return json_pack("{sI sI ss si sI so s[s]}", "job_id", (json_int_t)t->job_id, "step_id",
                    (json_int_t)t->step_id, "state", state, "exit_code", (int)worst, "ntasks",
-                   (json_int_t)t->ntasks, "nodes", nodes, "argv", t->argv[0]);
+                   (json_int_t)t->ntasks, "nodes", nodes, "argv", t->name ? t->name : "");
 }
 
 static void step_show(struct px_server *s, struct px_req *r, bool all) {
@@ -287,7 +224,7 @@ static void step_show(struct px_server *s, struct px_req *r, bool all) {
   if (!j) return;
   json_t *list = all ? json_array() : NULL;
   for (size_t i = 0; s->steps && i < s->steps->len; i++) {
-    const struct sstep *t = &s->steps->v[i];
+    const struct px_sstep *t = &s->steps->v[i];
     if (t->job_id != j->id || t->restart != j->restarts || (!all && t->step_id != r->step_id)) continue;
     json_t *o = step_json(s, t, j);
     if (!all) {
@@ -305,17 +242,20 @@ static void step_show(struct px_server *s, struct px_req *r, bool all) {
   json_decref(o);
 }
 
-static void step_cancel(struct px_server *s, struct px_req *r) {
+static void step_cancel(struct px_server *s, struct px_req *r, int64_t now) {
   struct px_sjob *j = own_running_job(s, r);
   if (!j) return;
-  struct sstep *t = find(s->steps, j->id, j->restarts, r->step_id);
+  struct px_sstep *t = px_steps_find(s->steps, j->id, j->restarts, r->step_id);
   if (!t)
     return px_req_error(r, 404, "NOT_FOUND", "job %llu has no step %u (or it is forgotten)",
                         (unsigned long long)j->id, r->step_id);
+  uint32_t id = t->step_id;
+  if (!t->cancelled && record(s, j->id, px_step_rec_cancel(t), now))
+    return px_req_error(r, 503, "UNAVAILABLE", "job %llu: the cancel could not be recorded", (unsigned long long)j->id);
+  if (!(t = px_steps_find(s->steps, j->id, j->restarts, id))) return px_req_answer(r, 200, strdup("{}"));
   int64_t grace = s->conf->phalanx.kill_wait_s > 0 ? s->conf->phalanx.kill_wait_s : 30;
   struct px_signal_order o = {.job_id = j->id, .signal = SIGTERM, .grace_s = (int32_t)grace,
                               .reason = "CANCELLED", .is_step = true, .step_id = t->step_id};
-  t->cancelled = true;
   for (uint32_t i = 0; i < t->nnodes; i++) {
     if (strcmp(t->state[i], "RUNNING")) continue;
     char *json = px_signal_order_encode(&o);
@@ -324,24 +264,23 @@ static void step_cancel(struct px_server *s, struct px_req *r) {
   px_req_answer(r, 200, strdup("{}"));
 }
 
-void px_steps_handle(struct px_server *s, struct px_req *r) {
+void px_steps_handle(struct px_server *s, struct px_req *r, int64_t now) {
   switch (r->kind) {
-    case PX_REQ_STEP_ADD: step_add(s, r); break;
+    case PX_REQ_STEP_ADD: step_add(s, r, now); break;
     case PX_REQ_STEP_SHOW: step_show(s, r, false); break;
     case PX_REQ_STEP_LIST: step_show(s, r, true); break;
-    case PX_REQ_STEP_CANCEL: step_cancel(s, r); break;
+    case PX_REQ_STEP_CANCEL: step_cancel(s, r, now); break;
     default: break;
   }
 }
 
-int px_steps_report(struct px_server *s, const struct px_task_report *t, int node) {
-  struct sstep *st = find(s->steps, t->job_id, t->restart_count, t->step_id);
-  if (!st) return 200; /* forgotten (a server restart): nothing waits for it */
-  for (uint32_t i = 0; i < st->nnodes; i++) {
-    if (st->node[i] != (uint32_t)node) continue;
-    snprintf(st->state[i], sizeof st->state[i], "%s", t->state);
-    st->exit_code[i] = t->exit_code;
-    st->term_signal[i] = t->term_signal;
-  }
-  return 200;
+/* A node's end of a step, journaled once (an agent's repeat changes nothing);
+ * 503 asks the agent to send it again when it could not be recorded. */
+int px_steps_report(struct px_server *s, const struct px_task_report *t, int node, int64_t now) {
+  struct px_sstep *st = px_steps_find(s->steps, t->job_id, t->restart_count, t->step_id);
+  if (!st) return 200; /* forgotten (more steps than the table holds): nothing waits for it */
+  bool open = false;
+  for (uint32_t i = 0; i < st->nnodes; i++) open |= st->node[i] == (uint32_t)node && !strcmp(st->state[i], "RUNNING");
+  if (!open) return 200;
+  return record(s, t->job_id, px_step_rec_end(t, s->conf->nodes[node].name, now), now) ? 503 : 200;
 }

@@ -140,6 +140,12 @@ static void every_kind_round_trips(void **state) {
   assert_string_equal(b.ev.gpu_state, "UNUSABLE");
   assert_string_equal(b.ev.reason, "xid 79");
   px_event_rec_fini(&b);
+  ev = (struct px_event){.kind = PX_EV_STEP, .job_id = 7,
+                         .step = "{\"op\":\"cancel\",\"restart\":0,\"step_id\":3}"};
+  round_trip(&f, &ev, &b);
+  assert_int_equal(b.ev.job_id, 7);
+  assert_string_equal(b.ev.step, "{\"op\":\"cancel\",\"restart\":0,\"step_id\":3}");
+  px_event_rec_fini(&b);
 
   uint32_t nodes[] = {0, 2};
   struct px_resv_spec rs = {.name = "r",
@@ -215,6 +221,9 @@ static void bad_records_are_named(void **state) {
   px_event_rec_fini(&e);
   assert_int_equal(decode(&f, "gpu", f.conf->nodes[0].name, "{\"gpu\":64,\"state\":\"OK\"}", &e, &d), PX_EINVAL);
   assert_non_null(strstr(d.msg, "gpu:"));
+  px_event_rec_fini(&e);
+  assert_int_equal(decode(&f, "step", NULL, "{\"step\":3}", &e, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "step: missing"));
   px_event_rec_fini(&e);
   assert_int_equal(decode(&f, "launch", NULL, "{}", &e, &d), PX_EINVAL);
   assert_non_null(strstr(d.msg, "kind"));
