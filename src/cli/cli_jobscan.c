@@ -299,12 +299,12 @@ static int value(struct scan *s, const struct px_cli_field *f, void *base) {
 static const struct px_cli_field *find(struct scan *s, int t, const struct px_cli_field *fs,
                                        const char *key, size_t len) {
   const struct px_cli_field *h = &fs[s->hint[t]];
-  if (h->name && strlen(h->name) == len && !memcmp(h->name, key, len)) {
+  if (h->name && !strncmp(h->name, key, len) && !h->name[len]) {
     s->hint[t]++;
     return h;
   }
   for (const struct px_cli_field *f = fs; f->name; f++) {
-    if (strlen(f->name) == len && !memcmp(f->name, key, len)) {
+    if (!strncmp(f->name, key, len) && !f->name[len]) {
       s->hint[t] = (size_t)(f - fs) + 1;
       return f;
     }

@@ -85,17 +85,35 @@ static int sacct_parse(int argc, char **argv, struct sacct_args *a, struct px_cm
   return 0;
 }
 
+static int by_job_attempt(const void *a, const void *b) {
+  const struct px_job_info *x = a, *y = b;
+  if (x->job_id != y->job_id) return x->job_id < y->job_id ? -1 : 1;
+  return x->restarts < y->restarts ? -1 : x->restarts > y->restarts;
+}
+
 /* Accounting keeps one record per attempt of a requeued job; like Slurm's
- * sacct without -D, keep only the latest, where it was recorded. */
+ * sacct without -D, keep only the latest, where it was recorded. The rows
+ * come sorted by job and attempt (the server's order; sorted again to be
+ * sure), so the latest is the last of its run: linear in the rows. */
 static size_t latest_attempts(struct px_job_info *v, size_t n) {
+  qsort(v, n, sizeof *v, by_job_attempt);
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    bool later = false;
-    for (size_t j = i + 1; j < n && !later; j++) later = v[j].job_id == v[i].job_id;
-    if (later) px_cli_job_fini(&v[i]);
+    if (i + 1 < n && v[i + 1].job_id == v[i].job_id) px_cli_job_fini(&v[i]);
     else v[k++] = v[i];
   }
   return k;
+}
+
+/* The accounting row of job id among v[0..n) (sorted, one per job), or NULL. */
+static struct px_job_info *find_row(struct px_job_info *v, size_t n, uint64_t id) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid].job_id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && v[lo].job_id == id ? &v[lo] : NULL;
 }
 
 /* Slurm's sacct lists pending and running jobs too: add the server's live
@@ -109,17 +127,14 @@ static int add_live_jobs(struct px_cmd *c, struct px_job_info **v, size_t *n) {
     px_cli_jobs_free(live, nl);
     return 1;
   }
+  size_t rows = *n; /* sorted (latest_attempts); live jobs go after them */
   for (size_t i = 0; i < nl; i++) {
-    bool known = false;
-    for (size_t k = 0; k < *n && !known; k++) {
-      if (all[k].job_id != live[i].job_id) continue;
-      known = true;
-      if (!all[k].cancelled_by) { /* an accounting row does not name who cancelled: the job does */
-        all[k].cancelled_by = live[i].cancelled_by;
-        live[i].cancelled_by = NULL;
-      }
+    struct px_job_info *row = find_row(all, rows, live[i].job_id);
+    if (row && !row->cancelled_by) { /* an accounting row does not name who cancelled: the job does */
+      row->cancelled_by = live[i].cancelled_by;
+      live[i].cancelled_by = NULL;
     }
-    if (known) px_cli_job_fini(&live[i]);
+    if (row) px_cli_job_fini(&live[i]);
     else all[(*n)++] = live[i];
   }
   free(live);
@@ -127,13 +142,54 @@ static int add_live_jobs(struct px_cmd *c, struct px_job_info **v, size_t *n) {
   return 0;
 }
 
+/* One value of a comma list that the server can filter on itself ("12",
+ * "alice"), else NULL: the rest of the filter is applied here. */
+static const char *single(const char *list, bool numeric) {
+  if (!list || !*list || strchr(list, ',')) return NULL;
+  for (const char *p = list; numeric && *p; p++)
+    if (*p < '0' || *p > '9') return NULL;
+  for (const char *p = list; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || strchr("._-", *p)))
+      return NULL; /* not a plain name: no escaping in the query string */
+  return list;
+}
+
+/* Accounting's rows in pages (the API answers at most `limit` rows a
+ * request), each after the last whole job of the one before: a page that
+ * ends inside a job's attempts gives them back and the next starts there. */
+#define SACCT_PAGE 50000
+static int get_accounting(struct px_cmd *c, const struct sacct_args *a, struct px_job_info **v, size_t *n) {
+  char base[256];
+  int len = snprintf(base, sizeof base, "/v1/accounting?since=%lld&limit=%d", (long long)a->since, SACCT_PAGE);
+  if (a->until) len += snprintf(base + len, sizeof base - (size_t)len, "&until=%lld", (long long)a->until);
+  const char *id = single(a->f.jobs, true), *user = single(a->f.users, false);
+  if (id) len += snprintf(base + len, sizeof base - (size_t)len, "&id=%s", id);
+  if (user) snprintf(base + len, sizeof base - (size_t)len, "&user=%s", user);
+  uint64_t after = 0;
+  for (;;) {
+    char path[320];
+    struct px_job_info *page = NULL;
+    size_t np = 0;
+    if (after) snprintf(path, sizeof path, "%s&after=%llu", base, (unsigned long long)after);
+    else snprintf(path, sizeof path, "%s", base);
+    if (px_cmd_get_jobs(c, path, &page, &np)) return 1;
+    bool more = np == SACCT_PAGE;
+    uint64_t last = np ? page[np - 1].job_id : 0;
+    while (more && np > 1 && page[np - 1].job_id == last) px_cli_job_fini(&page[--np]);
+    struct px_job_info *all = realloc(*v, (*n + np + 1) * sizeof *all);
+    if (!all) return px_cli_jobs_free(page, np), 1;
+    memcpy(all + *n, page, np * sizeof *page);
+    *v = all, *n += np;
+    free(page);
+    if (!more) return 0;
+    after = last - 1;
+  }
+}
+
 static int sacct_run(struct px_cmd *c, struct sacct_args *a) {
   struct px_job_info *v = NULL;
   size_t n = 0;
-  char path[128];
-  int len = snprintf(path, sizeof path, "/v1/accounting?since=%lld", (long long)a->since);
-  if (a->until) snprintf(path + len, sizeof path - (size_t)len, "&until=%lld", (long long)a->until);
-  if (px_cmd_get_jobs(c, path, &v, &n)) return 1;
+  if (get_accounting(c, a, &v, &n)) return px_cli_jobs_free(v, n), 1;
   n = latest_attempts(v, n);
   if (add_live_jobs(c, &v, &n)) return 1;
   size_t k = 0;

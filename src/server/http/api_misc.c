@@ -14,6 +14,7 @@
 #include "proto/jfield.h"
 #include "proto/views_json.h"
 #include "server/api.h"
+#include "server/http/acct_text.h"
 #include "server/http/http.h"
 #include "server/journal/journal.h"
 #include "server/openapi.h"
@@ -251,30 +252,11 @@ void px_api_usage(struct px_api_call *c) {
 }
 
 /* One accounting row as a job view (the shape sacct decodes): one per
- * attempt, restarts = the attempt number. */
+ * attempt, restarts = the attempt number (acct_text.c). */
 static int acct_row(void *ctx, const struct px_acct_row *r) {
-  struct px_job_info j;
-  px_job_info_init(&j);
-  j.job_id = r->job_id;
-  j.array_job_id = r->array_job_id;
-  j.array_task_id = r->array_task_id;
-  j.restarts = r->attempt;
-  snprintf(j.state, sizeof j.state, "%s", r->state ? r->state : "");
-  snprintf(j.reason, sizeof j.reason, "None");
-  j.submit_time = r->submit_time, j.eligible_time = r->eligible_time;
-  j.start_time = r->start_time, j.end_time = r->end_time;
-  j.nodelist = (char *)r->nodelist;
-  j.nnodes = r->nnodes, j.ncpus = r->ncpus, j.ngpus = r->ngpus, j.mem_mib = r->mem_mib;
-  j.exit_code = r->exit_code, j.term_signal = r->term_signal;
-  j.billable_tres_s = r->billable_tres_s;
-  j.spec.name = (char *)r->name, j.spec.user = (char *)r->user, j.spec.uid = r->uid;
-  j.spec.account = (char *)r->account, j.spec.partition = (char *)r->partition;
-  j.spec.qos = (char *)r->qos;
-  json_t *o = px_job_info_to_json(&j); /* borrowed strings: no _fini */
-  json_t *steps = r->steps ? json_loads(r->steps, 0, NULL) : NULL;
-  if (o && json_is_array(steps)) json_object_set(o, "steps", steps);
-  json_decref(steps);
-  return o ? json_array_append_new(ctx, o) : PX_ENOMEM;
+  struct px_acct_text *t = ctx;
+  px_acct_text_row(t, r);
+  return t->err;
 }
 
 void px_api_accounting(struct px_api_call *c) {
@@ -298,18 +280,18 @@ void px_api_accounting(struct px_api_call *c) {
   if ((v = px_api_arg(c, "after")) && (!(q.after_job_id = strtoull(v, &end, 10)) || *end))
     return px_api_error(c, 400, "INVALID", "after: not a job id");
   if (c->s->conf->phalanx.private_jobs && !(c->who.roles & PX_ROLE_OPERATOR)) q.user = c->who.user;
-  json_t *rows = json_array();
+  struct px_acct_text t;
+  px_acct_text_begin(&t);
   pthread_mutex_lock(&c->s->rstore_lock);
-  int rc = px_store_acct_query(c->s->rstore, &q, acct_row, rows);
+  int rc = px_store_acct_query(c->s->rstore, &q, acct_row, &t);
   pthread_mutex_unlock(&c->s->rstore_lock);
-  if (rc) {
-    json_decref(rows);
+  char *text = px_acct_text_end(&t);
+  if (rc || !text) {
+    free(text);
     return px_api_error(c, 503, "UNAVAILABLE", "accounting query failed");
   }
-  json_t *o = json_pack("{so}", "jobs", rows);
-  c->answer = json_dumps(o, JSON_COMPACT);
+  c->answer = text;
   c->status = 200;
-  json_decref(o);
 }
 
 /* The configured advance reservations (ReservationName= lines; creating one
