@@ -36,6 +36,8 @@ const struct px_opt_def px_cli_opts[] = {
     {"nodes", 'N', REQ, JOB, px_opt_nodes, "number of nodes, N or MIN-MAX"},
     {"ntasks", 'n', REQ, JOB, px_opt_ntasks, "number of tasks"},
     {"ntasks-per-node", 0, REQ, JOB, px_opt_ntasks_per_node, "tasks on each node"},
+    {"tasks-per-node", 0, REQ, JOB, px_opt_ntasks_per_node, "the same as --ntasks-per-node (Slurm's alias)"},
+    {"wait-all-nodes", 0, REQ, BATCH | SA, px_opt_wait_all_nodes, "accepted (0 or 1): allocated nodes are always ready"},
     {"cpus-per-task", 'c', REQ, JOB, px_opt_cpus_per_task, "CPUs for each task"},
     {"gpus", 'G', REQ, JOB, px_opt_gpus, "GPUs for the whole job, [TYPE:]N"},
     {"gpus-per-node", 0, REQ, JOB, px_opt_gpus_per_node, "GPUs on each node, [TYPE:]N"},
@@ -51,7 +53,7 @@ const struct px_opt_def px_cli_opts[] = {
     {"array", 'a', REQ, BATCH, px_opt_array, "job array indexes, e.g. 0-99%10 or 1,3,5"},
     {"dependency", 'd', REQ, JOB, px_opt_dependency, "after, afterok, afternotok, afterany, singleton"},
     {"exclusive", 0, OPT, JOB, px_opt_exclusive, "whole nodes, shared with no other job"},
-    {"constraint", 'C', REQ, JOB, px_opt_constraint, "node features, a&b or a|b"},
+    {"constraint", 'C', REQ, JOB, px_opt_constraint, "node features: a&b (or a,b), a|b, (a|b)&c, [a]"},
     {"requeue", 0, NONE, JOB, px_opt_requeue, "may be requeued after preemption or node failure"},
     {"no-requeue", 0, NONE, JOB, px_opt_no_requeue, "never requeue"},
     {"signal", 0, REQ, JOB, px_opt_signal, "[B:]SIG[@SECONDS] before the time limit"},
@@ -64,7 +66,7 @@ const struct px_opt_def px_cli_opts[] = {
     {"parsable", 0, NONE, BATCH | SA, px_opt_parsable, "print only the job id"},
     {"test-only", 0, NONE, BATCH, px_opt_test_only, "check the job and estimate its start; submit nothing"},
     {"switches", 0, REQ, JOB, px_opt_switches, "N[@MAXWAIT]: at most N leaf switches"},
-    {"mail-type", 0, REQ, JOB, px_opt_mail_type, "accepted and stored"},
+    {"mail-type", 0, REQ, JOB, px_opt_mail_type, "mail on these events: BEGIN, END, FAIL, REQUEUE, ALL, ... (repeated lines add up)"},
     {"mail-user", 0, REQ, JOB, px_opt_mail_user, "accepted and stored"},
     {"comment", 0, REQ, JOB, px_opt_comment, "free text kept with the job"},
     {"verbose", 'v', NONE, JOB, px_opt_verbose, "more messages"},
@@ -86,9 +88,9 @@ const struct px_opt_def px_cli_opts[] = {
     {"overlap", 0, NONE, SR, px_opt_ignored, "accepted; steps always share the allocation"},
     {"kill-on-bad-exit", 'K', OPT, SR, px_opt_ignored, "accepted; a failed task ends the step"},
     {"unbuffered", 'u', NONE, SR, px_opt_ignored, "accepted; output is always streamed"},
+    {"overcommit", 'O', NONE, JOB, px_opt_ignored, "accepted; tasks still get the CPUs they ask (with --exclusive, as scripts use it, the job has every CPU anyway)"},
     /* Known and refused. */
     {"oversubscribe", 's', NONE, JOB, NULL, "GPUs and CPUs are never shared between jobs"},
-    {"overcommit", 'O', NONE, JOB, NULL, "tasks never get fewer CPUs than asked"},
     {"licenses", 'L', REQ, JOB, NULL, "licenses are not managed"},
     {"gpus-per-socket", 0, REQ, JOB, NULL, "GPUs are placed within one NVLink/NUMA group automatically"},
     {"sockets-per-node", 0, REQ, JOB, NULL, "socket/core layout requests are not supported"},
@@ -162,11 +164,29 @@ static int optlist_push(struct px_cli_optlist *l, const struct px_opt_def *def, 
   return 0;
 }
 
-static const struct px_opt_def *find_long(const char *name, size_t len) {
-  for (size_t i = 0; i < px_cli_nopts; i++)
-    if (strlen(px_cli_opts[i].name) == len && !strncmp(px_cli_opts[i].name, name, len))
-      return &px_cli_opts[i];
-  return NULL;
+/* Slurm's long options that are not in the table: only for judging whether
+ * an abbreviation is ambiguous, as Slurm's getopt would. */
+static const char *const slurm_only[] = {"cluster-constraint", "contiguous", "extra-node-info", "gres-flags",
+                                         "help", "nodefile", "ntasks-per-gpu", "power", "usage", "version"};
+
+/* An exact name, else a unique abbreviation ("--err" for --error: Slurm
+ * parses with getopt_long, which takes any unambiguous prefix, and 1.8% of
+ * public job scripts use one). *ambiguous: the prefix names several. */
+static const struct px_opt_def *find_long(const char *name, size_t len, bool *ambiguous) {
+  const struct px_opt_def *hit = NULL;
+  size_t hits = 0;
+  *ambiguous = false;
+  for (size_t i = 0; i < px_cli_nopts; i++) {
+    if (strncmp(px_cli_opts[i].name, name, len)) continue;
+    if (!px_cli_opts[i].name[len]) return &px_cli_opts[i];
+    bool alias = hit && hit->apply == px_cli_opts[i].apply && hit->apply && hit->apply != px_opt_ignored;
+    if (!alias) hits++; /* --tasks-per-node and --ntasks-per-node are one option */
+    hit = &px_cli_opts[i];
+  }
+  for (size_t i = 0; i < sizeof slurm_only / sizeof slurm_only[0]; i++)
+    if (!strncmp(slurm_only[i], name, len)) hits++;
+  *ambiguous = hits > 1;
+  return hits == 1 ? hit : NULL;
 }
 
 static const struct px_opt_def *find_short(char c) {
@@ -192,7 +212,9 @@ static int parse_long(enum px_cli_tool tool, int argc, char **argv, int *i,
                       struct px_cli_optlist *out, int line, struct px_diag *d) {
   const char *arg = argv[*i] + 2, *eq = strchr(arg, '=');
   size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-  const struct px_opt_def *def = find_long(arg, len);
+  bool ambiguous;
+  const struct px_opt_def *def = find_long(arg, len, &ambiguous);
+  if (ambiguous) return px_diag_set(d, PX_EINVAL, -1, "option '--%.*s' is ambiguous", (int)len, arg);
   int rc = check_def(def, tool, argv[*i], d);
   if (rc) return rc;
   const char *val = eq ? eq + 1 : NULL;

@@ -53,7 +53,6 @@ STR_OPT(px_opt_array, array)
 STR_OPT(px_opt_dependency, dependency)
 STR_OPT(px_opt_constraint, constraint)
 STR_OPT(px_opt_chdir, workdir)
-STR_OPT(px_opt_mail_type, mail_type)
 STR_OPT(px_opt_mail_user, mail_user)
 STR_OPT(px_opt_comment, comment)
 

@@ -24,6 +24,7 @@ PX_OPT_HANDLER(px_opt_constraint)
 PX_OPT_HANDLER(px_opt_chdir)
 PX_OPT_HANDLER(px_opt_mail_type)
 PX_OPT_HANDLER(px_opt_mail_user)
+PX_OPT_HANDLER(px_opt_wait_all_nodes) /* opts_compat.c, with px_opt_mail_type */
 PX_OPT_HANDLER(px_opt_comment)
 PX_OPT_HANDLER(px_opt_ntasks)
 PX_OPT_HANDLER(px_opt_ntasks_per_node)

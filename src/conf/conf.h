@@ -216,6 +216,9 @@ struct px_conf_phalanx {
   int64_t health_check_interval_s;
   unsigned health_check_states;
   const char *reboot_program;
+  /* --mail-type: MailProg= runs as `MailProg -s SUBJECT USER` (default
+   * /bin/mail); MailDomain= is added to bare user names. */
+  const char *mail_prog, *mail_domain;
 };
 
 /* An advance reservation (scontrol create reservation; Phalanx reads

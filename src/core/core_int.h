@@ -558,6 +558,10 @@ int pxc_parse_array(struct px_core *c, const char *s, struct pxc_array **out, st
 uint32_t pxc_array_count(const char *s, int *err, struct px_diag *d);
 int pxc_parse_deps(struct px_core *c, const char *s, struct pxc_deps **out, struct px_diag *d);
 int pxc_parse_constraint(struct px_core *c, const char *s, uint32_t *id, struct px_diag *d);
+/* A --constraint expression as OR-of-AND feature masks (parse_cons.c):
+ * terms[CONS_TERMS_MAX]. 0, or the error with d naming the offset. */
+#define CONS_TERMS_MAX 16
+int pxc_cons_terms(const struct px_core *c, const char *s, uint64_t *terms, uint32_t *nterms, struct px_diag *d);
 /* --exclude's or --nodelist's hostlist (field names it in errors) into
  * ascending, distinct node indexes (pxc_alloc'd); not with an array. */
 int pxc_parse_nodes(struct px_core *c, const char *field, const char *s, bool array, uint32_t **out, uint32_t *n,

@@ -151,7 +151,24 @@ static int check_hint(const char *v, struct px_diag *d) {
   }
 }
 
+/* --mail-type: Slurm's words, any case (the server mails on BEGIN, END,
+ * FAIL and REQUEUE; the others are accepted as Slurm accepts them). */
+static int check_mail_type(const char *v, struct px_diag *d) {
+  static const char *const words[] = {"NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND",
+                                      "STAGE_OUT", "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80",
+                                      "TIME_LIMIT_50", "ARRAY_TASKS", NULL};
+  for (const char *p = v;;) {
+    const char *comma = strchr(p, ','), *e = comma ? comma : p + strlen(p);
+    if (!word_in(p, (size_t)(e - p), words))
+      return px_diag_set(d, PX_EINVAL, -1, "mail_type: \"%.*s\" is not one of BEGIN, END, FAIL, REQUEUE, ALL, NONE, "
+                         "INVALID_DEPEND, STAGE_OUT, TIME_LIMIT[_50|_80|_90], ARRAY_TASKS", (int)(e - p), p);
+    if (!comma) return 0;
+    p = comma + 1;
+  }
+}
+
 int px_jobspec_check_launch(const struct px_jobspec *s, struct px_diag *d) {
+  if (s->mail_type && *s->mail_type && check_mail_type(s->mail_type, d)) return PX_EINVAL;
   if (s->open_mode && strcmp(s->open_mode, "append") && strcmp(s->open_mode, "truncate"))
     return px_diag_set(d, PX_EINVAL, -1, "open_mode: \"%.16s\" is not append or truncate", s->open_mode);
   if (s->hint && *s->hint) {

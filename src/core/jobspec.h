@@ -92,7 +92,7 @@ void px_jobspec_init(struct px_jobspec *s);
 void px_jobspec_fini(struct px_jobspec *s);
 /* Deep copy; 0 or PX_ENOMEM (dst left initialised and empty). */
 int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src);
-/* open_mode, hint and distribution as Slurm accepts them (the agent and srun
+/* open_mode, hint, distribution and mail_type as Slurm accepts them (the agent and srun
  * act on them; this only refuses what they cannot mean, naming the field).
  * 0 or PX_EINVAL. Pure: the CLI asks it too. */
 int px_jobspec_check_launch(const struct px_jobspec *s, struct px_diag *d);

@@ -4,7 +4,7 @@
  *                task ids < PXC_MAX_TASK_ID; %N caps running tasks)
  *   dependencies "afterok:12:13,afterany:14", "after:5?afternotok:6",
  *                "singleton" (',' = all must hold, '?' = any)
- *   constraints  "a&b|c" with & binding tighter than | (an OR of AND terms)
+ *   constraints  "a&b|c", "(a|b)&c", "a,b" as an OR of AND terms (parse_cons.c)
  * Each names the offending position in the diag.
  */
 #include <errno.h>
@@ -185,40 +185,12 @@ int pxc_parse_deps(struct px_core *c, const char *s, struct pxc_deps **out, stru
   return 0;
 }
 
-static int feature_bit(const struct px_core *c, const char *s, size_t len) {
-  for (uint32_t b = 0; b < c->nfeatures; b++) {
-    const char *f = pxc_str(c, c->feature_ids[b]);
-    if (strlen(f) == len && strncmp(f, s, len) == 0) return (int)b;
-  }
-  return -1;
-}
-
 int pxc_parse_constraint(struct px_core *c, const char *s, uint32_t *id, struct px_diag *d) {
   uint32_t sid;
-  uint64_t terms[16];
+  uint64_t terms[CONS_TERMS_MAX];
   uint32_t nterms = 0;
-  uint64_t cur = 0;
-  const char *p = s;
-  for (;;) {
-    size_t len = strcspn(p, "&|");
-    if (len == 0 || strcspn(p, "()[]*,!") < len)
-      return px_diag_set(d, PX_EINVAL, (int)(p - s),
-                         "constraint: expected a feature name at offset %d (only & and | are supported)",
-                         (int)(p - s));
-    int b = feature_bit(c, p, len);
-    if (b < 0)
-      return px_diag_set(d, PX_EINVAL, (int)(p - s), "constraint: no node has feature \"%.*s\"",
-                         (int)len, p);
-    cur |= 1ULL << b;
-    p += len;
-    if (*p != '&') {
-      if (nterms == 16) return px_diag_set(d, PX_ERANGE, (int)(p - s), "constraint: over 16 | terms");
-      terms[nterms++] = cur;
-      cur = 0;
-    }
-    if (!*p) break;
-    p++;
-  }
+  int rc = pxc_cons_terms(c, s, terms, &nterms, d);
+  if (rc) return rc;
   if (pxc_intern(c, s, &sid)) return PX_ENOMEM;
   uint32_t existing;
   if (pxc_map_get(&c->cons_by_str, sid, &existing)) {

@@ -213,6 +213,7 @@ void px_server_free(struct px_server *s) {
   px_metrics_free(s->metrics);
   px_outbox_free(s->outbox);
   px_steps_free(s->steps);
+  px_mail_free(s->mailer);
   px_svc_server_free(s->svc);
   px_blob_unref(s->state_metrics);
   px_blob_unref(s->nodes_blob);

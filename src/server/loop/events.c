@@ -21,6 +21,7 @@
 
 #include "proto/event_json.h"
 #include "server/journal/journal.h"
+#include "server/loop/loop.h"
 #include "server/nodes/nodes.h"
 #include "server/step_table.h"
 #include "server/tables.h"
@@ -355,7 +356,9 @@ int px_events_journal(struct px_server *s, const struct px_event *ev,
   if (!data) return PX_ENOMEM;
   r.time = now;
   r.data = data;
-  return px_commit_append(s, &r);
+  int rc = px_commit_append(s, &r);
+  if (!rc) px_mail_note(s, ev, now); /* live only: recovery does not journal */
+  return rc;
 }
 
 int px_events_accept(struct px_server *s, struct px_event *ev, int64_t now,

@@ -360,6 +360,7 @@ int px_server_run(struct px_server *s) {
     }
     if (mono >= timers_ns) {
       px_nodes_check(s, now);
+      px_mail_reap(s);
       if ((rc = px_journal_commit(s))) break; /* node failures requeue jobs */
       px_archive_checkpoint(s, now);          /* after a commit: nothing pending */
       timers_ns = mono + TIMER_NS;

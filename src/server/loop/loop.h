@@ -37,6 +37,15 @@ struct px_blob *px_resv_blob(struct px_server *s);
 
 /* ---- job steps (steps.c), on the main thread ---- */
 void px_steps_handle(struct px_server *s, struct px_req *r, int64_t now);
+
+/* ---- --mail-type (mail.c), on the main thread ---- */
+struct px_event;
+struct px_mailer;
+/* A live event just journaled: runs MailProg when the job asked for it. */
+void px_mail_note(struct px_server *s, const struct px_event *ev, int64_t now);
+/* Reaps finished MailProg runs (the timers). */
+void px_mail_reap(struct px_server *s);
+void px_mail_free(struct px_mailer *m);
 /* A step's end on node (conf index): its HTTP status (200, also when forgotten). */
 int px_steps_report(struct px_server *s, const struct px_task_report *t, int node, int64_t now);
 

@@ -337,6 +337,47 @@ static void memory_forms_across_sources(void **state) {
   }
 }
 
+/* What public job scripts write (docs/slurm-migration.md's survey): one
+ * --mail-type word per line adding up, sizes with a trailing B, getopt's
+ * abbreviations, Slurm's --tasks-per-node alias, --wait-all-nodes and
+ * --overcommit accepted; a bad word, an ambiguous prefix refused. */
+static void scripts_as_written(void **state) {
+  const char *script = "#!/bin/bash\n"
+                       "#SBATCH --mail-type=begin\n"
+                       "#SBATCH --mail-type=END,fail\n"
+                       "#SBATCH --mem=40GB\n"
+                       "#SBATCH --err=e.log --out=o.log\n"
+                       "#SBATCH --tasks-per-node=8 --wait-all-nodes=1 --overcommit --exclusive\n";
+  struct px_cli_optlist file = {0};
+  struct px_diag d;
+  assert_int_equal(px_cli_parse_directives(script, &file, &d), 0);
+  struct px_jobspec s;
+  struct px_cli_extra x = {0};
+  px_jobspec_init(&s);
+  if (px_cli_apply(&file, &s, &x, NOW, &d)) fail_msg("%s", d.msg);
+  assert_string_equal(s.mail_type, "BEGIN,END,FAIL");
+  assert_int_equal(s.mem_per_node_mib, 40960);
+  assert_string_equal(s.stderr_path, "e.log");
+  assert_string_equal(s.stdout_path, "o.log");
+  assert_int_equal(s.ntasks_per_node, 8);
+  px_jobspec_fini(&s);
+  px_cli_optlist_fini(&file);
+  const struct {
+    const char *line, *phrase;
+  } bad[] = {
+      {"--mail-type=SOMETIMES", "Invalid --mail-type specification"},
+      {"--wait-all-nodes=2", "Invalid --wait-all-nodes specification"},
+      {"--mem=100B", "invalid memory constraint 100B"},
+      {"--ti=5", "option '--ti' is ambiguous"},   /* --time, --time-min */
+      {"--co=x", "option '--co' is ambiguous"},   /* --comment, --constraint, --contiguous, ... */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    px_diag_clear(&d);
+    if (!run_cli(bad[i].line, &s, &x, &d) || !strstr(d.msg, bad[i].phrase)) fail_msg("%s: '%s'", bad[i].line, d.msg);
+    px_jobspec_fini(&s);
+  }
+}
+
 /* A node list with a '/' is a file of names: blanks, commas and newlines
  * separate them (Slurm's reading); an empty file is refused. */
 static void node_files(void **state) {
@@ -376,6 +417,7 @@ int main(void) {
       cmocka_unit_test(directive_errors_name_the_line),
       cmocka_unit_test(memory_forms_across_sources),
       cmocka_unit_test(node_files),
+      cmocka_unit_test(scripts_as_written),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -324,8 +324,9 @@ static void slurm_harness_file(void **state) {
   struct px_conf_diags d = {0};
   struct px_conf *c = load("tests/data/conf/slurm-bench/slurm.conf", &d);
   assert_int_equal(d.nerrors, 0);
-  /* 41 global keys, NodeHostname and Port, PlugStackConfig: each once */
-  assert_int_equal(d.nwarnings, 44);
+  /* 40 global keys, NodeHostname and Port, PlugStackConfig: each once (MailProg is used) */
+  assert_int_equal(d.nwarnings, 43);
+  assert_string_equal(c->phalanx.mail_prog, "/bin/true");
   assert_int_equal(c->nnodes, 64);
   assert_string_equal(c->nodes[63].name, "gpu0064");
   assert_int_equal(c->nodes[0].cpus, 64);     /* CPUs=64 = Boards 1 x SocketsPerBoard 2 x 32 cores */

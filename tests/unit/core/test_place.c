@@ -257,6 +257,49 @@ static void constraints_with_and_or(void **state) {
   tc_close(&f);
 }
 
+/* Slurm's constraint grammar: "a,b" is a&b; parentheses distribute into the
+ * OR-of-AND form; [a] is a; matching OR, counts and too many alternatives
+ * are refused naming the offset. */
+static void constraint_grammar_as_slurm(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(4, 8, 0, 0)};
+  px_testconf_features(f.conf, 0, "a");
+  px_testconf_features(f.conf, 3, "a,b");
+  tc_open(&f);
+  uint64_t t[CONS_TERMS_MAX], u[CONS_TERMS_MAX];
+  uint32_t n, m;
+  struct px_diag d;
+  assert_int_equal(pxc_cons_terms(f.core, "a&b", u, &m, &d), 0);
+  assert_int_equal(pxc_cons_terms(f.core, "a,b", t, &n, &d), 0);
+  assert_true(n == 1 && m == 1 && t[0] == u[0]);
+  assert_int_equal(pxc_cons_terms(f.core, "(a|b)&[b]", t, &n, &d), 0);
+  assert_int_equal(n, 2); /* a&b | b */
+  assert_true(t[0] == u[0] && t[1] != u[0] && (t[1] & u[0]) == t[1]);
+  const struct {
+    const char *in, *phrase;
+    int err;
+  } bad[] = {
+      {"[a|b]", "matching OR", PX_EUNSUPPORTED},
+      {"a*2", "counts", PX_EUNSUPPORTED},
+      {"(a|b)&(a|b)&(a|b)&(a|b)&(a|b)", "over 16", PX_ERANGE},
+      {"(a|b", "expected ) at offset 4", PX_EINVAL},
+      {"a&", "expected a feature name at offset 2", PX_EINVAL},
+      {"a)", "unexpected character at offset 1", PX_EINVAL},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    px_diag_clear(&d);
+    if (pxc_cons_terms(f.core, bad[i].in, t, &n, &d) != bad[i].err || !strstr(d.msg, bad[i].phrase))
+      fail_msg("'%s': '%s'", bad[i].in, d.msg);
+  }
+  struct px_jobspec s = tc_spec("alice", 0, 1);
+  s.constraint = (char *)"(a|b)&b";
+  assert_int_equal(tc_submit(f.core, 1, &s, 10), 0);
+  const struct px_action *a = run(&f, 20, 1);
+  assert_non_null(a);
+  assert_int_equal(f.out.allocs[a->alloc_first].node, 3);
+  tc_close(&f);
+}
+
 /* Spreading: each 1-GPU job goes to the node with the most free GPUs:
  * n0, then n1 (8 free beats 7), then n0 again (7 vs 7: lowest index). */
 static void spreading_stage_balances(void **state) {
@@ -440,6 +483,7 @@ int main(void) {
       cmocka_unit_test(exclusive_job_gets_whole_node),
       cmocka_unit_test(tenancy_keeps_accounts_apart),
       cmocka_unit_test(constraints_with_and_or),
+      cmocka_unit_test(constraint_grammar_as_slurm),
       cmocka_unit_test(spreading_stage_balances),
       cmocka_unit_test(lower_weight_nodes_first),
       cmocka_unit_test(gpu_type_is_honoured),

@@ -120,6 +120,7 @@ static void sizes_default_to_mib(void **state) {
       {"80G", 81920},     {"80g", 81920},       {"2T", 2097152},   /* 2 * 1024 * 1024 */
       {"1024K", 1},       {"1K", 1},            {"1025k", 2},      /* K rounds up */
       {"0K", 0},          {"1000000", 1000000},
+      {"40GB", 40960},    {"512gb", 524288},    {"100mb", 100},    {"2Kb", 1}, /* Slurm's trailing B */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     uint64_t got = 99;
@@ -142,7 +143,9 @@ static void bad_sizes_are_explained(void **state) {
       {"-5", PX_EPARSE, "expected a size"},
       {"1.5G", PX_EPARSE, "position 2: unknown size suffix '.'"},
       {"8X", PX_EPARSE, "unknown size suffix 'X'"},
-      {"8GB", PX_EPARSE, "position 3: unexpected text"},
+      {"8GBB", PX_EPARSE, "position 4: unexpected text"},
+      {"8GX", PX_EPARSE, "position 3: unexpected text"},
+      {"100B", PX_EPARSE, "unknown size suffix 'B'"},
       {"99999999999999999999", PX_ERANGE, "too large"},
       {"17592186044416T", PX_ERANGE, "too large"}, /* 2^44 T = 2^64 MiB */
   };
