@@ -47,7 +47,7 @@ if ! server_built; then
 fi
 
 bin=$tmp/bin; mkdir -p "$bin"
-for c in sbatch squeue scancel sinfo sacct sshare sprio scontrol; do ln -s "$px" "$bin/$c"; done
+for c in sbatch squeue scancel sinfo sacct sshare sprio scontrol srun; do ln -s "$px" "$bin/$c"; done
 export PATH=$bin:$PATH
 
 echo "== starting a local cluster: phalanx dev (server + 4 agents, 8 emulated h100 each)"
@@ -74,6 +74,7 @@ cat >gang.sh <<'SH'
 #!/bin/bash
 #SBATCH -J gang -N 2 --ntasks-per-node=1 --gres=gpu:8 -A vision -t 5
 echo "nodes=$SLURM_JOB_NODELIST tasks=$SLURM_TASKS_PER_NODE gpus=$CUDA_VISIBLE_DEVICES master=$MASTER_ADDR:$MASTER_PORT"
+srun -l bash -c 'echo "step rank $SLURM_PROCID of $SLURM_STEP_NUM_TASKS on $SLURMD_NODENAME"'
 sleep 6
 SH
 sbatch gang.sh
@@ -91,10 +92,10 @@ for _ in $(seq 1 90); do
   sleep 1
 done
 
-echo; echo "== the gang's output"; cat slurm-*.out | grep nodes= || true
+echo; echo "== the gang's output (its srun step ran one task on each node)"; cat slurm-*.out | grep -E 'nodes=|step rank' || true
 api() { curl -sf --unix-socket "$PHALANX_SERVER" "http://localhost$1"; }
-echo; echo "== sacct"
-sacct || { echo "(from the API instead)"; api '/v1/accounting?since=1d' |
+echo; echo "== sacct (the gang's batch step and its srun step, journaled: gang.batch, gang.0)"
+sacct -o JobID,JobName,Account,AllocCPUS,State,ExitCode,NNodes,MaxRSS,TotalCPU || { echo "(from the API instead)"; api '/v1/accounting?since=1d' |
   jq -r '.jobs[] | "\(.job_id)\t\(.spec.name)\t\(.spec.account)\t\(.state)"'; }
 echo; echo "== fair share (sshare -a)"; sshare -a || echo "(sshare failed: see the message above)"
 echo; echo "== usage report"
