@@ -80,6 +80,7 @@ int px_cmd_sprio(int argc, char **argv, bool native);
 int px_cmd_scontrol(int argc, char **argv, bool native);
 /* scontrol create reservation KEY=VALUE... (cmd_reserve.c). */
 int px_scontrol_create_resv(struct px_cmd *c, int argc, char **argv);
+int px_scontrol_delete_resv(struct px_cmd *c, int argc, char **argv);
 int px_cmd_srun(int argc, char **argv, bool native);
 int px_cmd_salloc(int argc, char **argv, bool native);
 /* Native-only verbs (cmd_verbs.c). */

@@ -146,6 +146,26 @@ int px_scontrol_create_resv(struct px_cmd *c, int argc, char **argv) {
   return resv_create(c, &a);
 }
 
+/* scontrol delete ReservationName=NAME: quiet on success, as Slurm's. */
+int px_scontrol_delete_resv(struct px_cmd *c, int argc, char **argv) {
+  const char *name = argc == 1 && !strncasecmp(argv[0], "ReservationName=", 16) ? argv[0] + 16 : NULL;
+  if (!name || !*name) return px_cmd_error(c, "delete: expected ReservationName=NAME"), 1;
+  char path[160];
+  snprintf(path, sizeof path, "/v1/reservations/%.100s", name);
+  long status = 0;
+  json_t *resp = NULL;
+  if (px_cmd_call(c, "DELETE", path, NULL, &status, &resp)) return 1;
+  int rc = 0;
+  if (status / 100 != 2) {
+    char msg[512];
+    px_client_error_text(status, resp, msg, sizeof msg);
+    px_cmd_error(c, "Error deleting the reservation: %s", msg);
+    rc = 1;
+  }
+  json_decref(resp);
+  return rc;
+}
+
 int px_verb_reserve(int argc, char **argv) {
   static const struct { const char *opt; size_t off; } opts[] = {
       {"--name", offsetof(struct resv_args, name)},

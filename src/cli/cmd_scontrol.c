@@ -381,8 +381,9 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
   else if (!strcasecmp(cmd, "ping")) rc = ping(&c);
   else if (!strcasecmp(cmd, "create") && rest > 0 && !strncasecmp(args[0], "reservation", 11))
     rc = px_scontrol_create_resv(&c, rest - 1, args + 1);
+  else if (!strcasecmp(cmd, "delete")) rc = px_scontrol_delete_resv(&c, rest, args);
   else {
-    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, reboot, ping, create reservation)", cmd);
+    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, reboot, ping, create reservation, delete ReservationName=)", cmd);
     rc = 1;
   }
   px_cmd_fini(&c);

@@ -170,6 +170,9 @@ int px_core_apply(struct px_core *c, const struct px_event *ev, int64_t now,
     case PX_EV_GPU:
       rc = pxc_gpu_set(c, ev->node, ev->gpu, ev->gpu_usable, d);
       break;
+    case PX_EV_RESV_DELETE:
+      rc = pxc_resv_remove(c, ev->reason, now, d);
+      break;
     case PX_EV_STEP: /* the server's step table folds it (event.h) */
       rc = ev->step ? 0 : px_diag_set(d, PX_EINVAL, -1, "step: missing");
       break;

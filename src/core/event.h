@@ -59,7 +59,8 @@
   X(SVC_ROLLBACK, "svc_rollback")  \
   X(SVC_REPLICA, "svc_replica")    \
   X(GPU, "gpu")                    \
-  X(STEP, "step")
+  X(STEP, "step")                  \
+  X(RESV_DELETE, "resv_delete")
 
 enum px_event_kind {
 #define PX_EVENT_ENUM(k, name) PX_EV_##k,
@@ -163,6 +164,8 @@ struct px_event_result {
   bool outside;                  /* START: runs outside the scheduler (see above) */
 };
 
+/* RESV_DELETE: reason names the reservation; refused while a live job
+ * asked for it (PX_EBUSY) or when there is none (PX_ENOENT). */
 /* Applies ev at time now; 0 or a negative PX_E* code (then nothing changed). */
 int px_core_apply(struct px_core *c, const struct px_event *ev, int64_t now,
                   struct px_event_result *res);

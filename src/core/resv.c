@@ -188,6 +188,13 @@ fail:
   return rc;
 }
 
+/* A live job (pending or running) that asked for reservation id, or NULL. */
+static const struct pxc_job *resv_user(const struct px_core *c, uint32_t id) {
+  for (size_t k = 0; k < c->njob_slots; k++)
+    if (c->jobs[k].state != 0xff && c->jobs[k].resv == id) return &c->jobs[k];
+  return NULL;
+}
+
 int pxc_resv_remove(struct px_core *c, const char *name, int64_t now, struct px_diag *d) {
   struct pxc_policy *pol = c->pol;
   (void)now;
@@ -195,6 +202,10 @@ int pxc_resv_remove(struct px_core *c, const char *name, int64_t now, struct px_
   uint32_t id = name ? pxc_lookup(c, name) : PX_NONE;
   size_t i = id == PX_NONE ? SIZE_MAX : find(c, id);
   if (i == SIZE_MAX) return px_diag_set(d, PX_ENOENT, -1, "name: no reservation %s", name ? name : "");
+  const struct pxc_job *user = resv_user(c, id);
+  if (user) /* its jobs could never run: they go first (scancel), as Slurm refuses a busy reservation */
+    return px_diag_set(d, PX_EBUSY, -1, "name: reservation %s is in use by job %llu", name,
+                       (unsigned long long)user->id);
   pxc_free(c, pol->resv[i].nodes);
   pxc_free(c, pol->resv[i].list);
   memmove(&pol->resv[i], &pol->resv[i + 1], (pol->nresv_adv - i - 1) * sizeof *pol->resv);

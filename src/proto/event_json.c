@@ -189,6 +189,9 @@ static int decode_kind(const struct px_event_names *n, const struct px_store_rec
       if (!json_is_object(v = json_object_get(o, "svc")))
         return px_diag_set(d, PX_EINVAL, -1, "svc: missing");
       return (ev->svc = e->svc_text = json_dumps(v, JSON_COMPACT)) ? 0 : PX_ENOMEM;
+    case PX_EV_RESV_DELETE:
+      if (!(ev->reason = str(o, "name"))) return px_diag_set(d, PX_EINVAL, -1, "name: missing");
+      return 0;
     case PX_EV_STEP:
       if (!json_is_object(v = json_object_get(o, "step")))
         return px_diag_set(d, PX_EINVAL, -1, "step: missing");
@@ -328,6 +331,9 @@ static json_t *kind_data(const struct px_conf *conf, const struct px_event *ev,
       json_t *svc = ev->svc ? json_loads(ev->svc, 0, NULL) : NULL;
       return svc ? json_pack("{so}", "svc", svc) : NULL;
     }
+    case PX_EV_RESV_DELETE:
+      out->subject = ev->reason;
+      return json_pack("{ss}", "name", reason);
     case PX_EV_STEP: {
       json_t *step = ev->step ? json_loads(ev->step, 0, NULL) : NULL;
       return step ? json_pack("{so}", "step", step) : NULL;

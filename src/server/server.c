@@ -222,6 +222,7 @@ void px_server_free(struct px_server *s) {
   px_blob_unref(s->shares_blob);
   px_blob_unref(s->resv_blob);
   json_decref(s->resv_created);
+  json_decref(s->resv_deleted);
   px_snapbox_fini(&s->snaps);
   px_queue_fini(&s->queue);
   pthread_mutex_destroy(&s->rstore_lock);

@@ -167,6 +167,7 @@ struct px_server {
   bool shares_stale;                      /* a publish reused an older one: refresh at shares_ns + 1 s */
   uint64_t gpu_faults[PX_GPU_FAULT_COUNT]; /* GPU faults by class since start (/metrics) */
   json_t *resv_created;                   /* reservations made through the API (resv.c) */
+  json_t *resv_deleted;                   /* names of configured reservations deleted since */
   struct px_blob *resv_blob;              /* rebuilt when resv_dirty */
   bool resv_dirty;
 };

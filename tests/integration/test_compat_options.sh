@@ -111,6 +111,21 @@ begin=$(sbatch --parsable -A ops --begin=now+1hour --wrap true)
 scancel "$held" "$dep" "$begin"
 echo "ok   scontrol show job defaults (TimeLimit, QOS) and Dependency at submission"
 
+# scontrol delete reservation: refused while a job asked for it, then gone
+# (the listing, and a second delete says so).
+out=$(scontrol create reservation ReservationName=busy Nodes=dev4 StartTime=now+2hours Duration=60 Accounts=ops 2>&1)
+[ "$out" = "Reservation created: busy" ] || fail "reservation busy: $out"
+waiting=$(sbatch --parsable -A ops --reservation=busy --wrap true)
+out=$(scontrol delete ReservationName=busy 2>&1)
+[[ $out == *"Error deleting the reservation: "*"reservation busy is in use by job $waiting"* ]] || fail "busy delete: $out"
+scancel "$waiting"
+gone() { [ -z "$(scontrol delete ReservationName=busy 2>&1)" ]; }
+wait_for 10 gone || fail "delete after the job left: $(scontrol delete ReservationName=busy 2>&1)"
+curl -s --unix-socket "${PHALANX_SERVER#unix:}" http://px/v1/reservations | grep -q '"busy"' && fail "busy still listed"
+out=$(scontrol delete ReservationName=busy 2>&1)
+[[ $out == *"no reservation busy"* ]] || fail "second delete: $out"
+echo "ok   scontrol delete reservation: refused while job $waiting waits for it, then gone"
+
 # The refusals, with Slurm's first line and exit status.
 while IFS=$'\t' read -r args want rc; do
   [[ -z $args || $args == \#* ]] && continue

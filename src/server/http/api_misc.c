@@ -56,6 +56,7 @@ static const struct px_route routes[] = {
     {"GET", "/v1/accounting", px_api_accounting, false, false},
     {"GET", "/v1/reservations", px_api_reservations, false, true},
     {"POST", "/v1/reservations", px_api_resv_create, false, false},
+    {"DELETE", "/v1/reservations/{}", px_api_resv_delete, false, false},
     {"GET", "/v1/whoami", px_api_whoami, false, false},
     {"POST", "/v1/tokens", px_api_token, false, false},
     {"POST", "/v1/agent/register", px_api_agent_register, false, false},
@@ -363,6 +364,15 @@ void px_api_resv_create(struct px_api_call *c) {
   px_req_fini(&r);
   json_decref(o);
   json_decref(body);
+}
+
+/* DELETE /v1/reservations/{name}: administrators; refused while a job asked
+ * for it (handle.c, core's pxc_resv_remove). */
+void px_api_resv_delete(struct px_api_call *c) {
+  struct px_req r = {.kind = PX_REQ_RESV_DELETE, .who = c->who};
+  snprintf(r.node, sizeof r.node, "%.63s", c->arg);
+  px_api_call_main(c, &r);
+  px_req_fini(&r);
 }
 
 void px_api_whoami(struct px_api_call *c) {

@@ -218,6 +218,25 @@ static int fold_resv(struct px_server *s, const struct px_event *ev) {
   return 0;
 }
 
+/* A deleted reservation leaves the listing: one made through the API from
+ * the created list; a configured one is remembered as deleted (recovery
+ * adds it from the configuration, then replays its deletion). */
+static int fold_resv_delete(struct px_server *s, const struct px_event *ev) {
+  size_t i;
+  json_t *o;
+  json_array_foreach(s->resv_created, i, o) {
+    const char *name = json_string_value(json_object_get(o, "name"));
+    if (!name || strcmp(name, ev->reason)) continue;
+    json_array_remove(s->resv_created, i);
+    s->resv_dirty = s->dirty = true;
+    return 0;
+  }
+  if (!s->resv_deleted && !(s->resv_deleted = json_array())) return PX_ENOMEM;
+  json_array_append_new(s->resv_deleted, json_string(ev->reason));
+  s->resv_dirty = s->dirty = true;
+  return 0;
+}
+
 /* A task's record was born (started) or ended: its array's record follows. */
 static void array_task_changed(struct px_server *s, const struct px_sjob *t, int64_t now) {
   struct px_sjob *a = px_jobs_find(s, t->array_job_id);
@@ -266,6 +285,8 @@ static int fold_tables(struct px_server *s, const struct px_event *ev,
       return 0; /* the partitions' listing follows the nodes' */
     case PX_EV_RESV:
       return fold_resv(s, ev);
+    case PX_EV_RESV_DELETE:
+      return fold_resv_delete(s, ev);
     case PX_EV_USAGE:
     case PX_EV_SVC_APPLY:
     case PX_EV_SVC_SCALE:

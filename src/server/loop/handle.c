@@ -533,6 +533,19 @@ static void resv_add(struct px_server *s, struct px_req *r, int64_t now) {
   px_event_rec_fini(&e);
 }
 
+static void resv_delete(struct px_server *s, struct px_req *r, int64_t now) {
+  if (!(r->who.roles & PX_ROLE_ADMIN))
+    return deny(r, "admin", "only administrators delete reservations");
+  struct px_event ev = {.kind = PX_EV_RESV_DELETE, .reason = r->node};
+  struct px_event_result res;
+  int rc = px_events_accept(s, &ev, now, &res);
+  if (rc) return answer_diag(r, rc, &res.diag);
+  json_t *ans = json_pack("{ss}", "name", r->node);
+  px_req_answer(r, 200, json_dumps(ans, JSON_COMPACT));
+  json_decref(ans);
+  s->need_cycle = true;
+}
+
 void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
   switch (r->kind) {
     case PX_REQ_SUBMIT: submit(s, r, now); break;
@@ -553,6 +566,7 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_AGENT_HEALTH: agent_health(s, r, now); break;
     case PX_REQ_NODE_REBOOT: node_reboot(s, r, now); break;
     case PX_REQ_RESV_ADD: resv_add(s, r, now); break;
+    case PX_REQ_RESV_DELETE: resv_delete(s, r, now); break;
     case PX_REQ_STEP_ADD:
     case PX_REQ_STEP_SHOW:
     case PX_REQ_STEP_LIST:

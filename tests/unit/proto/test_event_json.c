@@ -140,6 +140,10 @@ static void every_kind_round_trips(void **state) {
   assert_string_equal(b.ev.gpu_state, "UNUSABLE");
   assert_string_equal(b.ev.reason, "xid 79");
   px_event_rec_fini(&b);
+  ev = (struct px_event){.kind = PX_EV_RESV_DELETE, .reason = "maint"};
+  round_trip(&f, &ev, &b);
+  assert_string_equal(b.ev.reason, "maint");
+  px_event_rec_fini(&b);
   ev = (struct px_event){.kind = PX_EV_STEP, .job_id = 7,
                          .step = "{\"op\":\"cancel\",\"restart\":0,\"step_id\":3}"};
   round_trip(&f, &ev, &b);
