@@ -165,7 +165,7 @@ struct px_event_result {
 };
 
 /* RESV_DELETE: reason names the reservation; refused while a live job
- * asked for it (PX_EBUSY) or when there is none (PX_ENOENT). */
+ * asked for it (PX_ESTATE) or when there is none (PX_ENOENT). */
 /* Applies ev at time now; 0 or a negative PX_E* code (then nothing changed). */
 int px_core_apply(struct px_core *c, const struct px_event *ev, int64_t now,
                   struct px_event_result *res);

@@ -204,7 +204,7 @@ int pxc_resv_remove(struct px_core *c, const char *name, int64_t now, struct px_
   if (i == SIZE_MAX) return px_diag_set(d, PX_ENOENT, -1, "name: no reservation %s", name ? name : "");
   const struct pxc_job *user = resv_user(c, id);
   if (user) /* its jobs could never run: they go first (scancel), as Slurm refuses a busy reservation */
-    return px_diag_set(d, PX_EBUSY, -1, "name: reservation %s is in use by job %llu", name,
+    return px_diag_set(d, PX_ESTATE, -1, "name: reservation %s is in use by job %llu", name,
                        (unsigned long long)user->id);
   pxc_free(c, pol->resv[i].nodes);
   pxc_free(c, pol->resv[i].list);
