@@ -1,0 +1,204 @@
+/*
+ * slurmrestd_db.c - /slurmdb/v0.0.39/jobs (the accounting store, as sacct
+ * reads it: one record per attempt), associations (the configured accounts
+ * tree: an account's row and each user's row under it) and qos (the
+ * configured QoS), in v0.0.39's slurmdbd shapes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/http/slurmrestd.h"
+#include "server/tables.h"
+
+/* ---- jobs ---- */
+
+struct db_ctx {
+  const struct px_api_call *c;
+  json_t *jobs;
+};
+
+static json_t *tres_list(uint32_t ncpus, uint64_t mem_mib, uint32_t nnodes, uint32_t ngpus) {
+  json_t *a = json_pack("[{ss ss si sI} {ss ss si sI} {ss ss si sI}]", "type", "cpu", "name", "",
+                        "id", 1, "count", (json_int_t)ncpus, "type", "mem", "name", "", "id", 2,
+                        "count", (json_int_t)mem_mib, "type", "node", "name", "", "id", 4, "count",
+                        (json_int_t)nnodes);
+  if (a && ngpus)
+    json_array_append_new(a, json_pack("{ss ss si sI}", "type", "gres", "name", "gpu", "id", 1001,
+                                       "count", (json_int_t)ngpus));
+  return a;
+}
+
+static json_t *db_time(const struct px_acct_row *r) {
+  int64_t end = r->end_time ? r->end_time : (r->start_time ? (int64_t)time(NULL) : 0);
+  return json_pack("{sI sI sI sI sI si s{si si} s{si si} s{si si}}", "elapsed",
+                   (json_int_t)(r->start_time && end > r->start_time ? end - r->start_time : 0),
+                   "eligible", (json_int_t)r->eligible_time, "end", (json_int_t)r->end_time, "start",
+                   (json_int_t)r->start_time, "submission", (json_int_t)r->submit_time, "suspended", 0,
+                   "system", "seconds", 0, "microseconds", 0, "total", "seconds", 0, "microseconds", 0,
+                   "user", "seconds", 0, "microseconds", 0);
+}
+
+static int db_row(void *ctx, const struct px_acct_row *r) {
+  struct db_ctx *x = ctx;
+  const char *state = r->state ? r->state : "";
+  json_t *o = json_pack(
+      "{sI ss ss ss ss ss ss si ss s{ss ss ss ss} s{so ss} so so s{so so} s{sI so si}}", "job_id",
+      (json_int_t)r->job_id, "name", r->name ? r->name : "", "user", r->user ? r->user : "",
+      "account", r->account ? r->account : "", "partition", r->partition ? r->partition : "",
+      "qos", r->qos ? r->qos : "", "nodes", r->nodelist ? r->nodelist : "None assigned",
+      "allocation_nodes", (int)r->nnodes, "cluster", px_sr_cluster(x->c), "association",
+      "account", r->account ? r->account : "", "cluster", px_sr_cluster(x->c), "partition",
+      r->partition ? r->partition : "", "user", r->user ? r->user : "", "state", "current",
+      json_string(state), "reason", "None", "exit_code", px_sr_exit_code(state, r->exit_code, r->term_signal),
+      "time", db_time(r), "tres", "allocated",
+      tres_list(r->ncpus, r->mem_mib, r->nnodes, r->ngpus), "requested",
+      tres_list(r->ncpus, r->mem_mib, r->nnodes, r->ngpus), "array", "job_id",
+      (json_int_t)r->array_job_id, "task_id",
+      r->array_job_id ? px_sr_noval(r->array_task_id) : px_sr_noval_unset(), "task", 0);
+  if (!o) return PX_ENOMEM;
+  json_object_set_new(o, "restart_cnt", json_integer(r->attempt));
+  json_object_set_new(o, "steps", json_array());
+  json_object_set_new(o, "flags", json_array());
+  return json_array_append_new(x->jobs, o) ? PX_ENOMEM : 0;
+}
+
+/* Query arguments as slurmrestd's: users, account, partition, job_name is
+ * not kept; start_time / end_time as Unix times. */
+static int db_query(struct px_api_call *c, struct px_acct_query *q) {
+  const char *v;
+  char *end;
+  q->user = px_api_arg(c, "users");
+  q->account = px_api_arg(c, "account");
+  q->partition = px_api_arg(c, "partition");
+  q->limit = 100000;
+  static const char *const times[] = {"start_time", "end_time"};
+  int64_t *dst[] = {&q->since, &q->until};
+  for (int i = 0; i < 2; i++) {
+    if (!(v = px_api_arg(c, times[i]))) continue;
+    long long t = strtoll(v, &end, 10);
+    if (end == v || *end || t < 0) {
+      px_sr_error(c, 400, PX_SR_EQUERY, "%s: expected a Unix time, got '%.64s'", times[i], v);
+      return PX_EINVAL;
+    }
+    *dst[i] = t;
+  }
+  if (!px_sr_may_see(c, NULL)) q->user = c->who.user; /* private mode: one's own */
+  return 0;
+}
+
+void px_sr_db_jobs(struct px_api_call *c) {
+  struct px_acct_query q = {0};
+  if (db_query(c, &q)) return;
+  struct db_ctx x = {c, json_array()};
+  pthread_mutex_lock(&c->s->rstore_lock);
+  int rc = x.jobs ? px_store_acct_query(c->s->rstore, &q, db_row, &x) : PX_ENOMEM;
+  pthread_mutex_unlock(&c->s->rstore_lock);
+  if (rc) {
+    json_decref(x.jobs);
+    return px_sr_error(c, 503, PX_SR_EGENERIC, "accounting query failed");
+  }
+  json_t *o = px_sr_response(c, true);
+  if (o) json_object_set_new(o, "jobs", x.jobs);
+  else json_decref(x.jobs);
+  px_sr_answer(c, 200, o);
+}
+
+/* ---- associations ---- */
+
+static json_t *limit(uint64_t v) { return v == PX_NOLIMIT ? px_sr_noval_infinite() : px_sr_noval((int64_t)v); }
+
+/* max.tres.total: the GrpTRES limits that are set. */
+static json_t *grp_tres(const struct px_conf_account *a) {
+  json_t *t = json_array();
+  const struct {
+    const char *type, *name;
+    int id;
+    uint64_t v;
+  } rows[] = {{"cpu", "", 1, a->grp_cpus}, {"mem", "", 2, a->grp_mem_mib}, {"node", "", 4, a->grp_nodes},
+              {"gres", "gpu", 1001, a->grp_gpus}};
+  for (size_t i = 0; t && i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].v != PX_NOLIMIT)
+      json_array_append_new(t, json_pack("{ss ss si sI}", "type", rows[i].type, "name", rows[i].name,
+                                         "id", rows[i].id, "count", (json_int_t)rows[i].v));
+  return t;
+}
+
+static const char *default_qos(const struct px_conf *cf, uint32_t i) {
+  while (i != PX_NONE && !cf->accounts[i].default_qos) i = cf->accounts[i].parent;
+  return i == PX_NONE ? "normal" : cf->accounts[i].default_qos;
+}
+
+static json_t *assoc_json(const struct px_api_call *c, uint32_t i) {
+  const struct px_conf *cf = c->s->conf;
+  const struct px_conf_account *a = &cf->accounts[i];
+  const char *account = a->is_user ? cf->accounts[a->parent].name : a->name;
+  const char *parent = a->is_user || a->parent == PX_NONE ? "" : cf->accounts[a->parent].name;
+  json_t *o = json_pack("{ss ss ss ss ss sb si s{ss} s{sI}}", "account", account, "cluster",
+                        px_sr_cluster(c), "partition", "", "user", a->is_user ? a->name : "",
+                        "parent_account", parent, "is_default", a->is_default_account, "shares_raw",
+                        (int)(a->fairshare == PX_FAIRSHARE_PARENT ? 1 : a->fairshare), "default",
+                        "qos", default_qos(cf, i), "id", "id", (json_int_t)i);
+  if (o)
+    json_object_set_new(o, "max",
+                        json_pack("{s{so so} s{so}}", "jobs", "active", limit(a->max_jobs), "total",
+                                  limit(a->max_submit_jobs), "tres", "total", grp_tres(a)));
+  if (!o) return NULL;
+  json_t *qos = json_array();
+  for (uint32_t k = 0; qos && k < cf->nqos; k++) json_array_append_new(qos, json_string(cf->qos[k].name));
+  json_object_set_new(o, "qos", qos);
+  json_object_set_new(o, "flags", json_array());
+  return o;
+}
+
+void px_sr_db_associations(struct px_api_call *c) {
+  const struct px_conf *cf = c->s->conf;
+  const char *user = px_api_arg(c, "user"), *account = px_api_arg(c, "account");
+  json_t *a = json_array();
+  for (uint32_t i = 0; a && i < cf->naccounts; i++) {
+    const struct px_conf_account *x = &cf->accounts[i];
+    const char *acct = x->is_user ? cf->accounts[x->parent].name : x->name;
+    if (user && (!x->is_user || strcmp(user, x->name))) continue;
+    if (account && strcmp(account, acct)) continue;
+    json_array_append_new(a, assoc_json(c, i));
+  }
+  json_t *o = px_sr_response(c, true);
+  if (o && a) json_object_set_new(o, "associations", a);
+  else json_decref(a);
+  px_sr_answer(c, 200, o);
+}
+
+/* ---- qos ---- */
+
+static json_t *qos_json(const struct px_conf *cf, uint32_t i) {
+  static const char *const modes[] = {"DISABLED", "CANCEL", "REQUEUE", "SUSPEND"};
+  const struct px_conf_qos *q = &cf->qos[i];
+  json_t *list = json_array();
+  for (uint32_t k = 0; list && k < q->npreempt; k++)
+    json_array_append_new(list, json_string(cf->qos[q->preempt[k]].name));
+  int64_t wall_min = q->max_wall_s >= PX_TIME_UNLIMITED || q->max_wall_s <= 0 ? -1 : q->max_wall_s / 60;
+  json_t *wall = wall_min < 0 ? px_sr_noval_infinite() : px_sr_noval(wall_min);
+  json_t *max = json_pack("{s{s{so}} s{s{s{so}} s{so}}}", "wall_clock", "per", "job", wall, "jobs",
+                          "active_jobs", "per", "user", limit(q->max_jobs_per_user), "per", "user",
+                          limit(q->max_submit_per_user));
+  json_t *o = json_pack("{ss ss si so s{so s[s] so} s{sI so} so s[]}", "name", q->name, "description",
+                        "", "id", (int)i + 1, "priority", px_sr_noval(q->priority), "preempt", "list",
+                        list, "mode", modes[q->preempt_mode], "exempt_time",
+                        q->min_runtime_s ? px_sr_noval(q->min_runtime_s) : px_sr_noval_unset(),
+                        "limits", "grace_time", (json_int_t)q->grace_time_s, "max", max,
+                        "usage_factor",
+                        json_pack("{sb sb sf}", "set", 1, "infinite", 0, "number", q->usage_factor),
+                        "flags");
+  return o;
+}
+
+void px_sr_db_qos(struct px_api_call *c) {
+  const struct px_conf *cf = c->s->conf;
+  json_t *a = json_array();
+  for (uint32_t i = 0; a && i < cf->nqos; i++) json_array_append_new(a, qos_json(cf, i));
+  json_t *o = px_sr_response(c, true);
+  if (o && a) json_object_set_new(o, "qos", a);
+  else json_decref(a);
+  px_sr_answer(c, 200, o);
+}
