@@ -185,6 +185,10 @@ struct px_sshare_opts {
 };
 void px_fmt_sshare(FILE *out, const struct px_share_info *rows, size_t n,
                    const struct px_sshare_opts *o);
+/* sdiag (fmt_sdiag.c): diag is GET /v1/diag's document (a json_t);
+ * sort_by: 'c' count, 'i' id, 't' total time, 'T' average time. */
+struct json_t;
+void px_fmt_sdiag(FILE *out, const struct json_t *diag, char sort_by);
 void px_fmt_sprio(FILE *out, const struct px_job_info *jobs, size_t n, bool long_list,
                   bool noheader);
 

@@ -236,12 +236,14 @@ struct px_sdiag_cycle {
 };
 /* Main thread: one scheduling cycle. */
 void px_sdiag_cycle(struct px_sdiag *g, const struct px_sdiag_cycle *c);
-/* API threads: one request of endpoint (a route pattern) by user. */
-void px_sdiag_rpc(struct px_sdiag *g, const char *endpoint, const char *user, uint32_t uid,
-                  double seconds);
+/* API threads: one request of method on endpoint (a route pattern) by user. */
+void px_sdiag_rpc(struct px_sdiag *g, const char *method, const char *endpoint, const char *user,
+                  uint32_t uid, double seconds);
 void px_sdiag_reset(struct px_sdiag *g, int64_t now);
 /* A copy: {"time","since","main":{...},"backfill":{...},"backfill_jobs":{...},
- * "rpcs_by_type":[...],"rpcs_by_user":[...]}. */
+ * "rpcs_by_type":[...],"rpcs_by_user":[...]}. Request types are named as
+ * Slurm's RPCs where one does the same ("type", "type_id"), else
+ * "METHOD /pattern" with type_id 0. */
 json_t *px_sdiag_json(struct px_sdiag *g, int64_t now);
 
 /* ---- metrics (metrics.c) ---- */

@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib_dev.sh"
 command -v jq >/dev/null && command -v curl >/dev/null || { echo "jq and curl are in make deps"; exit 1; }
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-start_dev "squeue" --nodes 2 --gpus 2 --cpus 8 --port "$port" --no-tls
+start_dev "squeue sdiag" --nodes 2 --gpus 2 --cpus 8 --port "$port" --no-tls
 me=$(id -un)
 tok=$("$PHALANX" server token --state-dir "$tmp/state/server" --user "$me" --uid "$(id -u)" --lifetime 600)
 [ -n "$tok" ] || { echo "no token"; exit 1; }
@@ -115,8 +115,23 @@ rest GET /slurm/v0.0.39/reservations >/dev/null
 check "reservations" '.reservations|type=="array"' && echo "ok   reservations"
 rest GET /slurm/v0.0.39/diag >/dev/null
 check "diag" '.statistics | .schedule_cycle_total>0 and .jobs_submitted>=2 and
-  (.rpcs_by_message_type|map(.message_type)|index("/slurm/v0.0.39/job/submit"))!=null and
+  (.rpcs_by_message_type|map(select(.message_type=="REQUEST_SUBMIT_BATCH_JOB" and .type_id==4003))|length==1) and
   (.rpcs_by_user|map(.user)|index("'"$me"'"))!=null' && echo "ok   diag"
+
+# sdiag on the same cluster: Slurm 22.05's layout (tests/unit/cli/test_golden_sdiag.c
+# holds it byte for byte), with this cluster's cycles, submits and users
+sdiag >"$tmp/sdiag" || fail "sdiag exited $?"
+grep -q '^sdiag output at ' "$tmp/sdiag" && grep -q '^Main schedule statistics (microseconds):$' "$tmp/sdiag" &&
+  grep -Eq $'^\tTotal cycles: [1-9]' "$tmp/sdiag" &&
+  grep -Eq $'^\tREQUEST_SUBMIT_BATCH_JOB +\( 4003\) count:[2-9]' "$tmp/sdiag" &&
+  grep -Eq $'^\t'"$me"' +\( *'"$(id -u)"'\) count:[0-9]+' "$tmp/sdiag" &&
+  grep -q '^Jobs submitted: [1-9]' "$tmp/sdiag" || fail "sdiag: $(cat "$tmp/sdiag")"
+sdiag --json | jq -e '.main.count>0 and (.rpcs_by_type|length>0)' >/dev/null || fail "sdiag --json"
+if [ "$me" = root ]; then
+  [ "$(sdiag -r)" = "Reset scheduling statistics" ] || fail "sdiag -r"
+  sdiag | grep -q '^Jobs submitted: 0$' || fail "sdiag after -r: $(sdiag | head -12)"
+fi
+echo "ok   sdiag"
 
 # slurmdb: the accounting store and the configured accounts and QoS
 wait_for 30 sh -c "curl -s -H 'X-SLURM-USER-TOKEN: $tok' $base/slurmdb/v0.0.39/jobs |

@@ -13,10 +13,11 @@
 
 /* Jobs submitted, started and ended since the statistics began, and those
  * pending and running now (snapshot: the jobs not yet archived). */
-static json_t *job_counts(struct px_server *s, int64_t since) {
+static json_t *job_counts(struct px_server *s, int64_t since, int64_t *states_ts) {
   uint64_t submitted = 0, started = 0, completed = 0, cancelled = 0, failed = 0, pending = 0,
            running = 0;
   struct px_snap *snap = px_api_snap_fresh(s);
+  *states_ts = snap->time;
   for (size_t i = 0; i < snap->njobs; i++) {
     const struct px_job_info *j = &snap->jobs[i]->info;
     if (j->array_job_id == j->job_id && j->spec.array) continue; /* its tasks count */
@@ -36,15 +37,33 @@ static json_t *job_counts(struct px_server *s, int64_t since) {
                    (json_int_t)pending, "running", (json_int_t)running);
 }
 
+/* Microseconds for 1000 reads of the clock, as sdiag reports
+ * gettimeofday()'s: what a slow clock source costs every timestamp. */
+static int64_t clock_latency_us(void) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0; i < 1000; i++) clock_gettime(CLOCK_REALTIME, &t);
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return ((int64_t)(t.tv_sec - t0.tv_sec) * 1000000000 + (t.tv_nsec - t0.tv_nsec)) / 1000;
+}
+
 /* The whole document, shared with slurmrestd's diag (slurmrestd_cluster.c). */
 json_t *px_api_diag_json(struct px_server *s) {
   int64_t now = time(NULL);
   json_t *o = px_sdiag_json(s->sdiag, now);
   if (!o) return NULL;
   int64_t since = json_integer_value(json_object_get(o, "since"));
-  json_object_set_new(o, "jobs", job_counts(s, since));
-  json_object_set_new(o, "server_thread_count", json_integer(1));
-  json_object_set_new(o, "agent_queue_size", json_integer(0));
+  int64_t states_ts = now;
+  json_object_set_new(o, "jobs", job_counts(s, since, &states_ts));
+  json_object_set_new(o, "job_states_ts", json_integer(states_ts));
+  json_object_set_new(o, "gettimeofday_latency_us", json_integer(clock_latency_us()));
+  /* one main thread schedules; agents are reached by their own long polls,
+   * so no agent queue or threads of slurmctld's kind exist */
+  static const char *const one_or_zero[] = {"server_thread_count", "agent_queue_size",
+                                            "agent_count", "agent_thread_count",
+                                            "dbd_agent_queue_size"};
+  for (size_t i = 0; i < sizeof one_or_zero / sizeof one_or_zero[0]; i++)
+    json_object_set_new(o, one_or_zero[i], json_integer(i == 0));
   json_object_set_new(o, "start_time",
                       json_integer(now - (px_now_mono_ns() - s->start_mono_ns) / 1000000000LL));
   return o;

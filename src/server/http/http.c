@@ -409,7 +409,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
   double secs = (double)(px_now_mono_ns() - k->t0_ns) / 1e9;
   px_metrics_request(s->metrics, endpoint, call.status, secs);
-  px_sdiag_rpc(s->sdiag, endpoint, call.who.user, call.who.uid, secs);
+  px_sdiag_rpc(s->sdiag, method, endpoint, call.who.user, call.who.uid, secs);
   px_sr_wrap_error(&call, url); /* slurmrestd's paths answer errors in its shape */
   if (call.stream_fn) return send_stream(c, &call);
   if (call.response) return send_response(c, &call);

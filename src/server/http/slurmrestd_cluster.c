@@ -42,7 +42,7 @@ static json_t *rpc_rows(const json_t *rows, bool users) {
                           "average_time", num(r, "average_time_us", NULL), "total_time",
                           num(r, "total_time_us", NULL));
     if (x) json_object_set_new(x, users ? "user_id" : "type_id",
-                               json_integer(users ? num(r, "user_id", NULL) : (json_int_t)i));
+                               json_integer(num(r, users ? "user_id" : "type_id", NULL)));
     json_array_append_new(a, x);
   }
   return a;
@@ -103,11 +103,11 @@ void px_sr_diag(struct px_api_call *c) {
   json_object_set_new(st, "req_time_start", json_integer(num(d, "since", NULL)));
   json_object_set_new(st, "server_thread_count", json_integer(num(d, "server_thread_count", NULL)));
   json_object_set_new(st, "agent_queue_size", json_integer(num(d, "agent_queue_size", NULL)));
-  static const char *const zero[] = {"agent_count", "agent_thread_count", "dbd_agent_queue_size",
-                                     "gettimeofday_latency"};
+  static const char *const zero[] = {"agent_count", "agent_thread_count", "dbd_agent_queue_size"};
   for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
     json_object_set_new(st, zero[i], json_integer(0));
-  json_object_set_new(st, "job_states_ts", json_integer(num(d, "time", NULL)));
+  json_object_set_new(st, "job_states_ts", json_integer(num(d, "job_states_ts", NULL)));
+  json_object_set_new(st, "gettimeofday_latency", json_integer(num(d, "gettimeofday_latency_us", NULL)));
   main_stats(st, d);
   bf_stats(st, d);
   json_object_set_new(st, "rpcs_by_message_type", rpc_rows(json_object_get(d, "rpcs_by_type"), false));

@@ -26,9 +26,10 @@
 #define MAX_ROWS 512 /* types and users kept; beyond, counted in the last row */
 
 struct rpc_row {
-  char key[48];     /* endpoint pattern, or user name */
-  uint32_t uid;
+  char key[64];     /* "METHOD /pattern" (Slurm's RPC name once renamed), or user name */
+  uint32_t uid;     /* user id, or the RPC's number once renamed */
   uint64_t count, total_us;
+  size_t seq;       /* first-seen order: ties keep it (sdiag's order) */
 };
 
 struct cycles {
@@ -98,12 +99,14 @@ static void rpc_add(struct rpc_row *rows, size_t *n, const char *key, uint32_t u
   rows[i].total_us += us;
 }
 
-void px_sdiag_rpc(struct px_sdiag *g, const char *endpoint, const char *user, uint32_t uid,
-                  double seconds) {
+void px_sdiag_rpc(struct px_sdiag *g, const char *method, const char *endpoint, const char *user,
+                  uint32_t uid, double seconds) {
   if (!g) return;
   uint64_t us = seconds > 0 ? (uint64_t)(seconds * 1e6) : 0;
+  char key[sizeof g->types[0].key];
+  snprintf(key, sizeof key, "%s %s", method, endpoint);
   pthread_mutex_lock(&g->lock);
-  rpc_add(g->types, &g->ntypes, endpoint, 0, us);
+  rpc_add(g->types, &g->ntypes, key, 0, us);
   if (user && *user) rpc_add(g->users, &g->nusers, user, uid, us);
   pthread_mutex_unlock(&g->lock);
 }
@@ -118,19 +121,89 @@ void px_sdiag_reset(struct px_sdiag *g, int64_t now) {
   pthread_mutex_unlock(&g->lock);
 }
 
-/* Rows by count, most first; ties by key (a stable, deterministic order). */
+/* The requests that do what one of Slurm's RPCs does, by its name and
+ * number (slurm_protocol_defs.h), so that sdiag's readers (exporters,
+ * dashboards) find the names they know. Others keep "METHOD /path". */
+static const struct {
+  const char *key, *name;
+  uint32_t id;
+} slurm_rpcs[] = {
+    {"POST /v1/jobs", "REQUEST_SUBMIT_BATCH_JOB", 4003},
+    {"POST /slurm/v0.0.39/job/submit", "REQUEST_SUBMIT_BATCH_JOB", 4003},
+    {"GET /v1/jobs", "REQUEST_JOB_INFO", 2003},
+    {"GET /slurm/v0.0.39/jobs", "REQUEST_JOB_INFO", 2003},
+    {"GET /v1/jobs/{}", "REQUEST_JOB_INFO_SINGLE", 2021},
+    {"GET /slurm/v0.0.39/job/{}", "REQUEST_JOB_INFO_SINGLE", 2021},
+    {"DELETE /v1/jobs/{}", "REQUEST_KILL_JOB", 5032},
+    {"DELETE /slurm/v0.0.39/job/{}", "REQUEST_KILL_JOB", 5032},
+    {"PATCH /v1/jobs/{}", "REQUEST_UPDATE_JOB", 3001},
+    {"POST /v1/jobs/{}/hold", "REQUEST_UPDATE_JOB", 3001},
+    {"POST /v1/jobs/{}/release", "REQUEST_UPDATE_JOB", 3001},
+    {"POST /v1/jobs/{}/steps", "REQUEST_JOB_STEP_CREATE", 5001},
+    {"GET /v1/jobs/{}/steps", "REQUEST_JOB_STEP_INFO", 2005},
+    {"DELETE /v1/jobs/{}/steps/{}", "REQUEST_CANCEL_JOB_STEP", 5005},
+    {"GET /v1/nodes", "REQUEST_NODE_INFO", 2007},
+    {"GET /slurm/v0.0.39/nodes", "REQUEST_NODE_INFO", 2007},
+    {"GET /v1/nodes/{}", "REQUEST_NODE_INFO_SINGLE", 2040},
+    {"POST /v1/nodes/{}/drain", "REQUEST_UPDATE_NODE", 3002},
+    {"POST /v1/nodes/{}/resume", "REQUEST_UPDATE_NODE", 3002},
+    {"POST /v1/nodes/{}/reboot", "REQUEST_REBOOT_NODES", 1015},
+    {"GET /v1/partitions", "REQUEST_PARTITION_INFO", 2009},
+    {"GET /slurm/v0.0.39/partitions", "REQUEST_PARTITION_INFO", 2009},
+    {"POST /v1/partitions/{}/down", "REQUEST_UPDATE_PARTITION", 3005},
+    {"POST /v1/partitions/{}/up", "REQUEST_UPDATE_PARTITION", 3005},
+    {"GET /v1/reservations", "REQUEST_RESERVATION_INFO", 2024},
+    {"GET /slurm/v0.0.39/reservations", "REQUEST_RESERVATION_INFO", 2024},
+    {"POST /v1/reservations", "REQUEST_CREATE_RESERVATION", 3006},
+    {"GET /v1/shares", "REQUEST_SHARE_INFO", 2022},
+    {"GET /v1/diag", "REQUEST_STATS_INFO", 2035},
+    {"GET /slurm/v0.0.39/diag", "REQUEST_STATS_INFO", 2035},
+    {"POST /v1/diag/reset", "REQUEST_STATS_INFO", 2035},
+    {"GET /slurm/v0.0.39/ping", "REQUEST_PING", 1008},
+    {"POST /v1/tokens", "REQUEST_AUTH_TOKEN", 5039},
+    {"POST /v1/agent/register", "MESSAGE_NODE_REGISTRATION_STATUS", 1002},
+    {"POST /v1/agent/report", "REQUEST_COMPLETE_BATCH_SCRIPT", 5018},
+};
+
+/* Renames the rows by Slurm's RPC names and merges those that then share
+ * one; returns the new count. */
+static size_t slurm_names(struct rpc_row *rows, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct rpc_row r = rows[i];
+    for (size_t m = 0; m < sizeof slurm_rpcs / sizeof slurm_rpcs[0]; m++) {
+      if (strcmp(r.key, slurm_rpcs[m].key)) continue;
+      snprintf(r.key, sizeof r.key, "%s", slurm_rpcs[m].name);
+      r.uid = slurm_rpcs[m].id;
+      break;
+    }
+    size_t j = 0;
+    while (j < k && strcmp(rows[j].key, r.key)) j++;
+    if (j < k) {
+      rows[j].count += r.count;
+      rows[j].total_us += r.total_us;
+    } else {
+      rows[k++] = r;
+    }
+  }
+  return k;
+}
+
+/* Rows by count, most first; ties in the order first seen (sdiag's). */
 static int by_count(const void *a, const void *b) {
   const struct rpc_row *x = a, *y = b;
   if (x->count != y->count) return x->count < y->count ? 1 : -1;
-  return strcmp(x->key, y->key);
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static json_t *rows_json(struct rpc_row *rows, size_t n, bool users) {
+  if (!users) n = slurm_names(rows, n);
+  for (size_t i = 0; i < n; i++) rows[i].seq = i; /* rows are kept in arrival order */
   qsort(rows, n, sizeof *rows, by_count);
   json_t *a = json_array();
   for (size_t i = 0; a && i < n; i++)
     json_array_append_new(a, json_pack("{ss sI sI sI sI}", users ? "user" : "type", rows[i].key,
-                                       "user_id", (json_int_t)rows[i].uid, "count",
+                                       users ? "user_id" : "type_id", (json_int_t)rows[i].uid, "count",
                                        (json_int_t)rows[i].count, "total_time_us",
                                        (json_int_t)rows[i].total_us, "average_time_us",
                                        (json_int_t)(rows[i].total_us / rows[i].count)));
