@@ -78,6 +78,7 @@ int px_cmd_sacct(int argc, char **argv, bool native);
 int px_cmd_sshare(int argc, char **argv, bool native);
 int px_cmd_sprio(int argc, char **argv, bool native);
 int px_cmd_sdiag(int argc, char **argv, bool native); /* cmd_sdiag.c */
+int px_cmd_sacctmgr(int argc, char **argv, bool native); /* cmd_sacctmgr.c */
 int px_cmd_scontrol(int argc, char **argv, bool native);
 int px_cmd_srun(int argc, char **argv, bool native);
 int px_cmd_salloc(int argc, char **argv, bool native);

@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib_dev.sh"
 command -v jq >/dev/null && command -v curl >/dev/null || { echo "jq and curl are in make deps"; exit 1; }
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-start_dev "squeue sdiag" --nodes 2 --gpus 2 --cpus 8 --port "$port" --no-tls
+start_dev "squeue sdiag sacctmgr" --nodes 2 --gpus 2 --cpus 8 --port "$port" --no-tls
 me=$(id -un)
 tok=$("$PHALANX" server token --state-dir "$tmp/state/server" --user "$me" --uid "$(id -u)" --lifetime 600)
 [ -n "$tok" ] || { echo "no token"; exit 1; }
@@ -146,6 +146,24 @@ check "associations" '[.associations[]|select(.account=="ops" and .user=="")]|le
 rest GET /slurmdb/v0.0.39/qos >/dev/null
 check "qos" '[.qos[]|select(.name=="normal")][0] | (.priority|has("set")) and (.preempt.mode|type)=="array"' &&
   echo "ok   qos"
+
+# sacctmgr shows the configured tree (the dev cluster's accounts.conf)
+out=$(sacctmgr -n -P show assoc format=account,user,share,grptres,defqos)
+grep -qx 'vision||40|gres/gpu=4|normal' <<<"$out" && grep -qx "vision|$me|1||normal" <<<"$out" &&
+  grep -qx 'research||60||normal' <<<"$out" || fail "sacctmgr show assoc: $out"
+[ "$(sacctmgr -n -P show assoc | head -1 | cut -d'|' -f1,2)" = "dev|root" ] || fail "sacctmgr: the root first"
+[ "$(sacctmgr -P show account | sed -n 2p)" = "ops|ops|root" ] || fail "sacctmgr show account: $(sacctmgr -P show account)"
+[ "$(sacctmgr -n -P show assoc where account=speech user=$me format=account,user)" = "speech|$me" ] ||
+  fail "sacctmgr conditions"
+sacctmgr -n -P show qos format=name,priority,preempt | grep -qx 'high|1000|low' || fail "sacctmgr show qos"
+sacctmgr show foo 2>"$tmp/err" && fail "sacctmgr show foo succeeded"
+grep -q '^No valid entity in list command$' "$tmp/err" || fail "sacctmgr show foo: $(cat "$tmp/err")"
+sacctmgr show assoc format=foo 2>"$tmp/err" && fail "format=foo succeeded"
+grep -qx "Unknown field 'foo'" "$tmp/err" || fail "format=foo: $(cat "$tmp/err")"
+sacctmgr -i add account x 2>"$tmp/err" && fail "sacctmgr add succeeded"
+grep -q "^sacctmgr: error: 'add': accounts, users and QoS are the configuration's" "$tmp/err" ||
+  fail "sacctmgr add: $(cat "$tmp/err")"
+echo "ok   sacctmgr show assoc/account/user/qos"
 
 # the Unix socket: local auth, the headers name the same user
 curl -s --unix-socket "$PHALANX_SERVER" -o "$tmp/body" -H "X-SLURM-USER-NAME: $me" \

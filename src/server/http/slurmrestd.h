@@ -99,5 +99,7 @@ void px_sr_reservations(struct px_api_call *c);
 void px_sr_db_jobs(struct px_api_call *c);
 void px_sr_db_associations(struct px_api_call *c);
 void px_sr_db_qos(struct px_api_call *c);
+void px_sr_db_accounts(struct px_api_call *c);
+void px_sr_db_users(struct px_api_call *c);
 
 #endif

@@ -30,6 +30,8 @@ static const struct px_route sr_routes[] = {
     {"GET", SRDB "/jobs", px_sr_db_jobs, false, false},
     {"GET", SRDB "/associations", px_sr_db_associations, false, false},
     {"GET", SRDB "/qos", px_sr_db_qos, false, false},
+    {"GET", SRDB "/accounts", px_sr_db_accounts, false, false},
+    {"GET", SRDB "/users", px_sr_db_users, false, false},
 };
 
 bool px_sr_path(const char *url) {
