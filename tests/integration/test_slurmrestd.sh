@@ -55,9 +55,17 @@ rest GET "/slurm/v0.0.39/job/$id" >/dev/null
 check "job/{id}" '.jobs|length==1' &&
   check "job/{id} fields" '.jobs[0] | .job_id=='"$id"' and .job_state=="COMPLETED" and .name=="rest1" and
     .partition=="batch" and .account=="ops" and .user_name=="'"$me"'" and (.nodes|length>0) and
-    .time_limit=={"set":true,"infinite":false,"number":5} and .exit_code.status=="SUCCESS" and
-    .exit_code.return_code==0 and (.tres_req_str|test("gres/gpu=1")) and .tres_per_node=="gres:gpu:1"' &&
+    .time_limit=={"set":true,"infinite":false,"number":5} and
+    .exit_code=={"set":true,"infinite":false,"number":0} and .restart_cnt==0 and (.tres_req_str|test("gres/gpu=1")) and .tres_per_node=="gres:gpu:1"' &&
   echo "ok   job/$id: COMPLETED on $(jq -r '.jobs[0].nodes' "$tmp/body")"
+
+# a failing job: slurmctld's exit_code is the wait status, slurmdbd's is verbose
+body='{"job":{"name":"fails","account":"ops","current_working_directory":"'"$tmp"'"},"script":"#!/bin/sh\nexit 3"}'
+rest POST /slurm/v0.0.39/job/submit "$body" >/dev/null
+failing=$(jq -r .job_id "$tmp/body")
+wait_for 30 sh -c "[ \"\$(squeue -h -j $failing -o %T -t all)\" = FAILED ]" || fail "job $failing did not fail"
+rest GET "/slurm/v0.0.39/job/$failing" >/dev/null
+check "exit_code" '.jobs[0] | .job_state=="FAILED" and .exit_code.number==768' && echo "ok   job/$failing: FAILED, exit_code 768 (3 << 8)"
 
 # a long job: listed RUNNING, then DELETE cancels it
 body='{"job":{"name":"long","account":"ops","time_limit":10,"environment":{"A":"1"},
@@ -102,6 +110,10 @@ curl -s -o "$tmp/body" -w '%{http_code}' -H "X-SLURM-USER-TOKEN: $tok" -H "X-SLU
   "$base/slurm/v0.0.39/jobs" >"$tmp/status"
 if [ "$me" = root ]; then [ "$(status)" = 401 ] && check "act as" '.errors[0].error|test("no such user")' || fail "root as nosuchuser"
 else [ "$(status)" = 401 ] && check "act as" '.errors[0].error|test("only an administrator")' || fail "user as nosuchuser"; fi
+if [ "$me" = root ] && id nobody >/dev/null 2>&1; then # an administrator acts as another user
+  curl -s -o "$tmp/body" -H "X-SLURM-USER-TOKEN: $tok" -H "X-SLURM-USER-NAME: nobody" "$base/slurm/v0.0.39/ping"
+  check "act as nobody" '.meta.client.user=="nobody"'
+fi
 echo "ok   errors[]: field and problem named, nothing submitted, bad tokens refused"
 
 # the cluster's listings
@@ -138,8 +150,10 @@ wait_for 30 sh -c "curl -s -H 'X-SLURM-USER-TOKEN: $tok' $base/slurmdb/v0.0.39/j
   jq -e '.jobs[]|select(.job_id==$id and .state.current==\"COMPLETED\")' >/dev/null" || fail "slurmdb jobs: no $id"
 rest GET "/slurmdb/v0.0.39/jobs?users=$me" >/dev/null
 check "slurmdb jobs" '[.jobs[]|select(.job_id=='"$id"')][0] | .name=="rest1" and .account=="ops" and
-  .exit_code.return_code==0 and (.tres.allocated|map(.type)|index("gres"))!=null and
-  .meta==null' && echo "ok   slurmdb jobs"
+  .exit_code.return_code==0 and .exit_code.status=="SUCCESS" and (.tres.allocated|map(.type)|index("gres"))!=null and
+  .meta==null' && check "slurmdb failed job" '[.jobs[]|select(.job_id=='"$failing"')][0] |
+  .state.current=="FAILED" and .exit_code=={"status":"ERROR","return_code":3,"signal":{"signal_id":0,"name":""}}' &&
+  echo "ok   slurmdb jobs"
 check "slurmdb meta" '.meta.plugin.type=="openapi/dbv0.0.39"'
 rest GET /slurmdb/v0.0.39/associations >/dev/null
 check "associations" '[.associations[]|select(.account=="ops" and .user=="")]|length==1' && echo "ok   associations"

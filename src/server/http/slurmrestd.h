@@ -69,8 +69,6 @@ void px_sr_answer(struct px_api_call *c, int status, json_t *o);
 /* Answers an error in slurmrestd's shape. */
 void px_sr_error(struct px_api_call *c, int status, int slurm_errno, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Job state flags / exit codes as v0.0.39 writes them. */
-json_t *px_sr_exit_code(const char *state, int32_t exit_code, int32_t term_signal);
 /* Is this job visible to the caller (private mode: only their own)? */
 bool px_sr_may_see(const struct px_api_call *c, const char *user);
 /* The cluster's name (ClusterName=, "phalanx" when unset). */

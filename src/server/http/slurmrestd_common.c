@@ -133,14 +133,6 @@ void px_sr_wrap_error(struct px_api_call *c, const char *url) {
   json_decref(o);
 }
 
-json_t *px_sr_exit_code(const char *state, int32_t exit_code, int32_t term_signal) {
-  bool ended = strcmp(state, "PENDING") && strcmp(state, "RUNNING") && strcmp(state, "COMPLETING");
-  const char *status = !ended ? "PENDING" : term_signal ? "SIGNALED" : exit_code ? "ERROR" : "SUCCESS";
-  return json_pack("{ss si s{so ss}}", "status", status, "return_code", exit_code, "signal",
-                   "signal_id", term_signal ? px_sr_noval(term_signal) : px_sr_noval_unset(),
-                   "name", "");
-}
-
 bool px_sr_may_see(const struct px_api_call *c, const char *user) {
   if (!c->s->conf->phalanx.private_jobs || (c->who.roles & PX_ROLE_OPERATOR)) return true;
   return user && !strcmp(user, c->who.user);

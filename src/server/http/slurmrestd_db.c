@@ -41,6 +41,15 @@ static json_t *db_time(const struct px_acct_row *r) {
                    "user", "seconds", 0, "microseconds", 0);
 }
 
+/* slurmdbd's exit code of a job: {"status", "return_code", "signal":
+ * {"signal_id", "name"}}. */
+static json_t *exit_code(const char *state, int32_t exit_code, int32_t term_signal) {
+  bool ended = strcmp(state, "PENDING") && strcmp(state, "RUNNING") && strcmp(state, "COMPLETING");
+  const char *status = !ended ? "PENDING" : term_signal ? "SIGNALED" : exit_code ? "ERROR" : "SUCCESS";
+  return json_pack("{ss si s{si ss}}", "status", status, "return_code", exit_code, "signal",
+                   "signal_id", term_signal, "name", "");
+}
+
 static int db_row(void *ctx, const struct px_acct_row *r) {
   struct db_ctx *x = ctx;
   const char *state = r->state ? r->state : "";
@@ -52,7 +61,7 @@ static int db_row(void *ctx, const struct px_acct_row *r) {
       "allocation_nodes", (int)r->nnodes, "cluster", px_sr_cluster(x->c), "association",
       "account", r->account ? r->account : "", "cluster", px_sr_cluster(x->c), "partition",
       r->partition ? r->partition : "", "user", r->user ? r->user : "", "state", "current",
-      json_string(state), "reason", "None", "exit_code", px_sr_exit_code(state, r->exit_code, r->term_signal),
+      json_string(state), "reason", "None", "exit_code", exit_code(state, r->exit_code, r->term_signal),
       "time", db_time(r), "tres", "allocated",
       tres_list(r->ncpus, r->mem_mib, r->nnodes, r->ngpus), "requested",
       tres_list(r->ncpus, r->mem_mib, r->nnodes, r->ngpus), "array", "job_id",

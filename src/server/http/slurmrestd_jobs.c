@@ -74,6 +74,13 @@ static json_t *str(const char *s) { return json_string(s ? s : ""); }
 
 static json_t *mib(uint64_t n) { return n ? px_sr_noval((int64_t)n) : px_sr_noval_unset(); }
 
+/* slurmctld's exit_code: the job's wait status (exit code << 8 | signal),
+ * unset while it runs. */
+static json_t *wait_status(const struct px_job_info *j) {
+  if (!j->end_time) return px_sr_noval_unset();
+  return px_sr_noval(((int64_t)(j->exit_code & 0xff) << 8) | (j->term_signal & 0x7f));
+}
+
 /* Who, where and what was asked. */
 static void job_request_part(json_t *o, const struct px_api_call *c, const struct px_job_info *j) {
   const struct px_jobspec *sp = &j->spec;
@@ -98,7 +105,9 @@ static void job_request_part(json_t *o, const struct px_api_call *c, const struc
   json_object_set_new(o, "requeue", json_boolean(sp->requeue));
   json_object_set_new(o, "required_nodes", str(sp->nodelist));
   json_object_set_new(o, "resv_name", str(sp->reservation));
-  json_object_set_new(o, "shared", json_string(sp->exclusive ? "user" : ""));
+  json_object_set_new(o, "shared", json_array());
+  json_object_set_new(o, "exclusive", sp->exclusive ? json_pack("[s]", "true") : json_array());
+  json_object_set_new(o, "hold", json_boolean(j->priority == 0 && !strcmp(j->state, "PENDING")));
   json_object_set_new(o, "standard_error", str(sp->stderr_path));
   json_object_set_new(o, "standard_input", str(sp->stdin_path));
   json_object_set_new(o, "standard_output", str(sp->stdout_path));
@@ -130,7 +139,7 @@ static void job_state_part(json_t *o, const struct px_job_info *j) {
   json_object_set_new(o, "accrue_time", json_integer(j->eligible_time));
   json_object_set_new(o, "start_time", json_integer(j->start_time ? j->start_time : j->expected_start));
   json_object_set_new(o, "end_time", json_integer(j->end_time));
-  json_object_set_new(o, "restart_cnt", px_sr_noval(j->restarts));
+  json_object_set_new(o, "restart_cnt", json_integer(j->restarts));
   json_object_set_new(o, "nodes", str(j->nodelist));
   json_object_set_new(o, "job_resources", resources(j, host, sizeof host));
   json_object_set_new(o, "batch_host", json_string(host));
@@ -140,8 +149,8 @@ static void job_state_part(json_t *o, const struct px_job_info *j) {
                       tres_str(j->ncpus, j->mem_mib, j->nnodes, j->ngpus ? j->ngpus : sp->gpus));
   json_object_set_new(o, "tres_alloc_str",
                       j->nodelist ? tres_str(j->ncpus, j->mem_mib, j->nnodes, j->ngpus) : json_string(""));
-  json_object_set_new(o, "exit_code", px_sr_exit_code(j->state, j->exit_code, j->term_signal));
-  json_object_set_new(o, "derived_exit_code", px_sr_exit_code(j->state, j->exit_code, j->term_signal));
+  json_object_set_new(o, "exit_code", wait_status(j));
+  json_object_set_new(o, "derived_exit_code", wait_status(j));
 }
 
 static json_t *job_json(const struct px_api_call *c, const struct px_job_info *j) {
