@@ -165,11 +165,13 @@ static int tres_field(const struct field *f, const json_t *v, json_t *o, struct 
   if (strlen(s) >= sizeof buf) return bad(d, f->name, "too long");
   snprintf(buf, sizeof buf, "%s", s);
   char *p = buf;
-  if (!strncmp(p, "gres:gpu", 8) || !strncmp(p, "gres/gpu", 8)) p += 8;
-  else return bad(d, f->name, "only GPUs are supported (\"gres:gpu:N\" or \"gres/gpu=N\")");
-  char *count = strrchr(p, p[0] == ':' ? ':' : '=');
+  if ((strncmp(p, "gres:gpu", 8) && strncmp(p, "gres/gpu", 8)) || (p[8] && p[8] != ':' && p[8] != '='))
+    return bad(d, f->name, "only GPUs are supported (\"gres:gpu:N\" or \"gres/gpu=N\")");
+  p += 8;
+  /* the count follows the '=' ("gres/gpu:h100=2"), else the last ':' */
+  char *count = strchr(p, '=') ? strchr(p, '=') : strrchr(p, ':');
   if (!*p || !count) return bad(d, f->name, "missing the GPU count (\"gres:gpu:2\")");
-  if (count > p + 1) { /* a type between */
+  if (p[0] == ':' && count > p + 1) { /* a type between */
     size_t n = (size_t)(count - p - 1);
     if (n >= sizeof type) return bad(d, f->name, "GPU type too long");
     memcpy(type, p + 1, n);
