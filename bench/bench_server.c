@@ -697,7 +697,6 @@ static int bench(void) {
   struct hconn h = {.sock = sock, .fd = -1};
   latency_report("api_submit_latency", 2000, true);
   submit_storm(20000);
-  rest_storm(&h, 20000);
 
   double t0 = now_s();
   long n = batch_submit(&h, 50, 1000);
@@ -729,7 +728,8 @@ static int bench(void) {
   printf("recovery_s_100k %.2f s\n", now_s() - t0);
   stop_server(SIGTERM);
   free(out.p);
-  return remove_dir();
+  if (remove_dir()) return 1;
+  return rest_only(20000); /* a server of its own: the 100k figures above keep their 100k */
 }
 
 int main(int argc, char **argv) {
