@@ -122,6 +122,12 @@ echo "ok   errors[]: field and problem named, nothing submitted, bad tokens refu
 rest GET /slurm/v0.0.39/nodes >/dev/null
 check "nodes" '.nodes|length==2 and all(.[]; (.name|length>0) and .cpus==8 and .gres=="gpu:h100:2" and
   (.partitions|index("batch"))!=null and (.state|type)=="array")' && echo "ok   nodes"
+node1=$(jq -r '.nodes[0].name' "$tmp/body")
+rest GET "/slurm/v0.0.39/node/$node1" >/dev/null
+check "node/{name}" '.nodes|length==1 and .[0].name=="'"$node1"'"' && echo "ok   node/$node1"
+bad "no such node" 404 9003 "node_name: no such node 'nosuch'" GET /slurm/v0.0.39/node/nosuch
+rest GET /slurm/v0.0.39/partition/batch >/dev/null
+check "partition/{name}" '.partitions|length==1 and .[0].name=="batch"'
 rest GET /slurm/v0.0.39/partitions >/dev/null
 check "partitions" '[.partitions[]|select(.name=="batch")][0] | .nodes.total==2 and
   .partition.state==["UP"] and (.maximums.time|has("infinite"))' && echo "ok   partitions"

@@ -176,18 +176,27 @@ static json_t *node_json(const struct px_node_info *n) {
   return o;
 }
 
-/* Rewrites the snapshot's listing blob {"key":[...]} item by item. */
-static void from_blob(struct px_api_call *c, const char *blob, const char *key,
+/* Rewrites the snapshot's listing blob {"key":[...]} item by item; only
+ * the one named `name` when not NULL (node/{name}, partition/{name}: 404
+ * naming it when there is none). */
+static void from_blob(struct px_api_call *c, const char *blob, const char *key, const char *name,
                       json_t *(*one)(const json_t *native, struct px_diag *d)) {
   json_t *native = json_loads(blob, 0, NULL), *v, *out = json_array();
   struct px_diag d;
   size_t i;
   json_array_foreach(json_object_get(native, key), i, v) {
+    const char *n = json_string_value(json_object_get(v, "name"));
+    if (name && (!n || strcmp(n, name))) continue;
     px_diag_clear(&d);
     json_t *x = one(v, &d);
     if (x) json_array_append_new(out, x);
   }
   json_decref(native);
+  if (name && !json_array_size(out)) {
+    json_decref(out);
+    const char *kind = key[0] == 'n' ? "node" : key[0] == 'p' ? "partition" : "reservation";
+    return px_sr_error(c, 404, PX_SR_ENOTFOUND, "%s_name: no such %s '%s'", kind, kind, name);
+  }
   json_t *o = px_sr_response(c, false);
   if (o && out) json_object_set_new(o, key, out);
   else json_decref(out);
@@ -204,7 +213,7 @@ static json_t *node_from_native(const json_t *v, struct px_diag *d) {
 
 void px_sr_nodes(struct px_api_call *c) {
   struct px_snap *snap = px_api_snap_fresh(c->s);
-  from_blob(c, snap->nodes->text, "nodes", node_from_native);
+  from_blob(c, snap->nodes->text, "nodes", c->arg[0] ? c->arg : NULL, node_from_native);
   px_snap_release(snap);
 }
 
@@ -242,7 +251,7 @@ static json_t *part_from_native(const json_t *v, struct px_diag *d) {
 
 void px_sr_partitions(struct px_api_call *c) {
   struct px_snap *snap = px_api_snap_fresh(c->s);
-  from_blob(c, snap->partitions->text, "partitions", part_from_native);
+  from_blob(c, snap->partitions->text, "partitions", c->arg[0] ? c->arg : NULL, part_from_native);
   px_snap_release(snap);
 }
 
@@ -275,6 +284,6 @@ static json_t *resv_from_native(const json_t *v, struct px_diag *d) {
 
 void px_sr_reservations(struct px_api_call *c) {
   struct px_snap *snap = px_api_snap_fresh(c->s);
-  from_blob(c, snap->reservations->text, "reservations", resv_from_native);
+  from_blob(c, snap->reservations->text, "reservations", c->arg[0] ? c->arg : NULL, resv_from_native);
   px_snap_release(snap);
 }

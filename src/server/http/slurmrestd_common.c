@@ -27,6 +27,9 @@ static const struct px_route sr_routes[] = {
     {"GET", SR "/nodes", px_sr_nodes, false, true},
     {"GET", SR "/partitions", px_sr_partitions, false, true},
     {"GET", SR "/reservations", px_sr_reservations, false, true},
+    {"GET", SR "/node/{}", px_sr_nodes, false, false},
+    {"GET", SR "/partition/{}", px_sr_partitions, false, false},
+    {"GET", SR "/reservation/{}", px_sr_reservations, false, false},
     {"GET", SRDB "/jobs", px_sr_db_jobs, false, false},
     {"GET", SRDB "/associations", px_sr_db_associations, false, false},
     {"GET", SRDB "/qos", px_sr_db_qos, false, false},
@@ -49,6 +52,7 @@ const struct px_route *px_sr_route(const char *method, const char *url, struct p
   /* job/submit before job/{}: the table lists it first */
   for (size_t i = 0; i < sizeof sr_routes / sizeof sr_routes[0]; i++) {
     if (!px_api_match(sr_routes[i].pattern, path, c->arg, sizeof c->arg)) continue;
+    if (!strstr(sr_routes[i].pattern, "{}")) c->arg[0] = '\0'; /* none: the lists tell by it */
     if (!strcmp(sr_routes[i].method, method)) return &sr_routes[i];
     c->method_mismatch = true;
   }
