@@ -311,6 +311,7 @@ static int job_members(const json_t *job, json_t *o, json_t *warnings, struct px
   const char *k;
   json_t *v;
   json_object_foreach((json_t *)job, k, v) {
+    if (!strcmp(k, "script")) continue; /* v0.0.40's place for it: read by top_level */
     const struct field *f = find_field(k);
     if (!f) return px_diag_set(d, PX_EINVAL, -1, "job.%.64s: unknown or unsupported field", k);
     int rc = one_field(f, v, o, warnings, d);
@@ -350,10 +351,7 @@ int px_sr_submit_decode(const json_t *body, struct px_jobspec *spec, json_t *war
   if (rc) return rc;
   json_t *o = json_pack("{ss}", "script", script);
   if (!o) return PX_ENOMEM;
-  json_t *copy = json_deep_copy(job);
-  if (copy) json_object_del(copy, "script");
-  rc = copy ? job_members(copy, o, warnings, d) : PX_ENOMEM;
-  json_decref(copy);
+  rc = job_members(job, o, warnings, d);
   if (!rc) rc = px_jobspec_from_json(o, spec, "job.", d);
   json_decref(o);
   if (rc) {
