@@ -1,7 +1,8 @@
 /*
  * fuzz_slurmrestd.c - libFuzzer target for slurmrestd's job_submission
- * decoder (px_sr_submit_decode, what POST /slurm/v0.0.39/job/submit reads)
- * and its route matcher. The input is the JSON body; its text is also tried
+ * decoder (px_sr_submit_decode, what POST /slurm/v0.0.39/job/submit reads),
+ * the job update's (px_sr_update_decode, POST job/{job_id}) and the route
+ * matcher. The input is the JSON body; its text is also tried
  * as a path under /slurm/v0.0.39/. Properties beyond "no crash, no leak,
  * no UB":
  *   - a refused body leaves the spec as px_jobspec_init made it, with a
@@ -59,6 +60,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(fuzz_spec_eq(&a, &b));
     free(once);
   }
+  struct px_sr_update u;
+  px_diag_clear(&d);
+  rc = px_sr_update_decode(body, &u, warnings, &d);
+  FUZZ_CHECK(rc ? (rc < 0 && strchr(d.msg, ':') != NULL) : u.fields != 0);
   px_jobspec_fini(&a);
   px_jobspec_fini(&b);
   json_decref(warnings);

@@ -25,6 +25,13 @@ rest() {
   cat "$tmp/body"
 }
 status() { cat "$tmp/status"; }
+bad() { # description, expected status, errno, message regex, METHOD PATH [BODY]
+  local d=$1 st=$2 no=$3 re=$4
+  shift 4
+  rest "$@" >/dev/null
+  [ "$(status)" = "$st" ] || fail "$d: status $(status), wanted $st: $(cat "$tmp/body")"
+  check "$d" '.errors[0].error_number=='"$no"' and (.errors[0].error|test("'"$re"'")) and .meta!=null'
+}
 check() { # description, jq filter over the last body
   jq -e "$2" "$tmp/body" >/dev/null || { fail "$1: $(head -c 600 "$tmp/body")"; return 1; }
 }
@@ -54,7 +61,7 @@ wait_for 30 sh -c "[ \"\$(squeue -h -j $id -o %T -t all)\" = COMPLETED ]" || fai
 rest GET "/slurm/v0.0.39/job/$id" >/dev/null
 check "job/{id}" '.jobs|length==1' &&
   check "job/{id} fields" '.jobs[0] | .job_id=='"$id"' and .job_state=="COMPLETED" and .name=="rest1" and
-    .partition=="batch" and .account=="ops" and .user_name=="'"$me"'" and (.nodes|length>0) and
+    .partition=="batch" and .account=="ops" and .batch_flag==true and .user_name=="'"$me"'" and (.nodes|length>0) and
     .time_limit=={"set":true,"infinite":false,"number":5} and
     .exit_code=={"set":true,"infinite":false,"number":0} and .restart_cnt==0 and (.tres_req_str|test("gres/gpu=1")) and .tres_per_node=="gres:gpu:1"' &&
   echo "ok   job/$id: COMPLETED on $(jq -r '.jobs[0].nodes' "$tmp/body")"
@@ -66,6 +73,21 @@ failing=$(jq -r .job_id "$tmp/body")
 wait_for 30 sh -c "[ \"\$(squeue -h -j $failing -o %T -t all)\" = FAILED ]" || fail "job $failing did not fail"
 rest GET "/slurm/v0.0.39/job/$failing" >/dev/null
 check "exit_code" '.jobs[0] | .job_state=="FAILED" and .exit_code.number==768 and .tres_per_node=="gres:gpu:h100:1"' && echo "ok   job/$failing: FAILED, exit_code 768 (3 << 8)"
+
+# POST job/{id}: a held job's limit and nice changed, then released (hold false)
+body='{"job":{"name":"held","account":"ops","hold":true,"time_limit":3,"current_working_directory":"'"$tmp"'"},"script":"#!/bin/sh\ntrue"}'
+rest POST /slurm/v0.0.39/job/submit "$body" >/dev/null
+held=$(jq -r .job_id "$tmp/body")
+rest POST "/slurm/v0.0.39/job/$held" '{"time_limit":7,"nice":5,"environment":["PATH=/bin"]}' >/dev/null
+[ "$(status)" = 200 ] && check "update" '.results==[{"job_id":'"$held"',"error_code":0,"error":"","why":""}] and
+  (.warnings|map(.source)|index("environment"))!=null' || fail "update: $(status)"
+rest GET "/slurm/v0.0.39/job/$held" >/dev/null
+check "updated" '.jobs[0] | .time_limit.number==7 and .nice==5 and .job_state=="PENDING" and .hold==true'
+bad "update name" 400 9002 'job.name: cannot be changed' POST "/slurm/v0.0.39/job/$held" '{"name":"x"}'
+bad "update unknown job" 404 2017 'no such job' POST /slurm/v0.0.39/job/999999 '{"nice":1}'
+rest POST "/slurm/v0.0.39/job/$held" '{"hold":false}' >/dev/null
+wait_for 30 sh -c "[ \"\$(squeue -h -j $held -o %T -t all)\" = COMPLETED ]" || fail "released job $held did not run"
+echo "ok   POST job/$held: time_limit, nice, hold"
 
 # a long job: listed RUNNING, then DELETE cancels it
 body='{"job":{"name":"long","account":"ops","time_limit":10,"environment":{"A":"1"},
@@ -83,13 +105,6 @@ echo "ok   DELETE job/$long: CANCELLED"
 
 # errors: slurmrestd's errors[] shape, precise, nothing submitted
 n_before=$(squeue -h -t all | wc -l)
-bad() { # description, expected status, errno, message regex, METHOD PATH [BODY]
-  local d=$1 st=$2 no=$3 re=$4
-  shift 4
-  rest "$@" >/dev/null
-  [ "$(status)" = "$st" ] || fail "$d: status $(status), wanted $st: $(cat "$tmp/body")"
-  check "$d" '.errors[0].error_number=='"$no"' and (.errors[0].error|test("'"$re"'")) and .meta!=null'
-}
 bad "unknown field" 400 9002 'job.partitions: unknown' POST /slurm/v0.0.39/job/submit \
   '{"job":{"partitions":"x"},"script":"#!/bin/sh\ntrue"}'
 bad "no script" 400 9002 '^script: missing' POST /slurm/v0.0.39/job/submit '{"job":{}}'

@@ -84,12 +84,32 @@ const char *px_sr_cluster(const struct px_api_call *c);
 int px_sr_submit_decode(const json_t *body, struct px_jobspec *spec, json_t *warnings,
                         struct px_diag *d);
 
+/* A job update's body (POST job/{job_id}: a job description): what of it
+ * Phalanx changes after submission. Pure, fuzzed too. */
+#define PX_SR_UPD_TIME 1u
+#define PX_SR_UPD_NICE 2u
+#define PX_SR_UPD_PRIORITY 4u
+#define PX_SR_UPD_HOLD 8u
+#define PX_SR_UPD_RELEASE 16u
+struct px_sr_update {
+  unsigned fields; /* PX_SR_UPD_* */
+  int64_t time_limit_s;
+  int32_t nice;
+  uint32_t priority;
+};
+/* 0, or PX_EINVAL/PX_ERANGE with d naming the field (any other field of a
+ * job description is refused, but environment and the ignored ones, which
+ * go to warnings). */
+int px_sr_update_decode(const json_t *body, struct px_sr_update *u, json_t *warnings,
+                        struct px_diag *d);
+
 /* ---- endpoints ---- */
 void px_sr_ping(struct px_api_call *c);
 void px_sr_diag(struct px_api_call *c);
 void px_sr_jobs(struct px_api_call *c);
 void px_sr_job_show(struct px_api_call *c);
 void px_sr_job_cancel(struct px_api_call *c);
+void px_sr_job_update(struct px_api_call *c);
 void px_sr_job_submit(struct px_api_call *c);
 void px_sr_nodes(struct px_api_call *c);
 void px_sr_partitions(struct px_api_call *c);

@@ -24,6 +24,7 @@ static const struct px_route sr_routes[] = {
     {"POST", SR "/job/submit", px_sr_job_submit, false, false},
     {"GET", SR "/job/{}", px_sr_job_show, false, false},
     {"DELETE", SR "/job/{}", px_sr_job_cancel, false, false},
+    {"POST", SR "/job/{}", px_sr_job_update, false, false},
     {"GET", SR "/nodes", px_sr_nodes, false, true},
     {"GET", SR "/partitions", px_sr_partitions, false, true},
     {"GET", SR "/reservations", px_sr_reservations, false, true},

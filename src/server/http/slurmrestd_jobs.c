@@ -35,7 +35,7 @@ static json_t *tres_str(uint32_t ncpus, uint64_t mem_mib, uint32_t nnodes, uint3
 }
 
 static json_t *command(const struct px_jobspec *sp) {
-  if (!sp->argv) return json_string(sp->script ? "(batch script)" : "");
+  if (!sp->argv) return json_string(""); /* a batch script (the view leaves its text out) */
   char buf[1024] = "";
   for (size_t i = 0; sp->argv[i]; i++) {
     size_t len = strlen(buf);
@@ -85,7 +85,7 @@ static json_t *wait_status(const struct px_job_info *j) {
 static void job_request_part(json_t *o, const struct px_api_call *c, const struct px_job_info *j) {
   const struct px_jobspec *sp = &j->spec;
   json_object_set_new(o, "account", str(sp->account));
-  json_object_set_new(o, "batch_flag", json_boolean(sp->script != NULL));
+  json_object_set_new(o, "batch_flag", json_boolean(sp->argv == NULL)); /* no command: a script */
   json_object_set_new(o, "cluster", json_string(px_sr_cluster(c)));
   json_object_set_new(o, "command", command(sp));
   json_object_set_new(o, "comment", str(sp->comment));
@@ -253,12 +253,19 @@ void px_sr_job_cancel(struct px_api_call *c) {
   px_sr_answer(c, 200, px_sr_response(c, false));
 }
 
-void px_sr_job_submit(struct px_api_call *c) {
+/* The request's body as JSON, or NULL with the error answered. */
+static json_t *body_json(struct px_api_call *c) {
   json_error_t jerr;
   json_t *body = json_loadb(c->body, c->body_len, JSON_REJECT_DUPLICATES, &jerr);
   if (!body)
-    return px_sr_error(c, 400, PX_SR_EPARSE, "body: not JSON (%s at line %d, column %d)", jerr.text,
-                       jerr.line, jerr.column);
+    px_sr_error(c, 400, PX_SR_EPARSE, "body: not JSON (%s at line %d, column %d)", jerr.text, jerr.line,
+                jerr.column);
+  return body;
+}
+
+void px_sr_job_submit(struct px_api_call *c) {
+  json_t *body = body_json(c);
+  if (!body) return;
   json_t *warnings = json_array();
   struct px_diag d;
   px_diag_clear(&d);
@@ -291,5 +298,62 @@ void px_sr_job_submit(struct px_api_call *c) {
   }
   json_decref(warnings);
   json_decref(ans);
+  px_sr_answer(c, 200, o);
+}
+
+/* One native request of an update; false (the answer an error in
+ * slurmrestd's shape) when the server refused it. */
+static bool update_step(struct px_api_call *c, struct px_req *r) {
+  free(c->answer);
+  c->answer = NULL;
+  px_api_call_main(c, r);
+  px_req_fini(r);
+  if (c->status < 400) return true;
+  px_sr_wrap_error(c, c->url);
+  return false;
+}
+
+/* POST job/{job_id}: time_limit, nice, priority (PATCH /v1/jobs/{id}) and
+ * hold (hold / release), each the native request, in that order. */
+void px_sr_job_update(struct px_api_call *c) {
+  uint64_t id;
+  if (!job_id_arg(c, &id)) return;
+  json_t *body = body_json(c);
+  if (!body) return;
+  json_t *warnings = json_array();
+  struct px_sr_update u;
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_sr_update_decode(body, &u, warnings, &d);
+  json_decref(body);
+  if (rc) {
+    json_decref(warnings);
+    return px_sr_error(c, 400, PX_SR_EJOBDESC, "%s", d.msg);
+  }
+  bool ok = true;
+  if (u.fields & (PX_SR_UPD_TIME | PX_SR_UPD_NICE | PX_SR_UPD_PRIORITY)) {
+    struct px_req r = {.kind = PX_REQ_UPDATE, .who = c->who, .job_id = id,
+                       .upd_nice = u.nice, .upd_time_limit_s = u.time_limit_s, .upd_priority = u.priority};
+    r.upd_fields = (u.fields & PX_SR_UPD_TIME ? PX_UPD_TIME_LIMIT : 0u) |
+                   (u.fields & PX_SR_UPD_NICE ? PX_UPD_NICE : 0u) |
+                   (u.fields & PX_SR_UPD_PRIORITY ? PX_UPD_PRIORITY : 0u);
+    ok = update_step(c, &r);
+  }
+  if (ok && (u.fields & (PX_SR_UPD_HOLD | PX_SR_UPD_RELEASE))) {
+    struct px_req r = {.kind = u.fields & PX_SR_UPD_HOLD ? PX_REQ_HOLD : PX_REQ_RELEASE, .who = c->who,
+                       .job_id = id};
+    ok = update_step(c, &r);
+  }
+  if (!ok) {
+    json_decref(warnings);
+    return;
+  }
+  json_t *o = px_sr_response(c, false);
+  if (o) {
+    json_object_set_new(o, "results", json_pack("[{sI si ss ss}]", "job_id", (json_int_t)id,
+                                                 "error_code", 0, "error", "", "why", ""));
+    json_object_set(o, "warnings", warnings);
+  }
+  json_decref(warnings);
   px_sr_answer(c, 200, o);
 }

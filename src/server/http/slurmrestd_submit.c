@@ -360,3 +360,40 @@ int px_sr_submit_decode(const json_t *body, struct px_jobspec *spec, json_t *war
   }
   return rc;
 }
+
+/* ---- job updates: POST job/{job_id} ---- */
+
+int px_sr_update_decode(const json_t *body, struct px_sr_update *u, json_t *warnings,
+                        struct px_diag *d) {
+  memset(u, 0, sizeof *u);
+  if (!json_is_object(body)) return px_diag_set(d, PX_EINVAL, -1, "body: expected a JSON object (a job description)");
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)body, k, v) {
+    int64_t n = 0;
+    bool set, inf;
+    int rc = 0;
+    if (!strcmp(k, "time_limit")) {
+      rc = number(v, k, 1, INT64_C(1) << 40, &n, &set, &inf, d);
+      if (!rc && (set || inf)) u->time_limit_s = inf ? PX_TIME_UNLIMITED : n * 60, u->fields |= PX_SR_UPD_TIME;
+    } else if (!strcmp(k, "nice")) {
+      rc = number(v, k, -2147483645, 2147483645, &n, &set, &inf, d);
+      if (!rc && set) u->nice = (int32_t)n, u->fields |= PX_SR_UPD_NICE;
+    } else if (!strcmp(k, "priority")) {
+      rc = number(v, k, 0, UINT32_MAX - 1, &n, &set, &inf, d);
+      if (!rc && set) u->priority = (uint32_t)n, u->fields |= PX_SR_UPD_PRIORITY;
+    } else if (!strcmp(k, "hold")) {
+      if (!json_is_boolean(v)) return bad(d, k, "expected true or false");
+      u->fields |= json_is_true(v) ? PX_SR_UPD_HOLD : PX_SR_UPD_RELEASE;
+    } else if (find_field(k) && (find_field(k)->kind == K_IGNORE || !strcmp(k, "environment"))) {
+      if (warnings) /* clients send the environment with every job description */
+        json_array_append_new(warnings, json_pack("{ss ss}", "description",
+                                                  "field ignored in an update", "source", k));
+    } else {
+      return px_diag_set(d, PX_EINVAL, -1, "job.%.64s: cannot be changed (time_limit, nice, priority and hold can)", k);
+    }
+    if (rc) return rc;
+  }
+  if (!u->fields) return px_diag_set(d, PX_EINVAL, -1, "body: nothing to update");
+  return 0;
+}
