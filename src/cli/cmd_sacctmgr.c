@@ -2,7 +2,8 @@
  * cmd_sacctmgr.c - `sacctmgr show|list ENTITY [where] [COND=VALUES...]
  * [format=FIELDS]` for associations, accounts, users and QoS, read from the
  * server's slurmdb documents (GET /slurmdb/v0.0.39/..., the configured
- * accounts tree), with -n, -p, -P (tables: fmt_sacctmgr.c). Conditions
+ * accounts tree), with -n, -p, -P (tables: fmt_sacctmgr.c); --json prints
+ * the document's rows. Conditions
  * (account(s)=, user(s)=, name(s)=, cluster(s)=, comma lists) filter the
  * rows here. Changes (add, modify, delete) are refused with the reason:
  * the accounts tree is the configuration's (docs/slurm-migration.md).
@@ -107,7 +108,9 @@ static int show(struct px_cmd *c, int argc, char **argv, int first, const struct
     struct px_diag d;
     px_diag_clear(&d);
     filter(doc, entities[k].e, keys[entities[k].e], &conds);
-    if (px_fmt_sacctmgr(stdout, entities[k].e, doc, &o, &d)) {
+    if (c->json) {
+      px_cmd_print_json(json_object_get(doc, keys[entities[k].e]));
+    } else if (px_fmt_sacctmgr(stdout, entities[k].e, doc, &o, &d)) {
       fprintf(stderr, "%s\n", d.msg);
       rc = 1;
     }
@@ -120,7 +123,8 @@ int px_cmd_sacctmgr(int argc, char **argv, bool native) {
   static const struct option longopts[] = {
       {"noheader", no_argument, 0, 'n'}, {"parsable", no_argument, 0, 'p'},
       {"parsable2", no_argument, 0, 'P'}, {"immediate", no_argument, 0, 'i'},
-      {"quiet", no_argument, 0, 'Q'},    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+      {"quiet", no_argument, 0, 'Q'},    {"json", no_argument, 0, 'J'},
+      {"help", no_argument, 0, 'h'},     {0, 0, 0, 0}};
   struct px_cmd c;
   px_cmd_init(&c, native ? "phalanx accounts" : "sacctmgr", !native);
   struct px_sacctmgr_opts o = {0};
@@ -132,6 +136,7 @@ int px_cmd_sacctmgr(int argc, char **argv, bool native) {
     case 'p': o.parsable = true; break;
     case 'P': o.parsable2 = true; break;
     case 'i': case 'Q': break;
+    case 'J': c.json = true; break;
     case 'h':
       printf("Usage: sacctmgr [-n] [-p|-P] show|list association|account|user|qos [where] "
              "[account=A,...] [user=U,...] [name=N,...] [format=F,...]\n");

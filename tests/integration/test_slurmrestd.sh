@@ -193,6 +193,7 @@ grep -qx 'vision||40|gres/gpu=4|normal' <<<"$out" && grep -qx "vision|$me|1||nor
 [ "$(sacctmgr -n -P show assoc where account=speech user=$me format=account,user)" = "speech|$me" ] ||
   fail "sacctmgr conditions"
 sacctmgr -n -P show qos format=name,priority,preempt | grep -qx 'high|1000|low' || fail "sacctmgr show qos"
+sacctmgr --json show users | jq -e '.[0].default.account=="ops"' >/dev/null || fail "sacctmgr --json"
 sacctmgr show foo 2>"$tmp/err" && fail "sacctmgr show foo succeeded"
 grep -q '^No valid entity in list command$' "$tmp/err" || fail "sacctmgr show foo: $(cat "$tmp/err")"
 sacctmgr show assoc format=foo 2>"$tmp/err" && fail "format=foo succeeded"
