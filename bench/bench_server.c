@@ -14,6 +14,9 @@
  *   bench_server latency N           only N sequential submits, on new
  *                                    connections then on one kept alive
  *   bench_server submit N            only api_submit_per_s, N submits
+ *   bench_server rest N              only rest_submit_per_s (slurmrestd's
+ *                                    job/submit) beside the native rate,
+ *                                    N submits of each (bench_rest.h)
  *   bench_server reads               only api_read_storm_cycle_slowdown_pct
  *   bench_server storm SOCK CLIENTS JOBS OUTDIR [TAG]
  *                                    CLIENTS threads submit JOBS single jobs
@@ -139,14 +142,16 @@ static bool write_all(int fd, const char *p, size_t n) {
   return true;
 }
 
+static char extra_header[160]; /* rest: slurmrestd's X-SLURM-USER-NAME line */
+
 /* One exchange on an open connection: the status, or 0. */
 static long exchange(struct hconn *h, const char *method, const char *path, const char *body,
                      struct buf *out) {
   char head[1024], line[1024];
   size_t blen = body ? strlen(body) : 0;
   int n = snprintf(head, sizeof head,
-                   "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Length: %zu\r\n%s\r\n",
-                   method, path, blen, body ? "Content-Type: application/json\r\n" : "");
+                   "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Length: %zu\r\n%s%s\r\n",
+                   method, path, blen, body ? "Content-Type: application/json\r\n" : "", extra_header);
   if (!write_all(h->fd, head, (size_t)n) || (blen && !write_all(h->fd, body, blen))) return 0;
   long status = 0;
   if (!read_line(h, line, sizeof line) || sscanf(line, "HTTP/1.%*d %ld", &status) != 1) return 0;
@@ -210,6 +215,16 @@ static void job_json(char *out, size_t n, int client, long k) {
            tag, client, k, tag, client, k, tag, client, k);
 }
 
+/* The same job as slurmrestd's job/submit takes it (bench_rest.h). */
+static bool rest_shape;
+static void rest_json(char *out, size_t n, int client, long k) {
+  snprintf(out, n,
+           "{\"job\":{\"name\":\"storm\",\"comment\":\"%sc%d-%ld\",\"tres_per_node\":\"gres:gpu:1\","
+           "\"time_limit\":10,\"environment\":[\"PX_MARK=%sc%d-%ld\"]},"
+           "\"script\":\"#!/bin/sh\\n# marker %sc%d-%ld\\nsleep 1\\n\"}",
+           tag, client, k, tag, client, k, tag, client, k);
+}
+
 /* ---- storm: concurrent single submits, acknowledgements recorded ---- */
 
 struct storm {
@@ -230,9 +245,10 @@ static void *storm_client(void *arg) {
     char spec[400];
     job_json(spec, sizeof spec, st->client, k);
     snprintf(body, sizeof body, "{\"job\":%s}", spec);
-    long code = http(&h, "POST", "/v1/jobs", body, &out);
+    if (rest_shape) rest_json(body, sizeof body, st->client, k);
+    long code = http(&h, "POST", rest_shape ? "/slurm/v0.0.39/job/submit" : "/v1/jobs", body, &out);
     if (code == 0) break; /* the server died: stop */
-    if (code != 201) {
+    if (code != (rest_shape ? 200 : 201)) {
       st->refused++;
       continue;
     }
@@ -674,6 +690,8 @@ static int submit_only(long n) {
   return remove_dir();
 }
 
+#include "bench_rest.h"
+
 static int bench(void) {
   if (setup()) return 1;
   struct hconn h = {.sock = sock, .fd = -1};
@@ -710,7 +728,8 @@ static int bench(void) {
   printf("recovery_s_100k %.2f s\n", now_s() - t0);
   stop_server(SIGTERM);
   free(out.p);
-  return remove_dir();
+  if (remove_dir()) return 1;
+  return rest_only(20000); /* a server of its own: the 100k figures above keep their 100k */
 }
 
 int main(int argc, char **argv) {
@@ -735,6 +754,7 @@ int main(int argc, char **argv) {
     snprintf(phalanx, sizeof phalanx, "%s/../phalanx", self);
   }
   if (submit) return submit_only(strtol(argv[2], NULL, 10));
+  if (argc == 3 && !strcmp(argv[1], "rest")) return rest_only(strtol(argv[2], NULL, 10));
   if (argc == 2 && !strcmp(argv[1], "reads")) return reads_only();
   return latency ? latency_only((int)strtol(argv[2], NULL, 10)) : bench();
 }

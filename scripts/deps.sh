@@ -11,6 +11,7 @@ packages=(
   chromium
   clang
   cmake
+  curl
   gcc
   gnuplot-nox
   haproxy

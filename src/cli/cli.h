@@ -185,6 +185,23 @@ struct px_sshare_opts {
 };
 void px_fmt_sshare(FILE *out, const struct px_share_info *rows, size_t n,
                    const struct px_sshare_opts *o);
+/* sacctmgr's show tables (fmt_sacctmgr.c) from the slurmdb documents
+ * ({"associations"|"accounts"|"users"|"qos": [...]}). format: sacctmgr's
+ * format= list (NULL: the default columns). PX_EINVAL names an unknown
+ * field in d. */
+enum px_sacctmgr_entity { PX_SACCTMGR_ASSOC, PX_SACCTMGR_ACCOUNT, PX_SACCTMGR_USER, PX_SACCTMGR_QOS };
+struct px_sacctmgr_opts {
+  bool noheader, parsable, parsable2;
+  const char *format;
+};
+struct json_t;
+int px_fmt_sacctmgr(FILE *out, enum px_sacctmgr_entity e, const struct json_t *doc,
+                    const struct px_sacctmgr_opts *o, struct px_diag *d);
+
+/* sdiag (fmt_sdiag.c): diag is GET /v1/diag's document (a json_t);
+ * sort_by: 'c' count, 'i' id, 't' total time, 'T' average time. */
+struct json_t;
+void px_fmt_sdiag(FILE *out, const struct json_t *diag, char sort_by);
 void px_fmt_sprio(FILE *out, const struct px_job_info *jobs, size_t n, bool long_list,
                   bool noheader);
 

@@ -49,6 +49,10 @@ static const struct verb verbs[] = {
     {"export", NULL, px_verb_export, "export [--since 30d|WHEN] [--output FILE]",
      "finished jobs as a simulator trace, for phalanx sim --from-accounting (docs/simulator.md)", "none"},
     {"prio", px_cmd_sprio, NULL, "prio [-l] [-j IDS]", "the priority factors of pending jobs", "sprio"},
+    {"diag", px_cmd_sdiag, NULL, "diag [-r] [-i|-t|-T]",
+     "scheduling cycles, backfill and request statistics", "sdiag"},
+    {"accounts", px_cmd_sacctmgr, NULL, "accounts show assoc|account|user|qos [-P] [-n] [format=F]",
+     "the configured accounts tree, users and QoS", "sacctmgr show"},
     {"reserve", NULL, px_verb_reserve, "reserve --name N (--nodes L|--gpus N --partition P) [--start T] --duration D [--account A]",
      "reserve nodes or GPUs for an account, or for maintenance", "scontrol create reservation"},
     {"token", NULL, px_verb_token, "token [--lifetime D-HH:MM:SS]",
@@ -67,7 +71,7 @@ static const struct {
     {"sbatch", px_cmd_sbatch},   {"squeue", px_cmd_squeue}, {"scancel", px_cmd_scancel},
     {"sinfo", px_cmd_sinfo},     {"sacct", px_cmd_sacct},   {"sshare", px_cmd_sshare},
     {"scontrol", px_cmd_scontrol}, {"sprio", px_cmd_sprio}, {"srun", px_cmd_srun},
-    {"salloc", px_cmd_salloc},
+    {"salloc", px_cmd_salloc},   {"sdiag", px_cmd_sdiag},   {"sacctmgr", px_cmd_sacctmgr},
 };
 
 int px_slurm_main(int argc, char **argv) {
@@ -110,7 +114,7 @@ static void help_man(void) {
          "(unix:/path, http://host:port on loopback, or https://host:port), then the \\fBSocketPath=\\fR "
          "or \\fBListen=\\fR line of the "
          "configuration (\\fBPHALANX_CONF\\fR), then the local socket " PX_CLI_DEFAULT_SOCKET ".\n"
-         "Under the names sbatch, squeue, scancel, sinfo, sacct, sshare, scontrol, sprio, srun and salloc "
+         "Under the names sbatch, squeue, scancel, sinfo, sacct, sshare, scontrol, sprio, srun, salloc, sdiag and sacctmgr "
          "the same binary accepts Slurm's options and prints Slurm's formats.\n.SH VERBS\n");
   for (size_t i = 0; i < NVERBS; i++) {
     printf(".TP\n.B phalanx ");

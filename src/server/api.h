@@ -55,6 +55,9 @@ struct px_route {
  * tells 405 from 404). */
 const struct px_route *px_api_route(const char *method, const char *url, struct px_api_call *c);
 
+/* Does url match pattern ("{}" takes one non-empty segment into arg)? */
+bool px_api_match(const char *pattern, const char *url, char *arg, size_t arglen);
+
 /* Endpoint helpers shared by the api_*.c files. */
 void px_api_error(struct px_api_call *c, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -112,5 +115,9 @@ void px_api_ui_file(struct px_api_call *c);
 void px_api_ui_link(struct px_api_call *c);
 void px_api_ui_output(struct px_api_call *c);
 void px_api_ui_topology(struct px_api_call *c);
+void px_api_diag(struct px_api_call *c);       /* api_diag.c */
+void px_api_diag_reset(struct px_api_call *c);
+/* GET /v1/diag's document (also slurmrestd's diag). NULL on ENOMEM. */
+json_t *px_api_diag_json(struct px_server *s);
 
 #endif

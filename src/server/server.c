@@ -162,7 +162,7 @@ int px_server_new(struct px_conf *conf, const struct px_server_opts *o, struct p
   if (!rc) rc = open_state(s, d);
   if (!rc && (px_auth_new(conf, keylen ? key : NULL, keylen, o->munge_socket, &s->auth) ||
               !(s->rl = px_ratelimit_new(o->rate_per_s, o->rate_burst)) ||
-              !(s->metrics = px_metrics_new()) || !(s->outbox = px_outbox_new(conf))))
+              !(s->metrics = px_metrics_new()) || !(s->sdiag = px_sdiag_new(time(NULL))) || !(s->outbox = px_outbox_new(conf))))
     rc = PX_ENOMEM;
   if (!rc && (rc = px_publish(s, time(NULL)))) px_diag_set(d, rc, -1, "first snapshot failed");
   if (!rc) rc = px_snapbox_start_warmer(&s->snaps);
@@ -211,6 +211,7 @@ void px_server_free(struct px_server *s) {
   px_auth_free(s->auth);
   px_ratelimit_free(s->rl);
   px_metrics_free(s->metrics);
+  px_sdiag_free(s->sdiag);
   px_outbox_free(s->outbox);
   px_steps_free(s->steps);
   px_mail_free(s->mailer);

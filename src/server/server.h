@@ -31,6 +31,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "conf/conf.h"
 #include "core/jobspec.h"
 #include "proto/agent_msg.h"
@@ -219,6 +221,31 @@ bool px_snap_park(struct px_snapbox *b, uint64_t after, int64_t deadline_ns,
 void px_snap_expire(struct px_snapbox *b, int64_t now_ns);
 /* Index of the first job with id >= id (binary search). */
 size_t px_snap_lower_bound(const struct px_snap *s, uint64_t id);
+
+/* ---- sdiag's statistics (loop/sdiag.c) ---- */
+
+struct px_sdiag;
+struct px_sdiag *px_sdiag_new(int64_t now);
+void px_sdiag_free(struct px_sdiag *g);
+struct px_sdiag_cycle {
+  int64_t now;                  /* Unix s */
+  uint64_t us;                  /* its duration */
+  uint64_t depth;               /* pending jobs it considered */
+  uint64_t queue_len;           /* pending jobs at its start */
+  uint64_t backfilled_total;    /* jobs the core started out of priority order so far */
+  bool backfill;                /* the backfill stage ran (sched/backfill) */
+};
+/* Main thread: one scheduling cycle. */
+void px_sdiag_cycle(struct px_sdiag *g, const struct px_sdiag_cycle *c);
+/* API threads: one request of method on endpoint (a route pattern) by user. */
+void px_sdiag_rpc(struct px_sdiag *g, const char *method, const char *endpoint, const char *user,
+                  uint32_t uid, double seconds);
+void px_sdiag_reset(struct px_sdiag *g, int64_t now);
+/* A copy: {"time","since","main":{...},"backfill":{...},"backfill_jobs":{...},
+ * "rpcs_by_type":[...],"rpcs_by_user":[...]}. Request types are named as
+ * Slurm's RPCs where one does the same ("type", "type_id"), else
+ * "METHOD /pattern" with type_id 0. */
+json_t *px_sdiag_json(struct px_sdiag *g, int64_t now);
 
 /* ---- metrics (metrics.c) ---- */
 

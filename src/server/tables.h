@@ -116,6 +116,7 @@ struct px_server {
   size_t jwt_key_len;
   struct px_ratelimit *rl;
   struct px_metrics *metrics;
+  struct px_sdiag *sdiag;       /* sdiag's statistics (loop/sdiag.c) */
   struct px_outbox *outbox;
   struct px_steps *steps;       /* job steps (loop/steps.c), main thread only; NULL until one */
   struct px_mailer *mailer;     /* MailProg runs in flight (loop/mail.c); NULL until one */

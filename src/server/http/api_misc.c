@@ -16,6 +16,7 @@
 #include "server/api.h"
 #include "server/http/acct_text.h"
 #include "server/http/http.h"
+#include "server/http/slurmrestd.h"
 #include "server/journal/journal.h"
 #include "server/openapi.h"
 #include "server/tables.h"
@@ -73,10 +74,12 @@ static const struct px_route routes[] = {
     {"POST", "/v1/ui/link", px_api_ui_link, false, false},
     {"GET", "/v1/ui/topology", px_api_ui_topology, false, true},
     {"GET", "/v1/jobs/{}/output", px_api_ui_output, false, true},
+    {"GET", "/v1/diag", px_api_diag, false, false},
+    {"POST", "/v1/diag/reset", px_api_diag_reset, false, false},
 };
 
 /* Matches url against pattern; "{}" takes one non-empty segment into arg. */
-static bool match(const char *pattern, const char *url, char *arg, size_t arglen) {
+bool px_api_match(const char *pattern, const char *url, char *arg, size_t arglen) {
   while (*pattern && *url) {
     if (pattern[0] == '{' && pattern[1] == '}') {
       size_t n = strcspn(url, "/");
@@ -93,11 +96,11 @@ static bool match(const char *pattern, const char *url, char *arg, size_t arglen
 
 const struct px_route *px_api_route(const char *method, const char *url, struct px_api_call *c) {
   for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-    if (!match(routes[i].pattern, url, c->arg, sizeof c->arg)) continue;
+    if (!px_api_match(routes[i].pattern, url, c->arg, sizeof c->arg)) continue;
     if (!strcmp(routes[i].method, method)) return &routes[i];
     c->method_mismatch = true;
   }
-  return NULL;
+  return px_sr_route(method, url, c); /* slurmrestd's paths (slurmrestd.h) */
 }
 
 void px_api_error(struct px_api_call *c, int status, const char *code, const char *fmt, ...) {

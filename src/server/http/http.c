@@ -36,6 +36,7 @@
 
 #include "server/api.h"
 #include "server/http/http.h"
+#include "server/http/slurmrestd.h"
 #include "server/http/tls.h"
 #include "server/journal/journal.h"
 #include "server/nodes/nodes.h"
@@ -193,9 +194,31 @@ static bool body_append(struct conn *k, const char *data, size_t n, size_t limit
   return true;
 }
 
+static int authenticate_native(struct px_server *s, struct MHD_Connection *c, bool is_unix,
+                               bool tls, struct px_ident *who, char *why, size_t whylen);
+
 /* Authentication for the listener this connection came in on. */
 static int authenticate(struct px_server *s, struct MHD_Connection *c, bool is_unix, bool tls,
                         struct px_ident *who, char *why, size_t whylen) {
+  /* slurmrestd's headers (slurmrestd.h): a token instead of Authorization,
+   * and the user to act as, on either listener */
+  const char *sr_name = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-SLURM-USER-NAME");
+  const char *sr_token = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-SLURM-USER-TOKEN");
+  if (sr_name || sr_token) {
+    memset(who, 0, sizeof *who);
+    if (sr_token && !is_unix) { /* a bearer credential: the same transport rule (tls.h) */
+      const union MHD_ConnectionInfo *peer =
+          MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+      if (!px_tls_credential_ok(tls, peer ? peer->client_addr : NULL, why, whylen)) return PX_EAUTH;
+    }
+    int rc = sr_token ? 0 : authenticate_native(s, c, is_unix, tls, who, why, whylen);
+    return rc ? rc : px_sr_auth_headers(s->auth, sr_name, sr_token, who, why, whylen);
+  }
+  return authenticate_native(s, c, is_unix, tls, who, why, whylen);
+}
+
+static int authenticate_native(struct px_server *s, struct MHD_Connection *c, bool is_unix,
+                               bool tls, struct px_ident *who, char *why, size_t whylen) {
   if (is_unix) {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -386,6 +409,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
   double secs = (double)(px_now_mono_ns() - k->t0_ns) / 1e9;
   px_metrics_request(s->metrics, endpoint, call.status, secs);
+  px_sdiag_rpc(s->sdiag, method, endpoint, call.who.user, call.who.uid, secs);
+  px_sr_wrap_error(&call, url); /* slurmrestd's paths answer errors in its shape */
   if (call.stream_fn) return send_stream(c, &call);
   if (call.response) return send_response(c, &call);
   return send_text(s, c, call.status, call.answer, call.ctype ? call.ctype : "application/json");

@@ -161,8 +161,22 @@ static void follow_cycle(struct px_server *s, int64_t now) {
   px_u64vec_clear(&s->follow);
 }
 
+/* sdiag's record of the cycle that began at t0 with queue_len pending jobs:
+ * a full cycle visits each of them (core.h), so that is its depth. */
+static void sdiag_cycle(struct px_server *s, int64_t now, int64_t t0, size_t queue_len) {
+  struct px_core_stats st;
+  px_core_stats(s->core, &st);
+  struct px_sdiag_cycle c = {.now = now, .us = (uint64_t)(px_now_mono_ns() - t0) / 1000,
+                             .depth = queue_len, .queue_len = queue_len,
+                             .backfilled_total = st.backfilled,
+                             .backfill = s->conf->sched.backfill != PX_BACKFILL_NONE};
+  px_sdiag_cycle(s->sdiag, &c);
+}
+
 int px_loop_cycle(struct px_server *s, int64_t now) {
   int64_t t0 = px_now_mono_ns(), cpu0 = thread_cpu_ns();
+  struct px_core_stats before;
+  px_core_stats(s->core, &before);
   int rc = px_core_cycle(s->core, now, &s->acts);
   if (rc && rc != PX_ENOMEM) px_error("scheduling cycle failed: %s", px_strerror(rc));
   size_t nstart = 0;
@@ -208,6 +222,7 @@ int px_loop_cycle(struct px_server *s, int64_t now) {
   s->cycle_cost_ns = thread_cpu_ns() - cpu0;
   s->cycle_cpu_ns += s->cycle_cost_ns;
   px_metrics_cycle(s->metrics, (double)(s->last_cycle_ns - t0) / 1e9);
+  sdiag_cycle(s, now, t0, before.pending_records);
   follow_cycle(s, now); /* not in the cycle's cost: it paces the cycles, this is the readers' */
   return 0;
 }
