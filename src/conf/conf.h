@@ -42,6 +42,7 @@ struct px_conf_node {
   uint32_t ngpu;             /* from Gres=gpu[:type]:N */
   const char *gpu_type;      /* NULL when untyped */
   uint32_t gpu_groups;       /* NVLink/NUMA groups the GPUs split into evenly (Phalanx: GpuGroups=, default 1) */
+  bool gpu_shares;           /* GpuShares=YES: its GPUs may be shared by fractional jobs (docs/gpus.md) */
   const char **features;     /* Features=a,b */
   uint32_t nfeatures;
   uint32_t weight;           /* Weight=, default 1; lower is preferred */
@@ -73,6 +74,7 @@ struct px_conf_partition {
   enum px_oversubscribe oversubscribe;
   enum px_preempt_mode preempt_mode;
   bool exclusive_account;    /* Phalanx tenancy: a node runs jobs of one account at a time */
+  bool gpu_shares;           /* GpuShares=YES: every node of it offers GPU shares (docs/gpus.md) */
 };
 
 /* A switch of the topology tree (topology.conf SwitchName=). */

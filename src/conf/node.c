@@ -107,6 +107,7 @@ static const struct px_key node_keys[] = {
     {"Weight", px_set_u32, N(n.weight), NULL},
     {"State", px_set_enum, N(n.state), node_states},
     {"GpuGroups", set_flagged_u32, N(n.gpu_groups), NULL},
+    {"GpuShares", px_set_bool, N(n.gpu_shares), NULL},
 };
 static const char *const node_ignored[] = {
     "NodeHostname", "Port", "TmpDisk", "CoreSpecCount", "CpuSpecList", "MemSpecLimit", "Reason",
@@ -269,6 +270,7 @@ static const struct px_key part_keys[] = {
     {"PreemptMode", px_set_preempt_mode, P(p.preempt_mode), "partition"},
     {"State", set_part_state, 0, NULL},
     {"ExclusiveAccount", px_set_bool, P(p.exclusive_account), NULL},
+    {"GpuShares", px_set_bool, P(p.gpu_shares), NULL},
 };
 static const char *const part_ignored[] = {
     "AllocNodes", "AllowGroups", "Alternate", "CpuBind", "DefCpuPerGPU", "DefMemPerCPU", "DefMemPerGPU",

@@ -71,6 +71,7 @@ static int copy_nodes(struct px_core *c, const struct px_conf *conf) {
     n->cpu_free = cn->cpus;
     n->mem_free = cn->mem_mib;
     n->tenant = PX_NONE;
+    n->shares = cn->gpu_shares && cn->ngpu;
     n->down = cn->state == PX_NODE_CONF_DOWN || cn->state == PX_NODE_CONF_FUTURE;
     n->drain = cn->state == PX_NODE_CONF_DRAIN;
     c->total_cpus += cn->cpus;
@@ -169,12 +170,15 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     for (uint32_t i = 0; i < cp->nnodes; i++) {
       if (cp->nodes[i] >= conf->nnodes) return PX_EINVAL;
       q->ngpu += conf->nodes[cp->nodes[i]].ngpu;
+      c->nodes[cp->nodes[i]].shares |= cp->gpu_shares && conf->nodes[cp->nodes[i]].ngpu;
     }
     q->allow_acct = idx_set(c, cp->allow_accounts, cp->nallow_accounts, conf->naccounts, &rc);
     q->deny_acct = idx_set(c, cp->deny_accounts, cp->ndeny_accounts, conf->naccounts, &rc);
     q->allow_qos = idx_set(c, cp->allow_qos, cp->nallow_qos, conf->nqos, &rc);
     if (rc) return rc;
   }
+  for (uint32_t i = 0; i < c->nnodes; i++) /* per-GPU share counters where shares are offered */
+    if (c->nodes[i].shares && !(c->nodes[i].share_used = pxc_calloc(c, c->nodes[i].ngpu, 1))) return PX_ENOMEM;
   if (c->default_part == PX_NONE)
     for (uint32_t p = 0; p < conf->npartitions; p++)
       if (conf->partitions[p].is_default) c->default_part = p;
@@ -311,6 +315,11 @@ static void free_pools(struct px_core *c) {
       pxc_free(c, p->bk[k].w);
       pxc_free(c, p->bk[k].sum);
     }
+    for (uint32_t r = 0; p->room && r < PXC_SHARE_UNITS; r++) {
+      pxc_free(c, p->room[r].w);
+      pxc_free(c, p->room[r].sum);
+    }
+    pxc_free(c, p->room);
     pxc_free(c, p->bk);
     pxc_free(c, p->count);
     pxc_free(c, p->nodes);
@@ -335,7 +344,10 @@ void px_core_free(struct px_core *c) {
     pxc_free(c, j->alloc);
     pxc_free(c, j->cpu_words);
   }
-  for (uint32_t i = 0; c->nodes && i < c->nnodes; i++) pxc_free(c, c->nodes[i].reason);
+  for (uint32_t i = 0; c->nodes && i < c->nnodes; i++) {
+    pxc_free(c, c->nodes[i].reason);
+    pxc_free(c, c->nodes[i].share_used);
+  }
   for (uint32_t i = 0; c->parts && i < c->nparts; i++) {
     pxc_free(c, c->parts[i].allow_acct);
     pxc_free(c, c->parts[i].deny_acct);

@@ -142,13 +142,13 @@ static const char *check_starts(struct px_core *c, const struct px_conf *conf, c
   for (int u = 0; u < 4; u++)
     if (qgpus[u] > 24 || tjobs[u] > 6) return "a per-user limit was exceeded";
   /* group GPU limit of teamA (account 1) */
-  if (c->assoc[1].run_gpus > 64) return "GrpTRES exceeded";
+  if (c->assoc[1].run_cgpus > 64 * 100) return "GrpTRES exceeded";
   if (c->assoc[1].grp_gpus == 64) {
     uint64_t sum = 0;
     cur = 0;
     while (px_core_job_next(c, &cur, &w))
       if (w.state == PX_JOB_RUNNING && w.account == 1 && w.nalloc) sum += w.ngpus;
-    if (sum > 64 || sum != c->assoc[1].run_gpus) return "group GPU counter wrong";
+    if (sum > 64 || sum * 100 != c->assoc[1].run_cgpus) return "group GPU counter wrong";
   }
   return NULL;
 }
