@@ -54,6 +54,7 @@ struct px_acct_row {
   uint32_t nnodes, ngpus, ncpus;
   uint64_t mem_mib;
   double billable_tres_s;
+  uint32_t gpu_share;   /* a fractional job: hundredths of its one GPU (ngpus 1); 0: whole GPUs */
 };
 
 struct px_acct_query {
@@ -246,7 +247,10 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
 #define PX_ACCT_COLUMNS                                                                     \
   "job_id, attempt, array_job_id, array_task_id, name, usr, account, partition, qos, state, " \
   "nodelist, uid, submit_time, eligible_time, start_time, end_time, exit_code, term_signal, " \
-  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s"
-#define PX_ACCT_NCOLUMNS 23
+  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s, gpu_share"
+#define PX_ACCT_NCOLUMNS 24
+/* Stores made before fractional GPUs lack the last column (SQLite has no
+ * IF NOT EXISTS here: its "duplicate column" error is expected). */
+#define PX_ACCT_ADD_GPU_SHARE "ALTER TABLE acct ADD COLUMN %sgpu_share BIGINT DEFAULT 0"
 
 #endif

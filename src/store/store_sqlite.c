@@ -301,7 +301,8 @@ static void bind_acct(sqlite3_stmt *st, const struct px_acct_row *r) {
                           r->end_time,   r->exit_code,   r->term_signal,   r->nnodes,
                           r->ngpus,      r->ncpus,       (int64_t)r->mem_mib};
   for (size_t k = 0; k < 11; k++) sqlite3_bind_int64(st, i++, ints[k]);
-  sqlite3_bind_double(st, i, r->billable_tres_s);
+  sqlite3_bind_double(st, i++, r->billable_tres_s);
+  sqlite3_bind_int64(st, i, r->gpu_share);
 }
 
 static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t n) {
@@ -350,7 +351,8 @@ static void read_acct(sqlite3_stmt *st, struct px_acct_row *r) {
   r->ngpus = (uint32_t)sqlite3_column_int64(st, i++);
   r->ncpus = (uint32_t)sqlite3_column_int64(st, i++);
   r->mem_mib = (uint64_t)sqlite3_column_int64(st, i++);
-  r->billable_tres_s = sqlite3_column_double(st, i);
+  r->billable_tres_s = sqlite3_column_double(st, i++);
+  r->gpu_share = (uint32_t)sqlite3_column_int64(st, i);
 }
 
 static int sq_acct_query(struct px_store *ps, const struct px_acct_query *a, px_store_acct_fn fn,
@@ -466,7 +468,10 @@ int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag
    * index (a third less WAL to fsync per group commit). */
   px_sql_schema(schema, sizeof schema, "INTEGER", "BLOB", "REAL");
   px_sql_acct_upsert(upsert, sizeof upsert, false);
+  char add_share[128];
+  snprintf(add_share, sizeof add_share, PX_ACCT_ADD_GPU_SHARE, "");
   if (sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") || sq_exec(s, schema) ||
+      (sqlite3_exec(s->db, add_share, NULL, NULL, NULL), false) || /* fails once the column is there */
       sqlite3_prepare_v2(s->db,
                          "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
                          " VALUES(?, ?, ?, ?, ?, ?)",

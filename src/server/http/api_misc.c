@@ -270,6 +270,7 @@ static int acct_row(void *ctx, const struct px_acct_row *r) {
   j.spec.name = (char *)r->name, j.spec.user = (char *)r->user, j.spec.uid = r->uid;
   j.spec.account = (char *)r->account, j.spec.partition = (char *)r->partition;
   j.spec.qos = (char *)r->qos;
+  j.spec.gpu_share = r->gpu_share;
   json_t *o = px_job_info_to_json(&j); /* borrowed strings: no _fini */
   return o ? json_array_append_new(ctx, o) : PX_ENOMEM;
 }
