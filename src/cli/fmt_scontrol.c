@@ -203,6 +203,9 @@ void px_fmt_scontrol_node(FILE *out, const struct px_node_info *n) {
   }
   fprintf(out, "   AllocTRES=%s\n", tres);
   if (n->gpus_out) fprintf(out, "   GpusOut=%u GpuHealth=%s\n", n->gpus_out, PX_STR(n->gpu_health));
+  if (n->gpus_shared) /* fractional jobs (docs/gpus.md) */
+    fprintf(out, "   GpusShared=%u GpuSharesUsed=%u.%02u\n", n->gpus_shared, n->gpu_share_used / 100,
+            n->gpu_share_used % 100);
   if (n->reason && *n->reason) fprintf(out, "   Reason=%s\n", n->reason);
   fputc('\n', out);
 }

@@ -45,6 +45,7 @@ echo "ok   0.5 jobs $j1 and $j2 share GPU $g1 (CUDA_VISIBLE_DEVICES=$v1, MPS lim
 [ "$(squeue -h -j "$j1" -o %b)" = "gres:gpu:0.50" ] || fail "squeue %b: $(squeue -h -j "$j1" -o %b)"
 scontrol show job "$j1" | grep -q "TresPerJob=gres:gpu:0.50" || fail "scontrol show job: $(scontrol show job "$j1")"
 scontrol show job "$j1" | grep -q "gres/gpu=0.50" || fail "scontrol TRES: $(scontrol show job "$j1" | grep -i tres)"
+scontrol show node dev1 | grep -q "GpusShared=2 GpuSharesUsed=1.50" || fail "scontrol show node: $(scontrol show node dev1)"
 echo "ok   squeue and scontrol show the fraction"
 
 whole=$(submit ops 1 600) || fail "sbatch --gpus=1"
