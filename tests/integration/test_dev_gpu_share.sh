@@ -58,6 +58,20 @@ wait_for 60 state_is "$whole" RUNNING || fail "whole-GPU job $whole did not star
 [ "$(launch "$whole" '.gpu_share // 0')" = 0 ] || fail "whole-GPU job $whole got a share"
 echo "ok   a whole-GPU job waited while both GPUs were shared, then took GPU $g3 when its last share ended"
 
+# a killed server takes the shares back from its journal: GPU $g1 is still
+# full (two halves), so a new 0.5 job waits instead of landing there
+old=$(cat "$tmp/state/server.pid")
+kill -9 "$old"
+restarted() { [ "$(cat "$tmp/state/server.pid")" != "$old" ] && api /v1/nodes >/dev/null; }
+wait_for 60 restarted || { echo "FAIL the server did not come back"; exit 1; }
+for j in "$j1" "$j2" "$whole"; do state_is "$j" RUNNING || fail "job $j after the restart: $(field "$j" state)"; done
+late=$(submit ops 0.5 600) || fail "sbatch after the restart"
+late_reason() { [ "$(field "$late" reason)" = Resources ]; }
+wait_for 30 late_reason || fail "0.5 job $late after the restart: $(api "/v1/jobs/$late" | jq -c '{state, reason}')"
+scontrol show node dev1 | grep -q "GpusShared=1 GpuSharesUsed=1.00" || fail "after the restart: $(scontrol show node dev1)"
+scancel "$late"
+echo "ok   after kill -9 of the server the shares are back: GPU $g1 full, a new 0.5 job waits"
+
 for bad in "--gpus=0.3x|Invalid --gpus specification: 0.3x" "--gpus=1.5|a fraction is part of one GPU" \
   "--gres=gpu:0.333|GPU fractions are in hundredths"; do
   out=$(sbatch -A ops "${bad%%|*}" --wrap true 2>&1) && fail "sbatch ${bad%%|*} accepted: $out"
