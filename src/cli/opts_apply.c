@@ -166,6 +166,10 @@ int px_opt_gres(const char *val, struct px_jobspec *s, struct px_cli_extra *x, i
     int nf = 1;
     for (char *c = tok; *c && nf < 3; c++)
       if (*c == ':') *c = '\0', f[nf++] = c + 1;
+    if (!strcmp(f[0], "shard") || !strcmp(f[0], "mps"))
+      return px_diag_set(d, PX_EUNSUPPORTED, -1,
+                         "Invalid generic resource (gres) specification: %s (Phalanx shares a GPU by fractions: "
+                         "--gpus=0.5 or --gres=gpu:0.5, docs/gpus.md)", val);
     if (strcmp(f[0], "gpu"))
       return px_diag_set(d, PX_EUNSUPPORTED, -1,
                          "Invalid generic resource (gres) specification: %s (Phalanx schedules "

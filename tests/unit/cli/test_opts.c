@@ -185,6 +185,7 @@ static void bad_values_are_errors_with_slurms_words(void **state) {
       {"--mem=10X", "invalid memory constraint 10X"},
       {"--mem=1.5G", "invalid memory constraint 1.5G"}, /* Slurm takes whole numbers only */
       {"--gres=mps:100", "Invalid generic resource (gres) specification: mps:100"},
+      {"--gres=shard:2", "shard:2 (Phalanx shares a GPU by fractions: --gpus=0.5 or --gres=gpu:0.5"},
       {"--gres=gpu:h100:x", "Invalid numeric value \"x\" for --gres."},
       {"--gpus=0", "Invalid numeric value \"0\" for --gpus."},
       {"--gpus=0.3x", "Invalid --gpus specification: 0.3x (a GPU count, or a fraction of one GPU from 0.01 to 0.99)"},
