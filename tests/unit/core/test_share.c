@@ -225,11 +225,31 @@ static void faults_and_recovery(void **state) {
   tc_close(&r);
 }
 
+/* Lazy reasons (the simulator): a cycle stops once no whole GPU is free,
+ * but a fraction may still fit a shared GPU, so it is tried. */
+static void lazy_cycles_still_pack_fractions(void **state) {
+  (void)state;
+  struct tc_fx f = share_fx(1, 2);
+  tc_open(&f);
+  px_core_set_lazy_reasons(f.core, 600);
+  struct px_jobspec half = frac("alice", 50), whole = tc_spec("bob", 0, 1);
+  assert_int_equal(tc_submit(f.core, 1, &half, 10), 0);
+  assert_int_equal(tc_submit(f.core, 2, &whole, 10), 0);
+  tc_cycle(&f, 11); /* the full cycle: the half opens GPU a, the whole job takes b */
+  assert_int_equal(px_bits64_count(node(&f, 0).gpus_free), 0);
+  assert_int_equal(tc_submit(f.core, 3, &half, 12), 0);
+  tc_cycle(&f, 13); /* a lazy one: no GPU free, a fraction to go */
+  assert_non_null(tc_started(&f.out, 3));
+  assert_true(alloc_of(&f, 3)->gpus == alloc_of(&f, 1)->gpus);
+  tc_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fractions_pack_best_fit),    cmocka_unit_test(whole_jobs_avoid_shared_gpus),
       cmocka_unit_test(last_share_frees_the_gpu),   cmocka_unit_test(fraction_is_charged_exactly),
       cmocka_unit_test(bad_fractions_are_refused),  cmocka_unit_test(faults_and_recovery),
+      cmocka_unit_test(lazy_cycles_still_pack_fractions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
