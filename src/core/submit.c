@@ -31,7 +31,7 @@ static int share_shape(const struct px_jobspec *s, uint32_t nreq, struct pxc_sha
     return px_diag_set(d, PX_EINVAL, -1, "gpu_share: a fraction of one GPU runs on one node, the job asks for %u "
                        "(gangs take whole GPUs)", nodes > nreq ? nodes : nreq);
   uint32_t t = s->ntasks ? s->ntasks : 1, cpt = s->cpus_per_task ? s->cpus_per_task : 1;
-  *o = (struct pxc_shape){.units = 1, .per_node_max = 1, .nmin = 1, .nmax = 1, .gpu = 1, .share = s->gpu_share,
+  *o = (struct pxc_shape){.units = 1, .per_node_max = 1, .nmin = 1, .nmax = 1, .gpu = 1, .share = (uint8_t)s->gpu_share,
                           .cpu = s->cpus_per_gpu ? s->cpus_per_gpu : t * cpt};
   o->mem = s->mem_per_node_mib ? s->mem_per_node_mib
            : s->mem_per_cpu_mib ? s->mem_per_cpu_mib * o->cpu
