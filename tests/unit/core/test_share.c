@@ -244,12 +244,45 @@ static void lazy_cycles_still_pack_fractions(void **state) {
   tc_close(&f);
 }
 
+/* Preemption's search gives a fractional victim's share back, not its GPU:
+ * a whole-GPU job of QoS high on a 1-GPU node shared by two low halves
+ * preempts both at once (one alone would free nothing). */
+static void preemption_frees_a_gpu_only_with_its_last_share(void **state) {
+  (void)state;
+  struct tc_fx f = share_fx(1, 1);
+  uint32_t low = px_testconf_qos(f.conf, "low", 0), high = px_testconf_qos(f.conf, "high", 100);
+  uint32_t *list = px_arena_alloc(&f.conf->arena, sizeof *list);
+  list[0] = low;
+  f.conf->qos[high].preempt = list;
+  f.conf->qos[high].npreempt = 1;
+  f.conf->sched.preempt_type = "preempt/qos";
+  f.conf->sched.preempt_mode = PX_PREEMPT_REQUEUE;
+  f.conf->sched.weight_qos = 100000;
+  tc_open(&f);
+  struct px_jobspec half = frac("bob", 50), whole = tc_spec("alice", 0, 1);
+  half.qos = (char *)"low";
+  whole.qos = (char *)"high";
+  half.mem_per_node_mib = whole.mem_per_node_mib = 1024; /* memory is not what the victims free */
+  assert_int_equal(tc_submit(f.core, 1, &half, 0), 0);
+  assert_int_equal(tc_submit(f.core, 2, &half, 0), 0);
+  tc_cycle(&f, 1);
+  assert_int_equal(tc_submit(f.core, 3, &whole, 100), 0);
+  tc_cycle(&f, 100);
+  size_t preempted = 0;
+  for (size_t i = 0; i < f.out.len; i++) preempted += f.out.v[i].kind == PX_ACT_PREEMPT;
+  assert_int_equal(preempted, 2);
+  assert_true(node(&f, 0).gpus_shared == 1); /* the search left the node as it was */
+  assert_int_equal(node(&f, 0).gpu_share_used, 100);
+  tc_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fractions_pack_best_fit),    cmocka_unit_test(whole_jobs_avoid_shared_gpus),
       cmocka_unit_test(last_share_frees_the_gpu),   cmocka_unit_test(fraction_is_charged_exactly),
       cmocka_unit_test(bad_fractions_are_refused),  cmocka_unit_test(faults_and_recovery),
       cmocka_unit_test(lazy_cycles_still_pack_fractions),
+      cmocka_unit_test(preemption_frees_a_gpu_only_with_its_last_share),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
