@@ -159,12 +159,14 @@ struct pxc_node {
   px_bits64 gpu_bad_held;   /* of those, still held by the job that ran on it */
   px_bits64 gpu_shared;     /* carrying fractional jobs (share.c): never in gpu_free */
   uint8_t *share_used;      /* ngpu entries: hundredths in use per GPU; NULL unless it offers shares */
+  uint32_t *share_user;     /* ngpu entries: the user (string id) of a shared GPU's jobs (GpuShares=USER) */
   uint32_t cpu_free;
   uint64_t mem_free;
   uint32_t njobs;
   uint32_t tenant, tenant_jobs; /* exclusive_account: account holding it */
   bool down, drain, excl;   /* excl: an --exclusive job holds it */
   bool shares;              /* offers GPU shares (GpuShares= on it or one of its partitions) */
+  bool share_one_user;      /* GpuShares=USER: a shared GPU carries one user's jobs at a time */
   char *reason;
 };
 
@@ -460,15 +462,17 @@ struct pxc_place_result;
 static inline uint32_t pxc_share_room(const struct pxc_node *n, uint32_t g) {
   return PXC_SHARE_UNITS - n->share_used[g];
 }
-/* The GPU of n a share of `share` hundredths goes on: the shared one with
- * the least room that holds it (best fit), else a free one (free: the
- * candidates for a fresh GPU); PX_NONE when neither. */
-uint32_t pxc_share_pick(const struct px_core *c, const struct pxc_node *n, px_bits64 free, uint32_t share);
-/* Takes / gives back `share` hundredths of GPU g of n (index kept by the caller). */
-void pxc_share_take(struct pxc_node *n, uint32_t g, uint32_t share);
+/* The GPU of n a share of `share` hundredths of user's goes on: the shared
+ * one with the least room that holds it (best fit; with GpuShares=USER only
+ * user's), else a free one (free: the candidates for a fresh GPU); PX_NONE
+ * when neither. */
+uint32_t pxc_share_pick(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user);
+/* Takes / gives back `share` hundredths of GPU g of n for user's job (index
+ * kept by the caller). */
+void pxc_share_take(struct pxc_node *n, uint32_t g, uint32_t share, uint32_t user);
 void pxc_share_give(struct pxc_node *n, uint32_t g, uint32_t share);
-/* Can n take `share` hundredths on a GPU already shared, or on one of `free`? */
-bool pxc_share_fits(const struct pxc_node *n, px_bits64 free, uint32_t share);
+/* Can n take `share` hundredths of user's on a GPU already shared, or on one of `free`? */
+bool pxc_share_fits(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user);
 /* Single-node placement of a fractional job: onto a shared GPU first. */
 bool pxc_place_share(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res);
 /* Nodes of pool p with a shared GPU of exactly r hundredths free (index.c). */

@@ -111,7 +111,7 @@ uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t
     if (n->tenant != PX_NONE && n->tenant != j->account) return 0;
     if (c->parts[j->part].exclusive_account && n->tenant == PX_NONE && n->njobs) return 0;
   }
-  uint32_t u = s->share ? pxc_share_fits(n, free, s->share) : gpu_units(n, free, s->gpu);
+  uint32_t u = s->share ? pxc_share_fits(n, free, s->share, j->user) : gpu_units(n, free, s->gpu);
   if (cpu_free < s->base_cpu) return 0;
   if (s->cpu) {
     uint32_t uc = (cpu_free - s->base_cpu) / s->cpu;
@@ -486,8 +486,8 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
     uint64_t mem;
     uint32_t share = 0;
     if (j->shape.share) {
-      uint32_t g = pxc_share_pick(c, n, n->gpu_free, j->shape.share);
-      pxc_share_take(n, g, share = j->shape.share);
+      uint32_t g = pxc_share_pick(n, n->gpu_free, j->shape.share, j->user);
+      pxc_share_take(n, g, share = j->shape.share, j->user);
       gpus = 1ULL << g;
       ncpu = j->shape.cpu + j->shape.base_cpu;
       mem = pxc_mem_for(j, n, 1);

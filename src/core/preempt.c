@@ -123,7 +123,7 @@ static void virt_release(struct px_core *c, const struct pxc_job *v, int sign) {
     uint32_t g = (uint32_t)__builtin_ctzll(a->gpus | 1ULL << 63);
     px_bits64 held = n->gpu_bad_held;
     if (a->gpu_share && sign > 0) pxc_share_give(n, g, a->gpu_share), n->gpu_bad_held = held; /* whole only if last */
-    if (a->gpu_share && sign < 0) pxc_share_take(n, g, a->gpu_share);
+    if (a->gpu_share && sign < 0) pxc_share_take(n, g, a->gpu_share, v->user);
     if (sign > 0) {
       if (!a->gpu_share) n->gpu_free |= a->gpus & ~n->gpu_bad;
       n->cpu_free += a->ncpu;

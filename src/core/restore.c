@@ -17,7 +17,9 @@
 
 #include "core/core_int.h"
 
-/* A fractional job's share of one GPU: offered, in service, free or shared with room. */
+/* A fractional job's share of one GPU: offered, in service, free or shared
+ * with room. Recovery takes back what ran, so GpuShares=USER is not asked
+ * (the first share taken back names the GPU's user). */
 static bool share_free(const struct pxc_node *n, const struct px_alloc *a) {
   if (!n->shares || px_bits64_count(a->gpus) != 1 || a->gpu_share >= PXC_SHARE_UNITS) return false;
   uint32_t g = (uint32_t)__builtin_ctzll(a->gpus);
@@ -74,7 +76,7 @@ static int take_alloc(struct px_core *c, struct pxc_job *j, const struct px_allo
     }
     al[i] = (struct px_alloc){node, alloc[i].ncpu, alloc[i].gpus, alloc[i].mem_mib, w, nw, alloc[i].gpu_share};
     w += nw;
-    if (alloc[i].gpu_share) pxc_share_take(n, (uint32_t)__builtin_ctzll(alloc[i].gpus), alloc[i].gpu_share);
+    if (alloc[i].gpu_share) pxc_share_take(n, (uint32_t)__builtin_ctzll(alloc[i].gpus), alloc[i].gpu_share, j->user);
     n->gpu_free &= ~alloc[i].gpus;
     n->cpu_free -= alloc[i].ncpu;
     n->mem_free -= alloc[i].mem_mib;

@@ -11,31 +11,41 @@
  * (index.c), so the search is the free-GPU buckets' walk again: from the
  * job's share upward, first fitting node per weight class, a few nodes
  * touched. Counting in hundredths keeps the sums exact (no float drift: two
- * 0.5 jobs fill a GPU, and it empties when both are gone).
+ * 0.5 jobs fill a GPU, and it empties when both are gone). With
+ * GpuShares=USER a shared GPU takes only the jobs of the user of its first
+ * share (CUDA MPS serves one user per GPU at a time): the walk then skips
+ * nodes whose fitting room belongs to others.
  */
 #include "core/core_int.h"
 
-uint32_t pxc_share_pick(const struct px_core *c, const struct pxc_node *n, px_bits64 free, uint32_t share) {
-  (void)c;
+/* May user's job join shared GPU g of n? */
+static bool user_ok(const struct pxc_node *n, uint32_t g, uint32_t user) {
+  return !n->share_one_user || n->share_user[g] == user;
+}
+
+uint32_t pxc_share_pick(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user) {
   uint32_t best = PX_NONE, best_room = PXC_SHARE_UNITS + 1;
   for (px_bits64 m = n->gpu_shared & ~n->gpu_bad; m; m &= m - 1) {
     uint32_t g = (uint32_t)__builtin_ctzll(m), room = pxc_share_room(n, g);
-    if (room >= share && room < best_room) best = g, best_room = room;
+    if (room >= share && room < best_room && user_ok(n, g, user)) best = g, best_room = room;
   }
   if (best != PX_NONE || !free) return best;
   return (uint32_t)__builtin_ctzll(free); /* a fresh GPU: the lowest free one */
 }
 
-bool pxc_share_fits(const struct pxc_node *n, px_bits64 free, uint32_t share) {
+bool pxc_share_fits(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user) {
   if (!n->shares) return false;
   if (free) return true;
-  for (px_bits64 m = n->gpu_shared & ~n->gpu_bad; m; m &= m - 1)
-    if (pxc_share_room(n, (uint32_t)__builtin_ctzll(m)) >= share) return true;
+  for (px_bits64 m = n->gpu_shared & ~n->gpu_bad; m; m &= m - 1) {
+    uint32_t g = (uint32_t)__builtin_ctzll(m);
+    if (pxc_share_room(n, g) >= share && user_ok(n, g, user)) return true;
+  }
   return false;
 }
 
-void pxc_share_take(struct pxc_node *n, uint32_t g, uint32_t share) {
+void pxc_share_take(struct pxc_node *n, uint32_t g, uint32_t share, uint32_t user) {
   px_bits64 bit = 1ULL << g;
+  if (!n->share_used[g]) n->share_user[g] = user; /* the first share names the GPU's user */
   n->gpu_free &= ~bit;
   n->gpu_shared |= bit;
   n->share_used[g] = (uint8_t)(n->share_used[g] + share);

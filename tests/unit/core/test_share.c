@@ -276,6 +276,35 @@ static void preemption_frees_a_gpu_only_with_its_last_share(void **state) {
   tc_close(&f);
 }
 
+/* GpuShares=USER (for CUDA MPS, which serves one user per GPU at a time):
+ * a shared GPU takes only its first share's user's jobs. */
+static void one_user_per_shared_gpu(void **state) {
+  (void)state;
+  struct tc_fx f = share_fx(1, 2);
+  f.conf->nodes[0].gpu_shares = PX_GPU_SHARES_USER;
+  tc_open(&f);
+  const char *who[] = {"alice", "bob", "alice", "bob", "alice"};
+  uint32_t ask[] = {50, 25, 50, 25, 30};
+  for (uint64_t id = 1; id <= 5; id++) {
+    struct px_jobspec s = frac(who[id - 1], ask[id - 1]);
+    assert_int_equal(tc_submit(f.core, id, &s, 10), 0);
+    tc_cycle(&f, 10 + (int64_t)id);
+  }
+  px_bits64 a = alloc_of(&f, 1)->gpus, b = alloc_of(&f, 2)->gpus;
+  assert_true(a != b);                       /* bob opened the other GPU */
+  assert_true(alloc_of(&f, 3)->gpus == a);   /* alice back on hers (now full) */
+  assert_true(alloc_of(&f, 4)->gpus == b);   /* bob on his */
+  assert_int_equal(tc_reason(f.core, 5), PX_REASON_RESOURCES); /* room 50 on bob's GPU only */
+  struct px_event end = {.kind = PX_EV_END, .job_id = 2, .state = PX_JOB_COMPLETED};
+  struct px_event_result res;
+  assert_int_equal(px_core_apply(f.core, &end, 20, &res), 0);
+  end.job_id = 4;
+  assert_int_equal(px_core_apply(f.core, &end, 20, &res), 0);
+  tc_cycle(&f, 21); /* bob's GPU is whole again: alice's 0.3 opens it */
+  assert_true(alloc_of(&f, 5)->gpus == b);
+  tc_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fractions_pack_best_fit),    cmocka_unit_test(whole_jobs_avoid_shared_gpus),
@@ -283,6 +312,7 @@ int main(void) {
       cmocka_unit_test(bad_fractions_are_refused),  cmocka_unit_test(faults_and_recovery),
       cmocka_unit_test(lazy_cycles_still_pack_fractions),
       cmocka_unit_test(preemption_frees_a_gpu_only_with_its_last_share),
+      cmocka_unit_test(one_user_per_shared_gpu),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
