@@ -25,6 +25,14 @@
  *   place_rate_arrays_jobs_per_s       the same with the mix's arrays (2% of
  *                                      jobs, 1,000 tasks each: most starts are
  *                                      array tasks, which are cheaper)
+ *   place_rate_fractional30_jobs_per_s the mix without arrays where 30% of the
+ *                                      jobs ask a fraction of one GPU (0.1,
+ *                                      0.25, 0.5 or 0.75; every partition has
+ *                                      GpuShares=YES), the rest drawn as
+ *                                      before; _vs_plain_pct puts it beside
+ *                                      place_rate of the same run, and
+ *                                      _shared_gpus counts the GPUs carrying
+ *                                      shares at the end (checked > 0)
  *   gang64_place_us                    one 64-node gang on a fragmented cluster
  *                                      with fewer than 5% of nodes free
  *                                      (gang64_free_nodes_pct says how many)
@@ -97,13 +105,20 @@ static struct px_conf *standard_conf(uint32_t nnodes) {
 }
 
 /* One job of the standard mix. */
-static void mix_spec(struct px_jobspec *s, bool arrays) {
+enum place_mix { MIX_PLAIN, MIX_ARRAYS, MIX_FRACTIONAL30 };
+
+static void mix_spec(struct px_jobspec *s, enum place_mix mix) {
+  static const uint32_t shares[] = {10, 25, 50, 75};
   px_jobspec_init(s);
   s->user = user_names[rnd(500)];
   s->partition = (char *)part_names[rnd(4)];
   s->time_limit_s = 3600;
+  if (mix == MIX_FRACTIONAL30 && rnd(100) < 30) {
+    s->gpu_share = shares[rnd(4)];
+    return;
+  }
   uint32_t x = rnd(100);
-  if (arrays && rnd(50) == 0) {
+  if (mix == MIX_ARRAYS && rnd(50) == 0) {
     s->gpus_per_node = 1;
     s->array = (char *)"0-999";
   } else if (x < 60) {
@@ -185,7 +200,7 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
   for (uint32_t i = 0; i < pending; i++) {
     struct px_jobspec s;
     char svc[16], excl[48];
-    mix_spec(&s, false);
+    mix_spec(&s, MIX_PLAIN);
     if (i % 25 == 0) { /* replica (i / 25) % 4 of service i / 100 */
       snprintf(svc, sizeof svc, "svc%u", i / 100);
       uint32_t n0 = (uint32_t)(i * 7919u) % nnodes; /* not rnd(): the mix's draws stay as they were */
@@ -243,20 +258,25 @@ static int bench_cycle_full(uint32_t nnodes, uint32_t pending, bool report_bytes
   return 0;
 }
 
+static double plain_rate; /* place_rate of this run: the baseline of the fractional mix */
+
 /* The mix into an empty cluster, in submission order (FIFO), cycle after
  * cycle until one starts nothing. Jobs are queued until their GPUs add up to
- * the cluster's (an array counts its 1,000 GPUs). */
-static int bench_place_rate(bool arrays) {
+ * the cluster's (an array counts its 1,000 GPUs, a fraction its part). */
+static int bench_place_rate(enum place_mix mix) {
   struct px_conf *conf = standard_conf(10000);
   conf->sched.order = PX_ORDER_FIFO;
+  for (uint32_t p = 0; mix == MIX_FRACTIONAL30 && p < conf->npartitions; p++) conf->partitions[p].gpu_shares = true;
   struct px_core *c = new_core(conf);
   struct px_actions out;
   px_actions_init(&out);
   if (!c) return 1;
-  for (uint64_t gpus = 0; gpus < 80000;) {
+  for (uint64_t cgpus = 0; cgpus < 80000 * 100;) {
     struct px_jobspec s;
-    mix_spec(&s, arrays);
-    gpus += s.array ? 1000 : (uint64_t)(s.nodes_min ? s.nodes_min : 1) * s.gpus_per_node;
+    mix_spec(&s, mix);
+    cgpus += s.gpu_share ? s.gpu_share
+             : s.array   ? 1000 * 100
+                         : (uint64_t)(s.nodes_min ? s.nodes_min : 1) * s.gpus_per_node * 100;
     if (submit(c, &s, 1000)) return 1;
   }
   double total_ms = 0;
@@ -268,14 +288,26 @@ static int bench_place_rate(bool arrays) {
     started += out.len;
     if (!out.len) break;
   }
-  uint32_t used = 0;
+  uint32_t used = 0, shared = 0;
   for (uint32_t n = 0; n < px_core_nnodes(c); n++) {
     struct px_node_view v;
     px_core_node_get(c, n, &v);
     used += v.gpus_alloc;
+    shared += (uint32_t)__builtin_popcountll(v.gpus_shared);
   }
-  const char *name = arrays ? "place_rate_arrays" : "place_rate";
-  printf("%s_jobs_per_s %.0f jobs/s\n", name, started / (total_ms / 1e3));
+  static const char *const names[] = {"place_rate", "place_rate_arrays", "place_rate_fractional30"};
+  const char *name = names[mix];
+  double rate = started / (total_ms / 1e3);
+  printf("%s_jobs_per_s %.0f jobs/s\n", name, rate);
+  if (mix == MIX_PLAIN) plain_rate = rate;
+  if (mix == MIX_FRACTIONAL30) {
+    if (!shared) {
+      fprintf(stderr, "bench: no GPU carries shares: the fractional jobs did not run as such\n");
+      return 1;
+    }
+    if (plain_rate > 0) printf("%s_vs_plain_pct %.1f %%\n", name, 100.0 * rate / plain_rate);
+    printf("%s_shared_gpus %u gpus\n", name, shared);
+  }
   if (getenv("PX_BENCH_VERBOSE"))
     fprintf(stderr, "place: %llu started in %.1f ms\n", (unsigned long long)started, total_ms);
   printf("%s_fill_gpus_pct %.1f %%\n", name, 100.0 * used / 80000);
@@ -377,10 +409,12 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "--nodes")) nodes = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--pending")) pending = (uint32_t)strtoul(argv[++i], NULL, 10);
   }
-  if (argc > 1 && !strcmp(argv[1], "--only-place")) return bench_place_rate(false) || bench_place_rate(true);
+  if (argc > 1 && !strcmp(argv[1], "--only-place"))
+    return bench_place_rate(MIX_PLAIN) || bench_place_rate(MIX_ARRAYS) || bench_place_rate(MIX_FRACTIONAL30);
   if (argc > 1 && !strcmp(argv[1], "--only-gang")) return bench_gang64();
   if (nodes || pending) return bench_cycle_full(nodes ? nodes : 10000, pending ? pending : 100000, false);
-  if (bench_cycle_full(10000, 100000, true) || bench_place_rate(false) || bench_place_rate(true) ||
+  if (bench_cycle_full(10000, 100000, true) || bench_place_rate(MIX_PLAIN) || bench_place_rate(MIX_ARRAYS) ||
+      bench_place_rate(MIX_FRACTIONAL30) ||
       bench_gang64()) {
     fprintf(stderr, "bench_core: failed\n");
     return 1;

@@ -28,6 +28,7 @@
 
 #include "agent/agent_link.h"
 #include "agent/gpu_watch.h"
+#include "agent/mps.h"
 #include "agent/launch.h"
 #include "agent/node_check.h"
 #include "agent/step.h"
@@ -812,6 +813,19 @@ static int mig_site(struct agent *a) {
   return 0;
 }
 
+/* Fractional GPUs (docs/gpus.md): the GPU memory a share's limit is cut
+ * from, and whether MPS can enforce it here. */
+static void shares_site(struct agent *a) {
+  a->site.gpu_mem_mib = a->res.ngpus ? a->res.gpus[0].mem_mib : 0;
+  snprintf(a->site.mps_dir, sizeof a->site.mps_dir, "%.4000s/mps", a->o->state_dir);
+  if (!a->res.ngpus || px_gpus_are_mig(&a->res)) return;
+  if (px_mps_find(a->site.mps_control, sizeof a->site.mps_control))
+    px_info("GPU shares: MPS through %s (one control daemon per shared GPU)", a->site.mps_control);
+  else
+    px_info("GPU shares: no nvidia-cuda-mps-control: a share's memory and SM limits are only visible to its "
+            "job, not enforced");
+}
+
 int px_agent_run(const struct px_agent_opts *o) {
   static struct agent a;
   memset(&a, 0, sizeof a);
@@ -841,6 +855,7 @@ int px_agent_run(const struct px_agent_opts *o) {
     return 2;
   }
   if (px_gpus_are_mig(&a.res) && mig_site(&a) != 0) return 2;
+  shares_site(&a);
   if (px_zygote_start(&a.zyg, a.site.cgroup_root, a.site.cgroup_name, a.site.no_cgroup)) px_warn("no supervisor factory; supervisors start by exec");
   curl_global_init(CURL_GLOBAL_DEFAULT);
   int rc = px_link_init(&a.link, o->server, o->ca_file, o->site.node, o->token_file, o->munge);

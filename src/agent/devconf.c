@@ -41,7 +41,7 @@ static int write_slurm_conf(const struct px_dev_shape *s) {
           "TRESBillingWeights=CPU=0.0,Mem=0G,GRES/gpu=1.0\nPlacement=pack\nGresTypes=gpu\n\n"
           "NodeName=DEFAULT CPUs=%u RealMemory=%llu Gres=gpu:%s:%u GpuGroups=%u State=UNKNOWN\n"
           "NodeName=%s NodeAddr=127.0.0.1 Features=%s\n\n"
-          "PartitionName=batch Nodes=ALL Default=YES MaxTime=1-0 DefaultTime=1:00:00 PriorityTier=1 State=UP\n"
+          "PartitionName=batch Nodes=ALL Default=YES MaxTime=1-0 DefaultTime=1:00:00 PriorityTier=1 GpuShares=YES State=UP\n"
           "PartitionName=urgent Nodes=%s MaxTime=2:00:00 DefaultTime=30 PriorityTier=2 State=UP\n",
           s->nodes, s->gpus, s->gpu_type, s->dir, s->port, s->dir, s->heartbeat_s, s->heartbeat_s * 5, s->cpus,
           (unsigned long long)s->mem_mib, s->gpu_type, s->gpus, s->groups, all, s->gpu_type, urgent);

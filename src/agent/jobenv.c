@@ -181,6 +181,35 @@ static int mig_list(const char *file, const uint32_t *gpus, uint32_t n, char *bu
   return len < size ? 0 : PX_EINVAL;
 }
 
+/* A fractional job (docs/gpus.md): its share, the MPS limits for it (the
+ * one GPU it sees is the client's device 0), and plainly whether anything
+ * enforces them. Under MPS the daemon was started with only this GPU
+ * visible and renumbers it 0, so CUDA_VISIBLE_DEVICES must say 0 there. */
+static int env_share(struct px_strvec *e, const struct px_launch *l, const struct px_jobenv_site *s) {
+  if (!l->gpu_share) return 0;
+  char b[256];
+  snprintf(b, sizeof b, "0.%02u", l->gpu_share);
+  int rc = px_jobenv_set(e, "PHALANX_GPU_SHARE", b);
+  snprintf(b, sizeof b, "%u", l->gpu_share);
+  rc |= px_jobenv_set(e, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", b);
+  if (s->gpu_mem_mib) {
+    snprintf(b, sizeof b, "0=%lluMB", (unsigned long long)(s->gpu_mem_mib * l->gpu_share / 100));
+    rc |= px_jobenv_set(e, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", b);
+  }
+  if (s->mps_pipe) {
+    char log[4200];
+    snprintf(log, sizeof log, "%s/log", s->mps_pipe);
+    rc |= px_jobenv_set(e, "CUDA_MPS_PIPE_DIRECTORY", s->mps_pipe) | px_jobenv_set(e, "CUDA_MPS_LOG_DIRECTORY", log);
+    rc |= px_jobenv_set(e, "CUDA_VISIBLE_DEVICES", "0");
+    rc |= px_jobenv_set(e, "PHALANX_GPU_SHARE_ENFORCED", "mps: device memory and SM share capped by CUDA MPS; no fault, "
+                                        "bandwidth or cache isolation");
+  } else {
+    rc |= px_jobenv_set(e, "PHALANX_GPU_SHARE_ENFORCED", "none: no CUDA MPS on this node; the memory and SM limits are only "
+                                        "visible (other jobs share this GPU unrestricted)");
+  }
+  return rc ? PX_ENOMEM : 0;
+}
+
 /* The GPU lists: absent when the job has no GPU on this node. */
 static int env_gpus(struct px_strvec *e, const struct px_launch *l, const struct px_jobenv_site *s) {
   if (!l->ngpus) return 0;
@@ -191,7 +220,7 @@ static int env_gpus(struct px_strvec *e, const struct px_launch *l, const struct
   int rc = set2(e, "JOB_GPUS", phys) | set2u(e, "GPUS_ON_NODE", l->ngpus);
   rc |= px_jobenv_set(e, "CUDA_VISIBLE_DEVICES", vis) | px_jobenv_set(e, "GPU_DEVICE_ORDINAL", vis);
   rc |= px_jobenv_set(e, "ROCR_VISIBLE_DEVICES", vis);
-  return rc ? PX_ENOMEM : 0;
+  return rc ? PX_ENOMEM : env_share(e, l, s);
 }
 
 /* Ranks of this task, Slurm's and PyTorch's. */

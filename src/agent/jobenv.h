@@ -30,6 +30,8 @@ struct px_jobenv_site {
   const char *node;      /* this node's name (SLURMD_NODENAME) */
   bool renumber_gpus;    /* devices are constrained: CUDA sees the job's GPUs as 0..n-1 */
   const char *gpu_uuids; /* MIG: the node's UUID file (px_site.gpu_uuids); CUDA_VISIBLE_DEVICES names UUIDs */
+  uint64_t gpu_mem_mib;  /* a fractional job: its GPU's memory (0: unknown, no memory limit named) */
+  const char *mps_pipe;  /* a fractional job under MPS: its GPU daemon's pipe directory; NULL: no MPS */
 };
 
 /* The global rank of local task local_id on this node. */

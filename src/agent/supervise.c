@@ -21,6 +21,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/jobdir.h"
+#include "agent/mps.h"
 #include "agent/step.h"
 #include "agent/task.h"
 #include "proto/agent_msg.h"
@@ -345,6 +346,18 @@ static void loop(struct sup *s, int sfd, int cfd) {
   }
 }
 
+/* A fractional job: its GPU's MPS daemon, where the node has MPS (mps.h).
+ * Without it, or when it fails, the job runs with its limits visible but
+ * not enforced (site.mps_control cleared: the environment says so). */
+static bool mps_begin(struct sup *s) {
+  char err[512];
+  if (!s->l.gpu_share || s->l.ngpus != 1 || !s->site.mps_control[0]) return false;
+  if (!px_mps_join(s->site.mps_control, s->site.mps_dir, s->l.gpus[0], s->l.job_id, err, sizeof err)) return true;
+  px_warn("job %llu: %s: its GPU share is not enforced", (unsigned long long)s->l.job_id, err);
+  s->site.mps_control[0] = '\0';
+  return false;
+}
+
 int px_supervise_main(const char *jobdir) {
   static struct sup s; /* large (cgroup paths); one per process */
   memset(&s, 0, sizeof s);
@@ -374,10 +387,12 @@ int px_supervise_main(const char *jobdir) {
   write_state(&s);
   s.steps = (struct px_step_host){.dir = jobdir, .l = &s.l, .site = &s.site, .cg = &s.cg,
                                   .renumber_gpus = s.renumber, .pgid = &s.pgid};
+  bool mps = !s.st.error[0] && mps_begin(&s);
   if (!s.st.error[0]) start_tasks(&s);
   if (!s.cg.version) write_state(&s);
   if (!s.st.error[0]) loop(&s, sfd, cfd);
   finish(&s);
+  if (mps) px_mps_leave(s.site.mps_control, s.site.mps_dir, s.l.gpus[0], s.l.job_id);
   if (cfd >= 0) close(cfd);
   if (sfd >= 0) close(sfd);
   px_step_fini(&s.steps);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/jobenv.h"
+#include "agent/mps.h"
 #include "agent/outpath.h"
 #include "util/error.h"
 
@@ -190,8 +191,11 @@ static int build_env(const struct px_task_spec *t, struct px_strvec *env, char *
   const struct px_launch *l = t->l;
   struct px_task_ident id = {.local_id = t->local_id, .proc_id = px_jobenv_proc_id(l, t->local_id),
                              .local_tasks = l->tasks_per_node[l->node_rank], .batch = t->batch};
+  char mps[4096] = "";
+  if (l->gpu_share && l->ngpus == 1 && t->site->mps_control[0]) px_mps_pipe_dir(t->site->mps_dir, l->gpus[0], mps, sizeof mps);
   struct px_jobenv_site site = {t->site->cluster[0] ? t->site->cluster : NULL, t->site->node, t->renumber_gpus,
-                                t->site->gpu_uuids[0] ? t->site->gpu_uuids : NULL};
+                                t->site->gpu_uuids[0] ? t->site->gpu_uuids : NULL, t->site->gpu_mem_mib,
+                                mps[0] ? mps : NULL};
   /* room for the pid, which only the child knows */
   if (px_jobenv_build(l, &site, &id, env) || px_jobenv_set(env, "SLURM_TASK_PID", "0000000000") ||
       user_defaults(env, l))

@@ -54,7 +54,8 @@ static const struct px_cli_field node_fields[] = {
     J(cpus_alloc, F_U32),    J(gpus, F_U32),          J(gpus_alloc, F_U32),
     J(gpu_type, F_STR),      J(features, F_STR),      J(mem_mib, F_U64),
     J(mem_alloc_mib, F_U64), J(last_heartbeat, F_I64), J(gpus_out, F_U32),
-    J(gpu_health, F_STR),    J(reboot, F_STR),
+    J(gpu_health, F_STR),    J(reboot, F_STR),        J(gpus_shared, F_U32),
+    J(gpu_share_used, F_U32),
 #undef J
     {NULL, 0, 0, 0}};
 

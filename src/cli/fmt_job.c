@@ -65,7 +65,8 @@ void px_fmt_job_tres(char *buf, size_t n, const struct px_job_info *j, bool sort
     px_fmt_mem(m, sizeof m, j->mem_mib);
     snprintf(mem, sizeof mem, "mem=%s,", m);
   }
-  if (gpus) snprintf(gres, sizeof gres, ",gres/gpu=%u", gpus);
+  if (j->spec.gpu_share) snprintf(gres, sizeof gres, ",gres/gpu=0.%02u", j->spec.gpu_share);
+  else if (gpus) snprintf(gres, sizeof gres, ",gres/gpu=%u", gpus);
   if (sorted) /* sacct: billing,cpu,gres/gpu,mem,node */
     snprintf(buf, n, "billing=%u,cpu=%u%s%s%snode=%u", cpus, cpus, gres, *gres ? "," : ",",
              mem, nodes);
@@ -139,7 +140,10 @@ static void time_limit(char *buf, size_t n, const struct px_job_info *j, int64_t
 }
 
 static void tres_per_node(char *buf, size_t n, const struct px_job_info *j) {
-  if (!j->spec.gpus_per_node)
+  const char *type = j->spec.gpu_type ? j->spec.gpu_type : "", *colon = j->spec.gpu_type ? ":" : "";
+  if (j->spec.gpu_share) /* a fraction of one GPU (docs/gpus.md) */
+    snprintf(buf, n, "gres:gpu:%s%s0.%02u", type, colon, j->spec.gpu_share);
+  else if (!j->spec.gpus_per_node)
     snprintf(buf, n, "N/A");
   else if (j->spec.gpu_type)
     snprintf(buf, n, "gres:gpu:%s:%u", j->spec.gpu_type, j->spec.gpus_per_node);

@@ -129,6 +129,7 @@ static void job_files(FILE *out, const struct px_job_info *j) {
   const char *type = s->gpu_type ? s->gpu_type : "", *colon = s->gpu_type ? ":" : "";
   if (s->cpus_per_gpu) fprintf(out, "   CpusPerTres=gres:gpu:%u\n", s->cpus_per_gpu);
   if (s->gpus) fprintf(out, "   TresPerJob=gres:gpu:%s%s%u\n", type, colon, s->gpus);
+  if (s->gpu_share) fprintf(out, "   TresPerJob=gres:gpu:%s%s0.%02u\n", type, colon, s->gpu_share);
   if (s->gpus_per_node) fprintf(out, "   TresPerNode=gres:gpu:%s%s%u\n", type, colon, s->gpus_per_node);
   if (s->gpus_per_task) fprintf(out, "   TresPerTask=gres:gpu:%s%s%u\n", type, colon, s->gpus_per_task);
   if (s->mail_type) fprintf(out, "   MailUser=%s MailType=%s\n", PX_STR(s->mail_user), s->mail_type);
@@ -202,6 +203,9 @@ void px_fmt_scontrol_node(FILE *out, const struct px_node_info *n) {
   }
   fprintf(out, "   AllocTRES=%s\n", tres);
   if (n->gpus_out) fprintf(out, "   GpusOut=%u GpuHealth=%s\n", n->gpus_out, PX_STR(n->gpu_health));
+  if (n->gpus_shared) /* fractional jobs (docs/gpus.md) */
+    fprintf(out, "   GpusShared=%u GpuSharesUsed=%u.%02u\n", n->gpus_shared, n->gpu_share_used / 100,
+            n->gpu_share_used % 100);
   if (n->reason && *n->reason) fprintf(out, "   Reason=%s\n", n->reason);
   fputc('\n', out);
 }

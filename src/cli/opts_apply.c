@@ -82,13 +82,49 @@ int px_opt_nodes(const char *val, struct px_jobspec *s, struct px_cli_extra *x, 
   return 0;
 }
 
-/* "[type:]N" as --gpus, --gpus-per-node and --gpus-per-task take it. */
+/* "0.5", ".25", "1.0": hundredths of one GPU (docs/gpus.md); a whole
+ * number written with a point ("2.0") is *whole GPUs instead. */
+static int parse_fraction(const char *num, const char *opt, const char *val, struct px_jobspec *s,
+                          uint32_t *whole, struct px_diag *d) {
+  uint32_t ip = 0, frac = 0, nd = 0;
+  const char *p = num;
+  for (; isdigit((unsigned char)*p) && ip < 1000000; p++) ip = ip * 10 + (uint32_t)(*p - '0');
+  if (*p++ != '.' || (p == num + 1 && !isdigit((unsigned char)*p)))
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification: %s (a GPU count, or a fraction of one GPU "
+                       "from 0.01 to 0.99)", opt, val);
+  for (; isdigit((unsigned char)*p); p++, nd++)
+    if (nd >= 2 ? *p != '0' : (frac = frac * 10 + (uint32_t)(*p - '0'), false))
+      return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification: %s (GPU fractions are in hundredths: "
+                         "0.01 to 0.99)", opt, val);
+  if (*p)
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification: %s (a GPU count, or a fraction of one GPU "
+                       "from 0.01 to 0.99)", opt, val);
+  if (nd == 1) frac *= 10;
+  if (!frac && ip) {
+    *whole = ip;
+    s->gpu_share = 0;
+    return 0;
+  }
+  if (ip || !frac)
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification: %s (a fraction is part of one GPU, 0.01 to "
+                       "0.99; more than one GPU takes whole GPUs)", opt, val);
+  *whole = 0;
+  s->gpu_share = frac;
+  return 0;
+}
+
+/* "[type:]N" as --gpus, --gpus-per-node and --gpus-per-task take it;
+ * --gpus also "[type:]0.5" (a fraction of one GPU). */
 static int parse_gpu_count(const char *val, const char *opt, struct px_jobspec *s, uint32_t *out,
                            struct px_diag *d) {
   const char *colon = strrchr(val, ':');
   const char *num = colon ? colon + 1 : val;
   uint32_t n;
-  if (parse_count(num, opt, &n, d)) return PX_EINVAL;
+  if (strchr(num, '.') && out != &s->gpus && out != &s->gpus_per_node)
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification: %s (fractions of a GPU only with --gpus "
+                       "or --gres=gpu:0.5)", opt, val);
+  if (strchr(num, '.') ? parse_fraction(num, opt, val, s, &n, d) : parse_count(num, opt, &n, d)) return PX_EINVAL;
+  if (!strchr(num, '.') && out == &s->gpus) s->gpu_share = 0;
   if (colon) {
     if (strchr(val, ':') != colon || colon == val)
       return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification: %s", opt, val);
@@ -129,6 +165,10 @@ int px_opt_gres(const char *val, struct px_jobspec *s, struct px_cli_extra *x, i
     int nf = 1;
     for (char *c = tok; *c && nf < 3; c++)
       if (*c == ':') *c = '\0', f[nf++] = c + 1;
+    if (!strcmp(f[0], "shard") || !strcmp(f[0], "mps"))
+      return px_diag_set(d, PX_EUNSUPPORTED, -1,
+                         "Invalid generic resource (gres) specification: %s (Phalanx shares a GPU by fractions: "
+                         "--gpus=0.5 or --gres=gpu:0.5, docs/gpus.md)", val);
     if (strcmp(f[0], "gpu"))
       return px_diag_set(d, PX_EUNSUPPORTED, -1,
                          "Invalid generic resource (gres) specification: %s (Phalanx schedules "
@@ -136,7 +176,9 @@ int px_opt_gres(const char *val, struct px_jobspec *s, struct px_cli_extra *x, i
     const char *type = nf == 3 ? f[1] : NULL, *num = nf == 3 ? f[2] : nf == 2 ? f[1] : "1";
     if (nf == 2 && !isdigit((unsigned char)*f[1])) type = f[1], num = "1";
     uint32_t n;
-    if (parse_count(num, "gres", &n, d)) return PX_EINVAL;
+    if (strchr(num, '.') ? parse_fraction(num, "gres", val, s, &n, d) : parse_count(num, "gres", &n, d))
+      return PX_EINVAL;
+    if (!strchr(num, '.')) s->gpu_share = 0;
     if (type) {
       char *t = strdup(type);
       if (!t) return PX_ENOMEM;

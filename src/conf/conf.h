@@ -33,6 +33,11 @@
 
 enum px_node_state { PX_NODE_CONF_UP, PX_NODE_CONF_DOWN, PX_NODE_CONF_DRAIN, PX_NODE_CONF_FUTURE };
 
+/* GpuShares= (docs/gpus.md): NO; YES, fractional jobs of anyone share a
+ * GPU; USER, a shared GPU carries one user's jobs at a time (CUDA MPS runs
+ * one user's server per GPU at a time). */
+enum px_gpu_shares { PX_GPU_SHARES_NO, PX_GPU_SHARES_YES, PX_GPU_SHARES_USER };
+
 struct px_conf_node {
   const char *name;          /* "gpu0001" */
   const char *addr;          /* NodeAddr, or NULL (use name) */
@@ -42,6 +47,7 @@ struct px_conf_node {
   uint32_t ngpu;             /* from Gres=gpu[:type]:N */
   const char *gpu_type;      /* NULL when untyped */
   uint32_t gpu_groups;       /* NVLink/NUMA groups the GPUs split into evenly (Phalanx: GpuGroups=, default 1) */
+  enum px_gpu_shares gpu_shares; /* GpuShares=: its GPUs may be shared by fractional jobs (docs/gpus.md) */
   const char **features;     /* Features=a,b */
   uint32_t nfeatures;
   uint32_t weight;           /* Weight=, default 1; lower is preferred */
@@ -73,6 +79,7 @@ struct px_conf_partition {
   enum px_oversubscribe oversubscribe;
   enum px_preempt_mode preempt_mode;
   bool exclusive_account;    /* Phalanx tenancy: a node runs jobs of one account at a time */
+  enum px_gpu_shares gpu_shares; /* GpuShares=: every node of it offers GPU shares (docs/gpus.md) */
 };
 
 /* A switch of the topology tree (topology.conf SwitchName=). */

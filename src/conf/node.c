@@ -89,6 +89,10 @@ static const struct px_enum node_states[] = {
     {"DOWN", PX_NODE_CONF_DOWN},  {"DRAIN", PX_NODE_CONF_DRAIN}, {"FUTURE", PX_NODE_CONF_FUTURE},
     {NULL, 0}};
 
+static const struct px_enum gpu_shares[] = {{"NO", PX_GPU_SHARES_NO},     {"FALSE", PX_GPU_SHARES_NO},
+                                            {"YES", PX_GPU_SHARES_YES},   {"TRUE", PX_GPU_SHARES_YES},
+                                            {"USER", PX_GPU_SHARES_USER}, {NULL, 0}};
+
 static const struct px_key node_keys[] = {
     {"NodeName", px_set_misplaced, 0, NULL},
     {"NodeAddr", px_set_str, N(n.addr), NULL},
@@ -107,6 +111,7 @@ static const struct px_key node_keys[] = {
     {"Weight", px_set_u32, N(n.weight), NULL},
     {"State", px_set_enum, N(n.state), node_states},
     {"GpuGroups", set_flagged_u32, N(n.gpu_groups), NULL},
+    {"GpuShares", px_set_enum, N(n.gpu_shares), gpu_shares},
 };
 static const char *const node_ignored[] = {
     "NodeHostname", "Port", "TmpDisk", "CoreSpecCount", "CpuSpecList", "MemSpecLimit", "Reason",
@@ -269,6 +274,7 @@ static const struct px_key part_keys[] = {
     {"PreemptMode", px_set_preempt_mode, P(p.preempt_mode), "partition"},
     {"State", set_part_state, 0, NULL},
     {"ExclusiveAccount", px_set_bool, P(p.exclusive_account), NULL},
+    {"GpuShares", px_set_enum, P(p.gpu_shares), gpu_shares},
 };
 static const char *const part_ignored[] = {
     "AllocNodes", "AllowGroups", "Alternate", "CpuBind", "DefCpuPerGPU", "DefMemPerCPU", "DefMemPerGPU",

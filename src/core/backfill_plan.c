@@ -150,7 +150,10 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, 
       struct pxc_tl_cell *cl = &pxc_tl_row(tl, a->node)[k];
       /* an exclusive job holds the whole node, whatever its alloc says */
       bool whole = j->shape.exclusive;
-      cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : (uint32_t)px_bits64_count(a->gpus & ~n->gpu_bad)));
+      /* a fraction frees no GPU: its GPU is whole only when its last share ends,
+       * which the plan does not track (later than it could be, never earlier) */
+      uint32_t g = a->gpu_share ? 0 : (uint32_t)px_bits64_count(a->gpus & ~n->gpu_bad);
+      cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : g));
       cl->cpu = (uint16_t)(cl->cpu + (whole ? n->cpus : a->ncpu));
       cl->mem_mib += (uint32_t)(whole ? n->mem_mib : a->mem_mib);
     }

@@ -18,7 +18,7 @@
  * Cost: per group a min-heap of limits and a list of the nodes found; a
  * node found short is never read again this cycle (it stays short), one
  * found holding is read again only after a take on it or a larger K.
- * Exclusive jobs and jobs without GPUs turn the tail off for the cycle.
+ * Exclusive jobs, jobs without GPUs and fractions turn the tail off for the cycle.
  */
 #include <string.h>
 
@@ -50,10 +50,10 @@ static void lim_down(struct pxc_bf_lim *h, size_t n, size_t i) {
 }
 
 /* j's group: g GPUs on each of n nodes; false when it may start without a
- * GPU on each node (exclusive, no GPU). */
+ * whole GPU on each node (exclusive, no GPU, a fraction of a shared GPU). */
 static bool job_group(const struct pxc_job *j, uint32_t *g, uint32_t *n) {
   const struct pxc_shape *s = &j->shape;
-  if (s->exclusive || !s->gpu) return false;
+  if (s->exclusive || !s->gpu || s->share) return false;
   *g = s->nmax == 1 ? s->units * s->gpu : s->gpu;
   *n = s->nmax == 1 || !s->nmin ? 1 : s->nmin;
   return true;

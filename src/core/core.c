@@ -71,6 +71,8 @@ static int copy_nodes(struct px_core *c, const struct px_conf *conf) {
     n->cpu_free = cn->cpus;
     n->mem_free = cn->mem_mib;
     n->tenant = PX_NONE;
+    n->shares = cn->gpu_shares != PX_GPU_SHARES_NO && cn->ngpu;
+    n->share_one_user = cn->gpu_shares == PX_GPU_SHARES_USER;
     n->down = cn->state == PX_NODE_CONF_DOWN || cn->state == PX_NODE_CONF_FUTURE;
     n->drain = cn->state == PX_NODE_CONF_DRAIN;
     c->total_cpus += cn->cpus;
@@ -169,11 +171,20 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     for (uint32_t i = 0; i < cp->nnodes; i++) {
       if (cp->nodes[i] >= conf->nnodes) return PX_EINVAL;
       q->ngpu += conf->nodes[cp->nodes[i]].ngpu;
+      c->nodes[cp->nodes[i]].shares |= cp->gpu_shares != PX_GPU_SHARES_NO && conf->nodes[cp->nodes[i]].ngpu;
+      c->nodes[cp->nodes[i]].share_one_user |= cp->gpu_shares == PX_GPU_SHARES_USER;
     }
     q->allow_acct = idx_set(c, cp->allow_accounts, cp->nallow_accounts, conf->naccounts, &rc);
     q->deny_acct = idx_set(c, cp->deny_accounts, cp->ndeny_accounts, conf->naccounts, &rc);
     q->allow_qos = idx_set(c, cp->allow_qos, cp->nallow_qos, conf->nqos, &rc);
     if (rc) return rc;
+  }
+  for (uint32_t i = 0; i < c->nnodes; i++) { /* per-GPU share counters where shares are offered */
+    struct pxc_node *n = &c->nodes[i];
+    if (!n->shares) continue;
+    n->share_used = pxc_calloc(c, n->ngpu, sizeof *n->share_used);
+    n->share_user = pxc_calloc(c, n->ngpu, sizeof *n->share_user);
+    if (!n->share_used || !n->share_user) return PX_ENOMEM;
   }
   if (c->default_part == PX_NONE)
     for (uint32_t p = 0; p < conf->npartitions; p++)
@@ -311,6 +322,11 @@ static void free_pools(struct px_core *c) {
       pxc_free(c, p->bk[k].w);
       pxc_free(c, p->bk[k].sum);
     }
+    for (uint32_t r = 0; p->room && r < PXC_SHARE_UNITS; r++) {
+      pxc_free(c, p->room[r].w);
+      pxc_free(c, p->room[r].sum);
+    }
+    pxc_free(c, p->room);
     pxc_free(c, p->bk);
     pxc_free(c, p->count);
     pxc_free(c, p->nodes);
@@ -335,7 +351,11 @@ void px_core_free(struct px_core *c) {
     pxc_free(c, j->alloc);
     pxc_free(c, j->cpu_words);
   }
-  for (uint32_t i = 0; c->nodes && i < c->nnodes; i++) pxc_free(c, c->nodes[i].reason);
+  for (uint32_t i = 0; c->nodes && i < c->nnodes; i++) {
+    pxc_free(c, c->nodes[i].reason);
+    pxc_free(c, c->nodes[i].share_used);
+    pxc_free(c, c->nodes[i].share_user);
+  }
   for (uint32_t i = 0; c->parts && i < c->nparts; i++) {
     pxc_free(c, c->parts[i].allow_acct);
     pxc_free(c, c->parts[i].deny_acct);

@@ -194,6 +194,7 @@ struct px_alloc {
   px_bits64 gpus;       /* GPU indices on the node */
   uint64_t mem_mib;
   uint32_t cpu_word, ncpu_words;
+  uint32_t gpu_share;   /* a fractional job (docs/gpus.md): hundredths of the one GPU in gpus; 0: whole GPUs */
 };
 
 enum px_action_kind {
@@ -315,6 +316,7 @@ struct px_job_view {
   int64_t submit_s, eligible_s, begin_s, start_s, time_limit_s;
   int64_t expected_start_s;    /* 0 = unknown (backfill fills it, issue 4) */
   uint32_t nnodes, ncpus, ngpus; /* requested while pending, allocated when running */
+  uint32_t gpu_share;          /* a fractional job: hundredths of one GPU (ngpus is then 1); 0: none */
   uint64_t mem_mib;
   const struct px_alloc *alloc; /* running: nalloc nodes; CPU bits in cpu_words */
   uint32_t nalloc;
@@ -336,6 +338,9 @@ struct px_node_view {
   uint32_t cpus, cpus_alloc, gpus, gpus_alloc;
   px_bits64 gpus_free;
   px_bits64 gpus_bad;         /* out of service after a fault (PX_EV_GPU); not counted as allocated */
+  px_bits64 gpus_shared;      /* carrying fractional jobs (docs/gpus.md): allocated, not free */
+  uint32_t gpu_share_used;    /* hundredths in use over gpus_shared */
+  bool gpu_shares;            /* offers GPU shares (GpuShares=) */
   uint64_t mem_mib, mem_alloc_mib;
   uint32_t njobs;
   uint32_t tenant;            /* exclusive_account partitions: the account on it, or PX_NONE */

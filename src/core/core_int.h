@@ -157,11 +157,16 @@ struct pxc_node {
   px_bits64 gpu_free;
   px_bits64 gpu_bad;        /* out of service (a fault, gpu_state.c): never in gpu_free */
   px_bits64 gpu_bad_held;   /* of those, still held by the job that ran on it */
+  px_bits64 gpu_shared;     /* carrying fractional jobs (share.c): never in gpu_free */
+  uint8_t *share_used;      /* ngpu entries: hundredths in use per GPU; NULL unless it offers shares */
+  uint32_t *share_user;     /* ngpu entries: the user (string id) of a shared GPU's jobs (GpuShares=USER) */
   uint32_t cpu_free;
   uint64_t mem_free;
   uint32_t njobs;
   uint32_t tenant, tenant_jobs; /* exclusive_account: account holding it */
   bool down, drain, excl;   /* excl: an --exclusive job holds it */
+  bool shares;              /* offers GPU shares (GpuShares= on it or one of its partitions) */
+  bool share_one_user;      /* GpuShares=USER: a shared GPU carries one user's jobs at a time */
   char *reason;
 };
 
@@ -188,6 +193,8 @@ struct pxc_pool {
   uint32_t *leaf_start;     /* nleaf + 1, into leaf_nodes */
   uint32_t *leaf_nodes;     /* nodes grouped by local leaf, by (weight, index) */
   uint16_t *leaf_hist;      /* nleaf x (maxg + 1) */
+  struct pxc_bucket *room;  /* PXC_SHARE_UNITS buckets: room[r] marks nodes with a shared GPU that
+                               has exactly r hundredths free; NULL when no node offers shares */
   uint64_t static_cpus_max, static_mem_max; /* largest node */
 };
 
@@ -218,7 +225,8 @@ struct pxc_assoc {
   uint64_t max_jobs, max_submit, max_gpus_per_job; /* effective (inherited) */
   uint32_t default_qos;
   /* running totals over the subtree */
-  uint64_t run_gpus, run_cpus, run_mem, run_nodes, run_jobs;
+  uint64_t run_cgpus;        /* hundredths of GPUs (fractions charge their part) */
+  uint64_t run_cpus, run_mem, run_nodes, run_jobs;
   uint64_t user_jobs, user_submit; /* user leaves: own running / running+pending */
   /* usage: value at usage_t, accruing at rate (billing/s of running jobs) */
   double usage, rate;
@@ -237,7 +245,7 @@ struct pxc_qos {
 };
 
 struct pxc_quser {           /* per (qos, user) counters */
-  uint64_t gpus, jobs, submit;
+  uint64_t cgpus, jobs, submit; /* cgpus: hundredths of GPUs */
 };
 
 /* ---- jobs ------------------------------------------------------------- */
@@ -253,6 +261,9 @@ struct pxc_shape {
   uint32_t base_cpu;              /* per node on top of units (--gpus=N alone) */
   bool mem_prop;                  /* no memory asked: node share of GPUs/CPUs */
   bool exclusive;
+  uint8_t share;                  /* a fractional job: hundredths of one GPU (gpu is then 1,
+                                     units 1, one node); 0: whole GPUs. A byte: the shape
+                                     stays 40 bytes, the job's hot fields two cache lines */
 };
 
 enum { PXC_DEP_AFTER, PXC_DEP_AFTERANY, PXC_DEP_AFTEROK, PXC_DEP_AFTERNOTOK, PXC_DEP_SINGLETON };
@@ -444,6 +455,29 @@ bool pxc_node_usable(const struct pxc_node *n);
 /* first position >= from and < hi with bit set in bucket k of pool p, or hi */
 uint32_t pxc_bucket_next(const struct pxc_pool *p, uint32_t k, uint32_t from, uint32_t hi);
 
+/* share.c: fractional GPUs, counted in hundredths (docs/gpus.md) */
+#define PXC_SHARE_UNITS 100
+struct pxc_place_result;
+/* Free hundredths of shared GPU g of n. */
+static inline uint32_t pxc_share_room(const struct pxc_node *n, uint32_t g) {
+  return PXC_SHARE_UNITS - n->share_used[g];
+}
+/* The GPU of n a share of `share` hundredths of user's goes on: the shared
+ * one with the least room that holds it (best fit; with GpuShares=USER only
+ * user's), else a free one (free: the candidates for a fresh GPU); PX_NONE
+ * when neither. */
+uint32_t pxc_share_pick(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user);
+/* Takes / gives back `share` hundredths of GPU g of n for user's job (index
+ * kept by the caller). */
+void pxc_share_take(struct pxc_node *n, uint32_t g, uint32_t share, uint32_t user);
+void pxc_share_give(struct pxc_node *n, uint32_t g, uint32_t share);
+/* Can n take `share` hundredths of user's on a GPU already shared, or on one of `free`? */
+bool pxc_share_fits(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user);
+/* Single-node placement of a fractional job: onto a shared GPU first. */
+bool pxc_place_share(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res);
+/* Nodes of pool p with a shared GPU of exactly r hundredths free (index.c). */
+uint32_t pxc_room_next(const struct pxc_pool *p, uint32_t r, uint32_t from, uint32_t hi);
+
 /* place.c */
 struct pxc_place_result {
   uint32_t nnodes;
@@ -512,7 +546,8 @@ void pxc_array_task_ended(struct px_core *c, uint64_t array_id, bool ok, int64_t
 int pxc_finished_add(struct px_core *c, uint64_t id, uint8_t state, bool ok, int64_t now);
 void pxc_finished_purge(struct px_core *c, int64_t now);
 const struct pxc_finished *pxc_finished_get(const struct px_core *c, uint64_t id);
-uint64_t pxc_job_ngpu(const struct pxc_job *j);
+uint64_t pxc_job_ngpu(const struct pxc_job *j); /* a fractional job: 1 (the GPU it is on) */
+uint64_t pxc_job_cgpu(const struct pxc_job *j); /* hundredths of GPUs: a fraction exactly */
 uint64_t pxc_job_ncpu(const struct pxc_job *j);
 /* Billable TRES per second of an allocation under QoS qos (TRESBillingWeights;
  * CPUs when no weight is set), times the QoS's UsageFactor (restore.c). */

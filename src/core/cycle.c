@@ -335,7 +335,7 @@ static size_t queue_eligible(struct px_core *c, int64_t now) {
     }
     struct pxc_sortent *e = &c->sort[n++];
     j->mark = (uint32_t)c->stats.cycles;
-    c->nogpu_eligible += pxc_job_ngpu(j) == 0;
+    c->nogpu_eligible += pxc_job_ngpu(j) == 0 || j->shape.share; /* a fraction may fit a shared GPU */
     e->slot = c->pending[i];
     e->id = j->id;
     e->part = j->part;

@@ -14,23 +14,30 @@
 
 bool pxc_node_usable(const struct pxc_node *n) { return !n->down && !n->drain; }
 
-static uint64_t *bk_word(const struct pxc_pool *p, uint32_t k) { return p->bk[k].w; }
-
-static void bk_set(struct pxc_pool *p, uint32_t k, uint32_t pos) {
-  uint64_t *w = bk_word(p, k);
-  w[pos / 64] |= 1ULL << (pos % 64);
-  p->bk[k].sum[pos / 4096] |= 1ULL << ((pos / 64) % 64);
+static void bk_set(struct pxc_bucket *b, uint32_t pos) {
+  b->w[pos / 64] |= 1ULL << (pos % 64);
+  b->sum[pos / 4096] |= 1ULL << ((pos / 64) % 64);
 }
 
-static void bk_clear(struct pxc_pool *p, uint32_t k, uint32_t pos) {
-  uint64_t *w = bk_word(p, k);
-  w[pos / 64] &= ~(1ULL << (pos % 64));
-  if (!w[pos / 64]) p->bk[k].sum[pos / 4096] &= ~(1ULL << ((pos / 64) % 64));
+static void bk_clear(struct pxc_bucket *b, uint32_t pos) {
+  b->w[pos / 64] &= ~(1ULL << (pos % 64));
+  if (!b->w[pos / 64]) b->sum[pos / 4096] &= ~(1ULL << ((pos / 64) % 64));
 }
+
+static uint32_t bucket_next(const struct pxc_pool *p, const struct pxc_bucket *b, uint32_t from, uint32_t hi);
 
 uint32_t pxc_bucket_next(const struct pxc_pool *p, uint32_t k, uint32_t from, uint32_t hi) {
   if (k > p->maxg || from >= hi) return hi;
-  const uint64_t *w = p->bk[k].w, *sum = p->bk[k].sum;
+  return bucket_next(p, &p->bk[k], from, hi);
+}
+
+uint32_t pxc_room_next(const struct pxc_pool *p, uint32_t r, uint32_t from, uint32_t hi) {
+  if (!p->room || r >= PXC_SHARE_UNITS || from >= hi) return hi;
+  return bucket_next(p, &p->room[r], from, hi);
+}
+
+static uint32_t bucket_next(const struct pxc_pool *p, const struct pxc_bucket *b, uint32_t from, uint32_t hi) {
+  const uint64_t *w = b->w, *sum = b->sum;
   uint32_t wi = from / 64;
   uint64_t cur = w[wi] & (~0ULL << (from % 64));
   for (;;) {
@@ -57,13 +64,19 @@ static void pool_add(struct px_core *c, const struct pxc_node_pool *np, const st
   struct pxc_pool *p = &c->pools[np->pool];
   uint32_t k = (uint32_t)px_bits64_count(n->gpu_free);
   if (sign > 0) {
-    bk_set(p, k, np->pos);
+    bk_set(&p->bk[k], np->pos);
     p->count[k]++;
     p->leaf_hist[np->lleaf * (p->maxg + 1) + k]++;
   } else {
-    bk_clear(p, k, np->pos);
+    bk_clear(&p->bk[k], np->pos);
     p->count[k]--;
     p->leaf_hist[np->lleaf * (p->maxg + 1) + k]--;
+  }
+  /* shared GPUs in service, by their room (a GPU out of service takes no new share) */
+  for (px_bits64 m = p->room ? n->gpu_shared & ~n->gpu_bad : 0; m; m &= m - 1) {
+    uint32_t r = pxc_share_room(n, (uint32_t)__builtin_ctzll(m));
+    if (sign > 0) bk_set(&p->room[r], np->pos);
+    else bk_clear(&p->room[r], np->pos);
   }
 }
 
@@ -118,6 +131,14 @@ static int pool_build(struct px_core *c, struct pxc_pool *p, uint32_t *fill) {
     p->bk[k].w = pxc_calloc(c, p->nwords + 1, sizeof(uint64_t));
     p->bk[k].sum = pxc_calloc(c, p->nsum + 1, sizeof(uint64_t));
     if (!p->bk[k].w || !p->bk[k].sum) return PX_ENOMEM;
+  }
+  bool shares = false;
+  for (uint32_t i = 0; i < p->n; i++) shares |= c->nodes[p->nodes[i]].shares;
+  if (shares && !(p->room = pxc_calloc(c, PXC_SHARE_UNITS, sizeof *p->room))) return PX_ENOMEM;
+  for (uint32_t r = 0; shares && r < PXC_SHARE_UNITS; r++) {
+    p->room[r].w = pxc_calloc(c, p->nwords + 1, sizeof(uint64_t));
+    p->room[r].sum = pxc_calloc(c, p->nsum + 1, sizeof(uint64_t));
+    if (!p->room[r].w || !p->room[r].sum) return PX_ENOMEM;
   }
   memcpy(p->leaf_nodes, p->nodes, p->n * sizeof *p->nodes);
   qsort_r(p->leaf_nodes, p->n, sizeof *p->leaf_nodes, cmp_leaf_weight_idx, c);

@@ -38,6 +38,8 @@ struct px_jobspec {
   uint32_t gpus;                   /* --gpus total; 0 = not given */
   uint32_t gpus_per_node;          /* --gpus-per-node or --gres=gpu[:type]:N */
   uint32_t gpus_per_task;          /* --gpus-per-task */
+  uint32_t gpu_share;              /* --gpus=0.5: hundredths of one GPU (1-99), shared with other
+                                      fractional jobs (docs/gpus.md); 0 = whole GPUs. Not with gpus */
   char *gpu_type;                  /* "h100" from any of the forms, or NULL */
   uint64_t mem_per_node_mib;       /* --mem; 0 = not given */
   uint64_t mem_per_cpu_mib;        /* --mem-per-cpu */

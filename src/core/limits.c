@@ -34,6 +34,17 @@ uint64_t pxc_job_ngpu(const struct pxc_job *j) {
   return (uint64_t)j->shape.units * j->shape.gpu;
 }
 
+uint64_t pxc_job_cgpu(const struct pxc_job *j) {
+  if (j->nalloc) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < j->nalloc; i++)
+      n += j->alloc[i].gpu_share ? j->alloc[i].gpu_share
+                                 : (uint64_t)px_bits64_count(j->alloc[i].gpus) * PXC_SHARE_UNITS;
+    return n;
+  }
+  return j->shape.share ? j->shape.share : (uint64_t)j->shape.units * j->shape.gpu * PXC_SHARE_UNITS;
+}
+
 uint64_t pxc_job_ncpu(const struct pxc_job *j) {
   if (j->nalloc) {
     uint64_t n = 0;
@@ -50,22 +61,22 @@ static uint64_t job_mem(const struct pxc_job *j) {
 }
 
 void pxc_limits_count(struct px_core *c, const struct pxc_job *j, int sign) {
-  uint64_t g = pxc_job_ngpu(j), cpu = pxc_job_ncpu(j), mem = job_mem(j), nodes = j->nalloc;
+  uint64_t g = pxc_job_cgpu(j), cpu = pxc_job_ncpu(j), mem = job_mem(j), nodes = j->nalloc;
   for (uint32_t a = j->assoc; a != PX_NONE; a = c->assoc[a].parent) {
     struct pxc_assoc *x = &c->assoc[a];
     if (sign > 0) {
-      x->run_gpus += g, x->run_cpus += cpu, x->run_mem += mem, x->run_nodes += nodes, x->run_jobs++;
+      x->run_cgpus += g, x->run_cpus += cpu, x->run_mem += mem, x->run_nodes += nodes, x->run_jobs++;
     } else {
-      x->run_gpus -= g, x->run_cpus -= cpu, x->run_mem -= mem, x->run_nodes -= nodes, x->run_jobs--;
+      x->run_cgpus -= g, x->run_cpus -= cpu, x->run_mem -= mem, x->run_nodes -= nodes, x->run_jobs--;
     }
   }
   struct pxc_quser *q = pxc_quser_get(c, j->qos, j->user);
   if (sign > 0) {
     c->assoc[j->assoc].user_jobs++;
-    if (q) q->gpus += g, q->jobs++;
+    if (q) q->cgpus += g, q->jobs++;
   } else {
     c->assoc[j->assoc].user_jobs--;
-    if (q) q->gpus -= g, q->jobs--;
+    if (q) q->cgpus -= g, q->jobs--;
   }
 }
 
@@ -73,14 +84,19 @@ static bool over(uint64_t used, uint64_t add, uint64_t limit) {
   return limit != PX_NOLIMIT && used + add > limit;
 }
 
-/* Checks adding (g GPUs, cpu CPUs, mem MiB, nodes) for j against every limit. */
+/* GPU counters are in hundredths (a fraction charges its part), limits in GPUs. */
+static bool over_gpus(uint64_t used_c, uint64_t add_c, uint64_t limit) {
+  return limit != PX_NOLIMIT && used_c + add_c > limit * PXC_SHARE_UNITS;
+}
+
+/* Checks adding (g hundredths of GPUs, cpu CPUs, mem MiB, nodes) for j against every limit. */
 static enum px_reason admit_amounts(struct px_core *c, const struct pxc_job *j, uint64_t g,
                                     uint64_t cpu, uint64_t mem, uint64_t nodes, uint32_t *wa,
                                     uint32_t *wb) {
   for (uint32_t a = j->assoc; a != PX_NONE; a = c->assoc[a].parent) {
     const struct pxc_assoc *x = &c->assoc[a];
     *wa = a;
-    if (over(x->run_gpus, g, x->grp_gpus)) return *wb = (uint32_t)x->grp_gpus, PX_REASON_ASSOC_GRP_GRES;
+    if (over_gpus(x->run_cgpus, g, x->grp_gpus)) return *wb = (uint32_t)x->grp_gpus, PX_REASON_ASSOC_GRP_GRES;
     if (over(x->run_cpus, cpu, x->grp_cpus)) return *wb = (uint32_t)x->grp_cpus, PX_REASON_ASSOC_GRP_CPU;
     if (over(x->run_nodes, nodes, x->grp_nodes)) return *wb = (uint32_t)x->grp_nodes, PX_REASON_ASSOC_GRP_NODE;
     if (over(x->run_jobs, 1, x->grp_jobs)) return *wb = (uint32_t)x->grp_jobs, PX_REASON_ASSOC_GRP_JOBS;
@@ -93,7 +109,7 @@ static enum px_reason admit_amounts(struct px_core *c, const struct pxc_job *j, 
   const struct pxc_qos *q = &c->qos[j->qos];
   const struct pxc_quser *qu = pxc_quser_get(c, j->qos, j->user);
   *wa = j->qos;
-  if (qu && over(qu->gpus, g, q->max_gpus_per_user))
+  if (qu && over_gpus(qu->cgpus, g, q->max_gpus_per_user))
     return *wb = (uint32_t)q->max_gpus_per_user, PX_REASON_QOS_MAX_GRES_PER_USER;
   if (qu && over(qu->jobs, 1, q->max_jobs_per_user))
     return *wb = (uint32_t)q->max_jobs_per_user, PX_REASON_QOS_MAX_JOBS_PER_USER;
@@ -101,7 +117,7 @@ static enum px_reason admit_amounts(struct px_core *c, const struct pxc_job *j, 
 }
 
 enum px_reason pxc_admit(struct px_core *c, const struct pxc_job *j, uint32_t *wa, uint32_t *wb) {
-  return admit_amounts(c, j, pxc_job_ngpu(j), pxc_job_ncpu(j), 0, j->shape.nmin, wa, wb);
+  return admit_amounts(c, j, pxc_job_cgpu(j), pxc_job_ncpu(j), 0, j->shape.nmin, wa, wb);
 }
 
 /* The same with what a placement really takes: whole nodes for --exclusive,
@@ -112,10 +128,10 @@ enum px_reason pxc_admit_placement(struct px_core *c, const struct pxc_job *j,
   for (uint32_t i = 0; i < res->nnodes; i++) {
     const struct pxc_node *n = &c->nodes[res->nodes[i]];
     if (j->shape.exclusive) {
-      g += (uint64_t)px_bits64_count(n->gpu_free), cpu += n->cpu_free, mem += n->mem_free;
+      g += (uint64_t)px_bits64_count(n->gpu_free) * PXC_SHARE_UNITS, cpu += n->cpu_free, mem += n->mem_free;
       continue;
     }
-    g += (uint64_t)res->units[i] * j->shape.gpu;
+    g += j->shape.share ? j->shape.share : (uint64_t)res->units[i] * j->shape.gpu * PXC_SHARE_UNITS;
     cpu += (uint64_t)res->units[i] * j->shape.cpu + j->shape.base_cpu;
     mem += pxc_mem_for(j, n, res->units[i]);
   }

@@ -60,6 +60,7 @@ uint64_t pxc_mem_for(const struct pxc_job *j, const struct pxc_node *n, uint32_t
   uint64_t cpu = (uint64_t)u * s->cpu + s->base_cpu, gpu = (uint64_t)u * s->gpu;
   uint64_t by_cpu = cpu * n->mem_mib / n->cpus;
   uint64_t by_gpu = n->ngpu ? gpu * n->mem_mib / n->ngpu : 0;
+  if (s->share && n->ngpu) by_gpu = (uint64_t)s->share * n->mem_mib / ((uint64_t)n->ngpu * PXC_SHARE_UNITS);
   return by_cpu > by_gpu ? by_cpu : by_gpu;
 }
 
@@ -110,7 +111,7 @@ uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t
     if (n->tenant != PX_NONE && n->tenant != j->account) return 0;
     if (c->parts[j->part].exclusive_account && n->tenant == PX_NONE && n->njobs) return 0;
   }
-  uint32_t u = gpu_units(n, free, s->gpu);
+  uint32_t u = s->share ? pxc_share_fits(n, free, s->share, j->user) : gpu_units(n, free, s->gpu);
   if (cpu_free < s->base_cpu) return 0;
   if (s->cpu) {
     uint32_t uc = (cpu_free - s->base_cpu) / s->cpu;
@@ -328,6 +329,7 @@ int pxc_place_find(struct px_core *c, struct pxc_job *j, struct pxc_place_result
   res->nnodes = 0;
   res->fail = PX_REASON_RESOURCES;
   const struct pxc_part *part = &c->parts[j->part];
+  if (j->shape.share && pxc_place_share(c, j, res)) return 0; /* packed onto a shared GPU */
   if (j->shape.nmax == 1) return place_single(c, j, res) ? 0 : 1;
   enum px_reason fail = PX_REASON_RESOURCES;
   for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
@@ -347,6 +349,7 @@ uint64_t pxc_shape_hash(const struct pxc_job *j) {
   h = px_hash_u64(h ^ ((uint64_t)j->constraint << 32 | s->units));
   h = px_hash_u64(h ^ ((uint64_t)s->per_node_max << 32 | s->nmax));
   h = px_hash_u64(h ^ ((uint64_t)s->gpu << 32 | s->cpu));
+  if (s->share) h = px_hash_u64(h ^ (0x85ebca6bull << 32 | s->share)); /* a fraction */
   h = px_hash_u64(h ^ s->mem ^ ((uint64_t)s->base_cpu << 40) ^ ((uint64_t)s->mem_prop << 63) ^
                   ((uint64_t)s->exclusive << 62));
   for (uint32_t k = 0; k < j->nexcl; k++) h = px_hash_u64(h ^ (0x9e3779b9ull + j->excl[k])); /* --exclude */
@@ -481,7 +484,14 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
     px_bits64 gpus = 0;
     uint32_t ncpu;
     uint64_t mem;
-    if (j->shape.exclusive) {
+    uint32_t share = 0;
+    if (j->shape.share) {
+      uint32_t g = pxc_share_pick(n, n->gpu_free, j->shape.share, j->user);
+      pxc_share_take(n, g, share = j->shape.share, j->user);
+      gpus = 1ULL << g;
+      ncpu = j->shape.cpu + j->shape.base_cpu;
+      mem = pxc_mem_for(j, n, 1);
+    } else if (j->shape.exclusive) {
       gpus = n->gpu_free;
       ncpu = n->cpu_free;
       mem = n->mem_free;
@@ -492,7 +502,7 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
       ncpu = u * j->shape.cpu + j->shape.base_cpu;
       mem = pxc_mem_for(j, n, u);
     }
-    al[i] = (struct px_alloc){node, ncpu, gpus, mem, w, (n->cpus + 63) / 64};
+    al[i] = (struct px_alloc){node, ncpu, gpus, mem, w, (n->cpus + 63) / 64, share};
     pick_cpus(c, n, gpus, ncpu, &words[w]);
     w += (n->cpus + 63) / 64;
     n->gpu_free &= ~gpus;
@@ -518,8 +528,12 @@ void pxc_place_release(struct px_core *c, struct pxc_job *j) {
     const struct px_alloc *a = &j->alloc[i];
     struct pxc_node *n = &c->nodes[a->node];
     pxc_index_node_remove(c, a->node);
-    n->gpu_free |= a->gpus & ~n->gpu_bad; /* a GPU out of service stays out */
-    n->gpu_bad_held &= ~a->gpus;
+    if (a->gpu_share) {
+      pxc_share_give(n, (uint32_t)__builtin_ctzll(a->gpus), a->gpu_share);
+    } else {
+      n->gpu_free |= a->gpus & ~n->gpu_bad; /* a GPU out of service stays out */
+      n->gpu_bad_held &= ~a->gpus;
+    }
     pxc_plan_node_changed(c, a->node, false);
     for (uint32_t k = 0; k < a->ncpu_words; k++) c->cpu_bits[n->cpu_word + k] |= j->cpu_words[a->cpu_word + k];
     n->cpu_free += a->ncpu;

@@ -120,15 +120,19 @@ static void virt_release(struct px_core *c, const struct pxc_job *v, int sign) {
     const struct px_alloc *a = &v->alloc[i];
     struct pxc_node *n = &c->nodes[a->node];
     pxc_index_node_remove(c, a->node);
+    uint32_t g = (uint32_t)__builtin_ctzll(a->gpus | 1ULL << 63);
+    px_bits64 held = n->gpu_bad_held;
+    if (a->gpu_share && sign > 0) pxc_share_give(n, g, a->gpu_share), n->gpu_bad_held = held; /* whole only if last */
+    if (a->gpu_share && sign < 0) pxc_share_take(n, g, a->gpu_share, v->user);
     if (sign > 0) {
-      n->gpu_free |= a->gpus & ~n->gpu_bad;
+      if (!a->gpu_share) n->gpu_free |= a->gpus & ~n->gpu_bad;
       n->cpu_free += a->ncpu;
       n->mem_free += a->mem_mib;
       n->njobs--;
       n->excl = false;
       if (n->tenant != PX_NONE && --n->tenant_jobs == 0) n->tenant = PX_NONE;
     } else {
-      n->gpu_free &= ~a->gpus;
+      if (!a->gpu_share) n->gpu_free &= ~a->gpus;
       n->cpu_free -= a->ncpu;
       n->mem_free -= a->mem_mib;
       n->njobs++;

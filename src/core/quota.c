@@ -47,7 +47,8 @@ struct pxc_qacct *pxc_quota_of(const struct px_core *c, uint32_t assoc) {
 }
 
 uint64_t pxc_quota_used(const struct px_core *c, const struct pxc_qacct *q) {
-  return c->assoc[q->assoc].run_gpus;
+  /* whole GPUs: the fractions running count up (a quota is in GPUs) */
+  return (c->assoc[q->assoc].run_cgpus + PXC_SHARE_UNITS - 1) / PXC_SHARE_UNITS;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }

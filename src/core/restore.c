@@ -17,6 +17,16 @@
 
 #include "core/core_int.h"
 
+/* A fractional job's share of one GPU: offered, in service, free or shared
+ * with room. Recovery takes back what ran, so GpuShares=USER is not asked
+ * (the first share taken back names the GPU's user). */
+static bool share_free(const struct pxc_node *n, const struct px_alloc *a) {
+  if (!n->shares || px_bits64_count(a->gpus) != 1 || a->gpu_share >= PXC_SHARE_UNITS) return false;
+  uint32_t g = (uint32_t)__builtin_ctzll(a->gpus);
+  if (n->gpu_free & a->gpus) return true;
+  return (n->gpu_shared & ~n->gpu_bad & a->gpus) && pxc_share_room(n, g) >= a->gpu_share;
+}
+
 /* Does every element of alloc fit its node's free resources (each node once)? */
 static int check_alloc(const struct px_core *c, uint64_t id, const struct px_alloc *alloc,
                        uint32_t nalloc, struct px_diag *d) {
@@ -32,7 +42,10 @@ static int check_alloc(const struct px_core *c, uint64_t id, const struct px_all
         return px_diag_set(d, PX_EINVAL, -1, "alloc: job %llu: node %s twice",
                            (unsigned long long)id, pxc_str(c, c->nodes[a->node].name));
     const struct pxc_node *n = &c->nodes[a->node];
-    if ((n->gpu_free & a->gpus) != a->gpus || n->cpu_free < a->ncpu || n->mem_free < a->mem_mib)
+    if (a->gpu_share && !share_free(n, a))
+      return px_diag_set(d, PX_ESTATE, -1, "alloc: job %llu: node %s cannot take %u hundredths of GPU %d",
+                         (unsigned long long)id, pxc_str(c, n->name), a->gpu_share, __builtin_ctzll(a->gpus | 1ULL << 63));
+    if ((!a->gpu_share && (n->gpu_free & a->gpus) != a->gpus) || n->cpu_free < a->ncpu || n->mem_free < a->mem_mib)
       return px_diag_set(d, PX_ESTATE, -1, "alloc: job %llu: node %s has not that much free",
                          (unsigned long long)id, pxc_str(c, n->name));
   }
@@ -61,8 +74,9 @@ static int take_alloc(struct px_core *c, struct pxc_job *j, const struct px_allo
       words[w + cpu / 64] |= bit;
       left--;
     }
-    al[i] = (struct px_alloc){node, alloc[i].ncpu, alloc[i].gpus, alloc[i].mem_mib, w, nw};
+    al[i] = (struct px_alloc){node, alloc[i].ncpu, alloc[i].gpus, alloc[i].mem_mib, w, nw, alloc[i].gpu_share};
     w += nw;
+    if (alloc[i].gpu_share) pxc_share_take(n, (uint32_t)__builtin_ctzll(alloc[i].gpus), alloc[i].gpu_share, j->user);
     n->gpu_free &= ~alloc[i].gpus;
     n->cpu_free -= alloc[i].ncpu;
     n->mem_free -= alloc[i].mem_mib;
@@ -160,7 +174,8 @@ double pxc_alloc_billing(const struct px_core *c, uint32_t qos, const struct px_
   const struct px_conf_sched *s = &c->sched;
   double g = 0, cpu = 0, mem = 0;
   for (uint32_t i = 0; i < nalloc; i++) {
-    g += (double)__builtin_popcountll(alloc[i].gpus);
+    /* a fractional job is charged its fraction: 50 hundredths bill half a GPU */
+    g += alloc[i].gpu_share ? alloc[i].gpu_share / (double)PXC_SHARE_UNITS : (double)__builtin_popcountll(alloc[i].gpus);
     cpu += (double)alloc[i].ncpu;
     mem += (double)alloc[i].mem_mib / 1024.0;
   }

@@ -17,11 +17,35 @@ static uint32_t unit_cpus(const struct px_jobspec *s, uint32_t g, uint32_t cpu_t
   return s->cpus_per_gpu && g ? g * s->cpus_per_gpu : cpu_tasks;
 }
 
+/* --gpus=0.5: one unit of one GPU's share on one node, its tasks' CPUs
+ * (docs/gpus.md). Whole GPUs besides, or more than one node, are refused. */
+static int share_shape(const struct px_jobspec *s, uint32_t nreq, struct pxc_shape *o, struct px_diag *d) {
+  uint32_t nodes = s->nodes_max > s->nodes_min ? s->nodes_max : s->nodes_min;
+  if (s->gpu_share >= PXC_SHARE_UNITS)
+    return px_diag_set(d, PX_EINVAL, -1, "gpu_share: %u hundredths is not a fraction of one GPU (1 to 99; "
+                       "--gpus=0.01 to 0.99)", s->gpu_share);
+  if (s->gpus || s->gpus_per_node || s->gpus_per_task)
+    return px_diag_set(d, PX_EINVAL, -1, "gpu_share: a fraction of one GPU cannot be combined with whole GPUs "
+                       "(gpus, gpus_per_node, gpus_per_task)");
+  if (nodes > 1 || nreq > 1)
+    return px_diag_set(d, PX_EINVAL, -1, "gpu_share: a fraction of one GPU runs on one node, the job asks for %u "
+                       "(gangs take whole GPUs)", nodes > nreq ? nodes : nreq);
+  uint32_t t = s->ntasks ? s->ntasks : 1, cpt = s->cpus_per_task ? s->cpus_per_task : 1;
+  *o = (struct pxc_shape){.units = 1, .per_node_max = 1, .nmin = 1, .nmax = 1, .gpu = 1, .share = (uint8_t)s->gpu_share,
+                          .cpu = s->cpus_per_gpu ? s->cpus_per_gpu : t * cpt};
+  o->mem = s->mem_per_node_mib ? s->mem_per_node_mib
+           : s->mem_per_cpu_mib ? s->mem_per_cpu_mib * o->cpu
+                                : s->mem_per_gpu_mib; /* a fraction's --mem-per-gpu: its whole ask */
+  o->mem_prop = o->mem == 0;
+  return 0;
+}
+
 /* nreq: the --nodelist's node count, which is the job's node count (Slurm
  * raises -N to it; a smaller maximum is Slurm's "invalid number of nodes"). */
 static int shape_from_spec(const struct px_jobspec *s, uint32_t nreq, struct pxc_shape *o, struct px_diag *d) {
   uint32_t cpt = s->cpus_per_task ? s->cpus_per_task : 1;
   memset(o, 0, sizeof *o);
+  if (s->gpu_share) return share_shape(s, nreq, o, d);
   if (s->nodes_max && s->nodes_min && s->nodes_max < s->nodes_min)
     return px_diag_set(d, PX_EINVAL, -1, "nodes: max %u below min %u", s->nodes_max, s->nodes_min);
   if (s->cpus_per_gpu && s->cpus_per_task)
@@ -224,6 +248,14 @@ static int check_fits(struct px_core *c, const struct pxc_job *j, enum px_reason
     if (pxc_map_put(c, &c->static_fit, h, ok)) return PX_ENOMEM;
   }
   if (ok) return 0;
+  if (j->shape.share) {
+    reject(rj, PX_REASON_RESOURCES, 0);
+    return px_diag_set(d, PX_ELIMIT, -1, "gpu_share: partition %s has no node offering GPU shares (GpuShares=YES) "
+                       "with %u CPU(s)%s%s%s", pxc_str(c, c->parts[j->part].name), j->shape.cpu,
+                       j->gpu_type != PX_NONE ? " and GPUs of type " : "",
+                       j->gpu_type != PX_NONE ? pxc_str(c, j->gpu_type) : "",
+                       j->constraint != PX_NONE ? " with the constraint" : "");
+  }
   reject(rj, j->constraint != PX_NONE ? PX_REASON_BAD_CONSTRAINTS : PX_REASON_RESOURCES, 0);
   return px_diag_set(d, PX_ELIMIT, -1,
                      "gpus: partition %s has no %u node(s) that can hold %u GPU(s)%s%s, %u CPU(s) "
@@ -296,6 +328,11 @@ int pxc_submit(struct px_core *c, uint64_t job_id, const struct px_jobspec *s, i
   if ((rc = resolve_identity(c, s, &j, rj, d)) || (rc = px_jobspec_check_launch(s, d))) return rc;
   if ((rc = parse_exprs(c, s, &j, rj, d)) || (rc = shape_from_spec(s, j.nreq, &j.shape, d))) goto fail;
   j.shape.exclusive = s->exclusive || c->parts[j.part].whole_nodes;
+  if (j.shape.share && j.shape.exclusive) {
+    rc = px_diag_set(d, PX_EINVAL, -1, "gpu_share: a fraction of one GPU shares it; --exclusive (or partition %s's "
+                     "OverSubscribe=EXCLUSIVE) asks for whole nodes", pxc_str(c, c->parts[j.part].name));
+    goto fail;
+  }
   /* No --time: the partition's DefaultTime, capped by the QoS MaxWall as Slurm does. */
   j.time_limit_s = s->time_limit_s > 0 ? s->time_limit_s : c->parts[j.part].default_time_s;
   if (s->time_limit_s <= 0 && j.time_limit_s > c->qos[j.qos].max_wall_s)

@@ -84,6 +84,7 @@ static void fill_view(struct px_core *c, const struct pxc_job *j, struct px_job_
   v->nnodes = j->nalloc ? j->nalloc : j->shape.nmin;
   v->ncpus = (uint32_t)pxc_job_ncpu(j);
   v->ngpus = (uint32_t)pxc_job_ngpu(j);
+  v->gpu_share = j->shape.share;
   for (uint32_t i = 0; i < j->nalloc; i++) v->mem_mib += j->alloc[i].mem_mib;
   v->alloc = j->alloc;
   v->nalloc = j->nalloc;
@@ -133,7 +134,10 @@ int px_core_node_get(const struct px_core *c, uint32_t node, struct px_node_view
       .mem_alloc_mib = n->mem_mib - n->mem_free,
       .njobs = n->njobs,
       .tenant = n->tenant,
+      .gpus_shared = n->gpu_shared,
+      .gpu_shares = n->shares,
   };
+  for (px_bits64 m = n->gpu_shared; m; m &= m - 1) out->gpu_share_used += n->share_used[__builtin_ctzll(m)];
   return 0;
 }
 

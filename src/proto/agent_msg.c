@@ -191,6 +191,7 @@ static json_t *launch_to_json(const struct px_launch *l) {
   bad |= px_wr_int(o, "mem_mib", (json_int_t)l->mem_mib) != 0;
   bad |= px_wr_int(o, "master_port", l->master_port) != 0;
   if (l->cpus_per_gpu) bad |= px_wr_int(o, "cpus_per_gpu", l->cpus_per_gpu) != 0;
+  if (l->gpu_share) bad |= px_wr_int(o, "gpu_share", l->gpu_share) != 0;
   if (l->service) bad |= json_object_set_new(o, "service", px_svc_launch_to_json(l->service)) != 0;
   if (bad) {
     json_decref(o);
@@ -275,6 +276,10 @@ static int launch_from_json(json_t *j, uint32_t idx, struct px_launch *out, stru
   px_rd_u32(&rd, "master_port", false, &port);
   if (port > 65535) px_rd_fail(&rd, "master_port", "%u is not a TCP port", port);
   l.master_port = (uint16_t)port;
+  px_rd_u32(&rd, "gpu_share", false, &l.gpu_share);
+  if (!rd.err && (l.gpu_share >= 100 || (l.gpu_share && l.ngpus != 1)))
+    px_rd_fail(&rd, "gpu_share", "%u hundredths of %u GPUs: a share is 1 to 99 hundredths of one GPU", l.gpu_share,
+               l.ngpus);
   px_svc_launch_read(&rd, &l.service);
   int rc = launch_check(&rd, &l, naddrs, ntpn, ngpn);
   if (!rc) rc = px_rd_done(&rd);

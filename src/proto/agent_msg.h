@@ -142,6 +142,7 @@ struct px_launch {
   char *open_mode;              /* "append" or "truncate"/NULL (sbatch --open-mode) */
   char *hint, *distribution;    /* --hint, -m as the job gave them (SLURM_HINT, ranks) */
   uint32_t cpus_per_gpu;        /* --cpus-per-gpu, 0 when not given */
+  uint32_t gpu_share;           /* a fractional job: hundredths of its one GPU (MPS limits); 0: whole GPUs */
   struct px_launch_service *service; /* "service", NULL for batch (freed by _fini) */
 };
 

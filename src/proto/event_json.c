@@ -68,6 +68,10 @@ static int decode_start(const struct px_event_names *n, struct px_event_rec *e, 
     x->mem_mib = (uint64_t)num(a, "mem_mib");
     json_array_foreach(json_object_get(a, "gpus"), k, g) x->gpus |= 1ull
                                                                     << (json_integer_value(g) & 63);
+    x->gpu_share = (uint32_t)num(a, "gpu_share"); /* absent: whole GPUs */
+    if (x->gpu_share >= 100 || (x->gpu_share && __builtin_popcountll(x->gpus) != 1))
+      return px_diag_set(d, PX_EINVAL, -1, "alloc[%zu].gpu_share: %u is not a share (1-99) of one GPU", i,
+                         x->gpu_share);
   }
   e->ev.alloc = e->alloc;
   e->ev.nalloc = (uint32_t)na;
@@ -265,9 +269,10 @@ static json_t *start_data(const struct px_conf *conf, const struct px_event *ev)
     json_t *gpus = json_array();
     for (int g = 0; g < 64; g++)
       if (al->gpus >> g & 1) json_array_append_new(gpus, json_integer(g));
-    json_array_append_new(
-        alloc, json_pack("{ss sI so sI}", "node", conf->nodes[al->node].name, "ncpu",
-                         (json_int_t)al->ncpu, "gpus", gpus, "mem_mib", (json_int_t)al->mem_mib));
+    json_t *e = json_pack("{ss sI so sI}", "node", conf->nodes[al->node].name, "ncpu", (json_int_t)al->ncpu,
+                          "gpus", gpus, "mem_mib", (json_int_t)al->mem_mib);
+    if (e && al->gpu_share) json_object_set_new(e, "gpu_share", json_integer(al->gpu_share));
+    json_array_append_new(alloc, e);
   }
   return json_pack("{so sI sI sI}", "alloc", alloc, "time_limit_s", (json_int_t)ev->time_limit_s,
                    "array_job_id", (json_int_t)ev->array_job_id, "array_task_id",

@@ -16,8 +16,9 @@
  *   hold / release J {"v":1,"admin":bool}
  *   update  J  -     {"v":1,"nice":..,"time_limit_s":..,"priority":..}
  *   start   J  -     {"v":1,"alloc":[{"node":"n01","ncpu":4,"gpus":[0,1],
- *                     "mem_mib":M}],"time_limit_s":T,"array_job_id":A,
- *                     "array_task_id":K}
+ *                     "mem_mib":M[,"gpu_share":H]}],"time_limit_s":T,"array_job_id":A,
+ *                     "array_task_id":K}   (gpu_share: a fractional job's
+ *                     hundredths of its one GPU, absent for whole GPUs)
  *   end     J  -     {"v":1,"state":"COMPLETED","exit_code":0,
  *                     "term_signal":0,"peak_mem_mib":M,"cpu_time_ms":C}
  *   requeue J  -     {"v":1,"hold":bool,"reason":"NodeFail"}

@@ -30,6 +30,7 @@
   X(gpus, U32, 0, 1000000) \
   X(gpus_per_node, U32, 0, 1024) \
   X(gpus_per_task, U32, 0, 1024) \
+  X(gpu_share, U32, 0, 99) \
   X(gpu_type, S, 32, 0) \
   X(mem_per_node_mib, U64, 0, PX_JOBSPEC_MAX_MEM_MIB) \
   X(mem_per_cpu_mib, U64, 0, PX_JOBSPEC_MAX_MEM_MIB) \

@@ -74,6 +74,8 @@ struct px_node_info {
   int64_t last_heartbeat;
   uint32_t gpus_out;            /* GPUs out of service after a fault (docs/gpus.md) */
   char *gpu_health;             /* "3:UNUSABLE(GPU 3: xid 79),...": those GPUs, NULL when none */
+  uint32_t gpus_shared;         /* GPUs carrying fractional jobs (counted in gpus_alloc) */
+  uint32_t gpu_share_used;      /* hundredths those jobs hold together */
   char *reboot;                 /* "REBOOT_REQUESTED", "REBOOT_ISSUED" (scontrol reboot), NULL when none */
 };
 

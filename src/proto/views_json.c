@@ -68,6 +68,8 @@ static const struct px_jfield node_fields[] = {
     PX_JF_NUM(N, last_heartbeat, PX_JF_I64, 0, INT64_MAX),
     PX_JF_NUM(N, gpus_out, PX_JF_U32, 0, UINT32_MAX),
     PX_JF_S(N, gpu_health, 16384, 0),
+    PX_JF_NUM(N, gpus_shared, PX_JF_U32, 0, 64),
+    PX_JF_NUM(N, gpu_share_used, PX_JF_U32, 0, 6400),
     PX_JF_S(N, reboot, 32, 0),
 };
 #undef N

@@ -256,11 +256,15 @@ static int view_spec(struct px_jobspec *dst, const struct px_jobspec *src) {
   return px_jobspec_copy(dst, &tmp);
 }
 
+/* A fractional job's one GPU: its share (docs/gpus.md). */
+static uint32_t gpu_share(const struct px_sjob *j) { return j->nalloc == 1 ? j->alloc[0].gpu_share : 0; }
+
 static double billable_s(struct px_server *s, const struct px_sjob *j, int64_t end) {
   if (!j->start || end <= j->start) return 0;
-  uint32_t ncpu, ngpu;
+  uint32_t ncpu, whole;
   uint64_t mem;
-  totals(j, &ncpu, &ngpu, &mem);
+  totals(j, &ncpu, &whole, &mem);
+  double ngpu = gpu_share(j) ? gpu_share(j) / 100.0 : whole; /* a fraction bills its part */
   const struct px_conf_sched *c = &s->conf->sched;
   double w = ngpu * c->billing_weight_gpu + ncpu * c->billing_weight_cpu +
              (double)mem / 1024.0 * c->billing_weight_mem_gib;
@@ -340,5 +344,6 @@ void px_jobs_acct_row(struct px_server *s, const struct px_sjob *j, struct px_ac
   r->term_signal = j->term_signal;
   r->nnodes = j->nalloc;
   totals(j, &r->ncpus, &r->ngpus, &r->mem_mib);
+  r->gpu_share = gpu_share(j);
   r->billable_tres_s = billable_s(s, j, j->end);
 }

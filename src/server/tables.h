@@ -28,6 +28,7 @@ struct px_sjob_node {
   uint32_t ncpu;
   px_bits64 gpus;
   uint64_t mem_mib;
+  uint32_t gpu_share;           /* a fractional job: hundredths of its one GPU; 0: whole GPUs */
 };
 
 struct px_sjob {

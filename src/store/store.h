@@ -54,6 +54,7 @@ struct px_acct_row {
   uint32_t nnodes, ngpus, ncpus;
   uint64_t mem_mib;
   double billable_tres_s;
+  uint32_t gpu_share;   /* a fractional job: hundredths of its one GPU (ngpus 1); 0: whole GPUs */
   const char *steps;    /* the attempt's job steps, a JSON array (NULL: none) */
 };
 
@@ -247,11 +248,11 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
 #define PX_ACCT_COLUMNS                                                                     \
   "job_id, attempt, array_job_id, array_task_id, name, usr, account, partition, qos, state, " \
   "nodelist, uid, submit_time, eligible_time, start_time, end_time, exit_code, term_signal, " \
-  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s, steps"
-#define PX_ACCT_NCOLUMNS 24
-/* The column added after the first release: stores made before it gain it
- * when opened (ALTER TABLE; its rows read NULL steps). */
-#define PX_ACCT_ADD_STEPS "ALTER TABLE acct ADD COLUMN steps TEXT"
-#define PX_ACCT_ADD_STEPS_PG "ALTER TABLE acct ADD COLUMN IF NOT EXISTS steps TEXT"
+  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s, gpu_share, steps"
+#define PX_ACCT_NCOLUMNS 25
+/* Columns added after the first release: stores made before them gain them
+ * when opened (ALTER TABLE; old rows read 0 and NULL). */
+#define PX_ACCT_ADD_GPU_SHARE "ALTER TABLE acct ADD COLUMN %sgpu_share BIGINT DEFAULT 0"
+#define PX_ACCT_ADD_STEPS "ALTER TABLE acct ADD COLUMN %ssteps TEXT"
 
 #endif

@@ -17,7 +17,8 @@ int px_sql_schema(char *buf, size_t size, const char *key, const char *blob, con
       " partition TEXT, qos TEXT, state TEXT, nodelist TEXT, uid BIGINT,"
       " submit_time BIGINT, eligible_time BIGINT, start_time BIGINT, end_time BIGINT,"
       " exit_code INTEGER, term_signal INTEGER, nnodes BIGINT, ngpus BIGINT, ncpus BIGINT,"
-      " mem_mib BIGINT, billable_tres_s %s, steps TEXT, PRIMARY KEY(job_id, attempt));"
+      " mem_mib BIGINT, billable_tres_s %s, gpu_share BIGINT DEFAULT 0, steps TEXT,"
+      " PRIMARY KEY(job_id, attempt));"
       "CREATE TABLE IF NOT EXISTS archive(job_id %s PRIMARY KEY, data TEXT NOT NULL);"
       "CREATE INDEX IF NOT EXISTS journal_job ON journal(job_id);"
       "CREATE INDEX IF NOT EXISTS acct_end ON acct(end_time);"
@@ -77,7 +78,7 @@ int px_sql_usage(struct px_sql *q, int64_t since, int64_t now, enum px_usage_by 
   /* A running job (end_time 0) counts up to now; every run is clipped to the
    * window so that a week-long job contributes only its part of it. */
   add(q,
-      "SELECT %s, SUM(ngpus * (%s(CASE WHEN end_time = 0 THEN %lld ELSE end_time END, %lld)"
+      "SELECT %s, SUM(CASE WHEN gpu_share > 0 THEN gpu_share / 100.0 ELSE ngpus END * (%s(CASE WHEN end_time = 0 THEN %lld ELSE end_time END, %lld)"
       " - %s(start_time, %lld))), SUM(billable_tres_s), COUNT(*),"
       " SUM(start_time - CASE WHEN eligible_time > 0 THEN eligible_time ELSE submit_time END)"
       " FROM acct WHERE start_time > 0 AND (end_time = 0 OR end_time >= %lld)%s"
@@ -105,7 +106,7 @@ int px_sql_acct_upsert(char *buf, size_t size, bool dollar) {
                    " term_signal=excluded.term_signal, nnodes=excluded.nnodes,"
                    " ngpus=excluded.ngpus, ncpus=excluded.ncpus, mem_mib=excluded.mem_mib,"
                    " billable_tres_s=excluded.billable_tres_s, partition=excluded.partition,"
-                   " steps=excluded.steps",
+                   " gpu_share=excluded.gpu_share, steps=excluded.steps",
                    vals);
   return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
 }

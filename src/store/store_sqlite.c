@@ -302,6 +302,7 @@ static void bind_acct(sqlite3_stmt *st, const struct px_acct_row *r) {
                           r->ngpus,      r->ncpus,       (int64_t)r->mem_mib};
   for (size_t k = 0; k < 11; k++) sqlite3_bind_int64(st, i++, ints[k]);
   sqlite3_bind_double(st, i++, r->billable_tres_s);
+  sqlite3_bind_int64(st, i++, r->gpu_share);
   bind_text(st, i, r->steps);
 }
 
@@ -316,16 +317,19 @@ static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t 
   return 0;
 }
 
-/* A store made before accounting kept steps gains the column (SQLite has no
- * ADD COLUMN IF NOT EXISTS: the table's columns are looked up first). */
-static int add_steps_column(struct sq_store *s) {
+/* A store made before a column was added gains it (SQLite has no ADD
+ * COLUMN IF NOT EXISTS: the table's columns are looked up first). */
+static int add_column(struct sq_store *s, const char *name, const char *alter_fmt) {
   sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info('acct') WHERE name = 'steps'", -1, &st,
-                         NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info('acct') WHERE name = ?", -1, &st, NULL) !=
+      SQLITE_OK)
     return sq_fail(s, "schema");
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
   bool has = sqlite3_step(st) == SQLITE_ROW;
   sqlite3_finalize(st);
-  return has ? 0 : sq_exec(s, PX_ACCT_ADD_STEPS);
+  char sql[128];
+  snprintf(sql, sizeof sql, alter_fmt, "");
+  return has ? 0 : sq_exec(s, sql);
 }
 
 static int sq_acct_put(struct px_store *ps, const struct px_acct_row *rows, size_t n) {
@@ -364,6 +368,7 @@ static void read_acct(sqlite3_stmt *st, struct px_acct_row *r) {
   r->ncpus = (uint32_t)sqlite3_column_int64(st, i++);
   r->mem_mib = (uint64_t)sqlite3_column_int64(st, i++);
   r->billable_tres_s = sqlite3_column_double(st, i++);
+  r->gpu_share = (uint32_t)sqlite3_column_int64(st, i++);
   r->steps = col_text(st, i);
 }
 
@@ -481,7 +486,7 @@ int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag
   px_sql_schema(schema, sizeof schema, "INTEGER", "BLOB", "REAL");
   px_sql_acct_upsert(upsert, sizeof upsert, false);
   if (sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") || sq_exec(s, schema) ||
-      add_steps_column(s) ||
+      add_column(s, "gpu_share", PX_ACCT_ADD_GPU_SHARE) || add_column(s, "steps", PX_ACCT_ADD_STEPS) ||
       sqlite3_prepare_v2(s->db,
                          "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
                          " VALUES(?, ?, ?, ?, ?, ?)",

@@ -115,6 +115,7 @@ void px_acct_text_row(struct px_acct_text *t, const struct px_acct_row *r) {
   str_m(t, "account", r->account);
   str_m(t, "partition", r->partition);
   str_m(t, "qos", r->qos);
+  int_m(t, "gpu_share", r->gpu_share); /* hundredths of one GPU (a fractional job) */
   raw(t, "}", 1);
   if (r->steps && r->steps[0] == '[') key(t, "steps"), raw(t, r->steps, strlen(r->steps));
   raw(t, "}", 1);

@@ -73,9 +73,10 @@ static json_t *alloc_json(struct px_server *s, const struct px_sjob *j) {
     json_t *gpus = json_array();
     for (int g = 0; g < 64; g++)
       if (j->alloc[i].gpus >> g & 1) json_array_append_new(gpus, json_integer(g));
-    json_array_append_new(a, json_pack("{ss sI so sI}", "node", s->conf->nodes[j->alloc[i].node].name,
-                                       "ncpu", (json_int_t)j->alloc[i].ncpu, "gpus", gpus,
-                                       "mem_mib", (json_int_t)j->alloc[i].mem_mib));
+    json_t *e = json_pack("{ss sI so sI}", "node", s->conf->nodes[j->alloc[i].node].name, "ncpu",
+                          (json_int_t)j->alloc[i].ncpu, "gpus", gpus, "mem_mib", (json_int_t)j->alloc[i].mem_mib);
+    if (e && j->alloc[i].gpu_share) json_object_set_new(e, "gpu_share", json_integer(j->alloc[i].gpu_share));
+    json_array_append_new(a, e);
   }
   return a;
 }
@@ -213,6 +214,7 @@ static int load_alloc(struct px_server *s, struct px_sjob *j, json_t *a) {
     j->alloc[i].ncpu = (uint32_t)json_integer_value(json_object_get(e, "ncpu"));
     j->alloc[i].mem_mib = (uint64_t)json_integer_value(json_object_get(e, "mem_mib"));
     json_array_foreach(json_object_get(e, "gpus"), x, g) j->alloc[i].gpus |= 1ull << (json_integer_value(g) & 63);
+    j->alloc[i].gpu_share = (uint32_t)json_integer_value(json_object_get(e, "gpu_share")) % 100;
   }
   j->nalloc = (uint32_t)n;
   return 0;
@@ -307,7 +309,7 @@ static void charge_usage(struct px_server *s, const struct px_sjob *j) {
   if (!a) return;
   for (uint32_t i = 0; i < j->nalloc; i++)
     a[i] = (struct px_alloc){j->alloc[i].node, j->alloc[i].ncpu, j->alloc[i].gpus,
-                             j->alloc[i].mem_mib, 0, 0};
+                             j->alloc[i].mem_mib, 0, 0, j->alloc[i].gpu_share};
   struct px_event ev = {.kind = PX_EV_USAGE, .job_id = j->id, .spec = (struct px_jobspec *)&j->spec,
                         .alloc = a, .nalloc = j->nalloc, .start_s = j->start, .end_s = j->end};
   struct px_event_result res;

@@ -74,7 +74,7 @@ static int fold_start(struct px_server *s, struct px_sjob *j, const struct px_ev
   if (!a) return PX_ENOMEM;
   for (uint32_t i = 0; i < ev->nalloc; i++)
     a[i] = (struct px_sjob_node){ev->alloc[i].node, ev->alloc[i].ncpu, ev->alloc[i].gpus,
-                                 ev->alloc[i].mem_mib};
+                                 ev->alloc[i].mem_mib, ev->alloc[i].gpu_share};
   free(j->alloc);
   j->alloc = a;
   j->nalloc = ev->nalloc;

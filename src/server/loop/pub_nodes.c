@@ -99,7 +99,8 @@ static uint64_t state_fp(const struct px_snode *sn, const struct px_node_view *v
   uint64_t parts[] = {v->avail,    v->cpus,      v->cpus_alloc,       v->gpus,
                       v->gpus_alloc, v->mem_mib, v->mem_alloc_mib,    v->njobs,
                       v->reason ? px_hash_str(v->reason) : 0,        sn->registered,
-                      sn->down,    px_hash_str(sn->reason), px_hash_str(sn->addr), sn->gpu_gen, sn->reboot};
+                      sn->down,    px_hash_str(sn->reason), px_hash_str(sn->addr), sn->gpu_gen, sn->reboot,
+                      v->gpus_shared, v->gpu_share_used};
   uint64_t h = 0x9e3779b97f4a7c15ull;
   for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = px_hash_u64(h ^ parts[k]);
   return h | 1; /* 0: never rendered */
@@ -124,6 +125,7 @@ static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, con
   n.gpu_health = n.gpus_out ? health : NULL;
   if (!n.reason && n.gpus_out) n.reason = faults; /* sinfo -R lists a node with GPUs out, drained or not */
   n.reboot = (char *)px_node_reboot_state(s, i);
+  n.gpus_shared = (uint32_t)__builtin_popcountll(v->gpus_shared), n.gpu_share_used = v->gpu_share_used;
   json_t *o = px_node_info_to_json(&n);
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);

@@ -67,7 +67,8 @@ static void launch_one(struct px_server *s, const struct px_sjob *j, uint32_t ra
       .cpus_per_task = sp->cpus_per_task ? sp->cpus_per_task : 1, .gpus = gpus, .ngpus = ng,
       .gpus_per_node = gpn, .ncpus = j->alloc[rank].ncpu, .mem_mib = j->alloc[rank].mem_mib,
       .master_port = (uint16_t)(20000 + j->id % 20000), .open_mode = sp->open_mode, .hint = sp->hint,
-      .distribution = sp->distribution, .cpus_per_gpu = sp->cpus_per_gpu};
+      .distribution = sp->distribution, .cpus_per_gpu = sp->cpus_per_gpu,
+      .gpu_share = j->alloc[rank].gpu_share};
   l.service = px_svc_launch_of(s, j); /* a service's replica: ports, health check */
   char *json = px_launch_encode(&l);
   px_svc_launch_release(l.service);

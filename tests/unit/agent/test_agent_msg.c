@@ -47,6 +47,7 @@ static void launch_round_trip(void **state) {
   assert_string_equal(l2.hint, "nomultithread");
   assert_string_equal(l2.distribution, "cyclic");
   assert_int_equal(l2.cpus_per_gpu, 4);
+  assert_int_equal(l2.gpu_share, 0);
   free(again);
   px_launch_fini(&l);
   px_launch_fini(&l2);
@@ -84,6 +85,11 @@ static void launch_strict(void **state) {
   assert_non_null(strstr(d.msg, "script or argv"));
   assert_int_equal(decode_edited("\"uid\":1001", "\"uid\":-1", &d), PX_EINVAL);
   assert_int_equal(decode_edited("{", "[", &d), PX_EPARSE);
+  /* a GPU share is of one GPU, below a whole one */
+  assert_int_equal(decode_edited("\"cpus_per_gpu\":4", "\"gpu_share\":50", &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "gpu_share: 50 hundredths of 2 GPUs"));
+  assert_int_equal(decode_edited("\"gpus\":[2,3]", "\"gpus\":[2],\"gpu_share\":100", &d), PX_EINVAL);
+  assert_int_equal(decode_edited("\"gpus\":[2,3]", "\"gpus\":[2],\"gpu_share\":50", &d), 0);
 }
 
 static void report_codecs(void **state) {

@@ -51,7 +51,7 @@ static struct px_launch gang(void) {
 static void gang_task_env(void **state) {
   (void)state;
   struct px_launch l = gang();
-  struct px_jobenv_site site = {"bench", "gpu0002", false, NULL};
+  struct px_jobenv_site site = {"bench", "gpu0002", false, NULL, 0, NULL};
   struct px_task_ident t = {.local_id = 0, .proc_id = px_jobenv_proc_id(&l, 0), .local_tasks = 1};
   assert_int_equal(t.proc_id, 1); /* one task on node 0 before us */
   struct px_strvec e = {0};
@@ -91,7 +91,7 @@ static void batch_env_renumbered_array(void **state) {
   l.array_task_id = 1;
   l.ntasks = 1;
   l.nnodes = 1;
-  struct px_jobenv_site site = {NULL, "gpu0001", true, NULL};
+  struct px_jobenv_site site = {NULL, "gpu0001", true, NULL, 0, NULL};
   struct px_task_ident t = {.batch = true, .local_tasks = 1};
   struct px_strvec e = {0};
   assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
@@ -128,6 +128,41 @@ static void output_patterns(void **state) {
   assert_int_equal(px_outpath_expand("%j", &l, "x", 0, buf, 8), PX_ERANGE);
 }
 
+/* A fractional job: its one GPU, the MPS limits cut from the GPU's memory,
+ * and plainly whether MPS enforces them (docs/gpus.md). */
+static void gpu_share_env(void **state) {
+  (void)state;
+  struct px_launch l = gang();
+  uint32_t gpu = 3;
+  l.node_rank = 0;
+  l.nnodes = 1;
+  l.ntasks = 1;
+  l.gpus = &gpu;
+  l.ngpus = 1;
+  l.gpu_share = 50;
+  struct px_jobenv_site site = {NULL, "gpu0001", false, NULL, 81920, NULL};
+  struct px_task_ident t = {.batch = true, .local_tasks = 1};
+  struct px_strvec e = {0};
+  assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
+  assert_string_equal(px_jobenv_get(&e, "CUDA_VISIBLE_DEVICES"), "3");
+  assert_string_equal(px_jobenv_get(&e, "PHALANX_GPU_SHARE"), "0.50");
+  assert_string_equal(px_jobenv_get(&e, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), "50");
+  assert_string_equal(px_jobenv_get(&e, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=40960MB");
+  assert_non_null(strstr(px_jobenv_get(&e, "PHALANX_GPU_SHARE_ENFORCED"), "none: no CUDA MPS"));
+  assert_null(px_jobenv_get(&e, "CUDA_MPS_PIPE_DIRECTORY"));
+  px_strvec_free_all(&e);
+  site.mps_pipe = "/var/lib/phalanx/mps/gpu3";
+  l.gpu_share = 5;
+  assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
+  assert_string_equal(px_jobenv_get(&e, "CUDA_VISIBLE_DEVICES"), "0"); /* the daemon renumbers its one GPU */
+  assert_string_equal(px_jobenv_get(&e, "SLURM_JOB_GPUS"), "3");
+  assert_string_equal(px_jobenv_get(&e, "PHALANX_GPU_SHARE"), "0.05");
+  assert_string_equal(px_jobenv_get(&e, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), "0=4096MB");
+  assert_string_equal(px_jobenv_get(&e, "CUDA_MPS_PIPE_DIRECTORY"), "/var/lib/phalanx/mps/gpu3");
+  assert_non_null(strstr(px_jobenv_get(&e, "PHALANX_GPU_SHARE_ENFORCED"), "mps: "));
+  px_strvec_free_all(&e);
+}
+
 /* MIG instances: CUDA_VISIBLE_DEVICES names the job's instances by UUID
  * (from the node's UUID file), SLURM_JOB_GPUS keeps the indices. */
 static void mig_instances_by_uuid(void **state) {
@@ -139,7 +174,7 @@ static void mig_instances_by_uuid(void **state) {
   for (int i = 0; i < 8; i++) fprintf(f, "MIG-fake-%d-%d\n", i / 2, i % 2);
   fclose(f);
   struct px_launch l = gang();
-  struct px_jobenv_site site = {NULL, "gpu0001", false, file};
+  struct px_jobenv_site site = {NULL, "gpu0001", false, file, 0, NULL};
   struct px_task_ident t = {.batch = true, .local_tasks = 1};
   struct px_strvec e = {0};
   assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
@@ -177,7 +212,7 @@ static void distributions_and_layout_env(void **state) {
       }
   struct px_launch l = gang();
   l.open_mode = "append", l.hint = "nomultithread", l.distribution = "cyclic", l.cpus_per_gpu = 2;
-  struct px_jobenv_site site = {"bench", "gpu0002", false, NULL};
+  struct px_jobenv_site site = {"bench", "gpu0002", false, NULL, 0, NULL};
   struct px_task_ident t = {.local_id = 0, .proc_id = 1, .local_tasks = 1, .batch = true};
   struct px_strvec e = {0};
   assert_int_equal(px_jobenv_build(&l, &site, &t, &e), 0);
@@ -199,7 +234,7 @@ int main(void) {
       cmocka_unit_test(gang_task_env),
       cmocka_unit_test(batch_env_renumbered_array),
       cmocka_unit_test(output_patterns),
-      cmocka_unit_test(mig_instances_by_uuid),
+      cmocka_unit_test(mig_instances_by_uuid), cmocka_unit_test(gpu_share_env),
       cmocka_unit_test(distributions_and_layout_env),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

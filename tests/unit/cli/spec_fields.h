@@ -18,7 +18,7 @@ static inline void field(const struct px_jobspec *s, const struct px_cli_extra *
   S(workdir) S(stdout_path) S(stderr_path) S(stdin_path) S(mail_type) S(mail_user) S(comment)
   S(nodelist) S(exclude) S(reservation) S(open_mode) S(hint) S(distribution)
   U(nodes_min) U(nodes_max) U(ntasks) U(ntasks_per_node) U(cpus_per_task) U(gpus)
-  U(gpus_per_node) U(gpus_per_task) U(mem_per_node_mib) U(mem_per_cpu_mib) U(mem_per_gpu_mib)
+  U(gpus_per_node) U(gpus_per_task) U(gpu_share) U(mem_per_node_mib) U(mem_per_cpu_mib) U(mem_per_gpu_mib)
   U(time_limit_s) U(nice) U(exclusive) U(switches) U(switches_wait_s) U(hold) U(begin_s)
   U(requeue) U(no_requeue_given) U(signal_num) U(signal_time_s) U(signal_batch_only)
   U(cpus_per_gpu) U(time_min_s)

@@ -96,6 +96,7 @@ static const struct err_case cases[] = {
     {"NodeName=n1 Gres=gpu,,mps:4\n", NULL, NULL, "slurm.conf", 1, "without empty items"},
     {"NodeName=n1 Gres=gpu:6 GpuGroups=4\n", NULL, NULL, "slurm.conf", 1, "GpuGroups=4 does not divide the node's 6 GPUs evenly"},
     {"NodeName=n1 GpuGroups=2\n", NULL, NULL, "slurm.conf", 1, "GpuGroups=2 on a node without GPUs"},
+    {"NodeName=n1 Gres=gpu:2 GpuShares=maybe\n", NULL, NULL, "slurm.conf", 1, "GpuShares=maybe"},
     {"NodeName=n1 CPUs=10 Sockets=2 CoresPerSocket=4\n", NULL, NULL, "slurm.conf", 1, "CPUs=10 does not match the layout: 2 sockets x 4 cores x 1 threads = 8"},
     {"NodeName=n1 Sockets=2 SocketsPerBoard=2\n", NULL, NULL, "slurm.conf", 1, "give Sockets or SocketsPerBoard, not both"},
     {"NodeName=n1 Sockets=4096 CoresPerSocket=4096\n", NULL, NULL, "slurm.conf", 1, "is more than 1048576 CPUs"},

@@ -82,6 +82,8 @@ static inline const char *tc_invariants(struct px_core *c) {
   uint64_t *cpus = calloc(nn, sizeof *cpus), *mem = calloc(nn, sizeof *mem);
   uint32_t *tenant = malloc(nn * sizeof *tenant);
   uint64_t *cpuw = calloc((size_t)nn * 4, sizeof *cpuw);
+  px_bits64 *shared = calloc(nn, sizeof *shared); /* GPUs carrying fractional jobs */
+  uint32_t *share = calloc((size_t)nn * 64, sizeof *share); /* hundredths per GPU */
   const char *bad = NULL;
   for (uint32_t i = 0; i < nn; i++) tenant[i] = PX_NONE;
   size_t cur = 0;
@@ -93,7 +95,15 @@ static inline const char *tc_invariants(struct px_core *c) {
       const struct px_alloc *a = &v.alloc[k];
       struct px_node_view nv;
       px_core_node_get(c, a->node, &nv);
-      if (gpus[a->node] & a->gpus) bad = "GPU given twice";
+      if (a->gpu_share) {
+        uint32_t g = (uint32_t)__builtin_ctzll(a->gpus | 1ULL << 63);
+        if (__builtin_popcountll(a->gpus) != 1) bad = "a fraction on other than one GPU";
+        else if ((gpus[a->node] & ~shared[a->node]) & a->gpus) bad = "a fraction on a whole job's GPU";
+        else if ((share[a->node * 64 + g] += a->gpu_share) > 100) bad = "a GPU shared over 100%";
+        shared[a->node] |= a->gpus;
+      } else if (gpus[a->node] & a->gpus) {
+        bad = "GPU given twice";
+      }
       if (a->gpus & ~px_bits64_range(0, (int)nv.gpus)) bad = "GPU outside node";
       gpus[a->node] |= a->gpus;
       cpus[a->node] += a->ncpu;
@@ -121,7 +131,14 @@ static inline const char *tc_invariants(struct px_core *c) {
       bad = "node free GPUs disagree with jobs"; /* a GPU out of service is neither free nor lost */
     if (bad) snprintf(msg, sizeof msg, "node %u: %.64s", i, bad), bad = msg;
   }
-  free(gpus), free(cpus), free(mem), free(tenant), free(cpuw);
+  for (uint32_t i = 0; !bad && i < nn; i++) {
+    struct px_node_view nv;
+    px_core_node_get(c, i, &nv);
+    if (nv.gpus_shared != shared[i]) bad = "node shared GPUs disagree with jobs";
+    for (uint32_t g = 0; !bad && g < 64; g++)
+      if ((shared[i] >> g & 1) && c->nodes[i].share_used[g] != share[i * 64 + g]) bad = "GPU share count disagrees with jobs";
+  }
+  free(gpus), free(cpus), free(mem), free(tenant), free(cpuw), free(shared), free(share);
   return bad;
 }
 

@@ -127,7 +127,7 @@ struct pjob { uint32_t nodes, gpn, acct; int64_t run, start; bool low, gone; };
 
 static void check_quota(struct px_core *c, const uint32_t *acct, const uint64_t *cap) {
   for (int a = 0; a < 2; a++) {
-    uint64_t used = c->assoc[acct[a]].run_gpus;
+    uint64_t used = c->assoc[acct[a]].run_cgpus / 100;
     if (used > cap[a]) fail_msg("account %d runs %llu GPUs over its cap %llu", a, (unsigned long long)used,
                                 (unsigned long long)cap[a]);
   }
@@ -197,16 +197,16 @@ static void preempt_and_quota_invariants(void **state) {
       }
       if (reclaimer) { /* victims requeued: the borrower cannot borrow the GPUs back */
         uint32_t other = acct[!jobs[reclaimer].acct];
-        uint64_t before = f.core->assoc[other].run_gpus, mine = f.core->assoc[acct[jobs[reclaimer].acct]].run_gpus;
+        uint64_t before = f.core->assoc[other].run_cgpus / 100, mine = f.core->assoc[acct[jobs[reclaimer].acct]].run_cgpus / 100;
         pf_cycle(&f, t);
         check_quota(f.core, acct, cap);
         for (size_t k = 0; k < f.out.len; k++)
           if (f.out.v[k].kind == PX_ACT_START) jobs[f.out.v[k].job_id].start = t;
-        assert_true(f.core->assoc[other].run_gpus <= (before > 16 ? before : 16)); /* no new borrowing */
+        assert_true(f.core->assoc[other].run_cgpus / 100 <= (before > 16 ? before : 16)); /* no new borrowing */
         bool other_preemptor = false; /* the GPUs went to an earlier preemptor instead */
         for (size_t k = 0; k < f.out.len; k++)
           other_preemptor |= f.out.v[k].kind == PX_ACT_START && preemptor[f.out.v[k].job_id];
-        assert_true(f.core->assoc[acct[jobs[reclaimer].acct]].run_gpus > mine || other_preemptor);
+        assert_true(f.core->assoc[acct[jobs[reclaimer].acct]].run_cgpus / 100 > mine || other_preemptor);
         nreclaims++;
       }
     }

@@ -2,7 +2,8 @@
  * Property tests: seeded random event sequences (submits of every shape,
  * cancels, holds, ends, requeues, node failures, cycles) on a small cluster
  * with a switch tree, NVLink groups, two GPU types, features, an
- * exclusive_account partition and limits. After every step the invariants
+ * exclusive_account partition, limits and fractions of shared GPUs (p0
+ * offers GPU shares). After every step the invariants
  * hold: no GPU/CPU/memory over-committed, every started job has its whole
  * shape placed on nodes of its partition that were up and match its
  * constraint, tenancy and group limits respected. The same seed gives the
@@ -27,6 +28,7 @@ static struct px_conf *prop_conf(void) {
   for (uint32_t n = 16; n < 24; n++) c->nodes[n].gpu_type = "h100";
   for (uint32_t n = 0; n < 24; n += 3) px_testconf_features(c, n, n % 2 ? "ib" : "ib,nvme");
   c->partitions[0].nnodes = 20;                       /* p0: n0-19 (both types) */
+  c->partitions[0].gpu_shares = true;
   uint32_t t = px_testconf_partition(c, "tenant", 12, 12); /* n12-23 */
   c->partitions[t].exclusive_account = true;
   c->partitions[t].max_time_s = 7200;
@@ -48,12 +50,13 @@ static void random_spec(struct rng *r, struct px_jobspec *s, uint64_t next_id) {
   static const char *users[] = {"u0", "u1", "u2", "u3"};
   px_jobspec_init(s);
   s->user = (char *)users[rnd(r, 4)];
-  switch (rnd(r, 6)) {
+  switch (rnd(r, 7)) {
   case 0: s->gpus_per_node = 1 + rnd(r, 8); break;                        /* one node */
   case 1: s->nodes_min = 2 + rnd(r, 4); s->gpus_per_node = 8; break;       /* gang */
   case 2: s->ntasks = 1 + rnd(r, 12); s->gpus_per_task = 1; break;         /* flexible */
   case 3: s->gpus = 2 + rnd(r, 12); break;                                 /* --gpus */
   case 4: s->ntasks = 1 + rnd(r, 4); s->cpus_per_task = 1 + rnd(r, 8); break; /* CPU only */
+  case 5: s->gpu_share = 1 + rnd(r, 99); break;                           /* a fraction */
   default: s->nodes_min = 1 + rnd(r, 2); s->gpus_per_node = 2 * (1 + rnd(r, 2)); break;
   }
   if (rnd(r, 5) == 0) s->partition = (char *)"tenant";
@@ -136,24 +139,24 @@ static const char *check_starts(struct px_core *c, const struct px_conf *conf, c
   while (px_core_job_next(c, &cur, &w)) {
     if (w.state != PX_JOB_RUNNING || !w.nalloc) continue;
     int u = w.user[1] - '0';
-    if (w.qos == 1) qgpus[u] += w.ngpus;
+    if (w.qos == 1) qgpus[u] += w.gpu_share ? w.gpu_share : w.ngpus * 100; /* hundredths */
     if (w.account == 2) tjobs[u]++;
   }
   for (int u = 0; u < 4; u++)
-    if (qgpus[u] > 24 || tjobs[u] > 6) return "a per-user limit was exceeded";
+    if (qgpus[u] > 24 * 100 || tjobs[u] > 6) return "a per-user limit was exceeded";
   /* group GPU limit of teamA (account 1) */
-  if (c->assoc[1].run_gpus > 64) return "GrpTRES exceeded";
+  if (c->assoc[1].run_cgpus > 64 * 100) return "GrpTRES exceeded";
   if (c->assoc[1].grp_gpus == 64) {
     uint64_t sum = 0;
     cur = 0;
     while (px_core_job_next(c, &cur, &w))
-      if (w.state == PX_JOB_RUNNING && w.account == 1 && w.nalloc) sum += w.ngpus;
-    if (sum > 64 || sum != c->assoc[1].run_gpus) return "group GPU counter wrong";
+      if (w.state == PX_JOB_RUNNING && w.account == 1 && w.nalloc) sum += w.gpu_share ? w.gpu_share : w.ngpus * 100;
+    if (sum > 64 * 100 || sum != c->assoc[1].run_cgpus) return "group GPU counter wrong";
   }
   return NULL;
 }
 
-struct run_log { uint64_t hash; unsigned starts, events; };
+struct run_log { uint64_t hash; unsigned starts, events, shared; };
 
 static void mix(uint64_t *h, uint64_t x) { *h = (*h ^ x) * 1099511628211ULL; }
 
@@ -168,7 +171,7 @@ static void random_run(uint64_t seed, unsigned steps, struct run_log *log) {
   uint64_t next_id = 1, running[512];
   unsigned nrun = 0;
   int64_t now = 1000;
-  *log = (struct run_log){14695981039346656037ULL, 0, 0};
+  *log = (struct run_log){14695981039346656037ULL, 0, 0, 0};
   for (unsigned step = 0; step < steps; step++) {
     now += rnd(&r, 30);
     uint32_t ev = rnd(&r, 20);
@@ -225,6 +228,7 @@ static void random_run(uint64_t seed, unsigned steps, struct run_log *log) {
           mix(&log->hash, out.allocs[a->alloc_first + k].node);
           mix(&log->hash, out.allocs[a->alloc_first + k].gpus);
           mix(&log->hash, out.allocs[a->alloc_first + k].mem_mib);
+          log->shared += out.allocs[a->alloc_first + k].gpu_share > 0;
         }
         if (nrun < 512) running[nrun++] = a->job_id;
         else assert_int_equal(pxc_job_ended(c, a->job_id, PX_JOB_COMPLETED, 0, now, NULL), 0);
@@ -247,13 +251,15 @@ static void random_run(uint64_t seed, unsigned steps, struct run_log *log) {
 
 static void invariants_hold_over_random_runs(void **state) {
   (void)state;
-  unsigned total = 0;
+  unsigned total = 0, shared = 0;
   for (uint64_t seed = 1; seed <= 8; seed++) {
     struct run_log log;
     random_run(seed, 1200, &log);
     total += log.starts;
+    shared += log.shared;
   }
   assert_true(total > 600); /* the runs did schedule work */
+  assert_true(shared > 30); /* fractions among it */
 }
 
 /* The queue key's priority (prio.c computes only the factors of non-zero

@@ -74,7 +74,7 @@ static void every_kind_round_trips(void **state) {
   px_event_rec_fini(&b);
 
   struct px_alloc al[2] = {{.node = 1, .ncpu = 4, .gpus = 0x81, .mem_mib = 100},
-                           {.node = 2, .ncpu = 2, .gpus = 0x2, .mem_mib = 50}};
+                           {.node = 2, .ncpu = 2, .gpus = 0x2, .mem_mib = 50, .gpu_share = 25}};
   ev = (struct px_event){.kind = PX_EV_START,
                          .job_id = 7,
                          .alloc = al,
@@ -87,6 +87,8 @@ static void every_kind_round_trips(void **state) {
   assert_int_equal(b.ev.alloc[0].node, 1);
   assert_true(b.ev.alloc[0].gpus == 0x81);
   assert_int_equal(b.ev.alloc[1].mem_mib, 50);
+  assert_int_equal(b.ev.alloc[0].gpu_share, 0);  /* whole GPUs: no key written */
+  assert_int_equal(b.ev.alloc[1].gpu_share, 25); /* a fraction keeps its hundredths */
   assert_int_equal(b.ev.array_task_id, 1);
   px_event_rec_fini(&b);
 
@@ -222,6 +224,11 @@ static void bad_records_are_named(void **state) {
   assert_int_equal(decode(&f, "start", NULL, "{\"alloc\":[{\"node\":\"nope\"}]}", &e, &d),
                    PX_EINVAL);
   assert_non_null(strstr(d.msg, "alloc[0].node"));
+  px_event_rec_fini(&e);
+  char bad[160];
+  snprintf(bad, sizeof bad, "{\"alloc\":[{\"node\":\"%s\",\"gpus\":[0,1],\"gpu_share\":50}]}", f.conf->nodes[0].name);
+  assert_int_equal(decode(&f, "start", NULL, bad, &e, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "alloc[0].gpu_share: 50 is not a share (1-99) of one GPU"));
   px_event_rec_fini(&e);
   assert_int_equal(decode(&f, "gpu", f.conf->nodes[0].name, "{\"gpu\":64,\"state\":\"OK\"}", &e, &d), PX_EINVAL);
   assert_non_null(strstr(d.msg, "gpu:"));
