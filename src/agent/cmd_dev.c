@@ -61,6 +61,7 @@ struct dev {
   int64_t restarts[RESTART_MAX];
   pid_t proxy;               /* `phalanx proxy` to services (dev_proxy.h), 0 when none */
   char proxy_addr[64];
+  char image_dir[4096];      /* --container-image-dir for every agent, "" when none */
 };
 
 static void usage(void) {
@@ -68,6 +69,7 @@ static void usage(void) {
           "usage: phalanx dev [--nodes N] [--gpus N[:TYPE]] [--cpus N] [--mem-mib M] [--gpu-groups G]\n"
           "                   [--port P] [--state-dir DIR] [--users U1,U2] [--ready-file FILE] [--quiet]\n"
           "                   [--heartbeat S] [--emulate] [--emulate-jobs sim|real] [--tls|--no-tls]\n"
+          "                   [--container-image-dir DIR]\n"
           "       phalanx dev --make-certs DIR   only write a throwaway CA and server certificate\n"
           "       phalanx dev inject DIR NODE GPU FAULT [CODE [DETAIL]]   a GPU fault on a node (xid, ecc, lost...)\n"
           "  a server and N agents (default 4 nodes x 8 emulated h100 GPUs) in a fresh state\n"
@@ -283,7 +285,8 @@ static int start_agents(struct dev *d) {
     char *args[] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
                     "--state-dir", state, "--emulate-gpus", gpus, "--emulate-cpus", cpus,
                     "--emulate-mem", mem, "--cluster", "dev", "--kill-wait", "5",
-                    "--kill-jobs-on-exit", "--allow-root", "--token-file", token, "--ca-file", d->ca, NULL};
+                    "--kill-jobs-on-exit", "--allow-root", "--token-file", token, "--ca-file", d->ca,
+                    "--container-image-dir", d->image_dir, NULL};
     d->agents[d->nagents++] = spawn(d, args, log, NULL);
     if (d->agents[i] < 0) return -1;
   }
@@ -370,7 +373,7 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
                                      {"state-dir", 1, 0, 'd'}, {"ready-file", 1, 0, 'r'}, {"quiet", 0, 0, 'q'},
                                      {"users", 1, 0, 'u'}, {"heartbeat", 1, 0, 'H'}, {"emulate", 0, 0, 'e'},
                                      {"emulate-jobs", 1, 0, 'j'}, {"no-tls", 0, 0, 'T'}, {"tls", 0, 0, 'S'},
-                                     {"make-certs", 1, 0, 'C'},
+                                     {"make-certs", 1, 0, 'C'}, {"container-image-dir", 1, 0, 'I'},
                                      {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
   struct px_dev_shape *s = &d->shape;
   *s = (struct px_dev_shape){.nodes = 4, .gpus = 8, .cpus = 32, .groups = 2, .mem_mib = 131072, .gpu_type = "h100"};
@@ -401,6 +404,7 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
       case 'T': d->no_tls = true; break;
       case 'S': d->force_tls = true; break;
       case 'C': snprintf(d->tls_dir, sizeof d->tls_dir, "%s", optarg); break;
+      case 'I': snprintf(d->image_dir, sizeof d->image_dir, "%s", optarg); break;
       case 'j':
         if (strcmp(optarg, "sim") && strcmp(optarg, "real")) return -1;
         d->real_jobs = !strcmp(optarg, "real");

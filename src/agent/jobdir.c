@@ -81,13 +81,14 @@ static int get_json(const char *dir, const char *name, json_t **out) {
 
 int px_site_write(const char *dir, const struct px_site *s) {
   return put_json(dir, "site.json",
-                  json_pack("{ss ss ss ss sI ss sI sI sI sb sb sb sb ss}", "node", s->node, "cluster", s->cluster,
+                  json_pack("{ss ss ss ss sI ss sI sI sI sb sb sb sb ss ss ss ss}", "node", s->node, "cluster", s->cluster,
                             "cgroup_root", s->cgroup_root, "cgroup_name", s->cgroup_name,
                             "cg_slot", (json_int_t)s->cg_slot, "notify", s->notify, "kill_wait_s",
                             (json_int_t)s->kill_wait_s, "pids_max", (json_int_t)s->pids_max,
                             "node_ngpus", (json_int_t)s->node_ngpus, "allow_root", s->allow_root,
                             "no_cgroup", s->no_cgroup, "emulated_gpus", s->emulated_gpus, "emulated_cpus", s->emulated_cpus,
-                            "gpu_uuids", s->gpu_uuids));
+                            "gpu_uuids", s->gpu_uuids, "ctr_image_dir", s->ctr_image_dir, "ctr_cache_dir",
+                            s->ctr_cache_dir, "ctr_runtime", s->ctr_runtime));
 }
 
 int px_site_read(const char *dir, struct px_site *s) {
@@ -111,6 +112,9 @@ int px_site_read(const char *dir, struct px_site *s) {
   px_rd_bool(&r, "emulated_gpus", false, &s->emulated_gpus);
   px_rd_bool(&r, "emulated_cpus", false, &s->emulated_cpus);
   px_rd_buf(&r, "gpu_uuids", false, s->gpu_uuids, sizeof s->gpu_uuids);
+  px_rd_buf(&r, "ctr_image_dir", false, s->ctr_image_dir, sizeof s->ctr_image_dir);
+  px_rd_buf(&r, "ctr_cache_dir", false, s->ctr_cache_dir, sizeof s->ctr_cache_dir);
+  px_rd_buf(&r, "ctr_runtime", false, s->ctr_runtime, sizeof s->ctr_runtime);
   rc = px_rd_done(&r);
   json_decref(j);
   return rc;

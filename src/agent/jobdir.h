@@ -40,6 +40,11 @@ struct px_site {
   bool emulated_gpus;      /* no device files behind the GPUs: keep physical indices */
   bool emulated_cpus;      /* the node claims CPUs it lacks: no CPU pinning */
   char gpu_uuids[PATH_MAX]; /* MIG instances: a file of the node's GPU UUIDs, one per index ("" : whole GPUs) */
+  /* containers (container.h): where image names are looked up ("" : paths only), the
+   * unpacked images' cache (STATE/images by default), the OCI runtime ("" : crun) */
+  char ctr_image_dir[PATH_MAX];
+  char ctr_cache_dir[PATH_MAX];
+  char ctr_runtime[PATH_MAX];
 };
 
 struct px_job_status {

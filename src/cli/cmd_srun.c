@@ -202,6 +202,11 @@ static int step_in_allocation(struct step *s, int argc, char **argv, int first) 
     px_cmd_error(&s->cmd, "--pty inside a batch job has no terminal to attach to");
     return 1;
   }
+  if (s->spec.container_image) {
+    px_cmd_error(&s->cmd, "--container-image: a step inside an allocation does not run in an image yet "
+                          "(give it to sbatch, or to srun outside an allocation)");
+    return 1;
+  }
   s->ntasks = s->spec.ntasks ? s->spec.ntasks
               : s->spec.ntasks_per_node ? s->spec.ntasks_per_node
                                         : (uint32_t)strtoul(env_or("SLURM_NTASKS", "1"), NULL, 10);

@@ -168,7 +168,9 @@ static json_t *launch_to_json(const struct px_launch *l) {
                            {"submit_dir", l->submit_dir}, {"script", l->script},
                            {"stdout_path", l->stdout_path}, {"stderr_path", l->stderr_path},
                            {"stdin_path", l->stdin_path}, {"open_mode", l->open_mode},
-                           {"hint", l->hint},           {"distribution", l->distribution}};
+                           {"hint", l->hint},           {"distribution", l->distribution},
+                           {"container_image", l->container_image}, {"container_mounts", l->container_mounts},
+                           {"container_workdir", l->container_workdir}, {"container_env", l->container_env}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) bad |= px_wr_str(o, strs[i][0], strs[i][1]) != 0;
   bad |= px_wr_int(o, "uid", l->uid) != 0;
   bad |= px_wr_int(o, "gid", l->gid) != 0;
@@ -254,6 +256,10 @@ static int launch_from_json(json_t *j, uint32_t idx, struct px_launch *out, stru
   px_rd_str(&rd, "open_mode", false, &l.open_mode);
   px_rd_str(&rd, "hint", false, &l.hint);
   px_rd_str(&rd, "distribution", false, &l.distribution);
+  px_rd_str(&rd, "container_image", false, &l.container_image);
+  px_rd_str(&rd, "container_mounts", false, &l.container_mounts);
+  px_rd_str(&rd, "container_workdir", false, &l.container_workdir);
+  px_rd_str(&rd, "container_env", false, &l.container_env);
   px_rd_u32(&rd, "cpus_per_gpu", false, &l.cpus_per_gpu);
   px_rd_strv(&rd, "env", false, &l.env, &nenv);
   px_rd_i64(&rd, "time_limit_s", false, &l.time_limit_s);
@@ -299,7 +305,8 @@ void px_launch_fini(struct px_launch *l) {
   char **strs[] = {&l->name,       &l->user,        &l->account,     &l->partition,
                    &l->qos,        &l->workdir,     &l->submit_dir,  &l->script,
                    &l->stdout_path, &l->stderr_path, &l->stdin_path, &l->open_mode,
-                   &l->hint,       &l->distribution};
+                   &l->hint,       &l->distribution, &l->container_image, &l->container_mounts,
+                   &l->container_workdir, &l->container_env};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) free(*strs[i]);
   px_strv_free(l->argv);
   px_strv_free(l->env);
@@ -327,7 +334,8 @@ char *px_task_report_encode(const struct px_task_report *r) {
                                 (json_int_t)r->cpu_time_ms, "start_time", (json_int_t)r->start_time,
                                 "end_time", (json_int_t)r->end_time, "restart_count",
                                 (json_int_t)r->restart_count);
-  if (o && ((r->is_step && px_wr_int(o, "step_id", r->step_id)) || px_svc_report_write(o, r))) {
+  if (o && ((r->is_step && px_wr_int(o, "step_id", r->step_id)) || px_svc_report_write(o, r) ||
+            (r->reason[0] && px_wr_str(o, "reason", r->reason)))) {
     json_decref(o);
     return NULL;
   }
@@ -354,6 +362,7 @@ static int task_report_from_json(json_t *j, uint32_t idx, struct px_task_report 
   px_rd_u32(&rd, "restart_count", false, &r.restart_count);
   r.is_step = json_object_get(j, "step_id") != NULL;
   px_rd_u32(&rd, "step_id", false, &r.step_id);
+  px_rd_buf(&rd, "reason", false, r.reason, sizeof r.reason);
   bool known = false;
   for (size_t i = 0; i < sizeof task_states / sizeof task_states[0]; i++)
     known |= strcmp(r.state, task_states[i]) == 0;

@@ -143,6 +143,9 @@ struct px_launch {
   char *hint, *distribution;    /* --hint, -m as the job gave them (SLURM_HINT, ranks) */
   uint32_t cpus_per_gpu;        /* --cpus-per-gpu, 0 when not given */
   struct px_launch_service *service; /* "service", NULL for batch (freed by _fini) */
+  char *container_image;        /* --container-image and the rest (proto/container_spec.h), */
+  char *container_mounts;       /* as the job spec holds them; NULL: no container */
+  char *container_workdir, *container_env;
 };
 
 /* Stop (cancel, preempt, time limit) or just signal a job on a node. */
@@ -180,6 +183,8 @@ struct px_task_report {
   uint32_t nports;
   char health[16];
   char health_reason[128];
+  char reason[128];             /* a failed start's reason ("ContainerImage: /x: no such image"),
+                                 * shown as the job's reason; "" when none */
 };
 
 /* Encoders return a malloc'd JSON string (NULL on ENOMEM). Decoders fill the

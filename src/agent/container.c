@@ -1,0 +1,100 @@
+/* container.c - a job's container on this node: prepare, one task's runtime command, clean up (container.h). */
+#include "agent/container.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/container_int.h"
+
+#define MAX_GROUPS 1024
+
+/* crun refuses hybrid hosts whose v2 hierarchy has a controller (container.h). */
+static bool cgroup2_has_controllers(void) {
+  int fd = open("/sys/fs/cgroup/unified/cgroup.controllers", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char c;
+  bool any = read(fd, &c, 1) == 1 && c != '\n';
+  close(fd);
+  return any;
+}
+
+/* The image configuration's Env and WorkingDir (the file is the user's: no symlink followed). */
+static int read_image_config(struct px_ctr *c, const struct px_launch *l, char *err, size_t errlen) {
+  int fd = open(c->img.config, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  json_t *root = fd >= 0 ? json_loadfd(fd, 0, NULL) : NULL;
+  if (fd >= 0) close(fd);
+  if (!root) return snprintf(err, errlen, "ContainerImage: %s: its configuration cannot be read", l->container_image), -1;
+  json_t *cfg = json_object_get(root, "config"), *env = json_object_get(cfg, "Env"), *e;
+  size_t n = json_array_size(env), i, k = 0;
+  c->img_env = calloc(n + 1, sizeof *c->img_env);
+  json_array_foreach(env, i, e) {
+    const char *s = json_string_value(e);
+    if (c->img_env && s && strchr(s, '=') && !(c->img_env[k++] = strdup(s))) break;
+  }
+  const char *wd = json_string_value(json_object_get(cfg, "WorkingDir"));
+  snprintf(c->workdir, sizeof c->workdir, "%s",
+           l->container_workdir ? l->container_workdir : wd && wd[0] == '/' ? wd : "/");
+  json_decref(root);
+  return c->img_env ? 0 : (snprintf(err, errlen, "out of memory reading the image configuration"), -1);
+}
+
+int px_ctr_prepare(struct px_ctr *c, const struct px_launch *l, const struct px_site *site, const char *jobdir,
+                   char *err, size_t errlen) {
+  memset(c, 0, sizeof *c);
+  struct px_diag d;
+  if (px_ctr_mounts_parse(l->container_mounts, &c->mounts, &d))
+    return snprintf(err, errlen, "ContainerMounts: %s", d.msg), -1;
+  struct px_image_req r = {.ref = l->container_image, .base_dir = l->submit_dir ? l->submit_dir : "/",
+                           .image_dir = site->ctr_image_dir, .cache_dir = site->ctr_cache_dir,
+                           .user = l->user, .uid = l->uid, .gid = l->gid};
+  if (px_image_prepare(&r, &c->img, err, errlen) || read_image_config(c, l, err, errlen)) {
+    px_ctr_fini(c);
+    return -1;
+  }
+  snprintf(c->jobdir, sizeof c->jobdir, "%s", jobdir);
+  snprintf(c->state_dir, sizeof c->state_dir, "%s/crun", jobdir);
+  snprintf(c->runtime, sizeof c->runtime, "%s", site->ctr_runtime[0] ? site->ctr_runtime : PX_CTR_RUNTIME_DEFAULT);
+  c->hide_cgroup2 = cgroup2_has_controllers();
+  if (mkdir(c->state_dir, 0700) != 0 && errno != EEXIST) {
+    px_ctr_fini(c);
+    return snprintf(err, errlen, "cannot make the container runtime's state directory"), -1;
+  }
+  return 0;
+}
+
+void px_ctr_fini(struct px_ctr *c) {
+  if (c->state_dir[0]) px_rm_tree(c->state_dir);
+  for (uint32_t i = 0; c->jobdir[0]; i++) { /* the tasks' configurations, ctr.0.json ... */
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/ctr.%u.json", c->jobdir, i);
+    if (unlink(p) != 0) break;
+  }
+  for (char **e = c->img_env; e && *e; e++) free(*e);
+  free(c->img_env);
+  px_ctr_mounts_fini(&c->mounts);
+  memset(c, 0, sizeof *c);
+}
+
+int px_ctr_task(const struct px_ctr *c, const struct px_launch *l, char *const *env, const char *script,
+                uint32_t local_id, struct px_ctr_task *t, char *err, size_t errlen) {
+  gid_t groups[MAX_GROUPS];
+  int ngroups = MAX_GROUPS;
+  if (getgrouplist(l->user, l->gid, groups, &ngroups) < 0) ngroups = 0;
+  json_t *cfg = px_ctr_config(c, l, env, script, groups, ngroups);
+  snprintf(t->cfg, sizeof t->cfg, "%s/ctr.%u.json", c->jobdir, local_id);
+  int rc = cfg ? json_dump_file(cfg, t->cfg, JSON_COMPACT) : -1;
+  json_decref(cfg);
+  if (rc) return snprintf(err, errlen, "cannot write the container configuration %s", t->cfg), -1;
+  snprintf(t->id, sizeof t->id, "px-%llu.%u.%u.%u", (unsigned long long)l->job_id, l->restart_count, l->node_rank,
+           local_id);
+  char *const argv[] = {(char *)c->runtime, "--root", (char *)c->state_dir, "--cgroup-manager=disabled", "run",
+                        "--bundle", (char *)c->jobdir, "--config", t->cfg, "--no-new-keyring", t->id, NULL};
+  memcpy(t->argv, argv, sizeof argv);
+  return 0;
+}
