@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Containers end to end on a `phalanx dev` cluster whose agents look image
+# names up in a directory (--container-image-dir), through Slurm's names:
+# sbatch --container-image=NAME (a docker archive found as NAME.tar) with
+# --container-mounts runs the script inside the image, its output where
+# sbatch puts it; #SBATCH --container-image=NAME:TAG (an OCI layout's tagged
+# manifest); srun --container-image outside an allocation streams its
+# output; a missing image ends the job FAILED at once with the reason in
+# squeue and scontrol; bad options are refused at submission naming the
+# field; salloc says it cannot yet.
+source "$(dirname "$0")/lib_dev.sh"
+source "$(dirname "$0")/ctr/lib.sh"
+[ "$(id -u)" = 0 ] || px_skip root "the OCI runtime needs root"
+need_runtime
+make_test_image "$tmp/images" >/dev/null
+mv "$tmp/images/oci" "$tmp/images/bb" # a layout named bb, its manifest tagged v1
+start_dev "sbatch squeue sacct scontrol srun salloc" --nodes 2 --container-image-dir "$tmp/images"
+mkdir -p "$tmp/work" && cd "$tmp/work"
+done_ok() { sacct -X -n -P -o State -j "$1" | grep -qx "$2"; }
+
+# 1. sbatch with a name (busybox.tar) and a mount.
+id=$(sbatch --parsable --container-image=busybox --container-mounts="$tmp/work:/w" \
+  --wrap 'cat /etc/os-release; echo JOB=$SLURM_JOB_ID NODES=$SLURM_JOB_NODELIST; pwd; echo hi >/w/from-ctr')
+wait_for 60 done_ok "$id" COMPLETED || fail "sbatch job $id: $(sacct -X -n -P -o State -j "$id")"
+out=$(cat "slurm-$id.out" 2>/dev/null)
+[[ $out == *"ID=pxtest"* && $out == *"JOB=$id NODES=dev"* && $out == *$'\n/work'* ]] || fail "sbatch job $id output: $out"
+[ "$(cat from-ctr 2>/dev/null)" = hi ] || fail "the mount did not reach the host"
+echo "ok   sbatch --container-image=busybox --container-mounts: the script ran in the image (job $id)"
+
+# 2. #SBATCH lines, NAME:TAG of an OCI layout, --container-workdir.
+printf '#!/bin/sh\n#SBATCH --container-image=bb:v1\n#SBATCH --container-workdir=/opt\npwd\nls /opt/dir\n' >ctr.sh
+id=$(sbatch --parsable ctr.sh)
+wait_for 60 done_ok "$id" COMPLETED || fail "#SBATCH job $id: $(sacct -X -n -P -o State -j "$id")"
+[ "$(cat "slurm-$id.out" 2>/dev/null)" = $'/opt\nnew' ] || fail "#SBATCH job $id output: $(cat "slurm-$id.out")"
+echo "ok   #SBATCH --container-image=bb:v1 --container-workdir=/opt (job $id)"
+
+# 3. srun outside an allocation streams the output of its command run in the image.
+out=$(srun --container-image=bb:v1 -N 1 sh -c 'grep ^ID= /etc/os-release; echo rank=$SLURM_PROCID' 2>&1)
+[ "$out" = $'ID=pxtest\nrank=0' ] || fail "srun --container-image: $out"
+echo "ok   srun --container-image outside an allocation"
+
+# 4. A missing image: FAILED at once, the reason where people look.
+id=$(sbatch --parsable --container-image=/nonexistent --wrap 'true')
+wait_for 60 done_ok "$id" FAILED || fail "job $id with a missing image: $(sacct -X -n -P -o State -j "$id")"
+want="ContainerImage: /nonexistent: no such image"
+[[ $(squeue -h -t all -j "$id" -o '%T %r') == "FAILED $want" ]] || fail "squeue: $(squeue -h -t all -j "$id" -o '%T %r')"
+scontrol show job "$id" | grep -q "JobState=FAILED Reason=$want" || fail "scontrol: $(scontrol show job "$id" | grep JobState)"
+id=$(sbatch --parsable --container-image=nosuchname --wrap 'true')
+wait_for 60 done_ok "$id" FAILED || fail "job $id with an unknown name"
+scontrol show job "$id" | grep -q "Reason=ContainerImage: nosuchname: no such image in $tmp/images" ||
+  fail "scontrol: $(scontrol show job "$id" | grep JobState)"
+echo "ok   a missing image fails the job at once, the reason in squeue and scontrol"
+
+# 5. Bad options are refused at submission, naming the field.
+out=$(sbatch --container-image=bb:v1 --container-mounts=rel:/x --wrap true 2>&1)
+[[ $out == *"container_mounts: entry 1: source is not an absolute path"* ]] || fail "relative mount: $out"
+out=$(sbatch --container-workdir=/w --wrap true 2>&1)
+[[ $out == *"container_workdir: needs container_image"* ]] || fail "workdir without image: $out"
+out=$(salloc --container-image=bb:v1 true 2>&1)
+[[ $out == *"salloc's steps do not run in an image yet"* ]] || fail "salloc: $out"
+echo "ok   bad container options are refused naming the field; salloc says what is missing"
+[ "$fails" = 0 ]
