@@ -99,7 +99,9 @@ static size_t latest_attempts(struct px_job_info *v, size_t n) {
 }
 
 /* Slurm's sacct lists pending and running jobs too: add the server's live
- * jobs that have no accounting record yet. */
+ * jobs that have no accounting record yet. A job still in the server's table
+ * lends its record what accounting rows do not keep: who cancelled it, and
+ * its end reason (until it leaves the table, sacct's Reason is then None). */
 static int add_live_jobs(struct px_cmd *c, struct px_job_info **v, size_t *n) {
   struct px_job_info *live = NULL;
   size_t nl = 0;
@@ -118,6 +120,9 @@ static int add_live_jobs(struct px_cmd *c, struct px_job_info **v, size_t *n) {
         all[k].cancelled_by = live[i].cancelled_by;
         live[i].cancelled_by = NULL;
       }
+      /* nor why a start failed ("ContainerImage: ..."): the live job's, for its own attempt */
+      if (!strcmp(all[k].reason, "None") && all[k].restarts == live[i].restarts)
+        snprintf(all[k].reason, sizeof all[k].reason, "%s", live[i].reason);
     }
     if (known) px_cli_job_fini(&live[i]);
     else all[(*n)++] = live[i];

@@ -6,7 +6,7 @@
 # sbatch puts it; #SBATCH --container-image=NAME:TAG (an OCI layout's tagged
 # manifest); srun --container-image outside an allocation streams its
 # output; a missing image ends the job FAILED at once with the reason in
-# squeue and scontrol; bad options are refused at submission naming the
+# squeue, scontrol and sacct; bad options are refused at submission naming the
 # field; salloc says it cannot yet.
 source "$(dirname "$0")/lib_dev.sh"
 source "$(dirname "$0")/ctr/lib.sh"
@@ -45,11 +45,12 @@ wait_for 60 done_ok "$id" FAILED || fail "job $id with a missing image: $(sacct 
 want="ContainerImage: /nonexistent: no such image"
 [[ $(squeue -h -t all -j "$id" -o '%T %r') == "FAILED $want" ]] || fail "squeue: $(squeue -h -t all -j "$id" -o '%T %r')"
 scontrol show job "$id" | grep -q "JobState=FAILED Reason=$want" || fail "scontrol: $(scontrol show job "$id" | grep JobState)"
+[ "$(sacct -X -n -P -o State,Reason -j "$id")" = "FAILED|$want" ] || fail "sacct: $(sacct -X -n -P -o State,Reason -j "$id")"
 id=$(sbatch --parsable --container-image=nosuchname --wrap 'true')
 wait_for 60 done_ok "$id" FAILED || fail "job $id with an unknown name"
 scontrol show job "$id" | grep -q "Reason=ContainerImage: nosuchname: no such image in $tmp/images" ||
   fail "scontrol: $(scontrol show job "$id" | grep JobState)"
-echo "ok   a missing image fails the job at once, the reason in squeue and scontrol"
+echo "ok   a missing image fails the job at once, the reason in squeue, scontrol and sacct"
 
 # 5. Bad options are refused at submission, naming the field.
 out=$(sbatch --container-image=bb:v1 --container-mounts=rel:/x --wrap true 2>&1)
