@@ -45,12 +45,12 @@ static int read_image_config(struct px_ctr *c, const struct px_launch *l, char *
 }
 
 int px_ctr_prepare(struct px_ctr *c, const struct px_launch *l, const struct px_site *site, const char *jobdir,
-                   char *err, size_t errlen) {
+                   const char *tag, char *err, size_t errlen) {
   memset(c, 0, sizeof *c);
   struct px_diag d;
   if (px_ctr_mounts_parse(l->container_mounts, &c->mounts, &d))
     return snprintf(err, errlen, "ContainerMounts: %s", d.msg), -1;
-  struct px_image_req r = {.ref = l->container_image, .base_dir = l->submit_dir ? l->submit_dir : "/",
+  struct px_image_req r = {.ref = l->container_image, .base_dir = l->workdir ? l->workdir : l->submit_dir ? l->submit_dir : "/",
                            .image_dir = site->ctr_image_dir, .cache_dir = site->ctr_cache_dir,
                            .user = l->user, .uid = l->uid, .gid = l->gid};
   if (px_image_prepare(&r, &c->img, err, errlen) || read_image_config(c, l, err, errlen)) {
@@ -58,7 +58,8 @@ int px_ctr_prepare(struct px_ctr *c, const struct px_launch *l, const struct px_
     return -1;
   }
   snprintf(c->jobdir, sizeof c->jobdir, "%s", jobdir);
-  snprintf(c->state_dir, sizeof c->state_dir, "%s/crun", jobdir);
+  snprintf(c->tag, sizeof c->tag, "%s", tag);
+  snprintf(c->state_dir, sizeof c->state_dir, "%.4000s/crun.%s", jobdir, c->tag);
   snprintf(c->runtime, sizeof c->runtime, "%s", site->ctr_runtime[0] ? site->ctr_runtime : PX_CTR_RUNTIME_DEFAULT);
   c->hide_cgroup2 = cgroup2_has_controllers();
   if (mkdir(c->state_dir, 0700) != 0 && errno != EEXIST) {
@@ -70,9 +71,9 @@ int px_ctr_prepare(struct px_ctr *c, const struct px_launch *l, const struct px_
 
 void px_ctr_fini(struct px_ctr *c) {
   if (c->state_dir[0]) px_rm_tree(c->state_dir);
-  for (uint32_t i = 0; c->jobdir[0]; i++) { /* the tasks' configurations, ctr.0.json ... */
-    char p[PATH_MAX + 32];
-    snprintf(p, sizeof p, "%s/ctr.%u.json", c->jobdir, i);
+  for (uint32_t i = 0; c->jobdir[0]; i++) { /* the tasks' configurations, ctr.<tag>.0.json ... */
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/ctr.%s.%u.json", c->jobdir, c->tag, i);
     if (unlink(p) != 0) break;
   }
   for (char **e = c->img_env; e && *e; e++) free(*e);
@@ -87,12 +88,12 @@ int px_ctr_task(const struct px_ctr *c, const struct px_launch *l, char *const *
   int ngroups = MAX_GROUPS;
   if (getgrouplist(l->user, l->gid, groups, &ngroups) < 0) ngroups = 0;
   json_t *cfg = px_ctr_config(c, l, env, script, groups, ngroups);
-  snprintf(t->cfg, sizeof t->cfg, "%s/ctr.%u.json", c->jobdir, local_id);
+  snprintf(t->cfg, sizeof t->cfg, "%.4000s/ctr.%s.%u.json", c->jobdir, c->tag, local_id);
   int rc = cfg ? json_dump_file(cfg, t->cfg, JSON_COMPACT) : -1;
   json_decref(cfg);
   if (rc) return snprintf(err, errlen, "cannot write the container configuration %s", t->cfg), -1;
-  snprintf(t->id, sizeof t->id, "px-%llu.%u.%u.%u", (unsigned long long)l->job_id, l->restart_count, l->node_rank,
-           local_id);
+  snprintf(t->id, sizeof t->id, "px-%llu.%u.%u.%s.%u", (unsigned long long)l->job_id, l->restart_count,
+           l->node_rank, c->tag, local_id);
   char *const argv[] = {(char *)c->runtime, "--root", (char *)c->state_dir, "--cgroup-manager=disabled", "run",
                         "--bundle", (char *)c->jobdir, "--config", t->cfg, "--no-new-keyring", t->id, NULL};
   memcpy(t->argv, argv, sizeof argv);

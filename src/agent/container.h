@@ -57,7 +57,8 @@ struct px_ctr {
   char workdir[PATH_MAX];
   struct px_ctr_mounts mounts;
   char jobdir[PATH_MAX];
-  char state_dir[PATH_MAX];  /* the runtime's --root: JOBDIR/crun */
+  char tag[32];              /* "batch", or "s<id>" for a step: names its files and containers */
+  char state_dir[PATH_MAX];  /* the runtime's --root: JOBDIR/crun.<tag> */
   char runtime[PATH_MAX];
   bool hide_cgroup2;
 };
@@ -69,14 +70,15 @@ struct px_ctr_task {
   char *argv[12];
 };
 
-/* Prepares the job's container on this node. 0, or -1 with err the job's
+/* Prepares the container of the job (tag "batch") or of one of its steps
+ * ("s<id>": l is the step's launch) on this node. 0, or -1 with err the
  * end reason ("ContainerImage: /x: no such image"). */
 int px_ctr_prepare(struct px_ctr *c, const struct px_launch *l, const struct px_site *site, const char *jobdir,
-                   char *err, size_t errlen);
+                   const char *tag, char *err, size_t errlen);
 /* Removes the runtime's state and the tasks' configurations; frees c. */
 void px_ctr_fini(struct px_ctr *c);
 
-/* Writes task local_id's configuration (env: the task's environment; script:
+/* Writes task local_id's configuration, JOBDIR/ctr.<tag>.<local_id>.json (env: the task's environment; script:
  * the batch script on the host, or NULL for the job's argv) and fills t. */
 int px_ctr_task(const struct px_ctr *c, const struct px_launch *l, char *const *env, const char *script,
                 uint32_t local_id, struct px_ctr_task *t, char *err, size_t errlen);

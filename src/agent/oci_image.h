@@ -36,7 +36,7 @@
 
 struct px_image_req {
   const char *ref;         /* --container-image as given */
-  const char *base_dir;    /* relative paths start here (the job's submit directory) */
+  const char *base_dir;    /* relative paths start here (the job's or step's working directory) */
   const char *image_dir;   /* names are looked up here ("" or NULL: no lookup) */
   const char *cache_dir;   /* CACHE */
   const char *user;

@@ -33,6 +33,7 @@ struct px_step_run {
   pid_t *pids;                   /* negative once reaped */
   int *wstatus;
   int64_t kill_at_ms;            /* monotonic; INT64_MAX: none */
+  struct px_ctr *ctr;            /* srun --container-image: the step's container, or NULL */
 };
 
 /* What a step borrows from its job's supervisor. */

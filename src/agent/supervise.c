@@ -139,7 +139,7 @@ static void start_tasks(struct sup *s) {
   uint32_t n = batch ? 1 : l->tasks_per_node[l->node_rank];
   if (n > MAX_LOCAL_TASKS) return fail_launch(s, "too many tasks on one node");
   char why[1024];
-  if (l->container_image && px_ctr_prepare(&s->ctr, l, &s->site, s->dir, why, sizeof why)) return fail_launch(s, why);
+  if (l->container_image && px_ctr_prepare(&s->ctr, l, &s->site, s->dir, "batch", why, sizeof why)) return fail_launch(s, why);
   s->has_ctr = l->container_image != NULL;
   for (uint32_t i = 0; i < n; i++) {
     /* --open-mode=append: a requeued job's log grows across its runs */

@@ -86,7 +86,7 @@ const struct px_opt_def px_cli_opts[] = {
     {"overlap", 0, NONE, SR, px_opt_ignored, "accepted; steps always share the allocation"},
     {"kill-on-bad-exit", 'K', OPT, SR, px_opt_ignored, "accepted; a failed task ends the step"},
     {"unbuffered", 'u', NONE, SR, px_opt_ignored, "accepted; output is always streamed"},
-    {"container-image", 0, REQ, JOB, px_opt_container_image, "run the job's tasks in this OCI image (pyxis' spelling): an OCI layout directory, a docker-archive tar, or a name in the nodes' image directory; sbatch, and srun outside an allocation (docs/containers.md)"},
+    {"container-image", 0, REQ, JOB, px_opt_container_image, "run the job's tasks in this OCI image (pyxis' spelling): an OCI layout directory, a docker-archive tar, or a name in the nodes' image directory (docs/containers.md)"},
     {"container-mounts", 0, REQ, JOB, px_opt_container_mounts, "SRC[:DST[:FLAGS]][,...] bind mounts into the container (FLAGS: ro, rw, ... joined with +)"},
     {"container-workdir", 0, REQ, JOB, px_opt_container_workdir, "working directory inside the container (default: the image's)"},
     {"container-env", 0, REQ, JOB, px_opt_container_env, "NAME[,NAME...]: these host variables win over the image's values"},

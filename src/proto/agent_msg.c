@@ -477,6 +477,10 @@ static json_t *step_to_json(const struct px_step_order *o) {
   bad |= px_wr_int(j, "ntasks", o->ntasks) != 0;
   if (o->gpus_per_task) bad |= px_wr_int(j, "gpus_per_task", o->gpus_per_task) != 0;
   bad |= px_wr_str(j, "distribution", o->distribution) != 0;
+  bad |= px_wr_str(j, "container_image", o->container_image) != 0;
+  bad |= px_wr_str(j, "container_mounts", o->container_mounts) != 0;
+  bad |= px_wr_str(j, "container_workdir", o->container_workdir) != 0;
+  bad |= px_wr_str(j, "container_env", o->container_env) != 0;
   if (bad) {
     json_decref(j);
     return NULL;
@@ -526,6 +530,10 @@ static int step_from_json(json_t *j, uint32_t idx, struct px_step_order *out, st
   px_rd_u32(&rd, "ntasks", true, &o.ntasks);
   px_rd_u32(&rd, "gpus_per_task", false, &o.gpus_per_task);
   px_rd_str(&rd, "distribution", false, &o.distribution);
+  px_rd_str(&rd, "container_image", false, &o.container_image);
+  px_rd_str(&rd, "container_mounts", false, &o.container_mounts);
+  px_rd_str(&rd, "container_workdir", false, &o.container_workdir);
+  px_rd_str(&rd, "container_env", false, &o.container_env);
   int rc = step_check(&rd, &o, nargv, ntpn);
   if (!rc) rc = px_rd_done(&rd);
   if (rc) {
@@ -552,6 +560,10 @@ void px_step_order_fini(struct px_step_order *o) {
   free(o->cwd);
   free(o->out_dir);
   free(o->distribution);
+  free(o->container_image);
+  free(o->container_mounts);
+  free(o->container_workdir);
+  free(o->container_env);
   free(o->tasks_per_node);
   memset(o, 0, sizeof *o);
 }

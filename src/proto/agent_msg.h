@@ -241,6 +241,9 @@ struct px_step_order {
   uint32_t gpus_per_task;       /* 0: every task sees the node's GPUs of the job; else
                                  * local task i sees the i-th slice of that many */
   char *distribution;           /* srun -m for this step; NULL: the job's */
+  char *container_image;        /* srun --container-image and the rest: the step's tasks run in */
+  char *container_mounts;       /* this image (NULL: on the host, whatever the job's is) */
+  char *container_workdir, *container_env;
 };
 
 char *px_step_order_encode(const struct px_step_order *o);

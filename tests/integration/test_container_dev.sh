@@ -5,9 +5,12 @@
 # --container-mounts runs the script inside the image, its output where
 # sbatch puts it; #SBATCH --container-image=NAME:TAG (an OCI layout's tagged
 # manifest); srun --container-image outside an allocation streams its
-# output; a missing image ends the job FAILED at once with the reason in
-# squeue, scontrol and sacct; bad options are refused at submission naming the
-# field; salloc says it cannot yet.
+# output; srun --container-image in a batch script (pyxis' usual way) runs
+# its step in the image on every node, and says why when the image is
+# missing; salloc --container-image puts the sruns of its shell in the
+# image; a missing image ends the job FAILED at once with the reason in
+# squeue, scontrol and sacct; bad options are refused at submission naming
+# the field.
 source "$(dirname "$0")/lib_dev.sh"
 source "$(dirname "$0")/ctr/lib.sh"
 [ "$(id -u)" = 0 ] || px_skip root "the OCI runtime needs root"
@@ -57,7 +60,28 @@ out=$(sbatch --container-image=bb:v1 --container-mounts=rel:/x --wrap true 2>&1)
 [[ $out == *"container_mounts: entry 1: source is not an absolute path"* ]] || fail "relative mount: $out"
 out=$(sbatch --container-workdir=/w --wrap true 2>&1)
 [[ $out == *"container_workdir: needs container_image"* ]] || fail "workdir without image: $out"
-out=$(salloc --container-image=bb:v1 true 2>&1)
-[[ $out == *"salloc's steps do not run in an image yet"* ]] || fail "salloc: $out"
-echo "ok   bad container options are refused naming the field; salloc says what is missing"
+out=$(srun --container-image=bb:v1 --container-env=1BAD true 2>&1)
+[[ $out == *'container_env: "1BAD" is not a variable name'* ]] || fail "srun bad env name: $out"
+echo "ok   bad container options are refused naming the field"
+
+# 6. Steps: srun --container-image inside a two-node batch job (the host's
+#    script), one node and both; a missing image says why in srun's stderr.
+cat >steps.sh <<'SH'
+#!/bin/sh
+srun -N 1 --container-image=bb:v1 sh -c 'grep ^ID= /etc/os-release; echo step=$SLURM_STEP_ID'
+srun --container-image=busybox sh -c 'echo node=$SLURMD_NODENAME $(grep ^ID= /etc/os-release)' | sort
+srun -N 1 --container-image=/nope true
+echo rc=$?
+SH
+id=$(sbatch --parsable -N 2 steps.sh)
+wait_for 60 done_ok "$id" COMPLETED || fail "steps job $id: $(sacct -X -n -P -o State -j "$id")"
+want=$'ID=pxtest\nstep=0\nnode=dev1 ID=pxtest\nnode=dev2 ID=pxtest\nphalanx: error: ContainerImage: /nope: no such image'
+want+=$'\nsrun: error: dev1: task 0: Exited with exit code 1\nrc=1'
+[ "$(cat "slurm-$id.out")" = "$want" ] || fail "steps job $id output: $(cat "slurm-$id.out")"
+echo "ok   srun --container-image in a batch script: its steps run in the image, a missing one says why"
+
+# 7. salloc --container-image: the sruns of its shell run in the image.
+out=$(salloc -N 1 --container-image=bb:v1 srun sh -c 'grep ^ID= /etc/os-release' 2>&1)
+[[ $out == *$'\nID=pxtest\n'* ]] || fail "salloc --container-image: $out"
+echo "ok   salloc --container-image: srun in its shell runs in the image"
 [ "$fails" = 0 ]
