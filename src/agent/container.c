@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent/container_int.h"
@@ -44,6 +47,17 @@ static int read_image_config(struct px_ctr *c, const struct px_launch *l, char *
   return c->img_env ? 0 : (snprintf(err, errlen, "out of memory reading the image configuration"), -1);
 }
 
+/* The staging directory and its entries' names (container.h). */
+static int stage_mounts(struct px_ctr *c) {
+  if (!c->mounts.n) return 0;
+  snprintf(c->stage_dir, sizeof c->stage_dir, "%.4000s/ctr.%s.mnt", c->jobdir, c->tag);
+  if (mkdir(c->stage_dir, 0700) != 0 && errno != EEXIST) return -1;
+  if (!(c->stage = calloc(c->mounts.n, sizeof *c->stage))) return -1;
+  for (size_t i = 0; i < c->mounts.n; i++)
+    if (asprintf(&c->stage[i], "%s/%zu", c->stage_dir, i) < 0) return c->stage[i] = NULL, -1;
+  return 0;
+}
+
 int px_ctr_prepare(struct px_ctr *c, const struct px_launch *l, const struct px_site *site, const char *jobdir,
                    const char *tag, char *err, size_t errlen) {
   memset(c, 0, sizeof *c);
@@ -62,9 +76,9 @@ int px_ctr_prepare(struct px_ctr *c, const struct px_launch *l, const struct px_
   snprintf(c->state_dir, sizeof c->state_dir, "%.4000s/crun.%s", jobdir, c->tag);
   snprintf(c->runtime, sizeof c->runtime, "%s", site->ctr_runtime[0] ? site->ctr_runtime : PX_CTR_RUNTIME_DEFAULT);
   c->hide_cgroup2 = cgroup2_has_controllers();
-  if (mkdir(c->state_dir, 0700) != 0 && errno != EEXIST) {
+  if ((mkdir(c->state_dir, 0700) != 0 && errno != EEXIST) || stage_mounts(c)) {
     px_ctr_fini(c);
-    return snprintf(err, errlen, "cannot make the container runtime's state directory"), -1;
+    return snprintf(err, errlen, "cannot make the container's directories in %s", jobdir), -1;
   }
   return 0;
 }
@@ -76,10 +90,71 @@ void px_ctr_fini(struct px_ctr *c) {
     snprintf(p, sizeof p, "%s/ctr.%s.%u.json", c->jobdir, c->tag, i);
     if (unlink(p) != 0) break;
   }
+  if (c->stage_dir[0]) rmdir(c->stage_dir); /* the tasks' tmpfs over it went with their namespaces */
+  for (size_t i = 0; c->stage && i < c->mounts.n; i++) free(c->stage[i]);
+  free(c->stage);
   for (char **e = c->img_env; e && *e; e++) free(*e);
   free(c->img_env);
   px_ctr_mounts_fini(&c->mounts);
   memset(c, 0, sizeof *c);
+}
+
+/* "/proc/self/fd/N" into buf (no allocation: the task's child). */
+static void fd_path(char *buf, int fd) {
+  static const char pre[] = "/proc/self/fd/";
+  memcpy(buf, pre, sizeof pre - 1);
+  char rev[12];
+  int n = 0;
+  do rev[n++] = (char)('0' + fd % 10), fd /= 10;
+  while (fd && n < 11);
+  for (int i = 0; i < n; i++) buf[sizeof pre - 1 + i] = rev[n - 1 - i];
+  buf[sizeof pre - 1 + n] = '\0';
+}
+
+/* Opens src with the user's effective ids (root again after). */
+static int open_as_user(const char *src, uid_t uid, gid_t gid, const gid_t *groups, int ngroups) {
+  if (syscall(SYS_setgroups, (size_t)ngroups, groups) || syscall(SYS_setresgid, -1, gid, -1) ||
+      syscall(SYS_setresuid, -1, uid, -1))
+    return -1;
+  int fd = open(src, O_PATH | O_CLOEXEC);
+  int saved = errno;
+  if (syscall(SYS_setresuid, -1, 0, -1) || syscall(SYS_setresgid, -1, 0, -1) || syscall(SYS_setgroups, (size_t)0, NULL))
+    return fd >= 0 ? close(fd), -1 : -1;
+  errno = saved;
+  return fd;
+}
+
+static int stage_one(const struct px_ctr *c, size_t i, uid_t uid, gid_t gid, const gid_t *groups, int ngroups) {
+  int fd = open_as_user(c->mounts.v[i].src, uid, gid, groups, ngroups);
+  if (fd < 0) return -1;
+  struct stat st;
+  char proc[32];
+  fd_path(proc, fd);
+  int rc = fstat(fd, &st);
+  if (!rc && S_ISDIR(st.st_mode)) rc = mkdir(c->stage[i], 0700);
+  else if (!rc) rc = mknod(c->stage[i], S_IFREG | 0600, 0);
+  if (!rc) rc = mount(proc, c->stage[i], NULL, MS_BIND | MS_REC, NULL);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return rc;
+}
+
+int px_ctr_child_setup(const struct px_ctr *c, uid_t uid, gid_t gid, const gid_t *groups, int ngroups,
+                       const char **what, const char **arg) {
+  *arg = NULL;
+  *what = "cannot make a mount namespace for the runtime";
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0) return -1;
+  *what = "cannot hide the cgroup v2 hierarchy from the runtime";
+  if (c->hide_cgroup2 && umount2("/sys/fs/cgroup/unified", MNT_DETACH) != 0) return -1;
+  *what = "cannot stage the container's mounts";
+  if (c->mounts.n && mount("tmpfs", c->stage_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0) return -1;
+  *what = "ContainerMounts:";
+  for (size_t i = 0; i < c->mounts.n; i++) {
+    *arg = c->mounts.v[i].src;
+    if (stage_one(c, i, uid, gid, groups, ngroups)) return -1;
+  }
+  return 0;
 }
 
 int px_ctr_task(const struct px_ctr *c, const struct px_launch *l, char *const *env, const char *script,

@@ -29,7 +29,14 @@
  *    configuration sets keeps the image's value unless --container-env
  *    names it (pyxis' rule);
  *  - working directory: --container-workdir, else the image's, else "/";
- *  - the batch script is bind-mounted read-only at PX_CTR_SCRIPT.
+ *  - the batch script is bind-mounted read-only at PX_CTR_SCRIPT;
+ *  - --container-mounts sources are opened as the job's user (O_PATH, in
+ *    the task's child: px_ctr_child_setup) and bound onto a staging
+ *    directory (JOBDIR/ctr.<tag>.mnt/<i>, on a tmpfs of the child's own
+ *    mount namespace), which is what the runtime, root, then mounts: a user
+ *    reaches through a mount only what they can reach on the host, and a
+ *    symlink swapped in after the check changes nothing (the object opened
+ *    is the object mounted).
  *
  * Hybrid cgroup hosts whose v2 hierarchy has a controller enabled: crun
  * refuses to start there even with its cgroup manager disabled. The
@@ -60,6 +67,8 @@ struct px_ctr {
   char tag[32];              /* "batch", or "s<id>" for a step: names its files and containers */
   char state_dir[PATH_MAX];  /* the runtime's --root: JOBDIR/crun.<tag> */
   char runtime[PATH_MAX];
+  char stage_dir[PATH_MAX];  /* JOBDIR/ctr.<tag>.mnt: the mounts' sources, staged (see above) */
+  char **stage;              /* stage_dir/<i>, one per mount */
   bool hide_cgroup2;
 };
 
@@ -77,6 +86,15 @@ int px_ctr_prepare(struct px_ctr *c, const struct px_launch *l, const struct px_
                    const char *tag, char *err, size_t errlen);
 /* Removes the runtime's state and the tasks' configurations; frees c. */
 void px_ctr_fini(struct px_ctr *c);
+
+/* In the task's child, root, before exec'ing the runtime: a mount
+ * namespace of its own (the cgroup v2 hierarchy detached when crun would
+ * refuse the host), and the mounts' sources opened with the user's
+ * effective ids (groups: the user's) and staged. System calls only (the
+ * child shares its parent's memory, task.h). 0, or -1 with errno set,
+ * *what naming the step that failed and *arg its object (or NULL). */
+int px_ctr_child_setup(const struct px_ctr *c, uid_t uid, gid_t gid, const gid_t *groups, int ngroups,
+                       const char **what, const char **arg);
 
 /* Writes task local_id's configuration, JOBDIR/ctr.<tag>.<local_id>.json (env: the task's environment; script:
  * the batch script on the host, or NULL for the job's argv) and fills t. */

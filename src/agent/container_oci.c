@@ -46,7 +46,8 @@ static void add_std_mounts(json_t *m) {
     json_array_append_new(m, mount_of("/etc/resolv.conf", "none", "/etc/resolv.conf", ro));
 }
 
-static void add_user_mounts(json_t *m, const struct px_ctr_mounts *um) {
+static void add_user_mounts(json_t *m, const struct px_ctr *c) {
+  const struct px_ctr_mounts *um = &c->mounts;
   for (size_t i = 0; i < um->n; i++) {
     const struct px_ctr_mount *u = &um->v[i];
     const char *opts[8];
@@ -58,7 +59,7 @@ static void add_user_mounts(json_t *m, const struct px_ctr_mounts *um) {
     if (u->nodev) opts[n++] = "nodev";
     if (u->noexec) opts[n++] = "noexec";
     opts[n] = NULL;
-    json_array_append_new(m, mount_of(u->dst, "none", u->src, opts));
+    json_array_append_new(m, mount_of(u->dst, "none", c->stage[i], opts)); /* the source, opened as the user */
   }
 }
 
@@ -139,7 +140,7 @@ json_t *px_ctr_config(const struct px_ctr *c, const struct px_launch *l, char *c
   json_t *mounts = json_array();
   if (!mounts) return NULL;
   add_std_mounts(mounts);
-  add_user_mounts(mounts, &c->mounts);
+  add_user_mounts(mounts, c);
   static const char *const sro[] = {"bind", "ro", "nosuid", "nodev", NULL};
   if (script) json_array_append_new(mounts, mount_of(PX_CTR_SCRIPT, "none", script, sro));
   return json_pack("{ss so s{ss sb} so so}", "ociVersion", "1.0.2", "process",

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -139,10 +138,9 @@ static void open_stdio_as_user(const struct prep *p) {
  * cgroups, makes the container and becomes the user there (container.h). */
 __attribute__((noreturn)) static void exec_container(const struct prep *p) {
   open_stdio_as_user(p);
-  if (p->t->ctr->hide_cgroup2 &&
-      (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0 ||
-       umount2("/sys/fs/cgroup/unified", MNT_DETACH) != 0))
-    die(p, 1, "cannot hide the cgroup v2 hierarchy from the runtime", NULL);
+  const char *what, *arg;
+  const struct px_launch *l = p->t->l;
+  if (px_ctr_child_setup(p->t->ctr, l->uid, l->gid, p->groups, p->ngroups, &what, &arg)) die(p, 1, what, arg);
   reset_signals();
   static char *const env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
   execvpe(p->ctr.argv[0], p->ctr.argv, env);

@@ -7,7 +7,8 @@
 # cgroup (an over-limit job is OUT_OF_MEMORY), seeing only the job's GPU;
 # a docker archive works as an OCI layout does; the unpacked image is
 # cached and reused, also by two jobs unpacking it at once; a missing or
-# broken image fails the job at once with the reason; nothing is left.
+# broken image fails the job at once with the reason; a mount source the
+# user cannot reach is refused; nothing is left.
 source "$(dirname "$0")/agent/lib.sh"
 source "$(dirname "$0")/ctr/lib.sh"
 need_root
@@ -105,7 +106,22 @@ for j in 8 9; do [ "$(field "$T/$j.st" state)" = COMPLETED ] || fail "job $j: $(
 [ "$(ls -A "$cache" | grep -vc '^by-file$')" = 1 ] || fail "concurrent unpacks left: $(ls -A "$cache")"
 ok "two jobs unpacking one image at once: both run, one cached copy"
 
-# Nothing left: the runtime's state and the configurations go with the job.
-left=$(find "$T/state/jobs" -name 'ctr.*.json' -o -name crun | head -3)
+# 8. A mount reaches only what the user reaches: a directory behind root's
+#    0700 one is refused (the runtime, root, would have mounted it), a file is fine.
+mkdir -p "$T/priv/sub" && echo secret >"$T/priv/sub/s" && chmod 700 "$T/priv" && chmod 755 "$T/priv/sub"
+launch_json 10 pxtest1 $'#!/bin/sh\ncat /p/s\n' ".container_image = \"$T/img/oci\"" \
+  ".container_mounts = \"$T/priv/sub:/p\"" >"$T/10.json"
+run "$T/10.json" >"$T/10.st"
+[ "$(field "$T/10.st" state)" = FAILED ] && ! grep -q secret "$WORK/slurm-10.out" 2>/dev/null ||
+  fail "job 10 mounted a directory pxtest1 cannot reach: $(cat "$T/10.st")"
+[ "$(field "$T/10.st" error)" = "ContainerMounts: $T/priv/sub: Permission denied" ] ||
+  fail "job 10 error: $(field "$T/10.st" error)"
+launch_json 11 pxtest1 $'#!/bin/sh\ncat /f\n' ".container_image = \"$T/img/oci\"" ".container_mounts = \"$T/ro/f:/f:ro\"" >"$T/11.json"
+run "$T/11.json" >"$T/11.st"
+grep -qx host-file "$WORK/slurm-11.out" || fail "file mount: $(cat "$T/11.st") $(cat "$WORK/slurm-11.out")"
+ok "mount sources are opened as the user: a directory they cannot reach is refused, a file mounts"
+
+# Nothing left: the runtime's state, the configurations and staging go with the job.
+left=$(find "$T/state/jobs" -name 'ctr.*' -o -name 'crun.*' | head -3)
 [ -z "$left" ] || fail "left behind: $left"
 sanitizer_clean "$T"/agent.log
