@@ -21,7 +21,8 @@ struct job {
   char path[PATH_MAX];       /* the image, resolved */
   char tag[256];             /* NAME:TAG looked up: the layout's ref.name, else "" */
   struct stat st;
-  char userdir[PATH_MAX];    /* CACHE/<uid> */
+  char userdir[PATH_MAX];    /* CACHE/<uid>/work: the user's (unpacking, memos) */
+  char pubdir[PATH_MAX];     /* CACHE/<uid>: root's, the published images */
   char key[KEY_MAX];         /* "sha256-<hex>" */
   char manifest_hex[DIGEST_HEX + 1];
   char *err;
@@ -230,16 +231,15 @@ static int archive_unpack(struct job *j, const char *tmp) {
 
 /* ---- the user's side ---- */
 
-static int unpack(struct job *j, const char *final, bool *unpacked) {
+/* Into CACHE/<uid>/work/.tmp.<pid>, which the parent then publishes. */
+static int unpack(struct job *j, bool *unpacked) {
   char tmp[PATH_MAX + 32], rootfs[PATH_MAX + 48];
   snprintf(tmp, sizeof tmp, "%s/.tmp.%d", j->userdir, (int)getpid());
   px_rm_tree(tmp); /* a crashed unpack of a process with our pid */
   snprintf(rootfs, sizeof rootfs, "%s/rootfs", tmp);
   if (mkdir(tmp, 0700) || mkdir(rootfs, 0755)) return fail(j, "%scannot write into the image cache", "");
   int rc = S_ISDIR(j->st.st_mode) ? oci_unpack(j, tmp) : archive_unpack(j, tmp);
-  if (!rc && rename(tmp, final) == 0) return *unpacked = true, 0;
-  /* another job put the same image there first (EEXIST, ENOTEMPTY): use that */
-  if (!rc && errno != EEXIST && errno != ENOTEMPTY) rc = fail(j, "%scannot rename into the image cache", "");
+  if (!rc) return *unpacked = true, 0;
   px_rm_tree(tmp);
   return rc;
 }
@@ -250,9 +250,9 @@ static int as_user(struct job *j, bool *unpacked) {
                                                  : fail(j, "%snot a directory or a file", "");
   if (rc) return rc;
   char final[PATH_MAX + KEY_MAX];
-  snprintf(final, sizeof final, "%s/%s", j->userdir, j->key);
+  snprintf(final, sizeof final, "%s/%s", j->pubdir, j->key);
   struct stat st;
-  if (stat(final, &st) != 0 && (rc = unpack(j, final, unpacked))) return rc;
+  if (stat(final, &st) != 0 && (rc = unpack(j, unpacked))) return rc;
   if (!S_ISDIR(j->st.st_mode)) memo_write(j);
   return 0;
 }
@@ -262,21 +262,69 @@ static int drop_to_user(const struct px_image_req *r) {
   return r->uid != 0 && setuid(0) == 0 ? -1 : 0;
 }
 
-/* CACHE (root's) and CACHE/<uid> (the user's, private). */
-static int make_userdir(const struct px_image_req *r, char *dir, size_t n) {
-  mkdir(r->cache_dir, 0711);
-  snprintf(dir, n, "%s/%u", r->cache_dir, (unsigned)r->uid);
-  if (mkdir(dir, 0700) != 0 && errno != EEXIST) return -1;
+/* A directory of owner uid and this mode, made when missing; 0 or -1. */
+static int own_dir(const char *dir, mode_t mode, uid_t uid, gid_t gid) {
+  if (mkdir(dir, mode) != 0 && errno != EEXIST) return -1;
   struct stat st;
   if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return -1;
-  return st.st_uid == r->uid || chown(dir, r->uid, r->gid) == 0 ? 0 : -1;
+  if ((st.st_uid != uid || st.st_gid != gid) && lchown(dir, uid, gid) != 0) return -1;
+  return (st.st_mode & 07777) == mode || chmod(dir, mode) == 0 ? 0 : -1;
+}
+
+/* CACHE (root's), CACHE/<uid> (root's: the user cannot swap a published
+ * image for a symlink) and CACHE/<uid>/work (the user's). */
+static int make_userdir(const struct px_image_req *r, char *pub, char *work, size_t n) {
+  mkdir(r->cache_dir, 0711);
+  snprintf(pub, n, "%.4000s/%u", r->cache_dir, (unsigned)r->uid);
+  snprintf(work, n, "%.4000s/work", pub);
+  return own_dir(pub, 0755, 0, 0) || own_dir(work, 0700, r->uid, r->gid) ? -1 : 0;
+}
+
+/* Runs px_rm_tree(path) as the user: a tree the user can change under us is
+ * never walked by root. */
+static void rm_as_user(const struct px_image_req *r, const char *path) {
+  pid_t c = fork();
+  if (c == 0) _exit(drop_to_user(r) || px_rm_tree(path) ? 1 : 0);
+  while (c > 0 && waitpid(c, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+/* Moves what the child unpacked (work/.tmp.<pid>) under CACHE/<uid>/<key>:
+ * its two entries into a root-owned directory first, checked there (a
+ * symlink the user swapped in is refused), then that directory renamed into
+ * place. Another job that published the same key first wins: ours goes back
+ * to the user's side and is removed as the user. */
+static int publish(const struct px_image_req *r, const char *pub, const char *work, pid_t c, const char *final) {
+  char tmp[PATH_MAX], stage[PATH_MAX], a[PATH_MAX + 16], b[PATH_MAX + 16];
+  snprintf(tmp, sizeof tmp, "%.4000s/.tmp.%d", work, (int)c);
+  snprintf(stage, sizeof stage, "%.4000s/.pub.%d", pub, (int)c);
+  static const char *const names[] = {"rootfs", "config.json"};
+  int rc = mkdir(stage, 0755);
+  struct stat st[2];
+  for (int i = 0; !rc && i < 2; i++) {
+    snprintf(a, sizeof a, "%s/%s", tmp, names[i]);
+    snprintf(b, sizeof b, "%s/%s", stage, names[i]);
+    rc = rename(a, b) || lstat(b, &st[i]) ? -1 : 0;
+  }
+  if (!rc && (!S_ISDIR(st[0].st_mode) || !S_ISREG(st[1].st_mode))) rc = -1;
+  if (!rc && rename(stage, final) != 0) rc = errno == EEXIST || errno == ENOTEMPTY ? 1 : -1;
+  if (rc) { /* back to the user's side, to be removed there */
+    snprintf(a, sizeof a, "%s/rootfs", stage);
+    snprintf(b, sizeof b, "%s/rootfs", tmp);
+    rename(a, b);
+    snprintf(a, sizeof a, "%s/config.json", stage);
+    unlink(a);
+    rmdir(stage);
+  }
+  rm_as_user(r, tmp);
+  return rc < 0 ? -1 : 0; /* 1: the same image is there, whole */
 }
 
 /* The child: "K key U" (U: 1 when it unpacked) or "E message" on fd. */
-static __attribute__((noreturn)) void child(const struct px_image_req *r, const char *userdir, int fd) {
+static __attribute__((noreturn)) void child(const struct px_image_req *r, const char *pub, const char *work, int fd) {
   static char err[1024];
   struct job j = {.r = r, .err = err, .errlen = sizeof err};
-  snprintf(j.userdir, sizeof j.userdir, "%s", userdir);
+  snprintf(j.userdir, sizeof j.userdir, "%s", work);
+  snprintf(j.pubdir, sizeof j.pubdir, "%s", pub);
   bool unpacked = false;
   umask(022);
   int rc = drop_to_user(r) ? (snprintf(err, sizeof err, "ContainerImage: %s: cannot become %s", r->ref, r->user), -1)
@@ -287,14 +335,14 @@ static __attribute__((noreturn)) void child(const struct px_image_req *r, const 
 }
 
 int px_image_prepare(const struct px_image_req *r, struct px_image *out, char *err, size_t errlen) {
-  char userdir[PATH_MAX], msg[1200] = "";
+  char userdir[PATH_MAX], work[PATH_MAX], msg[1200] = "";
   memset(out, 0, sizeof *out);
-  if (make_userdir(r, userdir, sizeof userdir))
+  if (make_userdir(r, userdir, work, sizeof userdir))
     return snprintf(err, errlen, "ContainerImage: %s: cannot make the image cache in %s", r->ref, r->cache_dir), -1;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return snprintf(err, errlen, "ContainerImage: %s: pipe: %s", r->ref, strerror(errno)), -1;
   pid_t c = fork();
-  if (c == 0) close(fds[0]), child(r, userdir, fds[1]);
+  if (c == 0) close(fds[0]), child(r, userdir, work, fds[1]);
   close(fds[1]);
   size_t len = 0;
   ssize_t n;
@@ -312,6 +360,8 @@ int px_image_prepare(const struct px_image_req *r, struct px_image *out, char *e
     return -1;
   }
   snprintf(out->dir, sizeof out->dir, "%.4000s/%.79s", userdir, key);
+  if (unpacked && publish(r, userdir, work, c, out->dir))
+    return snprintf(err, errlen, "ContainerImage: %s: the unpacked image could not be put into the cache", r->ref), -1;
   snprintf(out->rootfs, sizeof out->rootfs, "%.4080s/rootfs", out->dir);
   snprintf(out->config, sizeof out->config, "%.4080s/config.json", out->dir);
   out->unpacked = unpacked != 0;

@@ -13,14 +13,21 @@
  * (OCI) or the image config's (docker archive: docker's image id), found
  * for a docker archive through a memo keyed by the file's identity (device,
  * inode, size, mtime) so that a cached image is not read again. An image is
- * unpacked into CACHE/<uid>/.tmp.<pid> and renamed into place: a directory
- * under its key is always whole, and of two jobs unpacking the same image
- * at once one rename wins and the other drops its copy.
+ * unpacked into CACHE/<uid>/work/.tmp.<pid> (the user's), then published by
+ * root: its entries moved into a root-owned CACHE/<uid>/.pub.<pid>, checked
+ * there (a directory and a file, no symlink swapped in), and that renamed
+ * to CACHE/<uid>/<key>. CACHE/<uid> and the key directories are root's, so
+ * the paths the runtime (root) is given cannot be redirected by the user;
+ * what is inside rootfs is the user's (the runtime resolves paths inside
+ * the root filesystem without leaving it). A directory under its key is
+ * always whole; of two jobs publishing the same image at once one rename
+ * wins and the other's copy is removed, as the user.
  *
  * Everything that touches the image or the cache runs in a child process
  * as the job's user (with the user's groups): an image is read with the
  * user's rights, and a hostile layer (a symlink out, a "../" name) can do
- * no more than the user could. Hence one cache per user, as enroot has.
+ * no more than the user could. Hence one cache per user, as enroot has;
+ * only the publication (renames, checks) is root's.
  * Layers are applied in order with the system's tar (it reads gzip and
  * plain layers); whiteouts (.wh.NAME, and .wh..wh..opq for an opaque
  * directory) remove what lower layers put there before the layer itself is

@@ -103,7 +103,11 @@ for j in 8 9; do
 done
 wait
 for j in 8 9; do [ "$(field "$T/$j.st" state)" = COMPLETED ] || fail "job $j: $(cat "$T/$j.st")"; done
-[ "$(ls -A "$cache" | grep -vc '^by-file$')" = 1 ] || fail "concurrent unpacks left: $(ls -A "$cache")"
+[ "$(ls "$cache" | grep -c '^sha256-')" = 1 ] && [ "$(ls -A "$cache" | grep -c '^\.pub')" = 0 ] &&
+  [ "$(ls -A "$cache/work" | grep -c '^\.tmp')" = 0 ] || fail "concurrent unpacks left: $(ls -A "$cache" "$cache/work")"
+# published images are root's (the user cannot swap one for a symlink); their files the user's
+[ "$(stat -c %U "$cache" "$cache"/sha256-* | sort -u)" = root ] && [ "$(stat -c %U "$cache"/sha256-*/rootfs)" = pxtest1 ] ||
+  fail "cache ownership: $(stat -c '%U %n' "$cache" "$cache"/sha256-* "$cache"/sha256-*/rootfs)"
 ok "two jobs unpacking one image at once: both run, one cached copy"
 
 # 8. A mount reaches only what the user reaches: a directory behind root's
