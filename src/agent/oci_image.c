@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,13 @@ struct job {
   size_t errlen;
 };
 
-static int fail(struct job *j, const char *fmt, const char *arg) {
+/* "ContainerImage: REF: what" into the job's error; -1. */
+__attribute__((format(printf, 2, 3))) static int fail(struct job *j, const char *fmt, ...) {
   char what[512];
-  snprintf(what, sizeof what, fmt, arg);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
   snprintf(j->err, j->errlen, "ContainerImage: %s: %s", j->r->ref, what);
   return -1;
 }
@@ -60,10 +65,10 @@ static int resolve(struct job *j) {
   const struct px_image_req *r = j->r;
   if (strchr(r->ref, '/')) {
     if (r->ref[0] == '/' ? try_path(j, "%s%s", r->ref, "") : try_path(j, "%s/%s", r->base_dir, r->ref)) return 0;
-    return fail(j, errno == EACCES ? "%spermission denied" : "%sno such image", "");
+    return fail(j, errno == EACCES ? "permission denied" : "no such image");
   }
   if (!r->image_dir || !r->image_dir[0])
-    return fail(j, "%sno such image (not a path, and this node has no image directory)", "");
+    return fail(j, "no such image (not a path, and this node has no image directory)");
   if (try_path(j, "%s/%s", r->image_dir, r->ref) || try_path(j, "%s/%s.tar", r->image_dir, r->ref)) return 0;
   const char *colon = strchr(r->ref, ':');
   if (colon && colon > r->ref) { /* NAME:TAG: the layout NAME, its manifest tagged TAG */
@@ -87,14 +92,14 @@ static int oci_key(struct job *j) {
   char p[PATH_MAX + 16];
   snprintf(p, sizeof p, "%s/index.json", j->path);
   json_t *idx = json_load_file(p, 0, NULL);
-  if (!idx) return fail(j, "%snot an OCI image layout (no readable index.json) nor a docker-archive tar", "");
+  if (!idx) return fail(j, "not an OCI image layout (no readable index.json) nor a docker-archive tar");
   json_t *ms = json_object_get(idx, "manifests"), *m;
   size_t i;
-  int rc = fail(j, *j->tag ? "no manifest tagged %s in index.json" : "%sindex.json lists no manifest", j->tag);
+  int rc = *j->tag ? fail(j, "no manifest tagged %s in index.json", j->tag) : fail(j, "index.json lists no manifest");
   json_array_foreach(ms, i, m) {
     if (!tag_matches(m, j->tag)) continue;
     if (!digest_hex(json_string_value(json_object_get(m, "digest")), j->manifest_hex)) {
-      rc = fail(j, "%sindex.json: a manifest digest is not sha256:<64 hex digits>", "");
+      rc = fail(j, "index.json: a manifest digest is not sha256:<64 hex digits>");
       break;
     }
     snprintf(j->key, sizeof j->key, "sha256-%s", j->manifest_hex);
@@ -127,7 +132,7 @@ static int apply_layers(struct job *j, json_t *layers, const char *base, const c
   json_t *l;
   json_array_foreach(layers, i, l) {
     if (oci ? blob_path(j, l, layer, sizeof layer) != 0 : !json_is_string(l) || strstr(json_string_value(l), ".."))
-      return fail(j, "%sa layer's name or digest is not valid", "");
+      return fail(j, "a layer's name or digest is not valid");
     if (!oci) snprintf(layer, sizeof layer, "%s/%s", base, json_string_value(l));
     if (px_layer_apply(rootfs, layer, why, sizeof why)) return fail(j, "%s", why);
   }
@@ -140,9 +145,9 @@ static int oci_unpack(struct job *j, const char *tmp) {
   json_t *man = json_load_file(p, 0, NULL);
   if (!man) return fail(j, "the manifest %s is missing or not JSON", p);
   json_t *layers = json_object_get(man, "layers");
-  int rc = json_is_array(layers) ? 0 : fail(j, "%sthe manifest has no layers", "");
+  int rc = json_is_array(layers) ? 0 : fail(j, "the manifest has no layers");
   if (!rc && blob_path(j, json_object_get(man, "config"), p, sizeof p))
-    rc = fail(j, "%sthe manifest's config digest is not valid", "");
+    rc = fail(j, "the manifest's config digest is not valid");
   snprintf(cfg, sizeof cfg, "%.4000s/config.json", tmp);
   if (!rc) rc = copy_config(j, p, cfg);
   if (!rc) rc = apply_layers(j, layers, j->path, tmp, true);
@@ -164,7 +169,7 @@ static int archive_key_of(struct job *j, json_t *man) {
   const char *base = c ? (strrchr(c, '/') ? strrchr(c, '/') + 1 : c) : NULL;
   char hex[DIGEST_HEX + 8];
   snprintf(hex, sizeof hex, "%.64s", base ? base : "");
-  if (!base || strlen(base) < DIGEST_HEX || !hex64(hex)) return fail(j, "%smanifest.json names no image config", "");
+  if (!base || strlen(base) < DIGEST_HEX || !hex64(hex)) return fail(j, "manifest.json names no image config");
   snprintf(j->key, sizeof j->key, "sha256-%s", hex);
   return 0;
 }
@@ -181,7 +186,7 @@ static int archive_key(struct job *j) {
   char tmpl[PATH_MAX + 32];
   snprintf(tmpl, sizeof tmpl, "%s/.manifest.XXXXXX", j->userdir);
   int fd = mkstemp(tmpl);
-  if (fd < 0) return fail(j, "%scannot write into the image cache", "");
+  if (fd < 0) return fail(j, "cannot write into the image cache");
   char *argv[] = {"tar", "-xOf", j->path, "manifest.json", NULL};
   int st = px_run_wait(argv, fd);
   if (st != 0) { /* an archive written with "./" before its names */
@@ -191,7 +196,7 @@ static int archive_key(struct job *j) {
   close(fd);
   json_t *man = st == 0 ? json_load_file(tmpl, 0, NULL) : NULL;
   unlink(tmpl);
-  if (!man) return fail(j, "%snot an OCI image layout nor a docker-archive tar (no manifest.json)", "");
+  if (!man) return fail(j, "not an OCI image layout nor a docker-archive tar (no manifest.json)");
   int rc = archive_key_of(j, man);
   json_decref(man);
   return rc;
@@ -213,13 +218,13 @@ static void memo_write(const struct job *j) {
 static int archive_unpack(struct job *j, const char *tmp) {
   char ar[PATH_MAX + 16], p[PATH_MAX * 2], cfg[PATH_MAX + 16];
   snprintf(ar, sizeof ar, "%.4000s/archive", tmp);
-  if (mkdir(ar, 0700)) return fail(j, "%scannot write into the image cache", "");
+  if (mkdir(ar, 0700)) return fail(j, "cannot write into the image cache");
   char *argv[] = {"tar", "-xf", j->path, "-C", ar, "--no-same-owner", NULL};
-  if (px_run_wait(argv, -1) != 0) return fail(j, "%scannot unpack the docker archive", "");
+  if (px_run_wait(argv, -1) != 0) return fail(j, "cannot unpack the docker archive");
   snprintf(p, sizeof p, "%s/manifest.json", ar);
   json_t *man = json_load_file(p, 0, NULL), *first = json_array_get(man, 0);
   const char *c = json_string_value(json_object_get(first, "Config"));
-  int rc = c && !strstr(c, "..") ? 0 : fail(j, "%smanifest.json names no image config", "");
+  int rc = c && !strstr(c, "..") ? 0 : fail(j, "manifest.json names no image config");
   snprintf(p, sizeof p, "%s/%s", ar, c ? c : "");
   snprintf(cfg, sizeof cfg, "%.4000s/config.json", tmp);
   if (!rc) rc = copy_config(j, p, cfg);
@@ -237,7 +242,7 @@ static int unpack(struct job *j, bool *unpacked) {
   snprintf(tmp, sizeof tmp, "%s/.tmp.%d", j->userdir, (int)getpid());
   px_rm_tree(tmp); /* a crashed unpack of a process with our pid */
   snprintf(rootfs, sizeof rootfs, "%s/rootfs", tmp);
-  if (mkdir(tmp, 0700) || mkdir(rootfs, 0755)) return fail(j, "%scannot write into the image cache", "");
+  if (mkdir(tmp, 0700) || mkdir(rootfs, 0755)) return fail(j, "cannot write into the image cache");
   int rc = S_ISDIR(j->st.st_mode) ? oci_unpack(j, tmp) : archive_unpack(j, tmp);
   if (!rc) return *unpacked = true, 0;
   px_rm_tree(tmp);
@@ -247,7 +252,7 @@ static int unpack(struct job *j, bool *unpacked) {
 static int as_user(struct job *j, bool *unpacked) {
   if (resolve(j)) return -1;
   int rc = S_ISDIR(j->st.st_mode) ? oci_key(j) : S_ISREG(j->st.st_mode) ? archive_key(j)
-                                                 : fail(j, "%snot a directory or a file", "");
+                                                 : fail(j, "not a directory or a file");
   if (rc) return rc;
   char final[PATH_MAX + KEY_MAX];
   snprintf(final, sizeof final, "%s/%s", j->pubdir, j->key);
