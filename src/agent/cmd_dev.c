@@ -61,7 +61,6 @@ struct dev {
   int64_t restarts[RESTART_MAX];
   pid_t proxy;               /* `phalanx proxy` to services (dev_proxy.h), 0 when none */
   char proxy_addr[64];
-  char image_dir[4096];      /* --container-image-dir for every agent, "" when none */
 };
 
 static void usage(void) {
@@ -285,8 +284,7 @@ static int start_agents(struct dev *d) {
     char *args[] = {d->self, "agent", "--server", url, "--node", node, "--addr", "127.0.0.1",
                     "--state-dir", state, "--emulate-gpus", gpus, "--emulate-cpus", cpus,
                     "--emulate-mem", mem, "--cluster", "dev", "--kill-wait", "5",
-                    "--kill-jobs-on-exit", "--allow-root", "--token-file", token, "--ca-file", d->ca,
-                    "--container-image-dir", d->image_dir, NULL};
+                    "--kill-jobs-on-exit", "--allow-root", "--token-file", token, "--ca-file", d->ca, NULL};
     d->agents[d->nagents++] = spawn(d, args, log, NULL);
     if (d->agents[i] < 0) return -1;
   }
@@ -404,7 +402,7 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
       case 'T': d->no_tls = true; break;
       case 'S': d->force_tls = true; break;
       case 'C': snprintf(d->tls_dir, sizeof d->tls_dir, "%s", optarg); break;
-      case 'I': snprintf(d->image_dir, sizeof d->image_dir, "%s", optarg); break;
+      case 'I': s->image_dir = optarg; break; /* ContainerImageDir= in the config */
       case 'j':
         if (strcmp(optarg, "sim") && strcmp(optarg, "real")) return -1;
         d->real_jobs = !strcmp(optarg, "real");

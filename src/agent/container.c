@@ -65,7 +65,9 @@ int px_ctr_prepare(struct px_ctr *c, const struct px_launch *l, const struct px_
   if (px_ctr_mounts_parse(l->container_mounts, &c->mounts, &d))
     return snprintf(err, errlen, "ContainerMounts: %s", d.msg), -1;
   struct px_image_req r = {.ref = l->container_image, .base_dir = l->workdir ? l->workdir : l->submit_dir ? l->submit_dir : "/",
-                           .image_dir = site->ctr_image_dir, .cache_dir = site->ctr_cache_dir,
+                           /* the agent's --container-image-dir, else the cluster's ContainerImageDir= */
+                           .image_dir = site->ctr_image_dir[0] ? site->ctr_image_dir : l->container_image_dir,
+                           .cache_dir = site->ctr_cache_dir,
                            .user = l->user, .uid = l->uid, .gid = l->gid};
   if (px_image_prepare(&r, &c->img, err, errlen) || read_image_config(c, l, err, errlen)) {
     px_ctr_fini(c);

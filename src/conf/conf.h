@@ -216,6 +216,7 @@ struct px_conf_phalanx {
   int64_t health_check_interval_s;
   unsigned health_check_states;
   const char *reboot_program;
+  const char *container_image_dir; /* ContainerImageDir=: where nodes look up image names (docs/containers.md) */
 };
 
 /* An advance reservation (scontrol create reservation; Phalanx reads

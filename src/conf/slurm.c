@@ -377,6 +377,7 @@ static const struct px_key global_keys[] = {
     {"HealthCheckInterval", px_set_secs, G(phalanx.health_check_interval_s), NULL},
     {"HealthCheckNodeState", set_hc_states, 0, NULL},
     {"RebootProgram", px_set_str, G(phalanx.reboot_program), NULL},
+    {"ContainerImageDir", px_set_str, G(phalanx.container_image_dir), NULL},
     {"GpuQuarantineFaults", px_set_u32, G(phalanx.gpu.quarantine_faults), NULL},
     {"GpuNodeFlapFaults", px_set_u32, G(phalanx.gpu.node_flap_faults), NULL},
     {"GpuQuarantineWindow", px_set_dur, G(phalanx.gpu.quarantine_window_s), NULL},

@@ -170,7 +170,8 @@ static json_t *launch_to_json(const struct px_launch *l) {
                            {"stdin_path", l->stdin_path}, {"open_mode", l->open_mode},
                            {"hint", l->hint},           {"distribution", l->distribution},
                            {"container_image", l->container_image}, {"container_mounts", l->container_mounts},
-                           {"container_workdir", l->container_workdir}, {"container_env", l->container_env}};
+                           {"container_workdir", l->container_workdir}, {"container_env", l->container_env},
+                           {"container_image_dir", l->container_image_dir}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) bad |= px_wr_str(o, strs[i][0], strs[i][1]) != 0;
   bad |= px_wr_int(o, "uid", l->uid) != 0;
   bad |= px_wr_int(o, "gid", l->gid) != 0;
@@ -260,6 +261,7 @@ static int launch_from_json(json_t *j, uint32_t idx, struct px_launch *out, stru
   px_rd_str(&rd, "container_mounts", false, &l.container_mounts);
   px_rd_str(&rd, "container_workdir", false, &l.container_workdir);
   px_rd_str(&rd, "container_env", false, &l.container_env);
+  px_rd_str(&rd, "container_image_dir", false, &l.container_image_dir);
   px_rd_u32(&rd, "cpus_per_gpu", false, &l.cpus_per_gpu);
   px_rd_strv(&rd, "env", false, &l.env, &nenv);
   px_rd_i64(&rd, "time_limit_s", false, &l.time_limit_s);
@@ -306,7 +308,7 @@ void px_launch_fini(struct px_launch *l) {
                    &l->qos,        &l->workdir,     &l->submit_dir,  &l->script,
                    &l->stdout_path, &l->stderr_path, &l->stdin_path, &l->open_mode,
                    &l->hint,       &l->distribution, &l->container_image, &l->container_mounts,
-                   &l->container_workdir, &l->container_env};
+                   &l->container_workdir, &l->container_env, &l->container_image_dir};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) free(*strs[i]);
   px_strv_free(l->argv);
   px_strv_free(l->env);

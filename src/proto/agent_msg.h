@@ -146,6 +146,7 @@ struct px_launch {
   char *container_image;        /* --container-image and the rest (proto/container_spec.h), */
   char *container_mounts;       /* as the job spec holds them; NULL: no container */
   char *container_workdir, *container_env;
+  char *container_image_dir;    /* the cluster's ContainerImageDir= (image names; also for the steps), or NULL */
 };
 
 /* Stop (cancel, preempt, time limit) or just signal a job on a node. */

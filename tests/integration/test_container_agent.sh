@@ -125,6 +125,16 @@ run "$T/11.json" >"$T/11.st"
 grep -qx host-file "$WORK/slurm-11.out" || fail "file mount: $(cat "$T/11.st") $(cat "$WORK/slurm-11.out")"
 ok "mount sources are opened as the user: a directory they cannot reach is refused, a file mounts"
 
+# 9. Names: the agent's --container-image-dir wins over the launch's ContainerImageDir=.
+launch_json 12 pxtest1 $'#!/bin/sh\ngrep ^ID= /etc/os-release\n' '.container_image = "busybox"' \
+  '.container_image_dir = "/nonexistent"' >"$T/12.json"
+"$PHALANX" agent --run-local "$T/12.json" --state-dir "$T/state" --container-image-dir "$T/img" 2>>"$T/agent.log" >"$T/12.st"
+grep -qx 'ID=pxtest' "$WORK/slurm-12.out" || fail "job 12 (busybox in --container-image-dir): $(cat "$T/12.st")"
+launch_json 13 pxtest1 $'#!/bin/sh\ntrue\n' '.container_image = "busybox"' ".container_image_dir = \"$T/img\"" >"$T/13.json"
+run "$T/13.json" >"$T/13.st"
+[ "$(field "$T/13.st" state)" = COMPLETED ] || fail "job 13 (busybox in ContainerImageDir=): $(cat "$T/13.st")"
+ok "image names: the agent's directory, else the cluster's ContainerImageDir="
+
 # Nothing left: the runtime's state, the configurations and staging go with the job.
 left=$(find "$T/state/jobs" -name 'ctr.*' -o -name 'crun.*' | head -3)
 [ -z "$left" ] || fail "left behind: $left"

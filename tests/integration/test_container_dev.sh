@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Containers end to end on a `phalanx dev` cluster whose agents look image
-# names up in a directory (--container-image-dir), through Slurm's names:
+# Containers end to end on a `phalanx dev` cluster whose configuration names
+# an image directory (ContainerImageDir=, written by dev's
+# --container-image-dir), through Slurm's names:
 # sbatch --container-image=NAME (a docker archive found as NAME.tar) with
 # --container-mounts runs the script inside the image, its output where
 # sbatch puts it; #SBATCH --container-image=NAME:TAG (an OCI layout's tagged

@@ -69,7 +69,8 @@ static void launch_one(struct px_server *s, const struct px_sjob *j, uint32_t ra
       .master_port = (uint16_t)(20000 + j->id % 20000), .open_mode = sp->open_mode, .hint = sp->hint,
       .distribution = sp->distribution, .cpus_per_gpu = sp->cpus_per_gpu,
       .container_image = sp->container_image, .container_mounts = sp->container_mounts,
-      .container_workdir = sp->container_workdir, .container_env = sp->container_env};
+      .container_workdir = sp->container_workdir, .container_env = sp->container_env,
+      .container_image_dir = (char *)s->conf->phalanx.container_image_dir};
   l.service = px_svc_launch_of(s, j); /* a service's replica: ports, health check */
   char *json = px_launch_encode(&l);
   px_svc_launch_release(l.service);
