@@ -8,8 +8,10 @@ set -euo pipefail
 
 # One package per line; keep sorted.
 packages=(
+  busybox
   chromium
   clang
+  crun
   cmake
   curl
   gcc

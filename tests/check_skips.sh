@@ -19,6 +19,7 @@ can() {
     browser) command -v node >/dev/null && { command -v chromium || command -v chromium-browser; } >/dev/null &&
       [ -d "$(dirname "$0")/../web/node_modules/puppeteer-core" ] ;;
     musl) compgen -G '/usr/lib/*musl*/musl-gcc.specs' >/dev/null || [ -e /usr/lib/musl/lib/musl-gcc.specs ] ;;
+    oci-runtime) command -v crun >/dev/null && command -v busybox >/dev/null && unshare -m true 2>/dev/null ;;
     *) return 2 ;; # a reason nobody can check is not accepted
   esac
 }

@@ -155,6 +155,7 @@ static char *end_report(struct agent *a, const struct ajob *j, const struct px_j
                              .restart_count = j->restart};
   snprintf(r.node, sizeof r.node, "%s", a->site.node);
   snprintf(r.state, sizeof r.state, "%s", st->state);
+  snprintf(r.reason, sizeof r.reason, "%.127s", st->error); /* a failed start: why, for squeue and sacct */
   return px_task_report_encode(&r);
 }
 

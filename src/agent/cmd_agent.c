@@ -55,6 +55,9 @@ static void usage(void) {
           "  --kill-jobs-on-exit  stop this agent's jobs when it stops (phalanx dev)\n"
           "  --no-cgroup          no cgroups (testing only: no isolation)\n"
           "  --service-ports LO-HI  TCP ports handed to service replicas (" PX_SVC_PORTS_DEFAULT ")\n"
+          "  --container-image-dir DIR  --container-image NAME is looked up here (NAME, NAME.tar, NAME:TAG)\n"
+          "  --container-cache DIR      unpacked images, one directory per user (STATE/images)\n"
+          "  --container-runtime PATH   the OCI runtime (crun)\n"
           "  --log-level L        debug, info, warn, error\n"
           "  --emulate-nodes HL   serve every node of the hostlist HL from this process (no isolation)\n"
           "  --emulate-jobs MODE  with --emulate-nodes: sim (no process; ends after its `sleep N`) or real\n"
@@ -63,7 +66,8 @@ static void usage(void) {
 
 enum { O_SERVER = 256, O_NODE, O_ADDR, O_STATE, O_TOKEN, O_MUNGE, O_EMU, O_CLUSTER, O_KILLWAIT,
        O_PIDS, O_CGROOT, O_ROOT, O_HB, O_KILLEXIT, O_NOCG, O_LOG, O_SUPERVISE, O_ZYGOTE, O_RUNLOCAL, O_DISCOVER,
-       O_ECPUS, O_EMEM, O_ENODES, O_EJOBS, O_TOKDIR, O_CAFILE, O_SVCPORTS, O_INJECT };
+       O_ECPUS, O_EMEM, O_ENODES, O_EJOBS, O_TOKDIR, O_CAFILE, O_SVCPORTS, O_INJECT,
+       O_CTRDIR, O_CTRCACHE, O_CTRRT };
 
 static const struct option longopts[] = {
     {"server", 1, 0, O_SERVER},   {"node", 1, 0, O_NODE},          {"addr", 1, 0, O_ADDR},
@@ -76,6 +80,8 @@ static const struct option longopts[] = {
     {"emulate-cpus", 1, 0, O_ECPUS}, {"emulate-mem", 1, 0, O_EMEM}, {"emulate-nodes", 1, 0, O_ENODES},
     {"emulate-jobs", 1, 0, O_EJOBS}, {"token-dir", 1, 0, O_TOKDIR}, {"ca-file", 1, 0, O_CAFILE},
     {"service-ports", 1, 0, O_SVCPORTS}, {"inject-gpu-fault", 1, 0, O_INJECT},
+    {"container-image-dir", 1, 0, O_CTRDIR}, {"container-cache", 1, 0, O_CTRCACHE},
+    {"container-runtime", 1, 0, O_CTRRT},
     {0, 0, 0, 0}};
 
 /* Creates dir and its parents, then makes the path absolute: job
@@ -245,6 +251,9 @@ static int set_opt(struct px_agent_opts *o, int c, const char *arg) {
     case O_KILLEXIT: o->kill_jobs_on_exit = true; break;
     case O_NOCG: o->site.no_cgroup = true; break;
     case O_SVCPORTS: return px_port_range_parse(arg, &o->service_ports) ? -1 : 0;
+    case O_CTRDIR: snprintf(o->site.ctr_image_dir, sizeof o->site.ctr_image_dir, "%s", arg); break;
+    case O_CTRCACHE: snprintf(o->site.ctr_cache_dir, sizeof o->site.ctr_cache_dir, "%s", arg); break;
+    case O_CTRRT: snprintf(o->site.ctr_runtime, sizeof o->site.ctr_runtime, "%s", arg); break;
     case O_KILLWAIT:
       if (!parse_num(arg, 0, 86400, &v)) return -1;
       o->site.kill_wait_s = v;
@@ -332,6 +341,7 @@ int px_cmd_agent(int argc, char **argv) {
     return 2;
   }
   if (!run) set_cgroup_name(&o, o.site.node);
+  if (!o.site.ctr_cache_dir[0]) snprintf(o.site.ctr_cache_dir, sizeof o.site.ctr_cache_dir, "%.4000s/images", o.state_dir);
   if (!o.site.no_cgroup && px_cg_v2_prepare(o.site.cgroup_root[0] ? o.site.cgroup_root : NULL))
     fprintf(stderr, "agent: cgroup v2: cannot move into a leaf group; job limits may fail\n");
   if (run) return run_local(&o, run);

@@ -68,6 +68,7 @@ static void usage(void) {
           "usage: phalanx dev [--nodes N] [--gpus N[:TYPE]] [--cpus N] [--mem-mib M] [--gpu-groups G]\n"
           "                   [--port P] [--state-dir DIR] [--users U1,U2] [--ready-file FILE] [--quiet]\n"
           "                   [--heartbeat S] [--emulate] [--emulate-jobs sim|real] [--tls|--no-tls]\n"
+          "                   [--container-image-dir DIR]\n"
           "       phalanx dev --make-certs DIR   only write a throwaway CA and server certificate\n"
           "       phalanx dev inject DIR NODE GPU FAULT [CODE [DETAIL]]   a GPU fault on a node (xid, ecc, lost...)\n"
           "  a server and N agents (default 4 nodes x 8 emulated h100 GPUs) in a fresh state\n"
@@ -370,7 +371,7 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
                                      {"state-dir", 1, 0, 'd'}, {"ready-file", 1, 0, 'r'}, {"quiet", 0, 0, 'q'},
                                      {"users", 1, 0, 'u'}, {"heartbeat", 1, 0, 'H'}, {"emulate", 0, 0, 'e'},
                                      {"emulate-jobs", 1, 0, 'j'}, {"no-tls", 0, 0, 'T'}, {"tls", 0, 0, 'S'},
-                                     {"make-certs", 1, 0, 'C'},
+                                     {"make-certs", 1, 0, 'C'}, {"container-image-dir", 1, 0, 'I'},
                                      {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
   struct px_dev_shape *s = &d->shape;
   *s = (struct px_dev_shape){.nodes = 4, .gpus = 8, .cpus = 32, .groups = 2, .mem_mib = 131072, .gpu_type = "h100"};
@@ -401,6 +402,7 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
       case 'T': d->no_tls = true; break;
       case 'S': d->force_tls = true; break;
       case 'C': snprintf(d->tls_dir, sizeof d->tls_dir, "%s", optarg); break;
+      case 'I': s->image_dir = optarg; break; /* ContainerImageDir= in the config */
       case 'j':
         if (strcmp(optarg, "sim") && strcmp(optarg, "real")) return -1;
         d->real_jobs = !strcmp(optarg, "real");

@@ -45,6 +45,7 @@ static int write_slurm_conf(const struct px_dev_shape *s) {
           "PartitionName=urgent Nodes=%s MaxTime=2:00:00 DefaultTime=30 PriorityTier=2 State=UP\n",
           s->nodes, s->gpus, s->gpu_type, s->dir, s->port, s->dir, s->heartbeat_s, s->heartbeat_s * 5, s->cpus,
           (unsigned long long)s->mem_mib, s->gpu_type, s->gpus, s->groups, all, s->gpu_type, urgent);
+  if (s->image_dir) fprintf(f, "ContainerImageDir=%s\n", s->image_dir);
   if (s->tls_dir)
     fprintf(f, "\n# Listen= is TLS, with the throwaway CA of this cluster (agents: --ca-file)\n"
                "TLSCertFile=%s/server.pem\nTLSKeyFile=%s/server.key\nTLSCAFile=%s/ca.pem\n",

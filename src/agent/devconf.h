@@ -19,6 +19,7 @@ struct px_dev_shape {
   const char *users;         /* extra users of every account ("alice,bob"), or NULL */
   uint32_t heartbeat_s;      /* HeartbeatInterval (SlurmdTimeout is five of them) */
   const char *tls_dir;       /* ca.pem, server.pem, server.key (devcert.h); NULL: plain TCP */
+  const char *image_dir;     /* ContainerImageDir=, or NULL */
 };
 
 /* "dev1".."dev4", zero-padded to the width of the node count. */

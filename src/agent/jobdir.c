@@ -89,7 +89,10 @@ int px_site_write(const char *dir, const struct px_site *s) {
                             "gpu_uuids", s->gpu_uuids);
   if (o && (json_object_set_new(o, "gpu_mem_mib", json_integer((json_int_t)s->gpu_mem_mib)) ||
             json_object_set_new(o, "mps_control", json_string(s->mps_control)) ||
-            json_object_set_new(o, "mps_dir", json_string(s->mps_dir)))) {
+            json_object_set_new(o, "mps_dir", json_string(s->mps_dir)) ||
+            json_object_set_new(o, "ctr_image_dir", json_string(s->ctr_image_dir)) ||
+            json_object_set_new(o, "ctr_cache_dir", json_string(s->ctr_cache_dir)) ||
+            json_object_set_new(o, "ctr_runtime", json_string(s->ctr_runtime)))) {
     json_decref(o);
     o = NULL;
   }
@@ -120,6 +123,9 @@ int px_site_read(const char *dir, struct px_site *s) {
   px_rd_u64(&r, "gpu_mem_mib", false, &s->gpu_mem_mib);
   px_rd_buf(&r, "mps_control", false, s->mps_control, sizeof s->mps_control);
   px_rd_buf(&r, "mps_dir", false, s->mps_dir, sizeof s->mps_dir);
+  px_rd_buf(&r, "ctr_image_dir", false, s->ctr_image_dir, sizeof s->ctr_image_dir);
+  px_rd_buf(&r, "ctr_cache_dir", false, s->ctr_cache_dir, sizeof s->ctr_cache_dir);
+  px_rd_buf(&r, "ctr_runtime", false, s->ctr_runtime, sizeof s->ctr_runtime);
   rc = px_rd_done(&r);
   json_decref(j);
   return rc;

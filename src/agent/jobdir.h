@@ -43,6 +43,11 @@ struct px_site {
   uint64_t gpu_mem_mib;    /* memory of one of its GPUs: a fractional job's MPS memory limit (0: unknown) */
   char mps_control[PATH_MAX]; /* nvidia-cuda-mps-control found at the agent's start ("" : none, shares not enforced) */
   char mps_dir[PATH_MAX];  /* STATE/mps: the per-GPU MPS daemons' pipe and log directories (mps.h) */
+  /* containers (container.h): where image names are looked up ("" : paths only), the
+   * unpacked images' cache (STATE/images by default), the OCI runtime ("" : crun) */
+  char ctr_image_dir[PATH_MAX];
+  char ctr_cache_dir[PATH_MAX];
+  char ctr_runtime[PATH_MAX];
 };
 
 struct px_job_status {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent/hostnames.h"
+#include "agent/jobenv.h"
 #include "agent/task.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -50,6 +52,14 @@ static void step_end(struct px_step_host *h, uint32_t id, const char *state, int
   notify_agent(h, id);
 }
 
+static void run_free(struct px_step_run *r) {
+  if (r->ctr) px_ctr_fini(r->ctr);
+  free(r->ctr);
+  free(r->pids);
+  free(r->wstatus);
+  memset(r, 0, sizeof *r);
+}
+
 static void run_done(struct px_step_host *h, struct px_step_run *r) {
   int worst = 0, sig = 0;
   for (uint32_t i = 0; i < r->ntasks; i++) {
@@ -58,9 +68,7 @@ static void run_done(struct px_step_host *h, struct px_step_run *r) {
     if (WIFSIGNALED(ws) && !sig) sig = WTERMSIG(ws);
   }
   step_end(h, r->id, sig || worst ? "FAILED" : "COMPLETED", worst ? worst : sig ? 128 + sig : 0, sig, r);
-  free(r->pids);
-  free(r->wstatus);
-  memset(r, 0, sizeof *r);
+  run_free(r);
 }
 
 /* The job's order as the step sees it: the step's command, layout,
@@ -90,6 +98,10 @@ static int step_launch(const struct px_step_host *h, const struct px_step_order 
   sl->ntasks = o->ntasks;
   sl->tasks_per_node = o->tasks_per_node;
   if (o->distribution) sl->distribution = o->distribution; /* srun -m: the ranks of this step */
+  sl->container_image = o->container_image; /* the step's own image, or the host */
+  sl->container_mounts = o->container_mounts;
+  sl->container_workdir = o->container_workdir;
+  sl->container_env = o->container_env;
   return 0;
 }
 
@@ -122,7 +134,8 @@ static int spawn_all(struct px_step_host *h, struct px_step_run *r, const struct
   for (uint32_t i = 0; i < n; i++) {
     struct px_task_spec t = {.l = sl, .site = h->site, .cg = h->cg, .local_id = i,
                              .renumber_gpus = h->renumber_gpus, .pgid = *h->pgid,
-                             .truncate_output = true, .env_after = after, .gpus_per_task = gpus_per_task};
+                             .truncate_output = true, .env_after = after, .gpus_per_task = gpus_per_task,
+                             .ctr = r->ctr};
     pid_t pid;
     if (px_task_spawn(&t, &pid, err, errlen)) return PX_EIO;
     if (!*h->pgid) *h->pgid = pid;
@@ -130,6 +143,35 @@ static int spawn_all(struct px_step_host *h, struct px_step_run *r, const struct
     r->alive++;
   }
   return 0;
+}
+
+/* A step whose container cannot start says why where srun looks: the
+ * error file of its first task here, written as the job's user. */
+static void step_tell(const struct px_launch *sl, const char *out_dir, const char *why) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%u.err", out_dir, px_jobenv_proc_id(sl, 0));
+  pid_t c = fork();
+  if (c == 0) {
+    if (initgroups(sl->user, sl->gid) || setgid(sl->gid) || setuid(sl->uid)) _exit(1);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) dprintf(fd, "phalanx: error: %s\n", why);
+    _exit(0);
+  }
+  while (c > 0 && waitpid(c, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+/* srun --container-image: the step's own container (its image is in the
+ * node's cache after the first step that used it). */
+static int step_container(const struct px_step_host *h, struct px_step_run *r, const struct px_launch *sl, char *err,
+                          size_t n) {
+  if (!sl->container_image) return 0;
+  char tag[32];
+  snprintf(tag, sizeof tag, "s%u", r->id);
+  if (!(r->ctr = malloc(sizeof *r->ctr))) return snprintf(err, n, "out of memory"), PX_ENOMEM;
+  if (px_ctr_prepare(r->ctr, sl, h->site, h->dir, tag, err, n) == 0) return 0;
+  free(r->ctr);
+  r->ctr = NULL;
+  return PX_EIO;
 }
 
 void px_step_start(struct px_step_host *h, uint32_t id) {
@@ -153,7 +195,8 @@ void px_step_start(struct px_step_host *h, uint32_t id) {
   else if ((rc = step_env(h->l, id, after, 5))) snprintf(err, sizeof err, "out of memory");
   if (!rc) {
     *r = (struct px_step_run){.used = true, .id = id, .kill_at_ms = NEVER};
-    rc = spawn_all(h, r, &sl, o.gpus_per_task, after, err, sizeof err);
+    if ((rc = step_container(h, r, &sl, err, sizeof err))) step_tell(&sl, o.out_dir, err);
+    if (!rc) rc = spawn_all(h, r, &sl, o.gpus_per_task, after, err, sizeof err);
   }
   for (int i = 0; i < 5; i++) free(after[i]);
   px_step_order_fini(&o);
@@ -164,7 +207,7 @@ void px_step_start(struct px_step_host *h, uint32_t id) {
       if (r->pids[i] > 0) kill(r->pids[i], SIGKILL);
     return;
   }
-  if (r && r->used) free(r->pids), free(r->wstatus), memset(r, 0, sizeof *r);
+  if (r && r->used) run_free(r);
   step_end(h, id, "FAILED", 1, 0, NULL);
 }
 
@@ -222,11 +265,7 @@ void px_step_timers(struct px_step_host *h, int64_t now_ms) {
 }
 
 void px_step_fini(struct px_step_host *h) {
-  for (int i = 0; i < PX_STEPS_MAX; i++) {
-    free(h->run[i].pids);
-    free(h->run[i].wstatus);
-    memset(&h->run[i], 0, sizeof h->run[i]);
-  }
+  for (int i = 0; i < PX_STEPS_MAX; i++) run_free(&h->run[i]);
 }
 
 int px_step_status_read(const char *jobdir, uint32_t id, struct px_step_status *st) {

@@ -35,6 +35,7 @@ struct px_step_run {
   int64_t kill_at_ms;            /* monotonic; INT64_MAX: none */
   uint64_t cpu_time_ms;          /* user + system of its reaped tasks (wait4) */
   uint64_t peak_rss_kib;         /* the largest of its tasks' peak RSS */
+  struct px_ctr *ctr;            /* srun --container-image: the step's container, or NULL */
 };
 
 /* What a step borrows from its job's supervisor. */

@@ -50,6 +50,8 @@ struct sup {
   bool pooled;                   /* the cgroup is the agent's slot: kept for the next job */
   uint64_t oom_base;             /* its OOM kill count before this job */
   struct px_step_host steps;     /* job steps (srun) running here */
+  struct px_ctr ctr;             /* --container-image: the job's container here */
+  bool has_ctr;
 };
 
 static int64_t now_ms(clockid_t c) {
@@ -137,11 +139,14 @@ static void start_tasks(struct sup *s) {
   if (batch && write_script(s, script, sizeof script)) return;
   uint32_t n = batch ? 1 : l->tasks_per_node[l->node_rank];
   if (n > MAX_LOCAL_TASKS) return fail_launch(s, "too many tasks on one node");
+  char why[1024];
+  if (l->container_image && px_ctr_prepare(&s->ctr, l, &s->site, s->dir, "batch", why, sizeof why)) return fail_launch(s, why);
+  s->has_ctr = l->container_image != NULL;
   for (uint32_t i = 0; i < n; i++) {
     /* --open-mode=append: a requeued job's log grows across its runs */
     bool append = l->open_mode && !strcmp(l->open_mode, "append");
     struct px_task_spec t = {l, &s->site, &s->cg, batch ? script : NULL, i, batch, s->renumber,
-                             s->pgid, i == 0 && !append, NULL, 0};
+                             s->pgid, i == 0 && !append, NULL, 0, s->has_ctr ? &s->ctr : NULL};
     char err[512];
     pid_t pid;
     if (px_task_spawn(&t, &pid, err, sizeof err)) {
@@ -304,6 +309,8 @@ static void finish(struct sup *s) {
   signal_all(s, SIGKILL);
   if (s->cg.version && px_cg_drain(&s->cg, 10000)) px_warn("job %llu: cgroup not empty after 10 s", (unsigned long long)s->l.job_id);
   while (waitpid(-1, NULL, WNOHANG) > 0) {}
+  if (s->has_ctr) px_ctr_fini(&s->ctr); /* before the status: then the agent may recycle the directory */
+  s->has_ctr = false;
   struct px_cg_stats cs = {0};
   if (s->cg.version) px_cg_stats(&s->cg, &cs);
   cs.oom_kills = cs.oom_kills > s->oom_base ? cs.oom_kills - s->oom_base : 0;

@@ -42,6 +42,7 @@ struct prep {
   int oflags;
   const char *wd;
   int pipefd;
+  struct px_ctr_task ctr;                 /* with t->ctr: the runtime's command line */
 };
 
 /* ---- the child (no allocation, no locks: plain system calls) ---- */
@@ -121,6 +122,32 @@ static void reset_signals(void) {
   sigaction(SIGPIPE, &dfl, NULL);
 }
 
+/* Output files are opened with the user's rights while the child stays
+ * root for the runtime: effective ids only, restored after. */
+static void open_stdio_as_user(const struct prep *p) {
+  const struct px_launch *l = p->t->l;
+  if (syscall(SYS_setgroups, (size_t)p->ngroups, p->groups) != 0 || syscall(SYS_setresgid, -1, l->gid, -1) != 0 ||
+      syscall(SYS_setresuid, -1, l->uid, -1) != 0)
+    die(p, 1, "cannot take the ids of", l->user);
+  open_stdio(p);
+  if (syscall(SYS_setresuid, -1, 0, -1) != 0 || syscall(SYS_setresgid, -1, 0, -1) != 0 ||
+      syscall(SYS_setgroups, (size_t)0, NULL) != 0)
+    die(p, 1, "cannot return to root after opening the output of", l->user);
+}
+
+/* The task in its image: the OCI runtime, started as root inside the job's
+ * cgroups, makes the container and becomes the user there (container.h). */
+__attribute__((noreturn)) static void exec_container(const struct prep *p) {
+  open_stdio_as_user(p);
+  const char *what, *arg;
+  const struct px_launch *l = p->t->l;
+  if (px_ctr_child_setup(p->t->ctr, l->uid, l->gid, p->groups, p->ngroups, &what, &arg)) die(p, 1, what, arg);
+  reset_signals();
+  static char *const env[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+  execvpe(p->ctr.argv[0], p->ctr.argv, env);
+  die(p, 127, "cannot execute the container runtime", p->ctr.argv[0]);
+}
+
 static int child(void *arg) {
   const struct prep *p = arg;
   const struct px_task_spec *t = p->t;
@@ -134,6 +161,7 @@ static int child(void *arg) {
   /* the cpuset cgroup already confines the job; this also holds without it */
   if (p->pin) sched_setaffinity(0, sizeof p->cpus, &p->cpus);
   put_pid(p->pid_value);
+  if (t->ctr) exec_container(p);
   become_user(p);
   umask(022);
   open_stdio(p);
@@ -242,6 +270,7 @@ static int prepare(struct prep *p, const struct px_task_spec *t, struct px_strve
     snprintf(p->in, sizeof p->in, "/dev/null");
   p->oflags = O_WRONLY | O_CREAT | (t->truncate_output ? O_TRUNC : O_APPEND);
   p->wd = l->workdir ? l->workdir : l->submit_dir ? l->submit_dir : "/tmp";
+  if (t->ctr && px_ctr_task(t->ctr, l, p->envp, t->script_path, t->local_id, &p->ctr, err, errlen)) return PX_EIO;
   return 0;
 }
 

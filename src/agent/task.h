@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "agent/cgroup.h"
+#include "agent/container.h"
 #include "agent/jobdir.h"
 #include "proto/agent_msg.h"
 
@@ -40,6 +41,7 @@ struct px_task_spec {
   char *const *env_after;    /* "K=V" set over the built environment (a step's), or NULL */
   uint32_t gpus_per_task;    /* 0: the task sees the job's GPUs on the node; else its own
                               * slice of them, the local_id-th group of this many */
+  const struct px_ctr *ctr;  /* the job's container (container.h), or NULL: the task runs on the host */
 };
 
 /* Forks and starts the task. 0 with *pid set, or an error with err filled

@@ -117,7 +117,9 @@ static struct px_job_info *find_row(struct px_job_info *v, size_t n, uint64_t id
 }
 
 /* Slurm's sacct lists pending and running jobs too: add the server's live
- * jobs that have no accounting record yet. */
+ * jobs that have no accounting record yet. A job still in the server's table
+ * lends its record what accounting rows do not keep: who cancelled it, and
+ * its end reason (until it leaves the table, sacct's Reason is then None). */
 static int add_live_jobs(struct px_cmd *c, struct px_job_info **v, size_t *n) {
   struct px_job_info *live = NULL;
   size_t nl = 0;
@@ -134,6 +136,9 @@ static int add_live_jobs(struct px_cmd *c, struct px_job_info **v, size_t *n) {
       row->cancelled_by = live[i].cancelled_by;
       live[i].cancelled_by = NULL;
     }
+    /* nor why a start failed ("ContainerImage: ..."): the live job's, for its own attempt */
+    if (row && !strcmp(row->reason, "None") && row->restarts == live[i].restarts)
+      snprintf(row->reason, sizeof row->reason, "%s", live[i].reason);
     if (row) px_cli_job_fini(&live[i]);
     else all[(*n)++] = live[i];
   }

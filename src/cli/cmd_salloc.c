@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli/cmd_common.h"
+#include "cli/ctr_env.h"
 #include "cli/step_files.h"
 
 #define SALLOC_DIR_ENV "PHALANX_SALLOC_DIR"
@@ -143,6 +144,7 @@ static int salloc_run(struct px_cmd *c, struct px_jobspec *spec, const struct px
                       int argc, char **argv, int first) {
   char cwd[4096], dir[4200], out[4300];
   if (x->pty) return px_cmd_error(c, "--pty: salloc's command already runs on this terminal"), 1;
+  if (px_ctr_to_env(spec)) return px_cmd_error(c, "out of memory"), 1; /* the sruns' images, not the job's */
   if (!getcwd(cwd, sizeof cwd)) return px_cmd_error(c, "cannot read the current directory"), 1;
   snprintf(dir, sizeof dir, "%s/.phalanx-salloc-%d", cwd, (int)getpid());
   if (mkdir(dir, 0700)) return px_cmd_error(c, "cannot create %s: %s", dir, strerror(errno)), 1;

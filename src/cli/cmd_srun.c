@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli/cmd_common.h"
+#include "cli/ctr_env.h"
 #include "cli/step_files.h"
 
 #define MAX_TASKS 1024
@@ -202,12 +203,13 @@ static int step_in_allocation(struct step *s, int argc, char **argv, int first) 
     px_cmd_error(&s->cmd, "--pty inside a batch job has no terminal to attach to");
     return 1;
   }
+  if (px_ctr_from_env(&s->spec)) return px_cmd_error(&s->cmd, "out of memory"), 1; /* salloc's image */
   s->ntasks = s->spec.ntasks ? s->spec.ntasks
               : s->spec.ntasks_per_node ? s->spec.ntasks_per_node
                                         : (uint32_t)strtoul(env_or("SLURM_NTASKS", "1"), NULL, 10);
   /* the agents start the tasks on every node (cmd_srun_step.c); from a
    * salloc shell (not on a node) always, even on one node */
-  if (nodes > 1 || px_srun_in_salloc())
+  if (nodes > 1 || px_srun_in_salloc() || s->spec.container_image) /* the agent runs the image */
     return px_srun_step(&s->cmd, &s->spec, s->x.label, s->spec.nodes_min != 0, nodes, argv + first);
   if (s->ntasks == 0 || s->ntasks > MAX_TASKS) {
     px_cmd_error(&s->cmd, "Invalid number of tasks: %u", s->ntasks);

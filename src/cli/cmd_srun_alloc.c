@@ -90,6 +90,15 @@ int px_step_copy_environ(char ***out) {
   return 0;
 }
 
+/* --container-image: the command itself is the job, its tasks started in
+ * the image by the agents (this srun does not exist inside the image). */
+static int container_argv(struct px_jobspec *s, int n, char **argv) {
+  if (!(s->argv = calloc((size_t)n + 1, sizeof *s->argv))) return PX_ENOMEM;
+  for (int i = 0; i < n; i++)
+    if (!(s->argv[i] = strdup(argv[i]))) return PX_ENOMEM; /* the spec's fini frees what was made */
+  return 0;
+}
+
 /* Who and where, the script, and the two files we follow. */
 static int fill_job(struct px_jobspec *s, const struct px_cli_extra *x, const char *self, int argc,
                     char **argv, int first, char *out_pat, char *err_pat, size_t n) {
@@ -102,7 +111,9 @@ static int fill_job(struct px_jobspec *s, const struct px_cli_extra *x, const ch
   if ((!s->name && !(s->name = strdup(basename(cmd)))) || !(s->submit_dir = strdup(cwd)) ||
       (!s->workdir && !(s->workdir = strdup(cwd))))
     return PX_ENOMEM;
-  if (!(s->script = step_script(self, argc, argv))) return PX_ENOMEM;
+  if (s->container_image ? container_argv(s, argc - first, argv + first) != 0
+                         : !(s->script = step_script(self, argc, argv)))
+    return PX_ENOMEM;
   if (!s->env && (!x->export_spec || strcasecmp(x->export_spec, "NONE")) && px_step_copy_environ(&s->env))
     return PX_ENOMEM;
   /* %j: the agent names the files; we learn the id from the answer. */

@@ -39,6 +39,15 @@ struct tfile {
   size_t plen;
 };
 
+/* srun --container-image and the rest (or salloc's, ctr_env.h): the step runs in the image. */
+static int container_body(json_t *b, const struct px_jobspec *spec) {
+  const char *k[] = {"container_image", "container_mounts", "container_workdir", "container_env"};
+  const char *v[] = {spec->container_image, spec->container_mounts, spec->container_workdir, spec->container_env};
+  for (size_t i = 0; i < 4; i++)
+    if (v[i] && json_object_set_new(b, k[i], json_string(v[i]))) return -1;
+  return 0;
+}
+
 /* Variables of the batch step that would be stale in the step's tasks; the
  * agent sets the step's own. */
 static bool stale(const char *kv) {
@@ -79,7 +88,8 @@ static json_t *step_body(const struct px_jobspec *spec, bool nodes_given, uint32
       (ntasks && json_object_set_new(b, "ntasks", json_integer(ntasks))) ||
       (per && !ntasks && json_object_set_new(b, "ntasks_per_node", json_integer(per))) ||
       (spec->gpus_per_task && json_object_set_new(b, "gpus_per_task", json_integer(spec->gpus_per_task))) ||
-      (spec->distribution && json_object_set_new(b, "distribution", json_string(spec->distribution))))
+      (spec->distribution && json_object_set_new(b, "distribution", json_string(spec->distribution))) ||
+      container_body(b, spec))
     goto fail;
   return b;
 fail:

@@ -55,6 +55,10 @@ STR_OPT(px_opt_constraint, constraint)
 STR_OPT(px_opt_chdir, workdir)
 STR_OPT(px_opt_mail_user, mail_user)
 STR_OPT(px_opt_comment, comment)
+STR_OPT(px_opt_container_image, container_image)
+STR_OPT(px_opt_container_mounts, container_mounts)
+STR_OPT(px_opt_container_workdir, container_workdir)
+STR_OPT(px_opt_container_env, container_env)
 
 #define COUNT_OPT(fn, opt, field)                                                               \
   int fn(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,            \

@@ -226,6 +226,7 @@ struct px_conf_phalanx {
   /* --mail-type: MailProg= runs as `MailProg -s SUBJECT USER` (default
    * /bin/mail); MailDomain= is added to bare user names. */
   const char *mail_prog, *mail_domain;
+  const char *container_image_dir; /* ContainerImageDir=: where nodes look up image names (docs/containers.md) */
 };
 
 /* An advance reservation (scontrol create reservation; Phalanx reads

@@ -379,6 +379,7 @@ static const struct px_key global_keys[] = {
     {"RebootProgram", px_set_str, G(phalanx.reboot_program), NULL},
     {"MailProg", px_set_str, G(phalanx.mail_prog), NULL},
     {"MailDomain", px_set_str, G(phalanx.mail_domain), NULL},
+    {"ContainerImageDir", px_set_str, G(phalanx.container_image_dir), NULL},
     {"GpuQuarantineFaults", px_set_u32, G(phalanx.gpu.quarantine_faults), NULL},
     {"GpuNodeFlapFaults", px_set_u32, G(phalanx.gpu.node_flap_faults), NULL},
     {"GpuQuarantineWindow", px_set_dur, G(phalanx.gpu.quarantine_window_s), NULL},

@@ -23,7 +23,8 @@ void px_jobspec_fini(struct px_jobspec *s) {
                    &s->constraint, &s->dependency, &s->array, &s->script, &s->workdir,
                    &s->submit_dir, &s->stdout_path, &s->stderr_path, &s->stdin_path,
                    &s->comment, &s->mail_type, &s->mail_user, &s->service, &s->exclude,
-                   &s->nodelist, &s->reservation, &s->open_mode, &s->hint, &s->distribution};
+                   &s->nodelist, &s->reservation, &s->open_mode, &s->hint, &s->distribution,
+                   &s->container_image, &s->container_mounts, &s->container_workdir, &s->container_env};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
     free(*strs[i]);
     *strs[i] = NULL;
@@ -63,6 +64,7 @@ int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src) {
   dst->submit_dir = dst->stdout_path = dst->stderr_path = dst->stdin_path = NULL;
   dst->comment = dst->mail_type = dst->mail_user = dst->service = dst->exclude = NULL;
   dst->nodelist = dst->reservation = dst->open_mode = dst->hint = dst->distribution = NULL;
+  dst->container_image = dst->container_mounts = dst->container_workdir = dst->container_env = NULL;
   dst->argv = dst->env = NULL;
   int rc = 0;
   rc |= dup_str(&dst->name, src->name);
@@ -90,6 +92,10 @@ int px_jobspec_copy(struct px_jobspec *dst, const struct px_jobspec *src) {
   rc |= dup_str(&dst->open_mode, src->open_mode);
   rc |= dup_str(&dst->hint, src->hint);
   rc |= dup_str(&dst->distribution, src->distribution);
+  rc |= dup_str(&dst->container_image, src->container_image);
+  rc |= dup_str(&dst->container_mounts, src->container_mounts);
+  rc |= dup_str(&dst->container_workdir, src->container_workdir);
+  rc |= dup_str(&dst->container_env, src->container_env);
   rc |= dup_strv(&dst->argv, src->argv);
   rc |= dup_strv(&dst->env, src->env);
   if (rc) {

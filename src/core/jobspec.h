@@ -83,6 +83,11 @@ struct px_jobspec {
   char *open_mode;                 /* --open-mode: "append" or "truncate" (NULL: truncate) */
   char *hint;                      /* --hint: nomultithread, multithread, compute_bound, memory_bound */
   char *distribution;              /* -m: block|cyclic|plane=N|arbitrary[:...], as written */
+  /* --container-* (pyxis' spelling; proto/container_spec.h checks them) */
+  char *container_image;           /* an OCI layout directory, a docker-archive tar, or a name */
+  char *container_mounts;          /* SRC:DST[:FLAGS][,...] */
+  char *container_workdir;         /* absolute path inside the image */
+  char *container_env;             /* NAME[,NAME...]: the host's value wins over the image's */
 
   /* a service's replica (svc/svc.h): NULL for a batch job */
   char *service;                   /* the service's name */

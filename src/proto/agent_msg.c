@@ -168,7 +168,10 @@ static json_t *launch_to_json(const struct px_launch *l) {
                            {"submit_dir", l->submit_dir}, {"script", l->script},
                            {"stdout_path", l->stdout_path}, {"stderr_path", l->stderr_path},
                            {"stdin_path", l->stdin_path}, {"open_mode", l->open_mode},
-                           {"hint", l->hint},           {"distribution", l->distribution}};
+                           {"hint", l->hint},           {"distribution", l->distribution},
+                           {"container_image", l->container_image}, {"container_mounts", l->container_mounts},
+                           {"container_workdir", l->container_workdir}, {"container_env", l->container_env},
+                           {"container_image_dir", l->container_image_dir}};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) bad |= px_wr_str(o, strs[i][0], strs[i][1]) != 0;
   bad |= px_wr_int(o, "uid", l->uid) != 0;
   bad |= px_wr_int(o, "gid", l->gid) != 0;
@@ -255,6 +258,11 @@ static int launch_from_json(json_t *j, uint32_t idx, struct px_launch *out, stru
   px_rd_str(&rd, "open_mode", false, &l.open_mode);
   px_rd_str(&rd, "hint", false, &l.hint);
   px_rd_str(&rd, "distribution", false, &l.distribution);
+  px_rd_str(&rd, "container_image", false, &l.container_image);
+  px_rd_str(&rd, "container_mounts", false, &l.container_mounts);
+  px_rd_str(&rd, "container_workdir", false, &l.container_workdir);
+  px_rd_str(&rd, "container_env", false, &l.container_env);
+  px_rd_str(&rd, "container_image_dir", false, &l.container_image_dir);
   px_rd_u32(&rd, "cpus_per_gpu", false, &l.cpus_per_gpu);
   px_rd_strv(&rd, "env", false, &l.env, &nenv);
   px_rd_i64(&rd, "time_limit_s", false, &l.time_limit_s);
@@ -304,7 +312,8 @@ void px_launch_fini(struct px_launch *l) {
   char **strs[] = {&l->name,       &l->user,        &l->account,     &l->partition,
                    &l->qos,        &l->workdir,     &l->submit_dir,  &l->script,
                    &l->stdout_path, &l->stderr_path, &l->stdin_path, &l->open_mode,
-                   &l->hint,       &l->distribution};
+                   &l->hint,       &l->distribution, &l->container_image, &l->container_mounts,
+                   &l->container_workdir, &l->container_env, &l->container_image_dir};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) free(*strs[i]);
   px_strv_free(l->argv);
   px_strv_free(l->env);
@@ -332,7 +341,8 @@ char *px_task_report_encode(const struct px_task_report *r) {
                                 (json_int_t)r->cpu_time_ms, "start_time", (json_int_t)r->start_time,
                                 "end_time", (json_int_t)r->end_time, "restart_count",
                                 (json_int_t)r->restart_count);
-  if (o && ((r->is_step && px_wr_int(o, "step_id", r->step_id)) || px_svc_report_write(o, r))) {
+  if (o && ((r->is_step && px_wr_int(o, "step_id", r->step_id)) || px_svc_report_write(o, r) ||
+            (r->reason[0] && px_wr_str(o, "reason", r->reason)))) {
     json_decref(o);
     return NULL;
   }
@@ -359,6 +369,7 @@ static int task_report_from_json(json_t *j, uint32_t idx, struct px_task_report 
   px_rd_u32(&rd, "restart_count", false, &r.restart_count);
   r.is_step = json_object_get(j, "step_id") != NULL;
   px_rd_u32(&rd, "step_id", false, &r.step_id);
+  px_rd_buf(&rd, "reason", false, r.reason, sizeof r.reason);
   bool known = false;
   for (size_t i = 0; i < sizeof task_states / sizeof task_states[0]; i++)
     known |= strcmp(r.state, task_states[i]) == 0;
@@ -473,6 +484,10 @@ static json_t *step_to_json(const struct px_step_order *o) {
   bad |= px_wr_int(j, "ntasks", o->ntasks) != 0;
   if (o->gpus_per_task) bad |= px_wr_int(j, "gpus_per_task", o->gpus_per_task) != 0;
   bad |= px_wr_str(j, "distribution", o->distribution) != 0;
+  bad |= px_wr_str(j, "container_image", o->container_image) != 0;
+  bad |= px_wr_str(j, "container_mounts", o->container_mounts) != 0;
+  bad |= px_wr_str(j, "container_workdir", o->container_workdir) != 0;
+  bad |= px_wr_str(j, "container_env", o->container_env) != 0;
   if (bad) {
     json_decref(j);
     return NULL;
@@ -522,6 +537,10 @@ static int step_from_json(json_t *j, uint32_t idx, struct px_step_order *out, st
   px_rd_u32(&rd, "ntasks", true, &o.ntasks);
   px_rd_u32(&rd, "gpus_per_task", false, &o.gpus_per_task);
   px_rd_str(&rd, "distribution", false, &o.distribution);
+  px_rd_str(&rd, "container_image", false, &o.container_image);
+  px_rd_str(&rd, "container_mounts", false, &o.container_mounts);
+  px_rd_str(&rd, "container_workdir", false, &o.container_workdir);
+  px_rd_str(&rd, "container_env", false, &o.container_env);
   int rc = step_check(&rd, &o, nargv, ntpn);
   if (!rc) rc = px_rd_done(&rd);
   if (rc) {
@@ -548,6 +567,10 @@ void px_step_order_fini(struct px_step_order *o) {
   free(o->cwd);
   free(o->out_dir);
   free(o->distribution);
+  free(o->container_image);
+  free(o->container_mounts);
+  free(o->container_workdir);
+  free(o->container_env);
   free(o->tasks_per_node);
   memset(o, 0, sizeof *o);
 }

@@ -144,6 +144,10 @@ struct px_launch {
   uint32_t cpus_per_gpu;        /* --cpus-per-gpu, 0 when not given */
   uint32_t gpu_share;           /* a fractional job: hundredths of its one GPU (MPS limits); 0: whole GPUs */
   struct px_launch_service *service; /* "service", NULL for batch (freed by _fini) */
+  char *container_image;        /* --container-image and the rest (proto/container_spec.h), */
+  char *container_mounts;       /* as the job spec holds them; NULL: no container */
+  char *container_workdir, *container_env;
+  char *container_image_dir;    /* the cluster's ContainerImageDir= (image names; also for the steps), or NULL */
 };
 
 /* Stop (cancel, preempt, time limit) or just signal a job on a node. */
@@ -181,6 +185,8 @@ struct px_task_report {
   uint32_t nports;
   char health[16];
   char health_reason[128];
+  char reason[128];             /* a failed start's reason ("ContainerImage: /x: no such image"),
+                                 * shown as the job's reason; "" when none */
 };
 
 /* Encoders return a malloc'd JSON string (NULL on ENOMEM). Decoders fill the
@@ -237,6 +243,9 @@ struct px_step_order {
   uint32_t gpus_per_task;       /* 0: every task sees the node's GPUs of the job; else
                                  * local task i sees the i-th slice of that many */
   char *distribution;           /* srun -m for this step; NULL: the job's */
+  char *container_image;        /* srun --container-image and the rest: the step's tasks run in */
+  char *container_mounts;       /* this image (NULL: on the host, whatever the job's is) */
+  char *container_workdir, *container_env;
 };
 
 char *px_step_order_encode(const struct px_step_order *o);

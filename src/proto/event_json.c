@@ -303,10 +303,13 @@ static json_t *kind_data(const struct px_conf *conf, const struct px_event *ev,
       return json_pack("{sb}", "admin", ev->admin);
     case PX_EV_UPDATE:
       return update_data(&ev->update);
-    case PX_EV_END:
-      return json_pack("{ss si si sI sI}", "state", px_job_state_name(ev->state), "exit_code",
-                       ev->exit_code, "term_signal", ev->term_signal, "peak_mem_mib",
-                       (json_int_t)ev->peak_mem_mib, "cpu_time_ms", (json_int_t)ev->cpu_time_ms);
+    case PX_EV_END: {
+      json_t *o = json_pack("{ss si si sI sI}", "state", px_job_state_name(ev->state), "exit_code",
+                            ev->exit_code, "term_signal", ev->term_signal, "peak_mem_mib",
+                            (json_int_t)ev->peak_mem_mib, "cpu_time_ms", (json_int_t)ev->cpu_time_ms);
+      if (o && *reason && json_object_set_new(o, "reason", json_string(reason))) json_decref(o), o = NULL;
+      return o;
+    }
     case PX_EV_REQUEUE:
       return json_pack("{sb ss}", "hold", ev->hold, "reason", reason);
     case PX_EV_REJECT:

@@ -71,6 +71,10 @@
   X(distribution, S, 64, 0) \
   X(service, S, 64, 0) \
   X(replica, U32, 0, 1000000) \
-  X(service_generation, U64, 0, UINT32_MAX)
+  X(service_generation, U64, 0, UINT32_MAX) \
+  X(container_image, S, 4096, 0) \
+  X(container_mounts, S, 65536, 0) \
+  X(container_workdir, S, 4096, 0) \
+  X(container_env, S, 65536, 0)
 
 #endif

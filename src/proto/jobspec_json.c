@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "conf/conf.h"
+#include "proto/container_spec.h"
 #include "proto/jfield.h"
 #include "proto/jobspec_fields.h"
 
@@ -43,7 +44,7 @@ static int check_spec(const struct px_jobspec *s, const char *prefix, struct px_
     return px_diag_set(d, PX_EINVAL, -1, "%snodes_max: smaller than nodes_min", prefix);
   if (s->argv && !s->argv[0])
     return px_diag_set(d, PX_EINVAL, -1, "%sargv: must not be empty", prefix);
-  return 0;
+  return px_container_spec_check(s, prefix, d);
 }
 
 int px_jobspec_from_json(const json_t *obj, struct px_jobspec *s, const char *prefix,

@@ -44,7 +44,7 @@ struct px_job_info {
   char *array_pending;          /* the pending tasks of an array record, e.g. "3-999%50" */
   struct px_jobspec spec;       /* what was asked (defaults filled in by the server) */
   char state[24];               /* PENDING RUNNING COMPLETING COMPLETED FAILED CANCELLED TIMEOUT OUT_OF_MEMORY NODE_FAIL PREEMPTED REQUEUED */
-  char reason[48];              /* Slurm pending reason name: Priority, Resources, Dependency, ... or "None" */
+  char reason[128];             /* Slurm pending reason name: Priority, Resources, Dependency, ... or "None" */
   char *why;                    /* the long explanation (phalanx why) or NULL */
   uint32_t priority;
   int64_t submit_time, eligible_time, start_time, end_time, expected_start;

@@ -45,7 +45,7 @@ struct px_sjob {
   bool recovered;               /* running at recovery outside the core's resources, nodes held drained */
   bool skipped;                 /* a recovered array task the core holds without resources (px_core_array_skip) */
   bool unconfirmed;             /* running at recovery: its agents must know it */
-  char reason[48];              /* pending reason / end reason */
+  char reason[128];             /* pending reason / end reason (a failed start says why) */
   uint32_t priority;
   uint32_t prio[7];             /* weighted components: age fairshare jobsize partition qos site assoc */
   int64_t prio_time;            /* when priority was last taken from the core */

@@ -364,7 +364,9 @@ static int task_ended(struct px_server *s, struct px_sjob *j, const struct px_ta
   }
   if (preempted) st = PX_JOB_PREEMPTED;
   if (j->cancelled_by && st != PX_JOB_COMPLETED) st = PX_JOB_CANCELLED;
-  return px_jobs_end(s, j, st, t->exit_code, t->term_signal, now);
+  /* a start that failed on the node (an image that is not there) says why */
+  const char *why_failed = st == PX_JOB_FAILED && t->reason[0] ? t->reason : NULL;
+  return px_jobs_end_why(s, j, st, t->exit_code, t->term_signal, why_failed, now);
 }
 
 /* One report: its HTTP status (200 when applied or a repeat), msg the error. */

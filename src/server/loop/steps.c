@@ -27,6 +27,7 @@
 
 #include "core/event.h"
 #include "proto/agent_msg.h"
+#include "proto/container_spec.h"
 #include "proto/json_rd.h"
 #include "server/loop/loop.h"
 #include "server/nodes/nodes.h"
@@ -40,6 +41,7 @@
 
 struct step_body {
   char **argv, **env, *cwd, *out_dir, *distribution;
+  struct px_jobspec ctr; /* only its container_* fields: srun --container-image and the rest */
   uint32_t nargv, nenv, nodes, ntasks, per_node, gpus_per_task;
 };
 
@@ -49,6 +51,7 @@ static void body_fini(struct step_body *b) {
   free(b->cwd);
   free(b->out_dir);
   free(b->distribution);
+  px_jobspec_fini(&b->ctr);
 }
 
 static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes, struct px_diag *d) {
@@ -66,6 +69,17 @@ static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes
   px_rd_u32(&rd, "ntasks_per_node", false, &b->per_node);
   px_rd_u32(&rd, "gpus_per_task", false, &b->gpus_per_task);
   px_rd_str(&rd, "distribution", false, &b->distribution);
+  px_rd_str(&rd, "container_image", false, &b->ctr.container_image);
+  px_rd_str(&rd, "container_mounts", false, &b->ctr.container_mounts);
+  px_rd_str(&rd, "container_workdir", false, &b->ctr.container_workdir);
+  px_rd_str(&rd, "container_env", false, &b->ctr.container_env);
+  struct px_diag cwhy;
+  if (!rd.err && px_container_spec_check(&b->ctr, "", &cwhy)) { /* "container_x: why": the field, then why */
+    size_t f = strcspn(cwhy.msg, ":");
+    char field[32];
+    snprintf(field, sizeof field, "%.*s", (int)(f < sizeof field ? f : sizeof field - 1), cwhy.msg);
+    px_rd_fail(&rd, field, "%s", cwhy.msg[f] ? cwhy.msg + f + 2 : cwhy.msg);
+  }
   if (!rd.err && b->distribution) { /* srun -m: Slurm's grammar, the job spec's check */
     struct px_jobspec probe;
     px_jobspec_init(&probe);
@@ -112,7 +126,9 @@ static void send_orders(struct px_server *s, const struct px_sstep *t, const str
                             .argv = b->argv, .env = b->env, .cwd = b->cwd, .out_dir = b->out_dir,
                             .nodes = names, .nnodes = t->nnodes, .tasks_per_node = t->tasks,
                             .ntasks = t->ntasks, .gpus_per_task = b->gpus_per_task,
-                            .distribution = b->distribution};
+                            .distribution = b->distribution, .container_image = b->ctr.container_image,
+                            .container_mounts = b->ctr.container_mounts,
+                            .container_workdir = b->ctr.container_workdir, .container_env = b->ctr.container_env};
   for (uint32_t i = 0; i < t->nnodes; i++) {
     char *json = px_step_order_encode(&o);
     if (!json || px_outbox_push(s->outbox, t->node[i], PX_ORDER_STEP, json))

@@ -68,7 +68,10 @@ static void launch_one(struct px_server *s, const struct px_sjob *j, uint32_t ra
       .gpus_per_node = gpn, .ncpus = j->alloc[rank].ncpu, .mem_mib = j->alloc[rank].mem_mib,
       .master_port = (uint16_t)(20000 + j->id % 20000), .open_mode = sp->open_mode, .hint = sp->hint,
       .distribution = sp->distribution, .cpus_per_gpu = sp->cpus_per_gpu,
-      .gpu_share = j->alloc[rank].gpu_share};
+      .gpu_share = j->alloc[rank].gpu_share,
+      .container_image = sp->container_image, .container_mounts = sp->container_mounts,
+      .container_workdir = sp->container_workdir, .container_env = sp->container_env,
+      .container_image_dir = (char *)s->conf->phalanx.container_image_dir};
   l.service = px_svc_launch_of(s, j); /* a service's replica: ports, health check */
   char *json = px_launch_encode(&l);
   px_svc_launch_release(l.service);
@@ -123,9 +126,14 @@ void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const 
 
 int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                 int32_t term_signal, int64_t now) {
+  return px_jobs_end_why(s, j, st, exit_code, term_signal, NULL, now);
+}
+
+int px_jobs_end_why(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
+                    int32_t term_signal, const char *reason, int64_t now) {
   struct px_event ev = {.kind = PX_EV_END, .job_id = j->id, .state = st, .exit_code = exit_code,
                         .term_signal = term_signal, .peak_mem_mib = j->peak_mem_mib,
-                        .cpu_time_ms = j->cpu_time_ms};
+                        .cpu_time_ms = j->cpu_time_ms, .reason = reason};
   struct px_event_result res;
   int rc = px_events_accept(s, &ev, now, &res);
   s->need_cycle = true;

@@ -72,6 +72,9 @@ void px_nodes_stop(struct px_server *s, const struct px_sjob *j, int sig, const 
 /* Ends running job j (terminal state) everywhere: the END event and its accounting row. */
 int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                 int32_t term_signal, int64_t now);
+/* The same with the job's end reason (NULL: "None"), e.g. why its start failed on a node. */
+int px_jobs_end_why(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
+                    int32_t term_signal, const char *reason, int64_t now);
 
 /* ---- GPU health (gpu_health.c), main thread ---- */
 struct px_event;
