@@ -47,11 +47,16 @@ if ! server_built; then
 fi
 
 bin=$tmp/bin; mkdir -p "$bin"
-for c in sbatch squeue scancel sinfo sacct sshare sprio scontrol srun; do ln -s "$px" "$bin/$c"; done
+for c in sbatch squeue scancel sinfo sacct sshare sprio scontrol srun sdiag sacctmgr; do ln -s "$px" "$bin/$c"; done
 export PATH=$bin:$PATH
 
+# a tiny OCI image from this machine's busybox, for the container part (docs/containers.md)
+images=()
+if bash "$root/tests/integration/ctr/make_image.sh" "$tmp/images" >/dev/null 2>&1; then
+  mv "$tmp/images/oci" "$tmp/images/bb" && images=(--container-image-dir "$tmp/images")
+fi
 echo "== starting a local cluster: phalanx dev (server + 4 agents, 8 emulated h100 each)"
-"$px" dev --nodes 4 --state-dir "$tmp/cluster" --ready-file "$tmp/ready" &
+"$px" dev --nodes 4 --state-dir "$tmp/cluster" --ready-file "$tmp/ready" "${images[@]}" &
 dev_pid=$!
 for _ in $(seq 1 900); do [ -s "$tmp/ready" ] && break; kill -0 "$dev_pid" || exit 1; sleep 0.1; done
 [ -s "$tmp/ready" ] || { echo "demo: the cluster did not come up" >&2; exit 1; }
@@ -98,6 +103,38 @@ echo; echo "== sacct (the gang's batch step and its srun step, journaled: gang.b
 sacct -o JobID,JobName,Account,AllocCPUS,State,ExitCode,NNodes,MaxRSS,TotalCPU || { echo "(from the API instead)"; api '/v1/accounting?since=1d' |
   jq -r '.jobs[] | "\(.job_id)\t\(.spec.name)\t\(.spec.account)\t\(.state)"'; }
 echo; echo "== fair share (sshare -a)"; sshare -a || echo "(sshare failed: see the message above)"
+echo; echo "== the accounts as sacctmgr shows them, and the scheduler's statistics as sdiag does"
+sacctmgr show assoc format=Account,User,Share,QOS || echo "(sacctmgr failed: see the message above)"
+sdiag | sed -n '1,/^Main schedule statistics/p;/^Main schedule statistics/,/^$/p' | head -30 || true
+echo; echo "== slurmrestd's API (v0.0.39) on the same server: a submit and the job's state, as tools written for Slurm do"
+rest_job=$(curl -s --unix-socket "$PHALANX_SERVER" -H 'Content-Type: application/json' http://localhost/slurm/v0.0.39/job/submit \
+  -d "{\"job\":{\"name\":\"rest\",\"account\":\"ops\",\"current_working_directory\":\"$work\",\"environment\":[\"PATH=/usr/bin:/bin\"]},\"script\":\"#!/bin/sh\\necho from slurmrestd\"}" |
+  jq -r '.job_id // empty')
+for _ in $(seq 1 50); do
+  state=$(curl -s --unix-socket "$PHALANX_SERVER" "http://localhost/slurm/v0.0.39/job/$rest_job" | jq -r '.jobs[0].job_state // empty')
+  [ "$state" = COMPLETED ] && break; sleep 0.2
+done
+echo "job $rest_job: $state"
+
+echo; echo "== shared GPUs: two --gpus=0.5 jobs pack onto one GPU, a third opens another (docs/gpus.md)"
+for i in 1 2 3; do sbatch -J half$i --gpus=0.5 -t 5 --wrap 'echo "$CUDA_VISIBLE_DEVICES $CUDA_MPS_ACTIVE_THREAD_PERCENTAGE% ($PHALANX_GPU_SHARE_ENFORCED)"; sleep 3' >/dev/null; done
+for _ in $(seq 1 50); do [ "$(squeue -h -n half1,half2,half3 -t R | wc -l)" = 3 ] && break; sleep 0.2; done
+squeue -n half1,half2,half3 -o '%.8i %.8j %.8T %.14b %N'
+scontrol show node "$(squeue -h -n half1 -o %N)" | grep -o 'GpusShared=[^ ]* GpuSharesUsed=[^ ]*' || true
+for _ in $(seq 1 50); do [ -z "$(squeue -h -n half1,half2,half3)" ] && break; sleep 0.2; done
+
+if [ ${#images[@]} -gt 0 ]; then
+  echo; echo "== a job in an OCI image (--container-image, pyxis' spelling; crun, the job's own cgroup and GPUs)"
+  ctr=$(sbatch --parsable --container-image=bb:v1 --container-mounts="$work:/w" --gres=gpu:1 -t 5 \
+    --wrap 'grep ^NAME= /etc/os-release; id -un; echo "job $SLURM_JOB_ID sees GPU $CUDA_VISIBLE_DEVICES"; ls /w | head -2')
+  for _ in $(seq 1 50); do [ "$(sacct -X -n -P -o State -j "$ctr")" = COMPLETED ] && break; sleep 0.2; done
+  cat "slurm-$ctr.out"
+  bad=$(sbatch --parsable --container-image=/nope -t 5 --wrap true)
+  for _ in $(seq 1 50); do [ "$(squeue -h -t all -j "$bad" -o %T)" = FAILED ] && break; sleep 0.2; done
+  squeue -t all -j "$bad" -o '%.8i %.8T %r'
+else
+  echo; echo "(no container image: busybox or crun is missing; make deps installs them)"
+fi
 echo; echo "== usage report"
 "$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
 echo; echo "== what-if on this cluster's own history: export the finished jobs, replay them under FIFO (docs/simulator.md)"
