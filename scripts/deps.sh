@@ -37,6 +37,7 @@ packages=(
   prometheus
   python3
   sqlite3
+  tmux
 )
 
 missing=()

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent/hostnames.h"
+#include "agent/pty.h"
 #include "agent/task.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -134,7 +135,8 @@ void px_step_start(struct px_step_host *h, uint32_t id) {
   struct px_step_order o;
   struct px_launch sl;
   struct px_diag d;
-  char *after[6] = {0};
+  char *after[16] = {0};
+  size_t nafter = 5;
   struct px_step_run *r = NULL;
   for (int i = 0; i < PX_STEPS_MAX && !r; i++)
     if (!h->run[i].used) r = &h->run[i];
@@ -145,12 +147,13 @@ void px_step_start(struct px_step_host *h, uint32_t id) {
   if (rc == PX_ENOENT) snprintf(err, sizeof err, "this node is not one of the step's");
   else if (rc) snprintf(err, sizeof err, "the step's nodes are not the job's");
   else if (!r) rc = PX_ELIMIT, snprintf(err, sizeof err, "more than %d steps at once", PX_STEPS_MAX);
-  else if ((rc = step_env(h->l, id, after, 5))) snprintf(err, sizeof err, "out of memory");
+  else if ((rc = step_env(h->l, id, after, 5)) || (rc = px_pty_step_env(&o, after, &nafter, 15)))
+    snprintf(err, sizeof err, "out of memory");
   if (!rc) {
     *r = (struct px_step_run){.used = true, .id = id, .kill_at_ms = NEVER};
     rc = spawn_all(h, r, &sl, o.gpus_per_task, after, err, sizeof err);
   }
-  for (int i = 0; i < 5; i++) free(after[i]);
+  for (int i = 0; i < 16; i++) free(after[i]);
   px_step_order_fini(&o);
   if (!rc) return;
   px_error("job %llu: step %u: %s", (unsigned long long)h->l->job_id, id, err);

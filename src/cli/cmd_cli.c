@@ -55,6 +55,9 @@ static const struct verb verbs[] = {
      "print an API token for remote use (PHALANX_TOKEN)", "scontrol token"},
     {"service", NULL, px_verb_service, "service apply FILE | list | show NAME | scale NAME N | delete NAME | logs NAME [REPLICA]",
      "long-running services: replicas kept up, rolling updates, autoscaling (docs/services.md)", "none"},
+    {"exec", NULL, px_verb_exec, "exec JOBID -- COMMAND [ARGS...]",
+     "run a command inside a running job, on a terminal when stdin is one (docs/interactive.md)", "none"},
+    {"attach", NULL, px_verb_attach, "attach JOBID[.STEPID]", "follow a running job's or step's output", "sattach"},
     {"ui", NULL, px_verb_ui, "ui [--lifetime D-HH:MM:SS]",
      "print the web dashboard's address with a sign-in link for you", "none"},
 };
@@ -67,7 +70,7 @@ static const struct {
     {"sbatch", px_cmd_sbatch},   {"squeue", px_cmd_squeue}, {"scancel", px_cmd_scancel},
     {"sinfo", px_cmd_sinfo},     {"sacct", px_cmd_sacct},   {"sshare", px_cmd_sshare},
     {"scontrol", px_cmd_scontrol}, {"sprio", px_cmd_sprio}, {"srun", px_cmd_srun},
-    {"salloc", px_cmd_salloc},
+    {"salloc", px_cmd_salloc},   {"sattach", px_cmd_sattach},
 };
 
 int px_slurm_main(int argc, char **argv) {

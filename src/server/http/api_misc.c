@@ -32,6 +32,8 @@ static const struct px_route routes[] = {
     {"GET", "/v1/jobs/{}/steps", px_api_steps_list, false, false},
     {"GET", "/v1/jobs/{}/steps/{}", px_api_step_show, false, false},
     {"DELETE", "/v1/jobs/{}/steps/{}", px_api_step_cancel, false, false},
+    /* open: each side brings its one-time credential (relay.c) */
+    {"GET", "/v1/terminals/{}", px_api_terminal, true, false},
     {"GET", "/v1/watch", px_api_watch, false, true},
     {"GET", "/v1/services", px_api_svc_list, false, true},
     {"POST", "/v1/services", px_api_svc_apply, false, false},

@@ -21,6 +21,20 @@ void px_ratelimit_free(struct px_ratelimit *r);
 /* true when uid may make one more request at now_s (monotonic seconds). */
 bool px_ratelimit_take(struct px_ratelimit *r, uint32_t uid, double now_s);
 
+/* ---- the relay of interactive streams (relay.c, docs/interactive.md) ---- */
+
+#define PX_RELAY_PROTOCOL "phalanx-pty"
+#define PX_RELAY_ID_LEN 32      /* hex characters */
+#define PX_RELAY_SECRET_LEN 64
+
+/* Opens a session: its id and the two one-time credentials (the CLI's, the
+ * node's), each PX_RELAY_*_LEN + 1 bytes. 0 or PX_ENOMEM / PX_EIO. */
+int px_relay_open(char *id, char *client_secret, char *node_secret);
+/* Forgets a session nobody has come for yet (its step was refused). */
+void px_relay_drop(const char *id);
+/* Ends every relay (the server is stopping); waits a few seconds at most. */
+void px_relay_stop(void);
+
 /* ---- HTTP (http.c) ---- */
 int px_http_start(struct px_server *s, struct px_diag *d);
 /* Does this thread serve listings at the lowered priority? */

@@ -10,8 +10,8 @@
  *   GET    /v1/jobs/{id}/steps/{n}    its state on each node and the exit codes
  *   DELETE /v1/jobs/{id}/steps/{n}    SIGTERM to its tasks, SIGKILL after KillWait
  *
- * Only the job's user (or an administrator) runs steps in it, and only while
- * it runs. A step is not durable state: nothing is journaled, a restarted
+ * Only the job's user (or an operator) runs steps in it, and only while
+ * it runs; a step runs as the job's user whoever asked for it. A step is not durable state: nothing is journaled, a restarted
  * server has forgotten its steps (their tasks run on and die with the job),
  * and the table keeps the last STEPS_MAX steps of all jobs. Everything here
  * runs on the main thread (the requests are queued to it like any change), so
@@ -42,6 +42,8 @@ struct sstep {
   int32_t *exit_code, *term_signal;
   bool cancelled;
   char **argv;                   /* for listings (argv[0] is the step's name) */
+  char *out_dir;                 /* where its tasks write (phalanx attach follows it) */
+  bool pty;                      /* a terminal step: its output goes to the terminal */
 };
 
 struct px_steps {
@@ -56,6 +58,7 @@ static void sstep_fini(struct sstep *t) {
   free(t->exit_code);
   free(t->term_signal);
   px_strv_free(t->argv);
+  free(t->out_dir);
   memset(t, 0, sizeof *t);
 }
 
@@ -97,6 +100,10 @@ static struct sstep *slot(struct px_server *s) {
 struct step_body {
   char **argv, **env, *cwd, *out_dir, *distribution;
   uint32_t nargv, nenv, nodes, ntasks, per_node, gpus_per_task;
+  /* a terminal step: the relay session the HTTP layer opened (api_steps.c) */
+  bool pty, raw;
+  char *pty_session, *pty_secret;
+  uint32_t rows, cols;
 };
 
 static void body_fini(struct step_body *b) {
@@ -105,6 +112,25 @@ static void body_fini(struct step_body *b) {
   free(b->cwd);
   free(b->out_dir);
   free(b->distribution);
+  free(b->pty_session);
+  free(b->pty_secret);
+}
+
+/* "pty":true: one task on the job's first node, in a relay session. */
+static void pty_decode(struct px_rd *rd, struct step_body *b) {
+  px_rd_bool(rd, "pty", false, &b->pty);
+  px_rd_bool(rd, "raw", false, &b->raw);
+  px_rd_u32(rd, "rows", false, &b->rows);
+  px_rd_u32(rd, "cols", false, &b->cols);
+  px_rd_str(rd, "pty_session", false, &b->pty_session);
+  px_rd_str(rd, "pty_secret", false, &b->pty_secret);
+  if (rd->err || !b->pty) return;
+  if (b->rows > 65535 || b->cols > 65535) px_rd_fail(rd, b->rows > 65535 ? "rows" : "cols", "more than 65535");
+  else if (b->nodes > 1) px_rd_fail(rd, "nodes", "a terminal runs on one node, not %u", b->nodes);
+  else if (b->ntasks > 1 || b->per_node > 1) px_rd_fail(rd, "ntasks", "a terminal runs one task");
+  else if (!b->pty_session || !b->pty_secret) px_rd_fail(rd, "pty", "no relay session (the server opens it)");
+  b->nodes = b->ntasks = 1;
+  b->per_node = 0;
 }
 
 static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes, struct px_diag *d) {
@@ -122,6 +148,7 @@ static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes
   px_rd_u32(&rd, "ntasks_per_node", false, &b->per_node);
   px_rd_u32(&rd, "gpus_per_task", false, &b->gpus_per_task);
   px_rd_str(&rd, "distribution", false, &b->distribution);
+  pty_decode(&rd, b);
   if (!rd.err && b->distribution) { /* srun -m: Slurm's grammar, the job spec's check */
     struct px_jobspec probe;
     px_jobspec_init(&probe);
@@ -176,6 +203,13 @@ static void send_orders(struct px_server *s, const struct sstep *t, const struct
                             .nodes = names, .nnodes = t->nnodes, .tasks_per_node = t->tasks,
                             .ntasks = t->ntasks, .gpus_per_task = b->gpus_per_task,
                             .distribution = b->distribution};
+  if (b->pty) {
+    o.pty_session = b->pty_session;
+    o.pty_secret = b->pty_secret;
+    o.pty_rows = b->rows;
+    o.pty_cols = b->cols;
+    o.pty_raw = b->raw;
+  }
   for (uint32_t i = 0; i < t->nnodes; i++) {
     char *json = px_step_order_encode(&o);
     if (!json || px_outbox_push(s->outbox, t->node[i], PX_ORDER_STEP, json))
@@ -205,11 +239,13 @@ static struct px_sjob *own_running_job(struct px_server *s, struct px_req *r) {
     px_req_error(r, 404, "NOT_FOUND", "job %llu: no such job", (unsigned long long)r->job_id);
     return NULL;
   }
-  if (r->who.uid != j->spec.uid && r->who.uid != 0 && !(r->who.roles & PX_ROLE_ADMIN)) {
+  /* operators too (phalanx exec is what an operator debugs with); the
+   * tasks still run as the job's user */
+  if (r->who.uid != j->spec.uid && r->who.uid != 0 && !(r->who.roles & PX_ROLE_OPERATOR)) {
     px_warn("denied (own-job): user %s uid %u: steps of job %llu", r->who.user, r->who.uid,
             (unsigned long long)j->id);
-    px_req_error(r, 403, "FORBIDDEN", "job %llu belongs to %s (rule own-job)", (unsigned long long)j->id,
-                 j->spec.user ? j->spec.user : "another user");
+    px_req_error(r, 403, "FORBIDDEN", "job %llu belongs to %s: only its user and operators run steps in it (rule own-job)",
+                 (unsigned long long)j->id, j->spec.user ? j->spec.user : "another user");
     return NULL;
   }
   return j;
@@ -235,7 +271,7 @@ static void step_add(struct px_server *s, struct px_req *r) {
     if (o->job_id == j->id && o->restart == j->restarts && o->step_id >= id) id = o->step_id + 1;
   }
   struct sstep *t = slot(s);
-  if (t) *t = (struct sstep){.job_id = j->id, .step_id = id, .restart = j->restarts, .argv = b.argv};
+  if (t) *t = (struct sstep){.job_id = j->id, .step_id = id, .restart = j->restarts, .argv = b.argv, .pty = b.pty};
   if (!t || layout(t, &b, j)) {
     if (t) t->argv = NULL, sstep_fini(t);
     body_fini(&b);
@@ -248,7 +284,9 @@ static void step_add(struct px_server *s, struct px_req *r) {
   }
   s->steps->len++;
   send_orders(s, t, &b);
-  b.argv = NULL; /* the step keeps it */
+  t->out_dir = b.out_dir;
+  b.argv = NULL; /* the step keeps them */
+  b.out_dir = NULL;
   body_fini(&b);
   px_info("job %llu: step %u: %u tasks on %u nodes", (unsigned long long)j->id, id, t->ntasks, t->nnodes);
   json_t *o = json_pack("{sI sI sI sI}", "job_id", (json_int_t)j->id, "step_id", (json_int_t)id, "ntasks",
@@ -277,9 +315,10 @@ static json_t *step_json(const struct px_server *s, const struct sstep *t, const
                       : failed || worst ? (t->cancelled ? "CANCELLED" : "FAILED")
                                         : "COMPLETED";
   if (running && job_over && !worst) worst = 1;
-  return json_pack("{sI sI ss si sI so s[s]}", "job_id", (json_int_t)t->job_id, "step_id",
+  return json_pack("{sI sI ss si sI so s[s] ss sb}", "job_id", (json_int_t)t->job_id, "step_id",
                    (json_int_t)t->step_id, "state", state, "exit_code", (int)worst, "ntasks",
-                   (json_int_t)t->ntasks, "nodes", nodes, "argv", t->argv[0]);
+                   (json_int_t)t->ntasks, "nodes", nodes, "argv", t->argv[0], "out_dir",
+                   t->out_dir ? t->out_dir : "", "pty", t->pty);
 }
 
 static void step_show(struct px_server *s, struct px_req *r, bool all) {
