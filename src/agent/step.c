@@ -66,6 +66,16 @@ static int step_launch(const struct px_step_host *h, const struct px_step_order 
   const struct px_launch *l = h->l;
   *sl = *l;
   int rank = -1;
+  if (o->pty_session && o->nnodes == 1) { /* a terminal: any one node of the job (srun --pty -w) */
+    uint32_t k = 0;
+    while (k < l->nnodes && strcmp(o->nodes[0], l->nodes[k])) k++;
+    if (k == l->nnodes) return PX_EINVAL;
+    if (strcmp(o->nodes[0], h->site->node)) return PX_ENOENT;
+    sl->nodes = l->nodes + k;
+    if (l->node_addrs) sl->node_addrs = l->node_addrs + k;
+    if (l->gpus_per_node) sl->gpus_per_node = l->gpus_per_node + k;
+    l = sl; /* the prefix check below now holds: the step's one node is the first */
+  }
   for (uint32_t i = 0; i < o->nnodes; i++) {
     /* a prefix of the job's nodes, so addresses and GPU counts line up */
     if (i >= l->nnodes || strcmp(o->nodes[i], l->nodes[i])) return PX_EINVAL;

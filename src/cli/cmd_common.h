@@ -60,10 +60,11 @@ int px_srun_outside(struct px_cmd *c, struct px_jobspec *spec, const struct px_c
                     char **argv, int first);
 
 /* A terminal step in a running job (cmd_pty.c): argv on a pseudo-terminal
- * of the job's first node, through the server's relay; with_env sends our
- * environment (srun --pty), else the job's is used (exec). Returns the
- * command's exit status (1 after a message when it could not run). */
-int px_pty_step(struct px_cmd *c, const char *job, char **argv, bool with_env);
+ * of the job's first node (or node, one of the job's), through the server's
+ * relay; with_env sends our environment (srun --pty), else the job's is used
+ * (exec). Returns the command's exit status (1 after a message when it
+ * could not run). */
+int px_pty_step(struct px_cmd *c, const char *job, char **argv, bool with_env, const char *node);
 
 /* Prints a JSON value (pretty, one trailing newline). */
 void px_cmd_print_json(const json_t *v);

@@ -37,7 +37,7 @@ int px_verb_exec(int argc, char **argv) {
     px_cmd_error(&c, "COMMAND: nothing to run");
     rc = usage(&c);
   } else {
-    rc = px_pty_step(&c, job, argv + i, false);
+    rc = px_pty_step(&c, job, argv + i, false, NULL);
   }
   px_cmd_fini(&c);
   return rc;

@@ -254,8 +254,9 @@ static int pty_run(struct px_cmd *c, const char *path, const char *secret, const
 }
 
 /* The body of a terminal step: argv, the window, one task on one node;
- * with_env: our environment (srun's), else the job's (exec's). */
-static json_t *step_body(char **argv, const char *out_dir, bool with_env) {
+ * with_env: our environment (srun's), else the job's (exec's); node: one
+ * of the job's nodes (srun --pty -w), NULL for its first. */
+static json_t *step_body(char **argv, const char *out_dir, bool with_env, const char *node) {
   extern char **environ;
   uint16_t rows = 24, cols = 80;
   window(&rows, &cols);
@@ -278,6 +279,7 @@ static json_t *step_body(char **argv, const char *out_dir, bool with_env) {
   bad |= json_object_set_new(b, "pty", json_true()) || json_object_set_new(b, "rows", json_integer(rows)) ||
          json_object_set_new(b, "cols", json_integer(cols));
   if (!isatty(STDIN_FILENO)) bad |= json_object_set_new(b, "raw", json_true()) != 0;
+  if (node) bad |= json_object_set_new(b, "node", json_string(node)) != 0;
   if (bad) json_decref(b);
   return bad ? NULL : b;
 }
@@ -319,12 +321,14 @@ static int step_end_code(struct px_cmd *c, const char *job, uint32_t step) {
   return 1;
 }
 
-int px_pty_step(struct px_cmd *c, const char *job, char **argv, bool with_env) {
+int px_pty_step(struct px_cmd *c, const char *job, char **argv, bool with_env, const char *node) {
   char cwd[3900], dir[4096], path[96];
   if (!getcwd(cwd, sizeof cwd)) return px_cmd_error(c, "cannot read the current directory: %s", strerror(errno)), 1;
   snprintf(dir, sizeof dir, "%s/.phalanx-pty-%d-%s", cwd, (int)getpid(), job);
   if (mkdir(dir, 0700) && errno != EEXIST) return px_cmd_error(c, "cannot create %s: %s", dir, strerror(errno)), 1;
-  json_t *body = step_body(argv, dir, with_env), *resp = NULL;
+    if (node && strpbrk(node, ",[ "))
+    return rmdir(dir), px_cmd_error(c, "--nodelist=%s: a terminal runs on one node; name one", node), 1;
+  json_t *body = step_body(argv, dir, with_env, node), *resp = NULL;
   long status = 0;
   int rc = 1;
   snprintf(path, sizeof path, "/v1/jobs/%s/steps", job);

@@ -199,7 +199,7 @@ static int step_in_allocation(struct step *s, int argc, char **argv, int first) 
     return 1;
   }
   if (s->x.pty) /* a terminal on the job's first node, through the server (cmd_pty.c) */
-    return px_pty_step(&s->cmd, job, argv + first, true);
+    return px_pty_step(&s->cmd, job, argv + first, true, s->spec.nodelist);
   s->ntasks = s->spec.ntasks ? s->spec.ntasks
               : s->spec.ntasks_per_node ? s->spec.ntasks_per_node
                                         : (uint32_t)strtoul(env_or("SLURM_NTASKS", "1"), NULL, 10);

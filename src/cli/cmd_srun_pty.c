@@ -80,7 +80,7 @@ int px_srun_pty_outside(struct px_cmd *c, struct px_jobspec *spec, const struct 
   if (!rc) {
     char job[32];
     snprintf(job, sizeof job, "%llu", (unsigned long long)id);
-    rc = px_pty_step(c, job, argv, true);
+    rc = px_pty_step(c, job, argv, true, NULL); /* -w went into the allocation */
   }
   px_step_cancel_job(c, id); /* the allocation ends with the terminal */
   return rc;

@@ -7,8 +7,9 @@
 #      screen; the window resized (stty size inside follows); Ctrl-C on a
 #      running sleep gives the prompt back; Ctrl-Z stops a job; `exit 7`
 #      ends the step, srun returns 7 and the allocation is released.
-#   2. salloc, then srun --pty in its shell: the terminal is a step of the
-#      salloc's job; its status comes back.
+#   2. salloc -N 2, then srun --pty -w (its second node) in its shell: the
+#      terminal is a step of the salloc's job, on that node; its status
+#      comes back.
 #   3. phalanx exec into a running batch job (piped input and exit status),
 #      refused (403, rule own-job) to another user; phalanx attach and
 #      sattach follow output; a wrong relay credential is refused.
@@ -71,22 +72,22 @@ wait_for 30 sh -c '[ "$(squeue -h -t R -o %i | wc -l)" = 0 ]' || fail "the alloc
 echo "ok   srun --pty: prompt, output, size, resize, Ctrl-C, Ctrl-Z, exit status, allocation released"
 
 # 2. salloc, then srun --pty inside it
-type_line "salloc -N 1 -t 5"
+type_line "salloc -N 2 -t 5"
 expect_screen 60 'Granted job allocation' "salloc"
 type_line "PS1='alloc\$ '"
 expect_screen 20 '^alloc\$ ' "salloc's shell"
-type_line "srun --pty env PS1='inner\$ ' bash --norc --noprofile"
+type_line "srun --pty -w dev2 env PS1='inner\$ ' bash --norc --noprofile"
 expect_screen 60 '^inner\$ ' "srun --pty in salloc"
-type_line 'echo "step=$SLURM_STEP_ID job=$SLURM_JOB_ID"'
+type_line 'echo "step=$SLURM_STEP_ID job=$SLURM_JOB_ID node=$SLURMD_NODENAME"'
 alloc=$(squeue -h -t R -o %i | head -1)
-expect_screen 20 "^step=0 job=$alloc\$" "the terminal is step 0 of the salloc's job"
+expect_screen 20 "^step=0 job=$alloc node=dev2\$" "the terminal is step 0 of the salloc's job, on the node -w named"
 type_line 'exit 3'
-wait_for 30 sh -c '! pgrep -f "[s]run --pty env PS1=inner" >/dev/null' || fail "srun --pty in salloc did not end after exit"
+wait_for 30 sh -c '! pgrep -f "[s]run --pty -w dev2 env" >/dev/null' || fail "srun --pty in salloc did not end after exit"
 type_line 'echo "inner-rc=$?"'
 expect_screen 30 '^inner-rc=3$' "srun --pty's status in salloc"
 type_line 'exit'
 wait_for 30 sh -c '[ "$(squeue -h -t R -o %i | wc -l)" = 0 ]' || fail "salloc's allocation outlived it"
-echo "ok   salloc then srun --pty: a step of the allocation, its exit status"
+echo "ok   salloc then srun --pty -w: a step of the allocation on the named node, its exit status"
 
 # 3. exec, attach, refusals
 out=$(sbatch -o "$tmp/work/batch.out" -t 5 --wrap 'i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.2; done')

@@ -102,7 +102,7 @@ struct step_body {
   uint32_t nargv, nenv, nodes, ntasks, per_node, gpus_per_task;
   /* a terminal step: the relay session the HTTP layer opened (api_steps.c) */
   bool pty, raw;
-  char *pty_session, *pty_secret;
+  char *pty_session, *pty_secret, *node; /* node: the terminal's (srun --pty -w), NULL: the first */
   uint32_t rows, cols;
 };
 
@@ -114,6 +114,7 @@ static void body_fini(struct step_body *b) {
   free(b->distribution);
   free(b->pty_session);
   free(b->pty_secret);
+  free(b->node);
 }
 
 /* "pty":true: one task on the job's first node, in a relay session. */
@@ -124,6 +125,8 @@ static void pty_decode(struct px_rd *rd, struct step_body *b) {
   px_rd_u32(rd, "cols", false, &b->cols);
   px_rd_str(rd, "pty_session", false, &b->pty_session);
   px_rd_str(rd, "pty_secret", false, &b->pty_secret);
+  px_rd_str(rd, "node", false, &b->node);
+  if (!rd->err && b->node && !b->pty) px_rd_fail(rd, "node", "only a terminal step (\"pty\":true) names its node");
   if (rd->err || !b->pty) return;
   if (b->rows > 65535 || b->cols > 65535) px_rd_fail(rd, b->rows > 65535 ? "rows" : "cols", "more than 65535");
   else if (b->nodes > 1) px_rd_fail(rd, "nodes", "a terminal runs on one node, not %u", b->nodes);
@@ -174,7 +177,17 @@ static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes
 
 /* Nodes and tasks per node: a block distribution, as the job's own (nodes.c);
  * fewer tasks than nodes use fewer nodes, as Slurm's srun. */
-static int layout(struct sstep *t, const struct step_body *b, const struct px_sjob *j) {
+/* The job's node the terminal asked for (an index into j->alloc), 0 when
+ * none was named, -1 (answered) when it is not one of the job's. */
+static int terminal_node(struct px_server *s, struct px_req *r, const struct step_body *b, const struct px_sjob *j) {
+  for (uint32_t i = 0; b->node && i < j->nalloc; i++)
+    if (!strcmp(s->conf->nodes[j->alloc[i].node].name, b->node)) return (int)i;
+  if (!b->node) return 0;
+  px_req_error(r, 400, "INVALID", "step.node: %s is not one of job %llu's nodes", b->node, (unsigned long long)j->id);
+  return -1;
+}
+
+static int layout(struct sstep *t, const struct step_body *b, const struct px_sjob *j, uint32_t first) {
   uint32_t n = b->nodes ? b->nodes : j->nalloc;
   if (b->ntasks && b->ntasks < n) n = b->ntasks;
   uint32_t total = b->ntasks ? b->ntasks : (b->per_node ? b->per_node : 1) * n;
@@ -187,7 +200,7 @@ static int layout(struct sstep *t, const struct step_body *b, const struct px_sj
   t->term_signal = calloc(n, sizeof *t->term_signal);
   if (!t->node || !t->tasks || !t->state || !t->exit_code || !t->term_signal) return PX_ENOMEM;
   for (uint32_t i = 0; i < n; i++) {
-    t->node[i] = j->alloc[i].node;
+    t->node[i] = j->alloc[i + first].node;
     t->tasks[i] = total / n + (i < total % n ? 1 : 0);
     snprintf(t->state[i], sizeof t->state[i], "RUNNING");
   }
@@ -265,6 +278,8 @@ static void step_add(struct px_server *s, struct px_req *r) {
     body_fini(&b);
     return px_req_answer(r, px_error_http_status(rc), px_error_diag(px_error_code(rc), &d));
   }
+  int first = terminal_node(s, r, &b, j);
+  if (first < 0) return body_fini(&b);
   uint32_t id = 0;
   for (size_t i = 0; s->steps && i < s->steps->len; i++) {
     const struct sstep *o = &s->steps->v[i];
@@ -272,7 +287,7 @@ static void step_add(struct px_server *s, struct px_req *r) {
   }
   struct sstep *t = slot(s);
   if (t) *t = (struct sstep){.job_id = j->id, .step_id = id, .restart = j->restarts, .argv = b.argv, .pty = b.pty};
-  if (!t || layout(t, &b, j)) {
+  if (!t || layout(t, &b, j, (uint32_t)first)) {
     if (t) t->argv = NULL, sstep_fini(t);
     body_fini(&b);
     return px_req_error(r, 503, "NOMEM", "out of memory");
