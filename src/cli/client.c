@@ -252,9 +252,7 @@ static int open_conn(struct px_client *c, int64_t deadline, struct px_diag *d) {
 }
 
 int px_client_open_stream(struct px_client *c, int *fd, struct px_diag *d) {
-  if (c->tls)
-    return px_diag_set(d, PX_EINVAL, -1, "an interactive stream over https:// is not supported yet "
-                                         "(reach the server through its local socket)");
+  if (c->tls) return px_diag_set(d, PX_EINVAL, -1, "an https:// stream goes through libcurl (cmd_pty.c)");
   int saved = c->fd;
   c->fd = -1;
   int rc = open_conn(c, now_ms() + c->connect_timeout_ms, d);

@@ -31,6 +31,9 @@
 #include "cli/cmd_common.h"
 #include "cli/step_files.h"
 #include "util/ptyframe.h"
+#ifndef PX_FRONT_END
+#include "agent/pty_dial.h" /* https: the front end hands such commands to phalanxd (main.c) */
+#endif
 
 #define HEAD_MAX 8192
 #define QUIET_CHECK_MS 3000
@@ -41,7 +44,8 @@ static void on_leave(int sig) { leave = sig; }
 static void on_int(int sig) { (void)sig, interrupts++; }
 
 struct term {
-  int fd;
+  int fd;                       /* the stream's socket (poll it) */
+  void *tls;                    /* over https: the pty_dial connection carrying it (phalanxd) */
   bool tty;                     /* stdin is a terminal: raw mode, sizes */
   struct termios saved;
   bool raw_set, in_open, got_exit;
@@ -50,7 +54,7 @@ struct term {
   size_t nin;
 };
 
-static int send_all(int fd, const void *buf, size_t n) {
+static int send_all(int fd, const void *buf, size_t n) { /* plain sockets */
   const char *p = buf;
   while (n > 0) {
     ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
@@ -64,6 +68,54 @@ static int send_all(int fd, const void *buf, size_t n) {
     n -= (size_t)w;
   }
   return 0;
+}
+
+/* The stream, plain or TLS. */
+static int stream_send(struct term *t, const void *buf, size_t n) {
+#ifndef PX_FRONT_END
+  if (t->tls) return px_dial_send(t->tls, buf, n);
+#endif
+  return send_all(t->fd, buf, n);
+}
+
+/* > 0 bytes, 0 the end, -1 broken, -2 nothing now. */
+static ssize_t stream_recv(struct term *t, void *buf, size_t n) {
+#ifndef PX_FRONT_END
+  if (t->tls) return px_dial_recv(t->tls, buf, n);
+#endif
+  ssize_t r = recv(t->fd, buf, n, 0);
+  if (r < 0) return errno == EINTR || errno == EAGAIN ? -2 : -1;
+  return r;
+}
+
+static void stream_close(struct term *t) {
+#ifndef PX_FRONT_END
+  if (t->tls) px_dial_close(t->tls), free(t->tls), t->tls = NULL, t->fd = -1;
+#endif
+  if (t->fd >= 0) close(t->fd);
+  t->fd = -1;
+}
+
+/* Over https (phalanxd only): the relay's connection through libcurl. */
+static int upgrade_tls(struct px_cmd *c, struct term *t, const char *path, const char *secret) {
+#ifndef PX_FRONT_END
+  char server[400], err[512];
+  struct px_client *k = &c->client;
+  bool v6 = strchr(k->host, ':') != NULL;
+  snprintf(server, sizeof server, "https://%s%s%s:%s", v6 ? "[" : "", k->host, v6 ? "]" : "", k->port);
+  struct px_dial *dl = calloc(1, sizeof *dl);
+  if (!dl) return px_cmd_error(c, "out of memory"), -1;
+  if (px_dial_open(dl, server, k->ca_file, path, secret, err, sizeof err)) {
+    free(dl);
+    return px_cmd_error(c, "terminal: %s", err), -1;
+  }
+  t->tls = dl;
+  t->fd = dl->fd;
+  return 0;
+#else
+  (void)t, (void)path, (void)secret;
+  return px_cmd_error(c, "terminal over https: this binary has no TLS (phalanxd has)"), -1;
+#endif
 }
 
 static void write_all(int fd, const unsigned char *p, size_t n) {
@@ -84,6 +136,7 @@ static void window(uint16_t *rows, uint16_t *cols) {
 /* "GET path" with the upgrade and the credential; 0 after the 101, with
  * any stream bytes that followed it in t->in. */
 static int upgrade(struct px_cmd *c, struct term *t, const char *path, const char *secret) {
+  if (c->client.tls) return upgrade_tls(c, t, path, secret);
   struct px_diag d;
   px_diag_clear(&d);
   if (px_client_open_stream(&c->client, &t->fd, &d)) return px_cmd_error(c, "%s", d.msg), -1;
@@ -140,7 +193,7 @@ static int take_frames(struct term *t) {
 
 static int send_frame_data(struct term *t, const void *p, size_t n) {
   unsigned char f[PX_PTYFRAME_HEAD + PX_PTYFRAME_MAX];
-  return send_all(t->fd, f, px_ptyframe_data(f, p, n));
+  return stream_send(t, f, px_ptyframe_data(f, p, n));
 }
 
 /* What happened while poll slept: a window change, an interrupt to pass on. */
@@ -150,7 +203,7 @@ static int signals(struct term *t) {
     winch = 0;
     uint16_t rows = 0, cols = 0;
     window(&rows, &cols);
-    if (rows && send_all(t->fd, f, px_ptyframe_winsize(f, rows, cols))) return -1;
+    if (rows && stream_send(t, f, px_ptyframe_winsize(f, rows, cols))) return -1;
   }
   for (; interrupts > 0; interrupts--) /* not a terminal: our Ctrl-C is the remote one */
     if (send_frame_data(t, "\003", 1)) return -1;
@@ -164,16 +217,19 @@ static bool pump_stdin(struct term *t) {
   if (r > 0) return send_frame_data(t, buf, (size_t)r) == 0;
   unsigned char f[PX_PTYFRAME_HEAD];
   t->in_open = false; /* our input ended: the remote terminal's EOF */
-  return send_all(t->fd, f, px_ptyframe_eof(f)) == 0;
+  return stream_send(t, f, px_ptyframe_eof(f)) == 0;
 }
 
 /* 1: more; 0: the stream ended; -1: broken. */
+/* Reads until nothing is left (TLS may hold decrypted bytes poll cannot see). */
 static int pump_sock(struct term *t) {
-  ssize_t r = recv(t->fd, t->in + t->nin, sizeof t->in - t->nin, 0);
-  if (r < 0 && (errno == EINTR || errno == EAGAIN)) return 1;
-  if (r <= 0) return 0;
-  t->nin += (size_t)r;
-  return take_frames(t) ? -1 : 1;
+  for (;;) {
+    ssize_t r = stream_recv(t, t->in + t->nin, sizeof t->in - t->nin);
+    if (r == -2) return 1;
+    if (r <= 0) return 0;
+    t->nin += (size_t)r;
+    if (take_frames(t)) return -1;
+  }
 }
 
 /* Is the step still running? The relay cannot always tell that the node's
@@ -240,7 +296,7 @@ static int pty_run(struct px_cmd *c, const char *path, const char *secret, const
   struct term t = {.fd = -1, .tty = isatty(STDIN_FILENO) == 1, .in_open = true};
   struct sigaction old[4];
   if (upgrade(c, &t, path, secret)) {
-    if (t.fd >= 0) close(t.fd);
+    stream_close(&t);
     return -1;
   }
   handlers(t.tty, old);
@@ -248,7 +304,7 @@ static int pty_run(struct px_cmd *c, const char *path, const char *secret, const
   if (t.tty) winch = 1; /* the size may have changed since the step was asked for */
   int rc = relay(&t, c, job, step);
   restore(&t, old);
-  close(t.fd);
+  stream_close(&t);
   if (rc < 0 && !t.got_exit && !leave) px_cmd_error(c, "the terminal's stream ended without the command's exit status");
   return t.got_exit ? t.status : -1;
 }

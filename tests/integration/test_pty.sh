@@ -10,8 +10,9 @@
 #   2. salloc -N 2, then srun --pty -w (its second node) in its shell: the
 #      terminal is a step of the salloc's job, on that node; its status
 #      comes back.
-#   3. phalanx exec into a running batch job (piped input and exit status),
-#      refused (403, rule own-job) to another user; phalanx attach and
+#   3. phalanx exec into a running batch job (piped input and exit status,
+#      over the local socket and over https), refused (403, rule own-job) to
+#      another user; phalanx attach and
 #      sattach follow output; a wrong relay credential is refused.
 source "$(dirname "$0")/lib_dev.sh"
 command -v tmux >/dev/null || { echo "tmux is missing (make deps installs it)"; exit 1; }
@@ -106,11 +107,18 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   [ $rc != 0 ] && grep -q "belongs to root: only its user and operators run steps in it (rule own-job)" <<<"$err" ||
     fail "exec by another user: rc $rc: $err"
 fi
+# over https (a remote user's way in): the CLI's side of the relay is TLS too
+tls_port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\) (TLS).*/\1/p' "$tmp/state/server.log" | head -1)
+token=$(phalanx token)
+got=$(echo "over tls" | PHALANX_SERVER="https://127.0.0.1:$tls_port" PHALANX_CA_FILE="$tmp/state/tls/ca.pem" \
+  PHALANX_TOKEN="$token" phalanx exec "$bj" -- sh -c 'cat; exit 6')
+rc=$?
+[ "$got $rc" = "over tls 6" ] || fail "exec over https: '$got' rc $rc (port '$tls_port')"
 got=$(timeout 5 phalanx attach "$bj" | head -3)
 grep -q '^tick 1$' <<<"$got" || fail "attach: '$got'"
 bad=$(sattach "$bj" 2>&1); [ $? != 0 ] && grep -q 'usage: sattach JOBID.STEPID' <<<"$bad" || fail "sattach without a step: $bad"
 code=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$PHALANX_SERVER" -H 'Connection: Upgrade' \
   -H 'Upgrade: phalanx-pty' -H 'X-Phalanx-Secret: nope' "http://x/v1/terminals/00112233445566778899aabbccddeeff")
 [ "$code" = 404 ] || fail "an unknown terminal session: HTTP $code, want 404"
-echo "ok   exec (input, status, 403 to another user), attach, sattach usage, unknown session refused"
+echo "ok   exec (input, status, over https, 403 to another user), attach, sattach usage, unknown session refused"
 exit $((fails > 0))
