@@ -11,9 +11,10 @@
 #      terminal is a step of the salloc's job, on that node; its status
 #      comes back.
 #   3. phalanx exec into a running batch job (piped input and exit status,
-#      over the local socket and over https), refused (403, rule own-job) to
-#      another user; phalanx attach and
-#      sattach follow output; a wrong relay credential is refused.
+#      over the local socket and over https; killing the client ends the
+#      remote command), refused (403, rule own-job) to another user; bad
+#      terminal steps refused naming the field, a relay credential that works
+#      once; phalanx attach and sattach follow output.
 source "$(dirname "$0")/lib_dev.sh"
 command -v tmux >/dev/null || { echo "tmux is missing (make deps installs it)"; exit 1; }
 start_dev "sbatch squeue srun salloc sattach" --nodes 2 --gpus 2 --cpus 4 --mem-mib 8192
@@ -107,6 +108,16 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   [ $rc != 0 ] && grep -q "belongs to root: only its user and operators run steps in it (rule own-job)" <<<"$err" ||
     fail "exec by another user: rc $rc: $err"
 fi
+# the user leaves first (the client killed, as by a closed terminal): the
+# remote command gets SIGHUP and the step ends
+mkfifo "$tmp/in" && exec 9<>"$tmp/in" # input that stays open
+phalanx exec "$bj" -- sleep 3173 <"$tmp/in" &
+client=$!
+wait_for 30 pgrep -f '^sleep 3173$' >/dev/null || fail "exec's sleep did not start"
+kill -TERM $client
+wait $client
+wait_for 30 sh -c '! pgrep -f "^sleep 3173\$" >/dev/null' || fail "the remote command outlived its client"
+exec 9>&-
 # over https (a remote user's way in): the CLI's side of the relay is TLS too
 tls_port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\) (TLS).*/\1/p' "$tmp/state/server.log" | head -1)
 token=$(phalanx token)
@@ -120,5 +131,23 @@ bad=$(sattach "$bj" 2>&1); [ $? != 0 ] && grep -q 'usage: sattach JOBID.STEPID' 
 code=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$PHALANX_SERVER" -H 'Connection: Upgrade' \
   -H 'Upgrade: phalanx-pty' -H 'X-Phalanx-Secret: nope' "http://x/v1/terminals/00112233445566778899aabbccddeeff")
 [ "$code" = 404 ] || fail "an unknown terminal session: HTTP $code, want 404"
-echo "ok   exec (input, status, over https, 403 to another user), attach, sattach usage, unknown session refused"
+# the API: a terminal step's bad input names the field; a credential works once
+post_step() { curl -s --unix-socket "$PHALANX_SERVER" -H 'Content-Type: application/json' -d "$1" "http://x/v1/jobs/$bj/steps"; }
+mkdir -p "$tmp/work/.t"
+msg=$(post_step '{"argv":["true"],"out_dir":"'"$tmp"'/work/.t","pty":true,"nodes":2}' | jq -r .error.message)
+[ "$msg" = "step.nodes: a terminal runs on one node, not 2" ] || fail "pty on 2 nodes: $msg"
+msg=$(post_step '{"argv":["true"],"out_dir":"'"$tmp"'/work/.t","pty":true,"node":"nope"}' | jq -r .error.message)
+[ "$msg" = "step.node: nope is not one of job $bj's nodes" ] || fail "pty on a node not the job's: $msg"
+msg=$(post_step '{"argv":["true"],"out_dir":"'"$tmp"'/work/.t","node":"dev1"}' | jq -r .error.message)
+[ "$msg" = 'step.node: only a terminal step ("pty":true) names its node' ] || fail "node without pty: $msg"
+ans=$(post_step '{"argv":["sleep","30"],"out_dir":"'"$tmp"'/work/.t","pty":true,"pty_secret":"mine"}')
+tpath=$(jq -r .terminal.path <<<"$ans") secret=$(jq -r .terminal.secret <<<"$ans")
+[ ${#secret} = 64 ] && [ "$secret" != mine ] || fail "the terminal's credential: $ans"
+upgrade() { curl -s -o "$tmp/up.out" -w '%{http_code}' --max-time 2 --unix-socket "$PHALANX_SERVER" \
+  -H 'Connection: Upgrade' -H 'Upgrade: phalanx-pty' -H "X-Phalanx-Secret: $1" "http://x$tpath"; }
+[ "$(upgrade "${secret%?}0")" = 403 ] && grep -q "not the session's credential" "$tmp/up.out" || fail "a wrong credential: $(cat "$tmp/up.out")"
+[ "$(upgrade "$secret")" = 101 ] || fail "the credential did not open the stream: $(cat "$tmp/up.out")"
+code=$(upgrade "$secret") # used: refused (403), or the session it opened has ended since (404)
+[ "$code" = 403 ] && grep -q "already used" "$tmp/up.out" || [ "$code" = 404 ] || fail "a used credential: $code $(cat "$tmp/up.out")"
+echo "ok   exec (input, status, over https, the user leaving ends it, 403 to another user), attach, sattach usage, unknown session refused, bad terminal steps named, one-time credentials"
 exit $((fails > 0))
