@@ -305,7 +305,8 @@ static int pty_run(struct px_cmd *c, const char *path, const char *secret, const
   int rc = relay(&t, c, job, step);
   restore(&t, old);
   stream_close(&t);
-  if (rc < 0 && !t.got_exit && !leave) px_cmd_error(c, "the terminal's stream ended without the command's exit status");
+  if (!t.got_exit && !leave)
+    px_cmd_error(c, "the terminal's stream %s without the command's exit status", rc < 0 ? "broke off" : "ended");
   return t.got_exit ? t.status : -1;
 }
 

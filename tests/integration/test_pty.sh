@@ -149,5 +149,16 @@ upgrade() { curl -s -o "$tmp/up.out" -w '%{http_code}' --max-time 2 --unix-socke
 [ "$(upgrade "$secret")" = 101 ] || fail "the credential did not open the stream: $(cat "$tmp/up.out")"
 code=$(upgrade "$secret") # used: refused (403), or the session it opened has ended since (404)
 [ "$code" = 403 ] && grep -q "already used" "$tmp/up.out" || [ "$code" = 404 ] || fail "a used credential: $code $(cat "$tmp/up.out")"
-echo "ok   exec (input, status, over https, the user leaving ends it, 403 to another user), attach, sattach usage, unknown session refused, bad terminal steps named, one-time credentials"
+mkdir -p "$tmp/work/.a"
+sid=$(post_step '{"argv":["sh","-c","for i in 1 2 3; do echo s$i; sleep 0.3; done; echo e >&2"],"out_dir":"'"$tmp"'/work/.a"}' | jq -r .step_id)
+got=$(timeout 30 sattach "$bj.$sid" 2>&1)
+[ "$got" = "s1
+s2
+s3
+e" ] || fail "sattach $bj.$sid: '$got'"
+tsid=$(jq -r .step_id <<<"$ans") # the terminal step opened above
+got=$(sattach "$bj.$tsid" 2>&1); rc=$?
+[ $rc = 1 ] && grep -q "step $bj.$tsid is a terminal: its output goes to the terminal that opened it" <<<"$got" ||
+  fail "sattach to a terminal step: rc $rc: $got"
+echo "ok   exec (input, status, over https, the user leaving ends it, 403 to another user), attach, sattach of a step and of a terminal, sattach usage, unknown session refused, bad terminal steps named, one-time credentials"
 exit $((fails > 0))
