@@ -1,6 +1,6 @@
 /*
- * pty.h - terminal steps on the node (srun --pty, phalanx exec;
- * docs/interactive.md). A step order with a relay session (pty_session) is
+ * pty.h - interactive work on the node (docs/interactive.md): terminal
+ * steps (srun --pty, phalanx exec) and web sessions' hosts. A step order with a relay session (pty_session) is
  * run by the pty host (pty_host.c) instead of its command directly: the
  * agent rewrites the order's command to `<its own binary> pty-host -- CMD`
  * and adds where the server is (pty_order.c); the supervisor gives the
@@ -22,5 +22,8 @@ int px_pty_step_env(const struct px_step_order *o, char **env, size_t *n, size_t
 
 /* `phalanxd pty-host -- CMD ARGS...` (pty_host.c). */
 int px_cmd_pty_host(int argc, char **argv);
+/* `phalanxd session-host --port P --idle-s N -- CMD ARGS...`: a web
+ * session's task (session_host.c). */
+int px_cmd_session_host(int argc, char **argv);
 
 #endif

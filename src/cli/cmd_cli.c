@@ -57,6 +57,8 @@ static const struct verb verbs[] = {
      "long-running services: replicas kept up, rolling updates, autoscaling (docs/services.md)", "none"},
     {"exec", NULL, px_verb_exec, "exec JOBID -- COMMAND [ARGS...]",
      "run a command inside a running job, on a terminal when stdin is one (docs/interactive.md)", "none"},
+    {"session", NULL, px_verb_session, "session start [--gpus N] [-t TIME] [--idle TIME] [OPTIONS] -- COMMAND [ARGS...]",
+     "a web application (a notebook) as a job, at an authenticated URL on the server (docs/interactive.md)", "none"},
     {"attach", NULL, px_verb_attach, "attach JOBID[.STEPID]", "follow a running job's or step's output", "sattach"},
     {"ui", NULL, px_verb_ui, "ui [--lifetime D-HH:MM:SS]",
      "print the web dashboard's address with a sign-in link for you", "none"},

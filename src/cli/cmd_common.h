@@ -105,6 +105,7 @@ int px_cmd_parse_since(const struct px_cmd *c, const char *since, int64_t *t);
 int px_verb_service(int argc, char **argv);    /* cmd_service.c */
 int px_verb_exec(int argc, char **argv);       /* cmd_exec.c */
 int px_verb_attach(int argc, char **argv);     /* cmd_attach.c */
+int px_verb_session(int argc, char **argv);    /* cmd_session.c */
 int px_cmd_sattach(int argc, char **argv, bool native);
 
 #endif

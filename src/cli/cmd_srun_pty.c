@@ -43,14 +43,13 @@ static int fill_holder(struct px_jobspec *s, const struct px_cli_extra *x, char 
   return 0;
 }
 
-/* Waits for the job to run: 0, or 1 (ended, interrupted: message said). */
-static int wait_running(struct px_cmd *c, uint64_t id) {
+int px_step_wait_running(struct px_cmd *c, uint64_t id, volatile sig_atomic_t *stop) {
   char st[32] = "";
   int exit_code = 0;
   bool said = false;
   for (int polls = 0;; polls++) {
-    if (interrupted) {
-      fprintf(stderr, "srun: interrupted: cancelling job %llu\n", (unsigned long long)id);
+    if (*stop) {
+      px_cmd_error(c, "interrupted: cancelling job %llu", (unsigned long long)id);
       return 1;
     }
     if (px_step_job_state(c, id, st, sizeof st, &exit_code)) return 1;
@@ -59,12 +58,12 @@ static int wait_running(struct px_cmd *c, uint64_t id) {
       px_cmd_error(c, "job %llu ended %s before its terminal opened", (unsigned long long)id, st);
       return 1;
     }
-    if (!said && polls >= 2) fprintf(stderr, "srun: job %llu queued and waiting for resources\n", (unsigned long long)id);
+    if (!said && polls >= 2) fprintf(stderr, "%s: job %llu queued and waiting for resources\n", c->prog, (unsigned long long)id);
     said |= polls >= 2;
     struct timespec t = {0, (polls < 20 ? 50 : 250) * 1000000L};
     nanosleep(&t, NULL);
   }
-  if (said) fprintf(stderr, "srun: job %llu has been allocated resources\n", (unsigned long long)id);
+  if (said) fprintf(stderr, "%s: job %llu has been allocated resources\n", c->prog, (unsigned long long)id);
   return 0;
 }
 
@@ -75,7 +74,7 @@ int px_srun_pty_outside(struct px_cmd *c, struct px_jobspec *spec, const struct 
   if (px_step_allocate(c, spec, &id)) return 1;
   struct sigaction old[2];
   px_step_catch(on_signal, old);
-  rc = wait_running(c, id);
+  rc = px_step_wait_running(c, id, &interrupted);
   px_step_uncatch(old);
   if (!rc) {
     char job[32];

@@ -26,6 +26,9 @@ int px_step_allocate(struct px_cmd *c, const struct px_jobspec *spec, uint64_t *
 /* GET the job's state (and exit code): 0, or 1 after a message. */
 int px_step_job_state(struct px_cmd *c, uint64_t id, char *st, size_t n, int *exit_code);
 void px_step_cancel_job(struct px_cmd *c, uint64_t id);
+/* Waits for the job to run ("queued and waiting" said when it waits): 0, or
+ * 1 after a message (it ended, or *stop was set: the caller's signal). */
+int px_step_wait_running(struct px_cmd *c, uint64_t id, volatile sig_atomic_t *stop);
 /* SIGINT and SIGTERM to fn while a job is followed (old: what to restore). */
 void px_step_catch(void (*fn)(int), struct sigaction old[2]);
 void px_step_uncatch(const struct sigaction old[2]);

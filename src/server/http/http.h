@@ -35,6 +35,15 @@ void px_relay_drop(const char *id);
 /* Ends every relay (the server is stopping); waits a few seconds at most. */
 void px_relay_stop(void);
 
+/* ---- web sessions' reverse proxy (api_session.c) ---- */
+
+/* A web application's answer, raw[0..n) (NUL-terminated at n): 0 with
+ * *status, *body (where its body starts) and header() called for each
+ * header that is not hop-by-hop; -1 when it is not an HTTP/1.x answer. Cuts
+ * raw's head up. Exposed for the fuzzer (tests/fuzz/fuzz_session_answer.c). */
+int px_session_answer_parse(char *raw, size_t n, int *status, size_t *body,
+                            void (*header)(void *ud, const char *k, const char *v), void *ud);
+
 /* ---- HTTP (http.c) ---- */
 int px_http_start(struct px_server *s, struct px_diag *d);
 /* Does this thread serve listings at the lowered priority? */

@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""A web application for test_session.sh: listens on $PORT (loopback, as the
+session host expects) and answers every request with what it saw: the path
+with its query, the user the server's proxy names, the session's base path,
+and the body of a POST."""
+import http.server
+import os
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def answer(self, body=b""):
+        text = "path=%s user=%s base=%s body=%s\n" % (
+            self.path, self.headers.get("X-Forwarded-User"), os.environ.get("PHALANX_SESSION_BASE"),
+            body.decode(errors="replace"))
+        data = text.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-App", "session-app")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.answer()
+
+    def do_POST(self):
+        self.answer(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+
+    def log_message(self, *args):
+        pass
+
+
+http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
