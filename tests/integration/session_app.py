@@ -2,7 +2,9 @@
 """A web application for test_session.sh: listens on $PORT (loopback, as the
 session host expects) and answers every request with what it saw: the path
 with its query, the user the server's proxy names, the session's base path,
-and the body of a POST."""
+and the body of a POST. A GET asking to upgrade to "x-echo" (as a WebSocket
+asks for "websocket") is answered 101 and then echoes what it gets,
+upper-cased, until the client closes."""
 import http.server
 import os
 
@@ -21,6 +23,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
+        if self.headers.get("Upgrade") == "x-echo":
+            self.protocol_version = "HTTP/1.1"
+            self.send_response(101)
+            self.send_header("Upgrade", "x-echo")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("X-Echo-Key", self.headers.get("X-Echo-Key", ""))
+            self.end_headers()
+            self.wfile.flush()
+            while True:
+                data = self.connection.recv(4096)
+                if not data:
+                    break
+                self.connection.sendall(data.upper())
+            self.close_connection = True
+            return
         self.answer()
 
     def do_POST(self):

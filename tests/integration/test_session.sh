@@ -9,6 +9,7 @@
 #     (its one token) sets a cookie for the session's path and redirects
 #     (other query arguments kept); then GET and POST reach the application
 #     with their paths, queries and bodies, and the user it is for
+#   - an upgraded connection (a WebSocket's way) carries bytes both ways
 #   - another user is refused (403, rule own-job); an unknown session 404
 #   - unused for its idle time, the session ends and so does its job
 source "$(dirname "$0")/lib_dev.sh"
@@ -40,6 +41,28 @@ got=$(curl -s -b "$tmp/jar" --cacert "$ca" -d 'cell=1+1' -D "$tmp/h" "${base}run
 [ "$got" = "path=/sessions/$job/run user=$me base=/sessions/$job/ body=cell=1+1" ] || fail "POST: '$got'"
 grep -qi '^X-App: session-app' "$tmp/h" || fail "the application's headers: $(cat "$tmp/h")"
 echo "ok   the URL: 401 without a credential, a cookie from its token, GET and POST through"
+
+# an upgraded connection (what a notebook's kernels open): 101 with the
+# application's headers, then bytes both ways
+got=$(python3 - "$PHALANX_SERVER" "$job" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(("GET /sessions/%s/ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: x-echo\r\n"
+           "X-Echo-Key: k1\r\n\r\n" % sys.argv[2]).encode())
+s.settimeout(20)
+got = b""
+while b"\r\n\r\n" not in got:
+    got += s.recv(4096)
+head, rest = got.split(b"\r\n\r\n", 1)
+s.sendall(b"hello kernel")
+while len(rest) < 12:
+    rest += s.recv(4096)
+print(head.split(b"\r\n")[0].decode(), b"X-Echo-Key: k1" in head, rest.decode())
+PY
+)
+[ "$got" = "HTTP/1.1 101 Switching Protocols True HELLO KERNEL" ] || fail "an upgraded connection: '$got'"
+echo "ok   an upgrade (a WebSocket's way) passes both ways"
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
   chmod 755 "$tmp"

@@ -19,8 +19,9 @@
  * socket's peer credentials work too (curl --unix-socket).
  *
  * The request goes upstream as HTTP/1.0 with Connection: close (so the
- * answer is never chunked) and the answer comes back whole; WebSockets are
- * not passed through yet (docs/interactive.md, Limits).
+ * answer is never chunked) and the answer comes back whole. A request to
+ * upgrade the connection (a WebSocket: a notebook's kernels) is passed on
+ * as such and, once the application agrees, spliced (session_ws.c).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -112,7 +113,7 @@ static int identify(struct px_api_call *c, const char *query_token) {
 
 /* ---- upstream ---- */
 
-static int dial(const char *host, unsigned port) {
+int px_session_dial(const char *host, unsigned port) {
   char ps[16];
   snprintf(ps, sizeof ps, "%u", port);
   struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
@@ -181,14 +182,18 @@ static enum MHD_Result put_arg(void *cls, enum MHD_ValueKind kind, const char *k
 
 /* The request as the application gets it: our path, its headers but ours,
  * and its cookies but the session's. */
-static char *upstream_request(struct px_api_call *c, const struct target *t, size_t *n) {
+char *px_session_request(struct px_api_call *c, const char *addr, unsigned port, const char *upgrade, size_t *n) {
   char *text = NULL;
   struct head_out o = {.f = open_memstream(&text, n)};
   if (!o.f) return NULL;
   struct query qs = {.f = o.f};
   fprintf(o.f, "%s %s", c->method, c->url);
   MHD_get_connection_values(c->conn, MHD_GET_ARGUMENT_KIND, put_arg, &qs); /* MHD parsed the query away */
-  fprintf(o.f, " HTTP/1.0\r\nHost: %s:%u\r\nConnection: close\r\nX-Forwarded-User: %s\r\n", t->addr, t->port, c->who.user);
+  if (upgrade) /* a WebSocket: HTTP/1.1 and the upgrade asked for (session_ws.c) */
+    fprintf(o.f, " HTTP/1.1\r\nHost: %s:%u\r\nConnection: Upgrade\r\nUpgrade: %s\r\nX-Forwarded-User: %s\r\n", addr,
+            port, upgrade, c->who.user);
+  else
+    fprintf(o.f, " HTTP/1.0\r\nHost: %s:%u\r\nConnection: close\r\nX-Forwarded-User: %s\r\n", addr, port, c->who.user);
   MHD_get_connection_values(c->conn, MHD_HEADER_KIND, put_header, &o);
   const char *cookies = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, "Cookie");
   if (cookies) { /* all but ours: the application's own session cookies pass */
@@ -210,7 +215,7 @@ static char *upstream_request(struct px_api_call *c, const struct target *t, siz
   return text;
 }
 
-static bool send_all(int fd, const char *p, size_t n) {
+bool px_session_send_all(int fd, const char *p, size_t n) {
   while (n > 0) {
     ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
@@ -295,9 +300,9 @@ static int answer_from(struct px_api_call *c, char *raw, size_t n) {
 
 static void proxy(struct px_api_call *c, const struct target *t) {
   size_t n = 0;
-  char *req = upstream_request(c, t, &n);
-  int fd = req ? dial(t->addr, t->port) : -1;
-  bool sent = fd >= 0 && send_all(fd, req, n);
+  char *req = px_session_request(c, t->addr, t->port, NULL, &n);
+  int fd = req ? px_session_dial(t->addr, t->port) : -1;
+  bool sent = fd >= 0 && px_session_send_all(fd, req, n);
   free(req);
   char *raw = sent ? read_answer(fd, &n) : NULL;
   if (fd >= 0) close(fd);
@@ -343,5 +348,7 @@ void px_api_session(struct px_api_call *c) {
                         (unsigned long long)t.job, t.user);
   }
   if (query_token) return set_cookie(c, &t, query_token);
+  const char *up = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, "Upgrade");
+  if (up && *up) return px_session_tunnel(c, t.addr, t.port, up);
   proxy(c, &t);
 }

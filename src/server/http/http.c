@@ -571,7 +571,8 @@ void px_http_stop(struct px_server *s) {
     sweeper_started = false;
   }
   if (s->outbox) px_outbox_stop(s->outbox); /* parked polls resume before the daemon stops */
-  px_relay_stop(); /* upgraded connections are ours to close (relay.c) */
+  px_relay_stop(); /* upgraded connections are ours to close (relay.c, session_ws.c) */
+  px_session_stop();
   if (s->unix_d) MHD_stop_daemon(s->unix_d);
   if (s->tcp_d) MHD_stop_daemon(s->tcp_d);
   s->unix_d = s->tcp_d = NULL;

@@ -43,6 +43,18 @@ void px_relay_stop(void);
  * raw's head up. Exposed for the fuzzer (tests/fuzz/fuzz_session_answer.c). */
 int px_session_answer_parse(char *raw, size_t n, int *status, size_t *body,
                             void (*header)(void *ud, const char *k, const char *v), void *ud);
+struct px_api_call;
+/* A connection to the application (blocking, with time-outs), or -1. */
+int px_session_dial(const char *host, unsigned port);
+/* The request as the application gets it (malloc'd, *n bytes): HTTP/1.0,
+ * or with upgrade (the Upgrade header's value) HTTP/1.1 asking for it. */
+char *px_session_request(struct px_api_call *c, const char *addr, unsigned port, const char *upgrade, size_t *n);
+bool px_session_send_all(int fd, const char *p, size_t n);
+/* An upgrade (a WebSocket) passed to the application and, once it answers
+ * 101, spliced until either side closes (session_ws.c). */
+void px_session_tunnel(struct px_api_call *c, const char *addr, unsigned port, const char *upgrade);
+/* Ends every tunnel (the server is stopping); waits a few seconds at most. */
+void px_session_stop(void);
 
 /* ---- HTTP (http.c) ---- */
 int px_http_start(struct px_server *s, struct px_diag *d);
