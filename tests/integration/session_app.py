@@ -12,7 +12,7 @@ import os
 class Handler(http.server.BaseHTTPRequestHandler):
     def answer(self, body=b""):
         text = "path=%s user=%s base=%s body=%s\n" % (
-            self.path, self.headers.get("X-Forwarded-User"), os.environ.get("PHALANX_SESSION_BASE"),
+            self.path, ",".join(self.headers.get_all("X-Forwarded-User") or []), os.environ.get("PHALANX_SESSION_BASE"),
             body.decode(errors="replace"))
         data = text.encode()
         self.send_response(200)

@@ -35,7 +35,7 @@ got=$(curl -s -c "$tmp/jar" -b "$tmp/jar" -L -w '%{num_redirects}' --cacert "$ca
 [ "$got" = "path=/sessions/$job/?keep=a%20b user=$me base=/sessions/$job/ body=
 1" ] || fail "first visit: '$got'"
 grep -q "/sessions/$job/.*phalanx_session" "$tmp/jar" || fail "no session cookie: $(cat "$tmp/jar")"
-got=$(curl -s -b "$tmp/jar" --cacert "$ca" "${base}deep/path?x=1")
+got=$(curl -s -b "$tmp/jar" --cacert "$ca" -H 'X-Forwarded-User: mallory' "${base}deep/path?x=1")
 [ "$got" = "path=/sessions/$job/deep/path?x=1 user=$me base=/sessions/$job/ body=" ] || fail "GET with the cookie: '$got'"
 got=$(curl -s -b "$tmp/jar" --cacert "$ca" -d 'cell=1+1' -D "$tmp/h" "${base}run")
 [ "$got" = "path=/sessions/$job/run user=$me base=/sessions/$job/ body=cell=1+1" ] || fail "POST: '$got'"

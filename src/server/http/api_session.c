@@ -140,7 +140,8 @@ struct head_out {
 
 static bool hop_by_hop(const char *k) {
   static const char *const names[] = {"Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length", "Upgrade",
-                                      "Proxy-Connection", "TE", "Trailer", "Authorization", "Host", "Cookie"};
+                                      "Proxy-Connection", "TE", "Trailer", "Authorization", "Host", "Cookie",
+                                      "X-Forwarded-User" /* ours to say, not the client's */};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcasecmp(k, names[i])) return true;
   return false;
