@@ -8,7 +8,8 @@
 #   - through the server's HTTPS listener: no credential 401; the printed URL
 #     (its one token) sets a cookie for the session's path and redirects
 #     (other query arguments kept); then GET and POST reach the application
-#     with their paths, queries and bodies, and the user it is for
+#     with their paths, queries and bodies, and the user it is for (a
+#     client cannot name another)
 #   - an upgraded connection (a WebSocket's way) carries bytes both ways
 #   - another user is refused (403, rule own-job); an unknown session 404
 #   - unused for its idle time, the session ends and so does its job
