@@ -40,6 +40,7 @@ packages=(
   prometheus
   python3
   sqlite3
+  tmux
 )
 
 missing=()

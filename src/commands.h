@@ -13,6 +13,8 @@ int px_cmd_server_status(int argc, char **argv); /* server/ : `phalanx server st
 int px_cmd_agent(int argc, char **argv);    /* agent/ */
 int px_cmd_dev(int argc, char **argv);      /* agent/ : server + N emulated agents */
 int px_cmd_proxy(int argc, char **argv);    /* agent/ : HAProxy driven by the endpoints API */
+int px_cmd_pty_host(int argc, char **argv); /* agent/ : a terminal step's task (agent/pty.h) */
+int px_cmd_session_host(int argc, char **argv); /* agent/ : a web session's task (agent/pty.h) */
 int px_cmd_sim(int argc, char **argv);      /* sim/ */
 int px_cmd_config(int argc, char **argv);   /* conf/ : `phalanx config check FILE...` */
 

@@ -35,6 +35,8 @@ static const struct daemon_cmd daemons[] = {
 static const struct daemon_cmd daemons[] = {
     {"server", px_cmd_server}, {"agent", px_cmd_agent}, {"dev", px_cmd_dev},
     {"proxy", px_cmd_proxy},   {"sim", px_cmd_sim},       {"config", px_cmd_config},
+    {"pty-host", px_cmd_pty_host}, /* a terminal step's task, started by the agent (agent/pty.h) */
+    {"session-host", px_cmd_session_host}, /* a web session's task (agent/pty.h) */
 };
 #endif
 

@@ -31,6 +31,7 @@
 #include "agent/mps.h"
 #include "agent/launch.h"
 #include "agent/node_check.h"
+#include "agent/pty.h"
 #include "agent/step.h"
 #include "agent/supervise.h"
 #include "agent/svc_replica.h"
@@ -461,7 +462,8 @@ static void step_report(struct agent *a, uint64_t job_id, uint32_t restart, uint
 static void step_order(struct agent *a, const struct px_step_order *o) {
   struct ajob *j = running_job(a, o->job_id);
   char name[64], line[64];
-  char *json = px_step_order_encode(o);
+  /* a terminal step runs behind the pty host (pty.h) */
+  char *json = o->pty_session ? px_pty_order_encode(o, a->o->server, a->o->ca_file) : px_step_order_encode(o);
   snprintf(name, sizeof name, "step.%u.json", o->step_id);
   snprintf(line, sizeof line, "step %u\n", o->step_id);
   int rc = !j ? PX_ENOENT : !json ? PX_ENOMEM : px_file_put(j->dir, name, json);

@@ -17,6 +17,7 @@
 
 #include "agent/hostnames.h"
 #include "agent/jobenv.h"
+#include "agent/pty.h"
 #include "agent/task.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -78,6 +79,16 @@ static int step_launch(const struct px_step_host *h, const struct px_step_order 
   const struct px_launch *l = h->l;
   *sl = *l;
   int rank = -1;
+  if (o->pty_session && o->nnodes == 1) { /* a terminal: any one node of the job (srun --pty -w) */
+    uint32_t k = 0;
+    while (k < l->nnodes && strcmp(o->nodes[0], l->nodes[k])) k++;
+    if (k == l->nnodes) return PX_EINVAL;
+    if (strcmp(o->nodes[0], h->site->node)) return PX_ENOENT;
+    sl->nodes = l->nodes + k;
+    if (l->node_addrs) sl->node_addrs = l->node_addrs + k;
+    if (l->gpus_per_node) sl->gpus_per_node = l->gpus_per_node + k;
+    l = sl; /* the prefix check below now holds: the step's one node is the first */
+  }
   for (uint32_t i = 0; i < o->nnodes; i++) {
     /* a prefix of the job's nodes, so addresses and GPU counts line up */
     if (i >= l->nnodes || strcmp(o->nodes[i], l->nodes[i])) return PX_EINVAL;
@@ -181,7 +192,8 @@ void px_step_start(struct px_step_host *h, uint32_t id) {
   struct px_step_order o;
   struct px_launch sl;
   struct px_diag d;
-  char *after[6] = {0};
+  char *after[16] = {0};
+  size_t nafter = 5;
   struct px_step_run *r = NULL;
   for (int i = 0; i < PX_STEPS_MAX && !r; i++)
     if (!h->run[i].used) r = &h->run[i];
@@ -192,13 +204,14 @@ void px_step_start(struct px_step_host *h, uint32_t id) {
   if (rc == PX_ENOENT) snprintf(err, sizeof err, "this node is not one of the step's");
   else if (rc) snprintf(err, sizeof err, "the step's nodes are not the job's");
   else if (!r) rc = PX_ELIMIT, snprintf(err, sizeof err, "more than %d steps at once", PX_STEPS_MAX);
-  else if ((rc = step_env(h->l, id, after, 5))) snprintf(err, sizeof err, "out of memory");
+  else if ((rc = step_env(h->l, id, after, 5)) || (rc = px_pty_step_env(&o, after, &nafter, 15)))
+    snprintf(err, sizeof err, "out of memory");
   if (!rc) {
     *r = (struct px_step_run){.used = true, .id = id, .kill_at_ms = NEVER};
     if ((rc = step_container(h, r, &sl, err, sizeof err))) step_tell(&sl, o.out_dir, err);
     if (!rc) rc = spawn_all(h, r, &sl, o.gpus_per_task, after, err, sizeof err);
   }
-  for (int i = 0; i < 5; i++) free(after[i]);
+  for (int i = 0; i < 16; i++) free(after[i]);
   px_step_order_fini(&o);
   if (!rc) return;
   px_error("job %llu: step %u: %s", (unsigned long long)h->l->job_id, id, err);

@@ -251,6 +251,16 @@ static int open_conn(struct px_client *c, int64_t deadline, struct px_diag *d) {
   return 0;
 }
 
+int px_client_open_stream(struct px_client *c, int *fd, struct px_diag *d) {
+  if (c->tls) return px_diag_set(d, PX_EINVAL, -1, "an https:// stream goes through libcurl (cmd_pty.c)");
+  int saved = c->fd;
+  c->fd = -1;
+  int rc = open_conn(c, now_ms() + c->connect_timeout_ms, d);
+  *fd = c->fd;
+  c->fd = saved;
+  return rc;
+}
+
 static int timed_out(const struct px_client *c, struct px_diag *d) {
   return unreachable(c, d, PX_ETIMEOUT, "no answer within %ld s (PHALANX_TIMEOUT sets the limit)",
                      c->timeout_ms / 1000);

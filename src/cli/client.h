@@ -108,6 +108,12 @@ int px_client_tls_request(struct px_client *c, const char *method, const char *p
                           struct px_diag *d);
 void px_client_tls_fini(struct px_client *c);
 
+/* A connection of its own (the caller closes *fd, non-blocking) to the
+ * current address, for an upgraded stream (cmd_pty.c); plain sockets only
+ * (https:// streams go through libcurl there). 0 or the errors of
+ * px_client_request. */
+int px_client_open_stream(struct px_client *c, int *fd, struct px_diag *d);
+
 /* For a non-2xx answer: the server's {"error":{"message":..}} text, or a
  * generic line with the status. */
 void px_client_error_text(long status, const json_t *resp, char *buf, size_t n);long px_http_head(const char *buf, size_t n, struct px_http_head *h);

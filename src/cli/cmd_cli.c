@@ -59,6 +59,11 @@ static const struct verb verbs[] = {
      "print an API token for remote use (PHALANX_TOKEN)", "scontrol token"},
     {"service", NULL, px_verb_service, "service apply FILE | list | show NAME | scale NAME N | delete NAME | logs NAME [REPLICA]",
      "long-running services: replicas kept up, rolling updates, autoscaling (docs/services.md)", "none"},
+    {"exec", NULL, px_verb_exec, "exec JOBID -- COMMAND [ARGS...]",
+     "run a command inside a running job, on a terminal when stdin is one (docs/interactive.md)", "none"},
+    {"session", NULL, px_verb_session, "session start [--gpus N] [-t TIME] [--idle TIME] [OPTIONS] -- COMMAND [ARGS...]",
+     "a web application (a notebook) as a job, at an authenticated URL on the server (docs/interactive.md)", "none"},
+    {"attach", NULL, px_verb_attach, "attach JOBID[.STEPID]", "follow a running job's or step's output", "sattach"},
     {"ui", NULL, px_verb_ui, "ui [--lifetime D-HH:MM:SS]",
      "print the web dashboard's address with a sign-in link for you", "none"},
 };
@@ -72,6 +77,7 @@ static const struct {
     {"sinfo", px_cmd_sinfo},     {"sacct", px_cmd_sacct},   {"sshare", px_cmd_sshare},
     {"scontrol", px_cmd_scontrol}, {"sprio", px_cmd_sprio}, {"srun", px_cmd_srun},
     {"salloc", px_cmd_salloc},   {"sdiag", px_cmd_sdiag},   {"sacctmgr", px_cmd_sacctmgr},
+    {"sattach", px_cmd_sattach},
 };
 
 int px_slurm_main(int argc, char **argv) {

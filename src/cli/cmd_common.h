@@ -59,6 +59,13 @@ int px_cmd_node_post(struct px_cmd *c, const char *op, const char *nodes, json_t
 int px_srun_outside(struct px_cmd *c, struct px_jobspec *spec, const struct px_cli_extra *x, int argc,
                     char **argv, int first);
 
+/* A terminal step in a running job (cmd_pty.c): argv on a pseudo-terminal
+ * of the job's first node (or node, one of the job's), through the server's
+ * relay; with_env sends our environment (srun --pty), else the job's is used
+ * (exec). Returns the command's exit status (1 after a message when it
+ * could not run). */
+int px_pty_step(struct px_cmd *c, const char *job, char **argv, bool with_env, const char *node);
+
 /* Prints a JSON value (pretty, one trailing newline). */
 void px_cmd_print_json(const json_t *v);
 /* Columns of the terminal on stdout, or 0 when not a terminal. */
@@ -101,5 +108,9 @@ int px_verb_export(int argc, char **argv);     /* cmd_export.c */
  * 0, or 2 after saying why on stderr. */
 int px_cmd_parse_since(const struct px_cmd *c, const char *since, int64_t *t);
 int px_verb_service(int argc, char **argv);    /* cmd_service.c */
+int px_verb_exec(int argc, char **argv);       /* cmd_exec.c */
+int px_verb_attach(int argc, char **argv);     /* cmd_attach.c */
+int px_verb_session(int argc, char **argv);    /* cmd_session.c */
+int px_cmd_sattach(int argc, char **argv, bool native);
 
 #endif

@@ -199,10 +199,8 @@ static int step_in_allocation(struct step *s, int argc, char **argv, int first) 
     px_cmd_error(&s->cmd, "No command given to execute.");
     return 1;
   }
-  if (s->x.pty) {
-    px_cmd_error(&s->cmd, "--pty inside a batch job has no terminal to attach to");
-    return 1;
-  }
+  if (s->x.pty) /* a terminal on the job's first node, through the server (cmd_pty.c) */
+    return px_pty_step(&s->cmd, job, argv + first, true, s->spec.nodelist);
   if (px_ctr_from_env(&s->spec)) return px_cmd_error(&s->cmd, "out of memory"), 1; /* salloc's image */
   s->ntasks = s->spec.ntasks ? s->spec.ntasks
               : s->spec.ntasks_per_node ? s->spec.ntasks_per_node

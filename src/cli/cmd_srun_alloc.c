@@ -13,8 +13,7 @@
  *
  * An interrupt (Ctrl-C, SIGTERM) cancels the job and waits for its end, so
  * no allocation outlives the command. --pty (an interactive terminal on a
- * node) needs the server to attach one: it is refused before anything is
- * allocated. With -N 2 and more, the srun in the job runs its step on every
+ * node) allocates and runs a terminal step instead (cmd_srun_pty.c). With -N 2 and more, the srun in the job runs its step on every
  * node through the server (cmd_srun_step.c).
  */
 #include <errno.h>
@@ -207,6 +206,18 @@ static int follow_job(struct px_cmd *c, uint64_t id, struct px_follow *out, stru
   return exit_code ? exit_code : 1;
 }
 
+void px_step_catch(void (*fn)(int), struct sigaction old[2]) {
+  struct sigaction sa = {.sa_handler = fn};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old[0]);
+  sigaction(SIGTERM, &sa, &old[1]);
+}
+
+void px_step_uncatch(const struct sigaction old[2]) {
+  sigaction(SIGINT, &old[0], NULL);
+  sigaction(SIGTERM, &old[1], NULL);
+}
+
 /* POST the job; 0 with *id, or 1 (message in srun's words printed). */
 int px_step_allocate(struct px_cmd *c, const struct px_jobspec *spec, uint64_t *id) {
   json_t *body = json_object(), *job = px_cli_jobspec_to_json(spec), *resp = NULL;
@@ -235,11 +246,7 @@ int px_srun_outside(struct px_cmd *c, struct px_jobspec *spec, const struct px_c
                     char **argv, int first) {
   char self[4096], out_pat[4200], err_pat[4200];
   if (first >= argc) return px_cmd_error(c, "No command given to execute."), 1;
-  if (x->pty) {
-    px_cmd_error(c, "--pty outside an allocation needs the server to attach a terminal on the node, "
-                 "which this version lacks; run the command without --pty (see docs/slurm-migration.md)");
-    return 1;
-  }
+  if (x->pty) return px_srun_pty_outside(c, spec, x, argv + first); /* cmd_srun_pty.c */
   if (px_step_self_path(argv[0], self, sizeof self)) return px_cmd_error(c, "cannot find my own path (%s)", argv[0]), 1;
   /* a user's -o (and -e) file is left alone; -o alone takes stderr too */
   bool own_out = !spec->stdout_path, own_err = !spec->stderr_path && !spec->stdout_path;
@@ -247,17 +254,14 @@ int px_srun_outside(struct px_cmd *c, struct px_jobspec *spec, const struct px_c
   if (rc) return px_cmd_error(c, "%s", px_strerror(rc)), 1;
   uint64_t id;
   if (px_step_allocate(c, spec, &id)) return 1;
-  struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  struct sigaction old[2];
+  px_step_catch(on_signal, old);
   struct px_follow out, err;
   follow_init(&out, out_pat, id, own_out, STDOUT_FILENO);
   follow_init(&err, err_pat, id, own_err, STDERR_FILENO);
   rc = follow_job(c, id, &out, &err);
   px_follow_fini(&out);
   px_follow_fini(&err);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  px_step_uncatch(old);
   return rc;
 }

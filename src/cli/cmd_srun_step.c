@@ -50,7 +50,7 @@ static int container_body(json_t *b, const struct px_jobspec *spec) {
 
 /* Variables of the batch step that would be stale in the step's tasks; the
  * agent sets the step's own. */
-static bool stale(const char *kv) {
+bool px_step_env_stale(const char *kv) {
   static const char *const names[] = {"SLURM_NTASKS=", "SLURM_NPROCS=", "SLURM_NTASKS_PER_NODE=",
                                       "SLURM_TASKS_PER_NODE=", "SLURM_PROCID=", "SLURM_LOCALID=",
                                       "SLURM_NODEID=", "SLURM_GTIDS=", "SLURM_TASK_PID=", "RANK=",
@@ -70,7 +70,7 @@ static json_t *step_body(const struct px_jobspec *spec, bool nodes_given, uint32
   for (char **a = argv; *a; a++)
     if (json_array_append_new(av, json_string(*a))) goto fail;
   for (char **e = environ; *e; e++)
-    if (!stale(*e) && json_array_append_new(env, json_string(*e))) goto fail;
+    if (!px_step_env_stale(*e) && json_array_append_new(env, json_string(*e))) goto fail;
   const char *wd = spec->workdir ? spec->workdir : getcwd(cwd, sizeof cwd);
   uint32_t ntasks = spec->ntasks, per = spec->ntasks_per_node;
   if (!ntasks && !per) { /* the job's layout, as srun inherits it */

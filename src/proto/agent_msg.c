@@ -469,6 +469,29 @@ int px_signal_order_decode(const char *json, struct px_signal_order *s, struct p
 
 /* ---- step order ------------------------------------------------------- */
 
+static int pty_to_json(json_t *j, const struct px_step_order *o) {
+  if (!o->pty_session) return 0;
+  int bad = px_wr_str(j, "pty_session", o->pty_session) | px_wr_str(j, "pty_secret", o->pty_secret) |
+            px_wr_str(j, "pty_server", o->pty_server) | px_wr_str(j, "pty_ca", o->pty_ca);
+  if (o->pty_rows) bad |= px_wr_int(j, "pty_rows", o->pty_rows);
+  if (o->pty_cols) bad |= px_wr_int(j, "pty_cols", o->pty_cols);
+  if (o->pty_raw) bad |= json_object_set_new(j, "pty_raw", json_true());
+  return bad;
+}
+
+static void pty_from_json(struct px_rd *rd, struct px_step_order *o) {
+  px_rd_str(rd, "pty_session", false, &o->pty_session);
+  px_rd_str(rd, "pty_secret", o->pty_session != NULL, &o->pty_secret);
+  px_rd_str(rd, "pty_server", false, &o->pty_server);
+  px_rd_str(rd, "pty_ca", false, &o->pty_ca);
+  px_rd_u32(rd, "pty_rows", false, &o->pty_rows);
+  px_rd_u32(rd, "pty_cols", false, &o->pty_cols);
+  px_rd_bool(rd, "pty_raw", false, &o->pty_raw);
+  if (rd->err) return;
+  if (o->pty_rows > 65535 || o->pty_cols > 65535) px_rd_fail(rd, o->pty_rows > 65535 ? "pty_rows" : "pty_cols", "more than 65535");
+  else if (o->pty_session && o->ntasks != 1) px_rd_fail(rd, "ntasks", "a terminal step has one task, not %u", o->ntasks);
+}
+
 static json_t *step_to_json(const struct px_step_order *o) {
   json_t *j = json_object();
   if (!j) return NULL;
@@ -488,6 +511,7 @@ static json_t *step_to_json(const struct px_step_order *o) {
   bad |= px_wr_str(j, "container_mounts", o->container_mounts) != 0;
   bad |= px_wr_str(j, "container_workdir", o->container_workdir) != 0;
   bad |= px_wr_str(j, "container_env", o->container_env) != 0;
+  bad |= pty_to_json(j, o) != 0;
   if (bad) {
     json_decref(j);
     return NULL;
@@ -542,6 +566,8 @@ static int step_from_json(json_t *j, uint32_t idx, struct px_step_order *out, st
   px_rd_str(&rd, "container_workdir", false, &o.container_workdir);
   px_rd_str(&rd, "container_env", false, &o.container_env);
   int rc = step_check(&rd, &o, nargv, ntpn);
+  if (!rc) pty_from_json(&rd, &o);
+  rc = rd.err;
   if (!rc) rc = px_rd_done(&rd);
   if (rc) {
     px_step_order_fini(&o);
@@ -572,6 +598,10 @@ void px_step_order_fini(struct px_step_order *o) {
   free(o->container_workdir);
   free(o->container_env);
   free(o->tasks_per_node);
+  free(o->pty_session);
+  free(o->pty_secret);
+  free(o->pty_server);
+  free(o->pty_ca);
   memset(o, 0, sizeof *o);
 }
 

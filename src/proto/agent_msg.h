@@ -246,6 +246,15 @@ struct px_step_order {
   char *container_image;        /* srun --container-image and the rest: the step's tasks run in */
   char *container_mounts;       /* this image (NULL: on the host, whatever the job's is) */
   char *container_workdir, *container_env;
+  /* A terminal step (srun --pty, phalanx exec; docs/interactive.md): one
+   * task, run by the pty host, which dials the server's relay session
+   * pty_session with the one-time credential pty_secret. The server sends
+   * those and the first window size; the agent adds where the server is
+   * (pty_server: its own --server, pty_ca: its CA file) before the
+   * supervisor reads the order. All absent for other steps. */
+  char *pty_session, *pty_secret, *pty_server, *pty_ca;
+  uint32_t pty_rows, pty_cols;  /* 0: not said */
+  bool pty_raw;                 /* the CLI's input is not a terminal: no echo, no CR/LF mapping */
 };
 
 char *px_step_order_encode(const struct px_step_order *o);

@@ -150,7 +150,8 @@ check "why unknown job" "phalanx why: no job 424242 (finished jobs are in 'phala
 check "man page is generated from the table" "" "$("$PHALANX" help --man | diff - "$PX_SRC/man/phalanx.1")"
 check "migration table is generated from the table" "" \
   "$("$PHALANX" help --options-md | diff - <(sed -n '/<!-- options table: begin -->/,/<!-- options table: end -->/p' "$PX_SRC/docs/slurm-migration.md" | sed '1d;$d'))"
-check "srun --pty outside an allocation says what is missing" "1 rc=1" "$(count_rc 'needs the server to attach a terminal' srun --pty bash)"
+check "srun --pty in a job the server does not know" "1 rc=1" \
+  "$(count_rc 'srun: error: Unable to create a terminal step in job 424243: ' env SLURM_JOB_ID=424243 srun --pty bash)"
 # srun inside a one-node allocation runs the step's tasks itself: ranks,
 # step ids counting from 0, each task's share of the job's GPUs, -l labels.
 alloc="SLURM_JOB_ID=77 SLURM_JOB_NUM_NODES=1 SLURMD_NODENAME=gpu0001 SLURM_JOB_GPUS=0,1,2,3 TMPDIR=$tmp"

@@ -34,6 +34,14 @@ static const struct px_route routes[] = {
     {"GET", "/v1/jobs/{}/steps", px_api_steps_list, false, false},
     {"GET", "/v1/jobs/{}/steps/{}", px_api_step_show, false, false},
     {"DELETE", "/v1/jobs/{}/steps/{}", px_api_step_cancel, false, false},
+    /* open: each side brings its one-time credential (relay.c) */
+    {"GET", "/v1/terminals/{}", px_api_terminal, true, false},
+    /* open: the session checks its own credentials (a browser's cookie; api_session.c) */
+    {"GET", "/sessions/{}/*", px_api_session, true, false},
+    {"POST", "/sessions/{}/*", px_api_session, true, false},
+    {"PUT", "/sessions/{}/*", px_api_session, true, false},
+    {"PATCH", "/sessions/{}/*", px_api_session, true, false},
+    {"DELETE", "/sessions/{}/*", px_api_session, true, false},
     {"GET", "/v1/watch", px_api_watch, false, true},
     {"GET", "/v1/services", px_api_svc_list, false, true},
     {"POST", "/v1/services", px_api_svc_apply, false, false},
@@ -78,9 +86,11 @@ static const struct px_route routes[] = {
     {"POST", "/v1/diag/reset", px_api_diag_reset, false, false},
 };
 
-/* Matches url against pattern; "{}" takes one non-empty segment into arg. */
+/* Matches url against pattern; "{}" takes one non-empty segment into arg,
+ * a final "*" the rest of the url, whatever it is. */
 bool px_api_match(const char *pattern, const char *url, char *arg, size_t arglen) {
   while (*pattern && *url) {
+    if (pattern[0] == '*' && !pattern[1]) return true;
     if (pattern[0] == '{' && pattern[1] == '}') {
       size_t n = strcspn(url, "/");
       if (!n || n >= arglen) return false;
@@ -91,7 +101,7 @@ bool px_api_match(const char *pattern, const char *url, char *arg, size_t arglen
       return false;
     }
   }
-  return !*pattern && !*url;
+  return (!*pattern || !strcmp(pattern, "*")) && !*url;
 }
 
 const struct px_route *px_api_route(const char *method, const char *url, struct px_api_call *c) {

@@ -476,7 +476,7 @@ static struct listener unix_l, tcp_l;
 
 static struct MHD_Daemon *start_daemon(struct listener *l, int fd) {
   return MHD_start_daemon(
-      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC, 0, NULL,
+      MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_UPGRADE, 0, NULL,
       NULL, on_request, l, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_done,
       NULL, MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_CONNECTION_TIMEOUT, 120u,
       MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 * 1024), MHD_OPTION_END);
@@ -522,7 +522,7 @@ static struct MHD_Daemon *start_pooled(struct listener *l, int fd) {
                                       {MHD_OPTION_HTTPS_MEM_CERT, 0, tls_files.cert},
                                       {MHD_OPTION_END, 0, NULL}};
   return MHD_start_daemon(
-      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME |
+      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE |
           (l->tls ? MHD_USE_TLS : 0),
       0, NULL, NULL, on_request, l, MHD_OPTION_ARRAY, l->tls ? tls_opts : tls_opts + 2,
       MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
@@ -596,6 +596,8 @@ void px_http_stop(struct px_server *s) {
     sweeper_started = false;
   }
   if (s->outbox) px_outbox_stop(s->outbox); /* parked polls resume before the daemon stops */
+  px_relay_stop(); /* upgraded connections are ours to close (relay.c, session_ws.c) */
+  px_session_stop();
   if (s->unix_d) MHD_stop_daemon(s->unix_d);
   if (s->tcp_d) MHD_stop_daemon(s->tcp_d);
   s->unix_d = s->tcp_d = NULL;

@@ -10,8 +10,8 @@
  *   GET    /v1/jobs/{id}/steps/{n}    its state on each node and the exit codes
  *   DELETE /v1/jobs/{id}/steps/{n}    SIGTERM to its tasks, SIGKILL after KillWait
  *
- * Only the job's user (or an administrator) runs steps in it, and only while
- * it runs. A step is durable: its start, each node's end and a cancel are
+ * Only the job's user (or an operator) runs steps in it, and only while it
+ * runs; a step runs as the job's user whoever asked for it. A step is durable: its start, each node's end and a cancel are
  * STEP records through the one event road (core/event.h), and the table
  * (step_table.c) is their fold, so a restarted server (or a standby that
  * took over) knows the steps that run, srun's polling goes on, and the
@@ -43,15 +43,41 @@ struct step_body {
   char **argv, **env, *cwd, *out_dir, *distribution;
   struct px_jobspec ctr; /* only its container_* fields: srun --container-image and the rest */
   uint32_t nargv, nenv, nodes, ntasks, per_node, gpus_per_task;
+  /* a terminal step: the relay session the HTTP layer opened (api_steps.c) */
+  bool pty, raw;
+  char *pty_session, *pty_secret, *node; /* node: the terminal's (srun --pty -w), NULL: the first */
+  uint32_t rows, cols;
 };
 
 static void body_fini(struct step_body *b) {
+  free(b->pty_session);
+  free(b->pty_secret);
+  free(b->node);
   px_strv_free(b->argv);
   px_strv_free(b->env);
   free(b->cwd);
   free(b->out_dir);
   free(b->distribution);
   px_jobspec_fini(&b->ctr);
+}
+
+/* "pty":true: one task on the job's first node, in a relay session. */
+static void pty_decode(struct px_rd *rd, struct step_body *b) {
+  px_rd_bool(rd, "pty", false, &b->pty);
+  px_rd_bool(rd, "raw", false, &b->raw);
+  px_rd_u32(rd, "rows", false, &b->rows);
+  px_rd_u32(rd, "cols", false, &b->cols);
+  px_rd_str(rd, "pty_session", false, &b->pty_session);
+  px_rd_str(rd, "pty_secret", false, &b->pty_secret);
+  px_rd_str(rd, "node", false, &b->node);
+  if (!rd->err && b->node && !b->pty) px_rd_fail(rd, "node", "only a terminal step (\"pty\":true) names its node");
+  if (rd->err || !b->pty) return;
+  if (b->rows > 65535 || b->cols > 65535) px_rd_fail(rd, b->rows > 65535 ? "rows" : "cols", "more than 65535");
+  else if (b->nodes > 1) px_rd_fail(rd, "nodes", "a terminal runs on one node, not %u", b->nodes);
+  else if (b->ntasks > 1 || b->per_node > 1) px_rd_fail(rd, "ntasks", "a terminal runs one task");
+  else if (!b->pty_session || !b->pty_secret) px_rd_fail(rd, "pty", "no relay session (the server opens it)");
+  b->nodes = b->ntasks = 1;
+  b->per_node = 0;
 }
 
 static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes, struct px_diag *d) {
@@ -73,6 +99,7 @@ static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes
   px_rd_str(&rd, "container_mounts", false, &b->ctr.container_mounts);
   px_rd_str(&rd, "container_workdir", false, &b->ctr.container_workdir);
   px_rd_str(&rd, "container_env", false, &b->ctr.container_env);
+  pty_decode(&rd, b);
   struct px_diag cwhy;
   if (!rd.err && px_container_spec_check(&b->ctr, "", &cwhy)) { /* "container_x: why": the field, then why */
     size_t f = strcspn(cwhy.msg, ":");
@@ -105,14 +132,24 @@ static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes
 
 /* Nodes and tasks per node: a block distribution, as the job's own (nodes.c);
  * fewer tasks than nodes use fewer nodes, as Slurm's srun. */
-static int layout(struct px_sstep *t, const struct step_body *b, const struct px_sjob *j) {
+/* The job's node the terminal asked for (an index into j->alloc), 0 when
+ * none was named, -1 (answered) when it is not one of the job's. */
+static int terminal_node(struct px_server *s, struct px_req *r, const struct step_body *b, const struct px_sjob *j) {
+  for (uint32_t i = 0; b->node && i < j->nalloc; i++)
+    if (!strcmp(s->conf->nodes[j->alloc[i].node].name, b->node)) return (int)i;
+  if (!b->node) return 0;
+  px_req_error(r, 400, "INVALID", "step.node: %s is not one of job %llu's nodes", b->node, (unsigned long long)j->id);
+  return -1;
+}
+
+static int layout(struct px_sstep *t, const struct step_body *b, const struct px_sjob *j, uint32_t first) {
   uint32_t n = b->nodes ? b->nodes : j->nalloc;
   if (b->ntasks && b->ntasks < n) n = b->ntasks;
   uint32_t total = b->ntasks ? b->ntasks : (b->per_node ? b->per_node : 1) * n;
   if (px_sstep_alloc(t, n)) return PX_ENOMEM;
   t->ntasks = total;
   for (uint32_t i = 0; i < n; i++) {
-    t->node[i] = j->alloc[i].node;
+    t->node[i] = j->alloc[i + first].node;
     t->tasks[i] = total / n + (i < total % n ? 1 : 0);
   }
   return 0;
@@ -129,6 +166,13 @@ static void send_orders(struct px_server *s, const struct px_sstep *t, const str
                             .distribution = b->distribution, .container_image = b->ctr.container_image,
                             .container_mounts = b->ctr.container_mounts,
                             .container_workdir = b->ctr.container_workdir, .container_env = b->ctr.container_env};
+  if (b->pty) { /* the relay's one-time credential goes to the node, never into the journal */
+    o.pty_session = b->pty_session;
+    o.pty_secret = b->pty_secret;
+    o.pty_rows = b->rows;
+    o.pty_cols = b->cols;
+    o.pty_raw = b->raw;
+  }
   for (uint32_t i = 0; i < t->nnodes; i++) {
     char *json = px_step_order_encode(&o);
     if (!json || px_outbox_push(s->outbox, t->node[i], PX_ORDER_STEP, json))
@@ -158,11 +202,13 @@ static struct px_sjob *own_running_job(struct px_server *s, struct px_req *r) {
     px_req_error(r, 404, "NOT_FOUND", "job %llu: no such job", (unsigned long long)r->job_id);
     return NULL;
   }
-  if (r->who.uid != j->spec.uid && r->who.uid != 0 && !(r->who.roles & PX_ROLE_ADMIN)) {
+  /* operators too (phalanx exec is what an operator debugs with); the
+   * tasks still run as the job's user */
+  if (r->who.uid != j->spec.uid && r->who.uid != 0 && !(r->who.roles & PX_ROLE_OPERATOR)) {
     px_warn("denied (own-job): user %s uid %u: steps of job %llu", r->who.user, r->who.uid,
             (unsigned long long)j->id);
-    px_req_error(r, 403, "FORBIDDEN", "job %llu belongs to %s (rule own-job)", (unsigned long long)j->id,
-                 j->spec.user ? j->spec.user : "another user");
+    px_req_error(r, 403, "FORBIDDEN", "job %llu belongs to %s: only its user and operators run steps in it (rule own-job)",
+                 (unsigned long long)j->id, j->spec.user ? j->spec.user : "another user");
     return NULL;
   }
   return j;
@@ -193,9 +239,12 @@ static void step_add(struct px_server *s, struct px_req *r, int64_t now) {
     body_fini(&b);
     return px_req_answer(r, px_error_http_status(rc), px_error_diag(px_error_code(rc), &d));
   }
-  struct px_sstep t = {.job_id = j->id, .restart = j->restarts,
+  int first = terminal_node(s, r, &b, j);
+  if (first < 0) return body_fini(&b);
+  struct px_sstep t = {.job_id = j->id, .restart = j->restarts, .pty = b.pty,
                        .step_id = px_steps_next_id(s->steps, j->id, j->restarts)};
-  if (layout(&t, &b, j) || !(t.name = strdup(b.argv[0]))) rc = PX_ENOMEM;
+  if (layout(&t, &b, j, (uint32_t)first) || !(t.name = strdup(b.argv[0])) || !(t.out_dir = strdup(b.out_dir)))
+    rc = PX_ENOMEM;
   else if ((rc = gpus_fit(&t, &b, s, j, &d))) rc = PX_EINVAL;
   else rc = record(s, j->id, px_step_rec_start(s, &t, now), now);
   const struct px_sstep *kept = rc ? NULL : px_steps_find(s->steps, j->id, j->restarts, t.step_id);
@@ -230,9 +279,10 @@ static json_t *step_json(const struct px_server *s, const struct px_sstep *t, co
   const char *state = px_sstep_state(t, job_over, &worst, &sig);
   if (!strcmp(state, "CANCELLED") && px_sstep_running(t) && !worst) worst = 1; /* ended with the job */
   if (!strcmp(state, "FAILED") && !worst && sig) worst = 128 + sig;
-  return json_pack("{sI sI ss si sI so s[s]}", "job_id", (json_int_t)t->job_id, "step_id",
+  return json_pack("{sI sI ss si sI so s[s] ss sb}", "job_id", (json_int_t)t->job_id, "step_id",
                    (json_int_t)t->step_id, "state", state, "exit_code", (int)worst, "ntasks",
-                   (json_int_t)t->ntasks, "nodes", nodes, "argv", t->name ? t->name : "");
+                   (json_int_t)t->ntasks, "nodes", nodes, "argv", t->name ? t->name : "", "out_dir",
+                   t->out_dir ? t->out_dir : "", "pty", t->pty);
 }
 
 static void step_show(struct px_server *s, struct px_req *r, bool all) {

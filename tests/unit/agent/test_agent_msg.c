@@ -280,9 +280,54 @@ static void step_codecs(void **state) {
   }
 }
 
+/* A terminal step's order (docs/interactive.md): the relay session and the
+ * window round-trip, are absent from other steps, and a terminal of more
+ * than one task or an oversized window is refused naming the field. */
+static void terminal_step_codec(void **state) {
+  (void)state;
+  char *argv[] = {"bash", NULL}, *nodes[] = {"n02", NULL};
+  uint32_t tpn[] = {1};
+  struct px_step_order o = {.job_id = 7, .step_id = 1, .argv = argv, .out_dir = "/o", .nodes = nodes, .nnodes = 1,
+                            .tasks_per_node = tpn, .ntasks = 1, .pty_session = "ab12", .pty_secret = "s3",
+                            .pty_server = "https://ctl:6817", .pty_ca = "/etc/ca.pem", .pty_rows = 40,
+                            .pty_cols = 120, .pty_raw = true},
+                        o2;
+  struct px_diag d;
+  char *s = px_step_order_encode(&o);
+  assert_int_equal(px_step_order_decode(s, &o2, &d), 0);
+  assert_string_equal(o2.pty_session, "ab12");
+  assert_string_equal(o2.pty_secret, "s3");
+  assert_string_equal(o2.pty_server, "https://ctl:6817");
+  assert_string_equal(o2.pty_ca, "/etc/ca.pem");
+  assert_int_equal(o2.pty_rows, 40);
+  assert_int_equal(o2.pty_cols, 120);
+  assert_true(o2.pty_raw);
+  px_step_order_fini(&o2);
+  free(s);
+  o.pty_session = NULL;
+  s = px_step_order_encode(&o);
+  assert_null(strstr(s, "pty"));
+  free(s);
+  const char *bad[][2] = {
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[2],\"ntasks\":2,\"pty_session\":\"a\",\"pty_secret\":\"b\"}", "step.ntasks"},
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[1],\"ntasks\":1,\"pty_session\":\"a\"}", "step.pty_secret"},
+      {"{\"job_id\":1,\"step_id\":0,\"argv\":[\"x\"],\"out_dir\":\"/o\",\"nodes\":[\"n\"],"
+       "\"tasks_per_node\":[1],\"ntasks\":1,\"pty_session\":\"a\",\"pty_secret\":\"b\",\"pty_rows\":70000}",
+       "step.pty_rows"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct px_step_order x;
+    if (px_step_order_decode(bad[i][0], &x, &d) == 0) fail_msg("accepted: %s", bad[i][0]);
+    if (!strstr(d.msg, bad[i][1])) fail_msg("'%s' does not name %s", d.msg, bad[i][1]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(step_codecs),
+      cmocka_unit_test(terminal_step_codec),
       cmocka_unit_test(launch_round_trip),
       cmocka_unit_test(launch_strict),
       cmocka_unit_test(report_codecs),
