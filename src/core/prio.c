@@ -106,6 +106,14 @@ static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t
  * cut it into K + 1 queues, queue 0 first; within a queue, FIFO by submit
  * time. A running job that crosses a threshold is demoted and, with a
  * PreemptMode, may be preempted by a job of a higher queue (preempt.c).
+ *
+ * Starvation (LasStarveLimit=F, Tiresias' STARVELIMIT): a pending job that
+ * has waited since it last entered the queue (its eligible time: the
+ * submit, or the requeue) at least F times its attained run time (attained
+ * GPU-s / GPUs: the time it ran, so that a gang is not promoted later than
+ * a single-GPU job that ran as long) goes back to queue 0: its attained
+ * service is forgotten, and it is demoted again as it runs. Jobs that never
+ * ran are in queue 0 already.
  */
 static const int64_t las_default_gpu_s[] = {3600, 36000}; /* 1 and 10 GPU-hours */
 
@@ -119,7 +127,18 @@ uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t
   return q;
 }
 
+static void las_promote(struct px_core *c, struct pxc_job *j, int64_t now) {
+  double limit = c->sched.las_starve_limit;
+  if (limit <= 0 || j->attained_gpu_s <= 0 || !j->eligible_s || now <= j->eligible_s) return;
+  uint64_t g = pxc_job_ngpu(j);
+  double ran_s = j->attained_gpu_s / (double)(g ? g : 1);
+  if ((double)(now - j->eligible_s) < limit * ran_s) return;
+  j->attained_gpu_s = 0;
+  c->stats.las_promotions++;
+}
+
 static void las_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
+  las_promote(c, j, now);
   uint32_t q = pxc_las_queue(c, j, now);
   j->priority = j->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN) ? 0 : PX_LAS_MAX_THRESHOLDS + 1 - q;
   if (j->flags & PXC_F_ADMIN_PRIO) j->priority = j->admin_priority;
