@@ -92,9 +92,7 @@ static void multifactor_key(struct px_core *c, struct pxc_job *j, int64_t now, u
 }
 
 static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
-  struct px_prio_factors f;
-  pxc_prio_factors(c, j, now, &f);
-  j->priority = f.priority;
+  j->priority = prio_value(c, j, now); /* shown only (sprio); the same value, computed as multifactor does */
   *k1 = tier_key(c, j);
   *k2 = (uint64_t)j->submit_s ^ (1ULL << 63);
 }
@@ -111,29 +109,38 @@ static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t
  * has waited since it last entered the queue (its eligible time: the
  * submit, or the requeue) at least F times its attained run time (attained
  * GPU-s / GPUs: the time it ran, so that a gang is not promoted later than
- * a single-GPU job that ran as long) goes back to queue 0: its attained
- * service is forgotten, and it is demoted again as it runs. Jobs that never
- * ran are in queue 0 already.
+ * a single-GPU job that ran as long) goes back to queue 0: its queue counts
+ * service from now (las_base_gpu_s), and it is demoted again as it runs.
+ * The wait it needs counts all its runs, so a job preempted again and again
+ * waits longer each time before it may preempt back: a gang demoted within
+ * seconds of a promotion cannot ping-pong with the jobs it displaced. Jobs
+ * that never ran are in queue 0 already.
  */
 static const int64_t las_default_gpu_s[] = {3600, 36000}; /* 1 and 10 GPU-hours */
 
 uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t now) {
   const int64_t *t = c->sched.las_nthresholds ? c->sched.las_thresholds_gpu_s : las_default_gpu_s;
   uint32_t n = c->sched.las_nthresholds ? c->sched.las_nthresholds : 2;
-  double s = j->attained_gpu_s;
+  double s = j->attained_gpu_s - j->las_base_gpu_s;
   if (j->state == PX_JOB_RUNNING && now > j->start_s) s += (double)pxc_job_ngpu(j) * (double)(now - j->start_s);
   uint32_t q = 0;
   while (q < n && s >= (double)t[q]) q++;
   return q;
 }
 
+bool pxc_las_promoted(const struct pxc_job *j, int64_t now) {
+  if (!(j->las_base_gpu_s > 0 && j->las_base_gpu_s == j->attained_gpu_s)) return false;
+  uint64_t g = pxc_job_ngpu(j);
+  return (double)(now - j->start_s) * (double)(g ? g : 1) < j->attained_gpu_s;
+}
+
 static void las_promote(struct px_core *c, struct pxc_job *j, int64_t now) {
   double limit = c->sched.las_starve_limit;
-  if (limit <= 0 || j->attained_gpu_s <= 0 || !j->eligible_s || now <= j->eligible_s) return;
+  if (limit <= 0 || j->attained_gpu_s <= j->las_base_gpu_s || !j->eligible_s || now <= j->eligible_s) return;
   uint64_t g = pxc_job_ngpu(j);
   double ran_s = j->attained_gpu_s / (double)(g ? g : 1);
   if ((double)(now - j->eligible_s) < limit * ran_s) return;
-  j->attained_gpu_s = 0;
+  j->las_base_gpu_s = j->attained_gpu_s;
   c->stats.las_promotions++;
 }
 
