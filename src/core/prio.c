@@ -92,7 +92,9 @@ static void multifactor_key(struct px_core *c, struct pxc_job *j, int64_t now, u
 }
 
 static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
-  j->priority = prio_value(c, j, now); /* shown only (sprio); the same value, computed as multifactor does */
+  /* shown only (sprio, the job view), and read by a victims stage's choice;
+   * with lazy reasons and no victims stage (the simulator) nobody reads it */
+  if (!c->lazy_s || c->victims->find) j->priority = prio_value(c, j, now);
   *k1 = tier_key(c, j);
   *k2 = (uint64_t)j->submit_s ^ (1ULL << 63);
 }
