@@ -32,6 +32,18 @@
  *                              conservative-slurm-defaults.conf; what
  *                              sim_synthetic_1m_s measured from 2026-12-03
  *                              afternoon to evening)
+ *   sim_las_philly_s           the Philly replay under las.conf (Tiresias'
+ *                              2D-LAS with checkpointed preemption and
+ *                              starvation promotion); next to it its ratio to
+ *                              sim_philly_s of the same run, in CPU seconds
+ *                              (target <= 2)
+ *   sim_gangheavy_overload_s   20,000 jobs (PX_BENCH_GANG_JOBS), 40% gangs of
+ *                              2-32 whole nodes, arriving ten times faster
+ *                              than 128 x 8 GPUs serve (write_gangheavy), under
+ *                              fifo, multifactor, easy, conservative and las:
+ *                              each policy's time and the slowest's CPU
+ *                              seconds (target <= 60), and the slowest over
+ *                              EASY's (CPU; target <= 3)
  *   sim_*_cpu_s                the child's CPU seconds (user + system): on a
  *                              shared machine wall time also counts others' work
  *
@@ -114,14 +126,76 @@ static int write_synthetic(const char *path, long njobs) {
   return fclose(f);
 }
 
-/* One replay under one policy file: NAME_s, NAME_cpu_s, NAME_peak_rss_mib. */
-static int sim_run(char *trace, const char *cluster, char *policy, const char *name) {
+/* The gang-heavy overload mix (issue 21): 60% single-node jobs of 1, 2, 4
+ * or 8 GPUs, 40% gangs of 2-32 whole 8-GPU nodes; run times log-uniform in
+ * [5 min, 4 h] (mean 14100 / ln 48 = 3,642 s); 10 accounts. Mean GPUs
+ * 0.6 x 3.75 + 0.4 x 8 x 17 = 56.65, so a job is 206,000 GPU-s on average
+ * and 128 x 8 GPUs serve one every 201 s: arrivals every 20 s (Poisson)
+ * offer ten times that, and the queue grows to thousands of jobs. */
+static int write_gangheavy(const char *path, long njobs) {
+  rng_state = 0x2545F4914F6CDD1DULL; /* its own sequence, whatever ran before */
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  fprintf(f, "job_id,submit_s,duration_s,gpus,nodes,user,queue,status\n");
+  double t = 0, mean_gap = 20.0;
+  for (long i = 0; i < njobs; i++) {
+    t += -mean_gap * log(1.0 - unif());
+    long gpus, nodes = 1;
+    if (unif() < 0.6) gpus = 1L << (rng() % 4);
+    else nodes = 2 + (long)(rng() % 31), gpus = 8 * nodes;
+    long dur = (long)(300.0 * exp(unif() * log(48.0)));
+    fprintf(f, "g%06ld,%ld,%ld,%ld,%ld,,team%d,\n", i, (long)t, dur, gpus, nodes, (int)(rng() % 10));
+  }
+  return fclose(f);
+}
+
+/* One replay under one policy file: NAME_s, NAME_cpu_s, NAME_peak_rss_mib;
+ * its CPU seconds into *cpu_out when set (ratios compare CPU: on a shared
+ * machine wall time also counts others' work). */
+static int sim_run_t(char *trace, const char *cluster, char *policy, const char *name, double *cpu_out) {
   double wall = 0, cpu = 0, rss = 0;
   char *args[] = {"sim", "--trace", trace, "--cluster", (char *)cluster, "--policy", policy, "--json", NULL};
   int st = run_sim(args, 8, &wall, &cpu, &rss);
   if (st != 0) fprintf(stderr, "bench_sim: %s run exited %d\n", name, st);
   printf("%s_s %.2f s\n%s_cpu_s %.2f s\n%s_peak_rss_mib %.0f MiB\n", name, wall, name, cpu, name, rss);
+  if (cpu_out) *cpu_out = cpu;
   return st != 0;
+}
+
+static int sim_run(char *trace, const char *cluster, char *policy, const char *name) {
+  return sim_run_t(trace, cluster, policy, name, NULL);
+}
+
+static void policy_path(char *out, size_t n, const char *src, const char *file);
+
+/* sim_gangheavy_overload_s (issue 21): every policy on the gang-heavy
+ * overload mix on 128x8; the slowest policy's time, and its ratio to EASY
+ * backfill's (target <= 3). */
+static int gangheavy(const char *src) {
+  static const char *const pols[] = {"fifo", "multifactor", "easy", "conservative", "las"};
+  char path[] = "/tmp/px_bench_gang_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return 1;
+  close(fd);
+  long njobs = getenv("PX_BENCH_GANG_JOBS") ? strtol(getenv("PX_BENCH_GANG_JOBS"), NULL, 10) : 20000;
+  int rc = write_gangheavy(path, njobs) != 0;
+  double slowest = 0, easy = 0;
+  const char *which = "-";
+  for (size_t i = 0; !rc && i < sizeof pols / sizeof pols[0]; i++) {
+    char pol[4096], name[96], file[64];
+    snprintf(file, sizeof file, "%s.conf", pols[i]);
+    policy_path(pol, sizeof pol, src, file);
+    snprintf(name, sizeof name, "sim_gangheavy_overload_%s", pols[i]);
+    double t = 0;
+    rc |= sim_run_t(path, "128x8", pol, name, &t);
+    if (strcmp(pols[i], "easy") == 0) easy = t;
+    if (t > slowest) slowest = t, which = pols[i];
+  }
+  unlink(path);
+  printf("sim_gangheavy_overload_s %.2f s (CPU of the slowest: %s; %ld jobs on 128x8; target <= 60)\n", slowest, which,
+         njobs);
+  printf("sim_gangheavy_overload_vs_easy %.2f x (CPU; easy %.2f s; target <= 3)\n", easy > 0 ? slowest / easy : 0, easy);
+  return rc;
 }
 
 static void policy_path(char *out, size_t n, const char *src, const char *file) {
@@ -131,21 +205,29 @@ static void policy_path(char *out, size_t n, const char *src, const char *file) 
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--write-trace") == 0) /* the synthetic trace alone, for study */
     return write_synthetic(argv[2], strtol(argv[3], NULL, 10)) ? 1 : 0;
+  if (argc == 4 && strcmp(argv[1], "--write-gangheavy") == 0)
+    return write_gangheavy(argv[2], strtol(argv[3], NULL, 10)) ? 1 : 0;
   const char *src = getenv("PX_SRC");
-  char philly[4096], bounded[4096], unbounded[4096], slurm[4096];
+  char philly[4096], bounded[4096], unbounded[4096], slurm[4096], las[4096];
   const char *traces = getenv("PX_TRACES_DIR");
   if (traces) snprintf(philly, sizeof philly, "%s/philly_pollux.csv", traces);
   else snprintf(philly, sizeof philly, "%s/../shared/traces/philly_pollux.csv", src ? src : ".");
   policy_path(bounded, sizeof bounded, src, "conservative-bounded.conf");
   policy_path(unbounded, sizeof unbounded, src, "conservative.conf");
   policy_path(slurm, sizeof slurm, src, "conservative-slurm-defaults.conf");
+  policy_path(las, sizeof las, src, "las.conf");
   int rc = 0;
   if (access(philly, R_OK) != 0) {
     fprintf(stderr, "bench_sim: %s absent: sim_philly_s skipped (see ../shared/traces/PROVENANCE.md)\n", philly);
   } else {
-    rc |= sim_run(philly, "64x8", unbounded, "sim_philly");
+    double base = 0, las_t = 0;
+    rc |= sim_run_t(philly, "64x8", unbounded, "sim_philly", &base);
     rc |= sim_run(philly, "64x8", bounded, "sim_philly_bounded");
+    rc |= sim_run_t(philly, "64x8", las, "sim_las_philly", &las_t); /* checkpointed LAS (las.conf) */
+    printf("sim_las_philly_vs_philly %.2f x (CPU: sim_las_philly_cpu_s %.2f s, sim_philly_cpu_s %.2f s; target <= 2)\n",
+           base > 0 ? las_t / base : 0, las_t, base);
   }
+  rc |= gangheavy(src);
   char path[] = "/tmp/px_bench_sim_XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) return 1;

@@ -182,6 +182,17 @@ struct px_conf_sched {
    * GPU-seconds, ascending; las_nthresholds 0 = the core's default */
   int64_t las_thresholds_gpu_s[PX_LAS_MAX_THRESHOLDS];
   uint32_t las_nthresholds;
+  /* LasStarveLimit=F (issue 21, Tiresias' STARVELIMIT): a pending job that
+   * has waited F times its attained run time (GPU-s / GPUs) is promoted to
+   * queue 0, its attained service forgotten; 0 = never */
+  double las_starve_limit;
+  /* The simulator's checkpoint model (issue 21; the server ignores them: a
+   * real job checkpoints itself): a preempted run keeps its work up to its
+   * last checkpoint (every ckpt_interval_s of progress; 0 = none, Slurm's
+   * plain requeue restarts from zero) and a resumed run first spends
+   * ckpt_restart_s loading it. */
+  int64_t ckpt_interval_s;         /* CheckpointInterval= */
+  int64_t ckpt_restart_s;          /* CheckpointRestartCost= (plain seconds) */
 };
 
 /* Phalanx's own keys (docs/config.md). */

@@ -239,6 +239,9 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   /* the hint first: its searches reuse the fit scratch, and must not see j's own reservation.
    * Hints only explain (pxc_policy_why): with lazy reasons (the simulator) nobody reads them. */
   if (pol->nhints < PXC_BF_HINTS && !c->lazy_s) make_hint(c, j, reserve);
+  /* An estimate only explains (squeue --start, why): with lazy reasons
+   * nobody reads it, and a job that reserves nothing changes no start. */
+  if (!reserve && c->lazy_s) return false;
   uint64_t key = kind_key(c, j);
   uint32_t from = 1, gf = front_get(c, j);
   pxc_map_get(&pol->cursor, key, &from);

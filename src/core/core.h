@@ -385,6 +385,7 @@ struct px_core_stats {
   uint64_t cycles, started, place_attempts, place_fast_fail, shape_cache_hits;
   uint64_t backfilled;        /* START actions with backfilled set */
   uint64_t lazy_stops;        /* cycles cut short by px_core_set_lazy_reasons */
+  uint64_t las_promotions;    /* LasStarveLimit: pending jobs promoted to LAS queue 0 */
   size_t bytes_in_use;        /* through the core's allocator */
   size_t pending_records;
 };

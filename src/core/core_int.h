@@ -327,6 +327,7 @@ struct pxc_job {
   int64_t expected_start_s; /* backfill plan; 0 unknown */
   int32_t signal_num, signal_time_s; /* --signal=SIG@TIME, 0 none */
   double attained_gpu_s;    /* LAS: GPUs x seconds of its earlier (requeued) runs */
+  double las_base_gpu_s;    /* LAS: attained_gpu_s at its last starvation promotion (its queue counts from it) */
   /* pxc_job_hashes: its shape hashes, memoised for one cycle (a cycle asks up to five times) */
   uint64_t memo_shape_h, memo_front_h;
   uint32_t memo_cycle, memo_front_cycle;
@@ -530,6 +531,13 @@ int pxc_quser_ensure(struct px_core *c, uint32_t qos, uint32_t user);
 /* LAS queue of j at now (0 = the first; prio.c): attained service, runs
  * before a requeue plus the current one, against the thresholds. */
 uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t now);
+/* Free GPUs on usable nodes of j's partition (of its GPU type, if any; cycle.c). */
+uint64_t pxc_part_free_gpus(const struct px_core *c, const struct pxc_job *j);
+/* In its first run since a starvation promotion (LasStarveLimit), until
+ * that run is as long as all its runs before: LAS does not preempt it, so
+ * a starving job's run time at least doubles with each promotion and it
+ * cannot ping-pong with the jobs it displaced (prio.c). */
+bool pxc_las_promoted(const struct pxc_job *j, int64_t now);
 void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t now,
                       struct px_prio_factors *f);
 

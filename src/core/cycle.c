@@ -222,7 +222,7 @@ static enum px_reason held_back(struct px_core *c, struct pxc_job *j) {
 }
 
 /* Free GPUs on usable nodes of j's partition (of its GPU type, if any). */
-static uint64_t part_free_gpus(const struct px_core *c, const struct pxc_job *j) {
+uint64_t pxc_part_free_gpus(const struct px_core *c, const struct pxc_job *j) {
   const struct pxc_part *part = &c->parts[j->part];
   uint64_t free = 0;
   for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
@@ -259,7 +259,7 @@ static int place_failed(struct px_core *c, struct pxc_job *j, enum px_reason why
   j->why_a = j->shape.units;
   j->why_b = why == PX_REASON_TOPOLOGY ? j->switches : 0;
   if ((why == PX_REASON_RESOURCES || why == PX_REASON_TOPOLOGY) && !(j->flags & PXC_F_TOPO_WAIT) &&
-      pxc_job_ngpu(j) && part_free_gpus(c, j) >= pxc_job_ngpu(j))
+      pxc_job_ngpu(j) && pxc_part_free_gpus(c, j) >= pxc_job_ngpu(j))
     j->flags |= PXC_F_TOPO_WAIT;
   if (why != PX_REASON_REQ_NODE_NOT_AVAIL) {
     if (c->reserve->blocked(c, j, now)) c->part_blocked[j->part] = true;
@@ -358,7 +358,7 @@ static int tail_rest(struct px_core *c, size_t n, int64_t now, struct px_actions
     struct pxc_job *j = &c->jobs[slot];
     j->mark = 0;
     uint64_t g = pxc_job_ngpu(j);
-    if ((j->flags & PXC_F_TOPO_WAIT) || part_free_gpus(c, j) < g) continue;
+    if ((j->flags & PXC_F_TOPO_WAIT) || pxc_part_free_gpus(c, j) < g) continue;
     rc = try_job(c, slot, now, out);
   }
   return rc;
@@ -376,11 +376,11 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
   int rc = 0;
   /* Lazy reasons (px_core_set_lazy_reasons): with no free GPU left and only
    * GPU jobs to go (and no preemption), nothing more can start: stop. */
-  bool lazy = c->lazy_s > 0 && now - c->last_full_s < c->lazy_s && !c->nogpu_eligible && !c->victims->find;
-  c->starts_only = c->lazy_s > 0 && !c->victims->find;
+  bool lazy = c->lazy_s > 0 && now - c->last_full_s < c->lazy_s && !c->nogpu_eligible;
+  c->starts_only = c->lazy_s > 0 && !c->victims->find; /* preempt.c sets it once its searches are spent */
   c->sort_left = n;
   while (n && open && rc == 0) {
-    if (lazy && !any_free_gpu(c)) {
+    if (lazy && c->starts_only && !any_free_gpu(c)) {
       c->stats.lazy_stops++;
       return 0;
     }
@@ -401,9 +401,16 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
       memset(c->part_blocked, 1, c->nparts * sizeof *c->part_blocked);
       c->sort_left = 0; /* the rest are held back: none is tried */
       c->pass_cut = true;
-      if (lazy) return 0;
+      if (lazy && c->starts_only) return 0;
       open = 0;
     }
+  }
+  /* Every partition is held back: the rest would only get their reason
+   * (Priority). With lazy reasons nobody reads it before the next full
+   * cycle, so a blocked head costs the same whatever the queue's depth. */
+  if (n && lazy && !open && rc == 0) {
+    c->stats.lazy_stops++;
+    return 0;
   }
   for (size_t i = 0; n && i < c->npending && rc == 0; i++) {
     uint32_t slot = c->pending[i];

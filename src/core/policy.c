@@ -84,7 +84,7 @@ void pxc_policy_free(struct px_core *c) {
   }
   void *v[] = {pol->part_resv, pol->qos_preempt, pol->qos_mode, pol->qos_grace_s, pol->qos_min_run_s,
                pol->qos_signal, pol->part_mode, pol->victims, pol->hist, pol->log, pol->cand,
-               pol->chosen, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits};
+               pol->chosen, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits, pol->running};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   pxc_map_fini(c, &pol->cursor);
   pxc_map_fini(c, &pol->front_idx);
@@ -130,7 +130,7 @@ int64_t px_core_next_pass_s(const struct px_core *c) {
 
 int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out) {
   struct pxc_policy *pol = c->pol;
-  pol->tries = 0;
+  pol->tries = pol->hopeless = 0;
   choose_pass(c, now);
   int rc = pxc_preempt_begin(c, now, out);
   if (rc) return rc;

@@ -302,6 +302,14 @@ struct pxc_policy {
   uint8_t *chosen;            /* per job slot: virtually released this search */
   size_t chosen_cap;
   uint32_t tries;             /* victim searches this cycle */
+  uint32_t hopeless;          /* LAS jobs this cycle that could not preempt (preempt.c, las_hopeless) */
+  /* Running job slots, listed at the cycle's first victim search (a search
+   * reads only them), and for LAS the GPUs they hold per queue above q
+   * (las_above[q]: an upper bound of what LAS may preempt for a queue-q job). */
+  uint32_t *running;
+  size_t nrunning, running_cap;
+  uint64_t running_cycle;     /* c->stats.cycles when listed */
+  uint64_t las_above[PX_LAS_MAX_THRESHOLDS + 1];
   bool any_signal;            /* some job was submitted with --signal (the warning scan runs) */
   uint64_t *reclaimers;       /* pending jobs that preempted (bit 63: by reclaim: their account lends nothing) */
   size_t nreclaimers, reclaimers_cap;

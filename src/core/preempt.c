@@ -34,6 +34,7 @@
 #include "util/map.h"
 
 #define PXC_PREEMPT_TRIES 16 /* victim searches per cycle: a bounded cost */
+#define PXC_PREEMPT_HOPELESS 64 /* LAS jobs per cycle found unable to preempt without a search */
 
 static struct pxc_victim *victim_of(const struct px_core *c, const struct pxc_job *j) {
   struct pxc_policy *pol = c->pol;
@@ -100,7 +101,7 @@ static bool may_preempt(const struct px_core *c, const struct pxc_job *p, const 
     *cause = PX_PREEMPT_BY_QOS;
   else if ((pol->preempt_kind & 2) && c->parts[p->part].tier > c->parts[v->part].tier)
     *cause = PX_PREEMPT_BY_TIER;
-  else if ((pol->preempt_kind & 4) && pxc_las_queue(c, p, now) < pxc_las_queue(c, v, now))
+  else if ((pol->preempt_kind & 4) && !pxc_las_promoted(v, now) && pxc_las_queue(c, p, now) < pxc_las_queue(c, v, now))
     *cause = PX_PREEMPT_BY_LAS;
   else if (pol->nqacct && pxc_quota_entitled(c, p) &&
            pxc_quota_reclaimable(c, v->assoc, p->assoc, 0, 0))
@@ -171,7 +172,8 @@ static int collect(struct px_core *c, struct pxc_job *p, int64_t now, size_t *nc
   struct pxc_policy *pol = c->pol;
   if (PXC_GROW(c, pol->chosen, &pol->chosen_cap, c->njob_slots + 1)) return PX_ENOMEM;
   size_t n = 0;
-  for (size_t s = 0; s < c->njob_slots; s++) {
+  for (size_t i = 0; i < pol->nrunning; i++) {
+    uint32_t s = pol->running[i];
     const struct pxc_job *v = &c->jobs[s];
     enum px_preempt_cause cause;
     pol->chosen[s] = 0;
@@ -334,6 +336,36 @@ static bool waits_on_victims(const struct px_core *c, const struct pxc_job *p) {
   return false;
 }
 
+/* Lists the running jobs once per cycle (jobs that start later in the
+ * cycle cannot be victims in it: may_preempt), with LAS's GPUs per queue. */
+static int list_running(struct px_core *c, int64_t now) {
+  struct pxc_policy *pol = c->pol;
+  if (pol->running_cycle == c->stats.cycles) return 0;
+  pol->nrunning = 0;
+  memset(pol->las_above, 0, sizeof pol->las_above);
+  for (size_t s = 0; s < c->njob_slots; s++) {
+    const struct pxc_job *v = &c->jobs[s];
+    if (v->state != PX_JOB_RUNNING || !v->nalloc || v->arr) continue;
+    if (PXC_GROW(c, pol->running, &pol->running_cap, pol->nrunning + 1)) return PX_ENOMEM;
+    pol->running[pol->nrunning++] = (uint32_t)s;
+    if (!(pol->preempt_kind & 4) || pxc_las_promoted(v, now)) continue;
+    uint32_t q = pxc_las_queue(c, v, now);
+    for (uint32_t k = 0; k < q && k <= PX_LAS_MAX_THRESHOLDS; k++) pol->las_above[k] += pxc_job_ngpu(v);
+  }
+  pol->running_cycle = c->stats.cycles;
+  return 0;
+}
+
+/* Only LAS may preempt for p, and even every running job of a lower queue
+ * and every free GPU of its partition would not seat it: no search. */
+static bool las_hopeless(struct px_core *c, const struct pxc_job *p, int64_t now) {
+  const struct pxc_policy *pol = c->pol;
+  if (pol->preempt_kind != 4 || pol->nqacct) return false;
+  uint32_t q = pxc_las_queue(c, p, now);
+  uint64_t above = q <= PX_LAS_MAX_THRESHOLDS ? pol->las_above[q] : 0;
+  return above == 0 || above + pxc_part_free_gpus(c, p) < pxc_job_ngpu(p);
+}
+
 static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struct px_actions *out) {
   struct pxc_policy *pol = c->pol;
   pxc_plan_ensure(c); /* before any victim's kill time changes what the plan reads */
@@ -345,7 +377,15 @@ static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struc
   if (pol->tries >= PXC_PREEMPT_TRIES) return 0;
   if (c->sched.preempt_max_per_hour && count_hour(c, now, PX_NONE) >= c->sched.preempt_max_per_hour)
     return 0;
-  pol->tries++;
+  int lrc = list_running(c, now);
+  if (lrc) return lrc;
+  if (las_hopeless(c, p, now)) { /* cheap, but bounded too: the rest of a deep queue waits for the next cycle */
+    if (++pol->hopeless == PXC_PREEMPT_HOPELESS && c->lazy_s > 0) c->starts_only = true;
+    return 0;
+  }
+  /* with lazy reasons (the simulator), once the searches are spent only
+   * starts are left to find: the pass may stop as without preemption */
+  if (++pol->tries == PXC_PREEMPT_TRIES && c->lazy_s > 0) c->starts_only = true;
   size_t ncand;
   int rc = collect(c, p, now, &ncand);
   if (rc || !ncand) return rc;

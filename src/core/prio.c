@@ -92,9 +92,9 @@ static void multifactor_key(struct px_core *c, struct pxc_job *j, int64_t now, u
 }
 
 static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
-  struct px_prio_factors f;
-  pxc_prio_factors(c, j, now, &f);
-  j->priority = f.priority;
+  /* shown only (sprio, the job view), and read by a victims stage's choice;
+   * with lazy reasons and no victims stage (the simulator) nobody reads it */
+  if (!c->lazy_s || c->victims->find) j->priority = prio_value(c, j, now);
   *k1 = tier_key(c, j);
   *k2 = (uint64_t)j->submit_s ^ (1ULL << 63);
 }
@@ -106,20 +106,48 @@ static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t
  * cut it into K + 1 queues, queue 0 first; within a queue, FIFO by submit
  * time. A running job that crosses a threshold is demoted and, with a
  * PreemptMode, may be preempted by a job of a higher queue (preempt.c).
+ *
+ * Starvation (LasStarveLimit=F, Tiresias' STARVELIMIT): a pending job that
+ * has waited since it last entered the queue (its eligible time: the
+ * submit, or the requeue) at least F times its attained run time (attained
+ * GPU-s / GPUs: the time it ran, so that a gang is not promoted later than
+ * a single-GPU job that ran as long) goes back to queue 0: its queue counts
+ * service from now (las_base_gpu_s), and it is demoted again as it runs.
+ * The wait it needs counts all its runs, so a job preempted again and again
+ * waits longer each time before it may preempt back: a gang demoted within
+ * seconds of a promotion cannot ping-pong with the jobs it displaced. Jobs
+ * that never ran are in queue 0 already.
  */
 static const int64_t las_default_gpu_s[] = {3600, 36000}; /* 1 and 10 GPU-hours */
 
 uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t now) {
   const int64_t *t = c->sched.las_nthresholds ? c->sched.las_thresholds_gpu_s : las_default_gpu_s;
   uint32_t n = c->sched.las_nthresholds ? c->sched.las_nthresholds : 2;
-  double s = j->attained_gpu_s;
+  double s = j->attained_gpu_s - j->las_base_gpu_s;
   if (j->state == PX_JOB_RUNNING && now > j->start_s) s += (double)pxc_job_ngpu(j) * (double)(now - j->start_s);
   uint32_t q = 0;
   while (q < n && s >= (double)t[q]) q++;
   return q;
 }
 
+bool pxc_las_promoted(const struct pxc_job *j, int64_t now) {
+  if (!(j->las_base_gpu_s > 0 && j->las_base_gpu_s == j->attained_gpu_s)) return false;
+  uint64_t g = pxc_job_ngpu(j);
+  return (double)(now - j->start_s) * (double)(g ? g : 1) < j->attained_gpu_s;
+}
+
+static void las_promote(struct px_core *c, struct pxc_job *j, int64_t now) {
+  double limit = c->sched.las_starve_limit;
+  if (limit <= 0 || j->attained_gpu_s <= j->las_base_gpu_s || !j->eligible_s || now <= j->eligible_s) return;
+  uint64_t g = pxc_job_ngpu(j);
+  double ran_s = j->attained_gpu_s / (double)(g ? g : 1);
+  if ((double)(now - j->eligible_s) < limit * ran_s) return;
+  j->las_base_gpu_s = j->attained_gpu_s;
+  c->stats.las_promotions++;
+}
+
 static void las_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
+  las_promote(c, j, now);
   uint32_t q = pxc_las_queue(c, j, now);
   j->priority = j->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN) ? 0 : PX_LAS_MAX_THRESHOLDS + 1 - q;
   if (j->flags & PXC_F_ADMIN_PRIO) j->priority = j->admin_priority;

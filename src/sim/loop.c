@@ -60,6 +60,7 @@ struct loop {
   uint32_t pend_min_gpus; /* smallest GPU count pending (UINT32_MAX: none) */
   uint32_t pend_max_gpus; /* an upper bound of the largest (bounds the scan for the next minimum) */
   bool may_preempt;       /* the policy can start jobs without free GPUs */
+  int64_t ckpt_s, restart_s; /* the checkpoint model: interval (0: none) and restart cost */
   int64_t wake_s;         /* a backfill pass owed then (bf_interval); INT64_MAX: none */
   struct px_diag *d;
   struct px_sim_progress *progress;
@@ -208,7 +209,8 @@ static int on_start(struct loop *l, const struct px_action *a) {
   uint32_t job = (uint32_t)(a->job_id - 1);
   struct px_sim_jobrun *u = &l->runs[job];
   const struct px_sim_job *j = &l->s->jobs[job];
-  int64_t run = j->duration_s;
+  /* a run resumed from a checkpoint first loads it, then does what is left */
+  int64_t run = j->duration_s - u->saved_s + (u->saved_s ? l->restart_s : 0);
   if (a->time_limit_s > 0 && a->time_limit_s < run) {
     run = a->time_limit_s;
     u->flags |= PX_SIMJ_TIMEOUT;
@@ -220,13 +222,26 @@ static int on_start(struct loop *l, const struct px_action *a) {
   u->state = PX_SIMJ_RUNNING;
   u->start_s = l->now_s;
   if (u->first_start_s < 0) u->first_start_s = l->now_s;
+  if (u->saved_s) l->r->gpu_s_restart += (int64_t)j->gpus * (run < l->restart_s ? run : l->restart_s);
   pend_del(l, job);
   set_busy(l, job, +1);
   return heap_push(l, (struct end_ev){l->now_s + run, job, u->attempt});
 }
 
-/* A running job back to the queue (Slurm's requeue): its run's work is
- * lost and counted into *lost. */
+/* The checkpoint model: of a run stopped after elapsed seconds, the
+ * progress past the restart cost, rounded down to whole checkpoint
+ * intervals, is kept (0 without checkpoints: Slurm's requeue). */
+static int64_t kept_by_checkpoints(const struct loop *l, const struct px_sim_jobrun *u, int64_t elapsed) {
+  if (l->ckpt_s <= 0) return 0;
+  int64_t progress = elapsed - (u->saved_s ? l->restart_s : 0);
+  if (progress <= 0) return 0;
+  int64_t kept = progress / l->ckpt_s * l->ckpt_s, left = l->s->jobs[u - l->runs].duration_s - u->saved_s;
+  return kept < left ? kept : left;
+}
+
+/* A running job back to the queue (Slurm's requeue): its run's work since
+ * its last checkpoint (all of it without checkpoints) is lost and counted
+ * into *lost; the rest is kept and the next run resumes from it. */
 static int requeue_run(struct loop *l, uint32_t job, const char *reason, int64_t *lost) {
   struct px_sim_jobrun *u = &l->runs[job];
   struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = job + 1, .reason = reason};
@@ -236,7 +251,11 @@ static int requeue_run(struct loop *l, uint32_t job, const char *reason, int64_t
     *l->d = res.diag;
     return rc;
   }
-  *lost += (int64_t)l->s->jobs[job].gpus * (l->now_s - u->start_s);
+  int64_t elapsed = l->now_s - u->start_s, kept = kept_by_checkpoints(l, u, elapsed);
+  int64_t gpus = (int64_t)l->s->jobs[job].gpus;
+  *lost += gpus * (elapsed - kept);
+  l->r->gpu_s_ckpt_kept += gpus * kept;
+  u->saved_s += kept;
   set_busy(l, job, -1);
   u->state = PX_SIMJ_PENDING;
   u->attempt++; /* its end event is now stale */
@@ -400,8 +419,10 @@ static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct 
   l->pend_min_gpus = UINT32_MAX;
   l->wake_s = INT64_MAX;
   l->may_preempt = policy->preempt_mode != PX_PREEMPT_OFF;
+  l->ckpt_s = r->ckpt_interval_s = policy->ckpt_interval_s < INT64_MAX / 4 ? policy->ckpt_interval_s : 0;
+  l->restart_s = r->ckpt_restart_s = l->ckpt_s ? policy->ckpt_restart_s : 0;
   for (uint32_t i = 0; i < s->njobs; i++)
-    l->runs[i] = (struct px_sim_jobrun){-1, -1, -1, 0, 0, PX_SIMJ_PENDING, 0};
+    l->runs[i] = (struct px_sim_jobrun){.first_start_s = -1, .start_s = -1, .end_s = -1, .state = PX_SIMJ_PENDING};
   int64_t t0 = s->njobs ? s->jobs[0].submit_s : 0, span = s->njobs ? s->jobs[s->njobs - 1].submit_s - t0 : 0;
   int64_t width = span / (PX_SIM_SERIES_BUCKETS / 2) + 1;
   if (px_sim_series_init(&r->series, PX_SIM_SERIES_BUCKETS, PX_SIM_CH_ACCOUNT + s->naccounts, t0, width))
@@ -431,6 +452,9 @@ int px_sim_run(const struct px_sim_setup *s, const struct px_conf_sched *policy,
   if (!rc) rc = run_loop(&l);
   if (!rc) {
     r->stuck = (uint64_t)l.pending;
+    struct px_core_stats st;
+    px_core_stats(l.core, &st);
+    r->las_promotions = st.las_promotions;
     rc = px_sim_result_compute(r, s, l.runs);
   }
   if (!rc && o && o->runs_out) {

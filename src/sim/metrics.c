@@ -179,7 +179,7 @@ int px_sim_result_compute(struct px_sim_result *r, const struct px_sim_setup *s,
     r->util_avg = r->makespan_s > 0 && s->total_gpus
                       ? (double)r->gpu_s_busy / ((double)s->total_gpus * (double)r->makespan_s)
                       : 0;
-    r->conserved = r->gpu_s_busy == r->gpu_s_jobs + r->gpu_s_lost + r->gpu_s_lost_fail &&
+    r->conserved = r->gpu_s_busy == r->gpu_s_jobs + r->gpu_s_lost + r->gpu_s_lost_fail + r->gpu_s_ckpt_kept &&
                    r->done + r->rejected == r->submitted && r->stuck == 0;
   }
   for (int c = 0; c < PX_SIM_NSIZE; c++) {

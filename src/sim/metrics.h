@@ -37,6 +37,7 @@ enum {
 
 struct px_sim_jobrun {
   int64_t first_start_s, start_s, end_s; /* -1 until known */
+  int64_t saved_s;                        /* work kept by checkpoints of earlier runs (s of its duration) */
   uint32_t attempt;                       /* bumped by a preemption: older end events are stale */
   uint16_t npreempt;
   uint8_t state, flags;
@@ -88,6 +89,13 @@ struct px_sim_result {
   /* Conservation: busy GPU-seconds integrated over time equal the GPU-seconds
    * of the jobs' runs (completed runs plus work lost to preemption). */
   int64_t gpu_s_busy, gpu_s_jobs, gpu_s_lost;
+  /* The checkpoint model (CheckpointInterval=, CheckpointRestartCost=, loop.c):
+   * the work of requeued runs kept by their checkpoints (conserved too: busy
+   * = jobs + lost + lost to failures + kept), and the GPU-seconds spent
+   * loading checkpoints (inside the runs' time). */
+  int64_t gpu_s_ckpt_kept, gpu_s_restart;
+  int64_t ckpt_interval_s, ckpt_restart_s; /* the policy's, 0: plain requeue */
+  uint64_t las_promotions;      /* LasStarveLimit promotions (the core's count) */
   /* Injected GPU failures (failures.h): how many, the jobs they requeued,
    * the work those runs lost (GPU-seconds, also conserved) and the time the
    * GPUs were out of service (GPU-seconds). */

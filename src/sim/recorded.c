@@ -21,7 +21,7 @@ static void record_job(struct px_sim_result *r, const struct px_sim_setup *s, ui
                        struct px_sim_jobrun *u) {
   const struct px_sim_job *j = &s->jobs[i];
   const struct px_trace_job *t = tjob(s, i);
-  *u = (struct px_sim_jobrun){t->start_s, t->start_s, t->end_s, 0, 0, PX_SIMJ_DONE, 0};
+  *u = (struct px_sim_jobrun){.first_start_s = t->start_s, .start_s = t->start_s, .end_s = t->end_s, .state = PX_SIMJ_DONE};
   px_sim_series_add(&r->series, PX_SIM_CH_BUSY, t->start_s, t->end_s, j->gpus);
   px_sim_series_add(&r->series, PX_SIM_CH_ACCOUNT + j->account, t->start_s, t->end_s, j->gpus);
   px_sim_series_add(&r->series, PX_SIM_CH_PENDING, j->submit_s, t->start_s, 1);
@@ -48,7 +48,7 @@ int px_sim_recorded(const struct px_sim_setup *s, struct px_sim_result *r, struc
   r->first_submit_s = t0;
   for (uint32_t i = 0; i < s->njobs; i++) {
     if (s->jobs[i].skip == PX_SIM_RUNS) record_job(r, s, i, &runs[i]);
-    else runs[i] = (struct px_sim_jobrun){-1, -1, -1, 0, 0, PX_SIMJ_SKIPPED, 0};
+    else runs[i] = (struct px_sim_jobrun){.first_start_s = -1, .start_s = -1, .end_s = -1, .state = PX_SIMJ_SKIPPED};
   }
   int rc = px_sim_result_compute(r, s, runs);
   free(runs);

@@ -62,8 +62,31 @@ static void row_f(FILE *f, const struct px_sim_report *rep, const char *label, i
                : which == 1 ? 100 * r->util_avg
                : which == 2 ? r->jain
                : which == 3 ? r->gpu_s_lost_fail / 3600.0
-                            : r->gpu_s_down / 3600.0;
+               : which == 4 ? r->gpu_s_down / 3600.0
+               : which == 5 ? r->gpu_s_lost / 3600.0
+               : which == 6 ? r->gpu_s_ckpt_kept / 3600.0
+                            : r->gpu_s_restart / 3600.0;
     fprintf(f, " %*.*f", COLW, which == 2 ? 4 : 1, v);
+  }
+  fputc('\n', f);
+}
+
+static bool any_checkpoints(const struct px_sim_report *rep) {
+  for (size_t i = 0; i < rep->nresults; i++)
+    if (rep->results[i].ckpt_interval_s) return true;
+  return false;
+}
+
+/* The preemption model of each column: requeue (from zero) or its checkpoints. */
+static void row_ckpt(FILE *f, const struct px_sim_report *rep) {
+  row_label(f, "preempted jobs resume");
+  for (size_t i = 0; i < rep->nresults; i++) {
+    const struct px_sim_result *r = &rep->results[i];
+    char v[48];
+    if (r->ckpt_interval_s)
+      snprintf(v, sizeof v, "ckpt %lldm+%llds", (long long)(r->ckpt_interval_s / 60), (long long)r->ckpt_restart_s);
+    else snprintf(v, sizeof v, "from zero");
+    fprintf(f, " %*s", COLW, v);
   }
   fputc('\n', f);
 }
@@ -124,6 +147,13 @@ void px_sim_report_table(FILE *f, const struct px_sim_report *rep) {
   }
   row_f(f, rep, "Jain index (accounts)", 2);
   row_u64(f, rep, "preemptions", offsetof(struct px_sim_result, preemptions));
+  row_f(f, rep, "GPU-h lost to preemption", 5);
+  if (any_checkpoints(rep)) {
+    row_ckpt(f, rep);
+    row_f(f, rep, "GPU-h kept by checkpoints", 6);
+    row_f(f, rep, "GPU-h loading checkpoints", 7);
+  }
+  row_u64(f, rep, "LAS promotions", offsetof(struct px_sim_result, las_promotions));
   row_u64(f, rep, "backfilled jobs", offsetof(struct px_sim_result, backfilled));
   row_u64(f, rep, "waited for topology", offsetof(struct px_sim_result, topo_waited));
   row_u64(f, rep, "timed out", offsetof(struct px_sim_result, timed_out));
@@ -208,6 +238,9 @@ static void json_result(FILE *f, const struct px_sim_setup *s, const struct px_s
   fprintf(f, "      \"conservation\": {\"ok\": %s, \"gpu_s_busy\": %" PRId64 ", \"gpu_s_jobs\": %" PRId64
              ", \"gpu_s_lost_to_preemption\": %" PRId64 ", \"gpu_s_lost_to_failures\": %" PRId64 "},\n",
           r->conserved ? "true" : "false", r->gpu_s_busy, r->gpu_s_jobs, r->gpu_s_lost, r->gpu_s_lost_fail);
+  fprintf(f, "      \"checkpoints\": {\"interval_s\": %" PRId64 ", \"restart_s\": %" PRId64
+             ", \"gpu_s_kept\": %" PRId64 ", \"gpu_s_loading\": %" PRId64 "}, \"las_promotions\": %" PRIu64 ",\n",
+          r->ckpt_interval_s, r->ckpt_restart_s, r->gpu_s_ckpt_kept, r->gpu_s_restart, r->las_promotions);
   fprintf(f, "      \"gpu_failures\": {\"failures\": %" PRIu64 ", \"jobs_requeued\": %" PRIu64
              ", \"gpu_h_lost\": %.2f, \"gpu_h_out_of_service\": %.2f},\n",
           r->gpu_failures, r->gpu_fail_requeues, (double)r->gpu_s_lost_fail / 3600.0, (double)r->gpu_s_down / 3600.0);

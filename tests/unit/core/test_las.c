@@ -96,6 +96,44 @@ static void las_preempts_demoted_job(void **state) {
   pf_close(&f);
 }
 
+/*
+ * Starvation promotion, LasStarveLimit=2, no preemption. A (8 GPUs) runs
+ * 0-200 and is requeued: 1,600 GPU-s, queue 1, it ran 200 s. B (10) starts
+ * at 200 in queue 0; C (20) waits in queue 0. A re-entered the queue at 200,
+ * so at 599 it has waited 399 s < 2 x 200: still queue 1; at 600 it has
+ * waited 400 s: promoted to queue 0, its service forgotten. FIFO within
+ * queue 0 puts A (submitted 0) before C (20): when B ends at 700, A starts.
+ * Without the limit C would start first (las_orders_by_attained_service).
+ */
+static void las_promotes_starving_job(void **state) {
+  (void)state;
+  struct pf f = {.conf = las_conf(PX_PREEMPT_OFF)};
+  f.conf->sched.las_starve_limit = 2.0;
+  pf_open(&f);
+  sub8(&f, 1, 0);
+  pf_cycle(&f, 0);
+  sub8(&f, 2, 10);
+  sub8(&f, 3, 20);
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 200, NULL), 0);
+  pf_cycle(&f, 200);
+  assert_non_null(tc_started(&f.out, 2));
+  pf_cycle(&f, 599);
+  assert_int_equal(pxc_las_queue(f.core, pxc_job_find(f.core, 1), 599), 1);
+  struct px_core_stats st;
+  px_core_stats(f.core, &st);
+  assert_int_equal(st.las_promotions, 0);
+  pf_cycle(&f, 600);
+  assert_int_equal(pxc_las_queue(f.core, pxc_job_find(f.core, 1), 600), 0);
+  assert_int_equal(pxc_job_find(f.core, 1)->priority, 8);
+  px_core_stats(f.core, &st);
+  assert_int_equal(st.las_promotions, 1);
+  pf_end(&f, 2, 700);
+  pf_cycle(&f, 700);
+  assert_int_equal(f.out.len, 1);
+  assert_non_null(tc_started(&f.out, 1));
+  pf_close(&f);
+}
+
 /* Thresholds must be positive and strictly ascending: else the core refuses
  * the configuration (the simulator's policy parser names the key first). */
 static void las_bad_thresholds_refused(void **state) {
@@ -114,6 +152,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(las_orders_by_attained_service),
       cmocka_unit_test(las_preempts_demoted_job),
+      cmocka_unit_test(las_promotes_starving_job),
       cmocka_unit_test(las_bad_thresholds_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,9 +62,9 @@ static void test_result(void **state) {
       {.submit_s = 50, .duration_s = 10, .gpus = 8, .nodes = 1, .account = 1},
   };
   struct px_sim_jobrun runs[] = {
-      {0, 0, 10, 0, 0, PX_SIMJ_DONE, 0},    {10, 10, 30, 0, 0, PX_SIMJ_DONE, 0},
-      {30, 30, 35, 0, 0, PX_SIMJ_DONE, 0},  {0, 0, 100, 0, 0, PX_SIMJ_DONE, 0},
-      {100, 100, 110, 0, 0, PX_SIMJ_DONE, 0},
+      {0, 0, 10, 0, 0, 0, PX_SIMJ_DONE, 0},    {10, 10, 30, 0, 0, 0, PX_SIMJ_DONE, 0},
+      {30, 30, 35, 0, 0, 0, PX_SIMJ_DONE, 0},  {0, 0, 100, 0, 0, 0, PX_SIMJ_DONE, 0},
+      {100, 100, 110, 0, 0, 0, PX_SIMJ_DONE, 0},
   };
   const char *names[] = {"a", "b"};
   uint32_t assoc[] = {2, 4};

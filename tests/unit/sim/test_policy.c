@@ -128,6 +128,7 @@ static void test_examples(void **state) {
       {"conservative-bounded", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, false, false},
       {"preempt", PX_BACKFILL_CONSERVATIVE, PX_ORDER_MULTIFACTOR, true, true, false},
       {"las", PX_BACKFILL_EASY, PX_ORDER_LAS, false, true, false},
+      {"las-requeue", PX_BACKFILL_EASY, PX_ORDER_LAS, false, true, false},
   };
   for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
     char path[1024];
@@ -143,6 +144,11 @@ static void test_examples(void **state) {
     assert_int_equal(p.sched.preempt_mode != PX_PREEMPT_OFF, ex[i].preempt);
     assert_int_equal(strcmp(p.sched.priority_type, "priority/basic") == 0, ex[i].basic);
     assert_int_equal(p.sched.bf_interval_s > 0, strstr(ex[i].file, "bounded") != NULL); /* the bench's bounds */
+    /* las.conf is Tiresias' setting: checkpoints every 15 min, 60 s to load, promotion at 4x */
+    bool tiresias = strcmp(ex[i].file, "las") == 0;
+    assert_int_equal(p.sched.ckpt_interval_s, tiresias ? 900 : 0);
+    assert_int_equal(p.sched.ckpt_restart_s, tiresias ? 60 : 0);
+    assert_true(p.sched.las_starve_limit == (tiresias ? 4.0 : 0.0));
   }
 }
 

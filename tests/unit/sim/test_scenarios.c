@@ -207,6 +207,45 @@ static void test_preempt_qos_map(void **state) {
   world_close(&w);
 }
 
+/*
+ * The checkpoint model: preempt_ckpt.csv is preempt_gang.csv with c arriving
+ * at 250. With --qos-map gpus>=9:high c requeues a and b at 250 and runs
+ * 250-350. Plain requeue: their 250 s are lost (2 x 8 x 250 = 4,000 GPU-s)
+ * and they run 1,000 s again, ending at 1,350. With a checkpoint every 100 s
+ * and a 30 s restart: 200 s of each is kept (3,200 GPU-s), 50 s lost (800),
+ * and each resumes at 350 for 30 + 800 s, ending at 1,180; loading costs
+ * 2 x 8 x 30 = 480 GPU-s. Busy 1,600 + 4,000 + 13,280 = 18,880 GPU-s = the
+ * final runs (14,880) + lost + kept.
+ */
+static void test_checkpoint_resume(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "preempt_ckpt.csv", 2, 8, 2.0);
+  struct px_diag d;
+  if (px_sim_setup_qos(&w.setup, "gpus>=9:high", &d)) fail_msg("%s", d.msg);
+  struct px_sim_policy p;
+  policy(&p, "preempt", w.conf);
+  const int64_t starts[] = {350, 350, 250};
+  struct px_sim_result r;
+  expect_starts_of(&w, &p, starts, &r);
+  assert_int_equal(r.gpu_s_lost, 2 * 8 * 250);
+  assert_int_equal(r.last_end_s, 1350);
+  assert_int_equal(r.gpu_s_ckpt_kept, 0);
+  px_sim_result_fini(&r);
+  const char ckpt[] = "CheckpointInterval=1:40 CheckpointRestartCost=30";
+  if (px_sim_policy_parse(&p, ckpt, sizeof ckpt - 1, &d)) fail_msg("%s", d.msg);
+  expect_starts_of(&w, &p, starts, &r);
+  assert_int_equal(r.preemptions, 2);
+  assert_int_equal(r.gpu_s_lost, 2 * 8 * 50);
+  assert_int_equal(r.gpu_s_ckpt_kept, 2 * 8 * 200);
+  assert_int_equal(r.gpu_s_restart, 2 * 8 * 30);
+  assert_int_equal(r.last_end_s, 1180);
+  assert_int_equal(r.gpu_s_busy, 18880);
+  assert_int_equal(r.ckpt_interval_s, 100);
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
 static void test_conservation(void **state) {
   (void)state;
   struct world w;
@@ -268,7 +307,7 @@ int main(void) {
       cmocka_unit_test(test_fifo_one_node),   cmocka_unit_test(test_backfill_hole),
       cmocka_unit_test(test_bf_interval_wakes),
       cmocka_unit_test(test_gang_whole_node), cmocka_unit_test(test_conservation),
-      cmocka_unit_test(test_determinism),     cmocka_unit_test(test_preempt_qos_map),
+      cmocka_unit_test(test_determinism),     cmocka_unit_test(test_preempt_qos_map), cmocka_unit_test(test_checkpoint_resume),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
