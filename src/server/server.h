@@ -241,6 +241,10 @@ void px_sdiag_cycle(struct px_sdiag *g, const struct px_sdiag_cycle *c);
 void px_sdiag_rpc(struct px_sdiag *g, const char *method, const char *endpoint, const char *user,
                   uint32_t uid, double seconds);
 void px_sdiag_reset(struct px_sdiag *g, int64_t now);
+/* A job event just journaled (live, loop/events.c). */
+enum px_sdiag_jobs { PX_SDIAG_SUBMITTED, PX_SDIAG_STARTED, PX_SDIAG_COMPLETED, PX_SDIAG_CANCELLED, PX_SDIAG_FAILED,
+                     PX_SDIAG_JOBS };
+void px_sdiag_job(struct px_sdiag *g, enum px_sdiag_jobs what);
 /* A copy: {"time","since","main":{...},"backfill":{...},"backfill_jobs":{...},
  * "rpcs_by_type":[...],"rpcs_by_user":[...]}. Request types are named as
  * Slurm's RPCs where one does the same ("type", "type_id"), else

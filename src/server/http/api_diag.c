@@ -11,30 +11,21 @@
 #include "server/http/slurmrestd.h"
 #include "server/tables.h"
 
-/* Jobs submitted, started and ended since the statistics began, and those
- * pending and running now (snapshot: the jobs not yet archived). */
-static json_t *job_counts(struct px_server *s, int64_t since, int64_t *states_ts) {
-  uint64_t submitted = 0, started = 0, completed = 0, cancelled = 0, failed = 0, pending = 0,
-           running = 0;
+/* The jobs pending and running now (snapshot: the jobs not yet archived),
+ * added to sdiag's counters of submitted, started and ended jobs. */
+static void job_states(struct px_server *s, json_t *jobs, int64_t *states_ts) {
+  uint64_t pending = 0, running = 0;
   struct px_snap *snap = px_api_snap_fresh(s);
   *states_ts = snap->time;
   for (size_t i = 0; i < snap->njobs; i++) {
     const struct px_job_info *j = &snap->jobs[i]->info;
     if (j->array_job_id == j->job_id && j->spec.array) continue; /* its tasks count */
-    submitted += j->submit_time >= since;
-    started += j->start_time >= since;
     pending += !strcmp(j->state, "PENDING");
     running += !strcmp(j->state, "RUNNING") || !strcmp(j->state, "COMPLETING");
-    if (!j->end_time || j->end_time < since) continue;
-    if (!strcmp(j->state, "COMPLETED")) completed++;
-    else if (!strcmp(j->state, "CANCELLED")) cancelled++;
-    else failed++;
   }
   px_snap_release(snap);
-  return json_pack("{sI sI sI sI sI sI sI}", "submitted", (json_int_t)submitted, "started",
-                   (json_int_t)started, "completed", (json_int_t)completed, "cancelled",
-                   (json_int_t)cancelled, "failed", (json_int_t)failed, "pending",
-                   (json_int_t)pending, "running", (json_int_t)running);
+  json_object_set_new(jobs, "pending", json_integer((json_int_t)pending));
+  json_object_set_new(jobs, "running", json_integer((json_int_t)running));
 }
 
 /* Microseconds for 1000 reads of the clock, as sdiag reports
@@ -52,9 +43,8 @@ json_t *px_api_diag_json(struct px_server *s) {
   int64_t now = time(NULL);
   json_t *o = px_sdiag_json(s->sdiag, now);
   if (!o) return NULL;
-  int64_t since = json_integer_value(json_object_get(o, "since"));
   int64_t states_ts = now;
-  json_object_set_new(o, "jobs", job_counts(s, since, &states_ts));
+  if (json_is_object(json_object_get(o, "jobs"))) job_states(s, json_object_get(o, "jobs"), &states_ts);
   json_object_set_new(o, "job_states_ts", json_integer(states_ts));
   json_object_set_new(o, "gettimeofday_latency_us", json_integer(clock_latency_us()));
   /* one main thread schedules; agents are reached by their own long polls,

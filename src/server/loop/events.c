@@ -370,6 +370,23 @@ int px_events_apply(struct px_server *s, struct px_event *ev, int64_t now,
   return rc ? rc : px_events_fold(s, ev, res, now);
 }
 
+/* sdiag's job counters follow the live events, as slurmctld's do. */
+static void count_for_sdiag(struct px_server *s, const struct px_event *ev, const struct px_event_result *res) {
+  switch (ev->kind) {
+    case PX_EV_SUBMIT: return px_sdiag_job(s->sdiag, PX_SDIAG_SUBMITTED);
+    case PX_EV_START: return px_sdiag_job(s->sdiag, PX_SDIAG_STARTED);
+    case PX_EV_REJECT: return px_sdiag_job(s->sdiag, PX_SDIAG_FAILED);
+    case PX_EV_CANCEL: /* a pending job leaves here; a running one reports its END */
+      if (res && res->known && !res->running) px_sdiag_job(s->sdiag, PX_SDIAG_CANCELLED);
+      return;
+    case PX_EV_END:
+      return px_sdiag_job(s->sdiag, ev->state == PX_JOB_COMPLETED   ? PX_SDIAG_COMPLETED
+                                    : ev->state == PX_JOB_CANCELLED ? PX_SDIAG_CANCELLED
+                                                                    : PX_SDIAG_FAILED);
+    default: return;
+  }
+}
+
 int px_events_journal(struct px_server *s, const struct px_event *ev,
                       const struct px_event_result *res, int64_t now) {
   struct px_store_rec r = {0};
@@ -378,8 +395,10 @@ int px_events_journal(struct px_server *s, const struct px_event *ev,
   r.time = now;
   r.data = data;
   int rc = px_commit_append(s, &r);
-  if (!rc) px_mail_note(s, ev, now); /* live only: recovery does not journal */
-  return rc;
+  if (rc) return rc;
+  px_mail_note(s, ev, now); /* live only: recovery does not journal */
+  count_for_sdiag(s, ev, res);
+  return 0;
 }
 
 int px_events_accept(struct px_server *s, struct px_event *ev, int64_t now,

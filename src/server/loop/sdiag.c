@@ -3,8 +3,11 @@
  * GET /v1/diag and /slurm/v0.0.39/diag serve: scheduling cycles (count,
  * last, max, mean, depth, queue length), backfill (backfilled jobs, the
  * passes that could backfill, their depth), and RPCs (requests) by type
- * and by user with their count and time. The job counts (submitted,
- * started, ended since) are the snapshot's (api_diag.c).
+ * and by user with their count and time, and the jobs submitted, started,
+ * completed, cancelled and failed since (counted as their live events are
+ * journaled, as slurmctld counts them: a reset in the same second as a
+ * submit must not count it; pending and running are the snapshot's,
+ * api_diag.c).
  *
  * Phalanx runs one scheduling pass per cycle in which backfill is a stage
  * (core.h), not a second thread: each cycle with backfill enabled is also
@@ -43,6 +46,7 @@ struct px_sdiag {
   uint64_t backfilled, bf_last_backfilled;
   uint64_t bf_seen;        /* the core's backfilled count at the last cycle */
   int64_t bf_when_last;
+  uint64_t jobs[PX_SDIAG_JOBS];  /* submitted, started, completed, cancelled, failed */
   struct rpc_row types[MAX_ROWS], users[MAX_ROWS];
   size_t ntypes, nusers;
 };
@@ -111,12 +115,20 @@ void px_sdiag_rpc(struct px_sdiag *g, const char *method, const char *endpoint, 
   pthread_mutex_unlock(&g->lock);
 }
 
+void px_sdiag_job(struct px_sdiag *g, enum px_sdiag_jobs what) {
+  if (!g || what >= PX_SDIAG_JOBS) return;
+  pthread_mutex_lock(&g->lock);
+  g->jobs[what]++;
+  pthread_mutex_unlock(&g->lock);
+}
+
 void px_sdiag_reset(struct px_sdiag *g, int64_t now) {
   pthread_mutex_lock(&g->lock);
   memset(&g->main, 0, sizeof g->main);
   memset(&g->bf, 0, sizeof g->bf);
   g->backfilled = g->bf_last_backfilled = 0;
   g->ntypes = g->nusers = 0;
+  memset(g->jobs, 0, sizeof g->jobs);
   g->since = now;
   pthread_mutex_unlock(&g->lock);
 }
@@ -232,6 +244,11 @@ json_t *px_sdiag_json(struct px_sdiag *g, int64_t now) {
       "last_cycle", (json_int_t)copy->bf_last_backfilled, "when_last_cycle",
       (json_int_t)copy->bf_when_last, "active", (json_int_t)0, "rpcs_by_type", rows_json(copy->types, copy->ntypes, false),
       "rpcs_by_user", rows_json(copy->users, copy->nusers, true));
+  if (o)
+    json_object_set_new(o, "jobs", json_pack("{sI sI sI sI sI}", "submitted", (json_int_t)copy->jobs[0], "started",
+                                             (json_int_t)copy->jobs[1], "completed", (json_int_t)copy->jobs[2],
+                                             "cancelled", (json_int_t)copy->jobs[3], "failed",
+                                             (json_int_t)copy->jobs[4]));
   free(copy);
   return o;
 }
