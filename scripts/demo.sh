@@ -126,7 +126,7 @@ for _ in $(seq 1 50); do [ -z "$(squeue -h -n half1,half2,half3)" ] && break; sl
 if [ ${#images[@]} -gt 0 ]; then
   echo; echo "== a job in an OCI image (--container-image, pyxis' spelling; crun, the job's own cgroup and GPUs)"
   ctr=$(sbatch --parsable --container-image=bb:v1 --container-mounts="$work:/w" --gres=gpu:1 -t 5 \
-    --wrap 'grep ^NAME= /etc/os-release; id -un; echo "job $SLURM_JOB_ID sees GPU $CUDA_VISIBLE_DEVICES"; ls /w | head -2')
+    --wrap 'grep ^NAME= /etc/os-release; echo "uid $(id -u), job $SLURM_JOB_ID sees GPU $CUDA_VISIBLE_DEVICES"; ls /w | head -2')
   for _ in $(seq 1 50); do [ "$(sacct -X -n -P -o State -j "$ctr")" = COMPLETED ] && break; sleep 0.2; done
   cat "slurm-$ctr.out"
   bad=$(sbatch --parsable --container-image=/nope -t 5 --wrap true)
