@@ -124,6 +124,9 @@ static int parse_gpu_count(const char *val, const char *opt, struct px_jobspec *
   const char *colon = strrchr(val, ':');
   const char *num = colon ? colon + 1 : val;
   uint32_t n;
+  /* per node or task, 0 is no GPUs (Slurm skips a zero GRES count; public
+   * scripts write --gpus-per-node=0 on CPU steps); --gpus=0 stays refused */
+  if (!strcmp(num, "0") && out != &s->gpus) return *out = 0, 0;
   if (strchr(num, '.') && out != &s->gpus && out != &s->gpus_per_node)
     return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification: %s (fractions of a GPU only with --gpus "
                        "or --gres=gpu:0.5)", opt, val);
@@ -179,6 +182,7 @@ int px_opt_gres(const char *val, struct px_jobspec *s, struct px_cli_extra *x, i
                          "only the gpu resource)", val);
     const char *type = nf == 3 ? f[1] : NULL, *num = nf == 3 ? f[2] : nf == 2 ? f[1] : "1";
     if (nf == 2 && !isdigit((unsigned char)*f[1])) type = f[1], num = "1";
+    if (!strcmp(num, "0")) continue; /* gpu:0 asks for nothing: Slurm skips it */
     uint32_t n;
     if (strchr(num, '.') ? parse_fraction(num, "gres", val, s, &n, d) : parse_count(num, "gres", &n, d))
       return PX_EINVAL;

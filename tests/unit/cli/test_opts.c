@@ -361,7 +361,8 @@ static void scripts_as_written(void **state) {
                        "#SBATCH --mail-type=END,fail\n"
                        "#SBATCH --mem=40GB\n"
                        "#SBATCH --err=e.log --out=o.log\n"
-                       "#SBATCH --tasks-per-node=8 --wait-all-nodes=1 --overcommit --exclusive\n";
+                       "#SBATCH --tasks-per-node=8 --wait-all-nodes=1 --overcommit --exclusive\n"
+                       "#SBATCH --gres=gpu:0 --gpus-per-task=0\n";
   struct px_cli_optlist file = {0};
   struct px_diag d;
   assert_int_equal(px_cli_parse_directives(script, &file, &d), 0);
@@ -374,6 +375,8 @@ static void scripts_as_written(void **state) {
   assert_string_equal(s.stderr_path, "e.log");
   assert_string_equal(s.stdout_path, "o.log");
   assert_int_equal(s.ntasks_per_node, 8);
+  assert_int_equal(s.gpus_per_node, 0); /* gpu:0: no GPUs, as Slurm */
+  assert_int_equal(s.gpus_per_task, 0);
   px_jobspec_fini(&s);
   px_cli_optlist_fini(&file);
   const struct {
