@@ -51,7 +51,7 @@ static void usage(void) {
          "  config     check a configuration (config check FILE...)\n\n");
   px_cli_usage();
   printf("\nUnder the names sbatch, squeue, scancel, sinfo, sacct, sshare, scontrol,\n"
-         "sprio, srun, salloc, sdiag and sacctmgr the binary behaves as those Slurm commands.\n");
+         "sprio, srun, salloc, sdiag, sacctmgr and sstat the binary behaves as those Slurm commands.\n");
 }
 
 #ifdef PX_FRONT_END

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
+#include <jansson.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,6 +83,8 @@ struct agent {
   bool slot_used[SLOTS_MAX + 1]; /* [n]: slot_<n> belongs to a job whose end is not acknowledged */
   struct px_health_mon health;   /* service replicas' checks (svc_health.h) */
   struct px_gpu_watch gpus;      /* GPU faults (gpu_watch.h) */
+  struct px_cg_layout cg_lay;    /* where job groups are, for sstat's usage (0: not probed yet, -1: none) */
+  int cg_lay_state;
   struct px_node_check check;    /* HealthCheckProgram= (node_check.h) */
 };
 
@@ -530,9 +533,38 @@ static bool busy(const struct agent *a) {
 }
 
 /* The heartbeat; its answer may order the reboot (`scontrol reboot`). */
+/* [{"job_id","restart","mem_mib","peak_mem_mib","cpu_time_ms","ntasks"}...]
+ * of the running jobs, from their groups: what sstat shows (the server
+ * keeps the last heartbeat's). NULL when none can be read. */
+static char *jobs_usage(struct agent *a) {
+  if (a->site.no_cgroup || !a->jobs) return NULL;
+  if (!a->cg_lay_state)
+    a->cg_lay_state = px_cg_probe(&a->cg_lay, a->site.cgroup_root[0] ? a->site.cgroup_root : NULL,
+                                  a->site.cgroup_name) ? -1 : 1;
+  if (a->cg_lay_state < 0) return NULL;
+  json_t *arr = json_array();
+  for (const struct ajob *j = a->jobs; arr && j; j = j->next) {
+    char name[64];
+    struct px_cg_usage u;
+    if (j->ended) continue;
+    if (j->slot) snprintf(name, sizeof name, "slot_%u", j->slot);
+    else snprintf(name, sizeof name, "job_%llu", (unsigned long long)j->job_id);
+    if (px_cg_usage(&a->cg_lay, name, &u)) continue;
+    json_array_append_new(arr, json_pack("{sI sI sI sI sI sI}", "job_id", (json_int_t)j->job_id, "restart",
+                                         (json_int_t)j->restart, "mem_mib", (json_int_t)u.mem_mib,
+                                         "peak_mem_mib", (json_int_t)u.peak_mem_mib, "cpu_time_ms",
+                                         (json_int_t)u.cpu_time_ms, "ntasks", (json_int_t)u.nprocs));
+  }
+  char *text = json_array_size(arr) ? json_dumps(arr, JSON_COMPACT) : NULL;
+  json_decref(arr);
+  return text;
+}
+
 static void heartbeat(struct agent *a) {
   bool reboot = false;
-  px_link_heartbeat(&a->link, &reboot);
+  char *usage = jobs_usage(a);
+  px_link_heartbeat(&a->link, usage, &reboot);
+  free(usage);
   if (!reboot) return;
   if (!a->link.reboot_program[0]) px_error("reboot ordered, but the server names no RebootProgram");
   else if (px_node_reboot(a->link.reboot_program)) px_error("reboot: cannot start %s", a->link.reboot_program);

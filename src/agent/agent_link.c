@@ -301,11 +301,17 @@ int px_link_post(struct px_link *k, const char *path, const char *body, long *st
   return rc;
 }
 
-int px_link_heartbeat(struct px_link *k, bool *reboot) {
-  char body[128], *resp = NULL;
-  snprintf(body, sizeof body, "{\"node\":\"%s\"}", k->node);
+int px_link_heartbeat(struct px_link *k, const char *jobs_usage, bool *reboot) {
+  char *resp = NULL, *body = NULL;
+  if (jobs_usage) { /* the running jobs' use (agent.c jobs_usage), for sstat */
+    if (asprintf(&body, "{\"node\":\"%s\",\"jobs\":%s}", k->node, jobs_usage) < 0) body = NULL;
+  } else if (asprintf(&body, "{\"node\":\"%s\"}", k->node) < 0) {
+    body = NULL;
+  }
+  if (!body) return PX_ENOMEM;
   long status = 0;
   int rc = px_http_do(k->main_http, "POST", "/v1/agent/heartbeat", body, REPORT_TIMEOUT_MS, &status, &resp);
+  free(body);
   json_t *j = !rc && resp ? json_loads(resp, 0, NULL) : NULL;
   *reboot = json_is_true(json_object_get(j, "reboot"));
   json_decref(j);

@@ -75,7 +75,7 @@ int64_t px_link_due(const struct px_link *k);
  * acknowledged end report. Returns the number still queued. */
 int px_link_flush(struct px_link *k, int64_t now_ms, void (*on_acked)(const char *jobdir, void *ud), void *ud);
 /* 0 when the server took it; *reboot: its answer orders a reboot (`scontrol reboot`). */
-int px_link_heartbeat(struct px_link *k, bool *reboot);
+int px_link_heartbeat(struct px_link *k, const char *jobs_usage, bool *reboot);
 /* One POST of body to path on the main connection; *status the HTTP status. */
 int px_link_post(struct px_link *k, const char *path, const char *body, long *status);
 

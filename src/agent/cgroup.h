@@ -101,6 +101,13 @@ int px_cg_count(const struct px_cgroup *cg);
 /* Kills (SIGKILL) and waits until empty, up to timeout_ms; 0 or PX_ETIMEOUT. */
 int px_cg_drain(const struct px_cgroup *cg, int timeout_ms);
 void px_cg_stats(const struct px_cgroup *cg, struct px_cg_stats *st);
+/* A running job's use now, from its group `name` under lay (cg_usage.c):
+ * sstat's figures. 0, or PX_ENOENT when there is no such group. */
+struct px_cg_usage {
+  uint64_t mem_mib, peak_mem_mib, cpu_time_ms;
+  uint32_t nprocs;
+};
+int px_cg_usage(const struct px_cg_layout *lay, const char *name, struct px_cg_usage *u);
 /* Removes the job's directories. The per-agent level stays (creating
  * cpuset groups is slow) until px_cg_remove_base, when the agent stops. */
 void px_cg_destroy(const struct px_cgroup *cg);

@@ -49,6 +49,8 @@ static const struct verb verbs[] = {
     {"export", NULL, px_verb_export, "export [--since 30d|WHEN] [--output FILE]",
      "finished jobs as a simulator trace, for phalanx sim --from-accounting (docs/simulator.md)", "none"},
     {"prio", px_cmd_sprio, NULL, "prio [-l] [-j IDS]", "the priority factors of pending jobs", "sprio"},
+    {"stat", px_cmd_sstat, NULL, "stat -j JOB[,JOB...] [-o FIELDS] [-p|-P] [-n]",
+     "what running jobs use now: memory (in use, peak), CPU per task", "sstat"},
     {"diag", px_cmd_sdiag, NULL, "diag [-r] [-i|-t|-T]",
      "scheduling cycles, backfill and request statistics", "sdiag"},
     {"accounts", px_cmd_sacctmgr, NULL, "accounts show assoc|account|user|qos [-P] [-n] [format=F]",
@@ -77,6 +79,7 @@ static const struct {
     {"sinfo", px_cmd_sinfo},     {"sacct", px_cmd_sacct},   {"sshare", px_cmd_sshare},
     {"scontrol", px_cmd_scontrol}, {"sprio", px_cmd_sprio}, {"srun", px_cmd_srun},
     {"salloc", px_cmd_salloc},   {"sdiag", px_cmd_sdiag},   {"sacctmgr", px_cmd_sacctmgr},
+    {"sstat", px_cmd_sstat},
     {"sattach", px_cmd_sattach},
 };
 
@@ -120,7 +123,7 @@ static void help_man(void) {
          "(unix:/path, http://host:port on loopback, or https://host:port), then the \\fBSocketPath=\\fR "
          "or \\fBListen=\\fR line of the "
          "configuration (\\fBPHALANX_CONF\\fR), then the local socket " PX_CLI_DEFAULT_SOCKET ".\n"
-         "Under the names sbatch, squeue, scancel, sinfo, sacct, sshare, scontrol, sprio, srun, salloc, sdiag and sacctmgr "
+         "Under the names sbatch, squeue, scancel, sinfo, sacct, sshare, scontrol, sprio, srun, salloc, sdiag, sacctmgr and sstat "
          "the same binary accepts Slurm's options and prints Slurm's formats.\n.SH VERBS\n");
   for (size_t i = 0; i < NVERBS; i++) {
     printf(".TP\n.B phalanx ");

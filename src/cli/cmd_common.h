@@ -86,6 +86,7 @@ int px_cmd_sshare(int argc, char **argv, bool native);
 int px_cmd_sprio(int argc, char **argv, bool native);
 int px_cmd_sdiag(int argc, char **argv, bool native); /* cmd_sdiag.c */
 int px_cmd_sacctmgr(int argc, char **argv, bool native); /* cmd_sacctmgr.c */
+int px_cmd_sstat(int argc, char **argv, bool native);    /* cmd_sstat.c */
 int px_cmd_scontrol(int argc, char **argv, bool native);
 /* scontrol create reservation KEY=VALUE... (cmd_reserve.c). */
 int px_scontrol_create_resv(struct px_cmd *c, int argc, char **argv);

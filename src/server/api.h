@@ -76,6 +76,7 @@ json_t *px_api_body_object(struct px_api_call *c);
 void px_api_submit(struct px_api_call *c);
 void px_api_jobs_list(struct px_api_call *c);
 void px_api_job_show(struct px_api_call *c);
+void px_api_job_stat(struct px_api_call *c);
 void px_api_job_cancel(struct px_api_call *c);
 void px_api_job_hold(struct px_api_call *c);
 void px_api_job_release(struct px_api_call *c);

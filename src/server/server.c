@@ -215,6 +215,8 @@ void px_server_free(struct px_server *s) {
   px_outbox_free(s->outbox);
   px_steps_free(s->steps);
   px_mail_free(s->mailer);
+  json_decref(s->usage);
+  json_decref(s->usage_nodes);
   px_svc_server_free(s->svc);
   px_blob_unref(s->state_metrics);
   px_blob_unref(s->nodes_blob);

@@ -50,6 +50,7 @@ enum px_req_kind {
   PX_REQ_RELEASE,
   PX_REQ_UPDATE,
   PX_REQ_JOB_SHOW,
+  PX_REQ_JOB_STAT,             /* sstat: the running job's use (loop/usage.c) */
   PX_REQ_NODE_DRAIN,
   PX_REQ_NODE_RESUME,
   PX_REQ_PART_DOWN,            /* r->node names the partition */

@@ -121,6 +121,7 @@ struct px_server {
   struct px_outbox *outbox;
   struct px_steps *steps;       /* job steps (loop/steps.c), main thread only; NULL until one */
   struct px_mailer *mailer;     /* MailProg runs in flight (loop/mail.c); NULL until one */
+  json_t *usage, *usage_nodes;  /* running jobs' use per node, for sstat (loop/usage.c) */
   struct px_svc_server *svc;    /* services (server/svc/svc_server.h) */
   struct px_ha *ha;             /* high availability (journal/ha.c); NULL without --ha */
   struct px_queue queue;

@@ -506,6 +506,7 @@ static void job_request(struct px_api_call *c, enum px_req_kind kind) {
 }
 
 void px_api_job_show(struct px_api_call *c) { job_request(c, PX_REQ_JOB_SHOW); }
+void px_api_job_stat(struct px_api_call *c) { job_request(c, PX_REQ_JOB_STAT); }
 void px_api_job_cancel(struct px_api_call *c) { job_request(c, PX_REQ_CANCEL); }
 void px_api_job_hold(struct px_api_call *c) { job_request(c, PX_REQ_HOLD); }
 void px_api_job_release(struct px_api_call *c) { job_request(c, PX_REQ_RELEASE); }

@@ -26,6 +26,7 @@ static const struct px_route routes[] = {
     {"POST", "/v1/jobs", px_api_submit, false, false},
     {"GET", "/v1/jobs", px_api_jobs_list, false, true},
     {"GET", "/v1/jobs/{}", px_api_job_show, false, false},
+    {"GET", "/v1/jobs/{}/stat", px_api_job_stat, false, false},
     {"DELETE", "/v1/jobs/{}", px_api_job_cancel, false, false},
     {"PATCH", "/v1/jobs/{}", px_api_job_update, false, false},
     {"POST", "/v1/jobs/{}/hold", px_api_job_hold, false, false},

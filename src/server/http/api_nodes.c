@@ -126,12 +126,20 @@ void px_api_agent_heartbeat(struct px_api_call *c) {
   struct node_body nb = {""};
   struct px_diag d;
   px_diag_clear(&d);
-  int rc = px_jf_decode(body, fields, 1, &nb, NULL, "", &d);
+  json_t *jobs = json_object_get(body, "jobs"); /* the running jobs' use, for sstat (loop/usage.c) */
+  int rc = jobs && !json_is_array(jobs) ? px_diag_set(&d, PX_EINVAL, -1, "jobs: not an array") : 0;
+  if (!rc && jobs) r.text = json_dumps(jobs, JSON_COMPACT);
+  json_object_del(body, "jobs");
+  if (!rc) rc = px_jf_decode(body, fields, 1, &nb, NULL, "", &d);
   json_decref(body);
   if (!rc && !nb.node[0]) rc = px_diag_set(&d, PX_EINVAL, -1, "node: required");
-  if (rc) return px_api_error_diag(c, rc, &d);
+  if (rc) {
+    px_req_fini(&r);
+    return px_api_error_diag(c, rc, &d);
+  }
   memcpy(r.node, nb.node, sizeof r.node);
   px_api_call_main(c, &r);
+  px_req_fini(&r);
 }
 
 /* POST /v1/agent/gpu: a GPU fault (proto/gpu_msg.h). */

@@ -507,6 +507,7 @@ static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) 
   if (!n->registered || n->down)
     return px_req_error(r, 409, "REGISTER", "node: %s must register first", r->node);
   n->last_heartbeat = now;
+  px_usage_note(s, r->node, r->text, now);
   if (px_node_reboot_due(s, (uint32_t)idx)) return px_req_answer(r, 200, strdup("{\"reboot\":true}"));
   answer_ok(r);
 }
@@ -556,6 +557,7 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_RELEASE: hold_release(s, r, now); break;
     case PX_REQ_UPDATE: update(s, r, now); break;
     case PX_REQ_JOB_SHOW: show(s, r); break;
+    case PX_REQ_JOB_STAT: px_usage_answer(s, r); break;
     case PX_REQ_NODE_DRAIN:
     case PX_REQ_NODE_RESUME: drain_resume(s, r, now); break;
     case PX_REQ_PART_DOWN:

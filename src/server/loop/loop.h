@@ -8,6 +8,7 @@
 #ifndef PX_SERVER_LOOP_LOOP_H
 #define PX_SERVER_LOOP_LOOP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct px_server;
@@ -37,6 +38,11 @@ struct px_blob *px_resv_blob(struct px_server *s);
 
 /* ---- job steps (steps.c), on the main thread ---- */
 void px_steps_handle(struct px_server *s, struct px_req *r, int64_t now);
+
+/* ---- sstat's figures (usage.c), on the main thread ---- */
+/* A heartbeat's running jobs (JSON array text, NULL: none). */
+void px_usage_note(struct px_server *s, const char *node, const char *jobs_text, int64_t now);
+void px_usage_answer(struct px_server *s, struct px_req *r); /* PX_REQ_JOB_STAT */
 
 /* ---- --mail-type (mail.c), on the main thread ---- */
 struct px_event;
