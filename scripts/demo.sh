@@ -47,7 +47,7 @@ if ! server_built; then
 fi
 
 bin=$tmp/bin; mkdir -p "$bin"
-for c in sbatch squeue scancel sinfo sacct sshare sprio scontrol srun sdiag sacctmgr; do ln -s "$px" "$bin/$c"; done
+for c in sbatch squeue scancel sinfo sacct sshare sprio scontrol srun sdiag sacctmgr sstat; do ln -s "$px" "$bin/$c"; done
 export PATH=$bin:$PATH
 
 # a tiny OCI image from this machine's busybox, for the container part (docs/containers.md)
@@ -135,6 +135,29 @@ if [ ${#images[@]} -gt 0 ]; then
 else
   echo; echo "(no container image: busybox or crun is missing; make deps installs them)"
 fi
+echo; echo "== inside a running job: phalanx exec (srun --pty gives a terminal the same way: docs/interactive.md), then sstat"
+wid=$(sbatch --parsable -J work -t 5 --wrap 'python3 -c "b = bytearray(48 << 20); b[::4096] = bytes(len(b) // 4096); import time; time.sleep(30)"')
+for _ in $(seq 1 50); do [ "$(squeue -h -j "$wid" -o %T)" = RUNNING ] && break; sleep 0.2; done
+echo "hello from the demo" | "$px" exec "$wid" -- sh -c 'cat; echo "(in job $SLURM_JOB_ID on $SLURMD_NODENAME)"' ||
+  echo "(exec failed: see the message above)"
+for _ in $(seq 1 50); do
+  [ "$(sstat -n -P -j "$wid" -o MaxRSS 2>/dev/null | tr -d K)" -gt 40000 ] 2>/dev/null && break; sleep 0.2
+done
+sstat -j "$wid" -o JobID,MaxRSS,MaxRSSNode,AveCPU,NTasks || echo "(sstat failed: see the message above)"
+scancel "$wid"
+echo; echo "== a web session: a small HTTP server as a job, at an authenticated URL on the server (phalanx session)"
+sout=$("$px" session start -t 5 --idle 0:30 -- sh -c 'exec python3 -m http.server --bind 127.0.0.1 $PORT' 2>&1)
+sed 's/phalanx_token=[^ ]*/phalanx_token=.../' <<<"$sout"
+surl=$(grep -o 'https\?://[^ ]*' <<<"$sout" | tail -1)
+if [ -n "$surl" ]; then
+  curl -s --cacert "$tmp/cluster/tls/ca.pem" -o /dev/null -w "with the link's token: HTTP %{http_code}\n" "$surl"
+  curl -s --cacert "$tmp/cluster/tls/ca.pem" -o /dev/null -w "without it: HTTP %{http_code}\n" "${surl%%\?*}"
+  scancel "$(grep -o 'job [0-9]*' <<<"$sout" | head -1 | cut -d' ' -f2)"
+fi
+echo; echo "== a maintenance reservation, made and removed as a Slurm site does"
+scontrol create reservation ReservationName=maint Nodes=dev4 StartTime=now+1hour Duration=60 Flags=MAINT &&
+  scontrol delete ReservationName=maint && echo "Reservation maint deleted"
+
 echo; echo "== usage report"
 "$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
 echo; echo "== what-if on this cluster's own history: export the finished jobs, replay them under FIFO (docs/simulator.md)"

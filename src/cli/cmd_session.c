@@ -172,8 +172,10 @@ static int start(struct px_cmd *c, struct px_jobspec *spec, const struct px_cli_
   int64_t life = spec->time_limit_s > 0 && spec->time_limit_s < 30 * 86400 ? spec->time_limit_s : 12 * 3600;
   if (session_url(c, id, life, url, sizeof url)) return 1;
   printf("Session %llu is ready: %s\n", (unsigned long long)id, url);
-  printf("It ends after %lld minutes unused, at its time limit, or with: phalanx cancel %llu\n",
-         (long long)(idle_s / 60), (unsigned long long)id);
+  char idle[32];
+  px_cli_fmt_hms(idle, sizeof idle, idle_s); /* Slurm's [D-]HH:MM:SS: 30 s is not "0 minutes" */
+  printf("It ends after %s unused, at its time limit, or with: phalanx cancel %llu\n", idle,
+         (unsigned long long)id);
   return 0;
 }
 
