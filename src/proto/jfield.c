@@ -256,7 +256,7 @@ void px_jbuf_add(struct px_jbuf *b, const char *s, size_t n) {
   b->p[b->len] = '\0';
 }
 
-static void write_str(struct px_jbuf *b, const char *s, size_t len) {
+void px_jbuf_str(struct px_jbuf *b, const char *s, size_t len) {
   static const char hex[] = "0123456789abcdef";
   px_jbuf_add(b, "\"", 1);
   size_t run = 0; /* bytes that need no escaping are copied in runs */
@@ -317,17 +317,17 @@ void px_jf_write(struct px_jbuf *b, const struct px_jfield *f, size_t n, const v
     if (is_default(&f[i], base)) continue;
     if (!first) px_jbuf_add(b, ",", 1);
     first = false;
-    write_str(b, f[i].name, strlen(f[i].name));
+    px_jbuf_str(b, f[i].name, strlen(f[i].name));
     px_jbuf_add(b, ":", 1);
     switch (f[i].type) {
-      case PX_JF_STR: write_str(b, *(char *const *)p, strlen(*(char *const *)p)); break;
-      case PX_JF_CHARS: write_str(b, p, strnlen(p, f[i].size)); break;
+      case PX_JF_STR: px_jbuf_str(b, *(char *const *)p, strlen(*(char *const *)p)); break;
+      case PX_JF_CHARS: px_jbuf_str(b, p, strnlen(p, f[i].size)); break;
       case PX_JF_STRV: {
         char **v = *(char **const *)p;
         px_jbuf_add(b, "[", 1);
         for (size_t k = 0; v[k]; k++) {
           if (k) px_jbuf_add(b, ",", 1);
-          write_str(b, v[k], strlen(v[k]));
+          px_jbuf_str(b, v[k], strlen(v[k]));
         }
         px_jbuf_add(b, "]", 1);
         break;

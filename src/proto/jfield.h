@@ -84,6 +84,8 @@ struct px_jbuf {
   int err; /* PX_ENOMEM once an append failed; later appends do nothing */
 };
 void px_jbuf_add(struct px_jbuf *b, const char *s, size_t n);
+/* s[0..len) as a JSON string: quoted, with '"', '\\' and control bytes escaped. */
+void px_jbuf_str(struct px_jbuf *b, const char *s, size_t len);
 /* Writes the table's members ("k":v pairs, comma-separated, no braces) of
  * base, exactly as px_jf_encode + json_dumps(JSON_COMPACT) would, without
  * building a jansson tree (ten times faster: listings of 100,000 jobs). */

@@ -17,25 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/error.h"
+#include "proto/jfield.h"
 
-static int grow(struct px_acct_text *t, size_t more) {
-  if (t->len + more + 1 <= t->cap) return 0;
-  size_t cap = t->cap ? t->cap : 4096;
-  while (cap < t->len + more + 1) cap *= 2;
-  char *p = realloc(t->buf, cap);
-  if (!p) return t->err = PX_ENOMEM;
-  t->buf = p;
-  t->cap = cap;
-  return 0;
-}
-
-static void raw(struct px_acct_text *t, const char *s, size_t n) {
-  if (t->err || grow(t, n)) return;
-  memcpy(t->buf + t->len, s, n);
-  t->len += n;
-  t->buf[t->len] = '\0';
-}
+static void raw(struct px_acct_text *t, const char *s, size_t n) { px_jbuf_add(&t->b, s, n); }
 
 static void fmt(struct px_acct_text *t, const char *f, ...) __attribute__((format(printf, 2, 3)));
 static void fmt(struct px_acct_text *t, const char *f, ...) {
@@ -47,22 +31,8 @@ static void fmt(struct px_acct_text *t, const char *f, ...) {
   if (n > 0) raw(t, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
 }
 
-/* A JSON string: quote, backslash and control characters escaped; the
- * bytes are the store's, which took them from validated UTF-8 input. */
-static void str(struct px_acct_text *t, const char *s) {
-  raw(t, "\"", 1);
-  const char *run = s;
-  for (const char *p = s; *p; p++) {
-    unsigned char c = (unsigned char)*p;
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    raw(t, run, (size_t)(p - run));
-    if (c == '"' || c == '\\') raw(t, (char[]){'\\', (char)c}, 2);
-    else fmt(t, "\\u%04x", c);
-    run = p + 1;
-  }
-  raw(t, run, strlen(run));
-  raw(t, "\"", 1);
-}
+/* The store's bytes came from validated UTF-8 input (proto/jfield.c escapes). */
+static void str(struct px_acct_text *t, const char *s) { px_jbuf_str(&t->b, s, strlen(s)); }
 
 /* ,"key": then the value; zero and empty values are left out. */
 static void key(struct px_acct_text *t, const char *k) {
@@ -123,9 +93,9 @@ void px_acct_text_row(struct px_acct_text *t, const struct px_acct_row *r) {
 
 char *px_acct_text_end(struct px_acct_text *t) {
   raw(t, "]}", 2);
-  if (t->err) {
-    free(t->buf);
-    t->buf = NULL;
+  if (t->b.err) {
+    free(t->b.p);
+    t->b.p = NULL;
   }
-  return t->buf;
+  return t->b.p;
 }

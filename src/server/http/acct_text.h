@@ -7,12 +7,12 @@
 
 #include <stddef.h>
 
+#include "proto/jfield.h"
 #include "store/store.h"
 
 struct px_acct_text {
-  char *buf;
-  size_t len, cap, rows;
-  int err;                      /* PX_ENOMEM once a write failed */
+  struct px_jbuf b;             /* b.err: PX_ENOMEM once a write failed */
+  size_t rows;
 };
 
 /* {"jobs":[ ... ]}: begin, one call per row, then end: the text (malloc'd;

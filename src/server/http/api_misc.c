@@ -271,7 +271,7 @@ void px_api_usage(struct px_api_call *c) {
 static int acct_row(void *ctx, const struct px_acct_row *r) {
   struct px_acct_text *t = ctx;
   px_acct_text_row(t, r);
-  return t->err;
+  return t->b.err;
 }
 
 void px_api_accounting(struct px_api_call *c) {
