@@ -31,6 +31,7 @@
 #include "server/loop/loop.h"
 #include "server/tables.h"
 #include "util/log.h"
+#include "util/units.h"
 
 #define MAIL_RUNNING_MAX 64
 
@@ -50,12 +51,8 @@ static bool wants(const char *types, const char *word) {
   return false;
 }
 
-static void hms(char *buf, size_t n, int64_t s) {
-  if (s < 0) s = 0;
-  if (s >= 86400) snprintf(buf, n, "%lld-%02lld:%02lld:%02lld", (long long)(s / 86400), (long long)(s / 3600 % 24),
-                           (long long)(s / 60 % 60), (long long)(s % 60));
-  else snprintf(buf, n, "%02lld:%02lld:%02lld", (long long)(s / 3600), (long long)(s / 60 % 60), (long long)(s % 60));
-}
+
+static int64_t since(int64_t now, int64_t t) { return now > t ? now - t : 0; } /* a clock step back: 0 */
 
 /* The subject and the state name for ev on j, or false: nothing to send. */
 static bool subject(const struct px_sjob *j, const struct px_event *ev, int64_t now, char *buf, size_t n,
@@ -64,11 +61,11 @@ static bool subject(const struct px_sjob *j, const struct px_event *ev, int64_t 
   char t[32];
   unsigned long long id = (unsigned long long)j->id;
   if (ev->kind == PX_EV_START && wants(types, "BEGIN")) {
-    hms(t, sizeof t, now - (j->eligible ? j->eligible : j->submit));
+    px_duration_format_hms(since(now, j->eligible ? j->eligible : j->submit), t, sizeof t);
     *state = "RUNNING";
     return snprintf(buf, n, "Slurm Job_id=%llu Name=%s Began, Queued time %s", id, name, t) > 0;
   }
-  hms(t, sizeof t, j->start ? now - j->start : 0);
+  px_duration_format_hms(j->start ? since(now, j->start) : 0, t, sizeof t);
   if (ev->kind == PX_EV_REQUEUE && wants(types, "REQUEUE")) {
     *state = "REQUEUED";
     return snprintf(buf, n, "Slurm Job_id=%llu Name=%s Requeued, Run time %s, REQUEUED", id, name, t) > 0;
