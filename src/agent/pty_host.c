@@ -64,7 +64,9 @@ static void run_child(const char *slave_name, bool raw, char **argv) {
     }
   }
   dup2(s, 0), dup2(s, 1), dup2(s, 2);
-  if (s > 2) close(s);
+  /* the relay's connection (and libcurl's own descriptors) stay ours: CMD
+   * holding them would keep a left session open, or write into its stream */
+  close_range(3, ~0U, 0);
   signal(SIGTERM, SIG_DFL), signal(SIGPIPE, SIG_DFL);
   execvp(argv[0], argv);
   dprintf(2, "%s: %s\r\n", argv[0], strerror(errno));

@@ -62,7 +62,9 @@ type_line 'sleep 3319'
 wait_for 30 pgrep -f '^sleep 3319$' >/dev/null || fail "the second remote sleep did not start"
 tm send-keys -t t C-z
 expect_screen 20 'Stopped +sleep 3319' "Ctrl-Z stops the foreground job"
-type_line 'kill -9 %1; echo "killed=$((2+2))"'
+# wait reaps it: a killed job bash has not reaped yet still counts as
+# stopped, and `exit` would refuse ("There are stopped jobs.")
+type_line 'kill -9 %1; wait %1; echo "killed=$((2+2))"'
 expect_screen 20 '^killed=4$' "the shell after Ctrl-Z"
 type_line 'exit 7'
 # a person waits for the local prompt: keys typed before srun ends go to the remote shell
@@ -111,8 +113,11 @@ fi
 # the user leaves first (the client killed, as by a closed terminal): the
 # remote command gets SIGHUP and the step ends
 mkfifo "$tmp/in" && exec 9<>"$tmp/in" # input that stays open
-phalanx exec "$bj" -- sleep 3173 <"$tmp/in" &
+# (the client must be connected first: a session whose user never came ends
+# only after the relay's 60 s wait)
+phalanx exec "$bj" -- sh -c 'echo connected; exec sleep 3173' <"$tmp/in" >"$tmp/exec.out" &
 client=$!
+wait_for 30 grep -q connected "$tmp/exec.out" || fail "exec's output did not reach its client"
 wait_for 30 pgrep -f '^sleep 3173$' >/dev/null || fail "exec's sleep did not start"
 kill -TERM $client
 wait $client
@@ -145,7 +150,8 @@ tpath=$(jq -r .terminal.path <<<"$ans") secret=$(jq -r .terminal.secret <<<"$ans
 [ ${#secret} = 64 ] && [ "$secret" != mine ] || fail "the terminal's credential: $ans"
 upgrade() { curl -s -o "$tmp/up.out" -w '%{http_code}' --max-time 2 --unix-socket "$PHALANX_SERVER" \
   -H 'Connection: Upgrade' -H 'Upgrade: phalanx-pty' -H "X-Phalanx-Secret: $1" "http://x$tpath"; }
-[ "$(upgrade "${secret%?}0")" = 403 ] && grep -q "not the session's credential" "$tmp/up.out" || fail "a wrong credential: $(cat "$tmp/up.out")"
+wrong=${secret%?}0; [ "$wrong" != "$secret" ] || wrong=${secret%?}1 # one secret in 16 ends in 0
+[ "$(upgrade "$wrong")" = 403 ] && grep -q "not the session's credential" "$tmp/up.out" || fail "a wrong credential: $(cat "$tmp/up.out")"
 [ "$(upgrade "$secret")" = 101 ] || fail "the credential did not open the stream: $(cat "$tmp/up.out")"
 code=$(upgrade "$secret") # used: refused (403), or the session it opened has ended since (404)
 [ "$code" = 403 ] && grep -q "already used" "$tmp/up.out" || [ "$code" = 404 ] || fail "a used credential: $code $(cat "$tmp/up.out")"

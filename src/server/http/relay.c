@@ -40,6 +40,7 @@
 struct side {
   bool claimed, here;
   MHD_socket sock;
+  MHD_socket wire;              /* the connection's own socket (not sock when TLS) */
   struct MHD_UpgradeResponseHandle *urh;
   char *extra;                  /* bytes MHD read past the request head */
   size_t nextra;
@@ -171,8 +172,19 @@ static void splice_sides(struct relay *r) {
   }
 }
 
-static void close_side(struct side *s) {
+/* Ends the side's connection itself, not only our end of it: over TLS,
+ * libmicrohttpd forwards between sock and the wire, and after our close it
+ * may wait for the idle peer's next bytes before closing the wire (a pty
+ * host whose command prints nothing never learnt that its user left). A
+ * shutdown of the wire ends it at once; the descriptor stays
+ * libmicrohttpd's, closed by it after the CLOSE action. */
+static void shut_side(struct side *s) {
   shutdown(s->sock, SHUT_RDWR);
+  if (s->wire != MHD_INVALID_SOCKET && s->wire != s->sock) shutdown(s->wire, SHUT_RDWR);
+}
+
+static void close_side(struct side *s) {
+  shut_side(s);
   MHD_upgrade_action(s->urh, MHD_UPGRADE_ACTION_CLOSE);
 }
 
@@ -229,14 +241,16 @@ static bool start_thread(struct relay *r) {
 /* MHD hands over the upgraded socket: the side is here. */
 static void on_upgrade(void *cls, struct MHD_Connection *c, void *req_cls, const char *extra_in,
                        size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh) {
-  (void)c, (void)req_cls;
+  (void)req_cls;
   struct arrival *a = cls;
   struct relay *r = a->r;
   struct side *s = &r->side[a->side];
   free(a);
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   pthread_mutex_lock(&mu);
   r->pending--;
   s->sock = sock;
+  s->wire = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
   s->urh = urh;
   if (r->closing || (!r->thread_started && !start_thread(r))) { /* too late, or cannot relay */
     close_side(s);
@@ -320,7 +334,7 @@ void px_relay_stop(void) {
   for (struct relay *r = sessions; r; r = r->next) {
     pthread_cond_signal(&r->cv);
     for (int i = 0; i < RELAY_SIDES; i++)
-      if (r->side[i].here) shutdown(r->side[i].sock, SHUT_RDWR); /* the splice sees the end */
+      if (r->side[i].here) shut_side(&r->side[i]); /* the splice sees the end */
   }
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
