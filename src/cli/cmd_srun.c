@@ -7,7 +7,8 @@
  * SLURM_STEP_ID, ...), each task's share of the job's GPUs with
  * --gpus-per-task, output streamed (prefixed "N: " with -l), and the highest
  * task exit status returned. That covers the common single-node
- * `srun python train.py` lines. A step over several nodes goes to the
+ * `srun python train.py` lines. The server still records such a step
+ * (srun_local.c): its id, its end and what its tasks used, for sacct. A step over several nodes goes to the
  * server, whose agents start its tasks on every node (cmd_srun_step.c).
  * Outside an allocation, srun allocates a job that runs this
  * step in it (cmd_srun_alloc.c); in a salloc shell its step goes through
@@ -21,11 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cmd_common.h"
 #include "cli/ctr_env.h"
+#include "cli/srun_local.h"
 #include "cli/step_files.h"
 
 #define MAX_TASKS 1024
@@ -43,20 +46,6 @@ struct step {
 static const char *env_or(const char *name, const char *dflt) {
   const char *v = getenv(name);
   return v && *v ? v : dflt;
-}
-
-/* The next step id of this job: a per-job counter file, appended to with
- * O_APPEND so concurrent sruns get distinct ids. */
-static uint32_t next_step_id(const char *job) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/phalanx-steps-%s-%u", env_or("TMPDIR", "/tmp"), job,
-           (unsigned)getuid());
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return 0;
-  off_t id = lseek(fd, 0, SEEK_END);
-  if (write(fd, ".", 1) != 1) id = 0;
-  close(fd);
-  return (uint32_t)id;
 }
 
 static void set_num(const char *name, unsigned long v) {
@@ -141,7 +130,26 @@ done:
   free(plen);
 }
 
-static int run_tasks(struct step *s, char **argv) {
+/* Waits for task r: its exit status for srun's, its usage added to u. */
+static int reap_task(const struct step *s, uint32_t r, pid_t pid, struct px_local_usage *u) {
+  int st = 0;
+  struct rusage ru = {0};
+  while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR) {}
+  int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  if (WIFSIGNALED(st)) {
+    fprintf(stderr, "srun: error: %s: task %u: %s\n", s->node, r, strsignal(WTERMSIG(st)));
+    if (!u->term_signal) u->term_signal = WTERMSIG(st);
+  } else if (code) {
+    fprintf(stderr, "srun: error: %s: task %u: Exited with exit code %d\n", s->node, r, code);
+    if (code > u->exit_code) u->exit_code = code;
+  }
+  if ((uint64_t)ru.ru_maxrss > u->peak_rss_kib) u->peak_rss_kib = (uint64_t)ru.ru_maxrss;
+  u->cpu_time_ms += (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+  return code;
+}
+
+static int run_tasks(struct step *s, char **argv, struct px_local_usage *u) {
   pid_t pids[MAX_TASKS];
   int fds[MAX_TASKS];
   fflush(NULL);
@@ -165,13 +173,7 @@ static int run_tasks(struct step *s, char **argv) {
   if (s->x.label) pump_labelled(fds, s->ntasks);
   int worst = 0;
   for (uint32_t r = 0; r < s->ntasks; r++) {
-    int st;
-    while (waitpid(pids[r], &st, 0) < 0 && errno == EINTR) {}
-    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    if (WIFSIGNALED(st))
-      fprintf(stderr, "srun: error: %s: task %u: %s\n", s->node, r, strsignal(WTERMSIG(st)));
-    else if (code)
-      fprintf(stderr, "srun: error: %s: task %u: Exited with exit code %d\n", s->node, r, code);
+    int code = reap_task(s, r, pids[r], u);
     if (code > worst) worst = code;
   }
   return worst;
@@ -213,10 +215,15 @@ static int step_in_allocation(struct step *s, int argc, char **argv, int first) 
     px_cmd_error(&s->cmd, "Invalid number of tasks: %u", s->ntasks);
     return 1;
   }
-  s->node = env_or("SLURMD_NODENAME", env_or("SLURM_JOB_NODELIST", "localhost"));
-  s->step_id = next_step_id(job);
+  const char *here = getenv("SLURMD_NODENAME");
+  s->node = here && *here ? here : env_or("SLURM_JOB_NODELIST", "localhost");
+  bool recorded;
+  s->step_id = px_srun_local_start(&s->cmd, job, here && *here ? here : NULL, argv + first, s->ntasks, &recorded);
   job_gpus(s);
-  return run_tasks(s, argv + first);
+  struct px_local_usage u = {0};
+  int rc = run_tasks(s, argv + first, &u);
+  if (recorded) px_srun_local_end(&s->cmd, job, s->step_id, &u);
+  return rc;
 }
 
 int px_cmd_srun(int argc, char **argv, bool native) {

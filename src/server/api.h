@@ -112,6 +112,7 @@ void px_api_step_create(struct px_api_call *c);
 void px_api_steps_list(struct px_api_call *c);
 void px_api_step_show(struct px_api_call *c);
 void px_api_step_cancel(struct px_api_call *c);
+void px_api_step_end(struct px_api_call *c);
 void px_api_terminal(struct px_api_call *c);
 void px_api_session(struct px_api_call *c);    /* api_session.c: /sessions/{job}/..., a reverse proxy */   /* relay.c: GET /v1/terminals/{id}, an upgrade */
 void px_api_ui_file(struct px_api_call *c);

@@ -64,6 +64,7 @@ enum px_req_kind {
   PX_REQ_STEP_SHOW,
   PX_REQ_STEP_LIST,
   PX_REQ_STEP_CANCEL,
+  PX_REQ_STEP_END,              /* a step srun ran itself has ended */
   PX_REQ_SVC_APPLY,             /* services (server/svc/): r->text the spec, r->reason a workdir */
   PX_REQ_SVC_SCALE,             /* r->node the service, r->job_id the count */
   PX_REQ_SVC_DELETE,

@@ -7,7 +7,8 @@
  * A STEP record's "step" object is one of
  *
  *   {"op":"start","restart":R,"step_id":S,"name":"python","time":T,
- *    "nodes":["n01","n02"],"tasks":[4,4],"out_dir":"/abs","pty":false}
+ *    "nodes":["n01","n02"],"tasks":[4,4],"out_dir":"/abs","pty":false,
+ *    "local":false}
  *   {"op":"end","restart":R,"step_id":S,"node":"n01","state":"COMPLETED",
  *    "exit_code":0,"term_signal":0,"peak_mem_mib":M,"cpu_time_ms":C,"time":T}
  *   {"op":"cancel","restart":R,"step_id":S}
@@ -107,10 +108,10 @@ char *px_step_rec_start(const struct px_server *s, const struct px_sstep *t, int
     json_array_append_new(nodes, json_string(s->conf->nodes[t->node[i]].name));
     json_array_append_new(tasks, json_integer(t->tasks[i]));
   }
-  json_t *o = json_pack("{ss sI sI ss sI so so ss sb}", "op", "start", "restart", (json_int_t)t->restart,
+  json_t *o = json_pack("{ss sI sI ss sI so so ss sb sb}", "op", "start", "restart", (json_int_t)t->restart,
                         "step_id", (json_int_t)t->step_id, "name", t->name ? t->name : "",
                         "time", (json_int_t)now, "nodes", nodes, "tasks", tasks, "out_dir",
-                        t->out_dir ? t->out_dir : "", "pty", t->pty);
+                        t->out_dir ? t->out_dir : "", "pty", t->pty, "local", t->local);
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   return text;
@@ -155,7 +156,8 @@ static int fold_start(struct px_server *s, uint64_t job, const json_t *o) {
                          .start_time = json_integer_value(json_object_get(o, "time")),
                          .name = strdup(str_or(json_object_get(o, "name"), "")),
                          .out_dir = strdup(str_or(json_object_get(o, "out_dir"), "")),
-                         .pty = json_is_true(json_object_get(o, "pty"))};
+                         .pty = json_is_true(json_object_get(o, "pty")),
+                         .local = json_is_true(json_object_get(o, "local"))};
   int rc = t->name && t->out_dir ? px_sstep_alloc(t, (uint32_t)n) : PX_ENOMEM;
   for (uint32_t i = 0; !rc && i < n; i++) {
     int idx = px_node_index(s, json_string_value(json_array_get(nodes, i)));

@@ -25,6 +25,7 @@ struct px_sstep {
   char *name;                    /* the command's argv[0] (sacct JobName) */
   char *out_dir;                 /* where its tasks write (phalanx attach follows it) */
   bool pty;                      /* a terminal step: its output goes to the terminal */
+  bool local;                    /* run by srun itself on its node, which reports the end */
   int64_t start_time, end_time;  /* end: the last node's report */
   uint64_t peak_mem_mib;         /* the largest of its nodes' */
   uint64_t cpu_time_ms;          /* the sum of its nodes' */

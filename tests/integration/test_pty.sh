@@ -144,7 +144,7 @@ msg=$(post_step '{"argv":["true"],"out_dir":"'"$tmp"'/work/.t","pty":true,"nodes
 msg=$(post_step '{"argv":["true"],"out_dir":"'"$tmp"'/work/.t","pty":true,"node":"nope"}' | jq -r .error.message)
 [ "$msg" = "step.node: nope is not one of job $bj's nodes" ] || fail "pty on a node not the job's: $msg"
 msg=$(post_step '{"argv":["true"],"out_dir":"'"$tmp"'/work/.t","node":"dev1"}' | jq -r .error.message)
-[ "$msg" = 'step.node: only a terminal step ("pty":true) names its node' ] || fail "node without pty: $msg"
+[ "$msg" = 'step.node: only a terminal step ("pty":true) or a local one names its node' ] || fail "node without pty: $msg"
 ans=$(post_step '{"argv":["sleep","30"],"out_dir":"'"$tmp"'/work/.t","pty":true,"pty_secret":"mine"}')
 tpath=$(jq -r .terminal.path <<<"$ans") secret=$(jq -r .terminal.secret <<<"$ans")
 [ ${#secret} = 64 ] && [ "$secret" != mine ] || fail "the terminal's credential: $ans"

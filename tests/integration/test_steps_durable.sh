@@ -7,7 +7,9 @@
 #      the server and still returns the step's status
 #   2  task 1 exits 3
 # Then sacct lists N.batch, N.0, N.1, N.2 with their own states, exit codes,
-# node counts, MaxRSS and TotalCPU, as Slurm 22.05's sacct does.
+# node counts, MaxRSS and TotalCPU, as Slurm 22.05's sacct does. A second
+# job mixes steps srun runs itself on the batch node (-N 1) with one the
+# agents run: one sequence of ids, all in sacct with what they used.
 source "$(dirname "$0")/lib_dev.sh"
 mkdir -p "$tmp/work"
 start_dev "sbatch squeue sacct srun" --nodes 2 --cpus 8 --mem-mib 16384
@@ -72,4 +74,44 @@ kib=${rss%K}
 [[ $cpu =~ ^[0-9]{2}:[0-9]{2}\.[0-9]{3}$ ]] && awk -F: -v c="$cpu" 'BEGIN { split(c, p, ":"); exit !(p[1] * 60 + p[2] >= 0.6) }' ||
   fail "step 0 TotalCPU '$cpu', want MM:SS.mmm of at least 0.6 s"
 echo "ok   sacct lists the batch step and steps 0-2 with their states, exit codes, MaxRSS ($rss) and TotalCPU ($cpu)"
+
+cat >"$work/local.sh" <<SH
+#!/bin/bash
+#SBATCH -N 2 -t 5
+srun -N 1 -n 2 python3 $work/hold.py
+echo "rl0 \$?"
+srun bash -c 'echo agents \$SLURM_STEP_ID'
+srun -N 1 -n 1 bash -c 'echo local \$SLURM_STEP_ID; exit 4'
+echo "rl2 \$?"
+SH
+out=$(sbatch -A ops -o "$work/local.out" "$work/local.sh" 2>&1)
+lid=${out#Submitted batch job }
+wait_for 90 sh -c "sacct -X -n -P -o State -j $lid | grep -qx COMPLETED" ||
+  { fail "job $lid did not complete: $(sacct -X -n -P -o State -j "$lid") $(cat local.out)"; exit 1; }
+got=$(grep -v -e '^agents' -e '^srun: ' local.out; grep '^agents' local.out | sort -u)
+grep -qx 'srun: error: dev1: task 0: Exited with exit code 4' local.out || fail "srun's error line: $(cat local.out)"
+[ "$got" = "rl0 0
+local 2
+rl2 4
+agents 1" ] || fail "srun's own steps and the agents' share one id sequence: $(cat local.out)"
+rows=$(sacct -n -P -o JobID,JobName,State,ExitCode,NNodes -j "$lid")
+want="$lid|local.sh|COMPLETED|0:0|2
+$lid.batch|batch|COMPLETED|0:0|1
+$lid.0|python3|COMPLETED|0:0|1
+$lid.1|bash|COMPLETED|0:0|2
+$lid.2|bash|FAILED|4:0|1"
+[ "$rows" = "$want" ] || fail "sacct with srun's own steps:
+$rows
+want
+$want"
+rss=$(sacct -n -P -o JobID,MaxRSS -j "$lid" | awk -F'|' -v s="$lid.0" '$1 "" == s "" { print $2 }')
+kib=${rss%K}
+[[ $kib =~ ^[0-9]+$ ]] && [ "$kib" -ge 65536 ] || fail "srun's own step 0 MaxRSS '$rss', want at least 64 MiB"
+api() { curl -s --unix-socket "${PHALANX_SERVER#unix:}" -H 'Content-Type: application/json' -d "$2" "http://px/v1/jobs/$1/end"; }
+msg=$(api "$lid/steps/0" '{"exit_code":300}' | jq -r .error.message)
+[ "$msg" = "end.exit_code: 300 is not 0-255" ] || fail "a bad end: $msg"
+msg=$(api "$lid/steps/1" '{"exit_code":0}' | jq -r .error.message)
+[ "$msg" = "step $lid.1 is run by the agents: they report its end" ] || fail "an agents' step's end from a client: $msg"
+[ "$(sacct -n -P -o JobID,State -j "$lid" | grep "^$lid\.0|")" = "$lid.0|COMPLETED" ] || fail "a refused end changed step $lid.0"
+echo "ok   srun's own steps (-N 1) recorded: ids in one sequence with the agents', sacct rows with node counts, exit codes and MaxRSS ($rss); bad ends refused by field"
 [ "$fails" = 0 ]

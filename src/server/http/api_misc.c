@@ -35,6 +35,7 @@ static const struct px_route routes[] = {
     {"GET", "/v1/jobs/{}/steps", px_api_steps_list, false, false},
     {"GET", "/v1/jobs/{}/steps/{}", px_api_step_show, false, false},
     {"DELETE", "/v1/jobs/{}/steps/{}", px_api_step_cancel, false, false},
+    {"POST", "/v1/jobs/{}/steps/{}/end", px_api_step_end, false, false},
     /* open: each side brings its one-time credential (relay.c) */
     {"GET", "/v1/terminals/{}", px_api_terminal, true, false},
     /* open: the session checks its own credentials (a browser's cookie; api_session.c) */
@@ -145,6 +146,7 @@ static bool journals(const struct px_req *r) {
   case PX_REQ_STEP_SHOW:
   case PX_REQ_STEP_LIST:
   case PX_REQ_STEP_CANCEL:
+  case PX_REQ_STEP_END:
   case PX_REQ_SVC_SHOW:
   case PX_REQ_SVC_ENDPOINTS:
   case PX_REQ_SVC_LOAD:

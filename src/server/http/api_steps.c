@@ -73,13 +73,13 @@ static void terminal_answer(struct px_api_call *c, const struct terminal *t) {
 /* ---- the endpoints ---- */
 
 /* "/v1/jobs/J/steps[/N]": the route table keeps only the last {} segment. */
-static bool parse_path(struct px_api_call *c, struct px_req *r, bool with_step) {
+static bool parse_path(struct px_api_call *c, struct px_req *r, bool with_step, const char *suffix) {
   unsigned long long job = 0;
   unsigned step = 0;
   int used = 0;
   bool ok = with_step ? sscanf(c->url, "/v1/jobs/%llu/steps/%u%n", &job, &step, &used) == 2
                       : sscanf(c->url, "/v1/jobs/%llu/steps%n", &job, &used) == 1;
-  if (!ok || c->url[used]) {
+  if (!ok || strcmp(c->url + used, suffix)) {
     px_api_error(c, 400, "INVALID", "%s: must be a number", with_step ? "step id" : "job id");
     return false;
   }
@@ -91,11 +91,12 @@ static bool parse_path(struct px_api_call *c, struct px_req *r, bool with_step) 
 static void call(struct px_api_call *c, enum px_req_kind kind, bool with_step) {
   struct px_req r = {.kind = kind, .who = c->who};
   struct terminal t = {0};
-  if (!parse_path(c, &r, with_step)) return;
-  if (kind == PX_REQ_STEP_ADD) {
-    if (!c->body || !c->body_len) return px_api_error(c, 400, "INVALID", "body: a step is required");
-    if (!(r.text = step_text(c, &t))) return;
-  }
+  bool end = kind == PX_REQ_STEP_END;
+  if (!parse_path(c, &r, with_step, end ? "/end" : "")) return;
+  if ((kind == PX_REQ_STEP_ADD || end) && (!c->body || !c->body_len))
+    return px_api_error(c, 400, "INVALID", "body: %s is required", end ? "the step's end" : "a step");
+  if (kind == PX_REQ_STEP_ADD && !(r.text = step_text(c, &t))) return;
+  if (end && !(r.text = strndup(c->body, c->body_len))) return px_api_error(c, 503, "NOMEM", "out of memory");
   px_api_call_main(c, &r);
   terminal_answer(c, &t);
   px_req_fini(&r);
@@ -105,3 +106,4 @@ void px_api_step_create(struct px_api_call *c) { call(c, PX_REQ_STEP_ADD, false)
 void px_api_steps_list(struct px_api_call *c) { call(c, PX_REQ_STEP_LIST, false); }
 void px_api_step_show(struct px_api_call *c) { call(c, PX_REQ_STEP_SHOW, true); }
 void px_api_step_cancel(struct px_api_call *c) { call(c, PX_REQ_STEP_CANCEL, true); }
+void px_api_step_end(struct px_api_call *c) { call(c, PX_REQ_STEP_END, true); }

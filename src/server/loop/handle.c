@@ -574,7 +574,8 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_STEP_ADD:
     case PX_REQ_STEP_SHOW:
     case PX_REQ_STEP_LIST:
-    case PX_REQ_STEP_CANCEL: px_steps_handle(s, r, now); break;
+    case PX_REQ_STEP_CANCEL:
+    case PX_REQ_STEP_END: px_steps_handle(s, r, now); break;
     case PX_REQ_SVC_APPLY:
     case PX_REQ_SVC_SCALE:
     case PX_REQ_SVC_DELETE:

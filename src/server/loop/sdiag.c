@@ -154,6 +154,7 @@ static const struct {
     {"POST /v1/jobs/{}/steps", "REQUEST_JOB_STEP_CREATE", 5001},
     {"GET /v1/jobs/{}/steps", "REQUEST_JOB_STEP_INFO", 2005},
     {"DELETE /v1/jobs/{}/steps/{}", "REQUEST_CANCEL_JOB_STEP", 5005},
+    {"POST /v1/jobs/{}/steps/{}/end", "REQUEST_STEP_COMPLETE", 5016},
     {"GET /v1/nodes", "REQUEST_NODE_INFO", 2007},
     {"GET /slurm/v0.0.39/nodes", "REQUEST_NODE_INFO", 2007},
     {"GET /v1/nodes/{}", "REQUEST_NODE_INFO_SINGLE", 2040},

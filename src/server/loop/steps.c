@@ -9,6 +9,9 @@
  *   GET    /v1/jobs/{id}/steps        every step the server remembers of the job
  *   GET    /v1/jobs/{id}/steps/{n}    its state on each node and the exit codes
  *   DELETE /v1/jobs/{id}/steps/{n}    SIGTERM to its tasks, SIGKILL after KillWait
+ *   POST   /v1/jobs/{id}/steps/{n}/end {"exit_code":E,...}: how a "local" step
+ *                                      ended (srun ran its tasks itself, on
+ *                                      the batch node; no orders go out)
  *
  * Only the job's user (or an operator) runs steps in it, and only while it
  * runs; a step runs as the job's user whoever asked for it. A step is durable: its start, each node's end and a cancel are
@@ -27,9 +30,8 @@
 
 #include "core/event.h"
 #include "proto/agent_msg.h"
-#include "proto/container_spec.h"
-#include "proto/json_rd.h"
 #include "server/loop/loop.h"
+#include "server/loop/step_body.h"
 #include "server/nodes/nodes.h"
 #include "server/step_table.h"
 #include "server/tables.h"
@@ -37,104 +39,10 @@
 
 #define STEP_NODES_MAX 4096
 
-/* ---- the request body ---- */
-
-struct step_body {
-  char **argv, **env, *cwd, *out_dir, *distribution;
-  struct px_jobspec ctr; /* only its container_* fields: srun --container-image and the rest */
-  uint32_t nargv, nenv, nodes, ntasks, per_node, gpus_per_task;
-  /* a terminal step: the relay session the HTTP layer opened (api_steps.c) */
-  bool pty, raw;
-  char *pty_session, *pty_secret, *node; /* node: the terminal's (srun --pty -w), NULL: the first */
-  uint32_t rows, cols;
-};
-
-static void body_fini(struct step_body *b) {
-  free(b->pty_session);
-  free(b->pty_secret);
-  free(b->node);
-  px_strv_free(b->argv);
-  px_strv_free(b->env);
-  free(b->cwd);
-  free(b->out_dir);
-  free(b->distribution);
-  px_jobspec_fini(&b->ctr);
-}
-
-/* "pty":true: one task on the job's first node, in a relay session. */
-static void pty_decode(struct px_rd *rd, struct step_body *b) {
-  px_rd_bool(rd, "pty", false, &b->pty);
-  px_rd_bool(rd, "raw", false, &b->raw);
-  px_rd_u32(rd, "rows", false, &b->rows);
-  px_rd_u32(rd, "cols", false, &b->cols);
-  px_rd_str(rd, "pty_session", false, &b->pty_session);
-  px_rd_str(rd, "pty_secret", false, &b->pty_secret);
-  px_rd_str(rd, "node", false, &b->node);
-  if (!rd->err && b->node && !b->pty) px_rd_fail(rd, "node", "only a terminal step (\"pty\":true) names its node");
-  if (rd->err || !b->pty) return;
-  if (b->rows > 65535 || b->cols > 65535) px_rd_fail(rd, b->rows > 65535 ? "rows" : "cols", "more than 65535");
-  else if (b->nodes > 1) px_rd_fail(rd, "nodes", "a terminal runs on one node, not %u", b->nodes);
-  else if (b->ntasks > 1 || b->per_node > 1) px_rd_fail(rd, "ntasks", "a terminal runs one task");
-  else if (!b->pty_session || !b->pty_secret) px_rd_fail(rd, "pty", "no relay session (the server opens it)");
-  b->nodes = b->ntasks = 1;
-  b->per_node = 0;
-}
-
-static int body_decode(const char *text, struct step_body *b, uint32_t job_nodes, struct px_diag *d) {
-  json_t *j;
-  int rc = px_rd_parse(text, &j, d);
-  if (rc) return rc;
-  struct px_rd rd;
-  px_rd_init(&rd, j, "step", d);
-  px_rd_strv(&rd, "argv", true, &b->argv, &b->nargv);
-  px_rd_strv(&rd, "env", false, &b->env, &b->nenv);
-  px_rd_str(&rd, "cwd", false, &b->cwd);
-  px_rd_str(&rd, "out_dir", true, &b->out_dir);
-  px_rd_u32(&rd, "nodes", false, &b->nodes);
-  px_rd_u32(&rd, "ntasks", false, &b->ntasks);
-  px_rd_u32(&rd, "ntasks_per_node", false, &b->per_node);
-  px_rd_u32(&rd, "gpus_per_task", false, &b->gpus_per_task);
-  px_rd_str(&rd, "distribution", false, &b->distribution);
-  px_rd_str(&rd, "container_image", false, &b->ctr.container_image);
-  px_rd_str(&rd, "container_mounts", false, &b->ctr.container_mounts);
-  px_rd_str(&rd, "container_workdir", false, &b->ctr.container_workdir);
-  px_rd_str(&rd, "container_env", false, &b->ctr.container_env);
-  pty_decode(&rd, b);
-  struct px_diag cwhy;
-  if (!rd.err && px_container_spec_check(&b->ctr, "", &cwhy)) { /* "container_x: why": the field, then why */
-    size_t f = strcspn(cwhy.msg, ":");
-    char field[32];
-    snprintf(field, sizeof field, "%.*s", (int)(f < sizeof field ? f : sizeof field - 1), cwhy.msg);
-    px_rd_fail(&rd, field, "%s", cwhy.msg[f] ? cwhy.msg + f + 2 : cwhy.msg);
-  }
-  if (!rd.err && b->distribution) { /* srun -m: Slurm's grammar, the job spec's check */
-    struct px_jobspec probe;
-    px_jobspec_init(&probe);
-    probe.distribution = b->distribution;
-    probe.nodelist = "-"; /* arbitrary: the step's nodes are the job's */
-    struct px_diag why;
-    if (px_jobspec_check_launch(&probe, &why)) px_rd_fail(&rd, "distribution", "%s", why.msg);
-  }
-  if (!rd.err && b->gpus_per_task > 64) px_rd_fail(&rd, "gpus_per_task", "%u is more than 64", b->gpus_per_task);
-  if (!rd.err && !b->nargv) px_rd_fail(&rd, "argv", "must not be empty");
-  if (!rd.err && b->out_dir[0] != '/') px_rd_fail(&rd, "out_dir", "must be an absolute path");
-  if (!rd.err && b->cwd && b->cwd[0] != '/') px_rd_fail(&rd, "cwd", "must be an absolute path");
-  for (uint32_t i = 0; !rd.err && i < b->nenv; i++)
-    if (!strchr(b->env[i], '=') || b->env[i][0] == '=') px_rd_fail(&rd, "env", "entry %u is not K=V", i);
-  if (!rd.err && b->nodes > job_nodes)
-    px_rd_fail(&rd, "nodes", "%u is more than the job's %u nodes", b->nodes, job_nodes);
-  if (!rd.err && b->ntasks && b->per_node) px_rd_fail(&rd, "ntasks_per_node", "give ntasks or ntasks_per_node, not both");
-  if (!rd.err && (b->ntasks > 65536 || b->per_node > 1024)) px_rd_fail(&rd, b->ntasks ? "ntasks" : "ntasks_per_node", "too many tasks");
-  rc = px_rd_done(&rd);
-  json_decref(j);
-  return rc;
-}
-
-/* Nodes and tasks per node: a block distribution, as the job's own (nodes.c);
- * fewer tasks than nodes use fewer nodes, as Slurm's srun. */
-/* The job's node the terminal asked for (an index into j->alloc), 0 when
- * none was named, -1 (answered) when it is not one of the job's. */
-static int terminal_node(struct px_server *s, struct px_req *r, const struct step_body *b, const struct px_sjob *j) {
+/* The job's node a terminal or a local step names (an index into
+ * j->alloc), 0 when none was named, -1 (answered) when it is not one of the
+ * job's. */
+static int step_node(struct px_server *s, struct px_req *r, const struct px_step_body *b, const struct px_sjob *j) {
   for (uint32_t i = 0; b->node && i < j->nalloc; i++)
     if (!strcmp(s->conf->nodes[j->alloc[i].node].name, b->node)) return (int)i;
   if (!b->node) return 0;
@@ -142,7 +50,9 @@ static int terminal_node(struct px_server *s, struct px_req *r, const struct ste
   return -1;
 }
 
-static int layout(struct px_sstep *t, const struct step_body *b, const struct px_sjob *j, uint32_t first) {
+/* Nodes and tasks per node: a block distribution, as the job's own (nodes.c);
+ * fewer tasks than nodes use fewer nodes, as Slurm's srun. */
+static int layout(struct px_sstep *t, const struct px_step_body *b, const struct px_sjob *j, uint32_t first) {
   uint32_t n = b->nodes ? b->nodes : j->nalloc;
   if (b->ntasks && b->ntasks < n) n = b->ntasks;
   uint32_t total = b->ntasks ? b->ntasks : (b->per_node ? b->per_node : 1) * n;
@@ -155,7 +65,7 @@ static int layout(struct px_sstep *t, const struct step_body *b, const struct px
   return 0;
 }
 
-static void send_orders(struct px_server *s, const struct px_sstep *t, const struct step_body *b) {
+static void send_orders(struct px_server *s, const struct px_sstep *t, const struct px_step_body *b) {
   char **names = calloc(t->nnodes + 1, sizeof *names);
   if (!names) return;
   for (uint32_t i = 0; i < t->nnodes; i++) names[i] = (char *)s->conf->nodes[t->node[i]].name;
@@ -183,7 +93,7 @@ static void send_orders(struct px_server *s, const struct px_sstep *t, const str
 
 /* --gpus-per-task: every node must hold its tasks' share of the job's GPUs
  * there (Slurm refuses such a step too). 0, or PX_EINVAL with d filled. */
-static int gpus_fit(const struct px_sstep *t, const struct step_body *b, const struct px_server *s,
+static int gpus_fit(const struct px_sstep *t, const struct px_step_body *b, const struct px_server *s,
                     const struct px_sjob *j, struct px_diag *d) {
   for (uint32_t i = 0; b->gpus_per_task && i < t->nnodes; i++) {
     uint32_t have = (uint32_t)__builtin_popcountll(j->alloc[i].gpus);
@@ -231,25 +141,26 @@ static void step_add(struct px_server *s, struct px_req *r, int64_t now) {
   if (j->state != PX_JOB_RUNNING || j->preempting || j->cancelled_by) /* or it is ending */
     return px_req_error(r, 409, "STATE", "job %llu is not running (%s)", (unsigned long long)j->id,
                         j->cancelled_by ? "cancelled" : px_job_state_name(j->state));
-  struct step_body b = {0};
+  struct px_step_body b = {0};
   struct px_diag d;
   px_diag_clear(&d);
-  int rc = body_decode(r->text, &b, j->nalloc, &d);
+  int rc = px_step_body_decode(r->text, &b, j->nalloc, &d);
   if (rc) {
-    body_fini(&b);
+    px_step_body_fini(&b);
     return px_req_answer(r, px_error_http_status(rc), px_error_diag(px_error_code(rc), &d));
   }
-  int first = terminal_node(s, r, &b, j);
-  if (first < 0) return body_fini(&b);
-  struct px_sstep t = {.job_id = j->id, .restart = j->restarts, .pty = b.pty,
+  int first = step_node(s, r, &b, j);
+  if (first < 0) return px_step_body_fini(&b);
+  struct px_sstep t = {.job_id = j->id, .restart = j->restarts, .pty = b.pty, .local = b.local,
                        .step_id = px_steps_next_id(s->steps, j->id, j->restarts)};
-  if (layout(&t, &b, j, (uint32_t)first) || !(t.name = strdup(b.argv[0])) || !(t.out_dir = strdup(b.out_dir)))
+  if (layout(&t, &b, j, (uint32_t)first) || !(t.name = strdup(b.argv[0])) ||
+      !(t.out_dir = strdup(b.out_dir ? b.out_dir : "")))
     rc = PX_ENOMEM;
   else if ((rc = gpus_fit(&t, &b, s, j, &d))) rc = PX_EINVAL;
   else rc = record(s, j->id, px_step_rec_start(s, &t, now), now);
   const struct px_sstep *kept = rc ? NULL : px_steps_find(s->steps, j->id, j->restarts, t.step_id);
-  if (kept) send_orders(s, kept, &b);
-  body_fini(&b);
+  if (kept && !b.local) send_orders(s, kept, &b); /* a local step's tasks are srun's */
+  px_step_body_fini(&b);
   if (rc == PX_EINVAL) {
     px_sstep_drop(&t);
     return px_req_answer(r, 400, px_error_diag(px_error_code(PX_EINVAL), &d));
@@ -308,13 +219,24 @@ static void step_show(struct px_server *s, struct px_req *r, bool all) {
   json_decref(o);
 }
 
+/* The request's step of the caller's job (its current attempt); NULL when
+ * answered. */
+static struct px_sstep *own_step(struct px_server *s, struct px_req *r, struct px_sjob **job) {
+  struct px_sjob *j = *job = own_running_job(s, r);
+  struct px_sstep *t = j ? px_steps_find(s->steps, j->id, j->restarts, r->step_id) : NULL;
+  if (j && !t)
+    px_req_error(r, 404, "NOT_FOUND", "job %llu has no step %u (or it is forgotten)", (unsigned long long)j->id,
+                 r->step_id);
+  return t;
+}
+
 static void step_cancel(struct px_server *s, struct px_req *r, int64_t now) {
-  struct px_sjob *j = own_running_job(s, r);
-  if (!j) return;
-  struct px_sstep *t = px_steps_find(s->steps, j->id, j->restarts, r->step_id);
-  if (!t)
-    return px_req_error(r, 404, "NOT_FOUND", "job %llu has no step %u (or it is forgotten)",
-                        (unsigned long long)j->id, r->step_id);
+  struct px_sjob *j;
+  struct px_sstep *t = own_step(s, r, &j);
+  if (!t) return;
+  if (t->local) /* no agent knows its tasks: srun on the node is their parent */
+    return px_req_error(r, 409, "STATE", "step %llu.%u runs under srun on %s: signal that srun, or cancel the job",
+                        (unsigned long long)j->id, t->step_id, s->conf->nodes[t->node[0]].name);
   uint32_t id = t->step_id;
   if (!t->cancelled && record(s, j->id, px_step_rec_cancel(t), now))
     return px_req_error(r, 503, "UNAVAILABLE", "job %llu: the cancel could not be recorded", (unsigned long long)j->id);
@@ -330,12 +252,36 @@ static void step_cancel(struct px_server *s, struct px_req *r, int64_t now) {
   px_req_answer(r, 200, strdup("{}"));
 }
 
+/* How a step srun ran itself ended: its one node's end, journaled as an
+ * agent's report of a node's is (px_steps_report). */
+static void step_end(struct px_server *s, struct px_req *r, int64_t now) {
+  struct px_sjob *j;
+  struct px_sstep *t = own_step(s, r, &j);
+  if (!t) return;
+  if (!t->local)
+    return px_req_error(r, 409, "STATE", "step %llu.%u is run by the agents: they report its end",
+                        (unsigned long long)j->id, t->step_id);
+  struct px_step_end e;
+  struct px_diag d;
+  px_diag_clear(&d);
+  int rc = px_step_end_decode(r->text, &e, &d);
+  if (rc) return px_req_answer(r, px_error_http_status(rc), px_error_diag(px_error_code(rc), &d));
+  struct px_task_report rep = {.job_id = j->id, .exit_code = e.exit_code, .term_signal = e.term_signal,
+                               .peak_mem_mib = e.peak_mem_mib, .cpu_time_ms = e.cpu_time_ms,
+                               .restart_count = t->restart, .is_step = true, .step_id = t->step_id};
+  snprintf(rep.state, sizeof rep.state, "%s", e.exit_code || e.term_signal ? "FAILED" : "COMPLETED");
+  if (px_steps_report(s, &rep, (int)t->node[0], now) != 200)
+    return px_req_error(r, 503, "UNAVAILABLE", "job %llu: the step's end could not be recorded", (unsigned long long)j->id);
+  px_req_answer(r, 200, strdup("{}"));
+}
+
 void px_steps_handle(struct px_server *s, struct px_req *r, int64_t now) {
   switch (r->kind) {
     case PX_REQ_STEP_ADD: step_add(s, r, now); break;
     case PX_REQ_STEP_SHOW: step_show(s, r, false); break;
     case PX_REQ_STEP_LIST: step_show(s, r, true); break;
     case PX_REQ_STEP_CANCEL: step_cancel(s, r, now); break;
+    case PX_REQ_STEP_END: step_end(s, r, now); break;
     default: break;
   }
 }
