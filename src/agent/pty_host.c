@@ -49,21 +49,22 @@ static void on_term(int sig) { terminated = sig; }
 
 static int child_status(int ws) { return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws); }
 
+/* Input from a pipe: no echo, output bytes as written. Set by the parent
+ * before any input is relayed: set in the child, input that came first
+ * was echoed. */
+static void set_raw(int slave) {
+  struct termios t;
+  if (tcgetattr(slave, &t)) return;
+  t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+  t.c_oflag &= ~(tcflag_t)OPOST;
+  tcsetattr(slave, TCSANOW, &t);
+}
+
 /* The pty's slave as the child's controlling terminal, then CMD. */
-static void run_child(const char *slave_name, bool raw, char **argv) {
+static void run_child(int slave, char **argv) {
   setsid();
-  int s = open(slave_name, O_RDWR);
-  if (s < 0) _exit(126);
-  ioctl(s, TIOCSCTTY, 0);
-  if (raw) { /* input from a pipe: no echo, output bytes as written */
-    struct termios t;
-    if (!tcgetattr(s, &t)) {
-      t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
-      t.c_oflag &= ~(tcflag_t)OPOST;
-      tcsetattr(s, TCSANOW, &t);
-    }
-  }
-  dup2(s, 0), dup2(s, 1), dup2(s, 2);
+  ioctl(slave, TIOCSCTTY, 0);
+  dup2(slave, 0), dup2(slave, 1), dup2(slave, 2);
   /* the relay's connection (and libcurl's own descriptors) stay ours: CMD
    * holding them would keep a left session open, or write into its stream */
   close_range(3, ~0U, 0);
@@ -78,12 +79,16 @@ static int open_pty(struct host *h, const char *rows, const char *cols, bool raw
   char name[128];
   if (h->master < 0 || grantpt(h->master) || unlockpt(h->master) || ptsname_r(h->master, name, sizeof name))
     return fprintf(stderr, "pty-host: cannot open a pseudo-terminal: %s\n", strerror(errno)), -1;
+  int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (slave < 0) return fprintf(stderr, "pty-host: cannot open %s: %s\n", name, strerror(errno)), -1;
+  if (raw) set_raw(slave);
   struct winsize ws = {.ws_row = (unsigned short)strtoul(rows ? rows : "24", NULL, 10),
                        .ws_col = (unsigned short)strtoul(cols ? cols : "80", NULL, 10)};
   if (ws.ws_row && ws.ws_col) ioctl(h->master, TIOCSWINSZ, &ws);
   h->child = fork();
+  if (h->child == 0) run_child(slave, argv);
+  close(slave);
   if (h->child < 0) return fprintf(stderr, "pty-host: fork: %s\n", strerror(errno)), -1;
-  if (h->child == 0) run_child(name, raw, argv);
   h->pidfd = (int)syscall(SYS_pidfd_open, h->child, 0);
   fcntl(h->master, F_SETFL, fcntl(h->master, F_GETFL) | O_NONBLOCK);
   return 0;
