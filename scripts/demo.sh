@@ -84,7 +84,7 @@ sleep 6
 SH
 sbatch gang.sh
 for i in 1 2 3 4 5 6 7 8; do sbatch -J pair$i --gres=gpu:2 -A speech -t 5 --wrap "sleep $((2 + i % 3))"; done
-sbatch -J vision2 --gres=gpu:1 -A vision -t 5 --wrap "echo vision got its turn"
+sbatch -J vision2 --gres=gpu:1 -A vision -t 5 --wrap 'srun bash -c "echo vision got its turn"'
 sbatch -J arr --array=0-3 --gres=gpu:1 -A speech -t 5 --wrap 'echo task $SLURM_ARRAY_TASK_ID; sleep 1'
 
 echo; echo "== the queue, as it moves (32 GPUs: some jobs wait for Resources, vision2 for its account)"
@@ -99,7 +99,8 @@ done
 
 echo; echo "== the gang's output (its srun step ran one task on each node)"; cat slurm-*.out | grep -E 'nodes=|step rank' || true
 api() { curl -sf --unix-socket "$PHALANX_SERVER" "http://localhost$1"; }
-echo; echo "== sacct (the gang's batch step and its srun step, journaled: gang.batch, gang.0)"
+echo; echo "== sacct (batch steps and srun steps, journaled: the gang's ran on both nodes through the agents,"
+echo "   vision2's one-node step was run by srun itself in the batch script and recorded by the server)"
 sacct -o JobID,JobName,Account,AllocCPUS,State,ExitCode,NNodes,MaxRSS,TotalCPU || { echo "(from the API instead)"; api '/v1/accounting?since=1d' |
   jq -r '.jobs[] | "\(.job_id)\t\(.spec.name)\t\(.spec.account)\t\(.state)"'; }
 echo; echo "== fair share (sshare -a)"; sshare -a || echo "(sshare failed: see the message above)"
