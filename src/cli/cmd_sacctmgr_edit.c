@@ -250,10 +250,22 @@ static int send_one(struct px_cmd *c, json_t *body) {
 }
 
 /* One request per name (and per account of a user). */
+static bool new_default(const struct change *ch) { return ch->op == MODIFY && ch->entity == USER && ch->defacct; }
+
+/* modify user set defaultaccount=A: the association with A becomes the default. */
+static json_t *default_request(const char *name, const char *account) {
+  return json_pack("{ss ss ss ss sb}", "op", "modify", "entity", "user", "name", name, "account", account,
+                   "default_account", 1);
+}
+
 static int send_all(struct px_cmd *c, const struct change *ch) {
   char names[1024], accts[1024];
   snprintf(names, sizeof names, "%s", ch->names);
   for (char *s1 = NULL, *n = strtok_r(names, ",", &s1); n; n = strtok_r(NULL, ",", &s1)) {
+    if (new_default(ch)) { /* then the settings, if any, to the associations named */
+      if (send_one(c, default_request(n, ch->defacct))) return 1;
+      if (!json_object_size(ch->set)) continue;
+    }
     if (ch->entity != USER || !ch->accounts) {
       if (send_one(c, request(ch, n, NULL))) return 1;
       continue;
@@ -326,6 +338,14 @@ static int existing(const struct change *ch, const char *n, const char *a, FILE 
   return k;
 }
 
+/* 1 (after Slurm's words) when user n has no association with the new default account. */
+static int not_associated_with_default(const struct change *ch, const char *n, const char *a, FILE *o) {
+  if (assoc_find(ch, ch->defacct, n, NULL)) return 0;
+  printf(" Can't modify because these users aren't associated with new default account '%s'...\n"
+         "  U = %s C = %s\n", ch->defacct, n, ch->cluster);
+  return 1;
+}
+
 static void say_add(const struct change *ch, FILE *o) {
   if (ch->entity == ACCOUNT) {
     fprintf(o, " Adding Account(s)\n");
@@ -386,11 +406,13 @@ static int summary(const struct change *ch, FILE *out) {
     if (out) fprintf(out, "%s\n  %s\n", ch->op == MODIFY ? " Modified qos..." : " Deleting QOS(s)...", ch->names);
     return 0;
   }
+  if (!out && new_default(ch) && each(ch, not_associated_with_default, NULL)) return 1;
   if (!out) {
     if (each(ch, existing, NULL)) return 0;
     printf(" Nothing %s\n", ch->op == MODIFY ? "modified" : "deleted");
     return 1;
   }
+  if (new_default(ch)) fprintf(out, " Modified users...\n"), each(ch, name_line, out);
   static const char *const head[2][2] = {{" Modified account associations...", " Modified user associations..."},
                                          {" Deleting accounts...", " Deleting user associations..."}};
   fprintf(out, "%s\n", head[ch->op == DELETE][ch->entity == USER]);

@@ -114,8 +114,10 @@ static int modify(struct px_conf *c, const struct px_acct_edit *e) {
     set_assoc(&c->accounts[a], e);
     return set_texts(c, &c->accounts[a], e);
   }
+  uint32_t last = PX_NONE;
   for (uint32_t i = 0; i < c->naccounts; i++)
-    if (user_leaf(c, i, e->name, e->account)) set_assoc(&c->accounts[i], e);
+    if (user_leaf(c, i, e->name, e->account)) set_assoc(&c->accounts[last = i], e);
+  if (e->default_account && last != PX_NONE) fix_default(c, e->name, last);
   return 0;
 }
 

@@ -192,7 +192,7 @@ struct px_acct_edit {
   const char *account;       /* USER: the association's account (ADD: required;
                                 MODIFY, DELETE: NULL = every association of the user) */
   const char *parent;        /* ADD ACCOUNT: NULL = root */
-  bool default_account;      /* ADD USER: it becomes the user's default account */
+  bool default_account;      /* USER, ADD or MODIFY with account: it becomes the user's default */
   const char *description, *organization; /* ACCOUNT: listing only (NULL: unchanged) */
   uint32_t set;              /* bit per enum px_acct_field given */
   uint64_t value[PX_ACCT_NFIELDS];

@@ -12,6 +12,10 @@
  * server's copy of the configuration follows with the same indexes
  * (conf/acct_edit.c).
  *
+ * A user's default association (where its jobs without --account go)
+ * is the one marked at addition or by a modification with account and
+ * default_account, else its first.
+ *
  * Rules, each refusal naming the field: a new account needs a live parent
  * and a name not taken; a user association needs its account; a deletion
  * is refused while the association (or, for an account, any of its users)
@@ -193,17 +197,22 @@ static int modify_assoc(struct px_core *c, const struct px_acct_edit *e, struct 
     pxc_acct_inherit(c, a);
     return 0;
   }
-  uint32_t acct = e->account ? find_account(c, e->account) : PX_NONE, user = pxc_lookup(c, e->name), n = 0;
+  uint32_t acct = e->account ? find_account(c, e->account) : PX_NONE, user = pxc_lookup(c, e->name), last = PX_NONE;
   if (e->account && acct == PX_NONE) return px_diag_set(d, PX_ENOENT, -1, "account: no account named %s", e->account);
-  for (uint32_t i = 0; user != PX_NONE && i < c->nassoc; i++) {
+  for (uint32_t i = 0; user != PX_NONE && i < c->nassoc; i++)
+    if (user_leaf(c, i, user, acct)) last = i;
+  if (last == PX_NONE)
+    return px_diag_set(d, PX_ENOENT, -1, "name: user %s has no association%s%s", e->name,
+                       e->account ? " with account " : "", e->account ? e->account : "");
+  if (e->default_account && !e->account)
+    return px_diag_set(d, PX_EINVAL, -1, "account: the new default account is named by account");
+  if (e->default_account && pxc_map_reserve(c, &c->default_assoc, 1)) return PX_ENOMEM;
+  for (uint32_t i = 0; i <= last; i++) {
     if (!user_leaf(c, i, user, acct)) continue;
     set_limits(&c->assoc[i], e);
     pxc_acct_inherit(c, i);
-    n++;
   }
-  if (!n)
-    return px_diag_set(d, PX_ENOENT, -1, "name: user %s has no association%s%s", e->name,
-                       e->account ? " with account " : "", e->account ? e->account : "");
+  if (e->default_account) pxc_map_put(c, &c->default_assoc, user, last); /* room reserved */
   return 0;
 }
 

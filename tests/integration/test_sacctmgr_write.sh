@@ -85,6 +85,19 @@ echo y | sacctmgr add account tmp >/dev/null
 assoc | grep -q '^tmp||1||$' || fail "confirmed add not applied: $(assoc)"
 ok "confirmation"
 
+# a user's default account (where jobs without --account go)
+out=$(sacctmgr -i modify user where name=pxalice set defaultaccount=physics </dev/null) &&
+  fail "default account without an association accepted: $out"
+grep -q "aren't associated with new default account 'physics'" <<<"$out" || fail "default refusal: $out"
+sacctmgr -i modify user where name=pxalice set defaultaccount=vision </dev/null >/dev/null ||
+  fail "modify defaultaccount"
+[ "$(sacctmgr -n -P show user where name=pxalice format=user,defacct)" = "pxalice|vision" ] ||
+  fail "default account: $(sacctmgr -n -P show user where name=pxalice format=user,defacct)"
+jd=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"d","hold":true}}' | jq .job_id)
+[ "$(api GET /v1/jobs/$jd | cut -d' ' -f2- | jq -r .spec.account)" = vision ] || fail "job without --account"
+expect 200 pxalice DELETE /v1/jobs/$jd >/dev/null
+ok "modify the default account"
+
 # a restarted server has every change (journal replay)
 stop_server
 start_server
@@ -93,6 +106,8 @@ assoc | grep -qx 'vision|pxalice|3||' || fail "user association after restart: $
 assoc | grep -q '^opsacct|' && assoc | grep -q '^tmp|' || fail "added accounts after restart: $(assoc)"
 [ "$(sacctmgr -n -P show qos format=name,priority)" = "normal|7" ] || fail "qos after restart"
 [ "$(job_state "$j")" = PENDING ] || fail "job after restart: $(job_state "$j")"
+[ "$(sacctmgr -n -P show user where name=pxalice format=user,defacct)" = "pxalice|vision" ] ||
+  fail "default account after restart"
 ok "restart keeps the changes"
 
 # once the job is gone the user, then the account, go; a restart agrees

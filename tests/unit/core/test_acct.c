@@ -175,6 +175,33 @@ static void deletions_move_the_default(void **state) {
   tc_close(&f);
 }
 
+/* modify with account and default_account: jobs without --account go there. */
+static void default_account_changes(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  tc_open(&f);
+  assert_int_equal(both(&f, add_account("vision", NULL), NULL), 0);
+  assert_int_equal(both(&f, add_user("alice", "vision"), NULL), 0);
+  struct px_diag d;
+  struct px_acct_edit m = {.op = PX_ACCT_MODIFY, .entity = PX_ACCT_USER, .name = "alice", .default_account = true};
+  assert_int_equal(both(&f, m, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "account: the new default account"));
+  m.account = "vision";
+  assert_int_equal(both(&f, m, &d), 0);
+  struct px_jobspec s = tc_spec("alice", 0, 1);
+  struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = 1, .spec = &s};
+  struct px_event_result res;
+  assert_int_equal(px_core_apply(f.core, &ev, 100, &res), 0);
+  assert_string_equal(f.conf->accounts[res.account].name, "vision");
+  uint32_t marked = 0;
+  for (uint32_t i = 0; i < f.conf->naccounts; i++)
+    if (f.conf->accounts[i].is_user && !strcmp(f.conf->accounts[i].name, "alice") &&
+        f.conf->accounts[i].is_default_account)
+      marked = f.conf->accounts[i].parent;
+  assert_string_equal(f.conf->accounts[marked].name, "vision"); /* the listing agrees */
+  tc_close(&f);
+}
+
 /* Past 64 accounts the partitions' account sets grow; a new account is
  * in none of them (AllowAccounts names the configuration's). */
 static void many_accounts_and_allow_lists(void **state) {
@@ -245,6 +272,7 @@ int main(void) {
       cmocka_unit_test(refusals_name_the_field_and_change_nothing),
       cmocka_unit_test(account_limits_reach_users),
       cmocka_unit_test(deletions_move_the_default),
+      cmocka_unit_test(default_account_changes),
       cmocka_unit_test(many_accounts_and_allow_lists),
       cmocka_unit_test(out_of_memory_changes_nothing),
   };
