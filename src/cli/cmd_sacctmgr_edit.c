@@ -125,9 +125,8 @@ static bool cond(struct change *ch, const char *key, const char *val) {
   if (!strcasecmp(key, "cluster") || !strcasecmp(key, "clusters")) return true; /* one cluster */
   for (size_t i = 0; i < sizeof conds / sizeof conds[0]; i++)
     if (!strcasecmp(key, conds[i].key)) {
-      /* modify user where name=U: the user; add user U account=A */
-      size_t off = ch->entity != USER && i >= 2 && i < 4 ? offsetof(struct change, names) : conds[i].off;
-      *(const char **)((char *)ch + off) = val;
+      if (ch->entity != USER && i >= 2 && i < 4) return false; /* user= names users only */
+      *(const char **)((char *)ch + conds[i].off) = val;
       return true;
     }
   return false;

@@ -5,9 +5,9 @@
  *
  * Indexes never move: the core and the listings address an account by its
  * index, so an added account or user association goes at the end and a
- * deleted one stays, marked deleted. Growing the array copies it into the
- * arena (the old copy stays there until the configuration is freed: a few
- * hundred bytes per change an administrator makes by hand).
+ * deleted one stays, marked deleted. The array grows by doubling into the
+ * arena; the old copies stay there until the configuration is freed (all
+ * of them together no larger than the last).
  */
 #include <string.h>
 
@@ -85,18 +85,23 @@ static int add(struct px_conf *c, const struct px_acct_edit *e) {
   bool user = e->entity == PX_ACCT_USER;
   uint32_t parent = px_conf_find_account(c, user ? e->account : e->parent ? e->parent : "root");
   if (parent == PX_NONE) return PX_ENOENT; /* the core checked it */
-  struct px_conf_account *v = px_arena_alloc(&c->arena, (c->naccounts + 1) * sizeof *v);
   const char *name = px_arena_strdup(&c->arena, e->name);
-  if (!v || !name) return PX_ENOMEM;
-  memcpy(v, c->accounts, c->naccounts * sizeof *v);
-  struct px_conf_account *a = &v[c->naccounts];
+  if (!name) return PX_ENOMEM;
+  if (c->naccounts >= c->accounts_cap) {
+    uint32_t cap = 2 * c->naccounts + 16;
+    struct px_conf_account *v = px_arena_alloc(&c->arena, cap * sizeof *v);
+    if (!v) return PX_ENOMEM;
+    memcpy(v, c->accounts, c->naccounts * sizeof *v);
+    c->accounts = v;
+    c->accounts_cap = cap;
+  }
+  struct px_conf_account *a = &c->accounts[c->naccounts];
   *a = (struct px_conf_account){.name = name, .parent = parent, .is_user = user, .fairshare = 1};
   a->grp_gpus = a->grp_cpus = a->grp_mem_mib = a->grp_nodes = PX_NOLIMIT;
   a->grp_jobs = a->max_jobs = a->max_submit_jobs = a->max_gpus_per_job = PX_NOLIMIT;
   a->borrow_limit_gpus = a->lend_limit_gpus = PX_NOLIMIT;
   set_assoc(a, e);
   if (!user && set_texts(c, a, e)) return PX_ENOMEM;
-  c->accounts = v;
   uint32_t idx = c->naccounts++;
   if (user) fix_default(c, e->name, e->default_account ? idx : PX_NONE);
   return 0;

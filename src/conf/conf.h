@@ -325,6 +325,7 @@ struct px_conf {
   uint32_t nblocks;
   struct px_conf_account *accounts;/* index 0 is the root ("root") */
   uint32_t naccounts;
+  uint32_t accounts_cap;           /* room in accounts once grown online (acct_edit.c); 0: naccounts */
   struct px_conf_qos *qos;         /* index 0 is "normal" (always present) */
   uint32_t nqos;
   struct px_conf_sched sched;

@@ -94,12 +94,18 @@ void pxc_acct_inherit(struct px_core *c, uint32_t a) {
 
 /* ---- add ---- */
 
-/* Room for one more association under parent; nothing visible changes. */
-static int reserve_one(struct px_core *c, uint32_t parent) {
-  struct pxc_assoc *v = pxc_realloc(c, c->assoc, ((size_t)c->nassoc + 2) * sizeof *v);
-  if (!v) return PX_ENOMEM;
-  c->assoc = v;
-  if (pxc_fs_reserve(c, c->nassoc + 1) || pxc_quota_grow(c, parent)) return PX_ENOMEM;
+/* Room for one more association; nothing visible changes. The arrays
+ * indexed by association (cap + 1 entries) double, so a script adding
+ * thousands of users one by one copies them a few times, not each time. */
+static int reserve_one(struct px_core *c) {
+  if (c->nassoc >= c->assoc_cap) {
+    uint32_t cap = 2 * (c->nassoc + 1);
+    struct pxc_assoc *v = pxc_realloc(c, c->assoc, ((size_t)cap + 1) * sizeof *v);
+    if (!v) return PX_ENOMEM;
+    c->assoc = v;
+    if (pxc_fs_reserve(c, cap) || pxc_quota_grow(c, cap)) return PX_ENOMEM;
+    c->assoc_cap = cap;
+  }
   if (c->nassoc / 64 < c->part_acct_words) return 0;
   /* the partitions' account sets gain a word (the new account is in none) */
   for (uint32_t p = 0; p < c->nparts; p++) {
@@ -133,6 +139,7 @@ static uint32_t link_new(struct px_core *c, uint32_t name, uint32_t parent, bool
   uint32_t *link = &p->first_child;
   while (*link != PX_NONE) link = &c->assoc[*link].next_sibling;
   *link = i;
+  pxc_quota_adopt(c, i);
   pxc_acct_inherit(c, i);
   pxc_fs_rows(c);
   return i;
@@ -144,7 +151,7 @@ static int add_account(struct px_core *c, const struct px_acct_edit *e, struct p
   if (find_account(c, e->name) != PX_NONE)
     return px_diag_set(d, PX_EEXIST, -1, "name: account %s already exists", e->name);
   if (parent == PX_NONE) return px_diag_set(d, PX_ENOENT, -1, "parent: no account named %s", pname);
-  if (pxc_intern(c, e->name, &name) || reserve_one(c, parent)) return PX_ENOMEM;
+  if (pxc_intern(c, e->name, &name) || reserve_one(c)) return PX_ENOMEM;
   link_new(c, name, parent, false, e);
   return 0;
 }
@@ -158,7 +165,7 @@ static int add_user(struct px_core *c, const struct px_acct_edit *e, struct px_d
   if (pxc_map_get(&c->assoc_by_user_acct, key, NULL))
     return px_diag_set(d, PX_EEXIST, -1, "name: user %s already has an association with account %s", e->name,
                        e->account);
-  if (reserve_one(c, acct) || pxc_map_reserve(c, &c->assoc_by_user_acct, 1) ||
+  if (reserve_one(c) || pxc_map_reserve(c, &c->assoc_by_user_acct, 1) ||
       pxc_map_reserve(c, &c->default_assoc, 1))
     return PX_ENOMEM;
   bool first = !pxc_map_get(&c->default_assoc, user, NULL);

@@ -228,7 +228,7 @@ static uint32_t qos_index(const struct px_core *c, const char *name) {
 }
 
 static int copy_accounts(struct px_core *c, const struct px_conf *conf) {
-  c->nassoc = conf->naccounts;
+  c->nassoc = c->assoc_cap = conf->naccounts;
   c->assoc = pxc_calloc(c, conf->naccounts + 1, sizeof *c->assoc);
   if (!c->assoc) return PX_ENOMEM;
   for (uint32_t i = 0; i < conf->naccounts; i++) {

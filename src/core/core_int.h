@@ -374,6 +374,7 @@ struct px_core {
   struct pxc_switch *switches;
 
   uint32_t nassoc, nuser_assoc;
+  uint32_t assoc_cap;                /* arrays indexed by association hold assoc_cap + 1 (acct.c) */
   struct pxc_assoc *assoc;
   struct pxc_map assoc_by_user_acct; /* (user id << 32 | account name id) -> assoc */
   struct pxc_map default_assoc;      /* user id -> first association */

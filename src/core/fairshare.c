@@ -50,7 +50,7 @@ void pxc_fs_rows(struct px_core *c) {
 }
 
 /* Each array grows on its own: one that grew and one that did not are both
- * still valid, so a failure changes nothing that is read. */
+ * still valid, so a failure changes nothing that is read. n + 1 entries. */
 int pxc_fs_reserve(struct px_core *c, uint32_t n) {
   void **v[] = {(void **)&c->share_rows, (void **)&c->fs_list, (void **)&c->fs_level_sum};
   size_t sz[] = {sizeof *c->share_rows, sizeof *c->fs_list, sizeof *c->fs_level_sum};
