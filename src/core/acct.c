@@ -79,7 +79,19 @@ static void set_limits(struct pxc_assoc *a, const struct px_acct_edit *e) {
   enum px_acct_field own[] = {PX_ACCT_MAX_JOBS, PX_ACCT_MAX_SUBMIT, PX_ACCT_MAX_GPUS_PER_JOB};
   for (size_t k = 0; k < 3; k++)
     if (has(e, own[k])) a->own_max[k] = e->value[own[k]];
-  if (has(e, PX_ACCT_FAIRSHARE) && !a->use_parent) a->shares = (uint32_t)e->value[PX_ACCT_FAIRSHARE];
+  if (has(e, PX_ACCT_FAIRSHARE)) a->shares = (uint32_t)e->value[PX_ACCT_FAIRSHARE];
+}
+
+/* A share count given to a FairShare=parent association makes it a level
+ * member of its own: every fair-share parent below is found again. */
+static void own_shares(struct px_core *c, uint32_t a, const struct px_acct_edit *e) {
+  if (!has(e, PX_ACCT_FAIRSHARE) || !c->assoc[a].use_parent) return;
+  c->assoc[a].use_parent = false;
+  for (uint32_t i = 0; i < c->nassoc; i++) {
+    uint32_t p = c->assoc[i].parent;
+    while (p != PX_NONE && c->assoc[p].use_parent) p = c->assoc[p].parent;
+    c->assoc[i].fs_parent = p;
+  }
 }
 
 void pxc_acct_inherit(struct px_core *c, uint32_t a) {
@@ -201,6 +213,7 @@ static int modify_assoc(struct px_core *c, const struct px_acct_edit *e, struct 
     uint32_t a = find_account(c, e->name);
     if (a == PX_NONE) return px_diag_set(d, PX_ENOENT, -1, "name: no account named %s", e->name);
     set_limits(&c->assoc[a], e);
+    own_shares(c, a, e);
     pxc_acct_inherit(c, a);
     return 0;
   }
@@ -217,6 +230,7 @@ static int modify_assoc(struct px_core *c, const struct px_acct_edit *e, struct 
   for (uint32_t i = 0; i <= last; i++) {
     if (!user_leaf(c, i, user, acct)) continue;
     set_limits(&c->assoc[i], e);
+    own_shares(c, i, e);
     pxc_acct_inherit(c, i);
   }
   if (e->default_account) pxc_map_put(c, &c->default_assoc, user, last); /* room reserved */

@@ -202,6 +202,29 @@ static void default_account_changes(void **state) {
   tc_close(&f);
 }
 
+/* A share count given to a FairShare=parent account makes it a member of
+ * its level: its share is normalised there at the next cycle. */
+static void shares_replace_fairshare_parent(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  px_testconf_user(f.conf, "dave", px_testconf_account(f.conf, "pa", 0, PX_FAIRSHARE_PARENT), 1);
+  tc_open(&f);
+  tc_cycle(&f, 100);
+  struct px_share_view v;
+  assert_true(share_of(f.core, f.conf, "pa", NULL, &v));
+  assert_true(v.shares_parent);
+  struct px_acct_edit m = {.op = PX_ACCT_MODIFY, .entity = PX_ACCT_ACCOUNT, .name = "pa"};
+  assert_int_equal(both(&f, set(m, PX_ACCT_FAIRSHARE, 3), NULL), 0);
+  tc_cycle(&f, 101);
+  assert_true(share_of(f.core, f.conf, "pa", NULL, &v));
+  assert_false(v.shares_parent);
+  assert_int_equal(v.raw_shares, 3);
+  assert_float_equal(v.norm_shares, 0.75, 1e-9); /* acct 1, pa 3 */
+  assert_true(share_of(f.core, f.conf, "pa", "dave", &v));
+  assert_float_equal(v.norm_shares, 1.0, 1e-9); /* alone in pa's level now */
+  tc_close(&f);
+}
+
 /* Past 64 accounts the partitions' account sets grow; a new account is
  * in none of them (AllowAccounts names the configuration's). */
 static void many_accounts_and_allow_lists(void **state) {
@@ -273,6 +296,7 @@ int main(void) {
       cmocka_unit_test(account_limits_reach_users),
       cmocka_unit_test(deletions_move_the_default),
       cmocka_unit_test(default_account_changes),
+      cmocka_unit_test(shares_replace_fairshare_parent),
       cmocka_unit_test(many_accounts_and_allow_lists),
       cmocka_unit_test(out_of_memory_changes_nothing),
   };
