@@ -123,3 +123,13 @@ start_server
 assoc | grep -q '^vision|' && fail "deleted account back after restart: $(assoc)"
 assoc | grep -qx 'ml|pxalice|1||' || fail "pxalice's other association: $(assoc)"
 ok "delete user and account, kept across a restart"
+
+# the accounts file stays the bootstrap: where an edit contradicts an online
+# change (tmp added online, then in the file), the file wins, with a warning
+echo 'Account=tmp Fairshare=9' >>"$T/accounts.conf"
+"$PHALANX" config check "$T/slurm.conf" >/dev/null || fail "config check"
+stop_server
+start_server
+assoc | grep -qx 'tmp||9||' || fail "the file's tmp: $(assoc)"
+grep -q 'the accounts change of tmp is refused now' "$T/server.log" || fail "no warning for the dropped change"
+ok "the accounts file wins over a contradicted online change"
