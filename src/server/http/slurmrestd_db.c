@@ -172,50 +172,61 @@ static json_t *assoc_json(const struct px_api_call *c, uint32_t i) {
   return o;
 }
 
-/* The children of account p that are (users) or are not user leaves, by name. */
-static size_t children(const struct px_conf *cf, uint32_t p, bool users, uint32_t *out) {
-  size_t n = 0;
-  for (uint32_t k = 0; k < cf->naccounts; k++) {
-    if (cf->accounts[k].parent != p || cf->accounts[k].is_user != users || cf->accounts[k].deleted) continue;
-    size_t j = n++;
-    for (; j > 0 && strcmp(cf->accounts[out[j - 1]].name, cf->accounts[k].name) > 0; j--) out[j] = out[j - 1];
-    out[j] = k;
-  }
-  return n;
-}
-
+/* Every live association's children grouped by parent (kids[first[p] ..
+ * first[p + 1])), each group its users, then its sub-accounts, by name:
+ * Slurm's order for the walk, in O(n log n) however many users the tree
+ * gained online. */
 struct assoc_walk {
   const struct px_api_call *c;
   const char *user, *account;
   json_t *rows;
-  uint32_t *scratch; /* naccounts per level, depth x naccounts in all */
+  uint32_t *first, *kids; /* naccounts + 2 offsets, naccounts children */
 };
+
+static int users_then_name(const void *x, const void *y, void *ctx) {
+  const struct px_conf *cf = ctx;
+  const struct px_conf_account *a = &cf->accounts[*(const uint32_t *)x], *b = &cf->accounts[*(const uint32_t *)y];
+  if (a->is_user != b->is_user) return a->is_user ? -1 : 1;
+  return strcmp(a->name, b->name);
+}
+
+static bool group_children(struct assoc_walk *w, const struct px_conf *cf) {
+  uint32_t n = cf->naccounts;
+  w->first = calloc((size_t)n + 2, sizeof *w->first);
+  w->kids = calloc((size_t)n + 1, sizeof *w->kids);
+  if (!w->first || !w->kids) return false;
+  for (uint32_t k = 0; k < n; k++) /* counts at p + 2, ends of groups after the sums */
+    if (!cf->accounts[k].deleted && cf->accounts[k].parent != PX_NONE) w->first[cf->accounts[k].parent + 2]++;
+  for (uint32_t i = 2; i < n + 2; i++) w->first[i] += w->first[i - 1];
+  for (uint32_t k = 0; k < n; k++) /* first[p + 1] runs from p's start to its end */
+    if (!cf->accounts[k].deleted && cf->accounts[k].parent != PX_NONE) w->kids[w->first[cf->accounts[k].parent + 1]++] = k;
+  for (uint32_t p = 0; p < n; p++)
+    qsort_r(w->kids + w->first[p], w->first[p + 1] - w->first[p], sizeof *w->kids, users_then_name, (void *)cf);
+  return true;
+}
 
 /* Slurm's order: an account, its users by name, then its sub-accounts by
  * name, each in turn. */
-static void walk(struct assoc_walk *w, uint32_t i, uint32_t depth) {
+static void walk(struct assoc_walk *w, uint32_t i) {
   const struct px_conf *cf = w->c->s->conf;
-  if (depth >= cf->naccounts) return; /* a tree is never deeper than its size */
-  uint32_t *kids = w->scratch + (size_t)depth * cf->naccounts;
-  const char *acct = cf->accounts[i].name;
-  bool acct_ok = !w->account || !strcmp(w->account, acct);
+  bool acct_ok = !w->account || !strcmp(w->account, cf->accounts[i].name);
   if (acct_ok && !w->user) json_array_append_new(w->rows, assoc_json(w->c, i));
-  size_t n = children(cf, i, true, kids);
-  for (size_t k = 0; acct_ok && k < n; k++)
-    if (!w->user || !strcmp(w->user, cf->accounts[kids[k]].name))
-      json_array_append_new(w->rows, assoc_json(w->c, kids[k]));
-  n = children(cf, i, false, kids);
-  for (size_t k = 0; k < n; k++) walk(w, kids[k], depth + 1);
+  for (uint32_t k = w->first[i]; k < w->first[i + 1]; k++) {
+    uint32_t x = w->kids[k];
+    if (!cf->accounts[x].is_user) walk(w, x);
+    else if (acct_ok && (!w->user || !strcmp(w->user, cf->accounts[x].name)))
+      json_array_append_new(w->rows, assoc_json(w->c, x));
+  }
 }
 
 void px_sr_db_associations(struct px_api_call *c) {
   const struct px_conf *cf = c->s->conf;
   pthread_rwlock_rdlock(&c->s->acct_lock);
-  struct assoc_walk w = {c, px_api_arg(c, "user"), px_api_arg(c, "account"), json_array(),
-                         calloc((size_t)cf->naccounts * cf->naccounts + 1, sizeof(uint32_t))};
-  if (w.rows && w.scratch && cf->naccounts) walk(&w, 0, 0); /* index 0 is the root */
+  struct assoc_walk w = {c, px_api_arg(c, "user"), px_api_arg(c, "account"), json_array(), NULL, NULL};
+  if (w.rows && cf->naccounts && group_children(&w, cf)) walk(&w, 0); /* index 0 is the root */
   pthread_rwlock_unlock(&c->s->acct_lock);
-  free(w.scratch);
+  free(w.first);
+  free(w.kids);
   json_t *o = px_sr_response(c, true);
   if (o && w.rows) json_object_set_new(o, "associations", w.rows);
   else json_decref(w.rows);
