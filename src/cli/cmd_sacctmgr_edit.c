@@ -127,6 +127,10 @@ static int word(struct px_sam *ch, char *w) {
   char *eq = strchr(w, '=');
   if (!eq) {
     if (!strcasecmp(w, "where") || !strcasecmp(w, "set")) return 0;
+    if (ch->names) {
+      fprintf(stderr, " Unknown option: %s (several names are one comma list: %s,%s)\n", w, ch->names, w);
+      return 1;
+    }
     ch->names = w;
     return 0;
   }

@@ -54,7 +54,10 @@ int px_sam_each(const struct px_sam *ch, int (*fn)(const struct px_sam *, const 
   return n;
 }
 
+/* Each name once (a user with several accounts: at its first). */
 static int name_line(const struct px_sam *ch, const char *n, const char *a, FILE *o) {
+  size_t k = a ? strlen(a) : 0;
+  if (a && (strncmp(ch->accounts, a, k) || (ch->accounts[k] && ch->accounts[k] != ','))) return 0;
   return fprintf(o, "  %s\n", n) > 0;
 }
 

@@ -69,6 +69,16 @@ grep -q 'rule accounts' <<<"$body" || fail "403 rule: $body"
 expect 201 pxoper POST /v1/accounts '{"op":"add","entity":"account","name":"opsacct","parent":"physics"}' >/dev/null
 ok "403 for a user, operators may"
 
+# comma lists: one association per user and account, each name said once
+out=$(sacctmgr -i add user pxbob,pxeve account=opsacct,vision MaxJobs=4 </dev/null)
+[ "$(grep -c '^  pxbob$' <<<"$out")" = 1 ] || fail "add users output: $out"
+[ "$(assoc | grep -c '^\(opsacct\|vision\)|\(pxbob\|pxeve\)|1||4$')" = 4 ] || fail "four associations: $(assoc)"
+sacctmgr -i delete user pxbob,pxeve account=opsacct,vision </dev/null >/dev/null || fail "delete users"
+assoc | grep -q '^\(opsacct\|vision\)|\(pxbob\|pxeve\)|' && fail "users left: $(assoc)"
+sacctmgr -i delete account vision opsacct 2>"$T/err" </dev/null && fail "two bare names accepted"
+grep -q 'several names are one comma list' "$T/err" || fail "two bare names: $(cat "$T/err")"
+ok "comma lists"
+
 # QoS limits
 sacctmgr -i modify qos normal set priority=7 MaxWall=2:00:00 </dev/null | grep -qx ' Modified qos...' ||
   fail "modify qos"
