@@ -135,7 +135,7 @@ int px_cmd_sacctmgr(int argc, char **argv, bool native) {
   struct px_cmd c;
   px_cmd_init(&c, native ? "phalanx accounts" : "sacctmgr", !native);
   struct px_sacctmgr_opts o = {0};
-  bool immediate = false;
+  bool immediate = false, quiet = false;
   int opt, rc;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "npPiQh", longopts, NULL)) != -1) {
@@ -144,7 +144,7 @@ int px_cmd_sacctmgr(int argc, char **argv, bool native) {
     case 'p': o.parsable = true; break;
     case 'P': o.parsable2 = true; break;
     case 'i': immediate = true; break;
-    case 'Q': break;
+    case 'Q': quiet = true; break;
     case 'J': c.json = true; break;
     case 'h':
       printf("Usage: sacctmgr [-n] [-p|-P] show|list association|account|user|qos [where] "
@@ -160,7 +160,7 @@ int px_cmd_sacctmgr(int argc, char **argv, bool native) {
   if (!strcasecmp(verb, "show") || !strcasecmp(verb, "list")) {
     rc = show(&c, argc, argv, optind + 1, &o);
   } else if (is_change(verb)) {
-    rc = px_sacctmgr_change(&c, argc, argv, optind + 1, verb, immediate);
+    rc = px_sacctmgr_change(&c, argc, argv, optind + 1, verb, immediate, quiet);
   } else if (*verb) {
     fprintf(stderr, " Unknown command: %s\n", verb);
     rc = 1;

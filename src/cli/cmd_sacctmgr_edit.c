@@ -270,7 +270,8 @@ static bool confirm(void) {
   return false;
 }
 
-int px_sacctmgr_change(struct px_cmd *c, int argc, char **argv, int first, const char *verb, bool immediate) {
+int px_sacctmgr_change(struct px_cmd *c, int argc, char **argv, int first, const char *verb, bool immediate,
+                       bool quiet) {
   struct px_sam ch = {.op = !strcasecmp(verb, "add") || !strcasecmp(verb, "create") ? PX_SAM_ADD
                             : !strcasecmp(verb, "modify") || !strcasecmp(verb, "update") ? PX_SAM_MODIFY : PX_SAM_DELETE,
                       .set = json_object()};
@@ -282,7 +283,7 @@ int px_sacctmgr_change(struct px_cmd *c, int argc, char **argv, int first, const
     if (!confirm()) goto out;
   }
   if (!rc) rc = send_all(c, &ch);
-  if (!rc && immediate) px_sam_summary(&ch, stdout);
+  if (!rc && immediate && !quiet) px_sam_summary(&ch, stdout);
 out:
   json_decref(ch.set);
   json_decref(doc);

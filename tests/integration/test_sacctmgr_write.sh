@@ -79,6 +79,14 @@ sacctmgr -i delete account vision opsacct 2>"$T/err" </dev/null && fail "two bar
 grep -q 'several names are one comma list' "$T/err" || fail "two bare names: $(cat "$T/err")"
 ok "comma lists"
 
+# as scripts call it (ColdFront's sync): -Q -i create ... name= cluster=, remove ... where user=
+[ -z "$(sacctmgr -Q -i create account name=cf cluster=test parent=physics </dev/null)" ] || fail "-Q printed"
+sacctmgr -Q -i create user name=pxbob cluster=test account=cf </dev/null || fail "create user"
+assoc | grep -qx 'cf|pxbob|1||' || fail "created: $(assoc)"
+sacctmgr -Q -i remove user where user=pxbob cluster=test account=cf </dev/null || fail "remove user"
+assoc | grep -q '^cf|pxbob|' && fail "removed user left: $(assoc)"
+ok "-Q, create, remove, cluster="
+
 # QoS limits
 sacctmgr -i modify qos normal set priority=7 MaxWall=2:00:00 </dev/null | grep -qx ' Modified qos...' ||
   fail "modify qos"
