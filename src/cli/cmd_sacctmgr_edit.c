@@ -43,6 +43,7 @@ static int put(struct px_sam *ch, const char *field, long long v) {
 }
 
 static int number(struct px_sam *ch, const char *key, const char *val, const char *field) {
+  if (!strcmp(field, "fairshare") && !strcasecmp(val, "parent")) return put(ch, field, 4294967295LL); /* conf.h */
   char *end;
   long long v = strtoll(val, &end, 10);
   if (!*val || *end || v < -1) return bad(key, val, "a whole number, or -1 for no limit");

@@ -34,7 +34,8 @@ static const struct { const char *field, *label; } labels[] = {
 static void say_settings(const struct px_sam *ch, FILE *o) {
   for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
     json_t *v = json_object_get(ch->set, labels[i].field);
-    if (v) fprintf(o, "  %-14s= %lld\n", labels[i].label, (long long)json_integer_value(v));
+    if (v && !i && json_integer_value(v) == 4294967295LL) fprintf(o, "  %-14s= parent\n", labels[i].label);
+    else if (v) fprintf(o, "  %-14s= %lld\n", labels[i].label, (long long)json_integer_value(v));
   }
 }
 

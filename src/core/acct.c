@@ -57,9 +57,10 @@ static int check_values(const struct px_acct_edit *e, struct px_diag *d) {
       return px_diag_set(d, PX_EINVAL, -1, "%s: not a setting of %s", px_acct_field_name((enum px_acct_field)f),
                          qos ? "a QoS" : "an account or user association");
   }
-  if (has(e, PX_ACCT_FAIRSHARE) && e->value[PX_ACCT_FAIRSHARE] >= PX_FAIRSHARE_PARENT)
-    return px_diag_set(d, PX_ERANGE, -1, "fairshare: %llu is over the largest share count (%u)",
-                       (unsigned long long)e->value[PX_ACCT_FAIRSHARE], PX_FAIRSHARE_PARENT - 1);
+  if (has(e, PX_ACCT_FAIRSHARE) && e->value[PX_ACCT_FAIRSHARE] > PX_FAIRSHARE_PARENT)
+    return px_diag_set(d, PX_ERANGE, -1, "fairshare: %llu is over the largest share count (%u; %u: parent)",
+                       (unsigned long long)e->value[PX_ACCT_FAIRSHARE], PX_FAIRSHARE_PARENT - 1,
+                       PX_FAIRSHARE_PARENT);
   if (has(e, PX_ACCT_PRIORITY) && e->value[PX_ACCT_PRIORITY] >= UINT32_MAX)
     return px_diag_set(d, PX_ERANGE, -1, "priority: must be below %u", UINT32_MAX);
   if (has(e, PX_ACCT_MAX_WALL_S) && e->value[PX_ACCT_MAX_WALL_S] != PX_NOLIMIT &&
@@ -79,14 +80,16 @@ static void set_limits(struct pxc_assoc *a, const struct px_acct_edit *e) {
   enum px_acct_field own[] = {PX_ACCT_MAX_JOBS, PX_ACCT_MAX_SUBMIT, PX_ACCT_MAX_GPUS_PER_JOB};
   for (size_t k = 0; k < 3; k++)
     if (has(e, own[k])) a->own_max[k] = e->value[own[k]];
-  if (has(e, PX_ACCT_FAIRSHARE)) a->shares = (uint32_t)e->value[PX_ACCT_FAIRSHARE];
+  if (!has(e, PX_ACCT_FAIRSHARE)) return;
+  a->use_parent = e->value[PX_ACCT_FAIRSHARE] == PX_FAIRSHARE_PARENT;
+  a->shares = a->use_parent ? 0 : (uint32_t)e->value[PX_ACCT_FAIRSHARE];
 }
 
-/* A share count given to a FairShare=parent association makes it a level
- * member of its own: every fair-share parent below is found again. */
-static void own_shares(struct px_core *c, uint32_t a, const struct px_acct_edit *e) {
-  if (!has(e, PX_ACCT_FAIRSHARE) || !c->assoc[a].use_parent) return;
-  c->assoc[a].use_parent = false;
+/* FairShare=parent given or taken away (a share count given to a parent
+ * association makes it a level member of its own): every fair-share parent
+ * is found again. */
+static void own_shares(struct px_core *c, const struct px_acct_edit *e) {
+  if (!has(e, PX_ACCT_FAIRSHARE)) return;
   for (uint32_t i = 0; i < c->nassoc; i++) {
     uint32_t p = c->assoc[i].parent;
     while (p != PX_NONE && c->assoc[p].use_parent) p = c->assoc[p].parent;
@@ -213,7 +216,7 @@ static int modify_assoc(struct px_core *c, const struct px_acct_edit *e, struct 
     uint32_t a = find_account(c, e->name);
     if (a == PX_NONE) return px_diag_set(d, PX_ENOENT, -1, "name: no account named %s", e->name);
     set_limits(&c->assoc[a], e);
-    own_shares(c, a, e);
+    own_shares(c, e);
     pxc_acct_inherit(c, a);
     return 0;
   }
@@ -230,9 +233,9 @@ static int modify_assoc(struct px_core *c, const struct px_acct_edit *e, struct 
   for (uint32_t i = 0; i <= last; i++) {
     if (!user_leaf(c, i, user, acct)) continue;
     set_limits(&c->assoc[i], e);
-    own_shares(c, i, e);
     pxc_acct_inherit(c, i);
   }
+  own_shares(c, e);
   if (e->default_account) pxc_map_put(c, &c->default_assoc, user, last); /* room reserved */
   return 0;
 }

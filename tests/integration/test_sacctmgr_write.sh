@@ -87,6 +87,13 @@ sacctmgr -Q -i remove user where user=pxbob cluster=test account=cf </dev/null |
 assoc | grep -q '^cf|pxbob|' && fail "removed user left: $(assoc)"
 ok "-Q, create, remove, cluster="
 
+# FairShare=parent: the association's usage counts as its account's
+sacctmgr -i modify user where name=pxalice account=vision set fairshare=parent </dev/null | grep -qx '  C = test       A = vision               U = pxalice  ' || fail "fairshare=parent output"
+assoc | grep -qx 'vision|pxalice|parent||' || fail "fairshare=parent: $(assoc)"
+sacctmgr -i modify user where name=pxalice account=vision set fairshare=3 </dev/null >/dev/null
+assoc | grep -qx 'vision|pxalice|3||' || fail "fairshare=3 again: $(assoc)"
+ok "fairshare=parent"
+
 # QoS limits
 sacctmgr -i modify qos normal set priority=7 MaxWall=2:00:00 </dev/null | grep -qx ' Modified qos...' ||
   fail "modify qos"

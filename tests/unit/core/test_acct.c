@@ -101,7 +101,7 @@ static void refusals_name_the_field_and_change_nothing(void **state) {
       {add_user("carol", NULL), PX_EINVAL, "account: a user association needs an account"},
       {add_user("carol", "nosuch"), PX_ENOENT, "account: no account named nosuch"},
       {add_user("alice", "acct"), PX_EEXIST, "name: user alice already has an association"},
-      {set(add_account("y", NULL), PX_ACCT_FAIRSHARE, PX_FAIRSHARE_PARENT), PX_ERANGE, "fairshare:"},
+      {set(add_account("y", NULL), PX_ACCT_FAIRSHARE, (uint64_t)PX_FAIRSHARE_PARENT + 1), PX_ERANGE, "fairshare:"},
       {set(add_account("y", NULL), PX_ACCT_PRIORITY, 3), PX_EINVAL, "priority: not a setting of an account"},
       {{.op = PX_ACCT_DELETE, .entity = PX_ACCT_ACCOUNT, .name = "root"}, PX_EPERM, "name: the root account"},
       {{.op = PX_ACCT_DELETE, .entity = PX_ACCT_ACCOUNT, .name = "acct"}, PX_ESTATE,
@@ -222,6 +222,13 @@ static void shares_replace_fairshare_parent(void **state) {
   assert_float_equal(v.norm_shares, 0.75, 1e-9); /* acct 1, pa 3 */
   assert_true(share_of(f.core, f.conf, "pa", "dave", &v));
   assert_float_equal(v.norm_shares, 1.0, 1e-9); /* alone in pa's level now */
+  /* and back: dave's usage counts as pa's (FairShare=parent) */
+  struct px_acct_edit u = {.op = PX_ACCT_MODIFY, .entity = PX_ACCT_USER, .name = "dave"};
+  assert_int_equal(both(&f, set(u, PX_ACCT_FAIRSHARE, PX_FAIRSHARE_PARENT), NULL), 0);
+  tc_cycle(&f, 102);
+  assert_true(share_of(f.core, f.conf, "pa", "dave", &v));
+  assert_true(v.shares_parent);
+  assert_int_equal(f.conf->accounts[v.assoc].fairshare, PX_FAIRSHARE_PARENT);
   tc_close(&f);
 }
 
