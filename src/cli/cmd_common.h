@@ -86,6 +86,11 @@ int px_cmd_sshare(int argc, char **argv, bool native);
 int px_cmd_sprio(int argc, char **argv, bool native);
 int px_cmd_sdiag(int argc, char **argv, bool native); /* cmd_sdiag.c */
 int px_cmd_sacctmgr(int argc, char **argv, bool native); /* cmd_sacctmgr.c */
+/* sacctmgr add|create|modify|update|delete|remove from argv[first] (the
+ * entity) on (cmd_sacctmgr_edit.c); immediate: -i (no question); quiet: -Q
+ * (with -i nothing printed but errors: scripts such as ColdFront's). */
+int px_sacctmgr_change(struct px_cmd *c, int argc, char **argv, int first, const char *verb, bool immediate,
+                       bool quiet);
 int px_cmd_sstat(int argc, char **argv, bool native);    /* cmd_sstat.c */
 int px_cmd_scontrol(int argc, char **argv, bool native);
 /* scontrol create reservation KEY=VALUE... (cmd_reserve.c). */

@@ -5,8 +5,8 @@
  * accounts tree), with -n, -p, -P (tables: fmt_sacctmgr.c); --json prints
  * the document's rows. Conditions
  * (account(s)=, user(s)=, name(s)=, cluster(s)=, comma lists) filter the
- * rows here. Changes (add, modify, delete) are refused with the reason:
- * the accounts tree is the configuration's (docs/slurm-migration.md).
+ * rows here. Changes (add, modify, delete) go to the server online
+ * (cmd_sacctmgr_edit.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -119,6 +119,13 @@ static int show(struct px_cmd *c, int argc, char **argv, int first, const struct
   return rc;
 }
 
+static bool is_change(const char *verb) {
+  static const char *const verbs[] = {"add", "create", "modify", "update", "delete", "remove"};
+  for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+    if (!strcasecmp(verb, verbs[i])) return true;
+  return false;
+}
+
 int px_cmd_sacctmgr(int argc, char **argv, bool native) {
   static const struct option longopts[] = {
       {"noheader", no_argument, 0, 'n'}, {"parsable", no_argument, 0, 'p'},
@@ -128,6 +135,7 @@ int px_cmd_sacctmgr(int argc, char **argv, bool native) {
   struct px_cmd c;
   px_cmd_init(&c, native ? "phalanx accounts" : "sacctmgr", !native);
   struct px_sacctmgr_opts o = {0};
+  bool immediate = false, quiet = false;
   int opt, rc;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "npPiQh", longopts, NULL)) != -1) {
@@ -135,11 +143,14 @@ int px_cmd_sacctmgr(int argc, char **argv, bool native) {
     case 'n': o.noheader = true; break;
     case 'p': o.parsable = true; break;
     case 'P': o.parsable2 = true; break;
-    case 'i': case 'Q': break;
+    case 'i': immediate = true; break;
+    case 'Q': quiet = true; break;
     case 'J': c.json = true; break;
     case 'h':
       printf("Usage: sacctmgr [-n] [-p|-P] show|list association|account|user|qos [where] "
-             "[account=A,...] [user=U,...] [name=N,...] [format=F,...]\n");
+             "[account=A,...] [user=U,...] [name=N,...] [format=F,...]\n"
+             "       sacctmgr [-i] add|modify|delete account|user|qos [where] name=N [account=A] "
+             "[set] [fairshare=N] [GrpTRES=gres/gpu=N] [MaxJobs=N] ...\n");
       px_cmd_fini(&c);
       return 0;
     default: px_cmd_fini(&c); return 1;
@@ -148,13 +159,13 @@ int px_cmd_sacctmgr(int argc, char **argv, bool native) {
   const char *verb = optind < argc ? argv[optind] : "";
   if (!strcasecmp(verb, "show") || !strcasecmp(verb, "list")) {
     rc = show(&c, argc, argv, optind + 1, &o);
+  } else if (is_change(verb)) {
+    rc = px_sacctmgr_change(&c, argc, argv, optind + 1, verb, immediate, quiet);
   } else if (*verb) {
-    px_cmd_error(&c, "'%s': accounts, users and QoS are the configuration's (accounts.conf): change them "
-                     "there, check with `phalanx config check`, and restart the server; sacctmgr only "
-                     "shows them", verb);
+    fprintf(stderr, " Unknown command: %s\n", verb);
     rc = 1;
   } else {
-    px_cmd_error(&c, "expected a command: show or list");
+    px_cmd_error(&c, "expected a command: show, list, add, modify or delete");
     rc = 1;
   }
   px_cmd_fini(&c);

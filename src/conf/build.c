@@ -143,7 +143,7 @@ uint32_t px_conf_find_partition(const struct px_conf *c, const char *name) {
 
 uint32_t px_conf_find_account(const struct px_conf *c, const char *name) {
   for (uint32_t i = 0; i < c->naccounts; i++)
-    if (!c->accounts[i].is_user && !strcmp(c->accounts[i].name, name)) return i;
+    if (!c->accounts[i].is_user && !c->accounts[i].deleted && !strcmp(c->accounts[i].name, name)) return i;
   return PX_NONE;
 }
 

@@ -123,6 +123,10 @@ struct px_conf_account {
   uint32_t ncoordinators;
   bool is_default_account;   /* user leaves: this is the user's default account
                                 (User= DefaultAccount=, else the first one listed) */
+  /* Changed online (sacctmgr, an ACCT event; conf/acct_edit.c): */
+  bool deleted;              /* removed: kept so that indexes stay stable, never listed */
+  const char *description;   /* sacctmgr's Description=, NULL: the default (the name) */
+  const char *organization;  /* Organization=, NULL: the default (the parent's name) */
 };
 
 struct px_conf_qos {
@@ -140,6 +144,60 @@ struct px_conf_qos {
   int64_t max_wall_s;        /* MaxWall, PX_TIME_UNLIMITED */
   double usage_factor;       /* UsageFactor, default 1.0 */
 };
+
+/*
+ * A change of the accounts tree or of a QoS made online (sacctmgr add,
+ * modify, delete): the record of an ACCT event (core/event.h), applied by
+ * the core (core/acct.c, which validates it) and then, once accepted, by
+ * px_conf_acct_apply to the server's copy of the configuration, so that
+ * both keep the same indexes. The configuration file stays the bootstrap.
+ *
+ * Settable values, one table: a value is PX_NOLIMIT to clear a limit;
+ * which entity each applies to is the core's check.
+ */
+#define PX_ACCT_FIELDS(X)                                             \
+  X(FAIRSHARE, "fairshare", true)                                    \
+  X(GRP_GPUS, "grp_gpus", true)                                      \
+  X(GRP_CPUS, "grp_cpus", true)                                      \
+  X(GRP_MEM, "grp_mem_mib", true)                                    \
+  X(GRP_NODES, "grp_nodes", true)                                    \
+  X(GRP_JOBS, "grp_jobs", true)                                      \
+  X(MAX_JOBS, "max_jobs", true)                                      \
+  X(MAX_SUBMIT, "max_submit_jobs", true)                             \
+  X(MAX_GPUS_PER_JOB, "max_gpus_per_job", true)                      \
+  X(PRIORITY, "priority", false)                                     \
+  X(MAX_GPUS_PER_USER, "max_gpus_per_user", false)                   \
+  X(MAX_JOBS_PER_USER, "max_jobs_per_user", false)                   \
+  X(MAX_SUBMIT_PER_USER, "max_submit_per_user", false)               \
+  X(MAX_WALL_S, "max_wall_s", false)
+
+enum px_acct_field {
+#define PX_ACCT_FIELD_ENUM(k, name, assoc) PX_ACCT_##k,
+  PX_ACCT_FIELDS(PX_ACCT_FIELD_ENUM)
+#undef PX_ACCT_FIELD_ENUM
+  PX_ACCT_NFIELDS
+};
+/* "fairshare", ...; NULL out of range. For an association (account or user)
+ * or a QoS. */
+const char *px_acct_field_name(enum px_acct_field f);
+bool px_acct_field_is_assoc(enum px_acct_field f);
+
+enum px_acct_op { PX_ACCT_ADD, PX_ACCT_MODIFY, PX_ACCT_DELETE };
+enum px_acct_entity { PX_ACCT_ACCOUNT, PX_ACCT_USER, PX_ACCT_QOS };
+
+struct px_acct_edit {
+  enum px_acct_op op;
+  enum px_acct_entity entity;
+  const char *name;          /* the account, user or QoS */
+  const char *account;       /* USER: the association's account (ADD: required;
+                                MODIFY, DELETE: NULL = every association of the user) */
+  const char *parent;        /* ADD ACCOUNT: NULL = root */
+  bool default_account;      /* USER, ADD or MODIFY with account: it becomes the user's default */
+  const char *description, *organization; /* ACCOUNT: listing only (NULL: unchanged) */
+  uint32_t set;              /* bit per enum px_acct_field given */
+  uint64_t value[PX_ACCT_NFIELDS];
+};
+
 
 enum px_backfill_mode { PX_BACKFILL_NONE, PX_BACKFILL_EASY, PX_BACKFILL_CONSERVATIVE };
 enum px_placement_policy { PX_PLACE_PACK, PX_PLACE_SPREAD };
@@ -267,6 +325,7 @@ struct px_conf {
   uint32_t nblocks;
   struct px_conf_account *accounts;/* index 0 is the root ("root") */
   uint32_t naccounts;
+  uint32_t accounts_cap;           /* room in accounts once grown online (acct_edit.c); 0: naccounts */
   struct px_conf_qos *qos;         /* index 0 is "normal" (always present) */
   uint32_t nqos;
   struct px_conf_sched sched;
@@ -336,10 +395,15 @@ int px_conf_parse_string(const char *text, const char *name, struct px_conf **ou
  */
 int px_conf_sched_set(struct px_conf_sched *s, const char *key, const char *val, struct px_diag *d);
 
-/* Index of a node, partition, account (not user leaf) or QoS by name, or PX_NONE. Linear. */
+/* Index of a node, partition, account (not a user leaf, not deleted) or QoS by name, or PX_NONE. Linear. */
 uint32_t px_conf_find_node(const struct px_conf *c, const char *name);
 uint32_t px_conf_find_partition(const struct px_conf *c, const char *name);
 uint32_t px_conf_find_account(const struct px_conf *c, const char *name);
 uint32_t px_conf_find_qos(const struct px_conf *c, const char *name);
+
+/* Applies an edit the core accepted (struct px_acct_edit above) to c's
+ * accounts and QoS (new entries at the end, deleted ones marked):
+ * 0 or PX_ENOMEM (acct_edit.c). */
+int px_conf_acct_apply(struct px_conf *c, const struct px_acct_edit *e);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * apply.c - px_core_apply(): the one entry point for changes of the core's
  * state (event.h). Each kind is a case that calls the handler of its module
- * (jobs.c, submit.c, restore.c, resv.c, part_state.c); this file adds only
+ * (jobs.c, submit.c, restore.c, resv.c, part_state.c, acct.c); this file adds only
  * what an event means beyond one handler: what a submit decided, an END or
  * CANCEL of a job the core does not hold, a START the nodes cannot take back.
  */
@@ -175,6 +175,9 @@ int px_core_apply(struct px_core *c, const struct px_event *ev, int64_t now,
       break;
     case PX_EV_STEP: /* the server's step table folds it (event.h) */
       rc = ev->step ? 0 : px_diag_set(d, PX_EINVAL, -1, "step: missing");
+      break;
+    case PX_EV_ACCT:
+      rc = pxc_acct_edit(c, ev->acct, d);
       break;
     default:
       rc = px_diag_set(d, PX_EINVAL, -1, "kind: unknown event kind %d", (int)ev->kind);

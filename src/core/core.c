@@ -174,6 +174,7 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
       c->nodes[cp->nodes[i]].shares |= cp->gpu_shares != PX_GPU_SHARES_NO && conf->nodes[cp->nodes[i]].ngpu;
       c->nodes[cp->nodes[i]].share_one_user |= cp->gpu_shares == PX_GPU_SHARES_USER;
     }
+    c->part_acct_words = conf->naccounts / 64 + 1; /* idx_set's size */
     q->allow_acct = idx_set(c, cp->allow_accounts, cp->nallow_accounts, conf->naccounts, &rc);
     q->deny_acct = idx_set(c, cp->deny_accounts, cp->ndeny_accounts, conf->naccounts, &rc);
     q->allow_qos = idx_set(c, cp->allow_qos, cp->nallow_qos, conf->nqos, &rc);
@@ -227,7 +228,7 @@ static uint32_t qos_index(const struct px_core *c, const char *name) {
 }
 
 static int copy_accounts(struct px_core *c, const struct px_conf *conf) {
-  c->nassoc = conf->naccounts;
+  c->nassoc = c->assoc_cap = conf->naccounts;
   c->assoc = pxc_calloc(c, conf->naccounts + 1, sizeof *c->assoc);
   if (!c->assoc) return PX_ENOMEM;
   for (uint32_t i = 0; i < conf->naccounts; i++) {
@@ -251,6 +252,9 @@ static int copy_accounts(struct px_core *c, const struct px_conf *conf) {
     a->max_jobs = inherit(conf, i, offsetof(struct px_conf_account, max_jobs));
     a->max_submit = inherit(conf, i, offsetof(struct px_conf_account, max_submit_jobs));
     a->max_gpus_per_job = inherit(conf, i, offsetof(struct px_conf_account, max_gpus_per_job));
+    a->own_max[0] = ca->max_jobs;
+    a->own_max[1] = ca->max_submit_jobs;
+    a->own_max[2] = ca->max_gpus_per_job;
     a->default_qos = PX_NONE;
     for (uint32_t p = i; p != PX_NONE && a->default_qos == PX_NONE; p = conf->accounts[p].parent)
       if (conf->accounts[p].default_qos) a->default_qos = qos_index(c, conf->accounts[p].default_qos);

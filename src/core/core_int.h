@@ -217,12 +217,14 @@ struct pxc_assoc {
   uint32_t name, parent, depth;
   uint32_t first_child, next_sibling;
   bool is_user, use_parent;
+  bool deleted;             /* removed online (acct.c): out of the tree, index kept */
   uint32_t shares;
   uint32_t user;            /* user id (string id) for user leaves */
   uint32_t fs_parent;       /* nearest ancestor that is not FairShare=parent */
   /* limits */
   uint64_t grp_gpus, grp_cpus, grp_mem, grp_nodes, grp_jobs;
   uint64_t max_jobs, max_submit, max_gpus_per_job; /* effective (inherited) */
+  uint64_t own_max[3];      /* as set on this association (PX_NOLIMIT: inherited), same order */
   uint32_t default_qos;
   /* running totals over the subtree */
   uint64_t run_cgpus;        /* hundredths of GPUs (fractions charge their part) */
@@ -372,10 +374,13 @@ struct px_core {
   struct pxc_switch *switches;
 
   uint32_t nassoc, nuser_assoc;
+  uint32_t assoc_cap;                /* arrays indexed by association hold assoc_cap + 1 (acct.c) */
   struct pxc_assoc *assoc;
   struct pxc_map assoc_by_user_acct; /* (user id << 32 | account name id) -> assoc */
   struct pxc_map default_assoc;      /* user id -> first association */
-  uint32_t *share_rows;              /* sshare order */
+  uint32_t *share_rows;              /* sshare order (nshare_rows: the live associations) */
+  uint32_t nshare_rows;
+  uint32_t part_acct_words;          /* words of the partitions' account bitsets */
   uint32_t *fs_list;                 /* Fair Tree visit lists (nassoc) */
   double *fs_level_sum;              /* per fair-share parent: shares of its level */
   uint32_t nqos;
@@ -518,6 +523,15 @@ void pxc_fs_advance(struct px_core *c, uint32_t assoc, int64_t now); /* assoc an
 void pxc_fs_charge(struct px_core *c, uint32_t assoc, double rate_delta, int64_t now);
 void pxc_fs_update(struct px_core *c, int64_t now);                  /* whole tree + ranking */
 int pxc_fs_build(struct px_core *c);
+/* Room for n associations in the Fair Tree's arrays (acct.c grows the tree). */
+int pxc_fs_reserve(struct px_core *c, uint32_t n);
+/* sshare's rows again, after the tree changed. */
+void pxc_fs_rows(struct px_core *c);
+
+/* acct.c: an online change of the accounts tree or a QoS (PX_EV_ACCT). */
+int pxc_acct_edit(struct px_core *c, const struct px_acct_edit *e, struct px_diag *d);
+/* Effective (inherited) limits of assoc a's subtree from own_max. */
+void pxc_acct_inherit(struct px_core *c, uint32_t a);
 
 /* limits.c */
 enum px_reason pxc_admit(struct px_core *c, const struct pxc_job *j, uint32_t *a, uint32_t *b);

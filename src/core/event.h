@@ -60,7 +60,8 @@
   X(SVC_REPLICA, "svc_replica")    \
   X(GPU, "gpu")                    \
   X(STEP, "step")                  \
-  X(RESV_DELETE, "resv_delete")
+  X(RESV_DELETE, "resv_delete")    \
+  X(ACCT, "acct")
 
 enum px_event_kind {
 #define PX_EVENT_ENUM(k, name) PX_EV_##k,
@@ -121,6 +122,11 @@ bool px_event_kind_parse(const char *name, enum px_event_kind *out);
  *             loop/steps.c). The core keeps no steps: it accepts the record
  *             and the server's step table folds it, so a restarted server
  *             knows the steps that run and accounting lists them.
+ *   ACCT      acct: an account, user association or QoS added, modified
+ *             or deleted online (sacctmgr; struct px_acct_edit, conf.h,
+ *             core/acct.c): validated against the live tree and jobs,
+ *             effective at once. The server's configuration copy follows
+ *             (px_conf_acct_apply) once the core accepted it.
  */
 struct px_event {
   enum px_event_kind kind;
@@ -151,6 +157,7 @@ struct px_event {
   bool gpu_fault;                /* GPU: a fault report (vs. an operator's change) */
   const char *gpu_state;         /* GPU: the server's state name */
   const char *step;              /* STEP: the step record (JSON text) */
+  const struct px_acct_edit *acct; /* ACCT */
 };
 
 struct px_event_result {

@@ -42,14 +42,32 @@ static void share_rows_dfs(struct px_core *c, uint32_t a, uint32_t *n) {
     if (!c->assoc[k].is_user) share_rows_dfs(c, k, n);
 }
 
+void pxc_fs_rows(struct px_core *c) {
+  uint32_t n = 0;
+  for (uint32_t a = 0; a < c->nassoc; a++)
+    if (c->assoc[a].parent == PX_NONE && !c->assoc[a].deleted) share_rows_dfs(c, a, &n);
+  c->nshare_rows = n;
+}
+
+/* Each array grows on its own: one that grew and one that did not are both
+ * still valid, so a failure changes nothing that is read. n + 1 entries. */
+int pxc_fs_reserve(struct px_core *c, uint32_t n) {
+  void **v[] = {(void **)&c->share_rows, (void **)&c->fs_list, (void **)&c->fs_level_sum};
+  size_t sz[] = {sizeof *c->share_rows, sizeof *c->fs_list, sizeof *c->fs_level_sum};
+  for (size_t i = 0; i < 3; i++) {
+    void *p = pxc_realloc(c, *v[i], ((size_t)n + 1) * sz[i]);
+    if (!p) return PX_ENOMEM;
+    *v[i] = p;
+  }
+  return 0;
+}
+
 int pxc_fs_build(struct px_core *c) {
   c->share_rows = pxc_calloc(c, c->nassoc + 1, sizeof *c->share_rows);
   c->fs_list = pxc_calloc(c, c->nassoc + 1, sizeof *c->fs_list);
   c->fs_level_sum = pxc_calloc(c, c->nassoc + 1, sizeof *c->fs_level_sum);
   if (!c->share_rows || !c->fs_list || !c->fs_level_sum) return PX_ENOMEM;
-  uint32_t n = 0;
-  for (uint32_t a = 0; a < c->nassoc; a++)
-    if (c->assoc[a].parent == PX_NONE) share_rows_dfs(c, a, &n);
+  pxc_fs_rows(c);
   for (uint32_t a = 0; a < c->nassoc; a++) {
     c->assoc[a].fairshare = 1.0;
     c->assoc[a].usage_t = INT64_MIN;
@@ -170,10 +188,10 @@ void pxc_fs_update(struct px_core *c, int64_t now) {
   c->last_fs_s = now;
 }
 
-size_t px_core_nshares(const struct px_core *c) { return c->nassoc; }
+size_t px_core_nshares(const struct px_core *c) { return c->nshare_rows; }
 
 int px_core_share_get(const struct px_core *c, size_t row, struct px_share_view *out) {
-  if (row >= c->nassoc) return PX_ENOENT;
+  if (row >= c->nshare_rows) return PX_ENOENT;
   uint32_t i = c->share_rows[row];
   const struct pxc_assoc *a = &c->assoc[i];
   uint32_t root = i;

@@ -216,6 +216,11 @@ struct pxc_qacct {            /* an account with a guarantee or a cohort */
 };
 
 int pxc_quota_load(struct px_core *c, const struct px_conf *conf);
+/* Room for associations up to index cap (acct.c grows the tree): 0 or
+ * PX_ENOMEM (nothing changed). */
+int pxc_quota_grow(struct px_core *c, uint32_t cap);
+/* A new association is governed by its parent's quota account. */
+void pxc_quota_adopt(struct px_core *c, uint32_t assoc);
 /* The quota account governing assoc, or NULL. */
 struct pxc_qacct *pxc_quota_of(const struct px_core *c, uint32_t assoc);
 /* Is j entitled to reclaim (its account stays within its guarantee)? */

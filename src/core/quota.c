@@ -40,6 +40,21 @@ int pxc_quota_load(struct px_core *c, const struct px_conf *conf) {
   return 0;
 }
 
+int pxc_quota_grow(struct px_core *c, uint32_t cap) {
+  struct pxc_policy *pol = c->pol;
+  if (!pol || !pol->qacct_of) return 0;
+  uint32_t *v = pxc_realloc(c, pol->qacct_of, ((size_t)cap + 1) * sizeof *v);
+  if (!v) return PX_ENOMEM;
+  pol->qacct_of = v;
+  return 0;
+}
+
+void pxc_quota_adopt(struct px_core *c, uint32_t assoc) {
+  struct pxc_policy *pol = c->pol;
+  uint32_t parent = c->assoc[assoc].parent;
+  if (pol && pol->qacct_of) pol->qacct_of[assoc] = parent == PX_NONE ? PX_NONE : pol->qacct_of[parent];
+}
+
 struct pxc_qacct *pxc_quota_of(const struct px_core *c, uint32_t assoc) {
   const struct pxc_policy *pol = c->pol;
   if (!pol || !pol->nqacct || assoc >= c->nassoc || pol->qacct_of[assoc] == PX_NONE) return NULL;

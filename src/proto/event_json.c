@@ -33,9 +33,7 @@ static uint32_t part_of(const struct px_conf *c, const char *name) {
 }
 
 static uint32_t account_of(const struct px_conf *c, const char *name) {
-  for (uint32_t i = 0; name && i < c->naccounts; i++)
-    if (!c->accounts[i].is_user && !strcmp(c->accounts[i].name, name)) return i;
-  return PX_NONE;
+  return name ? px_conf_find_account(c, name) : PX_NONE;
 }
 
 static bool state_parse(const char *name, enum px_job_state *out) {
@@ -200,6 +198,10 @@ static int decode_kind(const struct px_event_names *n, const struct px_store_rec
       if (!json_is_object(v = json_object_get(o, "step")))
         return px_diag_set(d, PX_EINVAL, -1, "step: missing");
       return (ev->step = e->svc_text = json_dumps(v, JSON_COMPACT)) ? 0 : PX_ENOMEM;
+    case PX_EV_ACCT:
+      ev->reason = NULL;
+      ev->acct = &e->acct;
+      return px_acct_edit_from_json(o, &e->acct, d);
     default:
       return 0; /* reject: the reason only */
   }
@@ -346,6 +348,10 @@ static json_t *kind_data(const struct px_conf *conf, const struct px_event *ev,
       json_t *step = ev->step ? json_loads(ev->step, 0, NULL) : NULL;
       return step ? json_pack("{so}", "step", step) : NULL;
     }
+    case PX_EV_ACCT:
+      if (!ev->acct) return NULL;
+      out->subject = ev->acct->name;
+      return px_acct_edit_json(ev->acct);
     default:
       return NULL;
   }

@@ -29,6 +29,8 @@
  *                     "ngpus":..,"maintenance":..,"partition":..,"account":..}
  *   svc_apply / svc_scale / svc_delete / svc_rollback / svc_replica  J  -
  *                    {"v":1,"svc":{...}}  the service's record (svc/svc_event.c)
+ *   acct    0  name  {"v":1,"op":"add","entity":"account","name":..,"set":{..}}
+ *                    an online change of the accounts tree or a QoS (acct_json.c)
  */
 #ifndef PX_PROTO_EVENT_JSON_H
 #define PX_PROTO_EVENT_JSON_H
@@ -58,6 +60,7 @@ struct px_event_rec {
   uint32_t *resv_nodes;     /* resv (malloc'd) */
   json_t *data;             /* the parsed data; strings point into it */
   char *svc_text;           /* svc_*, step: the service's or step's record (malloc'd) */
+  struct px_acct_edit acct; /* acct (strings point into data) */
 };
 
 /* Decodes r into out (px_event_rec_fini frees it, also after an error):
@@ -73,6 +76,13 @@ void px_event_rec_fini(struct px_event_rec *e);
  * NULL on ENOMEM). */
 char *px_event_encode(const struct px_conf *conf, const struct px_event *ev,
                       const struct px_event_result *res, struct px_store_rec *out);
+
+/* An accounts change from JSON (acct_json.c): the body of POST /v1/accounts
+ * and the acct record's data. Strings point into o (names folded in it);
+ * 0 or PX_EINVAL with d naming the member, or PX_ENOMEM. */
+int px_acct_edit_from_json(json_t *o, struct px_acct_edit *e, struct px_diag *d);
+/* Its canonical JSON (without "v"); NULL on ENOMEM. */
+json_t *px_acct_edit_json(const struct px_acct_edit *e);
 
 /* A reservation's canonical JSON (the listing's and the record's members). */
 json_t *px_event_resv_json(const struct px_conf *conf, const struct px_resv_spec *r);

@@ -204,7 +204,10 @@ static char *read_tail(const char *path, uint32_t uid, int lines, char *why, siz
 static bool may_read_output(struct px_api_call *c, const struct px_job_info *j) {
   if (c->who.roles & PX_ROLE_OPERATOR) return true;
   if (j->spec.user && !strcmp(j->spec.user, c->who.user)) return true;
-  return px_auth_is_coordinator(c->s->auth, &c->who, j->spec.account);
+  pthread_rwlock_rdlock(&c->s->acct_lock); /* the tree changes online (tables.h) */
+  bool yes = px_auth_is_coordinator(c->s->auth, &c->who, j->spec.account);
+  pthread_rwlock_unlock(&c->s->acct_lock);
+  return yes;
 }
 
 static void answer_output(struct px_api_call *c, const struct px_job_info *j, int lines) {

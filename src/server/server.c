@@ -154,6 +154,7 @@ int px_server_new(struct px_conf *conf, const struct px_server_opts *o, struct p
   px_commit_init(&s->commit);
   px_snapbox_init(&s->snaps);
   pthread_mutex_init(&s->rstore_lock, NULL);
+  pthread_rwlock_init(&s->acct_lock, NULL);
   px_actions_init(&s->acts);
   int rc = resolve_opts(s, o, d);
   if (!rc && px_server_jwt_key(s->opts.state_dir, true, key, &keylen)) keylen = 0;
@@ -229,6 +230,7 @@ void px_server_free(struct px_server *s) {
   px_snapbox_fini(&s->snaps);
   px_queue_fini(&s->queue);
   pthread_mutex_destroy(&s->rstore_lock);
+  pthread_rwlock_destroy(&s->acct_lock);
   free(s->owned_socket);
   free(s->owned_url);
   free(s);

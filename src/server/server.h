@@ -60,6 +60,7 @@ enum px_req_kind {
   PX_REQ_AGENT_HEARTBEAT,
   PX_REQ_RESV_ADD,
   PX_REQ_RESV_DELETE,           /* r->node names the reservation */
+  PX_REQ_ACCT,                  /* r->text: an accounts change (proto/acct_json.c) */
   PX_REQ_STEP_ADD,              /* job steps (api_steps.c) */
   PX_REQ_STEP_SHOW,
   PX_REQ_STEP_LIST,

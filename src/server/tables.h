@@ -111,6 +111,10 @@ struct px_server {
   struct px_store *store;
   struct px_store *rstore;      /* second connection for API reads (usage, accounting) */
   pthread_mutex_t rstore_lock;
+  /* The accounts tree and QoS of conf change online (an ACCT event, written
+   * by the main thread under the write lock); API threads that read them
+   * (the slurmdb listings, coordinator checks) hold the read lock. */
+  pthread_rwlock_t acct_lock;
   struct px_core *core;
   struct px_auth *auth;
   unsigned char jwt_key[256];   /* HS256 key (jwt.key in the state dir) */

@@ -10,7 +10,9 @@
 #   4. fair-share usage is charged once: the GPU-seconds of the shares equal
 #      those of the accounting rows (twice as much would be a double charge);
 #   5. the agents and the CLI followed every takeover on their own, and the
-#      journal rows carry the terms of the leaders that wrote them.
+#      journal rows carry the terms of the leaders that wrote them;
+#   6. an accounts change made before the takeovers (sacctmgr, an ACCT
+#      record the standbys follow) is every later leader's.
 source "$(dirname "$0")/lib_ha.sh"
 
 start_ctl a
@@ -21,6 +23,7 @@ start_agent "$(url a),$(url b)"
 export PHALANX_SERVER="$(url a),$(url b)" PHALANX_TOKEN=$TOKEN PHALANX_CONF=$T/slurm.conf PHALANX_TIMEOUT=30
 idle() { [ "$(api /v1/nodes | jq '[.nodes[] | select(.state == "IDLE" and .name != "n05")] | length')" = 4 ]; }
 wait_until 30 "four idle nodes" idle
+"$BIN/phalanx" accounts -i add account haacct fairshare=7 >/dev/null || fail "accounts add on the leader"
 ok "a leads, b stands by, four emulated nodes registered"
 
 # clients: each acknowledged job is "marker job_id" in acked.K
@@ -98,3 +101,8 @@ ok "4. fair-share usage charged once ($share GPU-s; accounting says $acct_gpu_s)
 top=$(psql_q "SELECT term FROM journal ORDER BY seq DESC LIMIT 1")
 [ "$top" = "$(term)" ] || fail "the newest journal row has term $top, the leader term $(term)"
 ok "5. journal rows carry the writer's term ($top); agents and CLI followed on their own"
+
+# 6. the accounts change is the leader's now
+[ "$("$BIN/phalanx" accounts -n -P show assoc where account=haacct format=account,share)" = "haacct|7" ] ||
+  fail "the accounts change after the takeovers: $("$BIN/phalanx" accounts -n -P show assoc)"
+ok "6. an accounts change made before the takeovers holds on the leader ($(leader))"

@@ -144,7 +144,8 @@ bool px_auth_is_coordinator(const struct px_auth *a, const struct px_ident *who,
   const struct px_conf *c = a->conf;
   if (!account) return false;
   uint32_t i = 0;
-  while (i < c->naccounts && (c->accounts[i].is_user || strcmp(c->accounts[i].name, account)))
+  while (i < c->naccounts &&
+         (c->accounts[i].is_user || c->accounts[i].deleted || strcmp(c->accounts[i].name, account)))
     i++;
   /* A coordinator of an account also coordinates its sub-accounts. */
   for (uint32_t hops = 0; i < c->naccounts && hops < c->naccounts; hops++) {

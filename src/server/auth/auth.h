@@ -42,7 +42,9 @@ int px_auth_header(const struct px_auth *a, const char *header, struct px_ident 
                    char *why, size_t whylen);
 /* Fills roles from the configuration (root and Administrators= are admins). */
 void px_auth_roles(const struct px_auth *a, struct px_ident *who);
-/* Is who a coordinator of account (or of one of its parents)? */
+/* Is who a coordinator of account (or of one of its parents)? Reads the
+ * accounts tree, which changes online: off the main thread, hold the
+ * server's acct_lock (tables.h). */
 bool px_auth_is_coordinator(const struct px_auth *a, const struct px_ident *who,
                             const char *account);
 /* Mints an HS256 token for user (and node for agents, may be NULL) valid for

@@ -68,6 +68,7 @@ static const struct px_route routes[] = {
     {"GET", "/v1/reservations", px_api_reservations, false, true},
     {"POST", "/v1/reservations", px_api_resv_create, false, false},
     {"DELETE", "/v1/reservations/{}", px_api_resv_delete, false, false},
+    {"POST", "/v1/accounts", px_api_acct_change, false, false},
     {"GET", "/v1/whoami", px_api_whoami, false, false},
     {"POST", "/v1/tokens", px_api_token, false, false},
     {"POST", "/v1/agent/register", px_api_agent_register, false, false},

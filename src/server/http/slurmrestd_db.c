@@ -2,8 +2,10 @@
  * slurmrestd_db.c - /slurmdb/v0.0.39/jobs (the accounting store, as sacct
  * reads it: one record per attempt), associations (the configured accounts
  * tree: an account's row and each user's row under it), accounts, users
- * and qos (the configuration's), in v0.0.39's slurmdbd shapes. sacctmgr's
- * show commands read these too (cli/cmd_sacctmgr.c).
+ * and qos (the configuration's, with the changes made online since: the
+ * ACCT events, read under the server's acct_lock; deleted entries are
+ * left out), in v0.0.39's slurmdbd shapes. sacctmgr's show commands read
+ * these too (cli/cmd_sacctmgr.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,48 +172,61 @@ static json_t *assoc_json(const struct px_api_call *c, uint32_t i) {
   return o;
 }
 
-/* The children of account p that are (users) or are not user leaves, by name. */
-static size_t children(const struct px_conf *cf, uint32_t p, bool users, uint32_t *out) {
-  size_t n = 0;
-  for (uint32_t k = 0; k < cf->naccounts; k++) {
-    if (cf->accounts[k].parent != p || cf->accounts[k].is_user != users) continue;
-    size_t j = n++;
-    for (; j > 0 && strcmp(cf->accounts[out[j - 1]].name, cf->accounts[k].name) > 0; j--) out[j] = out[j - 1];
-    out[j] = k;
-  }
-  return n;
-}
-
+/* Every live association's children grouped by parent (kids[first[p] ..
+ * first[p + 1])), each group its users, then its sub-accounts, by name:
+ * Slurm's order for the walk, in O(n log n) however many users the tree
+ * gained online. */
 struct assoc_walk {
   const struct px_api_call *c;
   const char *user, *account;
   json_t *rows;
-  uint32_t *scratch; /* naccounts per level, depth x naccounts in all */
+  uint32_t *first, *kids; /* naccounts + 2 offsets, naccounts children */
 };
+
+static int users_then_name(const void *x, const void *y, void *ctx) {
+  const struct px_conf *cf = ctx;
+  const struct px_conf_account *a = &cf->accounts[*(const uint32_t *)x], *b = &cf->accounts[*(const uint32_t *)y];
+  if (a->is_user != b->is_user) return a->is_user ? -1 : 1;
+  return strcmp(a->name, b->name);
+}
+
+static bool group_children(struct assoc_walk *w, const struct px_conf *cf) {
+  uint32_t n = cf->naccounts;
+  w->first = calloc((size_t)n + 2, sizeof *w->first);
+  w->kids = calloc((size_t)n + 1, sizeof *w->kids);
+  if (!w->first || !w->kids) return false;
+  for (uint32_t k = 0; k < n; k++) /* counts at p + 2, ends of groups after the sums */
+    if (!cf->accounts[k].deleted && cf->accounts[k].parent != PX_NONE) w->first[cf->accounts[k].parent + 2]++;
+  for (uint32_t i = 2; i < n + 2; i++) w->first[i] += w->first[i - 1];
+  for (uint32_t k = 0; k < n; k++) /* first[p + 1] runs from p's start to its end */
+    if (!cf->accounts[k].deleted && cf->accounts[k].parent != PX_NONE) w->kids[w->first[cf->accounts[k].parent + 1]++] = k;
+  for (uint32_t p = 0; p < n; p++)
+    qsort_r(w->kids + w->first[p], w->first[p + 1] - w->first[p], sizeof *w->kids, users_then_name, (void *)cf);
+  return true;
+}
 
 /* Slurm's order: an account, its users by name, then its sub-accounts by
  * name, each in turn. */
-static void walk(struct assoc_walk *w, uint32_t i, uint32_t depth) {
+static void walk(struct assoc_walk *w, uint32_t i) {
   const struct px_conf *cf = w->c->s->conf;
-  if (depth >= cf->naccounts) return; /* a tree is never deeper than its size */
-  uint32_t *kids = w->scratch + (size_t)depth * cf->naccounts;
-  const char *acct = cf->accounts[i].name;
-  bool acct_ok = !w->account || !strcmp(w->account, acct);
+  bool acct_ok = !w->account || !strcmp(w->account, cf->accounts[i].name);
   if (acct_ok && !w->user) json_array_append_new(w->rows, assoc_json(w->c, i));
-  size_t n = children(cf, i, true, kids);
-  for (size_t k = 0; acct_ok && k < n; k++)
-    if (!w->user || !strcmp(w->user, cf->accounts[kids[k]].name))
-      json_array_append_new(w->rows, assoc_json(w->c, kids[k]));
-  n = children(cf, i, false, kids);
-  for (size_t k = 0; k < n; k++) walk(w, kids[k], depth + 1);
+  for (uint32_t k = w->first[i]; k < w->first[i + 1]; k++) {
+    uint32_t x = w->kids[k];
+    if (!cf->accounts[x].is_user) walk(w, x);
+    else if (acct_ok && (!w->user || !strcmp(w->user, cf->accounts[x].name)))
+      json_array_append_new(w->rows, assoc_json(w->c, x));
+  }
 }
 
 void px_sr_db_associations(struct px_api_call *c) {
   const struct px_conf *cf = c->s->conf;
-  struct assoc_walk w = {c, px_api_arg(c, "user"), px_api_arg(c, "account"), json_array(),
-                         calloc((size_t)cf->naccounts * cf->naccounts + 1, sizeof(uint32_t))};
-  if (w.rows && w.scratch && cf->naccounts) walk(&w, 0, 0); /* index 0 is the root */
-  free(w.scratch);
+  pthread_rwlock_rdlock(&c->s->acct_lock);
+  struct assoc_walk w = {c, px_api_arg(c, "user"), px_api_arg(c, "account"), json_array(), NULL, NULL};
+  if (w.rows && cf->naccounts && group_children(&w, cf)) walk(&w, 0); /* index 0 is the root */
+  pthread_rwlock_unlock(&c->s->acct_lock);
+  free(w.first);
+  free(w.kids);
   json_t *o = px_sr_response(c, true);
   if (o && w.rows) json_object_set_new(o, "associations", w.rows);
   else json_decref(w.rows);
@@ -246,7 +261,9 @@ static json_t *qos_json(const struct px_conf *cf, uint32_t i) {
 void px_sr_db_qos(struct px_api_call *c) {
   const struct px_conf *cf = c->s->conf;
   json_t *a = json_array();
+  pthread_rwlock_rdlock(&c->s->acct_lock);
   for (uint32_t i = 0; a && i < cf->nqos; i++) json_array_append_new(a, qos_json(cf, i));
+  pthread_rwlock_unlock(&c->s->acct_lock);
   json_t *o = px_sr_response(c, true);
   if (o && a) json_object_set_new(o, "qos", a);
   else json_decref(a);
@@ -273,21 +290,23 @@ static json_t *assoc_short(const struct px_api_call *c, const char *account, con
 void px_sr_db_accounts(struct px_api_call *c) {
   const struct px_conf *cf = c->s->conf;
   json_t *a = json_array();
+  pthread_rwlock_rdlock(&c->s->acct_lock);
   for (uint32_t i = 0; a && i < cf->naccounts; i++) {
     const struct px_conf_account *x = &cf->accounts[i];
-    if (x->is_user) continue;
+    if (x->is_user || x->deleted) continue;
     json_t *coords = json_array(), *assocs = json_array();
     for (uint32_t k = 0; k < x->ncoordinators; k++)
       json_array_append_new(coords, json_pack("{ss sb}", "name", x->coordinators[k], "direct", 1));
     json_array_append_new(assocs, assoc_short(c, x->name, NULL));
     for (uint32_t k = 0; k < cf->naccounts; k++)
-      if (cf->accounts[k].is_user && cf->accounts[k].parent == i)
+      if (cf->accounts[k].is_user && cf->accounts[k].parent == i && !cf->accounts[k].deleted)
         json_array_append_new(assocs, assoc_short(c, x->name, cf->accounts[k].name));
-    json_array_append_new(a, json_pack("{ss ss ss so so s[]}", "name", x->name, "description",
-                                       x->parent == PX_NONE ? "default root account" : x->name,
-                                       "organization", x->parent == PX_NONE ? x->name : cf->accounts[x->parent].name,
-                                       "coordinators", coords, "associations", assocs, "flags"));
+    const char *desc = x->description ? x->description : x->parent == PX_NONE ? "default root account" : x->name;
+    const char *org = x->organization ? x->organization : x->parent == PX_NONE ? x->name : cf->accounts[x->parent].name;
+    json_array_append_new(a, json_pack("{ss ss ss so so s[]}", "name", x->name, "description", desc,
+                                       "organization", org, "coordinators", coords, "associations", assocs, "flags"));
   }
+  pthread_rwlock_unlock(&c->s->acct_lock);
   json_t *o = px_sr_response(c, true);
   if (o && a) json_object_set_new(o, "accounts", a);
   else json_decref(a);
@@ -301,21 +320,25 @@ void px_sr_db_users(struct px_api_call *c) {
   const struct px_conf *cf = c->s->conf;
   const struct px_conf_phalanx *p = &cf->phalanx;
   json_t *a = json_array();
+  pthread_rwlock_rdlock(&c->s->acct_lock);
   for (uint32_t i = 0; a && i < cf->naccounts; i++) {
     const struct px_conf_account *x = &cf->accounts[i];
     uint32_t first = 0;
-    while (first < i && !(cf->accounts[first].is_user && !strcmp(cf->accounts[first].name, x->name))) first++;
-    if (!x->is_user || first < i) continue; /* one row per user name */
+    while (first < i && !(cf->accounts[first].is_user && !cf->accounts[first].deleted &&
+                          !strcmp(cf->accounts[first].name, x->name)))
+      first++;
+    if (!x->is_user || x->deleted || first < i) continue; /* one row per user name */
     const char *def = NULL;
     json_t *assocs = json_array(), *coords = json_array();
     for (uint32_t k = i; k < cf->naccounts; k++) {
       const struct px_conf_account *u = &cf->accounts[k];
-      if (!u->is_user || strcmp(u->name, x->name)) continue;
+      if (!u->is_user || u->deleted || strcmp(u->name, x->name)) continue;
       json_array_append_new(assocs, assoc_short(c, cf->accounts[u->parent].name, u->name));
       if (u->is_default_account || !def) def = cf->accounts[u->parent].name;
     }
     for (uint32_t k = 0; k < cf->naccounts; k++)
-      if (!cf->accounts[k].is_user && in_list(x->name, cf->accounts[k].coordinators, cf->accounts[k].ncoordinators))
+      if (!cf->accounts[k].is_user && !cf->accounts[k].deleted &&
+          in_list(x->name, cf->accounts[k].coordinators, cf->accounts[k].ncoordinators))
         json_array_append_new(coords, json_pack("{ss sb}", "name", cf->accounts[k].name, "direct", 1));
     const char *level = !strcmp(x->name, "root") || in_list(x->name, p->administrators, p->nadministrators)
                             ? "Administrator"
@@ -325,6 +348,7 @@ void px_sr_db_users(struct px_api_call *c) {
                                        "account", def ? def : "", "wckey", "", "administrator_level",
                                        level, "associations", assocs, "coordinators", coords, "flags"));
   }
+  pthread_rwlock_unlock(&c->s->acct_lock);
   json_t *o = px_sr_response(c, true);
   if (o && a) json_object_set_new(o, "users", a);
   else json_decref(a);

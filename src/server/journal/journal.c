@@ -8,7 +8,8 @@
  * What recovery does besides: a record the core now refuses (the
  * configuration changed under it) is logged and skipped, except a submit,
  * whose job is kept, FAILED with reason InvalidOnRecovery, so that its id is
- * never given again and its user can see what became of it; a start whose
+ * never given again and its user can see what became of it, and an accounts
+ * change (sacctmgr), which is logged as a warning: the accounts file wins; a start whose
  * allocation the nodes no longer hold runs outside the scheduler, its nodes
  * held drained until it ends (px_core_apply's START, server.c,
  * docs/operations.md "Recovery").
@@ -58,6 +59,9 @@ static int replay_one(void *ctx, const struct px_store_rec *r) {
     rc = px_events_apply(s, &e.ev, r->time, &res);
     if (rc && e.ev.kind == PX_EV_SUBMIT && rc != PX_ENOMEM)
       rc = submit_refused(s, &e, r->time, &res.diag);
+    else if (rc && rc != PX_ENOMEM && e.ev.kind == PX_EV_ACCT) /* an administrator's change is lost */
+      px_warn("journal seq %llu: the accounts change of %s is refused now (the accounts file changed?): %s",
+              (unsigned long long)r->seq, e.acct.name, res.diag.msg);
     else if (rc && rc != PX_ENOMEM)
       px_debug("journal seq %llu (%s): the core refuses it now: %s", (unsigned long long)r->seq,
                r->kind, res.diag.msg);

@@ -237,6 +237,17 @@ static int fold_resv_delete(struct px_server *s, const struct px_event *ev) {
   return 0;
 }
 
+/* The configuration's copy of the accounts tree follows the core's (the
+ * same indexes: the listings and the journal name accounts through it). */
+static int fold_acct(struct px_server *s, const struct px_event *ev) {
+  pthread_rwlock_wrlock(&s->acct_lock);
+  int rc = px_conf_acct_apply(s->conf, ev->acct);
+  pthread_rwlock_unlock(&s->acct_lock);
+  if (rc) px_error("accounts: the configuration's copy missed a change of %s (%s)", ev->acct->name, px_strerror(rc));
+  s->dirty = true;
+  return rc;
+}
+
 /* A task's record was born (started) or ended: its array's record follows. */
 static void array_task_changed(struct px_server *s, const struct px_sjob *t, int64_t now) {
   struct px_sjob *a = px_jobs_find(s, t->array_job_id);
@@ -287,6 +298,8 @@ static int fold_tables(struct px_server *s, const struct px_event *ev,
       return fold_resv(s, ev);
     case PX_EV_RESV_DELETE:
       return fold_resv_delete(s, ev);
+    case PX_EV_ACCT:
+      return fold_acct(s, ev);
     case PX_EV_USAGE:
     case PX_EV_SVC_APPLY:
     case PX_EV_SVC_SCALE:

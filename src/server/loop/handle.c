@@ -13,6 +13,8 @@
  *   root-jobs     jobs as root only with AllowRootJobs
  *   agent-node    an agent speaks only for the node its credential names
  *   admin         only administrators create reservations
+ *   accounts      only operators and administrators change accounts, users
+ *                 and QoS (sacctmgr's AdminLevel=Operator may too)
  */
 #include <jansson.h>
 #include <signal.h>
@@ -514,17 +516,24 @@ static void agent_heartbeat(struct px_server *s, struct px_req *r, int64_t now) 
 
 /* ---- reservations ---- */
 
-/* The request's canonical JSON (api_misc.c) is the record's data: the
- * journal's decoder resolves its names (proto/event_json.c). */
+/* The request's canonical JSON (the API checked its shape) is the data of
+ * a journal record of kind: the journal's decoder reads it (one decoder
+ * for both, proto/event_json.c), the core judges it, it is journaled. */
+static int accept_text(struct px_server *s, struct px_req *r, const char *kind, int64_t now,
+                       struct px_event_rec *e, struct px_diag *d) {
+  struct px_store_rec rec = {.kind = kind, .data = r->text};
+  int rc = px_event_decode(&(struct px_event_names){s->conf, &s->node_names}, &rec, e, d);
+  struct px_event_result res;
+  if (!rc && (rc = px_events_accept(s, &e->ev, now, &res))) *d = res.diag;
+  return rc;
+}
+
 static void resv_add(struct px_server *s, struct px_req *r, int64_t now) {
   if (!(r->who.roles & PX_ROLE_ADMIN))
     return deny(r, "admin", "only administrators create reservations");
   struct px_event_rec e;
   struct px_diag d;
-  struct px_store_rec rec = {.kind = "resv", .data = r->text};
-  int rc = px_event_decode(&(struct px_event_names){s->conf, &s->node_names}, &rec, &e, &d);
-  struct px_event_result res;
-  if (!rc && (rc = px_events_accept(s, &e.ev, now, &res))) d = res.diag;
+  int rc = accept_text(s, r, "resv", now, &e, &d);
   if (!rc) {
     json_t *ans = json_pack("{ss}", "name", e.resv.name);
     px_req_answer(r, 201, json_dumps(ans, JSON_COMPACT));
@@ -549,6 +558,26 @@ static void resv_delete(struct px_server *s, struct px_req *r, int64_t now) {
   s->need_cycle = true;
 }
 
+/* ---- accounts (sacctmgr add, modify, delete) ---- */
+
+/* The core judges the change against the live tree and jobs. */
+static void acct_change(struct px_server *s, struct px_req *r, int64_t now) {
+  if (!is_operator(r)) return deny(r, "accounts", "only operators and administrators change accounts");
+  struct px_event_rec e;
+  struct px_diag d;
+  int rc = accept_text(s, r, "acct", now, &e, &d);
+  if (rc) {
+    answer_diag(r, rc, &d);
+  } else {
+    px_info("accounts: %s changed by %s", e.acct.name, r->who.user);
+    json_t *ans = px_acct_edit_json(&e.acct);
+    px_req_answer(r, e.acct.op == PX_ACCT_ADD ? 201 : 200, ans ? json_dumps(ans, JSON_COMPACT) : NULL);
+    json_decref(ans);
+    s->need_cycle = true;
+  }
+  px_event_rec_fini(&e);
+}
+
 void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
   switch (r->kind) {
     case PX_REQ_SUBMIT: submit(s, r, now); break;
@@ -571,6 +600,7 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_NODE_REBOOT: node_reboot(s, r, now); break;
     case PX_REQ_RESV_ADD: resv_add(s, r, now); break;
     case PX_REQ_RESV_DELETE: resv_delete(s, r, now); break;
+    case PX_REQ_ACCT: acct_change(s, r, now); break;
     case PX_REQ_STEP_ADD:
     case PX_REQ_STEP_SHOW:
     case PX_REQ_STEP_LIST:

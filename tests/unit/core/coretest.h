@@ -142,6 +142,23 @@ static inline const char *tc_invariants(struct px_core *c) {
   return bad;
 }
 
+/* An allocator (struct px_core_allocator's realloc, ud a struct tc_failer)
+ * that fails the countdown-th call (counting from 1; 0: never), then works. */
+struct tc_failer {
+  long countdown, calls;
+};
+static inline void *tc_fail_realloc(void *ud, void *p, size_t old_n, size_t new_n) {
+  struct tc_failer *f = ud;
+  (void)old_n;
+  if (new_n == 0) {
+    free(p);
+    return NULL;
+  }
+  f->calls++;
+  if (--f->countdown == 0) return NULL;
+  return realloc(p, new_n);
+}
+
 /* A test's cluster: conf, core and action buffer (include px_test.h first). */
 struct tc_fx {
   struct px_conf *conf;

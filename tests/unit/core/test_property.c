@@ -315,20 +315,6 @@ static void same_seed_same_actions(void **state) {
   assert_int_not_equal(a.hash, c.hash);
 }
 
-/* An allocator that fails the n-th call (counting from 1), then works. */
-struct failer { long countdown; long calls; };
-static void *fail_realloc(void *ud, void *p, size_t old_n, size_t new_n) {
-  struct failer *f = ud;
-  (void)old_n;
-  if (new_n == 0) {
-    free(p);
-    return NULL;
-  }
-  f->calls++;
-  if (--f->countdown == 0) return NULL;
-  return realloc(p, new_n);
-}
-
 /* A scripted scenario run once per allocation: each step either succeeds
  * or says PX_ENOMEM, the core stays consistent, and a failed submit keeps
  * nothing. LSan checks nothing leaks. */
@@ -337,8 +323,8 @@ static void allocation_failures_are_reported(void **state) {
   struct px_conf *conf = prop_conf();
   long total = 0;
   for (long n = 1;; n++) {
-    struct failer fl = {n, 0};
-    struct px_core_allocator al = {fail_realloc, &fl};
+    struct tc_failer fl = {n, 0};
+    struct px_core_allocator al = {tc_fail_realloc, &fl};
     int err = 0;
     struct px_core *c = px_core_new_with_alloc(conf, 1, &al, &err);
     if (!c) {

@@ -167,6 +167,22 @@ static void every_kind_round_trips(void **state) {
   assert_int_equal(b.resv.nodes[1], 2);
   assert_int_equal(b.resv.account, 1);
   px_event_rec_fini(&b);
+
+  struct px_acct_edit ae = {.op = PX_ACCT_ADD, .entity = PX_ACCT_USER, .name = "Carol", .account = "vision",
+                            .default_account = true, .set = 1u << PX_ACCT_FAIRSHARE | 1u << PX_ACCT_MAX_JOBS};
+  ae.value[PX_ACCT_FAIRSHARE] = 3;
+  ae.value[PX_ACCT_MAX_JOBS] = PX_NOLIMIT;
+  ev = (struct px_event){.kind = PX_EV_ACCT, .acct = &ae};
+  round_trip(&f, &ev, &b);
+  assert_int_equal(b.acct.op, PX_ACCT_ADD);
+  assert_int_equal(b.acct.entity, PX_ACCT_USER);
+  assert_string_equal(b.acct.name, "Carol"); /* user names are kept as written */
+  assert_string_equal(b.acct.account, "vision");
+  assert_true(b.acct.default_account);
+  assert_int_equal(b.acct.set, ae.set);
+  assert_int_equal(b.acct.value[PX_ACCT_FAIRSHARE], 3);
+  assert_true(b.acct.value[PX_ACCT_MAX_JOBS] == PX_NOLIMIT);
+  px_event_rec_fini(&b);
   fx_close(&f);
 }
 
@@ -245,6 +261,30 @@ static void bad_records_are_named(void **state) {
       decode(&f, "resv", "r", "{\"name\":\"r\",\"nodes\":[],\"account\":\"nosuch\"}", &e, &d),
       PX_EINVAL);
   assert_non_null(strstr(d.msg, "account"));
+  px_event_rec_fini(&e);
+  /* an accounts change: strict, naming the member; account names folded */
+  static const struct { const char *data, *msg; } acct[] = {
+      {"{\"op\":\"rename\",\"entity\":\"account\",\"name\":\"a\"}", "op: must be add, modify or delete"},
+      {"{\"op\":\"add\",\"entity\":\"team\",\"name\":\"a\"}", "entity: must be account, user or qos"},
+      {"{\"op\":\"add\",\"entity\":\"account\"}", "name: missing"},
+      {"{\"op\":\"add\",\"entity\":\"account\",\"name\":\"a b\"}", "name: \" \" is not allowed"},
+      {"{\"op\":\"add\",\"entity\":\"account\",\"name\":\"a\",\"x\":1}", "x: unknown member"},
+      {"{\"op\":\"add\",\"entity\":\"account\",\"name\":\"a\",\"set\":{\"shares\":1}}",
+       "set.shares: unknown setting"},
+      {"{\"op\":\"add\",\"entity\":\"account\",\"name\":\"a\",\"set\":{\"max_jobs\":-2}}",
+       "set.max_jobs: must be a whole number"},
+      {"{\"op\":\"add\",\"entity\":\"account\",\"name\":\"a\",\"description\":3}",
+       "description: must be a text"},
+  };
+  for (size_t i = 0; i < sizeof acct / sizeof acct[0]; i++) {
+    assert_int_equal(decode(&f, "acct", NULL, acct[i].data, &e, &d), PX_EINVAL);
+    if (!strstr(d.msg, acct[i].msg)) fail_msg("acct %zu: \"%s\" lacks \"%s\"", i, d.msg, acct[i].msg);
+    px_event_rec_fini(&e);
+  }
+  assert_int_equal(decode(&f, "acct", NULL, "{\"op\":\"add\",\"entity\":\"account\",\"name\":\"CV\","
+                                            "\"parent\":\"ML\"}", &e, &d), 0);
+  assert_string_equal(e.acct.name, "cv");
+  assert_string_equal(e.acct.parent, "ml");
   px_event_rec_fini(&e);
   fx_close(&f);
 }
