@@ -106,6 +106,11 @@ sacct -o JobID,JobName,Account,AllocCPUS,State,ExitCode,NNodes,MaxRSS,TotalCPU |
 echo; echo "== fair share (sshare -a)"; sshare -a || echo "(sshare failed: see the message above)"
 echo; echo "== the accounts as sacctmgr shows them, and the scheduler's statistics as sdiag does"
 sacctmgr show assoc format=Account,User,Share,QOS || echo "(sacctmgr failed: see the message above)"
+echo; echo "== accounts changed online, as sacctmgr does it (journaled, in effect at the next cycle):"
+echo "   a new account and its user, then a new share"
+{ sacctmgr -i add account robotics parent=root fairshare=10 && sacctmgr -i add user "$(id -un)" account=robotics &&
+  sacctmgr -i modify account robotics set fairshare=40 &&
+  sacctmgr show assoc where account=robotics format=Account,User,Share; } || echo "(sacctmgr failed: see the message above)"
 sdiag | sed -n '1,/^Main schedule statistics/p;/^Main schedule statistics/,/^$/p' | head -30 || true
 echo; echo "== slurmrestd's API (v0.0.39) on the same server: a submit and the job's state, as tools written for Slurm do"
 rest_job=$(curl -s --unix-socket "$PHALANX_SERVER" -H 'Content-Type: application/json' http://localhost/slurm/v0.0.39/job/submit \
