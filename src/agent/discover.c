@@ -94,6 +94,7 @@ int px_discover_gpus_emulated(struct px_node_res *r, const char *spec, const cha
   for (uint32_t i = 0; i < n; i++) {
     struct px_gpu_info *g = &r->gpus[i];
     memset(g, 0, sizeof *g);
+    g->dev_minor = g->mig_gi = g->mig_ci = -1;
     g->index = i;
     snprintf(g->uuid, sizeof g->uuid, "GPU-EMU-%.40s-%u", node, i);
     snprintf(g->type, sizeof g->type, "%s", type);
@@ -153,6 +154,9 @@ struct nvml {
   int (*mig_mode)(nvml_dev, unsigned *, unsigned *);
   int (*mig_max)(nvml_dev, unsigned *);
   int (*mig_by_index)(nvml_dev, unsigned, nvml_dev *);
+  int (*minor)(nvml_dev, unsigned *);
+  int (*gi_id)(nvml_dev, unsigned *);
+  int (*ci_id)(nvml_dev, unsigned *);
 };
 
 static bool nvml_load(struct nvml *m, char *why, size_t whylen) {
@@ -178,6 +182,9 @@ static bool nvml_load(struct nvml *m, char *why, size_t whylen) {
   SYM(mig_mode, "nvmlDeviceGetMigMode");
   SYM(mig_max, "nvmlDeviceGetMaxMigDeviceCount");
   SYM(mig_by_index, "nvmlDeviceGetMigDeviceHandleByIndex");
+  SYM(minor, "nvmlDeviceGetMinorNumber");
+  SYM(gi_id, "nvmlDeviceGetGpuInstanceId");
+  SYM(ci_id, "nvmlDeviceGetComputeInstanceId");
 #undef SYM
   if (!m->init || !m->count || !m->by_index || !m->uuid) {
     snprintf(why, whylen, "NVML in %s lacks the required functions", lib);
@@ -250,6 +257,7 @@ static void describe(struct nvml *m, nvml_dev d, struct px_node_res *r, uint32_t
   memset(g, 0, sizeof *g);
   g->index = r->ngpus;
   g->group = group;
+  g->dev_minor = g->mig_gi = g->mig_ci = -1;
   char name[96] = "";
   if (m->name) m->name(d, name, sizeof name);
   const char *mig = strstr(name, "MIG ");
@@ -261,6 +269,16 @@ static void describe(struct nvml *m, nvml_dev d, struct px_node_res *r, uint32_t
   r->ngpus++;
 }
 
+/* What names an instance's device nodes (mig_dev.h): its parent's
+ * /dev/nvidiaN minor, its GPU and compute instance ids (-1 where NVML
+ * does not say). */
+static void mig_ids(struct nvml *m, nvml_dev parent, nvml_dev mi, struct px_gpu_info *g) {
+  unsigned v;
+  if (m->minor && m->minor(parent, &v) == 0 && v < 256) g->dev_minor = (int32_t)v;
+  if (m->gi_id && m->gi_id(mi, &v) == 0 && v < 1024) g->mig_gi = (int32_t)v;
+  if (m->ci_id && m->ci_id(mi, &v) == 0 && v < 1024) g->mig_ci = (int32_t)v;
+}
+
 /* A GPU in MIG mode: its instances become the node's GPUs (group: the
  * parent GPU). false when MIG is off (or NVML has no MIG calls). */
 static bool mig_instances(struct nvml *m, nvml_dev d, uint32_t parent, struct px_node_res *r) {
@@ -270,7 +288,9 @@ static bool mig_instances(struct nvml *m, nvml_dev d, uint32_t parent, struct px
     return false;
   for (unsigned k = 0; k < max && r->ngpus < PX_MAX_NODE_GPUS; k++) {
     nvml_dev mi;
-    if (m->mig_by_index(d, k, &mi) == 0) describe(m, mi, r, parent);
+    if (m->mig_by_index(d, k, &mi) != 0) continue;
+    describe(m, mi, r, parent);
+    mig_ids(m, d, mi, &r->gpus[r->ngpus - 1]);
   }
   return true;
 }
