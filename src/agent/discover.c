@@ -70,7 +70,58 @@ static void emulate_mig(struct px_node_res *r, uint32_t n, const char *type, con
   }
 }
 
+/* MIG instances of several profiles: types in name order, each type's in
+ * discovery order, and indices renumbered so, as the server numbers a node's
+ * GPUs of several types (conf.h gpu_types). Stable: one type keeps its
+ * order. */
+void px_mig_order(struct px_node_res *r) {
+  if (!px_gpus_are_mig(r)) return;
+  for (uint32_t i = 1; i < r->ngpus; i++) { /* insertion sort: stable, 64 at most */
+    struct px_gpu_info g = r->gpus[i];
+    uint32_t k = i;
+    for (; k > 0 && strcmp(r->gpus[k - 1].type, g.type) > 0; k--) r->gpus[k] = r->gpus[k - 1];
+    r->gpus[k] = g;
+  }
+  for (uint32_t i = 0; i < r->ngpus; i++) r->gpus[i].index = i;
+}
+
+/* "7:1g.10gb,1:3g.40gb,2:2g.20gb": MIG instances of several profiles, in
+ * the order given, each on the first emulated GPU with slices left (a GPU
+ * has 7; a profile "Ng" takes N): 7 x 1g.10gb fill GPU 0, and 3g.40gb and
+ * two 2g.20gb share GPU 1. */
+static int emulate_mig_layout(struct px_node_res *r, const char *spec, const char *node) {
+  uint32_t used[PX_MAX_NODE_GPUS] = {0}, ninst[PX_MAX_NODE_GPUS] = {0};
+  r->ngpus = 0;
+  r->emulated = true;
+  for (const char *p = spec; *p;) {
+    char type[32], *end;
+    unsigned long n = strtoul(p, &end, 10);
+    size_t len = *end == ':' ? strcspn(end + 1, ",") : 0;
+    uint32_t slices = 0;
+    uint64_t mem = 0;
+    if (end == p || !len || len >= sizeof type || n > PX_MAX_NODE_GPUS - r->ngpus) return PX_EINVAL;
+    memcpy(type, end + 1, len);
+    type[len] = '\0';
+    if (!px_mig_profile(type, NULL, &mem) || sscanf(type, "%ug", &slices) != 1) return PX_EINVAL;
+    for (unsigned long i = 0; i < n; i++) {
+      uint32_t gpu = 0;
+      while (gpu < PX_MAX_NODE_GPUS && used[gpu] + slices > 7) gpu++;
+      if (gpu == PX_MAX_NODE_GPUS) return PX_EINVAL;
+      used[gpu] += slices;
+      struct px_gpu_info *g = &r->gpus[r->ngpus];
+      *g = (struct px_gpu_info){.index = r->ngpus, .group = gpu, .mem_mib = mem, .dev_minor = -1, .mig_gi = -1, .mig_ci = -1};
+      snprintf(g->type, sizeof g->type, "%s", type);
+      snprintf(g->uuid, sizeof g->uuid, "MIG-EMU-%.32s-%u-%u", node, gpu % 100, ninst[gpu]++);
+      r->ngpus++;
+    }
+    p = end + 1 + len + (end[1 + len] == ',');
+  }
+  px_mig_order(r);
+  return 0;
+}
+
 int px_discover_gpus_emulated(struct px_node_res *r, const char *spec, const char *node) {
+  if (strchr(spec, ',')) return emulate_mig_layout(r, spec, node);
   char *end;
   unsigned long n = strtoul(spec, &end, 10);
   if (end == spec || n > PX_MAX_NODE_GPUS) return PX_EINVAL;
@@ -323,6 +374,7 @@ int px_discover_gpus_nvml(struct px_node_res *r, char *why, size_t whylen) {
   }
   r->emulated = false;
   if (!mig) group_by_links(&m, dev, got, r); /* MIG instances are grouped by their GPU */
+  px_mig_order(r);
   if (m.shutdown) m.shutdown();
   dlclose(m.so);
   return 0;

@@ -32,7 +32,7 @@ done
 chmod 666 "$T"/dev/*
 NVML_ENV="FAKE_NVML_MIG=1 PHALANX_MIG_MINORS=$T/mig-minors PHALANX_PROC_DEVICES=$T/devices" nvml_node gpu:3g.40gb:8
 node_is '.gpus == 8' || fail "n01: $(expect 200 root GET /v1/nodes/n01)"
-grep -q "8 MIG instances (3g.40gb).*device cgroup denies" "$T/agent.log" || fail "agent log: $(cat "$T/agent.log")"
+grep -q "8 MIG instances (3g.40gb x8).*device cgroup denies" "$T/agent.log" || fail "agent log: $(cat "$T/agent.log")"
 
 # the job also tries to open every device node: a denied one answers EPERM,
 # an allowed one reaches the (absent) driver: ENXIO
@@ -79,3 +79,4 @@ n=$(restarts)
 wait_for "attempt $n's environment" test -s "$T/cvd.$job.$n"
 grep -q "^MIG-fake-$parent-" "$T/cvd.$job.$n" && fail "attempt $n on the faulty GPU: $(cat "$T/cvd.$job.$n")"
 ok "XID on GPU $parent: both its instances out, job $job requeued onto $(cat "$T/cvd.$job.$n")"
+nvml_stop_agent

@@ -139,6 +139,7 @@ static json_t *node_state(const char *st) {
 
 static json_t *gres(const struct px_node_info *n, uint32_t count) {
   if (!n->gpus) return json_string("");
+  if (n->gres && count == n->gpus) return json_string(n->gres);
   char buf[96];
   snprintf(buf, sizeof buf, "gpu:%s%s%u", n->gpu_type ? n->gpu_type : "", n->gpu_type ? ":" : "",
            count);

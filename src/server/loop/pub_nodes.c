@@ -118,6 +118,9 @@ static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, con
   if (!sn->registered && !n.reason) n.reason = "Not registered";
   n.cpus = v->cpus, n.cpus_alloc = v->cpus_alloc, n.gpus = v->gpus, n.gpus_alloc = v->gpus_alloc;
   n.gpu_type = (char *)cn->gpu_type;
+  char gres[1024];
+  px_conf_gres_str(cn, gres, sizeof gres);
+  n.gres = cn->ngpu_types ? gres : NULL;
   n.mem_mib = v->mem_mib, n.mem_alloc_mib = v->mem_alloc_mib;
   n.last_heartbeat = sn->last_heartbeat;
   char health[2048], faults[1024];

@@ -235,9 +235,25 @@ static bool never_reached(const struct px_sjob *j, const struct px_node_report *
   return j->unconfirmed && !j->recovered && r->since > 0 && j->start >= r->since;
 }
 
+/* A node with GPUs of several types (MIG profiles side by side) is
+ * scheduled by index, the configured types numbered in name order; an agent
+ * that reports another order (or other profiles) would run jobs on the
+ * wrong instances: said loudly, once per registration. */
+static void check_gpu_types(const struct px_conf_node *cn, const struct px_node_report *rep) {
+  if (cn->ngpu_types < 2) return;
+  for (uint32_t i = 0; i < cn->ngpu; i++) {
+    const char *want = px_conf_gpu_type_at(cn, i), *got = i < rep->ngpus ? rep->gpus[i].type : "nothing";
+    if (strcmp(want, got) == 0) continue;
+    px_warn("node %s: GPU %u is %s, slurm.conf's Gres says %s (GPUs of several types are numbered by type name): "
+            "jobs asking %s may run on another type there", cn->name, i, got, want, want);
+    return;
+  }
+}
+
 int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
   int idx = px_node_index(s, r->report.node);
   if (idx < 0) return PX_ENOENT;
+  check_gpu_types(&s->conf->nodes[idx], &r->report);
   struct px_snode *n = &s->nodes[idx];
   n->registered = true;
   n->last_heartbeat = now;
