@@ -193,6 +193,7 @@ struct pxc_bucket {
 
 struct pxc_pool {
   uint32_t part, gpu_type;
+  bool partial;             /* one type's GPUs of nodes with several (index.c): not for untyped jobs */
   uint32_t n, nwords, nsum;
   uint32_t *nodes;          /* by (weight, index) */
   uint32_t nclass, *class_start; /* weight classes: position ranges */

@@ -1,9 +1,10 @@
 /*
  * index.c - the free-capacity index. A pool is one partition's nodes of one
  * GPU type, ordered by (Weight, node index). A node with several types (MIG
- * profiles side by side) is in a pool per type, where it counts only that
- * type's GPUs, and in the partition's PXC_TYPE_MIXED pool with all of them
- * (where untyped jobs find room that spans its types). For each free-GPU count k a
+ * profiles side by side) is in a partial pool per type, where it counts only
+ * that type's GPUs (typed jobs search it beside the pool of the nodes wholly
+ * of that type), and in the partition's PXC_TYPE_MIXED pool with all of them
+ * (where untyped jobs find it). For each free-GPU count k a
  * bitmap over the pool's positions (with one summary bit per word, so empty
  * stretches are skipped 4096 nodes at a time) marks the usable nodes having
  * exactly k free GPUs; count[k] and a per-leaf histogram leaf_hist[leaf][k]
@@ -185,33 +186,44 @@ static int pool_build(struct px_core *c, struct pxc_pool *p, uint32_t *fill) {
   return 0;
 }
 
-/* The pools node n belongs to in a partition: one per type it has, and
- * with several also the mixed one. */
+/* The pools node n belongs to in a partition: one by its type; with
+ * several types, one per type holding only that type's GPUs (partial: a
+ * pool apart from the whole nodes of that type, so that untyped jobs, which
+ * take any GPU, never see a node twice) and the mixed one, whole. */
+struct pool_key {
+  uint32_t type;
+  bool partial;
+};
+
 static uint32_t node_npools(const struct pxc_node *n) { return n->ngtypes ? n->ngtypes + 1 : 1; }
 
-static uint32_t node_pool_type(const struct pxc_node *n, uint32_t i) {
-  return i < n->ngtypes ? n->gtypes[i].type : n->ngtypes ? PXC_TYPE_MIXED : n->gpu_type;
+static struct pool_key node_pool_key(const struct pxc_node *n, uint32_t i) {
+  if (i < n->ngtypes) return (struct pool_key){n->gtypes[i].type, true};
+  return (struct pool_key){n->gpu_type, false}; /* PXC_TYPE_MIXED with several */
 }
 
-static bool node_has_type(const struct pxc_node *n, uint32_t t) {
+static bool key_eq(struct pool_key a, struct pool_key b) { return a.type == b.type && a.partial == b.partial; }
+
+static bool node_has_key(const struct pxc_node *n, struct pool_key k) {
   for (uint32_t i = 0; i < node_npools(n); i++)
-    if (node_pool_type(n, i) == t) return true;
+    if (key_eq(node_pool_key(n, i), k)) return true;
   return false;
 }
 
-/* Distinct pool types of partition cp into types[]; their count. */
-static uint32_t part_types(const struct px_core *c, const struct px_conf_partition *cp, uint32_t *types) {
-  uint32_t ntypes = 0;
+/* Distinct pool keys of partition cp into keys[]; their count. */
+static uint32_t part_keys(const struct px_core *c, const struct px_conf_partition *cp, struct pool_key *keys) {
+  uint32_t nkeys = 0;
   for (uint32_t i = 0; i < cp->nnodes; i++) {
     const struct pxc_node *n = &c->nodes[cp->nodes[i]];
     for (uint32_t t = 0; t < node_npools(n); t++) {
-      uint32_t ty = node_pool_type(n, t), k;
-      for (k = 0; k < ntypes && types[k] != ty; k++) {
+      struct pool_key key = node_pool_key(n, t);
+      uint32_t k;
+      for (k = 0; k < nkeys && !key_eq(keys[k], key); k++) {
       }
-      if (k == ntypes) types[ntypes++] = ty;
+      if (k == nkeys) keys[nkeys++] = key;
     }
   }
-  return ntypes;
+  return nkeys;
 }
 
 int pxc_index_build(struct px_core *c, const struct px_conf *conf) {
@@ -227,10 +239,10 @@ int pxc_index_build(struct px_core *c, const struct px_conf *conf) {
     }
   }
   ntypes_max += memberships;
-  uint32_t *types = pxc_calloc(c, ntypes_max, sizeof *types);
+  struct pool_key *keys = pxc_calloc(c, ntypes_max, sizeof *keys);
   c->node_pools = pxc_calloc(c, memberships + 1, sizeof *c->node_pools);
   c->pools = pxc_calloc(c, memberships + 1, sizeof *c->pools);
-  if (!fill || !types || !c->node_pools || !c->pools) goto out_types;
+  if (!fill || !keys || !c->node_pools || !c->pools) goto out_keys;
   for (uint32_t n = 0, off = 0; n < c->nnodes; n++) {
     c->nodes[n].pool_first = off;
     off += c->nodes[n].npools;
@@ -239,24 +251,25 @@ int pxc_index_build(struct px_core *c, const struct px_conf *conf) {
     const struct px_conf_partition *cp = &conf->partitions[pi];
     struct pxc_part *part = &c->parts[pi];
     part->pool_first = c->npools;
-    uint32_t ntypes = part_types(c, cp, types);
-    for (uint32_t k = 0; k < ntypes; k++) {
+    uint32_t nkeys = part_keys(c, cp, keys);
+    for (uint32_t k = 0; k < nkeys; k++) {
       struct pxc_pool *p = &c->pools[c->npools++];
       p->part = pi;
-      p->gpu_type = types[k];
+      p->gpu_type = keys[k].type;
+      p->partial = keys[k].partial;
       p->nodes = pxc_calloc(c, cp->nnodes + 1, sizeof *p->nodes);
-      if (!p->nodes) goto out_types;
+      if (!p->nodes) goto out_keys;
       for (uint32_t i = 0; i < cp->nnodes; i++)
-        if (node_has_type(&c->nodes[cp->nodes[i]], types[k])) p->nodes[p->n++] = cp->nodes[i];
-      if ((rc = pool_build(c, p, fill))) goto out_types;
+        if (node_has_key(&c->nodes[cp->nodes[i]], keys[k])) p->nodes[p->n++] = cp->nodes[i];
+      if ((rc = pool_build(c, p, fill))) goto out_keys;
       rc = PX_ENOMEM;
     }
     part->npools = c->npools - part->pool_first;
   }
   for (uint32_t n = 0; n < c->nnodes; n++) pxc_index_node_add(c, n);
   rc = 0;
-out_types:
-  pxc_free(c, types);
+out_keys:
+  pxc_free(c, keys);
 out:
   pxc_free(c, fill);
   return rc;

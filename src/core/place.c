@@ -128,7 +128,7 @@ uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t
 /* ---- candidates ------------------------------------------------------- */
 
 bool pxc_pool_matches(const struct pxc_job *j, const struct pxc_pool *p) {
-  return j->gpu_type == PX_NONE || p->gpu_type == j->gpu_type;
+  return j->gpu_type == PX_NONE ? !p->partial : p->gpu_type == j->gpu_type;
 }
 
 /* Single node: the first fitting node in (weight class, bucket order, position). */

@@ -72,6 +72,11 @@ static void untyped_job_spans_types(void **state) {
   (void)state;
   struct tc_fx f;
   open_mixed(&f, false);
+  /* free GPUs as the cycle counts them: each node once for an untyped job */
+  struct pxc_job probe = {.part = 0, .gpu_type = PX_NONE};
+  assert_int_equal(pxc_part_free_gpus(f.core, &probe), 20);
+  probe.gpu_type = pxc_lookup(f.core, "2g.20gb");
+  assert_int_equal(pxc_part_free_gpus(f.core, &probe), 2);
   struct px_jobspec a = typed("1g.10gb", 6), b = typed("h100", 10), u = tc_spec("bob", 0, 4);
   assert_int_equal(tc_submit(f.core, 1, &a, 10), 0);
   assert_int_equal(tc_submit(f.core, 2, &b, 10), 0);
