@@ -358,5 +358,8 @@ const char *px_conf_gpu_type_at(const struct px_conf_node *n, uint32_t i);
 /* The node's GPUs as slurm.conf's Gres says them ("gpu:h100:8",
  * "gpu:1g.10gb:7,gpu:3g.40gb:1", "gpu:4"; "" without GPUs) into buf. */
 void px_conf_gres_str(const struct px_conf_node *n, char *buf, size_t size);
+/* The same with the counts of the GPUs whose bit is set in mask (bit i:
+ * GPU index i): "gpu:1g.10gb:2,gpu:2g.20gb:0,gpu:3g.40gb:1". */
+void px_conf_gres_count_str(const struct px_conf_node *n, uint64_t mask, char *buf, size_t size);
 
 #endif

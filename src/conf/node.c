@@ -108,19 +108,29 @@ const char *px_conf_gpu_type_at(const struct px_conf_node *n, uint32_t i) {
   return n->gpu_type;
 }
 
-void px_conf_gres_str(const struct px_conf_node *n, char *buf, size_t size) {
+void px_conf_gres_count_str(const struct px_conf_node *n, uint64_t mask, char *buf, size_t size) {
   size_t len = 0;
   buf[0] = '\0';
   if (!n->ngpu) return;
+  if (n->ngpu < 64) mask &= (1ULL << n->ngpu) - 1;
   if (!n->ngpu_types) {
-    snprintf(buf, size, "gpu:%s%s%u", n->gpu_type ? n->gpu_type : "", n->gpu_type ? ":" : "", n->ngpu);
+    snprintf(buf, size, "gpu:%s%s%u", n->gpu_type ? n->gpu_type : "", n->gpu_type ? ":" : "",
+             (unsigned)__builtin_popcountll(mask));
     return;
   }
-  for (uint32_t k = 0; k < n->ngpu_types && len < size; k++) {
-    int w = snprintf(buf + len, size - len, "%sgpu:%s:%u", k ? "," : "", n->gpu_types[k].type, n->gpu_types[k].count);
+  for (uint32_t k = 0, first = 0; k < n->ngpu_types && len < size; k++) {
+    uint32_t cnt = n->gpu_types[k].count;
+    uint64_t range = cnt >= 64 ? ~0ULL : ((1ULL << cnt) - 1) << first;
+    int w = snprintf(buf + len, size - len, "%sgpu:%s:%u", k ? "," : "", n->gpu_types[k].type,
+                     (unsigned)__builtin_popcountll(mask & range));
     if (w < 0) break;
     len += (size_t)w;
+    first += cnt;
   }
+}
+
+void px_conf_gres_str(const struct px_conf_node *n, char *buf, size_t size) {
+  px_conf_gres_count_str(n, ~0ULL, buf, size);
 }
 
 static void set_features(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,

@@ -6,7 +6,7 @@
 # the agent reports them): 1g.10gb 0-13, 2g.20gb 14-17, 3g.40gb 18-19.
 # Jobs asking `gpu:3g.40gb:1` (sbatch --gres) and `1g.10gb` x 2 (--gpus)
 # run on instances of exactly those profiles and see exactly their UUIDs;
-# scontrol show node and sinfo show the typed GRES; the device cgroup of
+# scontrol show node and sinfo show the typed GRES (and those in use); the device cgroup of
 # the 3g.40gb job lets it open its own capabilities and not those of the
 # 2g.20gb instances beside it on the same GPU.
 source "$(dirname "$0")/lib_server.sh"
@@ -73,6 +73,8 @@ jq -e '.gpus | length == 1 and .[0] >= 18' "$T/agent/jobs/$j3.0/launch.json" >/d
 jq -e '.gpus | length == 2 and all(. < 14)' "$T/agent/jobs/$j1.0/launch.json" >/dev/null || fail "1g.10gb job on $(gpus "$j1")"
 jq -e '.gpus | length == 3 and all(. >= 14 and . < 18)' "$T/agent/jobs/$j2.0/launch.json" >/dev/null ||
   fail "2g.20gb job on $(gpus "$j2")"
+"$T/bin/scontrol" show node n01 | grep -qx '   GresUsed=gpu:1g.10gb:2,gpu:2g.20gb:3,gpu:3g.40gb:1' ||
+  fail "scontrol show node: $("$T/bin/scontrol" show node n01)"
 ok "3g.40gb job $j3 sees $(cat "$W/cvd.$j3"); 1g.10gb x2 job $j1 sees $(cat "$W/cvd.$j1"); 2g.20gb x3 job $j2 sees $(cat "$W/cvd.$j2")"
 
 # one 3g.40gb left: a second one runs, a third waits though 1g.10gb and 2g.20gb are free

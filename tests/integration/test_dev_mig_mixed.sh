@@ -29,7 +29,10 @@ j3=$(run --gres=gpu:3g.40gb:1) && j1=$(run --gpus=1g.10gb:2) || exit 1
 [ "$(cat "$tmp/cvd.$j3")" = MIG-EMU-dev1-1-0 ] || fail "3g.40gb job sees $(cat "$tmp/cvd.$j3")"
 cvd1=$(cat "$tmp/cvd.$j1")
 echo "$cvd1" | grep -Eqx 'MIG-EMU-dev1-0-[0-6],MIG-EMU-dev1-0-[0-6]' || fail "1g.10gb x2 job sees $cvd1"
-api /v1/nodes/dev1 | jq -e '.gpus_alloc == 3' >/dev/null || fail "dev1: $(api /v1/nodes/dev1)"
+api /v1/nodes/dev1 | jq -e '.gpus_alloc == 3 and .gres_used == "gpu:1g.10gb:2,gpu:2g.20gb:0,gpu:3g.40gb:1"' >/dev/null ||
+  fail "dev1: $(api /v1/nodes/dev1)"
+scontrol show node dev1 | grep -qx "   GresUsed=gpu:1g.10gb:2,gpu:2g.20gb:0,gpu:3g.40gb:1" ||
+  fail "scontrol show node: $(scontrol show node dev1 | grep Gres)"
 echo "ok   --gres=gpu:3g.40gb:1 sees $(cat "$tmp/cvd.$j3"), --gpus=1g.10gb:2 sees $cvd1"
 out=$(sbatch --gres=gpu:4g.40gb:1 --wrap true 2>&1) && fail "a profile dev1 lacks was accepted: $out"
 echo "$out" | grep -q 'gpu_type: no node has GPUs of type "4g.40gb"' || fail "refusal: $out"

@@ -185,6 +185,8 @@ static void several_gpu_types_on_a_node(void **state) {
   char buf[128];
   px_conf_gres_str(n, buf, sizeof buf);
   assert_string_equal(buf, "gpu:1g.10gb:14,gpu:2g.20gb:2,gpu:3g.40gb:1");
+  px_conf_gres_count_str(n, 1ULL << 16 | 1ULL << 14 | 3, buf, sizeof buf);
+  assert_string_equal(buf, "gpu:1g.10gb:2,gpu:2g.20gb:1,gpu:3g.40gb:1");
   assert_string_equal(c->nodes[1].gpu_type, "h100");
   assert_int_equal(c->nodes[1].ngpu_types, 0);
   assert_string_equal(px_conf_gpu_type_at(&c->nodes[1], 7), "h100");
