@@ -114,7 +114,8 @@ static int emulate_mig_layout(struct px_node_res *r, const char *spec, const cha
       snprintf(g->uuid, sizeof g->uuid, "MIG-EMU-%.32s-%u-%u", node, gpu % 100, ninst[gpu]++);
       r->ngpus++;
     }
-    p = end + 1 + len + (end[1 + len] == ',');
+    p = end + 1 + len;
+    if (*p == ',' && !*++p) return PX_EINVAL; /* a trailing comma */
   }
   px_mig_order(r);
   return 0;
