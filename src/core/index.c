@@ -121,7 +121,10 @@ static int pool_build(struct px_core *c, struct pxc_pool *p, uint32_t *fill) {
     const struct pxc_node *n = &c->nodes[p->nodes[i]];
     uint32_t ngpu = (uint32_t)px_bits64_count(pxc_type_gpus(n, p->gpu_type));
     if (i == 0 || n->weight != c->nodes[p->nodes[i - 1]].weight) p->class_start[p->nclass++] = i;
-    if (ngpu > p->maxg) p->maxg = ngpu;
+    /* buckets up to the node's whole count, even in a partial pool: the
+     * backfill plan files a node's cells in its pools' histograms by all
+     * its free GPUs (backfill_plan.c) */
+    if (n->ngpu > p->maxg) p->maxg = n->ngpu;
     p->idle_k[ngpu / 64] |= 1ULL << (ngpu % 64);
     if (n->cpus > p->static_cpus_max) p->static_cpus_max = n->cpus;
     if (n->mem_mib > p->static_mem_max) p->static_mem_max = n->mem_mib;
