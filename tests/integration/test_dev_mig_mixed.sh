@@ -33,6 +33,8 @@ api /v1/nodes/dev1 | jq -e '.gpus_alloc == 3 and .gres_used == "gpu:1g.10gb:2,gp
   fail "dev1: $(api /v1/nodes/dev1)"
 scontrol show node dev1 | grep -qx "   GresUsed=gpu:1g.10gb:2,gpu:2g.20gb:0,gpu:3g.40gb:1" ||
   fail "scontrol show node: $(scontrol show node dev1 | grep Gres)"
+api /slurm/v0.0.39/nodes | jq -e --arg g "$gres" '.nodes[0].gres == $g and .nodes[0].gres_used == "gpu:1g.10gb:2,gpu:2g.20gb:0,gpu:3g.40gb:1"' >/dev/null ||
+  fail "slurmrestd nodes: $(api /slurm/v0.0.39/nodes | head -c 600)"
 echo "ok   --gres=gpu:3g.40gb:1 sees $(cat "$tmp/cvd.$j3"), --gpus=1g.10gb:2 sees $cvd1"
 out=$(sbatch --gres=gpu:4g.40gb:1 --wrap true 2>&1) && fail "a profile dev1 lacks was accepted: $out"
 echo "$out" | grep -q 'gpu_type: no node has GPUs of type "4g.40gb"' || fail "refusal: $out"
