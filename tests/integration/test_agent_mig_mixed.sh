@@ -8,7 +8,8 @@
 # run on instances of exactly those profiles and see exactly their UUIDs;
 # scontrol show node and sinfo show the typed GRES (and those in use); the device cgroup of
 # the 3g.40gb job lets it open its own capabilities and not those of the
-# 2g.20gb instances beside it on the same GPU.
+# 2g.20gb instances beside it on the same GPU; an XID on that GPU takes its
+# three instances out; an agent back with another layout drains the node.
 source "$(dirname "$0")/lib_server.sh"
 source "$(dirname "$0")/lib_nvml.sh"
 
@@ -32,7 +33,7 @@ node_is '.gpus == 20 and .gres == "gpu:1g.10gb:14,gpu:2g.20gb:4,gpu:3g.40gb:2" a
   fail "n01: $(expect 200 root GET /v1/nodes/n01)"
 grep -q "20 MIG instances (1g.10gb x14, 2g.20gb x4, 3g.40gb x2).*device cgroup denies" "$T/agent.log" ||
   fail "agent log: $(cat "$T/agent.log")"
-grep -q "slurm.conf's Gres says" "$T/server.log" && fail "layout mismatch reported: $(grep Gres "$T/server.log")"
+grep -q "gres/gpu layout" "$T/server.log" && fail "layout mismatch reported: $(grep layout "$T/server.log")"
 export PHALANX_SERVER=$SOCK
 mkdir -p "$T/bin"
 for c in scontrol sinfo sbatch; do ln -s "$PHALANX" "$T/bin/$c"; done
@@ -101,4 +102,17 @@ requeued() { [ "$(expect 200 root GET "/v1/jobs/$j3" | jq -r '.restarts // 0')" 
 wait_for "3g.40gb job requeued" requeued
 node_is '.gpu_health | test("14:UNUSABLE.*15:UNUSABLE.*18:UNUSABLE")' || fail "after XID: $(expect 200 root GET /v1/nodes/n01)"
 ok "XID on GPU 1: its 3g.40gb and two 2g.20gb instances out of service, job $j3 requeued"
+nvml_stop_agent
+
+# the agent comes back with another layout (every GPU two 3g.40gb): its
+# GPUs no longer match Gres= index by index, and the node is drained so
+# that no job runs on an instance of the wrong profile
+env FAKE_NVML_MIG=1 PHALANX_NVML_LIB="$T/libnvidia-ml.so.1" FAKE_NVML_FAULTS="$T/faults" "$PHALANX" agent \
+  --server "$SOCK" --node n01 --state-dir "$T/agent" --emulate-cpus 64 --emulate-mem 524288 --kill-wait 1 \
+  --kill-jobs-on-exit >>"$T/agent.log" 2>&1 &
+EXTRA_PIDS+=($!)
+drained() { node_is '(.state | test("DRAIN")) and .reason == "gres/gpu layout: GPU 0 is 3g.40gb, Gres= says 1g.10gb"'; }
+wait_for "n01 drained for its layout" drained
+grep -q "n01: gres/gpu layout: GPU 0 is 3g.40gb" "$T/server.log" || fail "server log: $(tail -5 "$T/server.log")"
+ok "an agent reporting another MIG layout than Gres= drains n01: $(expect 200 root GET /v1/nodes/n01 | jq -r .reason)"
 nvml_stop_agent
