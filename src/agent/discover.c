@@ -88,7 +88,8 @@ void px_mig_order(struct px_node_res *r) {
 /* "7:1g.10gb,1:3g.40gb,2:2g.20gb": MIG instances of several profiles, in
  * the order given, each on the first emulated GPU with slices left (a GPU
  * has 7; a profile "Ng" takes N): 7 x 1g.10gb fill GPU 0, and 3g.40gb and
- * two 2g.20gb share GPU 1. */
+ * two 2g.20gb share GPU 1. A type that is no profile ("2:h100") is whole
+ * GPUs, not in MIG mode, beside them. */
 static int emulate_mig_layout(struct px_node_res *r, const char *spec, const char *node) {
   uint32_t used[PX_MAX_NODE_GPUS] = {0}, ninst[PX_MAX_NODE_GPUS] = {0};
   r->ngpus = 0;
@@ -102,7 +103,9 @@ static int emulate_mig_layout(struct px_node_res *r, const char *spec, const cha
     if (end == p || !len || len >= sizeof type || n > PX_MAX_NODE_GPUS - r->ngpus) return PX_EINVAL;
     memcpy(type, end + 1, len);
     type[len] = '\0';
-    if (!px_mig_profile(type, NULL, &mem) || sscanf(type, "%ug", &slices) != 1) return PX_EINVAL;
+    bool whole = !px_mig_profile(type, NULL, &mem);
+    if (whole) slices = 7, mem = 81920; /* a GPU not in MIG mode, whole */
+    else if (sscanf(type, "%ug", &slices) != 1) return PX_EINVAL;
     for (unsigned long i = 0; i < n; i++) {
       uint32_t gpu = 0;
       while (gpu < PX_MAX_NODE_GPUS && used[gpu] + slices > 7) gpu++;
@@ -111,7 +114,8 @@ static int emulate_mig_layout(struct px_node_res *r, const char *spec, const cha
       struct px_gpu_info *g = &r->gpus[r->ngpus];
       *g = (struct px_gpu_info){.index = r->ngpus, .group = gpu, .mem_mib = mem, .dev_minor = -1, .mig_gi = -1, .mig_ci = -1};
       snprintf(g->type, sizeof g->type, "%s", type);
-      snprintf(g->uuid, sizeof g->uuid, "MIG-EMU-%.32s-%u-%u", node, gpu % 100, ninst[gpu]++);
+      if (whole) snprintf(g->uuid, sizeof g->uuid, "GPU-EMU-%.32s-%u", node, gpu);
+      else snprintf(g->uuid, sizeof g->uuid, "MIG-EMU-%.32s-%u-%u", node, gpu % 100, ninst[gpu]++);
       r->ngpus++;
     }
     p = end + 1 + len;
@@ -300,7 +304,9 @@ static void group_by_links(struct nvml *m, nvml_dev *dev, uint32_t n, struct px_
 }
 
 bool px_gpus_are_mig(const struct px_node_res *r) {
-  return r->ngpus && !strncmp(r->gpus[0].uuid, "MIG-", 4);
+  for (uint32_t i = 0; i < r->ngpus; i++)
+    if (!strncmp(r->gpus[i].uuid, "MIG-", 4)) return true;
+  return false;
 }
 
 /* One GPU (or MIG instance) handle into r's next entry: name, UUID, memory. */
@@ -369,8 +375,11 @@ int px_discover_gpus_nvml(struct px_node_res *r, char *why, size_t whylen) {
       got++;
       continue;
     }
-    describe(&m, dev[got], r, 0);
-    r->gpus[r->ngpus - 1].index = i;
+    describe(&m, dev[got], r, got); /* beside MIG instances, a whole GPU is its own parent */
+    struct px_gpu_info *g = &r->gpus[r->ngpus - 1];
+    unsigned minor;
+    g->index = i;
+    if (m.minor && m.minor(dev[got], &minor) == 0 && minor < 256) g->dev_minor = (int32_t)minor;
     got++;
   }
   r->emulated = false;

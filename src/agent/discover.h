@@ -42,7 +42,8 @@ int px_discover_gpus_emulated(struct px_node_res *r, const char *spec, const cha
  * many instances of it one GPU holds and *mem_mib their memory (either may
  * be NULL). */
 bool px_mig_profile(const char *type, uint32_t *slices, uint64_t *mem_mib);
-/* A node whose GPUs are MIG instances (UUIDs "MIG-..."). */
+/* A node with MIG instances among its GPUs (UUIDs "MIG-...", whole GPUs
+ * beside them "GPU-..."). */
 bool px_gpus_are_mig(const struct px_node_res *r);
 /* MIG instances ordered as the server numbers them: by type name, then as
  * discovered; indices renumbered. A no-op without MIG. */

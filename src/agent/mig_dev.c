@@ -54,9 +54,18 @@ static const char *env_or(const char *name, const char *dflt) {
   return v && *v ? v : dflt;
 }
 
-/* One instance's line: its parent, its GPU instance, its compute instance. */
+/* One instance's line: its parent, its GPU instance, its compute instance;
+ * a whole GPU beside instances (not in MIG mode), its /dev/nvidiaN alone. */
 static int instance_line(const struct px_gpu_info *g, const char *minors, int caps, char *line, size_t size,
                          char *why, size_t whylen) {
+  if (strncmp(g->uuid, "MIG-", 4) != 0) {
+    if (g->dev_minor < 0) {
+      snprintf(why, whylen, "GPU %s: NVML gave no minor number", g->uuid);
+      return PX_ENOENT;
+    }
+    snprintf(line, size, "%d:%d\n", NVIDIA_MAJOR, g->dev_minor);
+    return 0;
+  }
   int gi = g->dev_minor < 0 || g->mig_gi < 0 ? -1 : px_mig_cap_minor(minors, g->dev_minor, g->mig_gi, -1);
   int ci = gi < 0 || g->mig_ci < 0 ? -1 : px_mig_cap_minor(minors, g->dev_minor, g->mig_gi, g->mig_ci);
   if (ci < 0) {

@@ -20,12 +20,14 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned i, dev_t_ *d) { *d = (dev_t_)i + 1; r
  * being handle 100 + 8 * g + k: "1", two 3g.40gb instances each (GPU
  * instances 1 and 2); "mixed", GPUs 0 and 2 seven 1g.10gb (GPU instances
  * 7..13), GPUs 1 and 3 one 3g.40gb (GPU instance 1) and two 2g.20gb (3
- * and 4). Each GPU instance holds one compute instance, 0; the parent's
+ * and 4); "partial", GPUs 0 and 1 whole (MIG off) and GPUs 2 and 3 two
+ * 3g.40gb each. Each GPU instance holds one compute instance, 0; a GPU's
  * minor number is its index. */
 #define MIG(d) ((d) >= 100)
 #define MIG_GPU(d) (((d) - 100) / 8)
 #define MIG_K(d) (((d) - 100) % 8)
 static int mixed(void) { return getenv("FAKE_NVML_MIG") && !strcmp(getenv("FAKE_NVML_MIG"), "mixed"); }
+static int partial(void) { return getenv("FAKE_NVML_MIG") && !strcmp(getenv("FAKE_NVML_MIG"), "partial"); }
 static unsigned per_gpu(long g) { return !mixed() ? 2 : g % 2 ? 3 : 7; }
 static const char *profile(dev_t_ d) {
   if (!mixed()) return "3g.40gb";
@@ -48,7 +50,7 @@ int nvmlDeviceGetMemoryInfo(dev_t_ d, struct mem *m) {
   return 0;
 }
 int nvmlDeviceGetMigMode(dev_t_ d, unsigned *cur, unsigned *pend) {
-  *cur = *pend = getenv("FAKE_NVML_MIG") != NULL;
+  *cur = *pend = getenv("FAKE_NVML_MIG") != NULL && !(partial() && d - 1 < 2);
   return 0;
 }
 int nvmlDeviceGetMaxMigDeviceCount(dev_t_ d, unsigned *n) { *n = 7; return 0; }

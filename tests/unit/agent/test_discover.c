@@ -50,7 +50,14 @@ static void emulated_mig_layout(void **state) {
   assert_int_equal(r.gpus[9].group, 1);  /* the 3g.40gb shares GPU 1 with the 2g.20gb */
   assert_int_equal(r.gpus[10].group, 2); /* 4g.40gb: 4 slices, no room left on GPU 1 */
   assert_int_equal(r.gpus[9].mem_mib, 40960);
-  const char *bad[] = {"7:1g.10gb,x", "7:1g.10gb,2:h100", "7:1g.10gb,", "60:1g.10gb,5:1g.10gb", "1:1g.10gb,1:"};
+  /* whole GPUs beside instances: a GPU each, after the profiles by name */
+  assert_int_equal(px_discover_gpus_emulated(&r, "1:h100,2:3g.40gb", "e1"), 0);
+  assert_int_equal(r.ngpus, 3);
+  assert_string_equal(r.gpus[0].uuid, "MIG-EMU-e1-1-0");
+  assert_string_equal(r.gpus[2].uuid, "GPU-EMU-e1-0");
+  assert_int_equal(r.gpus[2].group, 0);
+  assert_true(px_gpus_are_mig(&r));
+  const char *bad[] = {"7:1g.10gb,x", "7:1g.10gb,2:", "7:1g.10gb,", "60:1g.10gb,5:1g.10gb", "1:1g.10gb,1:"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) assert_int_equal(px_discover_gpus_emulated(&r, bad[i], "e1"), PX_EINVAL);
 }
 

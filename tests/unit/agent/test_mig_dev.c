@@ -31,14 +31,15 @@ static void parsers(void **state) {
   assert_int_equal(px_mig_cap_minor(minors, 10, 1, -1), 999); /* last line, no newline */
 }
 
-static struct px_gpu_info inst(uint32_t i, int minor, int gi) {
+static struct px_gpu_info inst(uint32_t i, int32_t minor, int32_t gi) {
   struct px_gpu_info g = {.index = i, .dev_minor = minor, .mig_gi = gi, .mig_ci = 0};
   snprintf(g.uuid, sizeof g.uuid, "MIG-%u", i);
   return g;
 }
 
-/* Three instances: two on GPU 0, one on GPU 1. A job on instance 1 is
- * denied GPU 1 and instance 0's and 2's capabilities, never its own. */
+/* Three instances: two on GPU 0, one on GPU 1, and GPU 2 whole beside
+ * them. A job on instance 1 is denied GPUs 1 and 2 and instance 0's and
+ * 2's capabilities, never its own. */
 static void file_and_denials(void **state) {
   (void)state;
   char dir[] = "/tmp/px-mig-XXXXXX", path[64], mpath[64], dpath[64];
@@ -54,18 +55,19 @@ static void file_and_denials(void **state) {
   fclose(f);
   setenv("PHALANX_MIG_MINORS", mpath, 1);
   setenv("PHALANX_PROC_DEVICES", dpath, 1);
-  struct px_node_res r = {.ngpus = 3};
+  struct px_node_res r = {.ngpus = 4};
   r.gpus[0] = inst(0, 0, 1), r.gpus[1] = inst(1, 0, 2), r.gpus[2] = inst(2, 1, 1);
+  r.gpus[3] = (struct px_gpu_info){.index = 3, .uuid = "GPU-whole", .dev_minor = 2, .mig_gi = -1, .mig_ci = -1};
   char why[256] = "";
   assert_int_equal(px_mig_devices_write(&r, path, why, sizeof why), 0);
   struct px_cg_dev deny[PX_MIG_DEVS_MAX];
   uint32_t n = 0, gpus[] = {1};
   assert_int_equal(px_mig_devices_deny(path, gpus, 1, deny, &n), 0);
-  struct px_cg_dev want[] = {{237, 12}, {237, 13}, {195, 1}, {237, 102}, {237, 103}};
-  assert_int_equal(n, 5);
+  struct px_cg_dev want[] = {{237, 12}, {237, 13}, {195, 1}, {237, 102}, {237, 103}, {195, 2}};
+  assert_int_equal(n, 6);
   for (uint32_t i = 0; i < n; i++) assert_true(deny[i].major == want[i].major && deny[i].minor == want[i].minor);
-  uint32_t all[] = {0, 1, 2};
-  assert_int_equal(px_mig_devices_deny(path, all, 3, deny, &n), 0);
+  uint32_t all[] = {0, 1, 2, 3};
+  assert_int_equal(px_mig_devices_deny(path, all, 4, deny, &n), 0);
   assert_int_equal(n, 0);
   /* an instance the driver does not list: no file, and why says which */
   r.gpus[2].mig_gi = 5;
