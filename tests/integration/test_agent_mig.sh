@@ -4,7 +4,10 @@
 # 3g.40gb instances) and reports each instance as one of the node's GPUs,
 # typed by its profile; a job asking for `gpu:3g.40gb:1` (sbatch
 # --gres=gpu:3g.40gb:1) runs on one instance and sees only it, by UUID, in
-# CUDA_VISIBLE_DEVICES; an XID on a GPU takes both of its instances out of
+# CUDA_VISIBLE_DEVICES, and its device cgroup (the driver's capability
+# minors stood in by files and device nodes of those numbers, mig_dev.h)
+# lets it open its parent GPU and its instance's two capabilities and
+# nothing of the other instances or GPUs; an XID on a GPU takes both of its instances out of
 # service and requeues the job on it. Emulated MIG layouts (`--emulate-gpus
 # 14:1g.10gb`, as `phalanx dev --gpus 14:1g.10gb`) carry MIG UUIDs too.
 source "$(dirname "$0")/lib_server.sh"
