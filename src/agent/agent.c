@@ -29,6 +29,7 @@
 
 #include "agent/agent_link.h"
 #include "agent/gpu_watch.h"
+#include "agent/mig_dev.h"
 #include "agent/mps.h"
 #include "agent/launch.h"
 #include "agent/node_check.h"
@@ -113,7 +114,7 @@ int px_agent_discover(const struct px_agent_opts *o, struct px_node_res *r, char
   if (o->emulate_mem_mib) r->mem_mib = o->emulate_mem_mib;
   if (o->emulate[0]) {
     if (px_discover_gpus_emulated(r, o->emulate, o->site.node)) {
-      snprintf(why, whylen, "bad --emulate-gpus '%s' (want N[:TYPE[:GROUPS]])", o->emulate);
+      snprintf(why, whylen, "bad --emulate-gpus '%s' (want N[:TYPE[:GROUPS]], or MIG profiles N:PROFILE,N:PROFILE...)", o->emulate);
       return PX_EINVAL;
     }
     return 0;
@@ -831,10 +832,26 @@ static void agent_fini(struct agent *a) {
 }
 
 /* MIG instances: jobs see theirs by UUID (STATE/gpu_uuids, one per index,
- * read by the supervisors); the device rules, which deny /dev/nvidiaN by
- * index, do not apply to instances and are left off. */
+ * read by the supervisors). The device rules by index (node_ngpus) do not
+ * apply to instances: each job is denied the devices of the instances not
+ * its own instead (STATE/gpu_devices, mig_dev.h), when the driver names
+ * them; without, CUDA_VISIBLE_DEVICES alone confines it (and the log says
+ * so). */
+/* "1g.10gb x7, 3g.40gb x1": the node's profiles (instances come by type, px_mig_order). */
+static void mig_profiles(const struct px_node_res *r, char *buf, size_t size) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (uint32_t i = 0, n = 1; i < r->ngpus && len < size; i++, n++) {
+    if (i + 1 < r->ngpus && !strcmp(r->gpus[i].type, r->gpus[i + 1].type)) continue;
+    int w = snprintf(buf + len, size - len, "%s%s x%u", len ? ", " : "", r->gpus[i].type, n);
+    if (w < 0) break;
+    len += (size_t)w;
+    n = 0;
+  }
+}
+
 static int mig_site(struct agent *a) {
-  char path[PATH_MAX];
+  char path[PATH_MAX], why[512] = "", profiles[512];
   if ((size_t)snprintf(path, sizeof path, "%.4000s/gpu_uuids", a->o->state_dir) >= sizeof path) return PX_EINVAL;
   FILE *f = fopen(path, "we");
   for (uint32_t i = 0; f && i < a->res.ngpus; i++) fprintf(f, "%s\n", a->res.gpus[i].uuid);
@@ -844,7 +861,14 @@ static int mig_site(struct agent *a) {
   }
   memcpy(a->site.gpu_uuids, path, sizeof path);
   a->site.node_ngpus = 0;
-  px_info("%u MIG instances (%s): jobs see theirs by UUID", a->res.ngpus, a->res.gpus[0].type);
+  snprintf(path, sizeof path, "%.4000s/gpu_devices", a->o->state_dir);
+  int rc = a->res.emulated ? PX_ENOENT : px_mig_devices_write(&a->res, path, why, sizeof why);
+  if (!rc) memcpy(a->site.gpu_devs, path, sizeof path);
+  else unlink(path);
+  mig_profiles(&a->res, profiles, sizeof profiles);
+  px_info("%u MIG instances (%s): jobs see theirs by UUID; %s%s", a->res.ngpus, profiles,
+          rc ? "no device rules: " : "each job's device cgroup denies the other instances' capabilities",
+          rc ? (a->res.emulated ? "emulated" : why) : "");
   return 0;
 }
 

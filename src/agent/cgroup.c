@@ -232,7 +232,8 @@ static int make_dir(const char *path, bool cpuset) {
   return 0;
 }
 
-/* One rule per write(2), all through one open file. */
+/* One rule per write(2), all through one open file: the other GPUs'
+ * /dev/nvidiaN, then any other devices (a MIG neighbour's). */
 static int deny_gpus(const char *dir, const struct px_cg_limits *lim, char *err, size_t errlen) {
   char path[PATH_MAX + 32];
   /* a pooled group still has its previous job's rules */
@@ -242,14 +243,16 @@ static int deny_gpus(const char *dir, const struct px_cg_limits *lim, char *err,
   }
   snprintf(path, sizeof path, "%s/devices.deny", dir);
   int fd = open(path, O_WRONLY | O_CLOEXEC), rc = fd < 0 ? -errno : 0;
-  uint32_t i = 0;
-  for (; !rc && i < lim->ndeny_gpus; i++) {
-    char rule[64];
-    int n = snprintf(rule, sizeof rule, "c %d:%u rwm", NVIDIA_MAJOR, lim->deny_gpus[i]);
-    if (write(fd, rule, (size_t)n) < 0) rc = -errno;
+  uint32_t i = 0, n = lim->ndeny_gpus + lim->ndeny_devs;
+  char rule[64];
+  for (; !rc && i < n; i++) {
+    struct px_cg_dev d = i < lim->ndeny_gpus ? (struct px_cg_dev){NVIDIA_MAJOR, lim->deny_gpus[i]}
+                                             : lim->deny_devs[i - lim->ndeny_gpus];
+    int len = snprintf(rule, sizeof rule, "c %u:%u rwm", d.major, d.minor);
+    if (write(fd, rule, (size_t)len) < 0) rc = -errno;
   }
   if (fd >= 0) close(fd);
-  if (rc) snprintf(err, errlen, "cannot deny GPU %u: %s", lim->deny_gpus[i ? i - 1 : 0], strerror(-rc));
+  if (rc) snprintf(err, errlen, "cannot write device rule %s: %s", i ? rule : "", strerror(-rc));
   return rc;
 }
 
@@ -280,7 +283,7 @@ static int create_v1(const struct px_cg_layout *lay, const char *name, const str
     /* A group that would limit nothing is the parent's limits again: the
      * job skips it (an unpinned job, one denied no device; a mkdir and an
      * rmdir less of the costlier controllers per job). */
-    if ((c == PX_CG_CPUSET && !lim->cpus) || (c == PX_CG_DEVICES && !lim->ndeny_gpus)) continue;
+    if ((c == PX_CG_CPUSET && !lim->cpus) || (c == PX_CG_DEVICES && !lim->ndeny_gpus && !lim->ndeny_devs)) continue;
     /* Nor a cpuacct group: the supervisor, subreaper of every process of
      * the job, counts their CPU time from its own waits (getrusage). */
     if (c == PX_CG_CPUACCT) continue;
@@ -306,7 +309,7 @@ static int create_v1(const struct px_cg_layout *lay, const char *name, const str
     if (lim->pids_max) rc = write_file(cg->path[PX_CG_PIDS], "pids.max", "%llu", (unsigned long long)lim->pids_max);
     else rc = write_file(cg->path[PX_CG_PIDS], "pids.max", "max");
   }
-  if (!rc && cg->path[PX_CG_DEVICES][0] && lim->ndeny_gpus) rc = deny_gpus(cg->path[PX_CG_DEVICES], lim, err, errlen);
+  if (!rc && cg->path[PX_CG_DEVICES][0] && (lim->ndeny_gpus || lim->ndeny_devs)) rc = deny_gpus(cg->path[PX_CG_DEVICES], lim, err, errlen);
   /* a pooled group whose last supervisor died while it was frozen (px_cg_kill) */
   if (!rc && lim->pooled && cg->path[PX_CG_FREEZER][0]) rc = write_file(cg->path[PX_CG_FREEZER], "freezer.state", "THAWED");
   return rc ? PX_EIO : 0;

@@ -22,7 +22,7 @@
  * memory.memsw.limit_in_bytes when the kernel accounts swap, swappiness 0;
  * v2 memory.max and memory.swap.max=0), cpuset (the allocated cores), pids,
  * and device access to the allocated GPUs only (v1 devices.deny of the
- * other /dev/nvidiaN; v2 needs a BPF program, which is out of scope: on v2
+ * other /dev/nvidiaN, or of the other MIG instances' devices; v2 needs a BPF program, which is out of scope: on v2
  * GPU isolation rests on CUDA_VISIBLE_DEVICES alone, and the agent says so).
  * CPU time: v2 cpu.stat; on v1 no cpuacct group is made (a mkdir and an
  * rmdir per job): the supervisor counts its waited-for processes instead.
@@ -53,12 +53,19 @@ struct px_cgroup {
   char path[PX_CG_NCTL][PATH_MAX];  /* v1 per controller; v2 path[0] */
 };
 
+/* A character device, for device rules beyond /dev/nvidiaN (MIG, mig_dev.h). */
+struct px_cg_dev {
+  uint32_t major, minor;
+};
+
 struct px_cg_limits {
   uint64_t mem_mib;                 /* 0: no limit */
   const char *cpus;                 /* "0-3,8" or NULL: inherit */
   uint64_t pids_max;                /* 0: no limit */
   const uint32_t *deny_gpus;        /* node GPU indices the job must not open */
   uint32_t ndeny_gpus;
+  const struct px_cg_dev *deny_devs; /* other character devices the job must not open */
+  uint32_t ndeny_devs;
   bool pooled;                      /* a slot's group: reuse it as it is, reset what a job leaves */
 };
 

@@ -34,6 +34,7 @@
 #include "agent/dev_proxy.h"
 #include "agent/devcert.h"
 #include "agent/devconf.h"
+#include "agent/discover.h"
 #include "agent/gpu_watch.h"
 #include "commands.h"
 #include "server/server.h"
@@ -65,7 +66,8 @@ struct dev {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: phalanx dev [--nodes N] [--gpus N[:TYPE]] [--cpus N] [--mem-mib M] [--gpu-groups G]\n"
+          "usage: phalanx dev [--nodes N] [--gpus N[:TYPE]|N:PROFILE,N:PROFILE...] [--cpus N] [--mem-mib M]\n"
+          "                   [--gpu-groups G]\n"
           "                   [--port P] [--state-dir DIR] [--users U1,U2] [--ready-file FILE] [--quiet]\n"
           "                   [--heartbeat S] [--emulate] [--emulate-jobs sim|real] [--tls|--no-tls]\n"
           "                   [--container-image-dir DIR]\n"
@@ -76,7 +78,9 @@ static void usage(void) {
           "  running jobs as plain processes (real, the default) or not at all (sim: a job ends\n"
           "  after its `sleep N`). Agents reach the server over TLS (a throwaway CA in DIR/tls;\n"
           "  --no-tls: plain TCP on loopback), the emulating agent over plain loopback unless --tls.\n"
-          "  A server that dies is restarted; Ctrl-C stops everything.\n",
+          "  A server that dies is restarted; Ctrl-C stops everything. --gpus 56:1g.10gb emulates MIG\n"
+          "  instances of one profile, --gpus 7:1g.10gb,1:3g.40gb,2:2g.20gb several side by side\n"
+          "  (packed onto GPUs of 7 slices in that order).\n",
           PX_DEV_EMULATE_ABOVE);
 }
 
@@ -236,8 +240,21 @@ static int mint_tokens(struct dev *d) {
   return 0;
 }
 
+/* --gpus 7:1g.10gb,1:3g.40gb,2:2g.20gb: a mixed MIG layout on every node
+ * (discover.h), one NVLink group; 0 or -1 when the agent would refuse it. */
+static int mig_layout(struct px_dev_shape *s, const char *spec) {
+  static struct px_node_res r;
+  if (strlen(spec) >= sizeof s->gpu_layout || px_discover_gpus_emulated(&r, spec, "dev")) return -1;
+  snprintf(s->gpu_layout, sizeof s->gpu_layout, "%s", spec);
+  snprintf(s->gpu_type, sizeof s->gpu_type, "mig");
+  s->gpus = r.ngpus;
+  s->groups = 1;
+  return 0;
+}
+
 static void shape_args(struct dev *d, char *gpus, char *cpus, char *mem, char *url) {
-  snprintf(gpus, 64, "%u:%s:%u", d->shape.gpus, d->shape.gpu_type, d->shape.groups);
+  if (d->shape.gpu_layout[0]) snprintf(gpus, 64, "%s", d->shape.gpu_layout);
+  else snprintf(gpus, 64, "%u:%s:%u", d->shape.gpus, d->shape.gpu_type, d->shape.groups);
   snprintf(cpus, 16, "%u", d->shape.cpus);
   snprintf(mem, 32, "%llu", (unsigned long long)d->shape.mem_mib);
   snprintf(url, 64, "%s://127.0.0.1:%u", d->no_tls ? "http" : "https", d->shape.port);
@@ -385,6 +402,10 @@ static int parse_opts(struct dev *d, int argc, char **argv, const char **ready) 
     switch (c) {
       case 'n': if (!num_ok || v < 1 || v > MAX_DEV_NODES) return -1; s->nodes = (uint32_t)v; break;
       case 'g':
+        if (strchr(optarg, ',')) {
+          if (mig_layout(s, optarg)) return -1;
+          break;
+        }
         if (!num_ok || v > 64) return -1;
         s->gpus = (uint32_t)v;
         if (*end == ':') snprintf(s->gpu_type, sizeof s->gpu_type, "%s", end + 1);

@@ -2,6 +2,7 @@
 #include "agent/devconf.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "util/error.h"
 
@@ -22,12 +23,32 @@ static void range(const struct px_dev_shape *s, uint32_t lo, uint32_t hi, char *
   if (n < 0 || (unsigned)n >= size) buf[0] = '\0'; /* cannot happen: node counts are small */
 }
 
+/* Gres= of every node: gpu:TYPE:N, or a MIG layout's profiles
+ * ("7:1g.10gb,1:3g.40gb" -> "gpu:1g.10gb:7,gpu:3g.40gb:1"). */
+static void dev_gres(const struct px_dev_shape *s, char *buf, size_t size) {
+  if (!s->gpu_layout[0]) {
+    snprintf(buf, size, "gpu:%s:%u", s->gpu_type, s->gpus);
+    return;
+  }
+  size_t len = 0;
+  buf[0] = '\0';
+  for (const char *p = s->gpu_layout; *p && len < size;) {
+    size_t n = strcspn(p, ":"), t = strcspn(p + n, ",");
+    int w = snprintf(buf + len, size - len, "%sgpu%.*s:%.*s", len ? "," : "", (int)t, p + n, (int)n, p);
+    if (w < 0) break;
+    len += (size_t)w;
+    p += n + t + (p[n + t] == ',');
+  }
+}
+
 static int write_slurm_conf(const struct px_dev_shape *s) {
   char path[4200], all[64], urgent[64];
   snprintf(path, sizeof path, "%s/slurm.conf", s->dir);
   FILE *f = fopen(path, "we");
   if (!f) return PX_EIO;
   range(s, 1, s->nodes, all, sizeof all);
+  char gres[160];
+  dev_gres(s, gres, sizeof gres);
   uint32_t half = s->nodes > 1 ? s->nodes / 2 + 1 : 1;
   range(s, half, s->nodes, urgent, sizeof urgent);
   fprintf(f,
@@ -39,12 +60,12 @@ static int write_slurm_conf(const struct px_dev_shape *s) {
           "PriorityWeightFairshare=10000\nPriorityWeightAge=1000\nPriorityWeightPartition=1000\n"
           "PriorityWeightQOS=2000\nPreemptType=preempt/qos\nPreemptMode=REQUEUE\n"
           "TRESBillingWeights=CPU=0.0,Mem=0G,GRES/gpu=1.0\nPlacement=pack\nGresTypes=gpu\n\n"
-          "NodeName=DEFAULT CPUs=%u RealMemory=%llu Gres=gpu:%s:%u GpuGroups=%u State=UNKNOWN\n"
+          "NodeName=DEFAULT CPUs=%u RealMemory=%llu Gres=%s GpuGroups=%u State=UNKNOWN\n"
           "NodeName=%s NodeAddr=127.0.0.1 Features=%s\n\n"
           "PartitionName=batch Nodes=ALL Default=YES MaxTime=1-0 DefaultTime=1:00:00 PriorityTier=1 GpuShares=YES State=UP\n"
           "PartitionName=urgent Nodes=%s MaxTime=2:00:00 DefaultTime=30 PriorityTier=2 State=UP\n",
           s->nodes, s->gpus, s->gpu_type, s->dir, s->port, s->dir, s->heartbeat_s, s->heartbeat_s * 5, s->cpus,
-          (unsigned long long)s->mem_mib, s->gpu_type, s->gpus, s->groups, all, s->gpu_type, urgent);
+          (unsigned long long)s->mem_mib, gres, s->groups, all, s->gpu_type, urgent);
   if (s->image_dir) fprintf(f, "ContainerImageDir=%s\n", s->image_dir);
   if (s->tls_dir)
     fprintf(f, "\n# Listen= is TLS, with the throwaway CA of this cluster (agents: --ca-file)\n"

@@ -14,6 +14,7 @@ struct px_dev_shape {
   uint32_t nodes, gpus, cpus, groups;
   uint64_t mem_mib;
   char gpu_type[32];
+  char gpu_layout[64];       /* MIG profiles side by side ("7:1g.10gb,1:3g.40gb,2:2g.20gb"), or "" */
   unsigned port;
   const char *dir;           /* state directory; the files go here */
   const char *users;         /* extra users of every account ("alice,bob"), or NULL */

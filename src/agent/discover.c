@@ -70,7 +70,63 @@ static void emulate_mig(struct px_node_res *r, uint32_t n, const char *type, con
   }
 }
 
+/* MIG instances of several profiles: types in name order, each type's in
+ * discovery order, and indices renumbered so, as the server numbers a node's
+ * GPUs of several types (conf.h gpu_types). Stable: one type keeps its
+ * order. */
+void px_mig_order(struct px_node_res *r) {
+  if (!px_gpus_are_mig(r)) return;
+  for (uint32_t i = 1; i < r->ngpus; i++) { /* insertion sort: stable, 64 at most */
+    struct px_gpu_info g = r->gpus[i];
+    uint32_t k = i;
+    for (; k > 0 && strcmp(r->gpus[k - 1].type, g.type) > 0; k--) r->gpus[k] = r->gpus[k - 1];
+    r->gpus[k] = g;
+  }
+  for (uint32_t i = 0; i < r->ngpus; i++) r->gpus[i].index = i;
+}
+
+/* "7:1g.10gb,1:3g.40gb,2:2g.20gb": MIG instances of several profiles, in
+ * the order given, each on the first emulated GPU with slices left (a GPU
+ * has 7; a profile "Ng" takes N): 7 x 1g.10gb fill GPU 0, and 3g.40gb and
+ * two 2g.20gb share GPU 1. A type that is no profile ("2:h100") is whole
+ * GPUs, not in MIG mode, beside them. */
+static int emulate_mig_layout(struct px_node_res *r, const char *spec, const char *node) {
+  uint32_t used[PX_MAX_NODE_GPUS] = {0}, ninst[PX_MAX_NODE_GPUS] = {0};
+  r->ngpus = 0;
+  r->emulated = true;
+  for (const char *p = spec; *p;) {
+    char type[32], *end;
+    unsigned long n = strtoul(p, &end, 10);
+    size_t len = *end == ':' ? strcspn(end + 1, ",") : 0;
+    uint32_t slices = 0;
+    uint64_t mem = 0;
+    if (end == p || !len || len >= sizeof type || n > PX_MAX_NODE_GPUS - r->ngpus) return PX_EINVAL;
+    memcpy(type, end + 1, len);
+    type[len] = '\0';
+    bool whole = !px_mig_profile(type, NULL, &mem);
+    if (whole) slices = 7, mem = 81920; /* a GPU not in MIG mode, whole */
+    else if (sscanf(type, "%ug", &slices) != 1) return PX_EINVAL;
+    for (unsigned long i = 0; i < n; i++) {
+      uint32_t gpu = 0;
+      while (gpu < PX_MAX_NODE_GPUS && used[gpu] + slices > 7) gpu++;
+      if (gpu == PX_MAX_NODE_GPUS) return PX_EINVAL;
+      used[gpu] += slices;
+      struct px_gpu_info *g = &r->gpus[r->ngpus];
+      *g = (struct px_gpu_info){.index = r->ngpus, .group = gpu, .mem_mib = mem, .dev_minor = -1, .mig_gi = -1, .mig_ci = -1};
+      snprintf(g->type, sizeof g->type, "%s", type);
+      if (whole) snprintf(g->uuid, sizeof g->uuid, "GPU-EMU-%.32s-%u", node, gpu);
+      else snprintf(g->uuid, sizeof g->uuid, "MIG-EMU-%.32s-%u-%u", node, gpu % 100, ninst[gpu]++);
+      r->ngpus++;
+    }
+    p = end + 1 + len;
+    if (*p == ',' && !*++p) return PX_EINVAL; /* a trailing comma */
+  }
+  px_mig_order(r);
+  return 0;
+}
+
 int px_discover_gpus_emulated(struct px_node_res *r, const char *spec, const char *node) {
+  if (strchr(spec, ',')) return emulate_mig_layout(r, spec, node);
   char *end;
   unsigned long n = strtoul(spec, &end, 10);
   if (end == spec || n > PX_MAX_NODE_GPUS) return PX_EINVAL;
@@ -94,6 +150,7 @@ int px_discover_gpus_emulated(struct px_node_res *r, const char *spec, const cha
   for (uint32_t i = 0; i < n; i++) {
     struct px_gpu_info *g = &r->gpus[i];
     memset(g, 0, sizeof *g);
+    g->dev_minor = g->mig_gi = g->mig_ci = -1;
     g->index = i;
     snprintf(g->uuid, sizeof g->uuid, "GPU-EMU-%.40s-%u", node, i);
     snprintf(g->type, sizeof g->type, "%s", type);
@@ -153,6 +210,9 @@ struct nvml {
   int (*mig_mode)(nvml_dev, unsigned *, unsigned *);
   int (*mig_max)(nvml_dev, unsigned *);
   int (*mig_by_index)(nvml_dev, unsigned, nvml_dev *);
+  int (*minor)(nvml_dev, unsigned *);
+  int (*gi_id)(nvml_dev, unsigned *);
+  int (*ci_id)(nvml_dev, unsigned *);
 };
 
 static bool nvml_load(struct nvml *m, char *why, size_t whylen) {
@@ -178,6 +238,9 @@ static bool nvml_load(struct nvml *m, char *why, size_t whylen) {
   SYM(mig_mode, "nvmlDeviceGetMigMode");
   SYM(mig_max, "nvmlDeviceGetMaxMigDeviceCount");
   SYM(mig_by_index, "nvmlDeviceGetMigDeviceHandleByIndex");
+  SYM(minor, "nvmlDeviceGetMinorNumber");
+  SYM(gi_id, "nvmlDeviceGetGpuInstanceId");
+  SYM(ci_id, "nvmlDeviceGetComputeInstanceId");
 #undef SYM
   if (!m->init || !m->count || !m->by_index || !m->uuid) {
     snprintf(why, whylen, "NVML in %s lacks the required functions", lib);
@@ -241,7 +304,9 @@ static void group_by_links(struct nvml *m, nvml_dev *dev, uint32_t n, struct px_
 }
 
 bool px_gpus_are_mig(const struct px_node_res *r) {
-  return r->ngpus && !strncmp(r->gpus[0].uuid, "MIG-", 4);
+  for (uint32_t i = 0; i < r->ngpus; i++)
+    if (!strncmp(r->gpus[i].uuid, "MIG-", 4)) return true;
+  return false;
 }
 
 /* One GPU (or MIG instance) handle into r's next entry: name, UUID, memory. */
@@ -250,6 +315,7 @@ static void describe(struct nvml *m, nvml_dev d, struct px_node_res *r, uint32_t
   memset(g, 0, sizeof *g);
   g->index = r->ngpus;
   g->group = group;
+  g->dev_minor = g->mig_gi = g->mig_ci = -1;
   char name[96] = "";
   if (m->name) m->name(d, name, sizeof name);
   const char *mig = strstr(name, "MIG ");
@@ -261,6 +327,16 @@ static void describe(struct nvml *m, nvml_dev d, struct px_node_res *r, uint32_t
   r->ngpus++;
 }
 
+/* What names an instance's device nodes (mig_dev.h): its parent's
+ * /dev/nvidiaN minor, its GPU and compute instance ids (-1 where NVML
+ * does not say). */
+static void mig_ids(struct nvml *m, nvml_dev parent, nvml_dev mi, struct px_gpu_info *g) {
+  unsigned v;
+  if (m->minor && m->minor(parent, &v) == 0 && v < 256) g->dev_minor = (int32_t)v;
+  if (m->gi_id && m->gi_id(mi, &v) == 0 && v < 1024) g->mig_gi = (int32_t)v;
+  if (m->ci_id && m->ci_id(mi, &v) == 0 && v < 1024) g->mig_ci = (int32_t)v;
+}
+
 /* A GPU in MIG mode: its instances become the node's GPUs (group: the
  * parent GPU). false when MIG is off (or NVML has no MIG calls). */
 static bool mig_instances(struct nvml *m, nvml_dev d, uint32_t parent, struct px_node_res *r) {
@@ -270,7 +346,9 @@ static bool mig_instances(struct nvml *m, nvml_dev d, uint32_t parent, struct px
     return false;
   for (unsigned k = 0; k < max && r->ngpus < PX_MAX_NODE_GPUS; k++) {
     nvml_dev mi;
-    if (m->mig_by_index(d, k, &mi) == 0) describe(m, mi, r, parent);
+    if (m->mig_by_index(d, k, &mi) != 0) continue;
+    describe(m, mi, r, parent);
+    mig_ids(m, d, mi, &r->gpus[r->ngpus - 1]);
   }
   return true;
 }
@@ -297,12 +375,16 @@ int px_discover_gpus_nvml(struct px_node_res *r, char *why, size_t whylen) {
       got++;
       continue;
     }
-    describe(&m, dev[got], r, 0);
-    r->gpus[r->ngpus - 1].index = i;
+    describe(&m, dev[got], r, got); /* beside MIG instances, a whole GPU is its own parent */
+    struct px_gpu_info *g = &r->gpus[r->ngpus - 1];
+    unsigned minor;
+    g->index = i;
+    if (m.minor && m.minor(dev[got], &minor) == 0 && minor < 256) g->dev_minor = (int32_t)minor;
     got++;
   }
   r->emulated = false;
   if (!mig) group_by_links(&m, dev, got, r); /* MIG instances are grouped by their GPU */
+  px_mig_order(r);
   if (m.shutdown) m.shutdown();
   dlclose(m.so);
   return 0;

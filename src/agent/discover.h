@@ -33,15 +33,21 @@ void px_discover_mem(struct px_node_res *r);
  * when NVML is absent or fails. */
 int px_discover_gpus_nvml(struct px_node_res *r, char *why, size_t whylen);
 /* "8", "8:h100" or "8:h100:2" (count, type, NVLink groups); a MIG profile
- * as the type ("56:1g.10gb") emulates that many MIG instances. 0 or PX_EINVAL. */
+ * as the type ("56:1g.10gb") emulates that many MIG instances, and a list
+ * of them ("7:1g.10gb,1:3g.40gb,2:2g.20gb") a mixed layout, packed onto
+ * GPUs of 7 slices in the order given. 0 or PX_EINVAL. */
 int px_discover_gpus_emulated(struct px_node_res *r, const char *spec, const char *node);
 
 /* Is type a MIG profile name ("1g.10gb", "3g.40gb")? Then *slices gets how
  * many instances of it one GPU holds and *mem_mib their memory (either may
  * be NULL). */
 bool px_mig_profile(const char *type, uint32_t *slices, uint64_t *mem_mib);
-/* A node whose GPUs are MIG instances (UUIDs "MIG-..."). */
+/* A node with MIG instances among its GPUs (UUIDs "MIG-...", whole GPUs
+ * beside them "GPU-..."). */
 bool px_gpus_are_mig(const struct px_node_res *r);
+/* MIG instances ordered as the server numbers them: by type name, then as
+ * discovered; indices renumbered. A no-op without MIG. */
+void px_mig_order(struct px_node_res *r);
 
 /* Groups GPUs from a symmetric link matrix: linked[i*n+j] true when i and j
  * share an NVLink island. group[i] gets dense ids in order of first GPU. */

@@ -80,13 +80,13 @@ static int get_json(const char *dir, const char *name, json_t **out) {
 }
 
 int px_site_write(const char *dir, const struct px_site *s) {
-  json_t *o = json_pack("{ss ss ss ss sI ss sI sI sI sb sb sb sb ss}", "node", s->node, "cluster", s->cluster,
+  json_t *o = json_pack("{ss ss ss ss sI ss sI sI sI sb sb sb sb ss ss}", "node", s->node, "cluster", s->cluster,
                             "cgroup_root", s->cgroup_root, "cgroup_name", s->cgroup_name,
                             "cg_slot", (json_int_t)s->cg_slot, "notify", s->notify, "kill_wait_s",
                             (json_int_t)s->kill_wait_s, "pids_max", (json_int_t)s->pids_max,
                             "node_ngpus", (json_int_t)s->node_ngpus, "allow_root", s->allow_root,
                             "no_cgroup", s->no_cgroup, "emulated_gpus", s->emulated_gpus, "emulated_cpus", s->emulated_cpus,
-                            "gpu_uuids", s->gpu_uuids);
+                            "gpu_uuids", s->gpu_uuids, "gpu_devs", s->gpu_devs);
   if (o && (json_object_set_new(o, "gpu_mem_mib", json_integer((json_int_t)s->gpu_mem_mib)) ||
             json_object_set_new(o, "mps_control", json_string(s->mps_control)) ||
             json_object_set_new(o, "mps_dir", json_string(s->mps_dir)) ||
@@ -120,6 +120,7 @@ int px_site_read(const char *dir, struct px_site *s) {
   px_rd_bool(&r, "emulated_gpus", false, &s->emulated_gpus);
   px_rd_bool(&r, "emulated_cpus", false, &s->emulated_cpus);
   px_rd_buf(&r, "gpu_uuids", false, s->gpu_uuids, sizeof s->gpu_uuids);
+  px_rd_buf(&r, "gpu_devs", false, s->gpu_devs, sizeof s->gpu_devs);
   px_rd_u64(&r, "gpu_mem_mib", false, &s->gpu_mem_mib);
   px_rd_buf(&r, "mps_control", false, s->mps_control, sizeof s->mps_control);
   px_rd_buf(&r, "mps_dir", false, s->mps_dir, sizeof s->mps_dir);

@@ -40,6 +40,7 @@ struct px_site {
   bool emulated_gpus;      /* no device files behind the GPUs: keep physical indices */
   bool emulated_cpus;      /* the node claims CPUs it lacks: no CPU pinning */
   char gpu_uuids[PATH_MAX]; /* MIG instances: a file of the node's GPU UUIDs, one per index ("" : whole GPUs) */
+  char gpu_devs[PATH_MAX];  /* MIG instances: their devices, one line per index (mig_dev.h; "" : no rules) */
   uint64_t gpu_mem_mib;    /* memory of one of its GPUs: a fractional job's MPS memory limit (0: unknown) */
   char mps_control[PATH_MAX]; /* nvidia-cuda-mps-control found at the agent's start ("" : none, shares not enforced) */
   char mps_dir[PATH_MAX];  /* STATE/mps: the per-GPU MPS daemons' pipe and log directories (mps.h) */

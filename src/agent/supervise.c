@@ -21,6 +21,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/jobdir.h"
+#include "agent/mig_dev.h"
 #include "agent/mps.h"
 #include "agent/step.h"
 #include "agent/task.h"
@@ -107,9 +108,13 @@ static void prepare(struct sup *s) {
     for (uint32_t k = 0; k < l->ngpus; k++) mine |= l->gpus[k] == g;
     if (!mine) deny[ndeny++] = g;
   }
+  struct px_cg_dev devs[PX_MIG_DEVS_MAX];
+  uint32_t ndevs = 0;
+  if (s->site.gpu_devs[0] && px_mig_devices_deny(s->site.gpu_devs, l->gpus, l->ngpus, devs, &ndevs))
+    return fail_launch(s, "cannot read the MIG instances' devices (STATE/gpu_devices)");
   /* pooled slots on v1 only: v2 has no way to restart a group's peak (memory.peak) */
   s->pooled = s->site.cg_slot && s->lay.version == 1;
-  struct px_cg_limits lim = {l->mem_mib, len ? cpus : NULL, s->site.pids_max, deny, ndeny, s->pooled};
+  struct px_cg_limits lim = {l->mem_mib, len ? cpus : NULL, s->site.pids_max, deny, ndeny, devs, ndevs, s->pooled};
   if (s->pooled) snprintf(name, sizeof name, "slot_%u", s->site.cg_slot);
   else snprintf(name, sizeof name, "job_%llu", (unsigned long long)l->job_id);
   if (px_cg_create(&s->lay, name, &lim, &s->cg, err, sizeof err)) return fail_launch(s, err);

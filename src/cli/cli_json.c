@@ -55,7 +55,7 @@ static const struct px_cli_field node_fields[] = {
     J(gpu_type, F_STR),      J(features, F_STR),      J(mem_mib, F_U64),
     J(mem_alloc_mib, F_U64), J(last_heartbeat, F_I64), J(gpus_out, F_U32),
     J(gpu_health, F_STR),    J(reboot, F_STR),        J(gpus_shared, F_U32),
-    J(gpu_share_used, F_U32),
+    J(gpu_share_used, F_U32), J(gres, F_STR),        J(gres_used, F_STR),
 #undef J
     {NULL, 0, 0, 0}};
 
@@ -272,7 +272,8 @@ int px_cli_node_from_json(const json_t *o, struct px_node_info *n) {
 }
 
 void px_cli_node_fini(struct px_node_info *n) {
-  char **strs[] = {&n->name, &n->addr, &n->partitions, &n->reason, &n->gpu_type, &n->features, &n->gpu_health, &n->reboot};
+  char **strs[] = {&n->name, &n->addr, &n->partitions, &n->reason, &n->gpu_type, &n->features, &n->gpu_health, &n->reboot,
+                   &n->gres, &n->gres_used};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
     free(*strs[i]);
     *strs[i] = NULL;

@@ -178,7 +178,9 @@ void px_fmt_scontrol_node(FILE *out, const struct px_node_info *n) {
   fprintf(out, "NodeName=%s Arch=%s CoresPerSocket=%u \n", n->name, "x86_64", n->cpus);
   fprintf(out, "   CPUAlloc=%u CPUEfctv=%u CPUTot=%u CPULoad=N/A\n", n->cpus_alloc, n->cpus, n->cpus);
   fprintf(out, "   AvailableFeatures=%s\n   ActiveFeatures=%s\n", PX_STR(n->features), PX_STR(n->features));
-  if (n->gpus)
+  if (n->gres)
+    fprintf(out, "   Gres=%s\n", n->gres);
+  else if (n->gpus)
     fprintf(out, "   Gres=gpu:%s%s%u\n", n->gpu_type ? n->gpu_type : "", n->gpu_type ? ":" : "", n->gpus);
   else
     fprintf(out, "   Gres=(null)\n");
@@ -202,6 +204,7 @@ void px_fmt_scontrol_node(FILE *out, const struct px_node_info *n) {
     if (n->gpus_alloc) snprintf(tres + w, sizeof tres - (size_t)w, ",gres/gpu=%u", n->gpus_alloc);
   }
   fprintf(out, "   AllocTRES=%s\n", tres);
+  if (n->gres_used) fprintf(out, "   GresUsed=%s\n", n->gres_used); /* several GPU types */
   if (n->gpus_out) fprintf(out, "   GpusOut=%u GpuHealth=%s\n", n->gpus_out, PX_STR(n->gpu_health));
   if (n->gpus_shared) /* fractional jobs (docs/gpus.md) */
     fprintf(out, "   GpusShared=%u GpuSharesUsed=%u.%02u\n", n->gpus_shared, n->gpu_share_used / 100,

@@ -90,6 +90,8 @@ static bool node_in_partition(const struct px_node_info *n, const char *part) {
 static void gres(char *buf, size_t n, const struct px_node_info *nd, bool used) {
   if (!nd->gpus) {
     snprintf(buf, n, "(null)");
+  } else if (nd->gres && nd->gres_used) {
+    snprintf(buf, n, "%s", used ? nd->gres_used : nd->gres);
   } else if (!used) {
     snprintf(buf, n, "gpu:%s%s%u", nd->gpu_type ? nd->gpu_type : "", nd->gpu_type ? ":" : "",
              nd->gpus);

@@ -38,6 +38,11 @@ enum px_node_state { PX_NODE_CONF_UP, PX_NODE_CONF_DOWN, PX_NODE_CONF_DRAIN, PX_
  * one user's server per GPU at a time). */
 enum px_gpu_shares { PX_GPU_SHARES_NO, PX_GPU_SHARES_YES, PX_GPU_SHARES_USER };
 
+struct px_conf_gpu_type {
+  const char *type;
+  uint32_t count;
+};
+
 struct px_conf_node {
   const char *name;          /* "gpu0001" */
   const char *addr;          /* NodeAddr, or NULL (use name) */
@@ -45,7 +50,13 @@ struct px_conf_node {
   uint32_t sockets, cores_per_socket, threads_per_core;
   uint64_t mem_mib;          /* RealMemory */
   uint32_t ngpu;             /* from Gres=gpu[:type]:N */
-  const char *gpu_type;      /* NULL when untyped */
+  const char *gpu_type;      /* NULL when untyped, or when the node has several types */
+  /* Several types (Gres=gpu:1g.10gb:7,gpu:3g.40gb:1: MIG profiles side by
+   * side), by type name: the node's GPU indices go through them in that
+   * order (the first type's count, then the next's), which is also the
+   * order the agent reports them in. NULL and 0 with one type or none. */
+  const struct px_conf_gpu_type *gpu_types;
+  uint32_t ngpu_types;
   uint32_t gpu_groups;       /* NVLink/NUMA groups the GPUs split into evenly (Phalanx: GpuGroups=, default 1) */
   enum px_gpu_shares gpu_shares; /* GpuShares=: its GPUs may be shared by fractional jobs (docs/gpus.md) */
   const char **features;     /* Features=a,b */
@@ -405,5 +416,13 @@ uint32_t px_conf_find_qos(const struct px_conf *c, const char *name);
  * accounts and QoS (new entries at the end, deleted ones marked):
  * 0 or PX_ENOMEM (acct_edit.c). */
 int px_conf_acct_apply(struct px_conf *c, const struct px_acct_edit *e);
+/* The type of GPU index i of node n (NULL: untyped, or no such index). */
+const char *px_conf_gpu_type_at(const struct px_conf_node *n, uint32_t i);
+/* The node's GPUs as slurm.conf's Gres says them ("gpu:h100:8",
+ * "gpu:1g.10gb:7,gpu:3g.40gb:1", "gpu:4"; "" without GPUs) into buf. */
+void px_conf_gres_str(const struct px_conf_node *n, char *buf, size_t size);
+/* The same with the counts of the GPUs whose bit is set in mask (bit i:
+ * GPU index i): "gpu:1g.10gb:2,gpu:2g.20gb:0,gpu:3g.40gb:1". */
+void px_conf_gres_count_str(const struct px_conf_node *n, uint64_t mask, char *buf, size_t size);
 
 #endif

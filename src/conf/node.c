@@ -34,14 +34,36 @@ static void set_flagged_u32(struct px_cb *b, const struct px_where *w, const str
   if (k->off == N(n.sockets)) t->sockets_given = true;
 }
 
-/* Gres=gpu[:type]:N[(S:0-1)][,other:...]; one GPU type per node. */
+/* Adds count GPUs of type ty (NULL: untyped) to the node's list, kept in
+ * type name order (a type given twice adds up). false: mixing untyped with
+ * typed GPUs. */
+static bool add_gpus(struct px_conf_gpu_type *v, uint32_t *n, const char *ty, uint32_t count) {
+  uint32_t i = 0;
+  for (; i < *n; i++) {
+    if ((v[i].type == NULL) != (ty == NULL)) return false;
+    int cmp = ty ? strcmp(v[i].type, ty) : 0;
+    if (cmp == 0) {
+      v[i].count += count;
+      return true;
+    }
+    if (cmp > 0) break;
+  }
+  memmove(&v[i + 1], &v[i], (*n - i) * sizeof *v);
+  v[i] = (struct px_conf_gpu_type){ty, count};
+  (*n)++;
+  return true;
+}
+
+/* Gres=gpu[:type]:N[(S:0-1)][,other:...]; several types on one node
+ * (MIG profiles side by side) are indexed in type name order. */
 static void set_gres(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,
                      const struct px_key *k) {
   struct px_node_tmpl *t = obj;
   const char **items;
-  uint32_t n, ngpu = 0;
-  const char *type = NULL;
+  uint32_t n, ngpu = 0, ntypes = 0;
   if (!px_split_list(b, w, kv, &items, &n)) return;
+  struct px_conf_gpu_type *types = px_cb_calloc(b, n + 1, sizeof *types);
+  if (!types) return;
   for (uint32_t i = 0; i < n; i++) {
     char *it = (char *)items[i], *paren = strchr(it, '(');
     if (paren) *paren = '\0'; /* socket affinity: not used */
@@ -61,11 +83,10 @@ static void set_gres(struct px_cb *b, const struct px_where *w, const struct px_
       return;
     }
     if (!px_parse_u64(b, w, &one, MAX_NODE_GPUS, &c)) return;
-    if (ngpu && ((type == NULL) != (ty == NULL) || (type && strcmp(type, ty)))) {
-      px_cb_error(b, w, "Gres=%s: one GPU type per node is supported", kv->val);
+    if (!add_gpus(types, &ntypes, ty, (uint32_t)c)) {
+      px_cb_error(b, w, "Gres=%s: untyped GPUs beside typed ones (give every gpu item a type)", kv->val);
       return;
     }
-    type = ty;
     ngpu += (uint32_t)c;
   }
   if (ngpu > MAX_NODE_GPUS) {
@@ -73,7 +94,43 @@ static void set_gres(struct px_cb *b, const struct px_where *w, const struct px_
     return;
   }
   t->n.ngpu = ngpu;
-  t->n.gpu_type = type;
+  t->n.gpu_type = ntypes == 1 ? types[0].type : NULL;
+  t->n.gpu_types = ntypes > 1 ? types : NULL;
+  t->n.ngpu_types = ntypes > 1 ? ntypes : 0;
+}
+
+const char *px_conf_gpu_type_at(const struct px_conf_node *n, uint32_t i) {
+  if (i >= n->ngpu) return NULL;
+  for (uint32_t k = 0; k < n->ngpu_types; k++) {
+    if (i < n->gpu_types[k].count) return n->gpu_types[k].type;
+    i -= n->gpu_types[k].count;
+  }
+  return n->gpu_type;
+}
+
+void px_conf_gres_count_str(const struct px_conf_node *n, uint64_t mask, char *buf, size_t size) {
+  size_t len = 0;
+  buf[0] = '\0';
+  if (!n->ngpu) return;
+  if (n->ngpu < 64) mask &= (1ULL << n->ngpu) - 1;
+  if (!n->ngpu_types) {
+    snprintf(buf, size, "gpu:%s%s%u", n->gpu_type ? n->gpu_type : "", n->gpu_type ? ":" : "",
+             (unsigned)__builtin_popcountll(mask));
+    return;
+  }
+  for (uint32_t k = 0, first = 0; k < n->ngpu_types && len < size; k++) {
+    uint32_t cnt = n->gpu_types[k].count;
+    uint64_t range = cnt >= 64 ? ~0ULL : ((1ULL << cnt) - 1) << first;
+    int w = snprintf(buf + len, size - len, "%sgpu:%s:%u", k ? "," : "", n->gpu_types[k].type,
+                     (unsigned)__builtin_popcountll(mask & range));
+    if (w < 0) break;
+    len += (size_t)w;
+    first += cnt;
+  }
+}
+
+void px_conf_gres_str(const struct px_conf_node *n, char *buf, size_t size) {
+  px_conf_gres_count_str(n, ~0ULL, buf, size);
 }
 
 static void set_features(struct px_cb *b, const struct px_where *w, const struct px_kv *kv, void *obj,

@@ -34,6 +34,21 @@ static void *libc_realloc(void *ud, void *p, size_t old_n, size_t new_n) {
   return realloc(p, new_n);
 }
 
+/* A node with several GPU types: each type's GPUs, in the conf's order
+ * (its index ranges). */
+static int copy_gpu_types(struct px_core *c, const struct px_conf_node *cn, struct pxc_node *n) {
+  n->gtypes = pxc_calloc(c, cn->ngpu_types, sizeof *n->gtypes);
+  if (!n->gtypes) return PX_ENOMEM;
+  n->ngtypes = cn->ngpu_types;
+  n->gpu_type = PXC_TYPE_MIXED;
+  for (uint32_t k = 0, first = 0; k < cn->ngpu_types; k++) {
+    if (pxc_intern(c, cn->gpu_types[k].type, &n->gtypes[k].type)) return PX_ENOMEM;
+    n->gtypes[k].gpus = px_bits64_range((int)first, (int)cn->gpu_types[k].count);
+    first += cn->gpu_types[k].count;
+  }
+  return 0;
+}
+
 static int copy_nodes(struct px_core *c, const struct px_conf *conf) {
   c->nnodes = conf->nnodes;
   c->nodes = pxc_calloc(c, conf->nnodes ? conf->nnodes : 1, sizeof *c->nodes);
@@ -49,6 +64,7 @@ static int copy_nodes(struct px_core *c, const struct px_conf *conf) {
       return PX_ENOMEM;
     n->gpu_type = PX_NONE;
     if (cn->gpu_type && pxc_intern(c, cn->gpu_type, &n->gpu_type)) return PX_ENOMEM;
+    if (cn->ngpu_types > 1 && copy_gpu_types(c, cn, n)) return PX_ENOMEM;
     n->cpus = cn->cpus;
     n->ngpu = cn->ngpu;
     n->gpu_groups = cn->ngpu ? groups : 1;
@@ -358,6 +374,7 @@ void px_core_free(struct px_core *c) {
   for (uint32_t i = 0; c->nodes && i < c->nnodes; i++) {
     pxc_free(c, c->nodes[i].reason);
     pxc_free(c, c->nodes[i].share_used);
+    pxc_free(c, c->nodes[i].gtypes);
     pxc_free(c, c->nodes[i].share_user);
   }
   for (uint32_t i = 0; c->parts && i < c->nparts; i++) {

@@ -143,11 +143,23 @@ const char *pxc_str(const struct px_core *c, uint32_t id);
 
 /* ---- cluster ---------------------------------------------------------- */
 
+/* One GPU type of a node with several (MIG profiles side by side). */
+struct pxc_gtype {
+  uint32_t type;            /* string id */
+  px_bits64 gpus;           /* its GPUs */
+};
+
+/* The type of a node with several: no job asks it by name; its pool holds
+ * the node whole, for jobs of any type (index.c). */
+#define PXC_TYPE_MIXED (PX_NONE - 1)
+
 struct pxc_node {
   uint32_t name;            /* string id */
   uint32_t cpus, ngpu, gpu_groups;
   uint64_t mem_mib;
-  uint32_t gpu_type;        /* string id or PX_NONE */
+  uint32_t gpu_type;        /* string id, PX_NONE, or PXC_TYPE_MIXED with gtypes */
+  struct pxc_gtype *gtypes; /* several types: each type's GPUs (conf order: by name); NULL with one */
+  uint32_t ngtypes;
   uint32_t weight;
   uint32_t leaf;            /* topology group (leaf switch / block / virtual) */
   uint64_t features;        /* bit per feature id (<= 64 features) */
@@ -181,6 +193,7 @@ struct pxc_bucket {
 
 struct pxc_pool {
   uint32_t part, gpu_type;
+  bool partial;             /* one type's GPUs of nodes with several (index.c): not for untyped jobs */
   uint32_t n, nwords, nsum;
   uint32_t *nodes;          /* by (weight, index) */
   uint32_t nclass, *class_start; /* weight classes: position ranges */
@@ -457,7 +470,20 @@ uint32_t pxc_node_avail_gpus(const struct pxc_node *n);
 int pxc_index_build(struct px_core *c, const struct px_conf *conf);
 void pxc_index_node_remove(struct px_core *c, uint32_t node);
 void pxc_index_node_add(struct px_core *c, uint32_t node);
+/* May job j use pool p (its type, or any for an untyped job)? (place.c) */
+bool pxc_pool_matches(const struct pxc_job *j, const struct pxc_pool *p);
 bool pxc_node_usable(const struct pxc_node *n);
+/* The GPUs of n that a job asking type t may take: all of them for t
+ * PX_NONE (an untyped request takes any) or PXC_TYPE_MIXED, else those of
+ * that type (none when n has no such GPU). */
+static inline px_bits64 pxc_type_gpus(const struct pxc_node *n, uint32_t t) {
+  px_bits64 all = px_bits64_range(0, (int)n->ngpu);
+  if (t == PX_NONE || t == PXC_TYPE_MIXED) return all;
+  if (!n->ngtypes) return n->gpu_type == t ? all : 0;
+  for (uint32_t i = 0; i < n->ngtypes; i++)
+    if (n->gtypes[i].type == t) return n->gtypes[i].gpus;
+  return 0;
+}
 /* first position >= from and < hi with bit set in bucket k of pool p, or hi */
 uint32_t pxc_bucket_next(const struct pxc_pool *p, uint32_t k, uint32_t from, uint32_t hi);
 
@@ -472,13 +498,14 @@ static inline uint32_t pxc_share_room(const struct pxc_node *n, uint32_t g) {
  * one with the least room that holds it (best fit; with GpuShares=USER only
  * user's), else a free one (free: the candidates for a fresh GPU); PX_NONE
  * when neither. */
-uint32_t pxc_share_pick(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user);
+uint32_t pxc_share_pick(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user, px_bits64 types);
 /* Takes / gives back `share` hundredths of GPU g of n for user's job (index
  * kept by the caller). */
 void pxc_share_take(struct pxc_node *n, uint32_t g, uint32_t share, uint32_t user);
 void pxc_share_give(struct pxc_node *n, uint32_t g, uint32_t share);
-/* Can n take `share` hundredths of user's on a GPU already shared, or on one of `free`? */
-bool pxc_share_fits(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user);
+/* Can n take `share` hundredths of user's on a GPU already shared, or on one of `free`?
+ * (types: the GPUs of the type asked, pxc_type_gpus; free is within them) */
+bool pxc_share_fits(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user, px_bits64 types);
 /* Single-node placement of a fractional job: onto a shared GPU first. */
 bool pxc_place_share(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res);
 /* Nodes of pool p with a shared GPU of exactly r hundredths free (index.c). */

@@ -227,7 +227,7 @@ uint64_t pxc_part_free_gpus(const struct px_core *c, const struct pxc_job *j) {
   uint64_t free = 0;
   for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
     const struct pxc_pool *p = &c->pools[pi];
-    if (j->gpu_type != PX_NONE && p->gpu_type != j->gpu_type) continue;
+    if (!pxc_pool_matches(j, p)) continue;
     for (uint32_t k = 1; k <= p->maxg; k++) free += (uint64_t)k * p->count[k];
   }
   return free;

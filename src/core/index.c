@@ -1,6 +1,10 @@
 /*
  * index.c - the free-capacity index. A pool is one partition's nodes of one
- * GPU type, ordered by (Weight, node index). For each free-GPU count k a
+ * GPU type, ordered by (Weight, node index). A node with several types (MIG
+ * profiles side by side) is in a partial pool per type, where it counts only
+ * that type's GPUs (typed jobs search it beside the pool of the nodes wholly
+ * of that type), and in the partition's PXC_TYPE_MIXED pool with all of them
+ * (where untyped jobs find it). For each free-GPU count k a
  * bitmap over the pool's positions (with one summary bit per word, so empty
  * stretches are skipped 4096 nodes at a time) marks the usable nodes having
  * exactly k free GPUs; count[k] and a per-leaf histogram leaf_hist[leaf][k]
@@ -62,7 +66,8 @@ static uint32_t bucket_next(const struct pxc_pool *p, const struct pxc_bucket *b
 
 static void pool_add(struct px_core *c, const struct pxc_node_pool *np, const struct pxc_node *n, int sign) {
   struct pxc_pool *p = &c->pools[np->pool];
-  uint32_t k = (uint32_t)px_bits64_count(n->gpu_free);
+  px_bits64 types = pxc_type_gpus(n, p->gpu_type);
+  uint32_t k = (uint32_t)px_bits64_count(n->gpu_free & types);
   if (sign > 0) {
     bk_set(&p->bk[k], np->pos);
     p->count[k]++;
@@ -73,7 +78,7 @@ static void pool_add(struct px_core *c, const struct pxc_node_pool *np, const st
     p->leaf_hist[np->lleaf * (p->maxg + 1) + k]--;
   }
   /* shared GPUs in service, by their room (a GPU out of service takes no new share) */
-  for (px_bits64 m = p->room ? n->gpu_shared & ~n->gpu_bad : 0; m; m &= m - 1) {
+  for (px_bits64 m = p->room ? n->gpu_shared & types & ~n->gpu_bad : 0; m; m &= m - 1) {
     uint32_t r = pxc_share_room(n, (uint32_t)__builtin_ctzll(m));
     if (sign > 0) bk_set(&p->room[r], np->pos);
     else bk_clear(&p->room[r], np->pos);
@@ -114,9 +119,13 @@ static int pool_build(struct px_core *c, struct pxc_pool *p, uint32_t *fill) {
   if (!p->class_start || !p->leaf_nodes) return PX_ENOMEM;
   for (uint32_t i = 0; i < p->n; i++) {
     const struct pxc_node *n = &c->nodes[p->nodes[i]];
+    uint32_t ngpu = (uint32_t)px_bits64_count(pxc_type_gpus(n, p->gpu_type));
     if (i == 0 || n->weight != c->nodes[p->nodes[i - 1]].weight) p->class_start[p->nclass++] = i;
+    /* buckets up to the node's whole count, even in a partial pool: the
+     * backfill plan files a node's cells in its pools' histograms by all
+     * its free GPUs (backfill_plan.c) */
     if (n->ngpu > p->maxg) p->maxg = n->ngpu;
-    p->idle_k[n->ngpu / 64] |= 1ULL << (n->ngpu % 64);
+    p->idle_k[ngpu / 64] |= 1ULL << (ngpu % 64);
     if (n->cpus > p->static_cpus_max) p->static_cpus_max = n->cpus;
     if (n->mem_mib > p->static_mem_max) p->static_mem_max = n->mem_mib;
   }
@@ -180,24 +189,63 @@ static int pool_build(struct px_core *c, struct pxc_pool *p, uint32_t *fill) {
   return 0;
 }
 
+/* The pools node n belongs to in a partition: one by its type; with
+ * several types, one per type holding only that type's GPUs (partial: a
+ * pool apart from the whole nodes of that type, so that untyped jobs, which
+ * take any GPU, never see a node twice) and the mixed one, whole. */
+struct pool_key {
+  uint32_t type;
+  bool partial;
+};
+
+static uint32_t node_npools(const struct pxc_node *n) { return n->ngtypes ? n->ngtypes + 1 : 1; }
+
+static struct pool_key node_pool_key(const struct pxc_node *n, uint32_t i) {
+  if (i < n->ngtypes) return (struct pool_key){n->gtypes[i].type, true};
+  return (struct pool_key){n->gpu_type, false}; /* PXC_TYPE_MIXED with several */
+}
+
+static bool key_eq(struct pool_key a, struct pool_key b) { return a.type == b.type && a.partial == b.partial; }
+
+static bool node_has_key(const struct pxc_node *n, struct pool_key k) {
+  for (uint32_t i = 0; i < node_npools(n); i++)
+    if (key_eq(node_pool_key(n, i), k)) return true;
+  return false;
+}
+
+/* Distinct pool keys of partition cp into keys[]; their count. */
+static uint32_t part_keys(const struct px_core *c, const struct px_conf_partition *cp, struct pool_key *keys) {
+  uint32_t nkeys = 0;
+  for (uint32_t i = 0; i < cp->nnodes; i++) {
+    const struct pxc_node *n = &c->nodes[cp->nodes[i]];
+    for (uint32_t t = 0; t < node_npools(n); t++) {
+      struct pool_key key = node_pool_key(n, t);
+      uint32_t k;
+      for (k = 0; k < nkeys && !key_eq(keys[k], key); k++) {
+      }
+      if (k == nkeys) keys[nkeys++] = key;
+    }
+  }
+  return nkeys;
+}
+
 int pxc_index_build(struct px_core *c, const struct px_conf *conf) {
   int rc = PX_ENOMEM;
   uint32_t *fill = pxc_calloc(c, c->nnodes + 1, sizeof *fill);
-  uint32_t *types = pxc_calloc(c, c->nnodes + 1, sizeof *types);
-  if (!fill || !types) goto out;
-  size_t memberships = 0, npools_max = 0;
+  size_t memberships = 0, ntypes_max = 1;
   for (uint32_t p = 0; p < conf->npartitions; p++) {
     for (uint32_t i = 0; i < conf->partitions[p].nnodes; i++) {
       uint32_t n = conf->partitions[p].nodes[i];
       if (n >= c->nnodes) { rc = PX_EINVAL; goto out; }
-      c->nodes[n].npools++;
-      memberships++;
+      c->nodes[n].npools += node_npools(&c->nodes[n]);
+      memberships += node_npools(&c->nodes[n]);
     }
-    npools_max += conf->partitions[p].nnodes ? conf->partitions[p].nnodes : 0;
   }
+  ntypes_max += memberships;
+  struct pool_key *keys = pxc_calloc(c, ntypes_max, sizeof *keys);
   c->node_pools = pxc_calloc(c, memberships + 1, sizeof *c->node_pools);
-  c->pools = pxc_calloc(c, npools_max + 1, sizeof *c->pools);
-  if (!c->node_pools || !c->pools) goto out;
+  c->pools = pxc_calloc(c, memberships + 1, sizeof *c->pools);
+  if (!fill || !keys || !c->node_pools || !c->pools) goto out_keys;
   for (uint32_t n = 0, off = 0; n < c->nnodes; n++) {
     c->nodes[n].pool_first = off;
     off += c->nodes[n].npools;
@@ -206,30 +254,26 @@ int pxc_index_build(struct px_core *c, const struct px_conf *conf) {
     const struct px_conf_partition *cp = &conf->partitions[pi];
     struct pxc_part *part = &c->parts[pi];
     part->pool_first = c->npools;
-    uint32_t ntypes = 0;
-    for (uint32_t i = 0; i < cp->nnodes; i++) {
-      uint32_t t = c->nodes[cp->nodes[i]].gpu_type, k;
-      for (k = 0; k < ntypes && types[k] != t; k++) {
-      }
-      if (k == ntypes) types[ntypes++] = t;
-    }
-    for (uint32_t k = 0; k < ntypes; k++) {
+    uint32_t nkeys = part_keys(c, cp, keys);
+    for (uint32_t k = 0; k < nkeys; k++) {
       struct pxc_pool *p = &c->pools[c->npools++];
       p->part = pi;
-      p->gpu_type = types[k];
+      p->gpu_type = keys[k].type;
+      p->partial = keys[k].partial;
       p->nodes = pxc_calloc(c, cp->nnodes + 1, sizeof *p->nodes);
-      if (!p->nodes) goto out;
+      if (!p->nodes) goto out_keys;
       for (uint32_t i = 0; i < cp->nnodes; i++)
-        if (c->nodes[cp->nodes[i]].gpu_type == types[k]) p->nodes[p->n++] = cp->nodes[i];
-      if ((rc = pool_build(c, p, fill))) goto out;
+        if (node_has_key(&c->nodes[cp->nodes[i]], keys[k])) p->nodes[p->n++] = cp->nodes[i];
+      if ((rc = pool_build(c, p, fill))) goto out_keys;
       rc = PX_ENOMEM;
     }
     part->npools = c->npools - part->pool_first;
   }
   for (uint32_t n = 0; n < c->nnodes; n++) pxc_index_node_add(c, n);
   rc = 0;
+out_keys:
+  pxc_free(c, keys);
 out:
   pxc_free(c, fill);
-  pxc_free(c, types);
   return rc;
 }

@@ -102,8 +102,9 @@ uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t
   const struct pxc_node *n = &c->nodes[node];
   const struct pxc_shape *s = &j->shape;
   if (!features_ok(c, j, n) || !names_ok(c, j, node)) return 0;
-  if (j->gpu_type != PX_NONE && n->gpu_type != j->gpu_type) return 0;
-  px_bits64 free = idle ? px_bits64_range(0, (int)n->ngpu) : n->gpu_free;
+  px_bits64 types = pxc_type_gpus(n, j->gpu_type);
+  if (!types && j->gpu_type != PX_NONE) return 0;
+  px_bits64 free = (idle ? px_bits64_range(0, (int)n->ngpu) : n->gpu_free) & types;
   uint32_t cpu_free = idle ? n->cpus : n->cpu_free;
   uint64_t mem_free = idle ? n->mem_mib : n->mem_free;
   if (!idle) {
@@ -111,7 +112,7 @@ uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t
     if (n->tenant != PX_NONE && n->tenant != j->account) return 0;
     if (c->parts[j->part].exclusive_account && n->tenant == PX_NONE && n->njobs) return 0;
   }
-  uint32_t u = s->share ? pxc_share_fits(n, free, s->share, j->user) : gpu_units(n, free, s->gpu);
+  uint32_t u = s->share ? pxc_share_fits(n, free, s->share, j->user, types) : gpu_units(n, free, s->gpu);
   if (cpu_free < s->base_cpu) return 0;
   if (s->cpu) {
     uint32_t uc = (cpu_free - s->base_cpu) / s->cpu;
@@ -126,8 +127,8 @@ uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t
 
 /* ---- candidates ------------------------------------------------------- */
 
-static bool pool_matches(const struct pxc_job *j, const struct pxc_pool *p) {
-  return j->gpu_type == PX_NONE || p->gpu_type == j->gpu_type;
+bool pxc_pool_matches(const struct pxc_job *j, const struct pxc_pool *p) {
+  return j->gpu_type == PX_NONE ? !p->partial : p->gpu_type == j->gpu_type;
 }
 
 /* Single node: the first fitting node in (weight class, bucket order, position). */
@@ -138,7 +139,7 @@ static bool place_single(struct px_core *c, struct pxc_job *j, struct pxc_place_
   bool spread = c->place->spread;
   for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
     const struct pxc_pool *p = &c->pools[pi];
-    if (!pool_matches(j, p) || need > p->maxg) continue;
+    if (!pxc_pool_matches(j, p) || need > p->maxg) continue;
     for (uint32_t cl = 0; cl < p->nclass; cl++) {
       uint32_t lo = p->class_start[cl], hi = p->class_start[cl + 1];
       uint64_t w = c->nodes[p->nodes[lo]].weight;
@@ -334,7 +335,7 @@ int pxc_place_find(struct px_core *c, struct pxc_job *j, struct pxc_place_result
   enum px_reason fail = PX_REASON_RESOURCES;
   for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
     const struct pxc_pool *p = &c->pools[pi];
-    if (!pool_matches(j, p)) continue;
+    if (!pxc_pool_matches(j, p)) continue;
     res->fail = PX_REASON_RESOURCES;
     if (place_gang_pool(c, j, p, res) == 0) return 0;
     if (res->fail == PX_REASON_TOPOLOGY) fail = PX_REASON_TOPOLOGY;
@@ -379,7 +380,7 @@ bool pxc_fits_static(struct px_core *c, const struct pxc_job *j, bool avail_only
   const struct pxc_part *part = &c->parts[j->part];
   for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
     const struct pxc_pool *p = &c->pools[pi];
-    if (!pool_matches(j, p)) continue;
+    if (!pxc_pool_matches(j, p)) continue;
     uint64_t units = 0, nodes = 0;
     for (uint32_t i = 0; i < p->n; i++) {
       if (avail_only && !pxc_node_usable(&c->nodes[p->nodes[i]])) continue;
@@ -485,8 +486,9 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
     uint32_t ncpu;
     uint64_t mem;
     uint32_t share = 0;
+    px_bits64 types = pxc_type_gpus(n, j->gpu_type);
     if (j->shape.share) {
-      uint32_t g = pxc_share_pick(n, n->gpu_free, j->shape.share, j->user);
+      uint32_t g = pxc_share_pick(n, n->gpu_free & types, j->shape.share, j->user, types);
       pxc_share_take(n, g, share = j->shape.share, j->user);
       gpus = 1ULL << g;
       ncpu = j->shape.cpu + j->shape.base_cpu;
@@ -498,7 +500,7 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
       n->excl = true;
     } else {
       for (uint32_t k = 0; k < (j->shape.per_node_max > 1 ? u : 1); k++)
-        gpus |= pick_gpus(c, n, n->gpu_free & ~gpus, j->shape.per_node_max > 1 ? j->shape.gpu : u * j->shape.gpu);
+        gpus |= pick_gpus(c, n, n->gpu_free & types & ~gpus, j->shape.per_node_max > 1 ? j->shape.gpu : u * j->shape.gpu);
       ncpu = u * j->shape.cpu + j->shape.base_cpu;
       mem = pxc_mem_for(j, n, u);
     }

@@ -23,9 +23,9 @@ static bool user_ok(const struct pxc_node *n, uint32_t g, uint32_t user) {
   return !n->share_one_user || n->share_user[g] == user;
 }
 
-uint32_t pxc_share_pick(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user) {
+uint32_t pxc_share_pick(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user, px_bits64 types) {
   uint32_t best = PX_NONE, best_room = PXC_SHARE_UNITS + 1;
-  for (px_bits64 m = n->gpu_shared & ~n->gpu_bad; m; m &= m - 1) {
+  for (px_bits64 m = n->gpu_shared & types & ~n->gpu_bad; m; m &= m - 1) {
     uint32_t g = (uint32_t)__builtin_ctzll(m), room = pxc_share_room(n, g);
     if (room >= share && room < best_room && user_ok(n, g, user)) best = g, best_room = room;
   }
@@ -33,10 +33,10 @@ uint32_t pxc_share_pick(const struct pxc_node *n, px_bits64 free, uint32_t share
   return (uint32_t)__builtin_ctzll(free); /* a fresh GPU: the lowest free one */
 }
 
-bool pxc_share_fits(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user) {
+bool pxc_share_fits(const struct pxc_node *n, px_bits64 free, uint32_t share, uint32_t user, px_bits64 types) {
   if (!n->shares) return false;
   if (free) return true;
-  for (px_bits64 m = n->gpu_shared & ~n->gpu_bad; m; m &= m - 1) {
+  for (px_bits64 m = n->gpu_shared & types & ~n->gpu_bad; m; m &= m - 1) {
     uint32_t g = (uint32_t)__builtin_ctzll(m);
     if (pxc_share_room(n, g) >= share && user_ok(n, g, user)) return true;
   }
@@ -88,7 +88,7 @@ bool pxc_place_share(struct px_core *c, struct pxc_job *j, struct pxc_place_resu
   uint64_t best_key = UINT64_MAX;
   for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
     const struct pxc_pool *p = &c->pools[pi];
-    if (!p->room || (j->gpu_type != PX_NONE && p->gpu_type != j->gpu_type)) continue;
+    if (!p->room || !pxc_pool_matches(j, p)) continue;
     uint64_t key = best_key;
     uint32_t node = pool_shared_fit(c, j, p, &key);
     if (node != PX_NONE && key < best_key) best = node, best_key = key;

@@ -289,7 +289,7 @@ static int parse_exprs(struct px_core *c, const struct px_jobspec *s, struct pxc
     j->gpu_type = pxc_lookup(c, s->gpu_type);
     bool any = false;
     for (uint32_t n = 0; n < c->nnodes && j->gpu_type != PX_NONE && !any; n++)
-      any = c->nodes[n].gpu_type == j->gpu_type;
+      any = pxc_type_gpus(&c->nodes[n], j->gpu_type) != 0;
     if (!any) {
       reject(rj, PX_REASON_BAD_CONSTRAINTS, 0);
       return px_diag_set(d, PX_EINVAL, -1, "gpu_type: no node has GPUs of type \"%s\"", s->gpu_type);

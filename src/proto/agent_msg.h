@@ -43,6 +43,10 @@ struct px_gpu_info {
   char type[32];        /* "h100" */
   uint64_t mem_mib;
   uint32_t group;       /* NVLink/NUMA group */
+  /* MIG instances, agent-local (not on the wire; -1: unknown): the parent
+   * GPU's /dev/nvidiaN minor and the instance's GPU and compute instance
+   * ids, which name its capability devices (agent/mig_dev.h) */
+  int32_t dev_minor, mig_gi, mig_ci;
 };
 
 /* A job the agent knows about when it (re)registers. */

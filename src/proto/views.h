@@ -69,7 +69,9 @@ struct px_node_info {
   char state[24];               /* IDLE MIXED ALLOCATED DOWN DRAINED DRAINING FUTURE */
   char *reason;                 /* drain/down reason */
   uint32_t cpus, cpus_alloc, gpus, gpus_alloc;
-  char *gpu_type, *features;
+  char *gpu_type, *features;   /* gpu_type NULL with several types: */
+  char *gres;                   /* several GPU types: "gpu:1g.10gb:7,gpu:3g.40gb:1" (NULL otherwise) */
+  char *gres_used;              /* and those allocated: "gpu:1g.10gb:2,gpu:3g.40gb:0" */
   uint64_t mem_mib, mem_alloc_mib;
   int64_t last_heartbeat;
   uint32_t gpus_out;            /* GPUs out of service after a fault (docs/gpus.md) */

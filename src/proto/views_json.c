@@ -62,6 +62,8 @@ static const struct px_jfield node_fields[] = {
     PX_JF_NUM(N, gpus, PX_JF_U32, 0, UINT32_MAX),
     PX_JF_NUM(N, gpus_alloc, PX_JF_U32, 0, UINT32_MAX),
     PX_JF_S(N, gpu_type, 32, 0),
+    PX_JF_S(N, gres, 2048, 0),
+    PX_JF_S(N, gres_used, 2048, 0),
     PX_JF_S(N, features, 4096, 0),
     PX_JF_NUM(N, mem_mib, PX_JF_U64, 0, INT64_MAX),
     PX_JF_NUM(N, mem_alloc_mib, PX_JF_U64, 0, INT64_MAX),

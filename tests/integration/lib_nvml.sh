@@ -28,3 +28,14 @@ nvml_node() {
   EXTRA_PIDS+=($!)
   wait_for "agent registered" node_is '.state == "IDLE"'
 }
+# Stops n01's agent and waits until it is gone: with --kill-jobs-on-exit it
+# ends its jobs on the way out, which must not race the removal of $T.
+nvml_stop_agent() {
+  local pid=${EXTRA_PIDS[-1]}
+  kill "$pid" 2>/dev/null || return 0
+  gone() { ! kill -0 "$pid" 2>/dev/null || [ "$(ps -o stat= -p "$pid" | cut -c1)" = Z ]; }
+  wait_for "agent stopped" gone
+  wait "$pid" 2>/dev/null || true
+  no_jobs() { ! pgrep -f "$T/agent/jobs/" >/dev/null; }
+  wait_for "the agent's jobs gone" no_jobs
+}

@@ -137,8 +137,10 @@ static json_t *node_state(const char *st) {
   return json_pack("[s]", st);
 }
 
-static json_t *gres(const struct px_node_info *n, uint32_t count) {
+/* typed: a node of several GPU types says each (gres or gres_used) */
+static json_t *gres(const struct px_node_info *n, uint32_t count, const char *typed) {
   if (!n->gpus) return json_string("");
+  if (typed) return json_string(typed);
   char buf[96];
   snprintf(buf, sizeof buf, "gpu:%s%s%u", n->gpu_type ? n->gpu_type : "", n->gpu_type ? ":" : "",
            count);
@@ -166,8 +168,8 @@ static json_t *node_json(const struct px_node_info *n) {
   json_object_set_new(o, "partitions", csv(n->partitions));
   json_object_set_new(o, "features", csv(n->features));
   json_object_set_new(o, "active_features", csv(n->features));
-  json_object_set_new(o, "gres", gres(n, n->gpus));
-  json_object_set_new(o, "gres_used", gres(n, n->gpus_alloc));
+  json_object_set_new(o, "gres", gres(n, n->gpus, n->gres));
+  json_object_set_new(o, "gres_used", gres(n, n->gpus_alloc, n->gres_used));
   json_object_set_new(o, "gres_drained", json_string(n->gpus_out ? "gpu" : "N/A"));
   json_object_set_new(o, "tres", node_tres(n->cpus, n->mem_mib, n->gpus));
   json_object_set_new(o, "tres_used", node_tres(n->cpus_alloc, n->mem_alloc_mib, n->gpus_alloc));

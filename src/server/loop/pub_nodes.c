@@ -118,6 +118,12 @@ static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, con
   if (!sn->registered && !n.reason) n.reason = "Not registered";
   n.cpus = v->cpus, n.cpus_alloc = v->cpus_alloc, n.gpus = v->gpus, n.gpus_alloc = v->gpus_alloc;
   n.gpu_type = (char *)cn->gpu_type;
+  char gres[1024], used[1024];
+  px_conf_gres_str(cn, gres, sizeof gres);
+  /* allocated: not free, not out of service (shared GPUs count as allocated) */
+  px_conf_gres_count_str(cn, ~v->gpus_free & ~v->gpus_bad, used, sizeof used);
+  n.gres = cn->ngpu_types ? gres : NULL;
+  n.gres_used = cn->ngpu_types ? used : NULL;
   n.mem_mib = v->mem_mib, n.mem_alloc_mib = v->mem_alloc_mib;
   n.last_heartbeat = sn->last_heartbeat;
   char health[2048], faults[1024];

@@ -16,33 +16,55 @@ int nvmlInit_v2(void) { return 0; }
 int nvmlShutdown(void) { return 0; }
 int nvmlDeviceGetCount_v2(unsigned *n) { *n = 4; return 0; }
 int nvmlDeviceGetHandleByIndex_v2(unsigned i, dev_t_ *d) { *d = (dev_t_)i + 1; return i < 4 ? 0 : 2; }
-/* With FAKE_NVML_MIG set, every GPU is in MIG mode with two 3g.40gb
- * instances, handles 100 + 2 * gpu + k. */
+/* With FAKE_NVML_MIG set, every GPU is in MIG mode, instance k of GPU g
+ * being handle 100 + 8 * g + k: "1", two 3g.40gb instances each (GPU
+ * instances 1 and 2); "mixed", GPUs 0 and 2 seven 1g.10gb (GPU instances
+ * 7..13), GPUs 1 and 3 one 3g.40gb (GPU instance 1) and two 2g.20gb (3
+ * and 4); "partial", GPUs 0 and 1 whole (MIG off) and GPUs 2 and 3 two
+ * 3g.40gb each. Each GPU instance holds one compute instance, 0; a GPU's
+ * minor number is its index. */
 #define MIG(d) ((d) >= 100)
+#define MIG_GPU(d) (((d) - 100) / 8)
+#define MIG_K(d) (((d) - 100) % 8)
+static int mixed(void) { return getenv("FAKE_NVML_MIG") && !strcmp(getenv("FAKE_NVML_MIG"), "mixed"); }
+static int partial(void) { return getenv("FAKE_NVML_MIG") && !strcmp(getenv("FAKE_NVML_MIG"), "partial"); }
+static unsigned per_gpu(long g) { return !mixed() ? 2 : g % 2 ? 3 : 7; }
+static const char *profile(dev_t_ d) {
+  if (!mixed()) return "3g.40gb";
+  return MIG_GPU(d) % 2 == 0 ? "1g.10gb" : MIG_K(d) == 0 ? "3g.40gb" : "2g.20gb";
+}
 int nvmlDeviceGetName(dev_t_ d, char *buf, unsigned len) {
-  snprintf(buf, len, MIG(d) ? "NVIDIA H100 80GB HBM3 MIG 3g.40gb" : "NVIDIA H100 80GB HBM3");
+  if (MIG(d)) snprintf(buf, len, "NVIDIA H100 80GB HBM3 MIG %s", profile(d));
+  else snprintf(buf, len, "NVIDIA H100 80GB HBM3");
   return 0;
 }
 int nvmlDeviceGetUUID(dev_t_ d, char *buf, unsigned len) {
-  if (MIG(d)) snprintf(buf, len, "MIG-fake-%ld-%ld", (d - 100) / 2, (d - 100) % 2);
+  if (MIG(d)) snprintf(buf, len, "MIG-fake-%ld-%ld", MIG_GPU(d), MIG_K(d));
   else snprintf(buf, len, "GPU-fake-%ld", d - 1);
   return 0;
 }
 int nvmlDeviceGetMemoryInfo(dev_t_ d, struct mem *m) {
-  m->total = (MIG(d) ? 40ULL : 80ULL) << 30;
+  m->total = (unsigned long long)(MIG(d) ? atoi(strchr(profile(d), '.') + 1) : 80) << 30;
   m->free = m->total;
   m->used = 0;
   return 0;
 }
 int nvmlDeviceGetMigMode(dev_t_ d, unsigned *cur, unsigned *pend) {
-  *cur = *pend = getenv("FAKE_NVML_MIG") != NULL;
+  *cur = *pend = getenv("FAKE_NVML_MIG") != NULL && !(partial() && d - 1 < 2);
   return 0;
 }
-int nvmlDeviceGetMaxMigDeviceCount(dev_t_ d, unsigned *n) { *n = 2; return 0; }
+int nvmlDeviceGetMaxMigDeviceCount(dev_t_ d, unsigned *n) { *n = 7; return 0; }
 int nvmlDeviceGetMigDeviceHandleByIndex(dev_t_ d, unsigned k, dev_t_ *mig) {
-  *mig = 100 + (d - 1) * 2 + k;
-  return k < 2 ? 0 : 6; /* NVML_ERROR_NOT_FOUND */
+  *mig = 100 + (d - 1) * 8 + k;
+  return k < per_gpu(d - 1) ? 0 : 6; /* NVML_ERROR_NOT_FOUND */
 }
+int nvmlDeviceGetMinorNumber(dev_t_ d, unsigned *minor) { *minor = (unsigned)(d - 1); return 0; }
+int nvmlDeviceGetGpuInstanceId(dev_t_ d, unsigned *id) {
+  if (!MIG(d)) return 3; /* NVML_ERROR_NOT_SUPPORTED */
+  *id = (unsigned)(!mixed() ? MIG_K(d) + 1 : MIG_GPU(d) % 2 == 0 ? MIG_K(d) + 7 : MIG_K(d) ? MIG_K(d) + 2 : 1);
+  return 0;
+}
+int nvmlDeviceGetComputeInstanceId(dev_t_ d, unsigned *id) { *id = 0; return MIG(d) ? 0 : 3; }
 static void bus(long i, struct pci *p) {
   memset(p, 0, sizeof *p);
   snprintf(p->bus_id, sizeof p->bus_id, "00000000:%02lX:00.0", 0x10 + i);

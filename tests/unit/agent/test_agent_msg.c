@@ -94,7 +94,7 @@ static void launch_strict(void **state) {
 
 static void report_codecs(void **state) {
   (void)state;
-  struct px_gpu_info g[2] = {{0, "GPU-EMU-n01-0", "h100", 81920, 0}, {1, "GPU-EMU-n01-1", "h100", 81920, 1}};
+  struct px_gpu_info g[2] = {{0, "GPU-EMU-n01-0", "h100", 81920, 0, -1, -1, -1}, {1, "GPU-EMU-n01-1", "h100", 81920, 1, -1, -1, -1}};
   struct px_known_job k = {7, "COMPLETED", 0, 0};
   struct px_node_report r = {.node = "n01", .addr = "10.77.0.2", .cpus = 64, .mem_mib = 512000,
                              .gpus = g, .ngpus = 2, .jobs = &k, .njobs = 1, .version = "0.1.0"};

@@ -32,6 +32,35 @@ static void emulated(void **state) {
     if (px_discover_gpus_emulated(&r, bad[i], "n") != PX_EINVAL) fail_msg("'%s' accepted", bad[i]);
 }
 
+/* A mixed MIG layout: packed onto GPUs of 7 slices in the order given,
+ * then ordered by profile name (as the server numbers a node's types). */
+static void emulated_mig_layout(void **state) {
+  (void)state;
+  static struct px_node_res r;
+  assert_int_equal(px_discover_gpus_emulated(&r, "7:1g.10gb,1:3g.40gb,2:2g.20gb,1:4g.40gb", "e1"), 0);
+  assert_int_equal(r.ngpus, 11);
+  const char *want[][2] = {{"1g.10gb", "MIG-EMU-e1-0-0"}, {"1g.10gb", "MIG-EMU-e1-0-6"}, {"2g.20gb", "MIG-EMU-e1-1-1"},
+                           {"2g.20gb", "MIG-EMU-e1-1-2"}, {"3g.40gb", "MIG-EMU-e1-1-0"}, {"4g.40gb", "MIG-EMU-e1-2-0"}};
+  uint32_t at[] = {0, 6, 7, 8, 9, 10};
+  for (int i = 0; i < 6; i++) {
+    assert_string_equal(r.gpus[at[i]].type, want[i][0]);
+    assert_string_equal(r.gpus[at[i]].uuid, want[i][1]);
+    assert_int_equal(r.gpus[at[i]].index, at[i]);
+  }
+  assert_int_equal(r.gpus[9].group, 1);  /* the 3g.40gb shares GPU 1 with the 2g.20gb */
+  assert_int_equal(r.gpus[10].group, 2); /* 4g.40gb: 4 slices, no room left on GPU 1 */
+  assert_int_equal(r.gpus[9].mem_mib, 40960);
+  /* whole GPUs beside instances: a GPU each, after the profiles by name */
+  assert_int_equal(px_discover_gpus_emulated(&r, "1:h100,2:3g.40gb", "e1"), 0);
+  assert_int_equal(r.ngpus, 3);
+  assert_string_equal(r.gpus[0].uuid, "MIG-EMU-e1-1-0");
+  assert_string_equal(r.gpus[2].uuid, "GPU-EMU-e1-0");
+  assert_int_equal(r.gpus[2].group, 0);
+  assert_true(px_gpus_are_mig(&r));
+  const char *bad[] = {"7:1g.10gb,x", "7:1g.10gb,2:", "7:1g.10gb,", "60:1g.10gb,5:1g.10gb", "1:1g.10gb,1:"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) assert_int_equal(px_discover_gpus_emulated(&r, bad[i], "e1"), PX_EINVAL);
+}
+
 static void grouping(void **state) {
   (void)state;
   bool l[16] = {0};
@@ -89,6 +118,7 @@ static void jobdir_files(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(emulated),
+      cmocka_unit_test(emulated_mig_layout),
       cmocka_unit_test(grouping),
       cmocka_unit_test(shortfall),
       cmocka_unit_test(jobdir_files),

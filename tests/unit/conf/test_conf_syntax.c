@@ -164,6 +164,38 @@ static void small_choices_and_warnings(void **state) {
   px_conf_diags_fini(&d);
 }
 
+/* MIG profiles side by side: types by name, indices in that order, a
+ * type given twice adds up; the Gres string says them back. */
+static void several_gpu_types_on_a_node(void **state) {
+  (void)state;
+  struct px_conf_diags d = {0};
+  struct px_conf *c = parse_ok("NodeName=m1 Gres=gpu:3g.40gb:1,gpu:1g.10gb:7,gpu:2g.20gb:2,gpu:1g.10gb:7\n"
+                               "NodeName=m2 Gres=gpu:h100:8\nPartitionName=p Nodes=m[1-2] Default=YES\n",
+                               NULL, NULL, &d);
+  const struct px_conf_node *n = &c->nodes[0];
+  assert_int_equal(n->ngpu, 17);
+  assert_null(n->gpu_type);
+  assert_int_equal(n->ngpu_types, 3);
+  assert_string_equal(n->gpu_types[0].type, "1g.10gb");
+  assert_int_equal(n->gpu_types[0].count, 14);
+  assert_string_equal(px_conf_gpu_type_at(n, 13), "1g.10gb");
+  assert_string_equal(px_conf_gpu_type_at(n, 14), "2g.20gb");
+  assert_string_equal(px_conf_gpu_type_at(n, 16), "3g.40gb");
+  assert_null(px_conf_gpu_type_at(n, 17));
+  char buf[128];
+  px_conf_gres_str(n, buf, sizeof buf);
+  assert_string_equal(buf, "gpu:1g.10gb:14,gpu:2g.20gb:2,gpu:3g.40gb:1");
+  px_conf_gres_count_str(n, 1ULL << 16 | 1ULL << 14 | 3, buf, sizeof buf);
+  assert_string_equal(buf, "gpu:1g.10gb:2,gpu:2g.20gb:1,gpu:3g.40gb:1");
+  assert_string_equal(c->nodes[1].gpu_type, "h100");
+  assert_int_equal(c->nodes[1].ngpu_types, 0);
+  assert_string_equal(px_conf_gpu_type_at(&c->nodes[1], 7), "h100");
+  px_conf_gres_str(&c->nodes[1], buf, sizeof buf);
+  assert_string_equal(buf, "gpu:h100:8");
+  px_conf_free(c);
+  px_conf_diags_fini(&d);
+}
+
 static char dir[64];
 
 static void write_file(const char *name, const char *text) {
@@ -304,6 +336,7 @@ static void config_check_command(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(comments_continuation_quotes_and_case),
+      cmocka_unit_test(several_gpu_types_on_a_node),
       cmocka_unit_test(default_lines_apply_to_what_follows),
       cmocka_unit_test(defaults_without_accounts_or_topology),
       cmocka_unit_test(small_choices_and_warnings),
