@@ -296,15 +296,22 @@ static int value(struct scan *s, const struct px_cli_field *f, void *base) {
   return 0;
 }
 
+/* name is key[0..len) (a key may hold a decoded NUL: it matches no name). */
+static bool name_is(const char *name, const char *key, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (!name[i] || name[i] != key[i]) return false;
+  return !name[len];
+}
+
 static const struct px_cli_field *find(struct scan *s, int t, const struct px_cli_field *fs,
                                        const char *key, size_t len) {
   const struct px_cli_field *h = &fs[s->hint[t]];
-  if (h->name && !strncmp(h->name, key, len) && !h->name[len]) {
+  if (h->name && name_is(h->name, key, len)) {
     s->hint[t]++;
     return h;
   }
   for (const struct px_cli_field *f = fs; f->name; f++) {
-    if (!strncmp(f->name, key, len) && !f->name[len]) {
+    if (name_is(f->name, key, len)) {
       s->hint[t] = (size_t)(f - fs) + 1;
       return f;
     }

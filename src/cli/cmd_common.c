@@ -138,6 +138,14 @@ void px_cmd_print_json(const json_t *v) {
   free(s);
 }
 
+void px_cmd_print_jobs_json(const struct px_job_info *v, size_t n, const char *key) {
+  json_t *arr = json_array();
+  for (size_t i = 0; i < n; i++) json_array_append_new(arr, px_cli_job_to_json(&v[i]));
+  json_t *top = json_pack("{s:o}", key, arr);
+  px_cmd_print_json(top);
+  json_decref(top);
+}
+
 int px_cmd_term_width(void) {
   struct winsize ws;
   if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || !ws.ws_col) return 0;

@@ -68,6 +68,8 @@ int px_pty_step(struct px_cmd *c, const char *job, char **argv, bool with_env, c
 
 /* Prints a JSON value (pretty, one trailing newline). */
 void px_cmd_print_json(const json_t *v);
+/* {"<key>": [jobs as JSON]}, printed as px_cmd_print_json does. */
+void px_cmd_print_jobs_json(const struct px_job_info *v, size_t n, const char *key);
 /* Columns of the terminal on stdout, or 0 when not a terminal. */
 int px_cmd_term_width(void);
 /* The calling user's name (static storage). */

@@ -1,0 +1,320 @@
+/*
+ * cmd_sacct.c - `sacct` (and the native `jobs`): accounting records of
+ * finished jobs and the server's live jobs, filtered as Slurm does, printed
+ * with fmt_sacct.c or as JSON.
+ *
+ * Accounting answers at most a page of rows a request, and a history can
+ * hold hundreds of thousands (cli_sacct_100k_ms), so the rows are streamed:
+ * each page is printed and freed as soon as it is merged with the live jobs,
+ * while a second thread already fetches and decodes the next page; the
+ * server prepares page k+1 while this side prints page k. Memory stays that
+ * of two pages, and the output is the same as if every row had been read
+ * first: rows in job and attempt order, then the live jobs that have no row.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd_common.h"
+
+/* Midnight today, sacct's default start when no job ids are given. */
+static int64_t today_midnight(int64_t now) {
+  time_t t = (time_t)now;
+  struct tm tm;
+  localtime_r(&t, &tm);
+  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+  tm.tm_isdst = -1;
+  return (int64_t)mktime(&tm);
+}
+
+struct sacct_args {
+  struct px_sacct_opts o;
+  struct px_job_filter f;
+  int64_t since, until;
+  bool all_users;
+};
+
+static int sacct_parse(int argc, char **argv, struct sacct_args *a, struct px_cmd *c) {
+  static const struct option longopts[] = {
+      {"jobs", required_argument, 0, 'j'},     {"user", required_argument, 0, 'u'},
+      {"accounts", required_argument, 0, 'A'}, {"starttime", required_argument, 0, 'S'},
+      {"endtime", required_argument, 0, 'E'},  {"allocations", no_argument, 0, 'X'},
+      {"format", required_argument, 0, 'o'},   {"parsable2", no_argument, 0, 'P'},
+      {"parsable", no_argument, 0, 'p'},       {"noheader", no_argument, 0, 'n'},
+      {"state", required_argument, 0, 's'},    {"allusers", no_argument, 0, 'a'},
+      {"partition", required_argument, 0, 'r'}, {"name", required_argument, 0, 1000},
+      {"duplicates", no_argument, 0, 'D'},     {"json", no_argument, 0, 'J'},
+      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+  int opt;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "j:u:A:S:E:Xo:Ppns:ar:Dh", longopts, NULL)) != -1) {
+    switch (opt) {
+    case 'j': a->f.jobs = optarg; break;
+    case 'u': a->f.users = optarg; break;
+    case 'A': a->f.accounts = optarg; break;
+    case 'S': case 'E':
+      if (px_cli_time_parse(optarg, c->now, opt == 'S' ? &a->since : &a->until)) {
+        px_cmd_error(c, "Invalid time specification %s", optarg);
+        return 1;
+      }
+      break;
+    case 'X': a->o.allocations = true; break;
+    case 'o': a->o.format = optarg; break;
+    case 'P': a->o.parsable2 = true; break;
+    case 'p': a->o.parsable = true; break;
+    case 'n': a->o.noheader = true; break;
+    case 's': a->f.states = optarg; break;
+    case 'a': a->all_users = true; break;
+    case 'r': a->f.partitions = optarg; break;
+    case 1000: a->f.names = optarg; break;
+    case 'D': break;
+    case 'J': c->json = true; break;
+    case 'h':
+      printf("Usage: sacct [-j JOBS] [-u USERS | -a] [-A ACCOUNTS] [-S START] [-E END] [-s STATES]\n"
+             "             [-X] [-o FIELDS] [-P | -p] [-n] [--json]\n");
+      return -1;
+    default: return 1;
+    }
+  }
+  if (!a->f.users && !a->all_users && getuid() != 0) a->f.users = px_cmd_user();
+  if (!a->since && !a->f.jobs) a->since = today_midnight(c->now);
+  if (!a->f.states) a->f.states = "all";
+  return 0;
+}
+
+/* One value of a comma list that the server can filter on itself ("12",
+ * "alice"), else NULL: the rest of the filter is applied here. */
+static const char *single(const char *list, bool numeric) {
+  if (!list || !*list || strchr(list, ',')) return NULL;
+  for (const char *p = list; numeric && *p; p++)
+    if (*p < '0' || *p > '9') return NULL;
+  for (const char *p = list; *p; p++)
+    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || strchr("._-", *p)))
+      return NULL; /* not a plain name: no escaping in the query string */
+  return list;
+}
+
+static int by_job_attempt(const void *a, const void *b) {
+  const struct px_job_info *x = a, *y = b;
+  if (x->job_id != y->job_id) return x->job_id < y->job_id ? -1 : 1;
+  return x->restarts < y->restarts ? -1 : x->restarts > y->restarts;
+}
+
+/* Accounting keeps one record per attempt of a requeued job; like Slurm's
+ * sacct without -D, keep only the latest, where it was recorded. The rows
+ * come sorted by job and attempt (the server's order; sorted here only if
+ * they are not), so the latest is the last of its run: linear in the rows. */
+static size_t latest_attempts(struct px_job_info *v, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    if (by_job_attempt(&v[i - 1], &v[i]) > 0) {
+      qsort(v, n, sizeof *v, by_job_attempt);
+      break;
+    }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i + 1 < n && v[i + 1].job_id == v[i].job_id) px_cli_job_fini(&v[i]);
+    else if (k++ != i) v[k - 1] = v[i];
+  }
+  return k;
+}
+
+/* The server's live jobs, indexed by job id: Slurm's sacct lists pending
+ * and running jobs too. A live job that has an accounting row lends it what
+ * rows do not keep (live_lend); the others are printed after the rows. */
+struct live_key {
+  uint64_t job_id;
+  size_t i; /* in v */
+};
+struct live {
+  struct px_job_info *v;
+  size_t n;
+  struct live_key *by_id; /* in job id order (equal ids: in v's order) */
+  bool *has_row;
+};
+
+static int by_live_key(const void *a, const void *b) {
+  const struct live_key *x = a, *y = b;
+  if (x->job_id != y->job_id) return x->job_id < y->job_id ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int live_fetch(struct px_cmd *c, struct live *l) {
+  if (px_cmd_get_jobs(c, "/v1/jobs", &l->v, &l->n)) return 1;
+  l->by_id = malloc((l->n + 1) * sizeof *l->by_id);
+  l->has_row = calloc(l->n + 1, sizeof *l->has_row);
+  if (!l->by_id || !l->has_row) return px_cmd_error(c, "out of memory"), 1;
+  for (size_t i = 0; i < l->n; i++) l->by_id[i] = (struct live_key){l->v[i].job_id, i};
+  qsort(l->by_id, l->n, sizeof *l->by_id, by_live_key);
+  return 0;
+}
+
+static void live_free(struct live *l) {
+  px_cli_jobs_free(l->v, l->n);
+  free(l->by_id);
+  free(l->has_row);
+}
+
+/* A job still in the server's table lends its accounting row (the latest
+ * attempt) who cancelled it and its end reason (until it leaves the table,
+ * sacct's Reason is then None). */
+static void live_lend(struct live *l, struct px_job_info *row) {
+  size_t lo = 0, hi = l->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (l->by_id[mid].job_id < row->job_id) lo = mid + 1;
+    else hi = mid;
+  }
+  for (; lo < l->n && l->by_id[lo].job_id == row->job_id; lo++) {
+    struct px_job_info *j = &l->v[l->by_id[lo].i];
+    l->has_row[l->by_id[lo].i] = true;
+    if (!row->cancelled_by) { /* an accounting row does not name who cancelled: the job does */
+      row->cancelled_by = j->cancelled_by;
+      j->cancelled_by = NULL;
+    }
+    /* nor why a start failed ("ContainerImage: ..."): the live job's, for its own attempt */
+    if (!strcmp(row->reason, "None") && row->restarts == j->restarts)
+      snprintf(row->reason, sizeof row->reason, "%s", j->reason);
+  }
+}
+
+/* Where the jobs that pass go: the printer, or (--json) one array printed
+ * at the end. */
+struct sink {
+  const struct sacct_args *a;
+  int64_t now;
+  struct px_sacct_printer *p;
+  struct px_job_info *all;
+  size_t n;
+  int rc;
+};
+
+static bool passes(const struct sink *s, const struct px_job_info *j) {
+  int64_t end = j->end_time ? j->end_time : s->now;
+  if (s->a->since && end < s->a->since) return false;
+  if (s->a->until && j->submit_time > s->a->until) return false;
+  return px_cmd_job_filter(j, &s->a->f);
+}
+
+/* Takes v[0..n): keeps those that pass (--json) or prints them; frees the rest. */
+static void sink_jobs(struct sink *s, struct px_job_info *v, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!passes(s, &v[i])) px_cli_job_fini(&v[i]);
+    else if (k++ != i) v[k - 1] = v[i];
+  }
+  if (s->p) {
+    px_sacct_print_jobs(s->p, v, k);
+    px_cli_jobs_free(v, k);
+    return;
+  }
+  struct px_job_info *all = realloc(s->all, (s->n + k + 1) * sizeof *all);
+  if (!all) {
+    px_cli_jobs_free(v, k);
+    s->rc = 1;
+    return;
+  }
+  memcpy(all + s->n, v, k * sizeof *v);
+  s->all = all, s->n += k;
+  free(v);
+}
+
+/* One page of accounting rows, fetched and decoded by its own thread. */
+#define SACCT_PAGE 10000
+struct page {
+  struct px_cmd *c;
+  char path[320];
+  struct px_job_info *v;
+  size_t n;
+  int rc;
+  pthread_t thread;
+};
+
+static void *page_fetch(void *arg) {
+  struct page *p = arg;
+  p->rc = px_cmd_get_jobs(p->c, p->path, &p->v, &p->n);
+  return NULL;
+}
+
+/* The query of every page but its cursor: the server filters what it can
+ * (one job id, one user), the rest is done here. */
+static void page_base(const struct sacct_args *a, char *base, size_t n) {
+  int len = snprintf(base, n, "/v1/accounting?since=%lld&limit=%d", (long long)a->since, SACCT_PAGE);
+  if (a->until) len += snprintf(base + len, n - (size_t)len, "&until=%lld", (long long)a->until);
+  const char *id = single(a->f.jobs, true), *user = single(a->f.users, false);
+  if (id) len += snprintf(base + len, n - (size_t)len, "&id=%s", id);
+  if (user) snprintf(base + len, n - (size_t)len, "&user=%s", user);
+}
+
+/* Pages of rows, each after the last whole job of the one before: a full
+ * page that ends inside a job's attempts gives them back and the next page
+ * starts there. The next page is asked for before this one is printed. */
+static int stream_accounting(struct px_cmd *c, struct live *l, struct sink *s) {
+  char base[256];
+  page_base(s->a, base, sizeof base);
+  struct page cur = {.c = c};
+  snprintf(cur.path, sizeof cur.path, "%s", base);
+  page_fetch(&cur);
+  for (;;) {
+    if (cur.rc) return 1;
+    bool more = cur.n == SACCT_PAGE, threaded = false;
+    uint64_t last = cur.n ? cur.v[cur.n - 1].job_id : 0;
+    while (more && cur.n > 1 && cur.v[cur.n - 1].job_id == last) px_cli_job_fini(&cur.v[--cur.n]);
+    struct page next = {.c = c};
+    if (more) {
+      snprintf(next.path, sizeof next.path, "%s&after=%llu", base, (unsigned long long)(last - 1));
+      threaded = !pthread_create(&next.thread, NULL, page_fetch, &next);
+    }
+    size_t n = latest_attempts(cur.v, cur.n);
+    for (size_t i = 0; i < n; i++) live_lend(l, &cur.v[i]);
+    sink_jobs(s, cur.v, n); /* while the next page comes */
+    if (!more) return 0;
+    if (threaded) pthread_join(next.thread, NULL);
+    else page_fetch(&next);
+    cur = next;
+  }
+}
+
+/* The live jobs without a row, in the server's order. */
+static void sink_live(struct live *l, struct sink *s) {
+  size_t k = 0;
+  for (size_t i = 0; i < l->n; i++) {
+    if (l->has_row[i]) px_cli_job_fini(&l->v[i]);
+    else l->v[k++] = l->v[i];
+  }
+  sink_jobs(s, l->v, k);
+  l->v = NULL, l->n = 0;
+}
+
+static int sacct_run(struct px_cmd *c, struct sacct_args *a) {
+  struct sink s = {.a = a, .now = c->now};
+  struct live l = {0};
+  a->o.now = c->now;
+  struct px_diag d;
+  if (!c->json && px_sacct_printer_new(stdout, &a->o, &s.p, &d)) {
+    px_cmd_error(c, "%s", d.msg);
+    return 1;
+  }
+  int rc = live_fetch(c, &l) || stream_accounting(c, &l, &s);
+  if (!rc) sink_live(&l, &s);
+  rc |= s.rc;
+  if (!rc && c->json) px_cmd_print_jobs_json(s.all, s.n, "jobs");
+  px_cli_jobs_free(s.all, s.n);
+  px_sacct_printer_free(s.p);
+  live_free(&l);
+  return rc;
+}
+
+int px_cmd_sacct(int argc, char **argv, bool native) {
+  struct px_cmd c;
+  px_cmd_init(&c, native ? "phalanx jobs" : "sacct", !native);
+  struct sacct_args a = {0};
+  int rc = sacct_parse(argc, argv, &a, &c);
+  if (!rc) rc = sacct_run(&c, &a);
+  px_cmd_fini(&c);
+  return rc < 0 ? 0 : rc;
+}
+
