@@ -31,6 +31,19 @@ static void fmt(struct px_acct_text *t, const char *f, ...) {
   if (n > 0) raw(t, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
 }
 
+/* An integer in decimal (the rows are mostly integers: vsnprintf was a
+ * fifth of the answer's time). */
+static void unum(struct px_acct_text *t, uint64_t v) {
+  char b[24];
+  size_t k = sizeof b;
+  do b[--k] = (char)('0' + v % 10); while (v /= 10);
+  raw(t, b + k, sizeof b - k);
+}
+static void num(struct px_acct_text *t, int64_t v) {
+  if (v < 0) raw(t, "-", 1);
+  unum(t, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+}
+
 /* The store's bytes came from validated UTF-8 input (proto/jfield.c escapes). */
 static void str(struct px_acct_text *t, const char *s) { px_jbuf_str(&t->b, s, strlen(s)); }
 
@@ -43,7 +56,7 @@ static void key(struct px_acct_text *t, const char *k) {
 static void int_m(struct px_acct_text *t, const char *k, int64_t v) {
   if (!v) return;
   key(t, k);
-  fmt(t, "%" PRId64, v);
+  num(t, v);
 }
 static void str_m(struct px_acct_text *t, const char *k, const char *v) {
   if (!v || !*v) return;
@@ -59,10 +72,11 @@ void px_acct_text_begin(struct px_acct_text *t) {
 void px_acct_text_row(struct px_acct_text *t, const struct px_acct_row *r) {
   if (t->rows++) raw(t, ",", 1);
   raw(t, "{", 1);
-  fmt(t, "\"job_id\":%" PRIu64, r->job_id);
+  raw(t, "\"job_id\":", 9);
+  unum(t, r->job_id);
   int_m(t, "array_job_id", (int64_t)r->array_job_id);
   key(t, "array_task_id"); /* always: absent means task 0 of an array */
-  fmt(t, "%" PRIu32, r->array_job_id ? r->array_task_id : UINT32_MAX);
+  unum(t, r->array_job_id ? r->array_task_id : UINT32_MAX);
   str_m(t, "state", r->state);
   raw(t, ",\"reason\":\"None\"", 16);
   int_m(t, "submit_time", r->submit_time);
