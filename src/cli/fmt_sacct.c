@@ -77,8 +77,9 @@ static const char *step_state(const struct sacct_row *r, int *exit, int *sig) {
 /* ".batch", ".N" or "" after the job id at buf (n bytes). */
 static const char *add_suffix(const struct sacct_row *r, char *buf, size_t n) {
   size_t len = strlen(buf);
-  if (r->st) snprintf(buf + len, n - len, ".%u", r->st->step_id);
-  else if (r->step) snprintf(buf + len, n - len, ".batch");
+  if (n - len < 24) return buf; /* a job id of 4 KiB: not from this server */
+  if (r->st) buf[len] = '.', dec(buf + len + 1, r->st->step_id);
+  else if (r->step) memcpy(buf + len, ".batch", 7);
   return buf;
 }
 static const char *f_jobid(const struct sacct_row *r, char *buf, size_t n) {
