@@ -6,10 +6,9 @@
  * Accounting answers at most a page of rows a request, and a history can
  * hold hundreds of thousands (cli_sacct_100k_ms), so the rows are streamed:
  * each page is printed and freed as soon as it is merged with the live jobs,
- * while a second thread already fetches and decodes the next page; the
- * server prepares page k+1 while this side prints page k. Memory stays that
- * of two pages, and the output is the same as if every row had been read
- * first: rows in job and attempt order, then the live jobs that have no row.
+ * while other threads fetch and decode the pages after it (stream_accounting).
+ * The output is the same as if every row had been read first: rows in job
+ * and attempt order, then the live jobs that have no row.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -222,22 +221,36 @@ static void sink_jobs(struct sink *s, struct px_job_info *v, size_t n) {
   free(v);
 }
 
-/* One page of accounting rows, fetched and decoded by its own thread. */
+/* Accounting's pages, each fetched and decoded by a thread of its own: as
+ * soon as page k's text is in, its thread starts page k+1's (on the other
+ * of two connections, from the cursor at the text's end, "next_after") and
+ * only then decodes page k, while the main thread prints page k-1: the
+ * server prepares a page as this side decodes and prints the ones before.
+ * A page starts only once the main thread is done with the page three
+ * before it, so memory stays that of three pages. */
 #define SACCT_PAGE 10000
+struct pages {
+  struct px_cmd *cmds[2];     /* page k goes over cmds[k % 2] */
+  char base[256];             /* the query but its cursor */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  unsigned done;              /* pages the main thread is done with */
+  bool stop;                  /* an error: start no more pages */
+};
+
 struct page {
-  struct px_cmd *c;
-  char path[320];
+  struct pages *ps;
+  unsigned k;                 /* the page's number, from 0 */
+  uint64_t after;             /* its cursor (the first page: none) */
   struct px_job_info *v;
   size_t n;
   int rc;
-  pthread_t thread;
+  bool full;                  /* the server has more: from next_after */
+  uint64_t next_after;
+  struct page *next;          /* started by this page's thread, or NULL */
+  pthread_t next_thread;
+  bool threaded;              /* next runs in next_thread (else run it here) */
 };
-
-static void *page_fetch(void *arg) {
-  struct page *p = arg;
-  p->rc = px_cmd_get_jobs(p->c, p->path, &p->v, &p->n);
-  return NULL;
-}
 
 /* The query of every page but its cursor: the server filters what it can
  * (one job id, one user), the rest is done here. */
@@ -249,33 +262,126 @@ static void page_base(const struct sacct_args *a, char *base, size_t n) {
   if (user) snprintf(base + len, n - (size_t)len, "&user=%s", user);
 }
 
-/* Pages of rows, each after the last whole job of the one before: a full
- * page that ends inside a job's attempts gives them back and the next page
- * starts there. The next page is asked for before this one is printed. */
-static int stream_accounting(struct px_cmd *c, struct live *l, struct sink *s) {
-  char base[256];
-  page_base(s->a, base, sizeof base);
-  struct page cur = {.c = c};
-  snprintf(cur.path, sizeof cur.path, "%s", base);
-  page_fetch(&cur);
-  for (;;) {
-    if (cur.rc) return 1;
-    bool more = cur.n == SACCT_PAGE, threaded = false;
-    uint64_t last = cur.n ? cur.v[cur.n - 1].job_id : 0;
-    while (more && cur.n > 1 && cur.v[cur.n - 1].job_id == last) px_cli_job_fini(&cur.v[--cur.n]);
-    struct page next = {.c = c};
-    if (more) {
-      snprintf(next.path, sizeof next.path, "%s&after=%llu", base, (unsigned long long)(last - 1));
-      threaded = !pthread_create(&next.thread, NULL, page_fetch, &next);
-    }
-    size_t n = latest_attempts(cur.v, cur.n);
-    for (size_t i = 0; i < n; i++) live_lend(l, &cur.v[i]);
-    sink_jobs(s, cur.v, n); /* while the next page comes */
-    if (!more) return 0;
-    if (threaded) pthread_join(next.thread, NULL);
-    else page_fetch(&next);
-    cur = next;
+/* The answer's "next_after" (its last member, present when the page is
+ * full), read from the text's end without decoding the rest. */
+static bool tail_cursor(const char *text, size_t len, uint64_t *after) {
+  static const char key[] = "\"next_after\":";
+  size_t klen = sizeof key - 1;
+  for (size_t i = len > 48 ? len - 48 : 0; i + klen < len; i++) {
+    if (memcmp(text + i, key, klen)) continue;
+    uint64_t v = 0;
+    const char *p = text + i + klen;
+    for (; p < text + len && *p >= '0' && *p <= '9'; p++) v = v * 10 + (uint64_t)(*p - '0');
+    *after = v;
+    return p > text + i + klen;
   }
+  return false;
+}
+
+static void *page_run(void *arg);
+
+/* Starts page p->k + 1 from p->next_after, once the main thread is done
+ * with page p->k - 2. */
+static void page_start_next(struct page *p) {
+  struct pages *ps = p->ps;
+  pthread_mutex_lock(&ps->mu);
+  while (!ps->stop && ps->done + 2 < p->k + 1) pthread_cond_wait(&ps->cv, &ps->mu);
+  bool stop = ps->stop;
+  pthread_mutex_unlock(&ps->mu);
+  if (stop) return;
+  struct page *n = calloc(1, sizeof *n);
+  if (!n) {
+    px_cmd_error(ps->cmds[0], "out of memory");
+    p->rc = 1;
+    return;
+  }
+  *n = (struct page){.ps = ps, .k = p->k + 1, .after = p->next_after};
+  p->next = n;
+  p->threaded = !pthread_create(&p->next_thread, NULL, page_run, n);
+}
+
+/* Fetches page p, starts the next, decodes p. A server that does not say
+ * next_after (an older one): the next page's cursor from the decoded rows. */
+static void *page_run(void *arg) {
+  struct page *p = arg;
+  struct px_cmd *c = p->ps->cmds[p->k % 2];
+  char path[320], *text;
+  size_t len;
+  if (p->after) snprintf(path, sizeof path, "%s&after=%llu", p->ps->base, (unsigned long long)p->after);
+  else snprintf(path, sizeof path, "%s", p->ps->base);
+  if ((p->rc = px_cmd_get_text(c, path, &text, &len))) return NULL;
+  if ((p->full = tail_cursor(text, len, &p->next_after))) page_start_next(p);
+  if (!p->rc) p->rc = px_cmd_jobs_from_text(c, path, text, len, &p->v, &p->n);
+  free(text);
+  if (!p->rc && !p->full && p->n == SACCT_PAGE) {
+    uint64_t last = p->v[p->n - 1].job_id;
+    p->full = true;
+    p->next_after = p->v[0].job_id != last ? last - 1 : last;
+    page_start_next(p);
+  }
+  return NULL;
+}
+
+/* A full page's last job goes on in the next page when the cursor is
+ * before it: its rows are left to that page, which holds them whole. */
+static void page_trim(struct page *p) {
+  if (!p->full || !p->n) return;
+  uint64_t last = p->v[p->n - 1].job_id;
+  if (p->next_after >= last) return;
+  while (p->n > 0 && p->v[p->n - 1].job_id == last) px_cli_job_fini(&p->v[--p->n]);
+}
+
+/* The page after p, fetched and decoded (joined, or run here). */
+static struct page *page_follow(struct page *p) {
+  if (p->next && p->threaded) pthread_join(p->next_thread, NULL);
+  else if (p->next) page_run(p->next);
+  return p->next;
+}
+
+/* Frees p and the pages after it, waiting for their threads. */
+static void pages_drop(struct pages *ps, struct page *p) {
+  pthread_mutex_lock(&ps->mu);
+  ps->stop = true;
+  pthread_cond_broadcast(&ps->cv);
+  pthread_mutex_unlock(&ps->mu);
+  while (p) {
+    if (p->next && p->threaded) pthread_join(p->next_thread, NULL);
+    px_cli_jobs_free(p->v, p->n);
+    struct page *next = p->next;
+    free(p);
+    p = next;
+  }
+}
+
+static int stream_accounting(struct px_cmd *c, struct live *l, struct sink *s) {
+  struct px_cmd c2;
+  px_cmd_init(&c2, c->prog, c->slurm);
+  struct pages ps = {.cmds = {c, &c2}};
+  pthread_mutex_init(&ps.mu, NULL);
+  pthread_cond_init(&ps.cv, NULL);
+  page_base(s->a, ps.base, sizeof ps.base);
+  struct page *p = calloc(1, sizeof *p);
+  int rc = p ? 0 : 1;
+  if (p) *p = (struct page){.ps = &ps}, page_run(p);
+  while (p && !(rc = p->rc)) {
+    page_trim(p);
+    size_t n = latest_attempts(p->v, p->n);
+    for (size_t i = 0; i < n; i++) live_lend(l, &p->v[i]);
+    sink_jobs(s, p->v, n);
+    p->v = NULL, p->n = 0;
+    pthread_mutex_lock(&ps.mu);
+    ps.done = p->k + 1;
+    pthread_cond_broadcast(&ps.cv);
+    pthread_mutex_unlock(&ps.mu);
+    struct page *next = page_follow(p);
+    free(p);
+    p = next;
+  }
+  pages_drop(&ps, p);
+  pthread_cond_destroy(&ps.cv);
+  pthread_mutex_destroy(&ps.mu);
+  px_cmd_fini(&c2);
+  return rc ? 1 : 0;
 }
 
 /* The live jobs without a row, in the server's order. */
@@ -289,16 +395,20 @@ static void sink_live(struct live *l, struct sink *s) {
   l->v = NULL, l->n = 0;
 }
 
+/* The live jobs come first: a server that cannot be reached is said before
+ * any output (then a bad -o field; a page that fails later ends the output
+ * where it is, with the error). */
 static int sacct_run(struct px_cmd *c, struct sacct_args *a) {
   struct sink s = {.a = a, .now = c->now};
   struct live l = {0};
   a->o.now = c->now;
   struct px_diag d;
-  if (!c->json && px_sacct_printer_new(stdout, &a->o, &s.p, &d)) {
+  int rc = live_fetch(c, &l);
+  if (!rc && !c->json && px_sacct_printer_new(stdout, &a->o, &s.p, &d)) {
     px_cmd_error(c, "%s", d.msg);
-    return 1;
+    rc = 1;
   }
-  int rc = live_fetch(c, &l) || stream_accounting(c, &l, &s);
+  if (!rc) rc = stream_accounting(c, &l, &s);
   if (!rc) sink_live(&l, &s);
   rc |= s.rc;
   if (!rc && c->json) px_cmd_print_jobs_json(s.all, s.n, "jobs");

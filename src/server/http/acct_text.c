@@ -70,6 +70,8 @@ void px_acct_text_begin(struct px_acct_text *t) {
 }
 
 void px_acct_text_row(struct px_acct_text *t, const struct px_acct_row *r) {
+  if (!t->rows) t->first_job_id = r->job_id;
+  t->last_job_id = r->job_id;
   if (t->rows++) raw(t, ",", 1);
   raw(t, "{", 1);
   raw(t, "\"job_id\":", 9);
@@ -105,8 +107,16 @@ void px_acct_text_row(struct px_acct_text *t, const struct px_acct_row *r) {
   raw(t, "}", 1);
 }
 
-char *px_acct_text_end(struct px_acct_text *t) {
-  raw(t, "]}", 2);
+/* The next page starts before the last job, which may have more attempts
+ * than this page holds: that page repeats its rows whole. A page of one job
+ * only goes on after it (its remaining attempts, past any limit, are left). */
+char *px_acct_text_end(struct px_acct_text *t, bool full) {
+  raw(t, "]", 1);
+  if (full && t->rows) {
+    raw(t, ",\"next_after\":", 14);
+    unum(t, t->first_job_id != t->last_job_id ? t->last_job_id - 1 : t->last_job_id);
+  }
+  raw(t, "}", 1);
   if (t->b.err) {
     free(t->b.p);
     t->b.p = NULL;
