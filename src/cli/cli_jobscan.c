@@ -12,7 +12,7 @@
  * both): unknown keys skipped, null as absent, wrong types PX_EPROTO,
  * accounting rows' flat spec fields, the array_task_id default.
  *
- * Keys come in the same order in every job, so the field lookup first tries
+ * Keys come in the same order in every job, so the field lookup starts at
  * the row after the last match.
  */
 #include <stdbool.h>
@@ -303,19 +303,15 @@ static bool name_is(const char *name, const char *key, size_t len) {
   return !name[len];
 }
 
+/* Members come in the table's order with some left out (zero, absent), so
+ * the search starts where the last match left off and wraps around. */
 static const struct px_cli_field *find(struct scan *s, int t, const struct px_cli_field *fs,
                                        const char *key, size_t len) {
-  const struct px_cli_field *h = &fs[s->hint[t]];
-  if (h->name && name_is(h->name, key, len)) {
-    s->hint[t]++;
-    return h;
-  }
-  for (const struct px_cli_field *f = fs; f->name; f++) {
-    if (name_is(f->name, key, len)) {
-      s->hint[t] = (size_t)(f - fs) + 1;
-      return f;
-    }
-  }
+  size_t h = s->hint[t];
+  for (size_t i = h; fs[i].name; i++)
+    if (name_is(fs[i].name, key, len)) return s->hint[t] = i + 1, &fs[i];
+  for (size_t i = 0; i < h; i++)
+    if (name_is(fs[i].name, key, len)) return s->hint[t] = i + 1, &fs[i];
   return NULL;
 }
 

@@ -338,7 +338,8 @@ static void print_line(struct px_sacct_printer *p, const struct sacct_row *r) {
   bool parsable = p->o.parsable || p->o.parsable2;
   for (size_t i = 0; i < p->ncols; i++) {
     const char *v = r ? p->cols[i].f->get(r, buf, sizeof buf) : p->cols[i].f->name;
-    size_t len = strnlen(v, SACCT_VALUE_MAX);
+    size_t len = strlen(v);
+    if (len > SACCT_VALUE_MAX) len = SACCT_VALUE_MAX;
     if (!parsable) {
       put_fixed(&l, &p->cols[i], v, len, !r);
       continue;
