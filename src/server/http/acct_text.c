@@ -47,9 +47,11 @@ static void num(struct px_acct_text *t, int64_t v) {
 /* The store's bytes came from validated UTF-8 input (proto/jfield.c escapes). */
 static void str(struct px_acct_text *t, const char *s) { px_jbuf_str(&t->b, s, strlen(s)); }
 
-/* ,"key": then the value; zero and empty values are left out. */
+/* ,"key": then the value (no comma for an object's first member); zero and
+ * empty values are left out. */
 static void key(struct px_acct_text *t, const char *k) {
-  raw(t, ",\"", 2);
+  if (t->first) raw(t, "\"", 1), t->first = false;
+  else raw(t, ",\"", 2);
   raw(t, k, strlen(k));
   raw(t, "\":", 2);
 }
@@ -94,7 +96,9 @@ void px_acct_text_row(struct px_acct_text *t, const struct px_acct_row *r) {
   int_m(t, "term_signal", r->term_signal);
   int_m(t, "restarts", r->attempt);
   if (r->billable_tres_s != 0) key(t, "billable_tres_s"), fmt(t, "%.17g", r->billable_tres_s);
-  raw(t, ",\"spec\":{\"requeue\":true", 23); /* as a job view's spec: requeue is the default */
+  /* the spec's members in a job view's order (the jobspec table's) */
+  raw(t, ",\"spec\":{", 9);
+  t->first = true;
   str_m(t, "name", r->name);
   str_m(t, "user", r->user);
   int_m(t, "uid", r->uid);
@@ -102,7 +106,8 @@ void px_acct_text_row(struct px_acct_text *t, const struct px_acct_row *r) {
   str_m(t, "partition", r->partition);
   str_m(t, "qos", r->qos);
   int_m(t, "gpu_share", r->gpu_share); /* hundredths of one GPU (a fractional job) */
-  raw(t, "}", 1);
+  key(t, "requeue");                   /* as a job view's spec: requeue is the default */
+  raw(t, "true}", 5);
   if (r->steps && r->steps[0] == '[') key(t, "steps"), raw(t, r->steps, strlen(r->steps));
   raw(t, "}", 1);
 }

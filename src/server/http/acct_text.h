@@ -16,6 +16,7 @@ struct px_acct_text {
   struct px_jbuf b;             /* b.err: PX_ENOMEM once a write failed */
   size_t rows;
   uint64_t first_job_id, last_job_id;
+  bool first;                   /* the next member is its object's first */
 };
 
 /* {"jobs":[ ... ]}: begin, one call per row, then end: the text (malloc'd;
