@@ -459,3 +459,19 @@ int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out
   }
   return rc;
 }
+
+bool px_cli_jobs_next_after(const char *text, size_t len, uint64_t *after) {
+  static const char key[] = "\"next_after\":";
+  const size_t klen = sizeof key - 1, tail = 48; /* the key, 19 digits, '}' and room */
+  for (size_t i = len > tail ? len - tail : 0; i + klen < len; i++) {
+    if (memcmp(text + i, key, klen)) continue;
+    size_t d = i + klen, k = 0;
+    uint64_t v = 0;
+    for (; d + k < len && k < 20 && text[d + k] >= '0' && text[d + k] <= '9'; k++)
+      v = v * 10 + (uint64_t)(text[d + k] - '0');
+    if (k == 0 || k > 19) return false;
+    *after = v;
+    return true;
+  }
+  return false;
+}

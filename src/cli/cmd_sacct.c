@@ -262,22 +262,6 @@ static void page_base(const struct sacct_args *a, char *base, size_t n) {
   if (user) snprintf(base + len, n - (size_t)len, "&user=%s", user);
 }
 
-/* The answer's "next_after" (its last member, present when the page is
- * full), read from the text's end without decoding the rest. */
-static bool tail_cursor(const char *text, size_t len, uint64_t *after) {
-  static const char key[] = "\"next_after\":";
-  size_t klen = sizeof key - 1;
-  for (size_t i = len > 48 ? len - 48 : 0; i + klen < len; i++) {
-    if (memcmp(text + i, key, klen)) continue;
-    uint64_t v = 0;
-    const char *p = text + i + klen;
-    for (; p < text + len && *p >= '0' && *p <= '9'; p++) v = v * 10 + (uint64_t)(*p - '0');
-    *after = v;
-    return p > text + i + klen;
-  }
-  return false;
-}
-
 static void *page_run(void *arg);
 
 /* Starts page p->k + 1 from p->next_after, once the main thread is done
@@ -310,7 +294,7 @@ static void *page_run(void *arg) {
   if (p->after) snprintf(path, sizeof path, "%s&after=%llu", p->ps->base, (unsigned long long)p->after);
   else snprintf(path, sizeof path, "%s", p->ps->base);
   if ((p->rc = px_cmd_get_text(c, path, &text, &len))) return NULL;
-  if ((p->full = tail_cursor(text, len, &p->next_after))) page_start_next(p);
+  if ((p->full = px_cli_jobs_next_after(text, len, &p->next_after))) page_start_next(p);
   if (!p->rc) p->rc = px_cmd_jobs_from_text(c, path, text, len, &p->v, &p->n);
   free(text);
   if (!p->rc && !p->full && p->n == SACCT_PAGE) {

@@ -128,12 +128,33 @@ static void many_jobs_grow_the_array(void **state) {
   free(text);
 }
 
+/* The cursor a full accounting page ends with, read from the text's end. */
+static void next_after_from_the_end(void **state) {
+  (void)state;
+  uint64_t a = 0;
+  const char *full = "{\"jobs\":[{\"job_id\":7},{\"job_id\":9}],\"next_after\":8}";
+  assert_true(px_cli_jobs_next_after(full, strlen(full), &a));
+  assert_int_equal(a, 8);
+  const char *last = "{\"jobs\":[{\"job_id\":7}]}";
+  assert_false(px_cli_jobs_next_after(last, strlen(last), &a));
+  const char *big = "{\"jobs\":[],\"next_after\":18446744073709551615}"; /* 20 digits: refused */
+  assert_false(px_cli_jobs_next_after(big, strlen(big), &a));
+  const char *bad[] = {"{\"jobs\":[],\"next_after\":}", "{\"jobs\":[],\"next_after\":-3}",
+                       "\"next_after\":", "", "{\"jobs\":[],\"next_after\":\"4\"}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_false(px_cli_jobs_next_after(bad[i], strlen(bad[i]), &a));
+  /* a name holding the key's text is escaped in the rows: no match */
+  const char *name = "{\"jobs\":[{\"job_id\":1,\"spec\":{\"name\":\"\\\"next_after\\\":5\"}}]}";
+  assert_false(px_cli_jobs_next_after(name, strlen(name), &a));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(decodes_as_the_tree_decoder),
       cmocka_unit_test(array_task_zero_is_the_default),
       cmocka_unit_test(malformed_text_is_refused),
       cmocka_unit_test(many_jobs_grow_the_array),
+      cmocka_unit_test(next_after_from_the_end),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
