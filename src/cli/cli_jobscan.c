@@ -27,6 +27,7 @@
 
 struct scan {
   const char *p, *end;
+  bool inplace; /* strings left in the text (px_cli_jobs_from_text_inplace) */
   char *sbuf; /* a string with escapes, decoded */
   size_t scap;
   size_t hint[3]; /* per table (job, spec, step): where the next key probably is */
@@ -128,6 +129,11 @@ static int str(struct scan *s, const char **out, size_t *len) {
     if (!k) return PX_EPROTO;
     n += k;
   }
+  if (s->inplace) { /* decoded is never longer than the text it came from */
+    memcpy((char *)b, s->sbuf, n);
+    *out = b, *len = n;
+    return 0;
+  }
   *out = s->sbuf, *len = n;
   return 0;
 }
@@ -209,6 +215,14 @@ static char *dup_n(const char *b, size_t n) {
   return o;
 }
 
+/* A string left where it is in the text, ended there (its closing quote, or
+ * a byte of its escapes, becomes the NUL). */
+static char *in_text(const char *b, size_t n) {
+  char *o = (char *)b; /* the caller's text is writable (inplace) */
+  o[n] = '\0';
+  return o;
+}
+
 static int strv(struct scan *s, char ***out) {
   if (!take(s, '[')) return PX_EPROTO;
   size_t n = 0, cap = 8;
@@ -227,7 +241,7 @@ static int strv(struct scan *s, char ***out) {
         }
         v = nv, cap *= 2;
       }
-      if (!(v[n] = dup_n(b, len))) {
+      if (!(v[n] = s->inplace ? in_text(b, len) : dup_n(b, len))) {
         rc = PX_ENOMEM;
         break;
       }
@@ -236,7 +250,7 @@ static int strv(struct scan *s, char ***out) {
     if (!rc && !take(s, ']')) rc = PX_EPROTO;
   }
   if (rc) {
-    for (size_t i = 0; v && i < n; i++) free(v[i]);
+    for (size_t i = 0; v && !s->inplace && i < n; i++) free(v[i]);
     free(v);
     return rc;
   }
@@ -255,6 +269,7 @@ static int value(struct scan *s, const struct px_cli_field *f, void *base) {
   switch (f->type) {
   case F_STR:
     if ((rc = str(s, &b, &n))) return rc;
+    if (s->inplace) return *(char **)p = in_text(b, n), 0;
     free(*(char **)p);
     return (*(char **)p = dup_n(b, n)) ? 0 : PX_ENOMEM;
   case F_CHARS:
@@ -266,7 +281,7 @@ static int value(struct scan *s, const struct px_cli_field *f, void *base) {
     char **v;
     if ((rc = strv(s, &v))) return rc;
     char **old = *(char ***)p;
-    for (char **q = old; q && *q; q++) free(*q);
+    for (char **q = old; q && *q && !s->inplace; q++) free(*q);
     free(old);
     *(char ***)p = v;
     return 0;
@@ -392,6 +407,11 @@ static int job_obj(struct scan *s, struct px_job_info *j) {
   return 0;
 }
 
+static void jobs_release(const struct scan *s, struct px_job_info *v, size_t n) {
+  if (s->inplace) px_cli_jobs_free_inplace(v, n);
+  else px_cli_jobs_free(v, n);
+}
+
 static int job_array(struct scan *s, struct px_job_info **out, size_t *nout) {
   if (!take(s, '[')) return PX_EPROTO;
   size_t n = 0, cap = 0;
@@ -416,7 +436,7 @@ static int job_array(struct scan *s, struct px_job_info **out, size_t *nout) {
     if (!rc && !take(s, ']')) rc = PX_EPROTO;
   }
   if (rc) {
-    px_cli_jobs_free(v, n);
+    jobs_release(s, v, n);
     return rc;
   }
   *out = v ? v : calloc(1, sizeof *v);
@@ -424,8 +444,7 @@ static int job_array(struct scan *s, struct px_job_info **out, size_t *nout) {
   return *out ? 0 : PX_ENOMEM;
 }
 
-int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out, size_t *n) {
-  struct scan s = {.p = text, .end = text + len};
+static int jobs_from_text(struct scan s, struct px_job_info **out, size_t *n) {
   int rc = PX_EPROTO;
   bool found = false;
   *out = NULL, *n = 0;
@@ -454,10 +473,33 @@ int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out
   if (!rc && (!found || s.p != s.end)) rc = PX_EPROTO;
   free(s.sbuf);
   if (rc && found) {
-    px_cli_jobs_free(*out, *n);
+    jobs_release(&s, *out, *n);
     *out = NULL, *n = 0;
   }
   return rc;
+}
+
+int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out, size_t *n) {
+  return jobs_from_text((struct scan){.p = text, .end = text + len}, out, n);
+}
+
+int px_cli_jobs_from_text_inplace(char *text, size_t len, struct px_job_info **out, size_t *n) {
+  return jobs_from_text((struct scan){.p = text, .end = text + len, .inplace = true}, out, n);
+}
+
+void px_cli_job_fini_inplace(struct px_job_info *j) {
+  for (const struct px_cli_field *f = px_cli_spec_fields; f->name; f++)
+    if (f->type == F_STRV) {
+      free(*(char ***)((char *)&j->spec + f->off));
+      *(char ***)((char *)&j->spec + f->off) = NULL;
+    }
+  free(j->steps);
+  j->steps = NULL, j->nsteps = 0;
+}
+
+void px_cli_jobs_free_inplace(struct px_job_info *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) px_cli_job_fini_inplace(&v[i]);
+  free(v);
 }
 
 bool px_cli_jobs_next_after(const char *text, size_t len, uint64_t *after) {

@@ -40,6 +40,13 @@ int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out
  * plain number of at most 19 digits. */
 bool px_cli_jobs_next_after(const char *text, size_t len, uint64_t *after);
 void px_cli_jobs_free(struct px_job_info *v, size_t n);
+/* The same decoding, its strings left in text (made writable for it: each
+ * is ended with a NUL where it is, escapes decoded there), so that a long
+ * listing costs no allocation per string (sacct's pages). The jobs are
+ * valid while text is; released with the _inplace functions (arrays only). */
+int px_cli_jobs_from_text_inplace(char *text, size_t len, struct px_job_info **out, size_t *n);
+void px_cli_job_fini_inplace(struct px_job_info *j);
+void px_cli_jobs_free_inplace(struct px_job_info *v, size_t n);
 void px_cli_nodes_free(struct px_node_info *v, size_t n);
 void px_cli_partitions_free(struct px_partition_info *v, size_t n);
 void px_cli_shares_free(struct px_share_info *v, size_t n);

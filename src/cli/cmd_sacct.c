@@ -107,7 +107,7 @@ static int by_job_attempt(const void *a, const void *b) {
  * sacct without -D, keep only the latest, where it was recorded. The rows
  * come sorted by job and attempt (the server's order; sorted here only if
  * they are not), so the latest is the last of its run: linear in the rows. */
-static size_t latest_attempts(struct px_job_info *v, size_t n) {
+static size_t latest_attempts(struct px_job_info *v, size_t n, void (*fini)(struct px_job_info *)) {
   for (size_t i = 1; i < n; i++)
     if (by_job_attempt(&v[i - 1], &v[i]) > 0) {
       qsort(v, n, sizeof *v, by_job_attempt);
@@ -115,7 +115,7 @@ static size_t latest_attempts(struct px_job_info *v, size_t n) {
     }
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    if (i + 1 < n && v[i + 1].job_id == v[i].job_id) px_cli_job_fini(&v[i]);
+    if (i + 1 < n && v[i + 1].job_id == v[i].job_id) fini(&v[i]);
     else if (k++ != i) v[k - 1] = v[i];
   }
   return k;
@@ -159,8 +159,10 @@ static void live_free(struct live *l) {
 
 /* A job still in the server's table lends its accounting row (the latest
  * attempt) who cancelled it and its end reason (until it leaves the table,
- * sacct's Reason is then None). */
-static void live_lend(struct live *l, struct px_job_info *row) {
+ * sacct's Reason is then None). row_owns: the row takes the name (it frees
+ * its strings); else it points at the live job's (a row whose strings are in
+ * its page's text, printed while the live jobs are kept). */
+static void live_lend(struct live *l, struct px_job_info *row, bool row_owns) {
   size_t lo = 0, hi = l->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -172,7 +174,7 @@ static void live_lend(struct live *l, struct px_job_info *row) {
     l->has_row[l->by_id[lo].i] = true;
     if (!row->cancelled_by) { /* an accounting row does not name who cancelled: the job does */
       row->cancelled_by = j->cancelled_by;
-      j->cancelled_by = NULL;
+      if (row_owns) j->cancelled_by = NULL;
     }
     /* nor why a start failed ("ContainerImage: ..."): the live job's, for its own attempt */
     if (!strcmp(row->reason, "None") && row->restarts == j->restarts)
@@ -198,16 +200,18 @@ static bool passes(const struct sink *s, const struct px_job_info *j) {
   return px_cmd_job_filter(j, &s->a->f);
 }
 
-/* Takes v[0..n): keeps those that pass (--json) or prints them; frees the rest. */
-static void sink_jobs(struct sink *s, struct px_job_info *v, size_t n) {
+/* Takes v[0..n): keeps those that pass (--json) or prints them; releases
+ * the rest with fini. */
+static void sink_jobs(struct sink *s, struct px_job_info *v, size_t n, void (*fini)(struct px_job_info *)) {
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    if (!passes(s, &v[i])) px_cli_job_fini(&v[i]);
+    if (!passes(s, &v[i])) fini(&v[i]);
     else if (k++ != i) v[k - 1] = v[i];
   }
   if (s->p) {
     px_sacct_print_jobs(s->p, v, k);
-    px_cli_jobs_free(v, k);
+    for (size_t i = 0; i < k; i++) fini(&v[i]);
+    free(v);
     return;
   }
   struct px_job_info *all = realloc(s->all, (s->n + k + 1) * sizeof *all);
@@ -236,12 +240,15 @@ struct pages {
   pthread_cond_t cv;
   unsigned done;              /* pages the main thread is done with */
   bool stop;                  /* an error: start no more pages */
+  bool inplace;               /* rows decoded in their page's text (printed at once; not --json) */
+  void (*fini)(struct px_job_info *); /* a row's release, as decoded */
 };
 
 struct page {
   struct pages *ps;
   unsigned k;                 /* the page's number, from 0 */
   uint64_t after;             /* its cursor (the first page: none) */
+  char *text;                 /* the answer, holding the rows' strings (inplace) */
   struct px_job_info *v;
   size_t n;
   int rc;
@@ -284,6 +291,19 @@ static void page_start_next(struct page *p) {
   p->threaded = !pthread_create(&p->next_thread, NULL, page_run, n);
 }
 
+/* Decodes the answer's rows (in place: then p keeps the text). */
+static int page_decode(struct page *p, struct px_cmd *c, const char *path, char *text, size_t len) {
+  if (!p->ps->inplace) {
+    int rc = px_cmd_jobs_from_text(c, path, text, len, &p->v, &p->n);
+    free(text);
+    return rc;
+  }
+  p->text = text;
+  int rc = px_cli_jobs_from_text_inplace(text, len, &p->v, &p->n);
+  if (rc) px_cmd_error(c, "the server's reply to %s could not be read (%s)", path, px_strerror(rc));
+  return rc ? 1 : 0;
+}
+
 /* Fetches page p, starts the next, decodes p. A server that does not say
  * next_after (an older one): the next page's cursor from the decoded rows. */
 static void *page_run(void *arg) {
@@ -295,8 +315,7 @@ static void *page_run(void *arg) {
   else snprintf(path, sizeof path, "%s", p->ps->base);
   if ((p->rc = px_cmd_get_text(c, path, &text, &len))) return NULL;
   if ((p->full = px_cli_jobs_next_after(text, len, &p->next_after))) page_start_next(p);
-  if (!p->rc) p->rc = px_cmd_jobs_from_text(c, path, text, len, &p->v, &p->n);
-  free(text);
+  if (!p->rc) p->rc = page_decode(p, c, path, text, len);
   if (!p->rc && !p->full && p->n == SACCT_PAGE) {
     uint64_t last = p->v[p->n - 1].job_id;
     p->full = true;
@@ -312,7 +331,7 @@ static void page_trim(struct page *p) {
   if (!p->full || !p->n) return;
   uint64_t last = p->v[p->n - 1].job_id;
   if (p->next_after >= last) return;
-  while (p->n > 0 && p->v[p->n - 1].job_id == last) px_cli_job_fini(&p->v[--p->n]);
+  while (p->n > 0 && p->v[p->n - 1].job_id == last) p->ps->fini(&p->v[--p->n]);
 }
 
 /* The page after p, fetched and decoded (joined, or run here). */
@@ -330,7 +349,9 @@ static void pages_drop(struct pages *ps, struct page *p) {
   pthread_mutex_unlock(&ps->mu);
   while (p) {
     if (p->next && p->threaded) pthread_join(p->next_thread, NULL);
-    px_cli_jobs_free(p->v, p->n);
+    for (size_t i = 0; i < p->n; i++) ps->fini(&p->v[i]);
+    free(p->v);
+    free(p->text);
     struct page *next = p->next;
     free(p);
     p = next;
@@ -340,7 +361,8 @@ static void pages_drop(struct pages *ps, struct page *p) {
 static int stream_accounting(struct px_cmd *c, struct live *l, struct sink *s) {
   struct px_cmd c2;
   px_cmd_init(&c2, c->prog, c->slurm);
-  struct pages ps = {.cmds = {c, &c2}};
+  struct pages ps = {.cmds = {c, &c2}, .inplace = s->p != NULL};
+  ps.fini = ps.inplace ? px_cli_job_fini_inplace : px_cli_job_fini;
   pthread_mutex_init(&ps.mu, NULL);
   pthread_cond_init(&ps.cv, NULL);
   page_base(s->a, ps.base, sizeof ps.base);
@@ -349,10 +371,11 @@ static int stream_accounting(struct px_cmd *c, struct live *l, struct sink *s) {
   if (p) *p = (struct page){.ps = &ps}, page_run(p);
   while (p && !(rc = p->rc)) {
     page_trim(p);
-    size_t n = latest_attempts(p->v, p->n);
-    for (size_t i = 0; i < n; i++) live_lend(l, &p->v[i]);
-    sink_jobs(s, p->v, n);
-    p->v = NULL, p->n = 0;
+    size_t n = latest_attempts(p->v, p->n, ps.fini);
+    for (size_t i = 0; i < n; i++) live_lend(l, &p->v[i], !ps.inplace);
+    sink_jobs(s, p->v, n, ps.fini);
+    free(p->text);
+    p->v = NULL, p->n = 0, p->text = NULL;
     pthread_mutex_lock(&ps.mu);
     ps.done = p->k + 1;
     pthread_cond_broadcast(&ps.cv);
@@ -368,15 +391,19 @@ static int stream_accounting(struct px_cmd *c, struct live *l, struct sink *s) {
   return rc ? 1 : 0;
 }
 
-/* The live jobs without a row, in the server's order. */
-static void sink_live(struct live *l, struct sink *s) {
+/* The live jobs without a row, in the server's order (moved out of l; the
+ * others stay there until the end: rows may point at their strings). */
+static int sink_live(struct live *l, struct sink *s) {
+  struct px_job_info *v = malloc((l->n + 1) * sizeof *v);
+  if (!v) return 1;
   size_t k = 0;
   for (size_t i = 0; i < l->n; i++) {
-    if (l->has_row[i]) px_cli_job_fini(&l->v[i]);
-    else l->v[k++] = l->v[i];
+    if (l->has_row[i]) continue;
+    v[k++] = l->v[i];
+    memset(&l->v[i], 0, sizeof l->v[i]); /* released once, by sink_jobs */
   }
-  sink_jobs(s, l->v, k);
-  l->v = NULL, l->n = 0;
+  sink_jobs(s, v, k, px_cli_job_fini);
+  return 0;
 }
 
 /* The live jobs come first: a server that cannot be reached is said before
@@ -393,7 +420,7 @@ static int sacct_run(struct px_cmd *c, struct sacct_args *a) {
     rc = 1;
   }
   if (!rc) rc = stream_accounting(c, &l, &s);
-  if (!rc) sink_live(&l, &s);
+  if (!rc) rc = sink_live(&l, &s);
   rc |= s.rc;
   if (!rc && c->json) px_cmd_print_jobs_json(s.all, s.n, "jobs");
   px_cli_jobs_free(s.all, s.n);
