@@ -28,6 +28,8 @@
 struct scan {
   const char *p, *end;
   bool inplace; /* strings left in the text (px_cli_jobs_from_text_inplace) */
+  struct px_job_info *room; /* inplace: the caller's array to decode into */
+  size_t room_cap;
   char *sbuf; /* a string with escapes, decoded */
   size_t scap;
   size_t hint[3]; /* per table (job, spec, step): where the next key probably is */
@@ -414,8 +416,9 @@ static void jobs_release(const struct scan *s, struct px_job_info *v, size_t n) 
 
 static int job_array(struct scan *s, struct px_job_info **out, size_t *nout) {
   if (!take(s, '[')) return PX_EPROTO;
-  size_t n = 0, cap = 0;
-  struct px_job_info *v = NULL;
+  size_t n = 0, cap = s->room_cap;
+  struct px_job_info *v = s->room;
+  s->room = NULL, s->room_cap = 0; /* taken */
   int rc = 0;
   if (!take(s, ']')) {
     do {
@@ -441,10 +444,11 @@ static int job_array(struct scan *s, struct px_job_info **out, size_t *nout) {
   }
   *out = v ? v : calloc(1, sizeof *v);
   *nout = n;
+  s->room_cap = v ? cap : 1; /* what *out holds, for the caller's next page */
   return *out ? 0 : PX_ENOMEM;
 }
 
-static int jobs_from_text(struct scan s, struct px_job_info **out, size_t *n) {
+static int jobs_from_text(struct scan s, struct px_job_info **out, size_t *n, size_t *cap) {
   int rc = PX_EPROTO;
   bool found = false;
   *out = NULL, *n = 0;
@@ -472,19 +476,23 @@ static int jobs_from_text(struct scan s, struct px_job_info **out, size_t *n) {
   ws(&s);
   if (!rc && (!found || s.p != s.end)) rc = PX_EPROTO;
   free(s.sbuf);
+  free(s.room); /* not taken (no job array in the text) */
   if (rc && found) {
     jobs_release(&s, *out, *n);
     *out = NULL, *n = 0;
   }
+  *cap = rc ? 0 : s.room_cap;
   return rc;
 }
 
 int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out, size_t *n) {
-  return jobs_from_text((struct scan){.p = text, .end = text + len}, out, n);
+  size_t cap;
+  return jobs_from_text((struct scan){.p = text, .end = text + len}, out, n, &cap);
 }
 
-int px_cli_jobs_from_text_inplace(char *text, size_t len, struct px_job_info **out, size_t *n) {
-  return jobs_from_text((struct scan){.p = text, .end = text + len, .inplace = true}, out, n);
+int px_cli_jobs_from_text_inplace(char *text, size_t len, struct px_job_info **out, size_t *cap, size_t *n) {
+  struct scan s = {.p = text, .end = text + len, .inplace = true, .room = *out, .room_cap = *out ? *cap : 0};
+  return jobs_from_text(s, out, n, cap);
 }
 
 void px_cli_job_fini_inplace(struct px_job_info *j) {

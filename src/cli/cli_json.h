@@ -43,8 +43,12 @@ void px_cli_jobs_free(struct px_job_info *v, size_t n);
 /* The same decoding, its strings left in text (made writable for it: each
  * is ended with a NUL where it is, escapes decoded there), so that a long
  * listing costs no allocation per string (sacct's pages). The jobs are
- * valid while text is; released with the _inplace functions (arrays only). */
-int px_cli_jobs_from_text_inplace(char *text, size_t len, struct px_job_info **out, size_t *n);
+ * valid while text is; released with the _inplace functions (arrays only).
+ * *out, *cap: an array of *cap jobs to decode into (taken: grown as needed,
+ * freed on failure), or NULL; then the jobs and their array's capacity, so
+ * that the next page can reuse it (memory touched once, not per page). */
+int px_cli_jobs_from_text_inplace(char *text, size_t len, struct px_job_info **out, size_t *cap,
+                                  size_t *n);
 void px_cli_job_fini_inplace(struct px_job_info *j);
 void px_cli_jobs_free_inplace(struct px_job_info *v, size_t n);
 void px_cli_nodes_free(struct px_node_info *v, size_t n);

@@ -200,8 +200,8 @@ static bool passes(const struct sink *s, const struct px_job_info *j) {
   return px_cmd_job_filter(j, &s->a->f);
 }
 
-/* Takes v[0..n): keeps those that pass (--json) or prints them; releases
- * the rest with fini. */
+/* Takes the jobs v[0..n) (not their array, left to the caller): keeps
+ * those that pass (--json) or prints them; releases the rest with fini. */
 static void sink_jobs(struct sink *s, struct px_job_info *v, size_t n, void (*fini)(struct px_job_info *)) {
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
@@ -211,18 +211,16 @@ static void sink_jobs(struct sink *s, struct px_job_info *v, size_t n, void (*fi
   if (s->p) {
     px_sacct_print_jobs(s->p, v, k);
     for (size_t i = 0; i < k; i++) fini(&v[i]);
-    free(v);
     return;
   }
   struct px_job_info *all = realloc(s->all, (s->n + k + 1) * sizeof *all);
   if (!all) {
-    px_cli_jobs_free(v, k);
+    for (size_t i = 0; i < k; i++) fini(&v[i]);
     s->rc = 1;
     return;
   }
   memcpy(all + s->n, v, k * sizeof *v);
   s->all = all, s->n += k;
-  free(v);
 }
 
 /* Accounting's pages, each fetched and decoded by a thread of its own: as
@@ -242,6 +240,8 @@ struct pages {
   bool stop;                  /* an error: start no more pages */
   bool inplace;               /* rows decoded in their page's text (printed at once; not --json) */
   void (*fini)(struct px_job_info *); /* a row's release, as decoded */
+  struct px_job_info *spare[4]; /* inplace: printed pages' arrays, for the next pages */
+  size_t spare_cap[4], nspare;
 };
 
 struct page {
@@ -250,7 +250,7 @@ struct page {
   uint64_t after;             /* its cursor (the first page: none) */
   char *text;                 /* the answer, holding the rows' strings (inplace) */
   struct px_job_info *v;
-  size_t n;
+  size_t n, cap;
   int rc;
   bool full;                  /* the server has more: from next_after */
   uint64_t next_after;
@@ -299,7 +299,13 @@ static int page_decode(struct page *p, struct px_cmd *c, const char *path, char 
     return rc;
   }
   p->text = text;
-  int rc = px_cli_jobs_from_text_inplace(text, len, &p->v, &p->n);
+  pthread_mutex_lock(&p->ps->mu);
+  if (p->ps->nspare) { /* an array already touched: no page faults again */
+    size_t i = --p->ps->nspare;
+    p->v = p->ps->spare[i], p->cap = p->ps->spare_cap[i];
+  }
+  pthread_mutex_unlock(&p->ps->mu);
+  int rc = px_cli_jobs_from_text_inplace(text, len, &p->v, &p->cap, &p->n);
   if (rc) px_cmd_error(c, "the server's reply to %s could not be read (%s)", path, px_strerror(rc));
   return rc ? 1 : 0;
 }
@@ -341,6 +347,19 @@ static struct page *page_follow(struct page *p) {
   return p->next;
 }
 
+/* Page p done with: its text freed, its array kept for a page to come. */
+static void page_recycle(struct pages *ps, struct page *p) {
+  free(p->text);
+  pthread_mutex_lock(&ps->mu);
+  if (ps->inplace && p->v && ps->nspare < sizeof ps->spare / sizeof ps->spare[0]) {
+    ps->spare[ps->nspare] = p->v, ps->spare_cap[ps->nspare++] = p->cap;
+    p->v = NULL;
+  }
+  pthread_mutex_unlock(&ps->mu);
+  free(p->v);
+  p->v = NULL, p->n = 0, p->text = NULL;
+}
+
 /* Frees p and the pages after it, waiting for their threads. */
 static void pages_drop(struct pages *ps, struct page *p) {
   pthread_mutex_lock(&ps->mu);
@@ -374,8 +393,7 @@ static int stream_accounting(struct px_cmd *c, struct live *l, struct sink *s) {
     size_t n = latest_attempts(p->v, p->n, ps.fini);
     for (size_t i = 0; i < n; i++) live_lend(l, &p->v[i], !ps.inplace);
     sink_jobs(s, p->v, n, ps.fini);
-    free(p->text);
-    p->v = NULL, p->n = 0, p->text = NULL;
+    page_recycle(&ps, p);
     pthread_mutex_lock(&ps.mu);
     ps.done = p->k + 1;
     pthread_cond_broadcast(&ps.cv);
@@ -385,6 +403,7 @@ static int stream_accounting(struct px_cmd *c, struct live *l, struct sink *s) {
     p = next;
   }
   pages_drop(&ps, p);
+  while (ps.nspare) free(ps.spare[--ps.nspare]);
   pthread_cond_destroy(&ps.cv);
   pthread_mutex_destroy(&ps.mu);
   px_cmd_fini(&c2);
@@ -403,6 +422,7 @@ static int sink_live(struct live *l, struct sink *s) {
     memset(&l->v[i], 0, sizeof l->v[i]); /* released once, by sink_jobs */
   }
   sink_jobs(s, v, k, px_cli_job_fini);
+  free(v);
   return 0;
 }
 

@@ -31,7 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   /* in place (sacct's pages): the strings stay in the (writable) text */
   memcpy(text, data, size);
-  if (px_cli_jobs_from_text_inplace(text, size, &v, &n) == 0) {
+  size_t cap = 0;
+  v = NULL;
+  if (px_cli_jobs_from_text_inplace(text, size, &v, &cap, &n) == 0) {
     for (size_t i = 0; i < n; i++)
       if (v[i].spec.name && (v[i].spec.name < text || v[i].spec.name >= text + size + 1)) abort();
     px_cli_jobs_free_inplace(v, n);

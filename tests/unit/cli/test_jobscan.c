@@ -39,8 +39,15 @@ static void same_both_ways(const char *text, size_t want_n) {
   /* in place (sacct's pages): the same jobs, the strings left in the text */
   char *copy = strdup(text);
   struct px_job_info *c = NULL;
-  size_t nc = 0;
-  assert_int_equal(px_cli_jobs_from_text_inplace(copy, strlen(copy), &c, &nc), 0);
+  size_t nc = 0, cap = 0;
+  assert_int_equal(px_cli_jobs_from_text_inplace(copy, strlen(copy), &c, &cap, &nc), 0);
+  assert_int_equal(nc, want_n);
+  assert_true(cap >= nc);
+  /* again into the same array (sacct's next page), from a fresh copy */
+  for (size_t i = 0; i < nc; i++) px_cli_job_fini_inplace(&c[i]);
+  free(copy);
+  copy = strdup(text);
+  assert_int_equal(px_cli_jobs_from_text_inplace(copy, strlen(copy), &c, &cap, &nc), 0);
   assert_int_equal(nc, want_n);
   for (size_t i = 0; i < na; i++) {
     same_job(&a[i], &c[i]);
