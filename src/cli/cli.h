@@ -179,6 +179,14 @@ struct px_sacct_opts {
 };
 int px_fmt_sacct(FILE *out, const struct px_job_info *jobs, size_t n,
                  const struct px_sacct_opts *o, struct px_diag *d);
+/* The same in pieces, for jobs that come a page at a time: _new checks the
+ * format (PX_EINVAL naming a bad field, nothing printed) and prints the
+ * header; _print_jobs prints jobs' lines; _free writes what is buffered. */
+struct px_sacct_printer;
+int px_sacct_printer_new(FILE *out, const struct px_sacct_opts *o, struct px_sacct_printer **p,
+                         struct px_diag *d);
+void px_sacct_print_jobs(struct px_sacct_printer *p, const struct px_job_info *jobs, size_t n);
+void px_sacct_printer_free(struct px_sacct_printer *p);
 
 struct px_sshare_opts {
   bool long_list, noheader, parsable, parsable2;

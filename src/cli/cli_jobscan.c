@@ -12,7 +12,7 @@
  * both): unknown keys skipped, null as absent, wrong types PX_EPROTO,
  * accounting rows' flat spec fields, the array_task_id default.
  *
- * Keys come in the same order in every job, so the field lookup first tries
+ * Keys come in the same order in every job, so the field lookup starts at
  * the row after the last match.
  */
 #include <stdbool.h>
@@ -27,6 +27,9 @@
 
 struct scan {
   const char *p, *end;
+  bool inplace; /* strings left in the text (px_cli_jobs_from_text_inplace) */
+  struct px_job_info *room; /* inplace: the caller's array to decode into */
+  size_t room_cap;
   char *sbuf; /* a string with escapes, decoded */
   size_t scap;
   size_t hint[3]; /* per table (job, spec, step): where the next key probably is */
@@ -128,6 +131,11 @@ static int str(struct scan *s, const char **out, size_t *len) {
     if (!k) return PX_EPROTO;
     n += k;
   }
+  if (s->inplace) { /* decoded is never longer than the text it came from */
+    memcpy((char *)b, s->sbuf, n);
+    *out = b, *len = n;
+    return 0;
+  }
   *out = s->sbuf, *len = n;
   return 0;
 }
@@ -209,6 +217,14 @@ static char *dup_n(const char *b, size_t n) {
   return o;
 }
 
+/* A string left where it is in the text, ended there (its closing quote, or
+ * a byte of its escapes, becomes the NUL). */
+static char *in_text(const char *b, size_t n) {
+  char *o = (char *)b; /* the caller's text is writable (inplace) */
+  o[n] = '\0';
+  return o;
+}
+
 static int strv(struct scan *s, char ***out) {
   if (!take(s, '[')) return PX_EPROTO;
   size_t n = 0, cap = 8;
@@ -227,7 +243,7 @@ static int strv(struct scan *s, char ***out) {
         }
         v = nv, cap *= 2;
       }
-      if (!(v[n] = dup_n(b, len))) {
+      if (!(v[n] = s->inplace ? in_text(b, len) : dup_n(b, len))) {
         rc = PX_ENOMEM;
         break;
       }
@@ -236,7 +252,7 @@ static int strv(struct scan *s, char ***out) {
     if (!rc && !take(s, ']')) rc = PX_EPROTO;
   }
   if (rc) {
-    for (size_t i = 0; v && i < n; i++) free(v[i]);
+    for (size_t i = 0; v && !s->inplace && i < n; i++) free(v[i]);
     free(v);
     return rc;
   }
@@ -255,6 +271,7 @@ static int value(struct scan *s, const struct px_cli_field *f, void *base) {
   switch (f->type) {
   case F_STR:
     if ((rc = str(s, &b, &n))) return rc;
+    if (s->inplace) return *(char **)p = in_text(b, n), 0;
     free(*(char **)p);
     return (*(char **)p = dup_n(b, n)) ? 0 : PX_ENOMEM;
   case F_CHARS:
@@ -266,7 +283,7 @@ static int value(struct scan *s, const struct px_cli_field *f, void *base) {
     char **v;
     if ((rc = strv(s, &v))) return rc;
     char **old = *(char ***)p;
-    for (char **q = old; q && *q; q++) free(*q);
+    for (char **q = old; q && *q && !s->inplace; q++) free(*q);
     free(old);
     *(char ***)p = v;
     return 0;
@@ -296,19 +313,22 @@ static int value(struct scan *s, const struct px_cli_field *f, void *base) {
   return 0;
 }
 
+/* name is key[0..len) (a key may hold a decoded NUL: it matches no name). */
+static bool name_is(const char *name, const char *key, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (!name[i] || name[i] != key[i]) return false;
+  return !name[len];
+}
+
+/* Members come in the table's order with some left out (zero, absent), so
+ * the search starts where the last match left off and wraps around. */
 static const struct px_cli_field *find(struct scan *s, int t, const struct px_cli_field *fs,
                                        const char *key, size_t len) {
-  const struct px_cli_field *h = &fs[s->hint[t]];
-  if (h->name && !strncmp(h->name, key, len) && !h->name[len]) {
-    s->hint[t]++;
-    return h;
-  }
-  for (const struct px_cli_field *f = fs; f->name; f++) {
-    if (!strncmp(f->name, key, len) && !f->name[len]) {
-      s->hint[t] = (size_t)(f - fs) + 1;
-      return f;
-    }
-  }
+  size_t h = s->hint[t];
+  for (size_t i = h; fs[i].name; i++)
+    if (name_is(fs[i].name, key, len)) return s->hint[t] = i + 1, &fs[i];
+  for (size_t i = 0; i < h; i++)
+    if (name_is(fs[i].name, key, len)) return s->hint[t] = i + 1, &fs[i];
   return NULL;
 }
 
@@ -389,10 +409,16 @@ static int job_obj(struct scan *s, struct px_job_info *j) {
   return 0;
 }
 
+static void jobs_release(const struct scan *s, struct px_job_info *v, size_t n) {
+  if (s->inplace) px_cli_jobs_free_inplace(v, n);
+  else px_cli_jobs_free(v, n);
+}
+
 static int job_array(struct scan *s, struct px_job_info **out, size_t *nout) {
   if (!take(s, '[')) return PX_EPROTO;
-  size_t n = 0, cap = 0;
-  struct px_job_info *v = NULL;
+  size_t n = 0, cap = s->room_cap;
+  struct px_job_info *v = s->room;
+  s->room = NULL, s->room_cap = 0; /* taken */
   int rc = 0;
   if (!take(s, ']')) {
     do {
@@ -413,16 +439,16 @@ static int job_array(struct scan *s, struct px_job_info **out, size_t *nout) {
     if (!rc && !take(s, ']')) rc = PX_EPROTO;
   }
   if (rc) {
-    px_cli_jobs_free(v, n);
+    jobs_release(s, v, n);
     return rc;
   }
   *out = v ? v : calloc(1, sizeof *v);
   *nout = n;
+  s->room_cap = v ? cap : 1; /* what *out holds, for the caller's next page */
   return *out ? 0 : PX_ENOMEM;
 }
 
-int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out, size_t *n) {
-  struct scan s = {.p = text, .end = text + len};
+static int jobs_from_text(struct scan s, struct px_job_info **out, size_t *n, size_t *cap) {
   int rc = PX_EPROTO;
   bool found = false;
   *out = NULL, *n = 0;
@@ -450,9 +476,52 @@ int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out
   ws(&s);
   if (!rc && (!found || s.p != s.end)) rc = PX_EPROTO;
   free(s.sbuf);
+  free(s.room); /* not taken (no job array in the text) */
   if (rc && found) {
-    px_cli_jobs_free(*out, *n);
+    jobs_release(&s, *out, *n);
     *out = NULL, *n = 0;
   }
+  *cap = rc ? 0 : s.room_cap;
   return rc;
+}
+
+int px_cli_jobs_from_text(const char *text, size_t len, struct px_job_info **out, size_t *n) {
+  size_t cap;
+  return jobs_from_text((struct scan){.p = text, .end = text + len}, out, n, &cap);
+}
+
+int px_cli_jobs_from_text_inplace(char *text, size_t len, struct px_job_info **out, size_t *cap, size_t *n) {
+  struct scan s = {.p = text, .end = text + len, .inplace = true, .room = *out, .room_cap = *out ? *cap : 0};
+  return jobs_from_text(s, out, n, cap);
+}
+
+void px_cli_job_fini_inplace(struct px_job_info *j) {
+  for (const struct px_cli_field *f = px_cli_spec_fields; f->name; f++)
+    if (f->type == F_STRV) {
+      free(*(char ***)((char *)&j->spec + f->off));
+      *(char ***)((char *)&j->spec + f->off) = NULL;
+    }
+  free(j->steps);
+  j->steps = NULL, j->nsteps = 0;
+}
+
+void px_cli_jobs_free_inplace(struct px_job_info *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) px_cli_job_fini_inplace(&v[i]);
+  free(v);
+}
+
+bool px_cli_jobs_next_after(const char *text, size_t len, uint64_t *after) {
+  static const char key[] = "\"next_after\":";
+  const size_t klen = sizeof key - 1, tail = 48; /* the key, 19 digits, '}' and room */
+  for (size_t i = len > tail ? len - tail : 0; i + klen < len; i++) {
+    if (memcmp(text + i, key, klen)) continue;
+    size_t d = i + klen, k = 0;
+    uint64_t v = 0;
+    for (; d + k < len && k < 20 && text[d + k] >= '0' && text[d + k] <= '9'; k++)
+      v = v * 10 + (uint64_t)(text[d + k] - '0');
+    if (k == 0 || k > 19) return false;
+    *after = v;
+    return true;
+  }
+  return false;
 }

@@ -211,13 +211,14 @@ json_t *px_cli_job_to_json(const struct px_job_info *j) {
   return o;
 }
 
-/* An accounting row's "steps": srun's steps of the attempt (sacct N.0). */
+/* An accounting row's "steps": srun's steps of the attempt (sacct N.0), in
+ * the order the server writes them (cli_jobscan.c looks keys up in order). */
 const struct px_cli_field px_cli_step_fields[] = {
 #define J(n, t) FS(struct px_step_info, n, t)
-    J(step_id, F_U32),       J(name, F_STR),          J(nodelist, F_STR),
-    J(state, F_CHARS),       J(exit_code, F_I32),     J(term_signal, F_I32),
-    J(start_time, F_I64),    J(end_time, F_I64),      J(nnodes, F_U32),
-    J(ntasks, F_U32),        J(peak_mem_mib, F_U64),  J(cpu_time_ms, F_U64),
+    J(step_id, F_U32),       J(name, F_STR),          J(state, F_CHARS),
+    J(exit_code, F_I32),     J(term_signal, F_I32),   J(start_time, F_I64),
+    J(end_time, F_I64),      J(nnodes, F_U32),        J(ntasks, F_U32),
+    J(nodelist, F_STR),      J(peak_mem_mib, F_U64),  J(cpu_time_ms, F_U64),
 #undef J
     {NULL, 0, 0, 0}};
 

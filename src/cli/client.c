@@ -297,9 +297,14 @@ struct rx {
 /* Reads more bytes. >0 read, 0 end of stream, <0 error (set in d). */
 static ssize_t rx_more(struct px_client *c, struct rx *x, int64_t deadline, struct px_diag *d) {
   /* Small first (most answers are a few hundred bytes; a 256 KiB buffer
-   * cost sbatch an mmap, a munmap and page faults), doubling for listings. */
-  if (x->cap - x->n < (x->cap >> 2) + 1) {
-    size_t cap = x->cap ? x->cap * 2 : 16384;
+   * cost sbatch an mmap, a munmap and page faults), doubling for listings,
+   * or once the head gave the body's length, that size at once (a page of
+   * sacct's rows is megabytes: doubling copied it and faulted it in twice). */
+  size_t want = x->head_len && !x->h.chunked && x->h.content_length >= 0
+                    ? (size_t)x->head_len + (size_t)x->h.content_length + 1
+                    : 0;
+  if (want ? x->cap < want : x->cap - x->n < (x->cap >> 2) + 1) {
+    size_t cap = want ? want : x->cap ? x->cap * 2 : 16384;
     char *b = realloc(x->buf, cap);
     if (!b) return px_diag_set(d, PX_ENOMEM, -1, "out of memory reading the server's answer");
     x->buf = b, x->cap = cap;

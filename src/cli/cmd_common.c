@@ -98,28 +98,42 @@ static GET_LIST(get_shares, struct px_share_info, "shares", px_cli_shares_from_j
 
 /* Job lists can be long (squeue over 10,000 jobs): the reply's text goes
  * straight into the structs (cli_jobscan.c), with no jansson tree between. */
-int px_cmd_get_jobs(struct px_cmd *c, const char *path, struct px_job_info **v, size_t *n) {
+int px_cmd_get_text(struct px_cmd *c, const char *path, char **text, size_t *len) {
   struct px_diag d;
   px_diag_clear(&d);
+  *text = NULL, *len = 0;
   if (connect_once(c)) return 1;
   struct px_http_reply r;
   if (px_client_request(&c->client, "GET", path, NULL, 0, &r, &d)) {
     fprintf(stderr, "phalanx: %s\n", d.msg);
     return 1;
   }
-  int rc = 0;
   if (r.status / 100 != 2) {
     char msg[512];
     json_t *err = r.len ? json_loadb(r.body, r.len, 0, NULL) : NULL;
     px_client_error_text(r.status, err, msg, sizeof msg);
     json_decref(err);
     px_cmd_error(c, "%s", msg);
-    rc = 1;
-  } else if ((rc = px_cli_jobs_from_text(r.body, r.len, v, n))) {
-    px_cmd_error(c, "the server's reply to %s could not be read (%s)", path, px_strerror(rc));
-    rc = 1;
+    free(r.body);
+    return 1;
   }
-  free(r.body);
+  *text = r.body, *len = r.len;
+  return 0;
+}
+
+int px_cmd_jobs_from_text(struct px_cmd *c, const char *path, const char *text, size_t len,
+                          struct px_job_info **v, size_t *n) {
+  int rc = px_cli_jobs_from_text(text, len, v, n);
+  if (rc) px_cmd_error(c, "the server's reply to %s could not be read (%s)", path, px_strerror(rc));
+  return rc ? 1 : 0;
+}
+
+int px_cmd_get_jobs(struct px_cmd *c, const char *path, struct px_job_info **v, size_t *n) {
+  char *text;
+  size_t len;
+  if (px_cmd_get_text(c, path, &text, &len)) return 1;
+  int rc = px_cmd_jobs_from_text(c, path, text, len, v, n);
+  free(text);
   return rc;
 }
 int px_cmd_get_nodes(struct px_cmd *c, struct px_node_info **v, size_t *n) {
@@ -136,6 +150,14 @@ void px_cmd_print_json(const json_t *v) {
   char *s = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS);
   if (s) printf("%s\n", s);
   free(s);
+}
+
+void px_cmd_print_jobs_json(const struct px_job_info *v, size_t n, const char *key) {
+  json_t *arr = json_array();
+  for (size_t i = 0; i < n; i++) json_array_append_new(arr, px_cli_job_to_json(&v[i]));
+  json_t *top = json_pack("{s:o}", key, arr);
+  px_cmd_print_json(top);
+  json_decref(top);
 }
 
 int px_cmd_term_width(void) {

@@ -36,6 +36,11 @@ int px_cmd_call(struct px_cmd *c, const char *method, const char *path, json_t *
                 long *status, json_t **resp);
 /* GET path and decode the array under key. Prints the error itself. */
 int px_cmd_get_jobs(struct px_cmd *c, const char *path, struct px_job_info **v, size_t *n);
+/* The same in two halves: the 2xx answer's body (malloc'd, NUL-terminated),
+ * then its jobs decoded. Each prints its error and returns 1. */
+int px_cmd_get_text(struct px_cmd *c, const char *path, char **text, size_t *len);
+int px_cmd_jobs_from_text(struct px_cmd *c, const char *path, const char *text, size_t len,
+                          struct px_job_info **v, size_t *n);
 int px_cmd_get_nodes(struct px_cmd *c, struct px_node_info **v, size_t *n);
 int px_cmd_get_partitions(struct px_cmd *c, struct px_partition_info **v, size_t *n);
 int px_cmd_get_shares(struct px_cmd *c, struct px_share_info **v, size_t *n);
@@ -68,6 +73,8 @@ int px_pty_step(struct px_cmd *c, const char *job, char **argv, bool with_env, c
 
 /* Prints a JSON value (pretty, one trailing newline). */
 void px_cmd_print_json(const json_t *v);
+/* {"<key>": [jobs as JSON]}, printed as px_cmd_print_json does. */
+void px_cmd_print_jobs_json(const struct px_job_info *v, size_t n, const char *key);
 /* Columns of the terminal on stdout, or 0 when not a terminal. */
 int px_cmd_term_width(void);
 /* The calling user's name (static storage). */

@@ -103,11 +103,14 @@ void px_server_hold_recovered(struct px_server *s, int64_t now) {
 }
 
 /* A controller of several (--ha) waits for its database to come up: it
- * may be restarting too, and the supervisor would only start us again. */
-static int open_store(struct px_server *s, struct px_store **out, struct px_diag *d) {
+ * may be restarting too, and the supervisor would only start us again.
+ * open_fn: px_store_open, or px_store_open_serial for a connection only used
+ * under a lock (the API readers' rstore). */
+static int open_store(struct px_server *s, int (*open_fn)(const char *, struct px_store **, struct px_diag *),
+                      struct px_store **out, struct px_diag *d) {
   int rc;
   bool said = false;
-  while ((rc = px_store_open(s->opts.store_url, out, d)) == PX_ECONNECT && s->opts.ha &&
+  while ((rc = open_fn(s->opts.store_url, out, d)) == PX_ECONNECT && s->opts.ha &&
          !atomic_load(&s->stop)) {
     if (!said) px_warn("%s: retrying every second", d->msg);
     said = true;
@@ -120,8 +123,8 @@ static int open_state(struct px_server *s, struct px_diag *d) {
   int err = 0;
   if (!(s->core = px_core_new(s->conf, 1, &err)))
     return px_diag_set(d, err ? err : PX_ENOMEM, -1, "scheduling core: %s", px_strerror(err));
-  int rc = open_store(s, &s->store, d);
-  if (!rc) rc = open_store(s, &s->rstore, d);
+  int rc = open_store(s, px_store_open, &s->store, d);
+  if (!rc) rc = open_store(s, px_store_open_serial, &s->rstore, d); /* used under rstore_lock only */
   if (!rc) rc = px_ha_start(s, d); /* before recovery reads the store (ha.c) */
   if (rc) return rc;
   s->nodes = calloc(s->conf->nnodes ? s->conf->nnodes : 1, sizeof *s->nodes);

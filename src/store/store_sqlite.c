@@ -468,12 +468,13 @@ static const struct px_store_ops sq_ops = {
     NULL, NULL, NULL, NULL, NULL, NULL, /* no high availability: one controller (store.h) */
 };
 
-int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag *d) {
+/* flags: SQLITE_OPEN_NOMUTEX for a connection used by one thread at a time. */
+static int sq_open(const char *path, int flags, struct px_store **out, struct px_diag *d) {
   struct sq_store *s = calloc(1, sizeof *s);
   char schema[2048], upsert[1536];
   if (!s) return PX_ENOMEM;
   s->base.ops = &sq_ops;
-  if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+  if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | flags, NULL) !=
       SQLITE_OK) {
     px_diag_set(d, PX_EIO, -1, "store: cannot open %s: %s", path,
                 s->db ? sqlite3_errmsg(s->db) : "out of memory");
@@ -507,4 +508,16 @@ int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag
 fail:
   sq_close(&s->base);
   return PX_EIO;
+}
+
+int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag *d) {
+  return sq_open(path, 0, out, d);
+}
+
+/* A reader's: pages read through a memory map, not copied by read() (a
+ * page of accounting rows reads megabytes of the file); best effort. */
+int px_store_sqlite_open_serial(const char *path, struct px_store **out, struct px_diag *d) {
+  int rc = sq_open(path, SQLITE_OPEN_NOMUTEX, out, d);
+  if (!rc) sqlite3_exec(((struct sq_store *)*out)->db, "PRAGMA mmap_size=1073741824", NULL, NULL, NULL);
+  return rc;
 }

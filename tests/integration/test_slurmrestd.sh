@@ -6,12 +6,12 @@
 # Checks the shapes tools read: ping, diag statistics, job/submit's job_id,
 # jobs / job/{id} (job_id, job_state, nodes, partition, time_limit's
 # {"set","infinite","number"}), DELETE, nodes, partitions, reservations,
-# slurmdb jobs / associations / qos, and errors[] for bad requests (each
+# slurmdb jobs (with their srun steps) / associations / qos, and errors[] for bad requests (each
 # naming the field, changing nothing).
 source "$(dirname "$0")/lib_dev.sh"
 command -v jq >/dev/null && command -v curl >/dev/null || { echo "jq and curl are in make deps"; exit 1; }
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-start_dev "squeue sdiag sacctmgr" --nodes 2 --gpus 2 --cpus 8 --port "$port" --no-tls
+start_dev "squeue sdiag sacctmgr sacct sbatch srun" --nodes 2 --gpus 2 --cpus 8 --port "$port" --no-tls
 me=$(id -un)
 tok=$("$PHALANX" server token --state-dir "$tmp/state/server" --user "$me" --uid "$(id -u)" --lifetime 600)
 [ -n "$tok" ] || { echo "no token"; exit 1; }
@@ -73,6 +73,11 @@ failing=$(jq -r .job_id "$tmp/body")
 wait_for 30 sh -c "[ \"\$(squeue -h -j $failing -o %T -t all)\" = FAILED ]" || fail "job $failing did not fail"
 rest GET "/slurm/v0.0.39/job/$failing" >/dev/null
 check "exit_code" '.jobs[0] | .job_state=="FAILED" and .exit_code.number==768 and .tres_per_node=="gres:gpu:h100:1"' && echo "ok   job/$failing: FAILED, exit_code 768 (3 << 8)"
+
+# a job with two srun steps over its two nodes (a one-node job runs its sruns
+# itself, unaccounted), for slurmdb's steps below
+printf '#!/bin/bash\nsrun true\nsrun false\n' >"$tmp/steps.sh"
+stepped=$(cd "$tmp" && sbatch --parsable -A ops -N 2 -t 5 steps.sh) || fail "sbatch steps.sh"
 
 # POST job/{id}: a held job's limit and nice changed, then released (hold false)
 body='{"job":{"name":"held","account":"ops","hold":true,"time_limit":3,"current_working_directory":"'"$tmp"'"},"script":"#!/bin/sh\ntrue"}'
@@ -177,6 +182,16 @@ check "slurmdb jobs" '[.jobs[]|select(.job_id=='"$id"')][0] | .name=="rest1" and
   .meta==null' && check "slurmdb failed job" '[.jobs[]|select(.job_id=='"$failing"')][0] |
   .state.current=="FAILED" and .exit_code=={"status":"ERROR","return_code":3,"signal":{"signal_id":0,"name":""}}' &&
   echo "ok   slurmdb jobs"
+# each job's srun steps, from the same step data sacct prints
+wait_for 30 sh -c "[ \"\$(sacct -n -P -o JobID -j $stepped | wc -l)\" = 4 ]" || fail "job $stepped: $(sacct -P -j $stepped; cat "$tmp"/slurm-$stepped.out)"
+rest GET "/slurmdb/v0.0.39/jobs?users=$me" >/dev/null
+check "slurmdb steps" '[.jobs[]|select(.job_id=='"$stepped"')][0].steps as $s | ($s|length)==2 and
+  ($s|map(.step.id))==["'"$stepped"'.0","'"$stepped"'.1"] and ($s|map(.step.name))==["true","false"] and
+  $s[0].state=="COMPLETED" and $s[0].exit_code.status=="SUCCESS" and
+  $s[1].state=="FAILED" and $s[1].exit_code=={"status":"ERROR","return_code":1,"signal":{"signal_id":0,"name":""}} and
+  ($s|all(.time.end>=.time.start and .time.start>0 and .nodes.count==2 and .tasks.count>=1 and
+    (.time.total|has("seconds")) and (.tres.requested.max|type)=="array" and .step.job_id=='"$stepped"'))' &&
+  check "slurmdb no steps" '[.jobs[]|select(.job_id=='"$id"')][0].steps==[]' && echo "ok   slurmdb steps"
 check "slurmdb meta" '.meta.plugin.type=="openapi/dbv0.0.39"'
 rest GET /slurmdb/v0.0.39/associations >/dev/null
 check "associations" '[.associations[]|select(.account=="ops" and .user=="")]|length==1' && echo "ok   associations"

@@ -303,7 +303,7 @@ void px_api_accounting(struct px_api_call *c) {
   pthread_mutex_lock(&c->s->rstore_lock);
   int rc = px_store_acct_query(c->s->rstore, &q, acct_row, &t);
   pthread_mutex_unlock(&c->s->rstore_lock);
-  char *text = px_acct_text_end(&t);
+  char *text = px_acct_text_end(&t, t.rows == q.limit);
   if (rc || !text) {
     free(text);
     return px_api_error(c, 503, "UNAVAILABLE", "accounting query failed");

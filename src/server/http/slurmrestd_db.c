@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "server/http/slurmrestd.h"
+#include "server/http/slurmrestd_steps.h"
 #include "server/tables.h"
 
 /* ---- jobs ---- */
@@ -71,7 +72,7 @@ static int db_row(void *ctx, const struct px_acct_row *r) {
       r->array_job_id ? px_sr_noval(r->array_task_id) : px_sr_noval_unset(), "task", 0);
   if (!o) return PX_ENOMEM;
   json_object_set_new(o, "restart_cnt", json_integer(r->attempt));
-  json_object_set_new(o, "steps", json_array());
+  json_object_set_new(o, "steps", px_sr_db_steps(r->job_id, r->steps));
   json_object_set_new(o, "flags", json_array());
   return json_array_append_new(x->jobs, o) ? PX_ENOMEM : 0;
 }

@@ -2,8 +2,9 @@
  * The streaming job-list decoder (cli_jobscan.c) against the jansson one it
  * replaces for long lists: the same structs from the same text (compared
  * through px_cli_job_to_json), including escapes, non-ASCII text, nulls,
- * unknown nested keys, flat accounting rows and the array_task_id default;
- * and every malformed text refused, never half-read.
+ * unknown nested keys, flat accounting rows and the array_task_id default,
+ * also when decoded in place; and every malformed text refused, never
+ * half-read.
  */
 #include "px_test.h"
 
@@ -12,6 +13,15 @@
 #include <string.h>
 
 #include "cli/cli_json.h"
+
+/* The same job, compared through its JSON. */
+static void same_job(const struct px_job_info *a, const struct px_job_info *b) {
+  json_t *ja = px_cli_job_to_json(a), *jb = px_cli_job_to_json(b);
+  char *sa = json_dumps(ja, JSON_SORT_KEYS), *sb = json_dumps(jb, JSON_SORT_KEYS);
+  assert_string_equal(sa, sb);
+  free(sa), free(sb);
+  json_decref(ja), json_decref(jb);
+}
 
 /* Decodes text both ways and checks the results are the same jobs. */
 static void same_both_ways(const char *text, size_t want_n) {
@@ -25,13 +35,26 @@ static void same_both_ways(const char *text, size_t want_n) {
   assert_int_equal(px_cli_jobs_from_text(text, strlen(text), &b, &nb), 0);
   assert_int_equal(na, want_n);
   assert_int_equal(nb, want_n);
+  for (size_t i = 0; i < na; i++) same_job(&a[i], &b[i]);
+  /* in place (sacct's pages): the same jobs, the strings left in the text */
+  char *copy = strdup(text);
+  struct px_job_info *c = NULL;
+  size_t nc = 0, cap = 0;
+  assert_int_equal(px_cli_jobs_from_text_inplace(copy, strlen(copy), &c, &cap, &nc), 0);
+  assert_int_equal(nc, want_n);
+  assert_true(cap >= nc);
+  /* again into the same array (sacct's next page), from a fresh copy */
+  for (size_t i = 0; i < nc; i++) px_cli_job_fini_inplace(&c[i]);
+  free(copy);
+  copy = strdup(text);
+  assert_int_equal(px_cli_jobs_from_text_inplace(copy, strlen(copy), &c, &cap, &nc), 0);
+  assert_int_equal(nc, want_n);
   for (size_t i = 0; i < na; i++) {
-    json_t *ja = px_cli_job_to_json(&a[i]), *jb = px_cli_job_to_json(&b[i]);
-    char *sa = json_dumps(ja, JSON_SORT_KEYS), *sb = json_dumps(jb, JSON_SORT_KEYS);
-    assert_string_equal(sa, sb);
-    free(sa), free(sb);
-    json_decref(ja), json_decref(jb);
+    same_job(&a[i], &c[i]);
+    if (c[i].spec.name) assert_true(c[i].spec.name >= copy && c[i].spec.name < copy + strlen(text));
   }
+  px_cli_jobs_free_inplace(c, nc);
+  free(copy);
   px_cli_jobs_free(a, na);
   px_cli_jobs_free(b, nb);
   json_decref(doc);
@@ -128,12 +151,33 @@ static void many_jobs_grow_the_array(void **state) {
   free(text);
 }
 
+/* The cursor a full accounting page ends with, read from the text's end. */
+static void next_after_from_the_end(void **state) {
+  (void)state;
+  uint64_t a = 0;
+  const char *full = "{\"jobs\":[{\"job_id\":7},{\"job_id\":9}],\"next_after\":8}";
+  assert_true(px_cli_jobs_next_after(full, strlen(full), &a));
+  assert_int_equal(a, 8);
+  const char *last = "{\"jobs\":[{\"job_id\":7}]}";
+  assert_false(px_cli_jobs_next_after(last, strlen(last), &a));
+  const char *big = "{\"jobs\":[],\"next_after\":18446744073709551615}"; /* 20 digits: refused */
+  assert_false(px_cli_jobs_next_after(big, strlen(big), &a));
+  const char *bad[] = {"{\"jobs\":[],\"next_after\":}", "{\"jobs\":[],\"next_after\":-3}",
+                       "\"next_after\":", "", "{\"jobs\":[],\"next_after\":\"4\"}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_false(px_cli_jobs_next_after(bad[i], strlen(bad[i]), &a));
+  /* a name holding the key's text is escaped in the rows: no match */
+  const char *name = "{\"jobs\":[{\"job_id\":1,\"spec\":{\"name\":\"\\\"next_after\\\":5\"}}]}";
+  assert_false(px_cli_jobs_next_after(name, strlen(name), &a));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(decodes_as_the_tree_decoder),
       cmocka_unit_test(array_task_zero_is_the_default),
       cmocka_unit_test(malformed_text_is_refused),
       cmocka_unit_test(many_jobs_grow_the_array),
+      cmocka_unit_test(next_after_from_the_end),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -150,6 +150,21 @@ static void accounting_and_usage(void **state) {
   q.since = 1000; /* end_time >= 1000: jobs 1 and 3 */
   assert_int_equal(px_store_acct_query(s, &q, count_acct, &n), 0);
   assert_int_equal(n, 2);
+
+  /* a reader's connection (px_store_open_serial, the server's API reads)
+   * sees the same rows, and the writer's later ones */
+  struct px_store *r = NULL;
+  struct px_diag d;
+  assert_int_equal(px_store_open_serial(url, &r, &d), 0);
+  n = 0;
+  assert_int_equal(px_store_acct_query(r, &q, count_acct, &n), 0);
+  assert_int_equal(n, 2);
+  rows[3].end_time = 2900; /* job 4 now ends inside the window */
+  assert_int_equal(px_store_acct_put(s, &rows[3], 1), 0);
+  n = 0;
+  assert_int_equal(px_store_acct_query(r, &q, count_acct, &n), 0);
+  assert_int_equal(n, 3);
+  px_store_close(r);
   px_store_close(s);
 }
 
