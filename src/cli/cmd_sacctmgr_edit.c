@@ -183,14 +183,21 @@ none:
 
 /* ---- what exists (the association listing) ---- */
 
-static int load(struct px_cmd *c, struct px_sam *ch, json_t **doc) {
+static int get_doc(struct px_cmd *c, const char *path, json_t **doc) {
   long status = 0;
-  if (px_cmd_call(c, "GET", "/slurmdb/v0.0.39/associations", NULL, &status, doc)) return 1;
-  if (status != 200) {
-    char msg[512];
-    px_client_error_text(status, *doc, msg, sizeof msg);
-    px_cmd_error(c, "%s", msg);
-    return 1;
+  if (px_cmd_call(c, "GET", path, NULL, &status, doc)) return 1;
+  if (status == 200) return 0;
+  char msg[512];
+  px_client_error_text(status, *doc, msg, sizeof msg);
+  px_cmd_error(c, "%s", msg);
+  return 1;
+}
+
+static int load(struct px_cmd *c, struct px_sam *ch, json_t **doc, json_t **qos_doc) {
+  if (get_doc(c, "/slurmdb/v0.0.39/associations", doc)) return 1;
+  if (ch->entity == PX_SAM_QOS) {
+    if (get_doc(c, "/slurmdb/v0.0.39/qos", qos_doc)) return 1;
+    ch->qos = json_object_get(*qos_doc, "qos");
   }
   ch->assocs = json_object_get(*doc, "associations");
   const json_t *root = json_array_get(ch->assocs, 0);
@@ -276,8 +283,8 @@ int px_sacctmgr_change(struct px_cmd *c, int argc, char **argv, int first, const
   struct px_sam ch = {.op = !strcasecmp(verb, "add") || !strcasecmp(verb, "create") ? PX_SAM_ADD
                             : !strcasecmp(verb, "modify") || !strcasecmp(verb, "update") ? PX_SAM_MODIFY : PX_SAM_DELETE,
                       .set = json_object()};
-  json_t *doc = NULL;
-  int rc = !ch.set || parse(&ch, argc, argv, first) || load(c, &ch, &doc);
+  json_t *doc = NULL, *qos_doc = NULL;
+  int rc = !ch.set || parse(&ch, argc, argv, first) || load(c, &ch, &doc, &qos_doc);
   if (!rc) rc = px_sam_summary(&ch, NULL); /* nothing to do: said as Slurm says it */
   if (!rc && !immediate) {
     px_sam_summary(&ch, stdout);
@@ -288,5 +295,6 @@ int px_sacctmgr_change(struct px_cmd *c, int argc, char **argv, int first, const
 out:
   json_decref(ch.set);
   json_decref(doc);
+  json_decref(qos_doc);
   return rc;
 }

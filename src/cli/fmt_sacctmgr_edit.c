@@ -95,7 +95,55 @@ static int not_associated_with_default(const struct px_sam *ch, const char *n, c
   return 1;
 }
 
+/* ---- QoS ---- */
+
+/* Is QoS n in the listing? Printed (o) or counted. */
+static int qos_exists(const struct px_sam *ch, const char *n, const char *a, FILE *o) {
+  (void)a;
+  for (size_t i = 0; i < json_array_size(ch->qos); i++) {
+    const char *q = json_string_value(json_object_get(json_array_get(ch->qos, i), "name"));
+    if (q && !strcmp(q, n)) return o ? fprintf(o, "  %s\n", n) > 0 : 1;
+  }
+  return 0;
+}
+
+/* A QoS's settings as sacctmgr add qos prints them (by name). */
+static void say_qos_settings(const struct px_sam *ch, FILE *o) {
+  static const struct { const char *field, *label, *prefix; } qs[] = {
+      {"max_jobs_per_user", "MaxJobsPerUser", ""}, {"max_submit_per_user", "MaxSubmitJobsPerUser", ""},
+      {"max_gpus_per_user", "MaxTRESPerUser", "gres/gpu="}, {"max_wall_s", "MaxWall", NULL},
+      {"priority", "Priority", ""}};
+  for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+    json_t *v = json_object_get(ch->set, qs[i].field);
+    if (!v) continue;
+    long long n = json_integer_value(v);
+    if (qs[i].prefix) {
+      fprintf(o, "  %-25s= %s%lld\n", qs[i].label, qs[i].prefix, n);
+    } else if (n >= 86400) {
+      fprintf(o, "  %-25s= %lld-%02lld:%02lld:%02lld\n", qs[i].label, n / 86400, n / 3600 % 24, n / 60 % 60, n % 60);
+    } else {
+      fprintf(o, "  %-25s= %02lld:%02lld:%02lld\n", qs[i].label, n / 3600, n / 60 % 60, n % 60);
+    }
+  }
+}
+
+static void say_add_qos(const struct px_sam *ch, FILE *o) {
+  fprintf(o, " Adding QOS(s)\n");
+  px_sam_each(ch, name_line, o);
+  fprintf(o, " Settings\n  %-15s= %s\n", "Description", ch->names);
+  say_qos_settings(ch, o);
+}
+
+/* Nothing to do (1, after Slurm's words), or 0. */
+static int qos_check(const struct px_sam *ch) {
+  int known = px_sam_each(ch, qos_exists, NULL);
+  if (ch->op == PX_SAM_ADD && known) return printf(" Nothing new added.\n"), 1;
+  if (ch->op != PX_SAM_ADD && !known) return printf(" Nothing %s\n", ch->op == PX_SAM_MODIFY ? "modified" : "deleted"), 1;
+  return 0;
+}
+
 static void say_add(const struct px_sam *ch, FILE *o) {
+  if (ch->entity == PX_SAM_QOS) return say_add_qos(ch, o);
   if (ch->entity == PX_SAM_ACCOUNT) {
     fprintf(o, " Adding Account(s)\n");
     px_sam_each(ch, name_line, o);
@@ -118,11 +166,6 @@ static void say_add(const struct px_sam *ch, FILE *o) {
 
 /* Refuses, as Slurm words it, what names nothing or exists already. */
 static int add_check(const struct px_sam *ch) {
-  if (ch->entity == PX_SAM_QOS) {
-    printf(" Nothing new added.\n");
-    fprintf(stderr, " QoS are added in the accounts file; sacctmgr modifies their limits\n");
-    return 1;
-  }
   if (ch->entity == PX_SAM_ACCOUNT) {
     const char *p = ch->parent ? ch->parent : "root";
     if (!px_sam_assoc_find(ch, p, "", NULL)) {
@@ -150,9 +193,11 @@ static int add_check(const struct px_sam *ch) {
 /* out NULL: checks what the listing already says (1 after Slurm's words
  * when there is nothing to do); else prints the change. */
 int px_sam_summary(const struct px_sam *ch, FILE *out) {
+  if (ch->entity == PX_SAM_QOS && !out) return qos_check(ch);
   if (ch->op == PX_SAM_ADD) return out ? (say_add(ch, out), 0) : add_check(ch);
   if (ch->entity == PX_SAM_QOS) {
-    if (out) fprintf(out, "%s\n  %s\n", ch->op == PX_SAM_MODIFY ? " Modified qos..." : " Deleting PX_SAM_QOS(s)...", ch->names);
+    fprintf(out, "%s\n", ch->op == PX_SAM_MODIFY ? " Modified qos..." : " Deleting QOS(s)...");
+    px_sam_each(ch, qos_exists, out);
     return 0;
   }
   if (!out && px_sam_new_default(ch) && px_sam_each(ch, not_associated_with_default, NULL)) return 1;

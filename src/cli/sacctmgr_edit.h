@@ -22,6 +22,7 @@ struct px_sam {
   const char *names, *accounts, *parent, *defacct, *desc, *org;
   json_t *set;        /* settings, the API's names */
   json_t *assocs;     /* the association listing (cluster, what exists) */
+  json_t *qos;        /* QoS changes: the QoS listing (what exists) */
   const char *cluster;
 };
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "conf/conf.h"
+#include "conf/parse.h"
 
 static const struct {
   const char *name;
@@ -81,7 +82,29 @@ static void fix_default(struct px_conf *c, const char *user, uint32_t chosen) {
   if (d != PX_NONE) c->accounts[d].is_default_account = true;
 }
 
+/* A QoS added online: no Preempt=, the cluster's PreemptMode (as the
+ * core's, core/acct.c). */
+static int add_qos(struct px_conf *c, const struct px_acct_edit *e) {
+  const char *name = px_arena_strdup(&c->arena, e->name);
+  if (!name) return PX_ENOMEM;
+  if (c->nqos >= (c->qos_cap ? c->qos_cap : c->nqos)) {
+    uint32_t cap = 2 * c->nqos + 8;
+    struct px_conf_qos *v = px_arena_alloc(&c->arena, cap * sizeof *v);
+    if (!v) return PX_ENOMEM;
+    memcpy(v, c->qos, c->nqos * sizeof *v);
+    c->qos = v;
+    c->qos_cap = cap;
+  }
+  struct px_conf_qos *q = &c->qos[c->nqos++];
+  px_qos_defaults(q);
+  q->name = name;
+  q->preempt_mode = c->sched.preempt_mode;
+  set_qos(q, e);
+  return 0;
+}
+
 static int add(struct px_conf *c, const struct px_acct_edit *e) {
+  if (e->entity == PX_ACCT_QOS) return add_qos(c, e);
   bool user = e->entity == PX_ACCT_USER;
   uint32_t parent = px_conf_find_account(c, user ? e->account : e->parent ? e->parent : "root");
   if (parent == PX_NONE) return PX_ENOENT; /* the core checked it */
@@ -127,6 +150,11 @@ static int modify(struct px_conf *c, const struct px_acct_edit *e) {
 }
 
 static void del(struct px_conf *c, const struct px_acct_edit *e) {
+  if (e->entity == PX_ACCT_QOS) {
+    uint32_t q = px_conf_find_qos(c, e->name);
+    if (q != PX_NONE) c->qos[q].deleted = true;
+    return;
+  }
   if (e->entity == PX_ACCT_USER) {
     for (uint32_t i = 0; i < c->naccounts; i++)
       if (user_leaf(c, i, e->name, e->account)) c->accounts[i].deleted = true;

@@ -148,5 +148,9 @@ uint32_t px_conf_find_account(const struct px_conf *c, const char *name) {
 }
 
 uint32_t px_conf_find_qos(const struct px_conf *c, const char *name) {
-  return find(c->qos, sizeof *c->qos, c->nqos, name, offsetof(struct px_conf_qos, name));
+  uint32_t q = find(c->qos, sizeof *c->qos, c->nqos, name, offsetof(struct px_conf_qos, name));
+  if (q == PX_NONE || !c->qos[q].deleted) return q;
+  for (uint32_t k = q + 1; k < c->nqos; k++) /* added again after its deletion */
+    if (!c->qos[k].deleted && !strcmp(c->qos[k].name, name)) return k;
+  return PX_NONE;
 }

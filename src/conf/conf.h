@@ -154,6 +154,7 @@ struct px_conf_qos {
   uint64_t max_submit_per_user;
   int64_t max_wall_s;        /* MaxWall, PX_TIME_UNLIMITED */
   double usage_factor;       /* UsageFactor, default 1.0 */
+  bool deleted;              /* deleted online (acct_edit.c): not found, not listed, index kept */
 };
 
 /*
@@ -339,6 +340,7 @@ struct px_conf {
   uint32_t accounts_cap;           /* room in accounts once grown online (acct_edit.c); 0: naccounts */
   struct px_conf_qos *qos;         /* index 0 is "normal" (always present) */
   uint32_t nqos;
+  uint32_t qos_cap;                /* room in qos once grown online (acct_edit.c); 0: nqos */
   struct px_conf_sched sched;
   struct px_conf_phalanx phalanx;
   const char **files;              /* every file read, in order (slurm.conf first) */

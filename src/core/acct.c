@@ -21,8 +21,11 @@
  * is refused while the association (or, for an account, any of its users)
  * has queued or running jobs, while an account has sub-accounts, or for an
  * account holding a quota of the accounts file (GuaranteedGPUs, Cohort).
- * QoS are changed, not added or deleted: the preemption tables are sized
- * by the configuration's QoS (policy.c).
+ * A QoS added online preempts none and takes the cluster's PreemptMode; at
+ * most PXC_QOS_ONLINE_MAX are added until the next start (the tables
+ * indexed by QoS are sized once). A QoS is deleted only when no job,
+ * association default, partition's AllowQos or other QoS's Preempt= names
+ * it; its slot stays, nameless.
  *
  * Nothing changes on refusal or out of memory: everything that can fail
  * (growing arrays, map room, interned names) happens before the first
@@ -193,11 +196,15 @@ static int add_user(struct px_core *c, const struct px_acct_edit *e, struct px_d
 
 /* ---- modify ---- */
 
-static int modify_qos(struct px_core *c, const struct px_acct_edit *e, struct px_diag *d) {
-  uint32_t id = pxc_lookup(c, e->name), q = 0;
-  while (id != PX_NONE && q < c->nqos && c->qos[q].name != id) q++;
-  if (id == PX_NONE || q == c->nqos) return px_diag_set(d, PX_ENOENT, -1, "name: no QoS named %s", e->name);
-  struct pxc_qos *x = &c->qos[q];
+/* A live QoS named name, or PX_NONE. */
+static uint32_t find_qos(const struct px_core *c, const char *name) {
+  uint32_t id = pxc_lookup(c, name);
+  for (uint32_t q = 0; id != PX_NONE && q < c->nqos; q++)
+    if (c->qos[q].name == id) return q;
+  return PX_NONE;
+}
+
+static void set_qos(struct px_core *c, struct pxc_qos *x, const struct px_acct_edit *e) {
   if (has(e, PX_ACCT_PRIORITY)) x->priority = (uint32_t)e->value[PX_ACCT_PRIORITY];
   if (has(e, PX_ACCT_MAX_GPUS_PER_USER)) x->max_gpus_per_user = e->value[PX_ACCT_MAX_GPUS_PER_USER];
   if (has(e, PX_ACCT_MAX_JOBS_PER_USER)) x->max_jobs_per_user = e->value[PX_ACCT_MAX_JOBS_PER_USER];
@@ -208,6 +215,63 @@ static int modify_qos(struct px_core *c, const struct px_acct_edit *e, struct px
   c->max_qos_prio = 0; /* the QoS factor's denominator */
   for (uint32_t k = 0; k < c->nqos; k++)
     if (c->qos[k].priority > c->max_qos_prio) c->max_qos_prio = c->qos[k].priority;
+}
+
+static int modify_qos(struct px_core *c, const struct px_acct_edit *e, struct px_diag *d) {
+  uint32_t q = find_qos(c, e->name);
+  if (q == PX_NONE) return px_diag_set(d, PX_ENOENT, -1, "name: no QoS named %s", e->name);
+  set_qos(c, &c->qos[q], e);
+  return 0;
+}
+
+static int add_qos(struct px_core *c, const struct px_acct_edit *e, struct px_diag *d) {
+  if (find_qos(c, e->name) != PX_NONE) return px_diag_set(d, PX_EEXIST, -1, "name: QoS %s already exists", e->name);
+  if (c->nqos >= c->qos_cap)
+    return px_diag_set(d, PX_ERANGE, -1, "name: no room for QoS %s: %u QoS can be added online until the server "
+                       "restarts; add it to the accounts file", e->name, PXC_QOS_ONLINE_MAX);
+  uint32_t name;
+  if (pxc_intern(c, e->name, &name)) return PX_ENOMEM;
+  uint32_t q = c->nqos++;
+  c->qos[q] = (struct pxc_qos){.name = name, .max_gpus_per_user = PX_NOLIMIT, .max_jobs_per_user = PX_NOLIMIT,
+                               .max_submit_per_user = PX_NOLIMIT, .max_wall_s = PX_TIME_UNLIMITED,
+                               .usage_factor = 1.0};
+  pxc_policy_qos_added(c, q);
+  set_qos(c, &c->qos[q], e);
+  return 0;
+}
+
+/* Why q cannot go (d filled), or 0. */
+static int qos_in_use(const struct px_core *c, uint32_t q, const char *name, struct px_diag *d) {
+  if (q == 0) /* where an association without a default QoS sends its jobs */
+    return px_diag_set(d, PX_ESTATE, -1, "name: QoS %s is the default QoS (of every association without one)", name);
+  for (uint32_t a = 0; a < c->nassoc; a++)
+    if (!c->assoc[a].deleted && c->assoc[a].default_qos == q)
+      return px_diag_set(d, PX_ESTATE, -1, "name: QoS %s is the default QoS of %s %s", name,
+                         c->assoc[a].is_user ? "user" : "account", pxc_str(c, c->assoc[a].name));
+  for (uint32_t p = 0; p < c->nparts; p++) {
+    const uint64_t *allow = c->parts[p].allow_qos;
+    if (allow && (allow[q / 64] >> (q % 64) & 1))
+      return px_diag_set(d, PX_ESTATE, -1, "name: QoS %s is in partition %s's AllowQos (the configuration's)", name,
+                         pxc_str(c, c->parts[p].name));
+  }
+  uint32_t by = pxc_policy_qos_preempted_by(c, q);
+  if (by != PX_NONE)
+    return px_diag_set(d, PX_ESTATE, -1, "name: QoS %s is in QoS %s's Preempt= (the configuration's)", name,
+                       pxc_str(c, c->qos[by].name));
+  uint64_t jobs = 0;
+  for (size_t i = 0; i < c->njob_slots; i++) jobs += c->jobs[i].state != 0xff && c->jobs[i].qos == q;
+  if (jobs)
+    return px_diag_set(d, PX_ESTATE, -1, "name: QoS %s has %llu queued or running job(s): cancel them first", name,
+                       (unsigned long long)jobs);
+  return 0;
+}
+
+static int delete_qos(struct px_core *c, const struct px_acct_edit *e, struct px_diag *d) {
+  uint32_t q = find_qos(c, e->name);
+  if (q == PX_NONE) return px_diag_set(d, PX_ENOENT, -1, "name: no QoS named %s", e->name);
+  int rc = qos_in_use(c, q, e->name, d);
+  if (rc) return rc;
+  c->qos[q].name = PX_NONE; /* its index stays: accounting rows name it by index */
   return 0;
 }
 
@@ -317,9 +381,11 @@ int pxc_acct_edit(struct px_core *c, const struct px_acct_edit *e, struct px_dia
   int rc = check_values(e, d);
   if (rc) return rc;
   if (e->entity == PX_ACCT_QOS) {
-    if (e->op == PX_ACCT_MODIFY) return modify_qos(c, e, d);
-    return px_diag_set(d, PX_EUNSUPPORTED, -1, "name: QoS %s: QoS are added and deleted in the accounts file "
-                       "(sacctmgr modifies their limits)", e->name);
+    switch (e->op) {
+      case PX_ACCT_ADD: return add_qos(c, e, d);
+      case PX_ACCT_MODIFY: return modify_qos(c, e, d);
+      case PX_ACCT_DELETE: return delete_qos(c, e, d);
+    }
   }
   bool user = e->entity == PX_ACCT_USER;
   switch (e->op) {

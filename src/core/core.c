@@ -193,7 +193,7 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     c->part_acct_words = conf->naccounts / 64 + 1; /* idx_set's size */
     q->allow_acct = idx_set(c, cp->allow_accounts, cp->nallow_accounts, conf->naccounts, &rc);
     q->deny_acct = idx_set(c, cp->deny_accounts, cp->ndeny_accounts, conf->naccounts, &rc);
-    q->allow_qos = idx_set(c, cp->allow_qos, cp->nallow_qos, conf->nqos, &rc);
+    q->allow_qos = idx_set(c, cp->allow_qos, cp->nallow_qos, conf->nqos + PXC_QOS_ONLINE_MAX, &rc);
     if (rc) return rc;
   }
   for (uint32_t i = 0; i < c->nnodes; i++) { /* per-GPU share counters where shares are offered */
@@ -211,7 +211,8 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
 
 static int copy_qos(struct px_core *c, const struct px_conf *conf) {
   c->nqos = conf->nqos;
-  c->qos = pxc_calloc(c, conf->nqos + 1, sizeof *c->qos);
+  c->qos_cap = conf->nqos + PXC_QOS_ONLINE_MAX;
+  c->qos = pxc_calloc(c, c->qos_cap + 1, sizeof *c->qos);
   if (!c->qos) return PX_ENOMEM;
   for (uint32_t q = 0; q < conf->nqos; q++) {
     const struct px_conf_qos *cq = &conf->qos[q];

@@ -252,6 +252,10 @@ struct pxc_assoc {
   double fairshare;
 };
 
+/* QoS sacctmgr may add online (acct.c) until the next start: the tables
+ * indexed by QoS (policy, partitions' AllowQos sets) are sized once. */
+#define PXC_QOS_ONLINE_MAX 32
+
 struct pxc_qos {
   uint32_t name, priority;
   uint64_t max_gpus_per_user, max_jobs_per_user, max_submit_per_user;
@@ -396,8 +400,8 @@ struct px_core {
   uint32_t part_acct_words;          /* words of the partitions' account bitsets */
   uint32_t *fs_list;                 /* Fair Tree visit lists (nassoc) */
   double *fs_level_sum;              /* per fair-share parent: shares of its level */
-  uint32_t nqos;
-  struct pxc_qos *qos;
+  uint32_t nqos, qos_cap;            /* qos_cap: nqos of the configuration + PXC_QOS_ONLINE_MAX */
+  struct pxc_qos *qos;               /* qos_cap + 1; a deleted one's name is PX_NONE (acct.c) */
   uint32_t max_qos_prio, max_part_factor;
   uint32_t nusers;                   /* distinct user ids are string ids; counters keyed below */
   struct pxc_map quser_idx;          /* (qos << 32 | user) -> quser slot */
@@ -618,6 +622,10 @@ double pxc_alloc_billing(const struct px_core *c, uint32_t qos, const struct px_
 /* issue 4 hooks (policy.c, quota.c, resv.c; the rest in policy.h) */
 int pxc_policy_select(struct px_core *c); /* backfill/preemption stages; allocates c->pol */
 int pxc_policy_load(struct px_core *c, const struct px_conf *conf); /* preemption, quotas, reservations */
+/* QoS q was added online (acct.c): it preempts none, the cluster's PreemptMode. */
+void pxc_policy_qos_added(struct px_core *c, uint32_t q);
+/* A QoS whose Preempt= names q, or PX_NONE. */
+uint32_t pxc_policy_qos_preempted_by(const struct px_core *c, uint32_t q);
 /* Fills (default reasons: appends to) the why text in w[0..n). */
 void pxc_policy_why(struct px_core *c, const struct pxc_job *j, char *w, size_t n);
 void pxc_policy_free(struct px_core *c);

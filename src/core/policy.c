@@ -32,7 +32,7 @@ static int load_preempt(struct px_core *c, const struct px_conf *conf) {
   struct pxc_policy *pol = c->pol;
   const char *t = conf->sched.preempt_type;
   pol->preempt_kind = (t && strstr(t, "qos") ? 1u : 0u) | (t && strstr(t, "partition_prio") ? 2u : 0u);
-  uint32_t nq = c->nqos + 1;
+  uint32_t nq = c->qos_cap + 1; /* QoS added online (acct.c) have their rows */
   pol->qos_preempt = pxc_calloc(c, nq, sizeof *pol->qos_preempt);
   pol->qos_mode = pxc_calloc(c, nq, sizeof *pol->qos_mode);
   pol->qos_grace_s = pxc_calloc(c, nq, sizeof *pol->qos_grace_s);
@@ -58,6 +58,21 @@ static int load_preempt(struct px_core *c, const struct px_conf *conf) {
   return 0;
 }
 
+void pxc_policy_qos_added(struct px_core *c, uint32_t q) {
+  struct pxc_policy *pol = c->pol;
+  if (!pol || !pol->qos_mode) return;
+  pol->qos_mode[q] = (uint8_t)c->sched.preempt_mode;
+  pol->qos_grace_s[q] = pol->qos_min_run_s[q] = 0;
+  pol->qos_signal[q] = 0;
+}
+
+uint32_t pxc_policy_qos_preempted_by(const struct px_core *c, uint32_t q) {
+  const struct pxc_policy *pol = c->pol;
+  for (uint32_t k = 0; pol && pol->qos_preempt && k < c->nqos; k++)
+    if (pol->qos_preempt[k] && (pol->qos_preempt[k][q / 32] >> (q % 32) & 1)) return k;
+  return PX_NONE;
+}
+
 int pxc_policy_load(struct px_core *c, const struct px_conf *conf) {
   int rc;
   if ((rc = load_preempt(c, conf)) || (rc = pxc_quota_load(c, conf))) return rc;
@@ -77,7 +92,7 @@ void pxc_policy_free(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
   if (!pol) return;
   pxc_tl_fini(c, &pol->tl);
-  for (uint32_t q = 0; pol->qos_preempt && q < c->nqos; q++) pxc_free(c, pol->qos_preempt[q]);
+  for (uint32_t q = 0; pol->qos_preempt && q < c->qos_cap; q++) pxc_free(c, pol->qos_preempt[q]);
   for (size_t i = 0; i < pol->nresv_adv; i++) {
     pxc_free(c, pol->resv[i].nodes);
     pxc_free(c, pol->resv[i].list);

@@ -4,7 +4,8 @@
 # them, the account's share changed and seen by sacctmgr and sshare, the
 # change kept across a restart (journal replay), a deletion refused while
 # the account has a job, bad input refused with the field named and nothing
-# changed, a user who is not an operator refused (403), QoS limits changed.
+# changed, a user who is not an operator refused (403), QoS limits changed,
+# QoS added and deleted.
 source "$(dirname "$0")/lib_server.sh"
 write_config
 start_server
@@ -101,6 +102,35 @@ sacctmgr -i modify qos normal set priority=7 MaxWall=2:00:00 </dev/null | grep -
   fail "qos: $(sacctmgr -n -P show qos format=name,priority,maxwall)"
 ok "modify qos"
 
+# QoS added and deleted online, in Slurm 22.05's words (from its sacctmgr)
+out=$(sacctmgr -i add qos silver priority=10 MaxWall=2:00:00 MaxTRESPerUser=gres/gpu=4 </dev/null)
+[ "$out" = " Adding QOS(s)
+  silver
+ Settings
+  Description    = silver
+  MaxTRESPerUser           = gres/gpu=4
+  MaxWall                  = 02:00:00
+  Priority                 = 10" ] || fail "add qos: $out"
+rc=0; out=$(sacctmgr -i add qos silver </dev/null) || rc=$?
+[ "$out rc=$rc" = " Nothing new added. rc=1" ] || fail "add an existing qos: $out"
+sacctmgr -i add qos gold </dev/null >/dev/null || fail "add qos gold"
+jq_=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"q","account":"vision","qos":"silver","hold":true}}' | jq .job_id)
+out=$(sacctmgr -i delete qos silver </dev/null) && fail "deleted a QoS a job uses: $out"
+grep -q "name: QoS silver has 1 queued or running job(s): cancel them first" <<<"$out" || fail "delete qos in use: $out"
+out=$(sacctmgr -i delete qos normal </dev/null) && fail "deleted the default QoS: $out"
+grep -q "name: QoS normal is the default QoS (of every association without one)" <<<"$out" || fail "delete the default qos: $out"
+out=$(sacctmgr -i delete qos gold </dev/null)
+[ "$out" = " Deleting QOS(s)...
+  gold" ] || fail "delete qos: $out"
+rc=0; out=$(sacctmgr -i delete qos gold </dev/null) || rc=$?
+[ "$out rc=$rc" = " Nothing deleted rc=1" ] || fail "delete a deleted qos: $out"
+body=$(expect 400 pxalice POST /v1/jobs '{"job":{"name":"g","account":"vision","qos":"gold","hold":true}}')
+grep -q 'gold' <<<"$body" || fail "a job in a deleted QoS: $body"
+[ "$(sacctmgr -n -P show qos format=name,priority,maxwall)" = "normal|7|02:00:00
+silver|10|02:00:00" ] || fail "qos listing: $(sacctmgr -n -P show qos format=name,priority,maxwall)"
+expect 200 pxalice DELETE /v1/jobs/$jq_ >/dev/null
+ok "add and delete qos (refused while a job or an association uses it)"
+
 # without -i: Slurm's question, read from stdin; "n" (or nothing) discards
 out=$(echo n | sacctmgr add account tmp)
 grep -q '^Would you like to commit changes? (You have 30 seconds to decide)$' <<<"$out" &&
@@ -129,7 +159,8 @@ start_server
 assoc | grep -qx 'vision||25|gres/gpu=4|3' || fail "after restart: $(assoc)"
 assoc | grep -qx 'vision|pxalice|3||' || fail "user association after restart: $(assoc)"
 assoc | grep -q '^opsacct|' && assoc | grep -q '^tmp|' || fail "added accounts after restart: $(assoc)"
-[ "$(sacctmgr -n -P show qos format=name,priority)" = "normal|7" ] || fail "qos after restart"
+[ "$(sacctmgr -n -P show qos format=name,priority)" = "normal|7
+silver|10" ] || fail "qos after restart: $(sacctmgr -n -P show qos format=name,priority)"
 [ "$(job_state "$j")" = PENDING ] || fail "job after restart: $(job_state "$j")"
 [ "$(sacctmgr -n -P show user where name=pxalice format=user,defacct)" = "pxalice|vision" ] ||
   fail "default account after restart"

@@ -167,7 +167,8 @@ static json_t *assoc_json(const struct px_api_call *c, uint32_t i) {
                                 "total", limit(a->max_submit_jobs), "per", "count", limit(a->grp_jobs),
                                 "tres", "total", grp_tres(a), "per", "job", gpu_tres(a->max_gpus_per_job)));
   json_t *qos = json_array();
-  for (uint32_t k = 0; qos && k < cf->nqos; k++) json_array_append_new(qos, json_string(cf->qos[k].name));
+  for (uint32_t k = 0; qos && k < cf->nqos; k++)
+    if (!cf->qos[k].deleted) json_array_append_new(qos, json_string(cf->qos[k].name));
   json_object_set_new(o, "qos", qos);
   json_object_set_new(o, "flags", json_array());
   return o;
@@ -263,7 +264,8 @@ void px_sr_db_qos(struct px_api_call *c) {
   const struct px_conf *cf = c->s->conf;
   json_t *a = json_array();
   pthread_rwlock_rdlock(&c->s->acct_lock);
-  for (uint32_t i = 0; a && i < cf->nqos; i++) json_array_append_new(a, qos_json(cf, i));
+  for (uint32_t i = 0; a && i < cf->nqos; i++)
+    if (!cf->qos[i].deleted) json_array_append_new(a, qos_json(cf, i));
   pthread_rwlock_unlock(&c->s->acct_lock);
   json_t *o = px_sr_response(c, true);
   if (o && a) json_object_set_new(o, "qos", a);

@@ -5,7 +5,7 @@
  * clearing them lets jobs start, a deleted default association hands the
  * user's jobs to the next one; every refusal names the field and changes
  * nothing; out of memory changes nothing; the server's configuration copy
- * (px_conf_acct_apply) keeps the core's indexes.
+ * (px_conf_acct_apply) keeps the core's indexes; QoS are added and deleted.
  */
 #include "px_test.h"
 
@@ -110,7 +110,7 @@ static void refusals_name_the_field_and_change_nothing(void **state) {
        "name: user alice has 1 queued or running job(s) in account acct"},
       {{.op = PX_ACCT_DELETE, .entity = PX_ACCT_USER, .name = "carol"}, PX_ENOENT, "name: user carol has no"},
       {{.op = PX_ACCT_MODIFY, .entity = PX_ACCT_ACCOUNT, .name = "nosuch"}, PX_ENOENT, "name: no account"},
-      {{.op = PX_ACCT_ADD, .entity = PX_ACCT_QOS, .name = "high"}, PX_EUNSUPPORTED, "name: QoS high"},
+      {{.op = PX_ACCT_ADD, .entity = PX_ACCT_QOS, .name = "normal"}, PX_EEXIST, "name: QoS normal already exists"},
       {set((struct px_acct_edit){.op = PX_ACCT_MODIFY, .entity = PX_ACCT_QOS, .name = "normal"},
            PX_ACCT_MAX_JOBS, 1), PX_EINVAL, "max_jobs: not a setting of a QoS"},
       {{.op = PX_ACCT_MODIFY, .entity = PX_ACCT_QOS, .name = "nosuch"}, PX_ENOENT, "name: no QoS named nosuch"},
@@ -261,6 +261,53 @@ static void many_accounts_and_allow_lists(void **state) {
 }
 
 /* Each allocation of an addition failed in turn: PX_ENOMEM, nothing changed. */
+static struct px_acct_edit qos_edit(int op, const char *name) {
+  return (struct px_acct_edit){.op = op, .entity = PX_ACCT_QOS, .name = name};
+}
+
+/* A QoS added online takes jobs at once; it is deleted only when nothing
+ * uses it; a deleted name takes no job and may be added again; at most
+ * PXC_QOS_ONLINE_MAX are added until the next start. */
+static void qos_added_used_and_deleted(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  tc_open(&f);
+  struct px_diag d;
+  uint32_t nq = f.conf->nqos;
+  assert_int_equal(both(&f, set(qos_edit(PX_ACCT_ADD, "gold"), PX_ACCT_PRIORITY, 5), &d), 0);
+  assert_int_equal(both(&f, qos_edit(PX_ACCT_ADD, "gold"), &d), PX_EEXIST);
+  assert_int_equal(f.conf->nqos, nq + 1);
+  assert_int_equal(f.conf->qos[nq].priority, 5);
+  struct px_jobspec s = tc_spec("alice", 0, 1);
+  s.qos = (char *)"gold";
+  assert_int_equal(tc_submit(f.core, 1, &s, 100), 0);
+  assert_int_equal(both(&f, qos_edit(PX_ACCT_DELETE, "gold"), &d), PX_ESTATE);
+  assert_non_null(strstr(d.msg, "name: QoS gold has 1 queued or running job(s)"));
+  assert_int_equal(both(&f, qos_edit(PX_ACCT_DELETE, "normal"), &d), PX_ESTATE);
+  assert_non_null(strstr(d.msg, "is the default QoS (of every association without one)"));
+  struct px_event cancel = {.kind = PX_EV_CANCEL, .job_id = 1};
+  struct px_event_result res;
+  assert_int_equal(px_core_apply(f.core, &cancel, 101, &res), 0);
+  assert_int_equal(both(&f, qos_edit(PX_ACCT_DELETE, "gold"), &d), 0);
+  assert_true(f.conf->qos[nq].deleted);
+  assert_int_equal(px_conf_find_qos(f.conf, "gold"), PX_NONE);
+  assert_int_not_equal(tc_submit(f.core, 2, &s, 102), 0);
+  assert_int_equal(both(&f, qos_edit(PX_ACCT_ADD, "gold"), &d), 0); /* again, in a new slot */
+  assert_int_equal(px_conf_find_qos(f.conf, "gold"), nq + 1);
+  assert_int_equal(tc_submit(f.core, 3, &s, 103), 0);
+  for (int i = 2; i < PXC_QOS_ONLINE_MAX; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "q%d", i);
+    assert_int_equal(both(&f, qos_edit(PX_ACCT_ADD, name), &d), 0);
+  }
+  assert_int_equal(both(&f, qos_edit(PX_ACCT_ADD, "onemore"), &d), PX_ERANGE);
+  assert_non_null(strstr(d.msg, "no room for QoS onemore"));
+  tc_cycle(&f, 104);
+  assert_non_null(tc_started(&f.out, 3));
+  assert_null(tc_invariants(f.core));
+  tc_close(&f);
+}
+
 static void out_of_memory_changes_nothing(void **state) {
   (void)state;
   struct px_conf *conf = tc_conf(2, 8, 0, 0);
@@ -305,6 +352,7 @@ int main(void) {
       cmocka_unit_test(default_account_changes),
       cmocka_unit_test(shares_replace_fairshare_parent),
       cmocka_unit_test(many_accounts_and_allow_lists),
+      cmocka_unit_test(qos_added_used_and_deleted),
       cmocka_unit_test(out_of_memory_changes_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
