@@ -57,7 +57,7 @@ static const struct verb verbs[] = {
      "the accounts tree, users and QoS", "sacctmgr show"},
     {"accounts", px_cmd_sacctmgr, NULL,
      "accounts [-i] add|modify|delete account|user|qos [where] name=N [account=A] [set] [fairshare=N] [GrpTRES=gres/gpu=N] [MaxJobs=N] ...",
-     "change accounts, user associations and QoS limits online (journaled; operators only)", "sacctmgr add, modify, delete"},
+     "change accounts, user associations and QoS online (journaled; operators only)", "sacctmgr add, modify, delete"},
     {"reserve", NULL, px_verb_reserve, "reserve --name N (--nodes L|--gpus N --partition P) [--start T] --duration D [--account A]",
      "reserve nodes or GPUs for an account, or for maintenance", "scontrol create reservation"},
     {"token", NULL, px_verb_token, "token [--lifetime D-HH:MM:SS]",
