@@ -27,7 +27,11 @@ wait_for $((njobs * 2 + 120)) sh -c '[ "$(squeue -h | wc -l)" = 0 ]' || { echo "
 "$PHALANX" export --since 1d --output trace.csv 2>export.err || { cat export.err >&2; exit 1; }
 exported=$(($(wc -l <trace.csv) - 1))
 [ "$exported" = "$njobs" ] || { echo "bench_sim_fidelity: exported $exported of $njobs jobs" >&2; exit 1; }
-"$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" >report.txt 2>sim.err ||
-  { cat sim.err >&2; exit 1; }
+"$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" --fidelity-jobs jobs.csv \
+  >report.txt 2>sim.err || { cat sim.err >&2; exit 1; }
+[ -n "${FID_KEEP:-}" ] && cp trace.csv jobs.csv report.txt "$FID_KEEP/"
 line=$(grep '^fidelity cluster:' report.txt) || { echo "bench_sim_fidelity: no fidelity line" >&2; exit 1; }
+compared=$(echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs.*/\1/p')
+[ "$compared" = "$njobs" ] || { echo "bench_sim_fidelity: compared $compared of $njobs jobs" >&2; exit 1; }
+[ "$(($(wc -l <jobs.csv) - 1))" = "$njobs" ] || { echo "bench_sim_fidelity: jobs.csv lacks jobs" >&2; exit 1; }
 echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs, mean |replayed wait - recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s, error \([0-9.]*\)% .*/sim_fidelity_jobs \1 jobs\nsim_fidelity_wait_abs_diff_s \2 s\nsim_fidelity_recorded_wait_s \3 s\nsim_fidelity_wait_error_pct \4 %/p'
