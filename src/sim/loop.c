@@ -27,6 +27,11 @@
  * leaves a job waiting, the core owes a backfill pass (px_core_next_pass_s)
  * and the loop wakes then, as the server's periodic cycle would. Core time
  * is PX_SIM_EPOCH_S + trace seconds, so the core sees ordinary Unix times.
+ *
+ * A replay of the cluster's own accounting (cycle_per_event) runs step 3
+ * after each end and each submit instead, as the server's loop cycles after
+ * each change: two ends in one second then free their GPUs one after the
+ * other, as on the cluster, not as one larger hole.
  */
 #include "sim/run.h"
 
@@ -370,23 +375,26 @@ static int event_cycle(struct loop *l) {
 static int step(struct loop *l, int64_t t_s) {
   advance(l, t_s);
   int rc = 0;
+  bool cycled = false; /* a cycle per event ran after the last change */
   while (!rc && l->nheap && l->heap[0].t_s == t_s) {
     struct end_ev e = heap_pop(l);
     if (e.attempt != l->runs[e.job].attempt || l->runs[e.job].state != PX_SIMJ_RUNNING) continue;
     rc = end_job(l, e.job);
-    if (!rc) rc = event_cycle(l);
+    if (!rc) rc = event_cycle(l), cycled = l->cycle_per_event;
   }
-  if (!rc) rc = failures_now(l);
+  if (!rc && px_sim_failures_due(&l->fail) <= t_s) rc = failures_now(l), cycled = false;
   while (!rc && l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s) {
     uint32_t job = l->next++;
     if (l->s->jobs[job].skip != PX_SIM_RUNS) continue;
     rc = submit_job(l, job);
-    if (!rc) rc = event_cycle(l);
+    if (!rc) rc = event_cycle(l), cycled = l->cycle_per_event;
   }
   if (rc) return rc;
   l->r->events++;
-  if (!cycle_can_start(l)) return 0;
-  rc = cycle(l);
+  if (!cycled) {
+    if (!cycle_can_start(l)) return 0;
+    rc = cycle(l);
+  }
   int64_t due = px_core_next_pass_s(l->core); /* bf_interval: a pass owed with no event */
   if (due > PX_SIM_EPOCH_S + t_s) l->wake_s = due - PX_SIM_EPOCH_S;
   return rc;
