@@ -46,8 +46,9 @@
 
 struct end_ev {
   int64_t t_s;
-  uint32_t job, attempt;
+  uint32_t job, attempt; /* attempt WAKE_ONLY: no end, only a cycle then */
 };
+#define WAKE_ONLY UINT32_MAX
 
 struct loop {
   const struct px_sim_setup *s;
@@ -188,6 +189,9 @@ static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct p
   const struct px_trace_job *tj = &t->jobs.v[j->trace_index];
   if (tj->partition != PX_TRACE_NONE) spec->partition = (char *)px_trace_name(t, tj->partition);
   if (tj->qos != PX_TRACE_NONE) spec->qos = (char *)px_trace_name(t, tj->qos);
+  /* eligible later than submitted: the job's --begin (the server's only
+   * source of an eligible time) */
+  if (tj->eligible_s > tj->submit_s) spec->begin_s = PX_SIM_EPOCH_S + tj->eligible_s;
   if (j->qos) spec->qos = (char *)l->s->qos_names[j->qos - 1]; /* --qos-map wins */
 }
 
@@ -208,7 +212,9 @@ static int submit_job(struct loop *l, uint32_t job) {
     return 0;
   }
   pend_add(l, job);
-  return 0;
+  /* a wake at its begin time (an end event no run matches), as the
+   * server's periodic cycle would find it eligible */
+  return spec.begin_s ? heap_push(l, (struct end_ev){spec.begin_s - PX_SIM_EPOCH_S, job, WAKE_ONLY}) : 0;
 }
 
 static int on_start(struct loop *l, const struct px_action *a) {

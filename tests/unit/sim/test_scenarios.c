@@ -187,6 +187,22 @@ static void test_cycle_per_event(void **state) {
 }
 
 /*
+ * One 8-GPU node, FIFO. b's eligible_s (its --begin, from an exported
+ * trace) is 300: submitted at 0 but gated until then, it does not hold back
+ * c (60), and the loop wakes at 300 with no other event to start it.
+ */
+static void test_begin_time(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "begin_time.csv", 1, 8, 2.0);
+  struct px_sim_result r;
+  const int64_t starts[] = {0, 300, 60};
+  expect_starts(&w, "fifo", starts, &r);
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
+/*
  * Two 8-GPU nodes. a and b (6 GPUs each) take one node each, leaving 2 + 2
  * free. c (4 GPUs on 1 node) does not fit although 4 GPUs are free: it waits
  * for a to end (100) and runs 100-150 on a's node. d (16 GPUs = 2 whole
@@ -342,7 +358,7 @@ static void test_determinism(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fifo_one_node),   cmocka_unit_test(test_backfill_hole),
-      cmocka_unit_test(test_bf_interval_wakes), cmocka_unit_test(test_cycle_per_event),
+      cmocka_unit_test(test_bf_interval_wakes), cmocka_unit_test(test_cycle_per_event), cmocka_unit_test(test_begin_time),
       cmocka_unit_test(test_gang_whole_node), cmocka_unit_test(test_conservation),
       cmocka_unit_test(test_determinism),     cmocka_unit_test(test_preempt_qos_map), cmocka_unit_test(test_checkpoint_resume),
   };
