@@ -7,9 +7,10 @@
 # with its recorded one. The replay works from recorded facts (run times
 # as the server held the GPUs, time limits, arrivals), so a busy machine
 # moves the record and the replay together; what is left is the order of
-# events inside one second, which the record does not keep (measured 3.2%
-# and 3.4% while a sanitizer build ran; bench, 300 jobs: 2.6%).
-# Tolerance: 15% of the mean wait, or 2 s (waits are whole seconds).
+# events inside one second, which the record does not keep (measured 3.2%,
+# 3.4% and 9.4%, mean |difference| 0.6-1.6 s, while a sanitizer build ran;
+# bench, 300 jobs: 2.6%). Tolerance: 20% of the mean wait (about 17 s), or
+# a mean |difference| of 3 s (waits are whole seconds).
 set -uo pipefail
 : "${PHALANX:?}" "${PX_SRC:?}"
 out=$(FID_JOBS=60 bash "$PX_SRC/bench/bench_sim_fidelity.sh" 2>&1)
@@ -19,6 +20,6 @@ echo "$out"
 fig() { echo "$out" | awk -v k="$1" '$1 == k { print $2 }'; }
 jobs=$(fig sim_fidelity_jobs) pct=$(fig sim_fidelity_wait_error_pct) diff=$(fig sim_fidelity_wait_abs_diff_s)
 [ "$jobs" = 60 ] || { echo "FAIL compared $jobs of 60 jobs"; exit 1; }
-awk -v p="$pct" -v d="$diff" 'BEGIN { exit !(p != "" && (p <= 15 || d <= 2)) }' ||
-  { echo "FAIL fidelity error $pct% (mean |difference| $diff s): over 15% and 2 s"; exit 1; }
+awk -v p="$pct" -v d="$diff" 'BEGIN { exit !(p != "" && (p <= 20 || d <= 3)) }' ||
+  { echo "FAIL fidelity error $pct% (mean |difference| $diff s): over 20% and 3 s"; exit 1; }
 echo "ok - replay of the recorded policy: $jobs jobs, error $pct% of the mean wait"
