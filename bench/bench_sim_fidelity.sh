@@ -7,7 +7,11 @@
 # FID_JOBS (default 300) jobs: 1, 2, 4 or 8 GPUs, one in ten a 2-node gang
 # of 16, 2-10 s each, three accounts, submitted in bursts of 20 a second onto
 # 4 nodes x 8 GPUs so that they queue. Prints the figures it depends on
-# (jobs, mean recorded wait, mean |difference|) next to the percentage.
+# (jobs compared, mean recorded wait, mean |difference|, and the mean
+# signed difference: a replay that drifts early or late shows there) next
+# to the percentage; fails when a job is missing from the export or from
+# the comparison. FID_KEEP=DIR keeps the trace, the report and the per-job
+# comparison (jobs.csv, `phalanx sim --fidelity-jobs`) in DIR.
 set -uo pipefail
 : "${PHALANX:?}" "${PX_SRC:?}"
 source "$PX_SRC/tests/integration/lib_dev.sh"
@@ -27,7 +31,13 @@ wait_for $((njobs * 2 + 120)) sh -c '[ "$(squeue -h | wc -l)" = 0 ]' || { echo "
 "$PHALANX" export --since 1d --output trace.csv 2>export.err || { cat export.err >&2; exit 1; }
 exported=$(($(wc -l <trace.csv) - 1))
 [ "$exported" = "$njobs" ] || { echo "bench_sim_fidelity: exported $exported of $njobs jobs" >&2; exit 1; }
-"$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" >report.txt 2>sim.err ||
-  { cat sim.err >&2; exit 1; }
+"$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" --fidelity-jobs jobs.csv \
+  >report.txt 2>sim.err || { cat sim.err >&2; exit 1; }
+[ -n "${FID_KEEP:-}" ] && cp trace.csv jobs.csv report.txt "$FID_KEEP/"
 line=$(grep '^fidelity cluster:' report.txt) || { echo "bench_sim_fidelity: no fidelity line" >&2; exit 1; }
+compared=$(echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs.*/\1/p')
+[ "$compared" = "$njobs" ] || { echo "bench_sim_fidelity: compared $compared of $njobs jobs" >&2; exit 1; }
+[ "$(($(wc -l <jobs.csv) - 1))" = "$njobs" ] || { echo "bench_sim_fidelity: jobs.csv lacks jobs" >&2; exit 1; }
+bias=$(awk -F, 'NR > 1 { s += $10; n++ } END { if (n) printf "%.1f", s / n }' jobs.csv)
 echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs, mean |replayed wait - recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s, error \([0-9.]*\)% .*/sim_fidelity_jobs \1 jobs\nsim_fidelity_wait_abs_diff_s \2 s\nsim_fidelity_recorded_wait_s \3 s\nsim_fidelity_wait_error_pct \4 %/p'
+echo "sim_fidelity_wait_bias_s $bias s"

@@ -12,8 +12,10 @@
  * end_s) travels with the job, and duration_s is end_s - start_s. Jobs that
  * never started (cancelled while pending) have no run to replay: they are
  * counted on stderr, not exported. Accounting does not keep time limits:
- * a job the server still holds (recent ones, /v1/jobs) gives its own,
- * the others leave time_limit_s empty (the simulator then estimates one).
+ * a job the server still holds (/v1/jobs?state=all, which lists those
+ * that ended past MinJobAge too) gives its own, the others leave
+ * time_limit_s empty (the simulator then estimates one, and a backfill
+ * replay's decisions move with it: docs/simulator.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +124,9 @@ static int cmp_id(const void *key, const void *elem) {
 static int add_limits(struct px_cmd *c, struct px_job_info *v, size_t n) {
   struct px_job_info *live = NULL;
   size_t nl = 0;
-  if (px_cmd_get_jobs(c, "/v1/jobs", &live, &nl)) return 1;
+  /* state=all: also the jobs that ended past MinJobAge, which a plain
+   * listing hides (squeue's view) */
+  if (px_cmd_get_jobs(c, "/v1/jobs?state=all", &live, &nl)) return 1;
   for (size_t i = 0; i < nl; i++) {
     struct px_job_info *j = bsearch(&live[i].job_id, v, n, sizeof *v, cmp_id);
     if (j) j->spec.time_limit_s = live[i].spec.time_limit_s;

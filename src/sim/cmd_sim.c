@@ -32,6 +32,7 @@
 
 struct opts {
   const char *trace, *cluster, *config, *plots, *qos_map;
+  const char *fidelity_jobs; /* --fidelity-jobs: the cluster replay against the record, job by job (CSV) */
   const char *policies[MAX_POLICIES];
   int npolicies;
   bool json;
@@ -57,7 +58,9 @@ static void usage(FILE *f) {
              "                      its job requeued whole; reports the GPU-hours lost\n"
              "  --gpu-repair S      seconds a failed GPU stays out of service (default 14400)\n"
              "  --from-accounting FILE  a trace from `phalanx export` (instead of --trace): the recorded\n"
-             "                      run is the first column, each policy's waits compared with it\n",
+             "                      run is the first column, each policy's waits compared with it\n"
+             "  --fidelity-jobs FILE  with --from-accounting: each job's recorded and replayed wait under the\n"
+             "                      cluster's own keys, as CSV (which jobs the replay gets wrong, and how)\n",
           PX_SIM_LIMIT_FACTOR);
 }
 
@@ -69,7 +72,7 @@ static int parse_args(int argc, char **argv, struct opts *o) {
       {"limit-factor", required_argument, NULL, 'l'}, {"seed", required_argument, NULL, 's'},
       {"qos-map", required_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
       {"gpu-failures", required_argument, NULL, 'f'}, {"gpu-repair", required_argument, NULL, 'r'},
-      {"from-accounting", required_argument, NULL, 'A'},
+      {"from-accounting", required_argument, NULL, 'A'}, {"fidelity-jobs", required_argument, NULL, 'F'},
       {NULL, 0, NULL, 0}};
   *o = (struct opts){.limit_factor = PX_SIM_LIMIT_FACTOR, .seed = 1};
   optind = 1;
@@ -82,6 +85,7 @@ static int parse_args(int argc, char **argv, struct opts *o) {
         o->trace = optarg;
         o->from_accounting = true;
         break;
+      case 'F': o->fidelity_jobs = optarg; break;
       case 'c': o->cluster = optarg; break;
       case 'C': o->config = optarg; break;
       case 'P': o->plots = optarg; break;
@@ -125,6 +129,10 @@ static int parse_args(int argc, char **argv, struct opts *o) {
       case 'h': usage(stdout); return 1;
       default: usage(stderr); return 2;
     }
+  }
+  if (o->fidelity_jobs && !o->from_accounting) {
+    fprintf(stderr, "phalanx sim: --fidelity-jobs needs --from-accounting (a record to compare with)\n");
+    return 2;
   }
   if (optind < argc || !o->trace || !!o->cluster == !!o->config) {
     if (o->from_accounting && o->trace && !o->config && !o->cluster)
@@ -198,6 +206,15 @@ static void print_fidelity(FILE *f, const struct px_sim_result *res, const struc
   }
 }
 
+/* --fidelity-jobs: the first replay (the cluster's own keys) job by job. */
+static int write_fidelity_jobs(const char *path, const struct px_sim_setup *s, const struct px_sim_jobrun *runs) {
+  FILE *f = fopen(path, "we");
+  int rc = f ? px_sim_fidelity_jobs(f, s, runs) : PX_EIO;
+  if (f && fclose(f)) rc = PX_EIO;
+  if (rc) fprintf(stderr, "phalanx sim: --fidelity-jobs %s: cannot write\n", path);
+  return rc;
+}
+
 /* res[0] is the recorded run when o->from_accounting; *nres counts what was filled. */
 static int run_all(const struct opts *o, const struct px_sim_setup *s, const struct px_sim_policy *pol, int npol,
                    struct px_sim_result *res, int *nres, struct px_sim_fidelity *fid) {
@@ -215,7 +232,8 @@ static int run_all(const struct opts *o, const struct px_sim_setup *s, const str
     struct px_sim_jobrun *runs = NULL;
     struct px_sim_run_opts ro = {.seed = o->seed, .progress = px_sim_progress_new(pol[i].name),
                                  .gpu_fail_per_day = o->gpu_failures, .gpu_repair_s = o->gpu_repair_s,
-                                 .runs_out = o->from_accounting ? &runs : NULL};
+                                 .runs_out = o->from_accounting ? &runs : NULL,
+                                 .cycle_per_event = o->from_accounting};
     int rc = px_sim_run(s, &pol[i].sched, pol[i].name, &ro, &res[*nres], &d);
     px_sim_progress_free(ro.progress);
     if (rc) {
@@ -224,7 +242,9 @@ static int run_all(const struct opts *o, const struct px_sim_setup *s, const str
     }
     (*nres)++;
     if (runs) px_sim_fidelity(s, runs, &fid[i]);
+    rc = runs && i == 0 && o->fidelity_jobs ? write_fidelity_jobs(o->fidelity_jobs, s, runs) : 0;
     free(runs);
+    if (rc) return 2;
   }
   return 0;
 }

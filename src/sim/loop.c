@@ -27,6 +27,11 @@
  * leaves a job waiting, the core owes a backfill pass (px_core_next_pass_s)
  * and the loop wakes then, as the server's periodic cycle would. Core time
  * is PX_SIM_EPOCH_S + trace seconds, so the core sees ordinary Unix times.
+ *
+ * A replay of the cluster's own accounting (cycle_per_event) runs step 3
+ * after each end and each submit instead, as the server's loop cycles after
+ * each change: two ends in one second then free their GPUs one after the
+ * other, as on the cluster, not as one larger hole.
  */
 #include "sim/run.h"
 
@@ -41,8 +46,9 @@
 
 struct end_ev {
   int64_t t_s;
-  uint32_t job, attempt;
+  uint32_t job, attempt; /* attempt WAKE_ONLY: no end, only a cycle then */
 };
+#define WAKE_ONLY UINT32_MAX
 
 struct loop {
   const struct px_sim_setup *s;
@@ -60,6 +66,7 @@ struct loop {
   uint32_t pend_min_gpus; /* smallest GPU count pending (UINT32_MAX: none) */
   uint32_t pend_max_gpus; /* an upper bound of the largest (bounds the scan for the next minimum) */
   bool may_preempt;       /* the policy can start jobs without free GPUs */
+  bool cycle_per_event;   /* px_sim_run_opts.cycle_per_event */
   int64_t ckpt_s, restart_s; /* the checkpoint model: interval (0: none) and restart cost */
   int64_t wake_s;         /* a backfill pass owed then (bf_interval); INT64_MAX: none */
   struct px_diag *d;
@@ -182,6 +189,9 @@ static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct p
   const struct px_trace_job *tj = &t->jobs.v[j->trace_index];
   if (tj->partition != PX_TRACE_NONE) spec->partition = (char *)px_trace_name(t, tj->partition);
   if (tj->qos != PX_TRACE_NONE) spec->qos = (char *)px_trace_name(t, tj->qos);
+  /* eligible later than submitted: the job's --begin (the server's only
+   * source of an eligible time) */
+  if (tj->eligible_s > tj->submit_s) spec->begin_s = PX_SIM_EPOCH_S + tj->eligible_s;
   if (j->qos) spec->qos = (char *)l->s->qos_names[j->qos - 1]; /* --qos-map wins */
 }
 
@@ -202,7 +212,9 @@ static int submit_job(struct loop *l, uint32_t job) {
     return 0;
   }
   pend_add(l, job);
-  return 0;
+  /* a wake at its begin time (an end event no run matches), as the
+   * server's periodic cycle would find it eligible */
+  return spec.begin_s ? heap_push(l, (struct end_ev){spec.begin_s - PX_SIM_EPOCH_S, job, WAKE_ONLY}) : 0;
 }
 
 static int on_start(struct loop *l, const struct px_action *a) {
@@ -360,26 +372,35 @@ static int cycle(struct loop *l) {
   return 0;
 }
 
+/* With cycle_per_event, the cycle the server runs after one change. */
+static int event_cycle(struct loop *l) {
+  return l->cycle_per_event && cycle_can_start(l) ? cycle(l) : 0;
+}
+
 /* Steps 2 and 3 at time t. */
 static int step(struct loop *l, int64_t t_s) {
   advance(l, t_s);
-  while (l->nheap && l->heap[0].t_s == t_s) {
+  int rc = 0;
+  bool cycled = false; /* a cycle per event ran after the last change */
+  while (!rc && l->nheap && l->heap[0].t_s == t_s) {
     struct end_ev e = heap_pop(l);
     if (e.attempt != l->runs[e.job].attempt || l->runs[e.job].state != PX_SIMJ_RUNNING) continue;
-    int rc = end_job(l, e.job);
-    if (rc) return rc;
+    rc = end_job(l, e.job);
+    if (!rc) rc = event_cycle(l), cycled = l->cycle_per_event;
   }
-  int frc = failures_now(l);
-  if (frc) return frc;
-  while (l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s) {
+  if (!rc && px_sim_failures_due(&l->fail) <= t_s) rc = failures_now(l), cycled = false;
+  while (!rc && l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s) {
     uint32_t job = l->next++;
     if (l->s->jobs[job].skip != PX_SIM_RUNS) continue;
-    int rc = submit_job(l, job);
-    if (rc) return rc;
+    rc = submit_job(l, job);
+    if (!rc) rc = event_cycle(l), cycled = l->cycle_per_event;
   }
+  if (rc) return rc;
   l->r->events++;
-  if (!cycle_can_start(l)) return 0;
-  int rc = cycle(l);
+  if (!cycled) {
+    if (!cycle_can_start(l)) return 0;
+    rc = cycle(l);
+  }
   int64_t due = px_core_next_pass_s(l->core); /* bf_interval: a pass owed with no event */
   if (due > PX_SIM_EPOCH_S + t_s) l->wake_s = due - PX_SIM_EPOCH_S;
   return rc;
@@ -408,7 +429,7 @@ static int run_loop(struct loop *l) {
 }
 
 static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct px_conf_sched *policy,
-                     uint64_t seed, struct px_sim_result *r) {
+                     const struct px_sim_run_opts *o, struct px_sim_result *r) {
   l->s = s;
   l->r = r;
   px_actions_init(&l->acts);
@@ -419,6 +440,7 @@ static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct 
   l->pend_min_gpus = UINT32_MAX;
   l->wake_s = INT64_MAX;
   l->may_preempt = policy->preempt_mode != PX_PREEMPT_OFF;
+  l->cycle_per_event = o && o->cycle_per_event;
   l->ckpt_s = r->ckpt_interval_s = policy->ckpt_interval_s < INT64_MAX / 4 ? policy->ckpt_interval_s : 0;
   l->restart_s = r->ckpt_restart_s = l->ckpt_s ? policy->ckpt_restart_s : 0;
   for (uint32_t i = 0; i < s->njobs; i++)
@@ -432,7 +454,7 @@ static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct 
   struct px_conf conf = *s->conf; /* shallow: the core copies what it keeps */
   conf.sched = *policy;
   int err = 0;
-  l->core = px_core_new(&conf, seed, &err);
+  l->core = px_core_new(&conf, o ? o->seed : 1, &err);
   if (!l->core) return px_diag_set(l->d, err ? err : PX_ENOMEM, -1, "the core refused the cluster/policy: %s",
                                    px_strerror(err));
   /* only actions matter here: a cycle may stop once nothing can start */
@@ -446,7 +468,7 @@ int px_sim_run(const struct px_sim_setup *s, const struct px_conf_sched *policy,
   snprintf(r->policy, sizeof r->policy, "%.63s", name);
   struct loop l = {.d = d, .progress = o ? o->progress : NULL};
   px_diag_clear(d);
-  int rc = loop_init(&l, s, policy, o ? o->seed : 1, r);
+  int rc = loop_init(&l, s, policy, o, r);
   px_sim_failures_init(&l.fail, s->conf, s->total_gpus, o ? o->gpu_fail_per_day : 0,
                        o && o->gpu_repair_s ? o->gpu_repair_s : 4 * 3600, o ? o->seed : 1, l.now_s);
   if (!rc) rc = run_loop(&l);

@@ -72,3 +72,17 @@ void px_sim_fidelity(const struct px_sim_setup *s, const struct px_sim_jobrun *r
     f->mean_recorded_wait_s = rec / (double)f->jobs;
   }
 }
+
+int px_sim_fidelity_jobs(FILE *f, const struct px_sim_setup *s, const struct px_sim_jobrun *runs) {
+  fprintf(f, "job_id,submit_s,gpus,nodes,queue,recorded_start_s,replayed_start_s,recorded_wait_s,replayed_wait_s,"
+             "difference_s\n");
+  for (uint32_t i = 0; i < s->njobs; i++) {
+    const struct px_trace_job *t = tjob(s, i);
+    if (runs[i].state != PX_SIMJ_DONE || t->start_s < 0) continue;
+    int64_t sub = s->jobs[i].submit_s, w_rec = t->start_s - sub, w_sim = runs[i].first_start_s - sub;
+    fprintf(f, "%s,%lld,%u,%u,%s,%lld,%lld,%lld,%lld,%lld\n", px_trace_id(s->trace, t), (long long)sub,
+            s->jobs[i].gpus, s->jobs[i].nodes, px_trace_name(s->trace, t->queue), (long long)t->start_s,
+            (long long)runs[i].first_start_s, (long long)w_rec, (long long)w_sim, (long long)(w_sim - w_rec));
+  }
+  return ferror(f) ? PX_EIO : 0;
+}

@@ -7,6 +7,8 @@
 #ifndef PX_SIM_RECORDED_H
 #define PX_SIM_RECORDED_H
 
+#include <stdio.h>
+
 #include "sim/metrics.h"
 #include "sim/sim.h"
 
@@ -29,5 +31,13 @@ struct px_sim_fidelity {
   double mean_abs_diff_s, mean_recorded_wait_s;
 };
 void px_sim_fidelity(const struct px_sim_setup *s, const struct px_sim_jobrun *runs, struct px_sim_fidelity *f);
+
+/*
+ * The comparison job by job, as CSV on f (header first): each job done in
+ * both, in submit order, with its recorded and replayed start and wait and
+ * their difference (replayed - recorded; positive: the replay waited
+ * longer). 0 or PX_EIO.
+ */
+int px_sim_fidelity_jobs(FILE *f, const struct px_sim_setup *s, const struct px_sim_jobrun *runs);
 
 #endif

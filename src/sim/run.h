@@ -6,6 +6,7 @@
 #ifndef PX_SIM_RUN_H
 #define PX_SIM_RUN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "conf/conf.h"
@@ -20,6 +21,8 @@ struct px_sim_run_opts {
   struct px_sim_jobrun **runs_out;   /* when set: receives the per-job times (caller frees) */
   double gpu_fail_per_day;           /* injected GPU failures per GPU per day (failures.h; 0: none) */
   int64_t gpu_repair_s;              /* how long a failed GPU stays out of service */
+  bool cycle_per_event;              /* a cycle after each end and each submit, as the server's
+                                      * loop does, not one per instant (loop.c) */
 };
 
 /*

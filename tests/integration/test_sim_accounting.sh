@@ -80,11 +80,13 @@ grep -qE "^ *conservation +ok +ok +ok *$" report.txt || fail "conservation: $(gr
 fid=$(grep "^fidelity cluster:" report.txt) || fail "no fidelity line: $(tail -3 report.txt)"
 echo "$fid"
 # A loose bound, against gross breakage only: on 15 jobs waiting a few
-# seconds, the record has whole seconds, each start on the real cluster comes
-# up to a second after the decision, the dependency is not replayed, and
+# seconds, the record has whole seconds (not the order of the events inside
+# one), the dependency is not replayed, and
 # whether the 2-node gang goes before or after the array tasks flips between
-# runs of the same submissions (seen: 3% to 185%). The figure that means
-# something is bench_sim_fidelity's (docs/simulator.md).
+# runs of the same submissions (seen: 3% to 185%; the array's tasks are
+# replayed as separate jobs). The figure that means something is
+# bench_sim_fidelity's, and test_sim_fidelity.sh is its short form
+# (docs/simulator.md).
 diff=$(echo "$fid" | sed -n 's/.*recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s.*/\1 \2/p')
 pct=$(echo "$fid" | sed -n 's/.*error \([0-9.]*\)% of the mean wait/\1/p')
 awk -v d="$diff" 'BEGIN { split(d, x, " "); tol = 2 * x[2] > 8 ? 2 * x[2] : 8; exit !(d != "" && x[1] <= tol) }' ||

@@ -47,13 +47,20 @@ static void policy(struct px_sim_policy *p, const char *name, const struct px_co
   if (px_sim_policy_load(p, path, &base->sched, &d)) fail_msg("%s", d.msg);
 }
 
+/* One node of ngpu GPUs and the example policy pol. */
+static void world_policy(struct world *w, const char *file, uint32_t ngpu, double factor, const char *pol,
+                         struct px_sim_policy *p) {
+  world_open(w, file, 1, ngpu, factor);
+  policy(p, pol, w->conf);
+}
+
 /* Runs p and checks each job's start time (jobs are in submit order; ids a, b, c, d). */
-static void expect_starts_of(struct world *w, const struct px_sim_policy *pp, const int64_t *starts,
-                             struct px_sim_result *r) {
+static void expect_starts_opts(struct world *w, const struct px_sim_policy *pp, bool per_event,
+                               const int64_t *starts, struct px_sim_result *r) {
   struct px_sim_policy p = *pp;
   const char *pol = p.name;
   struct px_sim_jobrun *runs = NULL;
-  struct px_sim_run_opts o = {.seed = 1, .runs_out = &runs};
+  struct px_sim_run_opts o = {.seed = 1, .runs_out = &runs, .cycle_per_event = per_event};
   struct px_diag d;
   int rc = px_sim_run(&w->setup, &p.sched, p.name, &o, r, &d);
   if (rc) fail_msg("%s: %s", pol, d.msg);
@@ -65,6 +72,11 @@ static void expect_starts_of(struct world *w, const struct px_sim_policy *pp, co
   }
   free(runs);
   assert_true(r->conserved);
+}
+
+static void expect_starts_of(struct world *w, const struct px_sim_policy *pp, const int64_t *starts,
+                             struct px_sim_result *r) {
+  expect_starts_opts(w, pp, false, starts, r);
 }
 
 static void expect_starts(struct world *w, const char *pol, const int64_t *starts, struct px_sim_result *r) {
@@ -133,10 +145,9 @@ static void test_backfill_hole(void **state) {
 static void test_bf_interval_wakes(void **state) {
   (void)state;
   struct world w;
-  world_open(&w, "backfill_hole.csv", 1, 8, 2.0);
   struct px_sim_result r;
   struct px_sim_policy p;
-  policy(&p, "conservative", w.conf);
+  world_policy(&w, "backfill_hole.csv", 8, 2.0, "conservative", &p);
   const int64_t unbounded[] = {0, 600, 60, 1800};
   expect_starts_of(&w, &p, unbounded, &r);
   px_sim_result_fini(&r);
@@ -145,6 +156,48 @@ static void test_bf_interval_wakes(void **state) {
   const int64_t bounded[] = {0, 660, 120, 1860};
   expect_starts_of(&w, &p, bounded, &r);
   assert_int_equal(r.backfilled, 1);
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
+/*
+ * One 4-GPU node, EASY backfill, limits from the trace. a, b (1 GPU each,
+ * 600 s, limits 1200) and c (2 GPUs, 1800 s) fill it at 0; d (2 GPUs, 300 s)
+ * arrives at 60, e (1 GPU, 300 s, limit 600) at 120. a and b end at 600.
+ * One cycle per instant (a trace replay) sees both ends at once: d starts
+ * at 600 in the 2 GPUs, e waits for d's end at 900. A cycle after each end
+ * (cycle_per_event: the server's loop, for a replay of its accounting) sees
+ * a's end alone: 1 GPU, d does not fit and is promised b's limit (1200), e
+ * ends by 1200 and backfills at 600; b's end then frees 1 GPU only, and d
+ * starts when e ends at 900.
+ */
+static void test_cycle_per_event(void **state) {
+  (void)state;
+  struct world w;
+  struct px_sim_result r;
+  struct px_sim_policy p;
+  world_policy(&w, "ends_together.csv", 4, 1.0, "easy", &p);
+  const int64_t starts[2][5] = {{0, 0, 0, 600, 900}, {0, 0, 0, 900, 600}}; /* per instant, per event */
+  for (int per_event = 0; per_event < 2; per_event++) {
+    expect_starts_opts(&w, &p, per_event, starts[per_event], &r);
+    assert_int_equal(r.backfilled, per_event); /* e, into a's GPU */
+    px_sim_result_fini(&r);
+  }
+  world_close(&w);
+}
+
+/*
+ * One 8-GPU node, FIFO. b's eligible_s (its --begin, from an exported
+ * trace) is 300: submitted at 0 but gated until then, it does not hold back
+ * c (60), and the loop wakes at 300 with no other event to start it.
+ */
+static void test_begin_time(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "begin_time.csv", 1, 8, 2.0);
+  struct px_sim_result r;
+  const int64_t starts[] = {0, 300, 60};
+  expect_starts(&w, "fifo", starts, &r);
   px_sim_result_fini(&r);
   world_close(&w);
 }
@@ -305,7 +358,7 @@ static void test_determinism(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fifo_one_node),   cmocka_unit_test(test_backfill_hole),
-      cmocka_unit_test(test_bf_interval_wakes),
+      cmocka_unit_test(test_bf_interval_wakes), cmocka_unit_test(test_cycle_per_event), cmocka_unit_test(test_begin_time),
       cmocka_unit_test(test_gang_whole_node), cmocka_unit_test(test_conservation),
       cmocka_unit_test(test_determinism),     cmocka_unit_test(test_preempt_qos_map), cmocka_unit_test(test_checkpoint_resume),
   };
