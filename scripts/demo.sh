@@ -236,6 +236,22 @@ fi
 echo; echo "== stopping the cluster"
 kill -TERM "$dev_pid"; wait "$dev_pid" || true; dev_pid=
 
+echo; echo "== MIG: a node whose GPU 0 is 7 x 1g.10gb and GPU 1 is 3g.40gb + 2 x 2g.20gb (emulated; typed GRES)"
+"$px" dev --nodes 1 --gpus 7:1g.10gb,1:3g.40gb,2:2g.20gb --state-dir "$tmp/mig" --ready-file "$tmp/mig.ready" --quiet &
+dev_pid=$!
+for _ in $(seq 1 300); do [ -s "$tmp/mig.ready" ] && break; kill -0 "$dev_pid" || exit 1; sleep 0.1; done
+[ -s "$tmp/mig.ready" ] || { echo "demo: the MIG cluster did not come up" >&2; exit 1; }
+(
+  set -a; source "$tmp/mig.ready"; set +a
+  sbatch -J mig3g --gres=gpu:3g.40gb:1 -t 5 -o "$tmp/mig3g.out" --wrap 'echo "3g.40gb job: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"'
+  sbatch -J mig1g --gpus=1g.10gb:2 -t 5 -o "$tmp/mig1g.out" --wrap 'echo "2 x 1g.10gb job: CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"'
+  sbatch -J nosuch --gres=gpu:4g.40gb:1 -t 5 --wrap true || true
+  for _ in $(seq 1 60); do [ "$(squeue -h | wc -l)" -eq 0 ] && break; sleep 1; done
+  cat "$tmp/mig3g.out" "$tmp/mig1g.out" 2>/dev/null || echo "(the MIG jobs' output is missing)"
+  scontrol show node dev1 | grep -E 'Gres|GresUsed' || true
+)
+kill -TERM "$dev_pid"; wait "$dev_pid" || true; dev_pid=
+
 echo; echo "== at scale: 2,000 nodes emulated by one agent process (simulated jobs), the same server"
 start=$SECONDS
 "$px" dev --nodes 2000 --emulate-jobs sim --state-dir "$tmp/big" --ready-file "$tmp/big.ready" --quiet &
