@@ -531,6 +531,9 @@ int pxc_quser_ensure(struct px_core *c, uint32_t qos, uint32_t user);
 /* LAS queue of j at now (0 = the first; prio.c): attained service, runs
  * before a requeue plus the current one, against the thresholds. */
 uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t now);
+/* GPUs j's attained service counts per second: a fraction of a shared GPU
+ * its share (0.5 for --gpus=0.5), whole GPUs their number. */
+double pxc_las_gpus(const struct pxc_job *j);
 /* Free GPUs on usable nodes of j's partition (of its GPU type, if any; cycle.c). */
 uint64_t pxc_part_free_gpus(const struct px_core *c, const struct pxc_job *j);
 /* In its first run since a starvation promotion (LasStarveLimit), until
