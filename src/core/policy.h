@@ -72,6 +72,8 @@ struct pxc_tl {
   struct pxc_tl_seen *seen;   /* per node: what this search learned of it */
   uint64_t *lkeys;             /* per leaf: choose()'s sort keys */
   uint32_t epoch;
+  uint64_t walked;            /* nodes a single-node search read slot by slot (find_single) */
+  struct pxc_map share_end;   /* (node << 8 | GPU) -> slot its last share ends in (add_releases) */
   /* Incremental builds: while the grid (t0) stays, the next build undoes
    * this cycle's takes and recomputes only the rows of nodes whose state
    * changed (pxc_tl_dirty) instead of every node x slot. */
