@@ -520,7 +520,8 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
       h[at + from]--, pc[at + from]--, h[at + to]++, pc[at + to]++;
     }
     if (sign > 0) {
-      if (cl->gpu < g || cl->cpu < cpu || cl->mem_mib < mem) tl->base_ok = false; /* clamps: no exact undo */
+      /* clamps: no exact undo, unless the row is redone at the next build anyway */
+      if ((cl->gpu < g || cl->cpu < cpu || cl->mem_mib < mem) && !is_dirty(tl, node)) tl->base_ok = false;
       cl->gpu = (uint8_t)(cl->gpu > g ? cl->gpu - g : 0);
       cl->cpu = (uint16_t)(cl->cpu > cpu ? cl->cpu - cpu : 0);
       cl->mem_mib = (uint32_t)(cl->mem_mib > mem ? cl->mem_mib - mem : 0);
