@@ -601,12 +601,17 @@ static uint32_t fixed_block(const struct px_core *c, const struct pxc_tl *tl, co
   return 0;
 }
 
+/* This search found node unable to hold its job before a slot past k. */
+static inline bool ruled_out(const struct pxc_tl *tl, uint32_t node, uint32_t k) {
+  return tl->seen[node].skip_epoch == tl->epoch && tl->seen[node].skip > k;
+}
+
 static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
                           uint32_t k0, uint32_t k1, bool real) {
   uint32_t u;
   if (j->shape.per_node_max == 1 || j->shape.nmax == 1) { /* fixed need: remember how far it fails */
     struct pxc_tl_seen *sn = &tl->seen[node];
-    if (sn->skip_epoch == tl->epoch && sn->skip > k0) return 0;
+    if (ruled_out(tl, node, k0)) return 0;
     if (pxc_job_node_filtered(j) && !pxc_node_fit(c, j, node, true)) return 0;
     /* What the node is known to hold in this search: a gang asks each node
      * of its leaves twice per slot (bound, then pick) and again at the next
@@ -689,7 +694,7 @@ static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_j
         uint32_t node = p->leaf_nodes[q];
         prefetch_cell(tl, p, q + 4, l, k);
         tl->walked++;
-        if (tl->seen[node].skip_epoch == tl->epoch && tl->seen[node].skip > k) continue;
+        if (ruled_out(tl, node, k)) continue;
         const struct pxc_tl_cell *cl = &pxc_tl_row(tl, node)[k];
         if (!cl->usable || cl->gpu != g) continue;
         left--;
@@ -797,6 +802,7 @@ static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job
       uint64_t e = 0;
       for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++) {
         prefetch_cell(tl, p, q + 2, l, kend - 1);
+        if (ruled_out(tl, p->leaf_nodes[q], k)) continue; /* fit_units' first test, without the call */
         e += fit_units(c, tl, j, p->leaf_nodes[q], k, kend, real);
       }
       tl->exact[l] = 1;
@@ -808,6 +814,7 @@ static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job
     for (uint32_t i = 0; i < m && need; i++) {
       uint32_t l = tl->leaves[i];
       for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1] && need; q++) {
+        if (ruled_out(tl, p->leaf_nodes[q], k)) continue;
         uint32_t node = p->leaf_nodes[q], u = fit_units(c, tl, j, node, k, kend, real);
         if (!u) continue;
         if (u > need) u = (uint32_t)need;
