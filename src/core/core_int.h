@@ -557,7 +557,12 @@ void pxc_array_task_ended(struct px_core *c, uint64_t array_id, bool ok, int64_t
 int pxc_finished_add(struct px_core *c, uint64_t id, uint8_t state, bool ok, int64_t now);
 void pxc_finished_purge(struct px_core *c, int64_t now);
 const struct pxc_finished *pxc_finished_get(const struct px_core *c, uint64_t id);
-uint64_t pxc_job_ngpu(const struct pxc_job *j); /* a fractional job: 1 (the GPU it is on) */
+uint64_t pxc_job_ngpu_alloc(const struct pxc_job *j); /* limits.c: a running job's, from its allocation */
+/* GPUs of j (a fractional job: 1, the GPU it is on). Inline: every cycle
+ * asks it of every pending job, which has no allocation. */
+static inline uint64_t pxc_job_ngpu(const struct pxc_job *j) {
+  return j->nalloc ? pxc_job_ngpu_alloc(j) : (uint64_t)j->shape.units * j->shape.gpu;
+}
 uint64_t pxc_job_cgpu(const struct pxc_job *j); /* hundredths of GPUs: a fraction exactly */
 uint64_t pxc_job_ncpu(const struct pxc_job *j);
 /* Billable TRES per second of an allocation under QoS qos (TRESBillingWeights;

@@ -166,7 +166,7 @@ struct pxc_bf_front {
   int64_t d[PXC_BF_FRONT];
 };
 
-struct pxc_bf_lim { int64_t limit; uint32_t slot; };
+struct pxc_bf_lim { int64_t limit; uint32_t slot, grp; }; /* grp: its group (groups_build), in the padding */
 #define PXC_BF_NB 16          /* node-count buckets of the tail's groups (backfill_tail.c) */
 struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nodes */
   uint32_t g, need;
@@ -272,6 +272,8 @@ struct pxc_policy {
    * job left in the queue can start this cycle, reservations are skipped. */
   struct pxc_bf_lim *lims;    /* the jobs left by group: a min-heap of time limits each */
   size_t lims_cap;
+  struct pxc_bf_lim *lims_in; /* the jobs left in queue order with their groups (groups_build) */
+  size_t lims_in_cap;
   struct pxc_bf_class *cls;   /* per (GPUs per node 0 .. maxg, node-count bucket) */
   size_t cls_cap;
   uint32_t *wits;             /* the groups' nodes found */
