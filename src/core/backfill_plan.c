@@ -252,7 +252,7 @@ static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
     hist_row(c, tl, tl->dirty[i], -1);
     memset(pxc_tl_row(tl, tl->dirty[i]), 0, tl->nslots * sizeof *tl->cell);
   }
-  add_releases(c, tl, true, tl->nslots);
+  if (tl->ndirty) add_releases(c, tl, true, tl->nslots); /* none: every job slot read for nothing */
   for (uint32_t i = 0; i < tl->ndirty; i++) {
     fill_row(c, tl, tl->dirty[i]);
     hist_row(c, tl, tl->dirty[i], +1);
