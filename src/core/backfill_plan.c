@@ -69,6 +69,7 @@ void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
                tl->seen, tl->lkeys, tl->dirty_bits, tl->dirty, tl->undo,
                tl->dec_last, tl->dec_epoch, tl->stamp};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
+  pxc_map_fini(c, &tl->share_end);
   memset(tl, 0, sizeof *tl);
 }
 
@@ -134,6 +135,32 @@ static uint32_t monotone_from(const struct pxc_tl *tl, uint32_t node) {
   return tl->dec_epoch[node] == tl->epoch_built ? tl->dec_last[node] : 0;
 }
 
+/* A share of GPU a->gpus of a->node ends in slot k: the GPU is whole again
+ * from the latest such slot. Best effort: without room in the map the GPU
+ * is left out of the plan (later than it could be, never earlier). */
+static void note_share_end(struct px_core *c, struct pxc_tl *tl, const struct px_alloc *a, uint32_t k) {
+  uint64_t key = (uint64_t)a->node << 8 | (uint64_t)__builtin_ctzll(a->gpus);
+  uint32_t v;
+  if (pxc_map_get(&tl->share_end, key, &v) && v >= k) return;
+  (void)pxc_map_put(c, &tl->share_end, key, k);
+}
+
+/* Shared GPUs become whole when their last share ends (issue 19): one GPU
+ * released in that slot, unless the GPU is out of service. The map's order
+ * does not matter: releases are sums. */
+static void add_share_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, uint32_t clean_from) {
+  struct pxc_map *m = &tl->share_end;
+  for (size_t i = 0; i < m->cap; i++) {
+    if (m->keys[i] == UINT64_MAX) continue;
+    uint32_t node = (uint32_t)(m->keys[i] >> 8), g = (uint32_t)(m->keys[i] & 0xff), k = m->vals[i];
+    m->keys[i] = UINT64_MAX; /* emptied for the next build as it is read */
+    if (k >= tl->nslots || (dirty_only && k < clean_from && !is_dirty(tl, node))) continue;
+    if (c->nodes[node].gpu_bad >> g & 1) continue;
+    pxc_tl_row(tl, node)[k].gpu++;
+  }
+  m->len = 0;
+}
+
 static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, uint32_t clean_from) {
   for (size_t s = 0; s < c->njob_slots; s++) {
     const struct pxc_job *j = &c->jobs[s];
@@ -142,6 +169,9 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, 
     int64_t kill = pxc_preempt_kill_at(c, j);
     if (kill && kill < end) end = kill;
     uint32_t k = end <= tl->now ? 1 : pxc_tl_slot_ceil(tl, end);
+    if (j->shape.share)
+      for (uint32_t i = 0; i < j->nalloc; i++)
+        if (j->alloc[i].gpu_share && j->alloc[i].gpus) note_share_end(c, tl, &j->alloc[i], k);
     if (k >= tl->nslots) continue;
     for (uint32_t i = 0; i < j->nalloc; i++) {
       const struct px_alloc *a = &j->alloc[i];
@@ -150,14 +180,15 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, 
       struct pxc_tl_cell *cl = &pxc_tl_row(tl, a->node)[k];
       /* an exclusive job holds the whole node, whatever its alloc says */
       bool whole = j->shape.exclusive;
-      /* a fraction frees no GPU: its GPU is whole only when its last share ends,
-       * which the plan does not track (later than it could be, never earlier) */
+      /* a fraction frees no GPU itself: its GPU is whole when its last share
+       * ends (add_share_releases) */
       uint32_t g = a->gpu_share ? 0 : (uint32_t)px_bits64_count(a->gpus & ~n->gpu_bad);
       cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : g));
       cl->cpu = (uint16_t)(cl->cpu + (whole ? n->cpus : a->ncpu));
       cl->mem_mib += (uint32_t)(whole ? n->mem_mib : a->mem_mib);
     }
   }
+  add_share_releases(c, tl, dirty_only, clean_from);
 }
 
 /* A node's cells [k0, S): the resources free before k0 (its free resources
@@ -221,7 +252,7 @@ static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
     hist_row(c, tl, tl->dirty[i], -1);
     memset(pxc_tl_row(tl, tl->dirty[i]), 0, tl->nslots * sizeof *tl->cell);
   }
-  add_releases(c, tl, true, tl->nslots);
+  if (tl->ndirty) add_releases(c, tl, true, tl->nslots); /* none: every job slot read for nothing */
   for (uint32_t i = 0; i < tl->ndirty; i++) {
     fill_row(c, tl, tl->dirty[i]);
     hist_row(c, tl, tl->dirty[i], +1);
@@ -489,7 +520,8 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
       h[at + from]--, pc[at + from]--, h[at + to]++, pc[at + to]++;
     }
     if (sign > 0) {
-      if (cl->gpu < g || cl->cpu < cpu || cl->mem_mib < mem) tl->base_ok = false; /* clamps: no exact undo */
+      /* clamps: no exact undo, unless the row is redone at the next build anyway */
+      if ((cl->gpu < g || cl->cpu < cpu || cl->mem_mib < mem) && !is_dirty(tl, node)) tl->base_ok = false;
       cl->gpu = (uint8_t)(cl->gpu > g ? cl->gpu - g : 0);
       cl->cpu = (uint16_t)(cl->cpu > cpu ? cl->cpu - cpu : 0);
       cl->mem_mib = (uint32_t)(cl->mem_mib > mem ? cl->mem_mib - mem : 0);
@@ -538,8 +570,9 @@ static bool cell_short(const struct pxc_tl_cell *x, uint32_t g, uint32_t cpu, ui
 }
 
 /* For a fixed per-node need (single-node jobs, -N gangs): 0 when the node
- * holds it over [k0, k1), else the last slot where it does not + 1. Scanning
- * backwards makes that jump as long as it can be. */
+ * holds it over [k0, k1), else the last slot where it does not + 1 (the
+ * cells from there to k1 all hold it). Scanning backwards makes that jump as
+ * long as it can be. */
 static uint32_t fixed_block(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j,
                             uint32_t node, uint32_t k0, uint32_t k1) {
   const struct pxc_node *n = &c->nodes[node];
@@ -568,12 +601,17 @@ static uint32_t fixed_block(const struct px_core *c, const struct pxc_tl *tl, co
   return 0;
 }
 
+/* This search found node unable to hold its job before a slot past k. */
+static inline bool ruled_out(const struct pxc_tl *tl, uint32_t node, uint32_t k) {
+  return tl->seen[node].skip_epoch == tl->epoch && tl->seen[node].skip > k;
+}
+
 static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
                           uint32_t k0, uint32_t k1, bool real) {
   uint32_t u;
   if (j->shape.per_node_max == 1 || j->shape.nmax == 1) { /* fixed need: remember how far it fails */
     struct pxc_tl_seen *sn = &tl->seen[node];
-    if (sn->skip_epoch == tl->epoch && sn->skip > k0) return 0;
+    if (ruled_out(tl, node, k0)) return 0;
     if (pxc_job_node_filtered(j) && !pxc_node_fit(c, j, node, true)) return 0;
     /* What the node is known to hold in this search: a gang asks each node
      * of its leaves twice per slot (bound, then pick) and again at the next
@@ -585,9 +623,10 @@ static uint32_t fit_units(struct px_core *c, struct pxc_tl *tl, const struct pxc
     else
       sn->ok_epoch = tl->epoch, sn->ok_from = k0, sn->ok_to = k0;
     uint32_t b = from < k1 ? fixed_block(c, tl, j, node, from, k1) : 0;
-    if (b) {
+    if (b) { /* the scan found the cells [b, k1) holding: the next start tried is b, whose check starts at k1 */
       sn->skip_epoch = tl->epoch;
       sn->skip = b;
+      sn->ok_from = b, sn->ok_to = k1;
       return 0;
     }
     if (sn->ok_to < k1) sn->ok_to = k1;
@@ -654,7 +693,8 @@ static bool find_single(struct px_core *c, struct pxc_tl *tl, const struct pxc_j
       for (uint32_t q = p->leaf_start[l]; left && q < p->leaf_start[l + 1]; q++) {
         uint32_t node = p->leaf_nodes[q];
         prefetch_cell(tl, p, q + 4, l, k);
-        if (tl->seen[node].skip_epoch == tl->epoch && tl->seen[node].skip > k) continue;
+        tl->walked++;
+        if (ruled_out(tl, node, k)) continue;
         const struct pxc_tl_cell *cl = &pxc_tl_row(tl, node)[k];
         if (!cl->usable || cl->gpu != g) continue;
         left--;
@@ -762,6 +802,7 @@ static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job
       uint64_t e = 0;
       for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1]; q++) {
         prefetch_cell(tl, p, q + 2, l, kend - 1);
+        if (ruled_out(tl, p->leaf_nodes[q], k)) continue; /* fit_units' first test, without the call */
         e += fit_units(c, tl, j, p->leaf_nodes[q], k, kend, real);
       }
       tl->exact[l] = 1;
@@ -773,6 +814,7 @@ static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job
     for (uint32_t i = 0; i < m && need; i++) {
       uint32_t l = tl->leaves[i];
       for (uint32_t q = p->leaf_start[l]; q < p->leaf_start[l + 1] && need; q++) {
+        if (ruled_out(tl, p->leaf_nodes[q], k)) continue;
         uint32_t node = p->leaf_nodes[q], u = fit_units(c, tl, j, node, k, kend, real);
         if (!u) continue;
         if (u > need) u = (uint32_t)need;
@@ -783,6 +825,68 @@ static bool find_gang(struct px_core *c, struct pxc_tl *tl, const struct pxc_job
     }
     return need == 0;
   }
+}
+
+/* A single-node search goes node by node once its slot-by-slot walk has
+ * read this many times the partition's nodes (pxc_tl_find): 8 keeps the
+ * 2,048-node synthetic mix's times, 2 cost it 10%. */
+#define PXC_TL_WALK_NODES 8
+
+/* The end slot of a start in slot k (pxc_tl_find: slots from 1 on are whole). */
+static uint32_t span_end(const struct pxc_tl *tl, uint32_t k, int64_t dur, uint32_t span) {
+  uint32_t kend = k == 0 ? pxc_tl_end_slot(tl, 0, dur) : k + span;
+  return kend > tl->nslots ? tl->nslots : kend;
+}
+
+/* The earliest slot in [k, k_last] where node holds single-node job j for
+ * its limit, or UINT32_MAX: each failure jumps past the cell that failed it
+ * (fit_units' skip), so a node costs one check per obstacle, not per slot. */
+static uint32_t node_earliest(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
+                              uint32_t k, uint32_t k_last, int64_t dur, uint32_t span) {
+  while (k <= k_last) {
+    if (fit_units(c, tl, j, node, k, span_end(tl, k, dur, span), false) >= j->shape.units) return k;
+    const struct pxc_tl_seen *sn = &tl->seen[node];
+    if (sn->skip_epoch != tl->epoch || sn->skip <= k) return UINT32_MAX; /* filtered out: never */
+    k = sn->skip;
+  }
+  return UINT32_MAX;
+}
+
+/* Single-node job j from slot k_from on, node by node rather than slot by
+ * slot: the same answer as find_single at the earliest slot where any node
+ * of a pool holds j -- the pools in order at a slot, then fewest free GPUs
+ * in that slot, then leaf and position order -- without re-reading, slot
+ * after slot, nodes that cannot start yet. A deep queue's searches that do
+ * not fit in their first slot walked every node of every slot up to their
+ * start or the window's end (a quarter of conservative backfill's time on
+ * a gang-heavy overload). */
+static bool find_single_later(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t k_from,
+                              uint32_t k_to, int64_t dur, uint32_t span, struct pxc_tl_fit *fit) {
+  const struct pxc_part *part = &c->parts[j->part];
+  uint32_t best_k = UINT32_MAX, best_node = 0;
+  for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
+    const struct pxc_pool *p = &c->pools[pi];
+    if (j->gpu_type != PX_NONE && p->gpu_type != j->gpu_type) continue;
+    uint32_t pool_best = UINT32_MAX, g_best = 0, n_best = 0;
+    /* a later pool wins only with an earlier slot */
+    uint32_t last = best_k == UINT32_MAX ? k_to - 1 : best_k - 1;
+    for (uint32_t q = 0; q < p->leaf_start[p->nleaf] && k_from <= last; q++) {
+      uint32_t node = p->leaf_nodes[q];
+      uint32_t lim = pool_best == UINT32_MAX ? last : pool_best;
+      uint32_t k = node_earliest(c, tl, j, node, k_from, lim, dur, span);
+      if (k == UINT32_MAX) continue;
+      uint32_t g = pxc_tl_row(tl, node)[k].gpu;
+      if (k < pool_best || g < g_best) pool_best = k, g_best = g, n_best = node;
+    }
+    if (pool_best != UINT32_MAX) best_k = pool_best, best_node = n_best;
+  }
+  if (best_k == UINT32_MAX) return false;
+  fit->nnodes = 1;
+  fit->nodes[0] = best_node;
+  fit->units[0] = j->shape.units;
+  fit->slot = best_k;
+  fit->end_slot = span_end(tl, best_k, dur, span);
+  return true;
 }
 
 bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t k_from,
@@ -798,7 +902,20 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   int64_t dur = j->time_limit_s, span = dur >= INT64_MAX / 4 ? (int64_t)tl->nslots : (dur + tl->res_s - 1) / tl->res_s;
   if (span < 1) span = 1;
   if (span > (int64_t)tl->nslots) span = tl->nslots;
+  /* A single-node job's slot-by-slot walk is cheap while the histograms
+   * point it at few nodes (a large cluster's searches mostly end in a few
+   * slots); once it has read PXC_TL_WALK_NODES times the partition's nodes
+   * the rest of the search goes node by node (find_single_later). Not for
+   * a real placement (real: slot 0 only). */
+  uint64_t walk_max = UINT64_MAX;
+  tl->walked = 0;
+  if (j->shape.nmax == 1 && !real) {
+    walk_max = 0;
+    for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++)
+      walk_max += PXC_TL_WALK_NODES * (uint64_t)c->pools[pi].leaf_start[c->pools[pi].nleaf];
+  }
   for (uint32_t k = k_from; k < k_to; k++) {
+    if (tl->walked > walk_max) return find_single_later(c, tl, j, k, k_to, dur, (uint32_t)span, fit);
     uint32_t kend = k == 0 ? pxc_tl_end_slot(tl, 0, dur) : k + (uint32_t)span;
     if (kend > tl->nslots) kend = tl->nslots;
     for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {

@@ -69,7 +69,8 @@ static uint32_t max_gpus(const struct px_core *c) {
 static bool groups_alloc(struct px_core *c, uint32_t G) {
   struct pxc_policy *pol = c->pol;
   uint32_t ng = (G + 1) * PXC_BF_NB;
-  if (PXC_GROW(c, pol->cls, &pol->cls_cap, ng) || PXC_GROW(c, pol->lims, &pol->lims_cap, c->sort_left + 1))
+  if (PXC_GROW(c, pol->cls, &pol->cls_cap, ng) || PXC_GROW(c, pol->lims, &pol->lims_cap, c->sort_left + 1) ||
+      PXC_GROW(c, pol->lims_in, &pol->lims_in_cap, c->sort_left + 1))
     return false;
   memset(pol->cls, 0, ng * sizeof *pol->cls);
   for (uint32_t i = 0; i < ng; i++) pol->cls[i].g = i / PXC_BF_NB, pol->cls[i].need = UINT32_MAX;
@@ -93,25 +94,29 @@ static bool groups_place(struct px_core *c) {
 
 /* The jobs left in the queue (c->sort[0 .. sort_left)) into their groups'
  * heaps; false when one of them turns the tail off. Jobs needing more GPUs
- * on a node than any node has never start: left out. */
+ * on a node than any node has never start: left out. One pass reads the
+ * jobs' records (a deep queue's cache misses); the second places the
+ * copies, queue order kept within a group. */
 static bool groups_build(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
   uint32_t G = max_gpus(c), g = 0, n = 0;
   if (!groups_alloc(c, G)) return false;
   for (size_t i = 0; i < c->sort_left; i++) {
-    if (!job_group(&c->jobs[c->sort[i].slot], &g, &n)) return false;
-    if (g > G) continue;
-    struct pxc_bf_class *k = &pol->cls[g * PXC_BF_NB + n_bucket(n)];
+    const struct pxc_job *j = &c->jobs[c->sort[i].slot];
+    if (!job_group(j, &g, &n)) return false;
+    uint32_t grp = g > G ? UINT32_MAX : g * PXC_BF_NB + n_bucket(n);
+    pol->lims_in[i] = (struct pxc_bf_lim){j->time_limit_s, c->sort[i].slot, grp};
+    if (grp == UINT32_MAX) continue;
+    struct pxc_bf_class *k = &pol->cls[grp];
     k->n++;
     if (n < k->need) k->need = n;
   }
   if (!groups_place(c)) return false;
   for (size_t i = 0; i < c->sort_left; i++) {
-    const struct pxc_job *j = &c->jobs[c->sort[i].slot];
-    job_group(j, &g, &n);
-    if (g > G) continue;
-    struct pxc_bf_class *k = &pol->cls[g * PXC_BF_NB + n_bucket(n)];
-    pol->lims[k->off + k->n++] = (struct pxc_bf_lim){j->time_limit_s, c->sort[i].slot};
+    const struct pxc_bf_lim *x = &pol->lims_in[i];
+    if (x->grp == UINT32_MAX) continue;
+    struct pxc_bf_class *k = &pol->cls[x->grp];
+    pol->lims[k->off + k->n++] = *x;
   }
   for (uint32_t i = 0; i < pol->ncls; i++)
     for (size_t h = pol->cls[i].n / 2; h-- > 0;) lim_down(pol->lims + pol->cls[i].off, pol->cls[i].n, h);

@@ -576,6 +576,9 @@ int pxc_quser_ensure(struct px_core *c, uint32_t qos, uint32_t user);
 /* LAS queue of j at now (0 = the first; prio.c): attained service, runs
  * before a requeue plus the current one, against the thresholds. */
 uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t now);
+/* GPUs j's attained service counts per second: a fraction of a shared GPU
+ * its share (0.5 for --gpus=0.5), whole GPUs their number. */
+double pxc_las_gpus(const struct pxc_job *j);
 /* Free GPUs on usable nodes of j's partition (of its GPU type, if any; cycle.c). */
 uint64_t pxc_part_free_gpus(const struct px_core *c, const struct pxc_job *j);
 /* In its first run since a starvation promotion (LasStarveLimit), until
@@ -599,7 +602,12 @@ void pxc_array_task_ended(struct px_core *c, uint64_t array_id, bool ok, int64_t
 int pxc_finished_add(struct px_core *c, uint64_t id, uint8_t state, bool ok, int64_t now);
 void pxc_finished_purge(struct px_core *c, int64_t now);
 const struct pxc_finished *pxc_finished_get(const struct px_core *c, uint64_t id);
-uint64_t pxc_job_ngpu(const struct pxc_job *j); /* a fractional job: 1 (the GPU it is on) */
+uint64_t pxc_job_ngpu_alloc(const struct pxc_job *j); /* limits.c: a running job's, from its allocation */
+/* GPUs of j (a fractional job: 1, the GPU it is on). Inline: every cycle
+ * asks it of every pending job, which has no allocation. */
+static inline uint64_t pxc_job_ngpu(const struct pxc_job *j) {
+  return j->nalloc ? pxc_job_ngpu_alloc(j) : (uint64_t)j->shape.units * j->shape.gpu;
+}
 uint64_t pxc_job_cgpu(const struct pxc_job *j); /* hundredths of GPUs: a fraction exactly */
 uint64_t pxc_job_ncpu(const struct pxc_job *j);
 /* Billable TRES per second of an allocation under QoS qos (TRESBillingWeights;

@@ -25,13 +25,10 @@ int pxc_quser_ensure(struct px_core *c, uint32_t qos, uint32_t user) {
   return 0;
 }
 
-uint64_t pxc_job_ngpu(const struct pxc_job *j) {
-  if (j->nalloc) {
-    uint64_t n = 0;
-    for (uint32_t i = 0; i < j->nalloc; i++) n += (uint64_t)px_bits64_count(j->alloc[i].gpus);
-    return n;
-  }
-  return (uint64_t)j->shape.units * j->shape.gpu;
+uint64_t pxc_job_ngpu_alloc(const struct pxc_job *j) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < j->nalloc; i++) n += (uint64_t)px_bits64_count(j->alloc[i].gpus);
+  return n;
 }
 
 uint64_t pxc_job_cgpu(const struct pxc_job *j) {

@@ -99,7 +99,8 @@ void pxc_policy_free(struct px_core *c) {
   }
   void *v[] = {pol->part_resv, pol->qos_preempt, pol->qos_mode, pol->qos_grace_s, pol->qos_min_run_s,
                pol->qos_signal, pol->part_mode, pol->victims, pol->hist, pol->log, pol->cand,
-               pol->chosen, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits, pol->running};
+               pol->chosen, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits, pol->running,
+               pol->lims_in};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   pxc_map_fini(c, &pol->cursor);
   pxc_map_fini(c, &pol->front_idx);
@@ -157,8 +158,11 @@ int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out) {
 void pxc_plan_ensure(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
   if (!pol->plan || pol->plan_built) return;
-  /* advance reservations and victims' kill times move releases: whole */
-  pxc_tl_build(c, &pol->tl, c->now, pol->nresv_adv || pol->nvictims);
+  /* advance reservations move releases: whole. Victims' kill times
+   * move theirs too, but their rows are marked to be redone (preempt.c,
+   * emit): with LAS's preemptions full builds were a fifth of its time on
+   * a gang-heavy overload. */
+  pxc_tl_build(c, &pol->tl, c->now, pol->nresv_adv);
   pol->plan_built = true;
 }
 

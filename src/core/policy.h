@@ -72,6 +72,8 @@ struct pxc_tl {
   struct pxc_tl_seen *seen;   /* per node: what this search learned of it */
   uint64_t *lkeys;             /* per leaf: choose()'s sort keys */
   uint32_t epoch;
+  uint64_t walked;            /* nodes a single-node search read slot by slot (find_single) */
+  struct pxc_map share_end;   /* (node << 8 | GPU) -> slot its last share ends in (add_releases) */
   /* Incremental builds: while the grid (t0) stays, the next build undoes
    * this cycle's takes and recomputes only the rows of nodes whose state
    * changed (pxc_tl_dirty) instead of every node x slot. */
@@ -164,7 +166,7 @@ struct pxc_bf_front {
   int64_t d[PXC_BF_FRONT];
 };
 
-struct pxc_bf_lim { int64_t limit; uint32_t slot; };
+struct pxc_bf_lim { int64_t limit; uint32_t slot, grp; }; /* grp: its group (groups_build), in the padding */
 #define PXC_BF_NB 16          /* node-count buckets of the tail's groups (backfill_tail.c) */
 struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nodes */
   uint32_t g, need;
@@ -275,6 +277,8 @@ struct pxc_policy {
    * job left in the queue can start this cycle, reservations are skipped. */
   struct pxc_bf_lim *lims;    /* the jobs left by group: a min-heap of time limits each */
   size_t lims_cap;
+  struct pxc_bf_lim *lims_in; /* the jobs left in queue order with their groups (groups_build) */
+  size_t lims_in_cap;
   struct pxc_bf_class *cls;   /* per (GPUs per node 0 .. maxg, node-count bucket) */
   size_t cls_cap;
   uint32_t *wits;             /* the groups' nodes found */

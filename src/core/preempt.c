@@ -327,6 +327,11 @@ static int emit(struct px_core *c, const struct pxc_job *p, const struct pxc_job
       .preempt_cause = cause, .kill_at_s = now + grace, .gpu_hours_lost = lost};
   pol->victims[pol->nvictims++] = (struct pxc_victim){v->id, p->id, v->start_s, now + grace, p->account,
                                                       (uint8_t)mode, (uint8_t)cause, grace <= 0};
+  /* Its kill time moves its release in the plan (add_releases): its rows
+   * are redone at the next build, which then needs not be a full one. A
+   * victim leaves the list only when it stops, which redoes them again. */
+  if (pol->plan)
+    for (uint32_t i = 0; i < v->nalloc; i++) pxc_tl_dirty(&pol->tl, v->alloc[i].node);
   return 0;
 }
 
@@ -423,6 +428,9 @@ static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struc
     p->reason = PX_REASON_PREEMPTING;
     if (pol->plan) { /* what is free on its nodes now is kept for it too */
       struct pxc_tl_fit fit = {0, pxc_tl_end_slot(&pol->tl, 0, p->time_limit_s), res.nnodes, res.nodes, res.units};
+      /* its victims still hold these nodes, so the take clamps: their rows
+       * are redone at the next build rather than the whole plan */
+      for (uint32_t i = 0; i < res.nnodes; i++) pxc_tl_dirty(&pol->tl, res.nodes[i]);
       pxc_tl_commit(c, &pol->tl, p, &fit);
     }
   }

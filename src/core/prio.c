@@ -102,7 +102,8 @@ static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t
 /*
  * las: Tiresias' discretised two-dimensional least-attained-service order
  * (Gu et al., NSDI 2019). A job's attained service is GPUs x seconds it has
- * run (earlier runs before a requeue plus the current one); K thresholds
+ * run (earlier runs before a requeue plus the current one; a fraction of a
+ * shared GPU counts its share: 0.5 GPU for an hour is 1,800 GPU-s); K thresholds
  * cut it into K + 1 queues, queue 0 first; within a queue, FIFO by submit
  * time. A running job that crosses a threshold is demoted and, with a
  * PreemptMode, may be preempted by a job of a higher queue (preempt.c).
@@ -120,11 +121,19 @@ static void fifo_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t
  */
 static const int64_t las_default_gpu_s[] = {3600, 36000}; /* 1 and 10 GPU-hours */
 
+double pxc_las_gpus(const struct pxc_job *j) { return (double)pxc_job_cgpu(j) / PXC_SHARE_UNITS; }
+
+/* The GPUs a run time is measured in: a job without GPUs counts as one. */
+static double ran_gpus(const struct pxc_job *j) {
+  double g = pxc_las_gpus(j);
+  return g > 0 ? g : 1;
+}
+
 uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t now) {
   const int64_t *t = c->sched.las_nthresholds ? c->sched.las_thresholds_gpu_s : las_default_gpu_s;
   uint32_t n = c->sched.las_nthresholds ? c->sched.las_nthresholds : 2;
   double s = j->attained_gpu_s - j->las_base_gpu_s;
-  if (j->state == PX_JOB_RUNNING && now > j->start_s) s += (double)pxc_job_ngpu(j) * (double)(now - j->start_s);
+  if (j->state == PX_JOB_RUNNING && now > j->start_s) s += pxc_las_gpus(j) * (double)(now - j->start_s);
   uint32_t q = 0;
   while (q < n && s >= (double)t[q]) q++;
   return q;
@@ -132,15 +141,13 @@ uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t
 
 bool pxc_las_promoted(const struct pxc_job *j, int64_t now) {
   if (!(j->las_base_gpu_s > 0 && j->las_base_gpu_s == j->attained_gpu_s)) return false;
-  uint64_t g = pxc_job_ngpu(j);
-  return (double)(now - j->start_s) * (double)(g ? g : 1) < j->attained_gpu_s;
+  return (double)(now - j->start_s) * ran_gpus(j) < j->attained_gpu_s;
 }
 
 static void las_promote(struct px_core *c, struct pxc_job *j, int64_t now) {
   double limit = c->sched.las_starve_limit;
   if (limit <= 0 || j->attained_gpu_s <= j->las_base_gpu_s || !j->eligible_s || now <= j->eligible_s) return;
-  uint64_t g = pxc_job_ngpu(j);
-  double ran_s = j->attained_gpu_s / (double)(g ? g : 1);
+  double ran_s = j->attained_gpu_s / ran_gpus(j);
   if ((double)(now - j->eligible_s) < limit * ran_s) return;
   j->las_base_gpu_s = j->attained_gpu_s;
   c->stats.las_promotions++;

@@ -233,6 +233,48 @@ static void default_queue_depth_bounds_main_passes(void **state) {
   pf_close(&f);
 }
 
+static void sub_frac(struct pf *f, uint64_t id, uint32_t hundredths, int64_t limit_s, int64_t now) {
+  struct px_jobspec s = tc_spec("alice", 0, 0);
+  s.gpu_share = hundredths;
+  s.time_limit_s = limit_s;
+  pf_sub_spec(f, id, &s, now);
+}
+
+/*
+ * One 8-GPU node offering shares (issue 19). t=0: W (6 GPUs, 5000 s) takes
+ * GPUs 0-5; A (0.5, 1000 s) opens GPU 6, B (0.5, 2000 s) joins it (best
+ * fit); X (1 GPU, 3000 s) takes GPU 7. t=10: D (1 whole GPU, 500 s) finds
+ * none free. GPU 6 is whole again when its last share ends, B's at 2000
+ * (A's end at 1000 leaves B on it), GPU 7 at 3000: D is promised 2000.
+ * Before the plan knew shares it released no shared GPU: 3000.
+ */
+static void shared_gpu_whole_when_last_share_ends(void **state) {
+  (void)state;
+  struct pf f = {.conf = bf_conf(1, 0, PX_BACKFILL_CONSERVATIVE)};
+  f.conf->nodes[0].gpu_shares = true;
+  pf_open(&f);
+  pf_sub(&f, 1, "alice", 0, 6, 5000, 0);
+  sub_frac(&f, 2, 50, 1000, 0);
+  sub_frac(&f, 3, 50, 2000, 0);
+  pf_sub(&f, 4, "alice", 0, 1, 3000, 0);
+  pf_cycle(&f, 0);
+  assert_int_equal(f.out.len, 4);
+  struct px_node_view nv;
+  assert_int_equal(px_core_node_get(f.core, 0, &nv), 0);
+  assert_true(nv.gpus_shared == 1u << 6 && nv.gpus_free == 0);
+  pf_sub(&f, 5, "bob", 0, 1, 500, 10);
+  pf_cycle(&f, 10);
+  assert_int_equal(f.out.len, 0);
+  assert_int_equal(pf_view(f.core, 5).expected_start_s, 2000);
+  /* A ends: B still shares GPU 6, so the promise stays. */
+  pf_end(&f, 2, 1000);
+  pf_cycle(&f, 1000);
+  assert_int_equal(pf_view(f.core, 5).expected_start_s, 2000);
+  pxc_tl_build(f.core, &f.core->pol->tl, 1000, false); /* incremental, as the next cycle's: equals a full build */
+  assert_int_equal(pxc_tl_verify(f.core, &f.core->pol->tl), 0);
+  pf_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(conservative_backfills_and_promises),
@@ -244,6 +286,7 @@ int main(void) {
       cmocka_unit_test(bf_interval_defers_backfill_to_the_next_pass),
       cmocka_unit_test(bf_max_job_test_stops_the_pass),
       cmocka_unit_test(default_queue_depth_bounds_main_passes),
+      cmocka_unit_test(shared_gpu_whole_when_last_share_ends),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,6 +134,37 @@ static void las_promotes_starving_job(void **state) {
   pf_close(&f);
 }
 
+/*
+ * A fraction of a shared GPU attains its share of GPU-seconds (issue 19):
+ * A asks --gpus=0.5 on a node offering shares and starts at 0. At 1,000 s
+ * it has 0.5 x 1,000 = 500 GPU-s: queue 0 (whole-GPU counting said 1,000,
+ * queue 1); at 1,999 s 999.5, queue 0; at 2,000 s 1,000: queue 1. Requeued
+ * at 1,500 it keeps 0.5 x 1,500 = 750 GPU-s and waits in queue 0.
+ */
+static void las_charges_the_fraction(void **state) {
+  (void)state;
+  struct pf f = {.conf = las_conf(PX_PREEMPT_OFF)};
+  f.conf->nodes[0].gpu_shares = true;
+  pf_open(&f);
+  struct px_jobspec s = tc_spec("alice", 0, 0);
+  s.gpu_share = 50;
+  s.time_limit_s = 10000;
+  s.requeue = true;
+  pf_sub_spec(&f, 1, &s, 0);
+  pf_cycle(&f, 0);
+  assert_non_null(tc_started(&f.out, 1));
+  const struct pxc_job *a = pxc_job_find(f.core, 1);
+  assert_true(pxc_las_gpus(a) == 0.5);
+  assert_int_equal(pxc_las_queue(f.core, a, 1000), 0);
+  assert_int_equal(pxc_las_queue(f.core, a, 1999), 0);
+  assert_int_equal(pxc_las_queue(f.core, a, 2000), 1);
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 1500, NULL), 0);
+  a = pxc_job_find(f.core, 1);
+  assert_true(a->attained_gpu_s == 750.0);
+  assert_int_equal(pxc_las_queue(f.core, a, 1500), 0);
+  pf_close(&f);
+}
+
 /* Thresholds must be positive and strictly ascending: else the core refuses
  * the configuration (the simulator's policy parser names the key first). */
 static void las_bad_thresholds_refused(void **state) {
@@ -153,6 +184,7 @@ int main(void) {
       cmocka_unit_test(las_orders_by_attained_service),
       cmocka_unit_test(las_preempts_demoted_job),
       cmocka_unit_test(las_promotes_starving_job),
+      cmocka_unit_test(las_charges_the_fraction),
       cmocka_unit_test(las_bad_thresholds_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

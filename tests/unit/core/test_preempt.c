@@ -356,6 +356,58 @@ static void mutual_qos_never_preempt(void **state) {
   pf_close(&f);
 }
 
+/* The plan built incrementally at now equals one built from scratch. */
+static void plan_exact(struct pf *f, int64_t now) {
+  pxc_tl_build(f->core, &f->core->pol->tl, now, false);
+  assert_int_equal(pxc_tl_verify(f->core, &f->core->pol->tl), 0);
+}
+
+/*
+ * With conservative backfill, victims no longer force full plan builds
+ * (issue 21): the rows of their nodes are redone at each build. Two nodes;
+ * L (low, a gang of both nodes) from 0; at 1000 H (high, one node) signals
+ * L (grace 120: killed at 1120), whose release on both nodes moves from
+ * 86,400 to 1120 although H takes only node 0 in the plan. B (low, one
+ * node, 500 s) then waits for the earliest node in the plan. L is slow to
+ * go: past its kill time it releases in slot 1. At every step until L is
+ * requeued and H starts, an incremental build equals a full one.
+ */
+static void victims_keep_incremental_plan_exact(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(2)};
+  f.conf->qos[Q_LOW].grace_time_s = 120;
+  f.conf->sched.backfill = PX_BACKFILL_CONSERVATIVE;
+  f.conf->sched.backfill_resolution_s = 100;
+  f.conf->sched.backfill_window_s = 10000;
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 2, 8, 0);
+  pf_cycle(&f, 0);
+  assert_non_null(tc_started(&f.out, 1));
+  plan_exact(&f, 0);
+  sub_q(&f, 2, "alice", "high", 1, 8, 1000);
+  pf_cycle(&f, 1000);
+  assert_non_null(pf_action(&f.out, PX_ACT_SIGNAL, 1));
+  plan_exact(&f, 1000);
+  struct px_jobspec b = tc_spec("bob", 1, 8);
+  b.qos = "low";
+  b.time_limit_s = 500;
+  pf_sub_spec(&f, 3, &b, 1010);
+  for (int64_t t = 1010; t <= 1120; t += 55) {
+    pf_cycle(&f, t);
+    plan_exact(&f, t);
+  }
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  pf_cycle(&f, 1350);
+  plan_exact(&f, 1350);
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 1360, NULL), 0);
+  pf_cycle(&f, 1360);
+  assert_non_null(tc_started(&f.out, 2));
+  plan_exact(&f, 1360);
+  pf_cycle(&f, 1500);
+  plan_exact(&f, 1500);
+  pf_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cheapest_victim_set),
@@ -371,6 +423,7 @@ int main(void) {
       cmocka_unit_test(account_rate_limit),
       cmocka_unit_test(exempt_after_n_preemptions),
       cmocka_unit_test(mutual_qos_never_preempt),
+      cmocka_unit_test(victims_keep_incremental_plan_exact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -231,6 +231,7 @@ static void plan_builds_equal_full_builds(void **state) {
     conf->sched.backfill = PX_BACKFILL_CONSERVATIVE;
     conf->sched.backfill_resolution_s = 60;
     conf->sched.backfill_window_s = 1200;
+    for (uint32_t i = 0; i < 12; i += 2) conf->nodes[i].gpu_shares = true; /* shared GPUs' releases too */
     struct pf f = {.conf = conf};
     pf_open(&f);
     struct pxc_tl *tl = &f.core->pol->tl;
@@ -246,7 +247,14 @@ static void plan_builds_equal_full_builds(void **state) {
         }
       for (uint32_t k = rnd(3); k > 0 && nj < 120; k--) {
         bool gang = rnd(3) == 0;
-        pf_sub(&f, ++nj, "alice", gang ? 2 + rnd(3) : 0, gang ? 4 : 1 + rnd(4), 60 + rnd(2400), t);
+        if (!gang && rnd(4) == 0) { /* a fraction of a shared GPU */
+          struct px_jobspec s = tc_spec("alice", 0, 0);
+          s.gpu_share = 10 + rnd(60);
+          s.time_limit_s = 60 + rnd(2400);
+          pf_sub_spec(&f, ++nj, &s, t);
+        } else {
+          pf_sub(&f, ++nj, "alice", gang ? 2 + rnd(3) : 0, gang ? 4 : 1 + rnd(4), 60 + rnd(2400), t);
+        }
         end[nj] = -1;
       }
       pxc_tl_build(f.core, tl, t, false);
