@@ -37,8 +37,8 @@ void pxc_tlt_fini(struct px_core *c, struct pxc_tl *tl) {
   tl->trow = NULL, tl->tcell = NULL, tl->ntrows = 0;
 }
 
-uint32_t pxc_tlt_index(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j, uint32_t node) {
-  if (j->gpu_type == PX_NONE || j->shape.exclusive || !pxc_tlt_has(tl, node)) return PX_NONE;
+/* j's type among node's types (pxc_tlt_index has ruled out the rest). */
+uint32_t pxc_tlt_find(const struct px_core *c, const struct pxc_job *j, uint32_t node) {
   const struct pxc_node *n = &c->nodes[node];
   for (uint32_t i = 0; i < n->ngtypes; i++)
     if (n->gtypes[i].type == j->gpu_type) return i;

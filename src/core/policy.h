@@ -162,9 +162,15 @@ static inline bool pxc_tlt_has(const struct pxc_tl *tl, uint32_t node) {
 }
 int pxc_tlt_init(struct px_core *c, struct pxc_tl *tl);
 void pxc_tlt_fini(struct px_core *c, struct pxc_tl *tl);
+uint32_t pxc_tlt_find(const struct px_core *c, const struct pxc_job *j, uint32_t node);
 /* The index of j's GPU type among node's types: PX_NONE for an untyped or
- * exclusive job, or a node without types (the total then says it all). */
-uint32_t pxc_tlt_index(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j, uint32_t node);
+ * exclusive job, or a node without types (the total then says it all).
+ * Inline: the searches ask it per node, and mostly of untyped jobs. */
+static inline uint32_t pxc_tlt_index(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j,
+                                     uint32_t node) {
+  if (j->gpu_type == PX_NONE || !pxc_tlt_has(tl, node) || j->shape.exclusive) return PX_NONE;
+  return pxc_tlt_find(c, j, node);
+}
 /* GPUs gpus of node (all of them: whole) come back in slot k, each to its type. */
 void pxc_tlt_release(const struct px_core *c, struct pxc_tl *tl, uint32_t node, px_bits64 gpus, bool whole,
                      uint32_t k);
