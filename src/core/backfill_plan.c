@@ -279,7 +279,7 @@ static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
  * are kept zero, so the m slots it gains start empty. */
 static void slide_rows(struct px_core *c, struct pxc_tl *tl, uint32_t m) {
   uint32_t S = tl->nslots;
-  pxc_tlt_slide(c, tl, m, tl->off + m + S > tl->stride);
+  pxc_tlt_slide(tl, m, tl->off + m + S > tl->stride);
   if (tl->off + m + S > tl->stride) {
     for (uint32_t node = 0; node < c->nnodes; node++) {
       struct pxc_tl_cell *base = &tl->cell[(size_t)node * tl->stride];

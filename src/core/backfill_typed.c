@@ -94,8 +94,7 @@ bool pxc_tlt_take(struct pxc_tl *tl, uint32_t node, uint32_t ti, uint32_t g, uin
 /* As slide_rows: rows moved back to their storage's start when the window
  * runs out of it, then slot 0 copied m slots on and the slots before it
  * zeroed (tl->off then moves m on). */
-void pxc_tlt_slide(const struct px_core *c, struct pxc_tl *tl, uint32_t m, bool back) {
-  (void)c;
+void pxc_tlt_slide(struct pxc_tl *tl, uint32_t m, bool back) {
   uint32_t S = tl->nslots;
   for (uint32_t r = 0; r < tl->ntrows; r++) {
     uint8_t *base = &tl->tcell[(size_t)r * tl->stride];

@@ -182,7 +182,7 @@ void pxc_tlt_clear(const struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
  * true when a take clamped a cell (no exact undo). */
 bool pxc_tlt_take(struct pxc_tl *tl, uint32_t node, uint32_t ti, uint32_t g, uint32_t k0, uint32_t k1, int sign);
 /* The slide of slide_rows (backfill_plan.c), before tl->off moves. */
-void pxc_tlt_slide(const struct px_core *c, struct pxc_tl *tl, uint32_t m, bool back);
+void pxc_tlt_slide(struct pxc_tl *tl, uint32_t m, bool back);
 /* Copies the typed rows' S slots to dst (ntrows x S), or compares them (0: same). */
 void pxc_tlt_copy(const struct pxc_tl *tl, uint8_t *dst);
 int pxc_tlt_cmp(const struct pxc_tl *tl, const uint8_t *src);
