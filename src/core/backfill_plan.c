@@ -10,7 +10,8 @@
  * single-node job takes the best-fitting node of the first leaf that has
  * one, and a gang takes one leaf when one suffices, else the fullest leaves,
  * checking only the chosen leaves node by node for its whole duration.
- * The plan models GPU counts, CPU counts and memory; it ignores NVLink
+ * The plan models GPU counts (per type too on nodes of several types,
+ * backfill_typed.c), CPU counts and memory; it ignores NVLink
  * groups and account tenancy, which the real placement checks at start.
  */
 #include <string.h>
@@ -57,6 +58,7 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
   tl->dec_epoch = pxc_calloc(c, c->nnodes + 1, sizeof *tl->dec_epoch);
   tl->stamp = pxc_calloc(c, c->nnodes + 1, sizeof *tl->stamp);
   tl->epoch_built = 1;
+  if (pxc_tlt_init(c, tl)) return PX_ENOMEM;
   if (!tl->dec_last || !tl->dec_epoch || !tl->stamp) return PX_ENOMEM;
   if (!tl->cell || !tl->hist || !tl->nodes || !tl->units || !tl->bound || !tl->exact || !tl->leaves ||
       !tl->seen || !tl->lkeys || !tl->dirty_bits || !tl->dirty)
@@ -70,6 +72,7 @@ void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
                tl->dec_last, tl->dec_epoch, tl->stamp};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   pxc_map_fini(c, &tl->share_end);
+  pxc_tlt_fini(c, tl);
   memset(tl, 0, sizeof *tl);
 }
 
@@ -157,6 +160,7 @@ static void add_share_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_
     if (k >= tl->nslots || (dirty_only && k < clean_from && !is_dirty(tl, node))) continue;
     if (c->nodes[node].gpu_bad >> g & 1) continue;
     pxc_tl_row(tl, node)[k].gpu++;
+    if (pxc_tlt_has(tl, node)) pxc_tlt_release(c, tl, node, 1ULL << g, false, k);
   }
   m->len = 0;
 }
@@ -186,6 +190,7 @@ static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, 
       cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : g));
       cl->cpu = (uint16_t)(cl->cpu + (whole ? n->cpus : a->ncpu));
       cl->mem_mib += (uint32_t)(whole ? n->mem_mib : a->mem_mib);
+      if (pxc_tlt_has(tl, a->node)) pxc_tlt_release(c, tl, a->node, a->gpu_share ? 0 : a->gpus, whole, k);
     }
   }
   add_share_releases(c, tl, dirty_only, clean_from);
@@ -212,6 +217,13 @@ static void fill_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
   const struct pxc_node *n = &c->nodes[node];
   fill_cells(n, pxc_tl_row(tl, node), 0, tl->nslots, pxc_node_usable(n), n->excl ? 0 : (uint32_t)px_bits64_count(n->gpu_free),
              n->excl ? 0 : n->cpu_free, n->excl ? 0 : n->mem_free);
+  if (pxc_tlt_has(tl, node)) pxc_tlt_fill(c, tl, node, 0, pxc_node_usable(n));
+}
+
+/* Empties node's row (and typed rows) for a rebuild. */
+static void clear_row(struct px_core *c, struct pxc_tl *tl, uint32_t node) {
+  memset(pxc_tl_row(tl, node), 0, tl->nslots * sizeof *tl->cell);
+  pxc_tlt_clear(c, tl, node, 0, tl->nslots);
 }
 
 static void clear_dirty(struct pxc_tl *tl) {
@@ -228,6 +240,7 @@ void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node) {
 
 static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign);
+static void take_typed(struct pxc_tl *tl, uint32_t node, uint32_t ti, uint32_t g, uint32_t k0, uint32_t k1, int sign);
 static void batch_flush(struct px_core *c, struct pxc_tl *tl);
 
 /* Gives back the takes since the last build (the reservations and starts
@@ -237,7 +250,9 @@ static void batch_flush(struct px_core *c, struct pxc_tl *tl);
 static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
   for (size_t i = tl->nundo; i-- > 0;) {
     const struct pxc_tl_undo *u = &tl->undo[i];
-    if (!is_dirty(tl, u->node)) take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
+    if (is_dirty(tl, u->node)) continue;
+    take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
+    if (u->gtype != PX_NONE) take_typed(tl, u->node, u->gtype, u->g, u->k0, u->k1, -1);
   }
   batch_flush(c, tl);
 }
@@ -250,7 +265,7 @@ static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
   tl->epoch_built++; /* back to the built rows: no drops */
   for (uint32_t i = 0; i < tl->ndirty; i++) {
     hist_row(c, tl, tl->dirty[i], -1);
-    memset(pxc_tl_row(tl, tl->dirty[i]), 0, tl->nslots * sizeof *tl->cell);
+    clear_row(c, tl, tl->dirty[i]);
   }
   if (tl->ndirty) add_releases(c, tl, true, tl->nslots); /* none: every job slot read for nothing */
   for (uint32_t i = 0; i < tl->ndirty; i++) {
@@ -264,6 +279,7 @@ static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
  * are kept zero, so the m slots it gains start empty. */
 static void slide_rows(struct px_core *c, struct pxc_tl *tl, uint32_t m) {
   uint32_t S = tl->nslots;
+  pxc_tlt_slide(tl, m, tl->off + m + S > tl->stride);
   if (tl->off + m + S > tl->stride) {
     for (uint32_t node = 0; node < c->nnodes; node++) {
       struct pxc_tl_cell *base = &tl->cell[(size_t)node * tl->stride];
@@ -312,7 +328,7 @@ static void build_shifted(struct px_core *c, struct pxc_tl *tl, uint32_t m, int6
   for (uint32_t i = 0; i < tl->ndirty; i++) hist_row(c, tl, tl->dirty[i], -1);
   slide_rows(c, tl, m);
   slide_hists(c, tl, m);
-  for (uint32_t i = 0; i < tl->ndirty; i++) memset(pxc_tl_row(tl, tl->dirty[i]), 0, S * sizeof *tl->cell);
+  for (uint32_t i = 0; i < tl->ndirty; i++) clear_row(c, tl, tl->dirty[i]);
   tl->now = now; /* the releases fall in the new grid's slots */
   tl->t0 = t0;
   add_releases(c, tl, true, S - m);
@@ -321,6 +337,7 @@ static void build_shifted(struct px_core *c, struct pxc_tl *tl, uint32_t m, int6
     const struct pxc_node *n = &c->nodes[node];
     struct pxc_tl_cell *row = pxc_tl_row(tl, node), last = row[S - m - 1];
     fill_cells(n, row, S - m, S, last.usable, last.gpu, last.cpu, last.mem_mib);
+    if (pxc_tlt_has(tl, node)) pxc_tlt_fill(c, tl, node, S - m, last.usable);
     hist_cells(c, tl, node, S - m, S, +1);
   }
   for (uint32_t i = 0; i < tl->ndirty; i++) {
@@ -345,6 +362,7 @@ static void build_full(struct px_core *c, struct pxc_tl *tl, int64_t now, int64_
   tl->t0 = t0;
   tl->off = 0;
   memset(tl->cell, 0, (size_t)c->nnodes * tl->stride * sizeof *tl->cell);
+  memset(tl->tcell, 0, (size_t)tl->ntrows * tl->stride);
   add_releases(c, tl, false, 0);
   for (uint32_t node = 0; node < c->nnodes; node++) fill_row(c, tl, node);
   pxc_resv_plan(c, tl);
@@ -363,8 +381,10 @@ int pxc_tl_verify(struct px_core *c, struct pxc_tl *tl) {
   struct pxc_tl_cell *cells = pxc_alloc(c, (size_t)c->nnodes * S * sizeof *cells + 1);
   uint16_t *hist = pxc_alloc(c, nh * sizeof *hist + 1);
   uint32_t *pcnt = pxc_alloc(c, np * sizeof *pcnt + 1);
-  int rc = !cells || !hist || !pcnt ? PX_ENOMEM : 0;
+  uint8_t *typed = pxc_alloc(c, (size_t)tl->ntrows * S + 1);
+  int rc = !cells || !hist || !pcnt || !typed ? PX_ENOMEM : 0;
   if (!rc) {
+    pxc_tlt_copy(tl, typed);
     for (uint32_t node = 0; node < c->nnodes; node++) memcpy(cells + (size_t)node * S, pxc_tl_row(tl, node), S * sizeof *cells);
     memcpy(hist, tl->hist, nh * sizeof *hist);
     memcpy(pcnt, tl->pcnt, np * sizeof *pcnt);
@@ -372,7 +392,9 @@ int pxc_tl_verify(struct px_core *c, struct pxc_tl *tl) {
     for (uint32_t node = 0; node < c->nnodes && !rc; node++)
       if (memcmp(cells + (size_t)node * S, pxc_tl_row(tl, node), S * sizeof *cells)) rc = 1;
     if (memcmp(hist, tl->hist, nh * sizeof *hist) || memcmp(pcnt, tl->pcnt, np * sizeof *pcnt)) rc = 1;
+    if (pxc_tlt_cmp(tl, typed)) rc = 1;
   }
+  pxc_free(c, typed);
   pxc_free(c, cells);
   pxc_free(c, hist);
   pxc_free(c, pcnt);
@@ -430,6 +452,12 @@ uint32_t pxc_tl_units(const struct px_core *c, const struct pxc_tl *tl, const st
     if (x->cpu < m.cpu) m.cpu = x->cpu;
     if (x->mem_mib < m.mem_mib) m.mem_mib = x->mem_mib;
     m.usable &= x->usable;
+  }
+  uint32_t ti = pxc_tlt_index(c, tl, j, node);
+  if (ti != PX_NONE) { /* a typed job: its type's GPUs, not the total */
+    const uint8_t *tr = pxc_tlt_row(tl, node, ti);
+    for (uint32_t k = k0; k < k1; k++)
+      if (tr[k] < m.gpu) m.gpu = tr[k];
   }
   return cell_units(j, &c->nodes[node], &m);
 }
@@ -533,6 +561,11 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
   }
 }
 
+/* A typed job's GPUs also come off (or back to) its type's row. */
+static void take_typed(struct pxc_tl *tl, uint32_t node, uint32_t ti, uint32_t g, uint32_t k0, uint32_t k1, int sign) {
+  if (pxc_tlt_take(tl, node, ti, g, k0, k1, sign) && !is_dirty(tl, node)) tl->base_ok = false; /* clamped */
+}
+
 static void take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node, uint32_t u,
                  uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
@@ -540,13 +573,15 @@ static void take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   uint32_t g = s->exclusive ? n->ngpu : u * s->gpu;
   uint32_t cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
   uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
+  uint32_t ti = pxc_tlt_index(c, tl, j, node);
   if (k1 > tl->nslots) k1 = tl->nslots;
   if (sign > 0) tl->stamp[node] = ++tl->ntakes;
   if (sign > 0 && tl->base_ok) { /* logged for the next build's undo */
     if (PXC_GROW(c, tl->undo, &tl->undo_cap, tl->nundo + 1)) tl->base_ok = false;
-    else tl->undo[tl->nundo++] = (struct pxc_tl_undo){node, g, cpu, k0, k1, mem};
+    else tl->undo[tl->nundo++] = (struct pxc_tl_undo){node, g, cpu, k0, k1, ti, mem};
   }
   take_amounts(c, tl, node, g, cpu, mem, k0, k1, sign);
+  if (ti != PX_NONE) take_typed(tl, node, ti, g, k0, k1, sign);
 }
 
 void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node,
@@ -556,8 +591,8 @@ void pxc_tl_take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
 }
 
 void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1) {
-  (void)c;
   tl->stamp[node] = ++tl->ntakes;
+  pxc_tlt_clear(c, tl, node, k0, k1);
   if (k0 < k1) note_drop(tl, node, k0);
   for (uint32_t k = k0; k < k1 && k < tl->nslots; k++)
     pxc_tl_row(tl, node)[k] = (struct pxc_tl_cell){0, 0, 0, 0};
@@ -565,8 +600,11 @@ void pxc_tl_block(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t 
 
 /* ---- search ------------------------------------------------------------ */
 
-static bool cell_short(const struct pxc_tl_cell *x, uint32_t g, uint32_t cpu, uint64_t mem) {
-  return !x->usable || x->gpu < g || x->cpu < cpu || x->mem_mib < mem;
+/* Cell k of row short of the need; tr: the typed job's type row, or NULL. */
+static bool cell_short(const struct pxc_tl_cell *row, const uint8_t *tr, uint32_t k, uint32_t g, uint32_t cpu,
+                       uint64_t mem) {
+  const struct pxc_tl_cell *x = &row[k];
+  return !x->usable || x->gpu < g || x->cpu < cpu || x->mem_mib < mem || (tr && tr[k] < g);
 }
 
 /* For a fixed per-node need (single-node jobs, -N gangs): 0 when the node
@@ -581,15 +619,17 @@ static uint32_t fixed_block(const struct px_core *c, const struct pxc_tl *tl, co
   uint32_t g = s->exclusive ? n->ngpu : u * s->gpu, cpu = s->exclusive ? n->cpus : u * s->cpu + s->base_cpu;
   uint64_t mem = s->exclusive ? n->mem_mib : pxc_mem_for(j, n, u);
   const struct pxc_tl_cell *row = pxc_tl_row(tl, node);
+  uint32_t ti = pxc_tlt_index(c, tl, j, node);
+  const uint8_t *tr = ti == PX_NONE ? NULL : pxc_tlt_row(tl, node, ti);
   uint32_t k2 = monotone_from(tl, node);
   if (k2 < k0) k2 = k0;
   if (k2 < k1) { /* [k2, k1) never drops: the slots that fail it are a prefix */
-    if (cell_short(&row[k1 - 1], g, cpu, mem)) return k1;
-    if (cell_short(&row[k2], g, cpu, mem)) {
+    if (cell_short(row, tr, k1 - 1, g, cpu, mem)) return k1;
+    if (cell_short(row, tr, k2, g, cpu, mem)) {
       uint32_t lo = k2 + 1, hi = k1 - 1; /* first cell that holds it: in (k2, k1 - 1] */
       while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (cell_short(&row[mid], g, cpu, mem)) lo = mid + 1;
+        if (cell_short(row, tr, mid, g, cpu, mem)) lo = mid + 1;
         else hi = mid;
       }
       return lo;
@@ -597,7 +637,7 @@ static uint32_t fixed_block(const struct px_core *c, const struct pxc_tl *tl, co
     k1 = k2;
   }
   for (uint32_t k = k1; k-- > k0;)
-    if (cell_short(&row[k], g, cpu, mem)) return k + 1;
+    if (cell_short(row, tr, k, g, cpu, mem)) return k + 1;
   return 0;
 }
 

@@ -90,9 +90,16 @@ struct pxc_tl {
   uint64_t ntakes;            /* takes and blocks so far: a cell may have dropped when it moved */
   uint64_t *stamp;            /* per node: ntakes after its last take or block */
   struct pxc_tl_batch batch;  /* histogram moves not yet made (backfill_plan.c, take_uniform) */
+  /* Nodes with several GPU types (MIG profiles side by side): beside the
+   * cells' total, each type's free GPUs per slot, so that a typed job is
+   * planned on its own profile's instances (backfill_typed.c). */
+  uint32_t *trow;             /* per node: its first typed row, PX_NONE without types */
+  uint8_t *tcell;             /* typed rows, each laid out as a cell row (stride, off) */
+  uint32_t ntrows;
 };
 
-struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1; uint64_t mem; };
+/* gtype: the index of the typed job's type in the node's types, PX_NONE when none. */
+struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1, gtype; uint64_t mem; };
 
 /* A node's row: its cells of slots 0 .. nslots - 1. */
 static inline struct pxc_tl_cell *pxc_tl_row(const struct pxc_tl *tl, uint32_t node) {
@@ -143,6 +150,42 @@ bool pxc_tl_gpu_run(const struct px_core *c, const struct pxc_tl *tl, struct pxc
 bool pxc_tl_gpu_run_node(const struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t k);
 /* The node at the cursor (pxc_tl_gpu_run returned true). */
 uint32_t pxc_tl_cursor_node(const struct px_core *c, const struct pxc_tl_cursor *cur);
+
+/* ---- backfill_typed.c: per-type rows of nodes with several GPU types ----- */
+
+/* Typed row ti of node (node has types). */
+static inline uint8_t *pxc_tlt_row(const struct pxc_tl *tl, uint32_t node, uint32_t ti) {
+  return &tl->tcell[(size_t)(tl->trow[node] + ti) * tl->stride + tl->off];
+}
+static inline bool pxc_tlt_has(const struct pxc_tl *tl, uint32_t node) {
+  return tl->ntrows && tl->trow[node] != PX_NONE;
+}
+int pxc_tlt_init(struct px_core *c, struct pxc_tl *tl);
+void pxc_tlt_fini(struct px_core *c, struct pxc_tl *tl);
+uint32_t pxc_tlt_find(const struct px_core *c, const struct pxc_job *j, uint32_t node);
+/* The index of j's GPU type among node's types: PX_NONE for an untyped or
+ * exclusive job, or a node without types (the total then says it all).
+ * Inline: the searches ask it per node, and mostly of untyped jobs. */
+static inline uint32_t pxc_tlt_index(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j,
+                                     uint32_t node) {
+  if (j->gpu_type == PX_NONE || !pxc_tlt_has(tl, node) || j->shape.exclusive) return PX_NONE;
+  return pxc_tlt_find(c, j, node);
+}
+/* GPUs gpus of node (all of them: whole) come back in slot k, each to its type. */
+void pxc_tlt_release(const struct px_core *c, struct pxc_tl *tl, uint32_t node, px_bits64 gpus, bool whole,
+                     uint32_t k);
+/* Sums node's typed rows over [k0, S) as fill_cells does the cells: from
+ * the free GPUs now (k0 = 0) or the cell before k0. */
+void pxc_tlt_fill(const struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, bool usable);
+void pxc_tlt_clear(const struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t k0, uint32_t k1);
+/* Takes (+1) or gives back (-1) g GPUs of type ti on node over [k0, k1);
+ * true when a take clamped a cell (no exact undo). */
+bool pxc_tlt_take(struct pxc_tl *tl, uint32_t node, uint32_t ti, uint32_t g, uint32_t k0, uint32_t k1, int sign);
+/* The slide of slide_rows (backfill_plan.c), before tl->off moves. */
+void pxc_tlt_slide(struct pxc_tl *tl, uint32_t m, bool back);
+/* Copies the typed rows' S slots to dst (ntrows x S), or compares them (0: same). */
+void pxc_tlt_copy(const struct pxc_tl *tl, uint8_t *dst);
+int pxc_tlt_cmp(const struct pxc_tl *tl, const uint8_t *src);
 
 /* ---- backfill.c ---------------------------------------------------------- */
 

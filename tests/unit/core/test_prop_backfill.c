@@ -221,7 +221,10 @@ static void preempt_and_quota_invariants(void **state) {
  * clock steps from 1 s to past the window: every build the cycles make
  * (undoing the last cycle's reservations, recomputing the rows that changed,
  * sliding the window by 1 to 19 slots, moving the rows back to the start of
- * their storage) must equal a build from scratch. */
+ * their storage) must equal a build from scratch. Nodes 1, 5 and 9 have two
+ * MIG profiles, and some jobs ask one: their per-type rows too. */
+static const struct px_conf_gpu_type mixed[] = {{"1g.10gb", 2}, {"3g.40gb", 2}};
+
 static void plan_builds_equal_full_builds(void **state) {
   (void)state;
   uint32_t nslides = 0;
@@ -232,6 +235,7 @@ static void plan_builds_equal_full_builds(void **state) {
     conf->sched.backfill_resolution_s = 60;
     conf->sched.backfill_window_s = 1200;
     for (uint32_t i = 0; i < 12; i += 2) conf->nodes[i].gpu_shares = true; /* shared GPUs' releases too */
+    for (uint32_t i = 1; i < 12; i += 4) conf->nodes[i].gpu_types = mixed, conf->nodes[i].ngpu_types = 2;
     struct pf f = {.conf = conf};
     pf_open(&f);
     struct pxc_tl *tl = &f.core->pol->tl;
@@ -250,6 +254,11 @@ static void plan_builds_equal_full_builds(void **state) {
         if (!gang && rnd(4) == 0) { /* a fraction of a shared GPU */
           struct px_jobspec s = tc_spec("alice", 0, 0);
           s.gpu_share = 10 + rnd(60);
+          s.time_limit_s = 60 + rnd(2400);
+          pf_sub_spec(&f, ++nj, &s, t);
+        } else if (!gang && rnd(3) == 0) { /* one profile's instances */
+          struct px_jobspec s = tc_spec("alice", 0, 1 + rnd(2));
+          s.gpu_type = rnd(2) ? "1g.10gb" : "3g.40gb";
           s.time_limit_s = 60 + rnd(2400);
           pf_sub_spec(&f, ++nj, &s, t);
         } else {
