@@ -320,6 +320,7 @@ struct pxc_job {
   int64_t begin_s, eligible_s, submit_s, time_limit_s;
   uint16_t part, qos;
   uint8_t state, reason, flags;
+  uint8_t las_served; /* LAS: attained_gpu_s > 0 (else its queue is 0 without reading the cold fields) */
   /* line 1: key and admit */
   uint32_t assoc, user, priority, mark; /* mark: cycle number while waiting to be tried */
   int32_t nice;

@@ -308,14 +308,17 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
   }
 }
 
-/* Queue passes stream the records: fetch the hot 128 bytes of the record
- * sixteen places ahead. */
+/* The hot 128 bytes of a job record (it may straddle three lines). */
+static inline void prefetch_job(const struct pxc_job *j) {
+  const char *p = (const char *)j;
+  __builtin_prefetch(p);
+  __builtin_prefetch(p + 64);
+  __builtin_prefetch(p + 127);
+}
+
+/* Queue passes stream the records: fetch the record sixteen places ahead. */
 static inline void prefetch_ahead(const struct px_core *c, size_t i) {
-  if (i + 16 >= c->npending) return;
-  const char *ahead = (const char *)&c->jobs[c->pending[i + 16]];
-  __builtin_prefetch(ahead);
-  __builtin_prefetch(ahead + 64);
-  __builtin_prefetch(ahead + 127);
+  if (i + 16 < c->npending) prefetch_job(&c->jobs[c->pending[i + 16]]);
 }
 
 /* Gate every pending job; the eligible ones get their key in c->sort.
@@ -354,6 +357,7 @@ static size_t queue_eligible(struct px_core *c, int64_t now) {
 static int tail_rest(struct px_core *c, size_t n, int64_t now, struct px_actions *out) {
   int rc = 0;
   for (size_t i = 0; i < n && rc == 0; i++) {
+    if (i + 16 < n) prefetch_job(&c->jobs[c->sort[i + 16].slot]); /* heap order: random in memory */
     uint32_t slot = c->sort[i].slot;
     struct pxc_job *j = &c->jobs[slot];
     j->mark = 0;

@@ -224,6 +224,7 @@ int pxc_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, stru
     return px_diag_set(d, PX_ESTATE, -1, "job %llu is not running", (unsigned long long)id);
   if (pxc_pending_reserve(c)) return PX_ENOMEM;
   if (now > j->start_s) j->attained_gpu_s += pxc_las_gpus(j) * (double)(now - j->start_s); /* LAS */
+  j->las_served = j->attained_gpu_s > 0;
   stop_running(c, j, now);
   j->state = PX_JOB_PENDING;
   j->restarts++;

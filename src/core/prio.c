@@ -153,9 +153,15 @@ static void las_promote(struct px_core *c, struct pxc_job *j, int64_t now) {
   c->stats.las_promotions++;
 }
 
+/* A pending job that never ran (most of a deep queue) has attained nothing,
+ * so no promotion base either: queue 0, read from its hot line without the
+ * cold service fields (a cache miss per pending job per cycle). */
 static void las_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
-  las_promote(c, j, now);
-  uint32_t q = pxc_las_queue(c, j, now);
+  uint32_t q = 0;
+  if (j->las_served) {
+    las_promote(c, j, now);
+    q = pxc_las_queue(c, j, now);
+  }
   j->priority = j->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN) ? 0 : PX_LAS_MAX_THRESHOLDS + 1 - q;
   if (j->flags & PXC_F_ADMIN_PRIO) j->priority = j->admin_priority;
   *k1 = tier_key(c, j) | q;

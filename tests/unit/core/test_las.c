@@ -49,6 +49,8 @@ static void las_orders_by_attained_service(void **state) {
   assert_int_equal(pxc_las_queue(f.core, pxc_job_find(f.core, 3), 200), 0);
   assert_int_equal(pxc_job_find(f.core, 1)->priority, 7);
   assert_int_equal(pxc_job_find(f.core, 3)->priority, 8);
+  assert_true(pxc_job_find(f.core, 1)->las_served);  /* its key reads the service fields */
+  assert_false(pxc_job_find(f.core, 3)->las_served); /* never ran: queue 0 from the hot line */
   pf_end(&f, 2, 300);
   pf_cycle(&f, 300);
   assert_int_equal(f.out.len, 1);
