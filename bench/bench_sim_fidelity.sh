@@ -11,7 +11,8 @@
 # signed difference: a replay that drifts early or late shows there) next
 # to the percentage; fails when a job is missing from the export or from
 # the comparison. FID_KEEP=DIR keeps the trace, the report and the per-job
-# comparison (jobs.csv, `phalanx sim --fidelity-jobs`) in DIR.
+# comparison (jobs.csv, `phalanx sim --fidelity-jobs`) in DIR. Fails too
+# when an exported job lacks its time limit (accounting keeps it).
 set -uo pipefail
 : "${PHALANX:?}" "${PX_SRC:?}"
 source "$PX_SRC/tests/integration/lib_dev.sh"
@@ -39,5 +40,9 @@ compared=$(echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs.*/\1/p')
 [ "$compared" = "$njobs" ] || { echo "bench_sim_fidelity: compared $compared of $njobs jobs" >&2; exit 1; }
 [ "$(($(wc -l <jobs.csv) - 1))" = "$njobs" ] || { echo "bench_sim_fidelity: jobs.csv lacks jobs" >&2; exit 1; }
 bias=$(awk -F, 'NR > 1 { s += $10; n++ } END { if (n) printf "%.1f", s / n }' jobs.csv)
+# accounting keeps each job's time limit: none may be left to the estimate
+nolimit=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "time_limit_s") c = i } NR > 1 && $c == "" { n++ } END { print n + 0 }' trace.csv)
 echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs, mean |replayed wait - recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s, error \([0-9.]*\)% .*/sim_fidelity_jobs \1 jobs\nsim_fidelity_wait_abs_diff_s \2 s\nsim_fidelity_recorded_wait_s \3 s\nsim_fidelity_wait_error_pct \4 %/p'
 echo "sim_fidelity_wait_bias_s $bias s"
+echo "sim_fidelity_jobs_without_limit $nolimit jobs"
+[ "$nolimit" = 0 ] || { echo "bench_sim_fidelity: $nolimit exported jobs lack their time limit" >&2; exit 1; }

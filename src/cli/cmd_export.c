@@ -11,11 +11,12 @@
  * earliest submit of the export; the recorded run (eligible_s, start_s,
  * end_s) travels with the job, and duration_s is end_s - start_s. Jobs that
  * never started (cancelled while pending) have no run to replay: they are
- * counted on stderr, not exported. Accounting does not keep time limits:
- * a job the server still holds (/v1/jobs?state=all, which lists those
- * that ended past MinJobAge too) gives its own, the others leave
- * time_limit_s empty (the simulator then estimates one, and a backfill
- * replay's decisions move with it: docs/simulator.md).
+ * counted on stderr, not exported. The accounting row keeps the job's time
+ * limit; a row written before it did (time_limit_s 0) takes the limit of
+ * the job from the server if it still holds it (/v1/jobs?state=all, which
+ * lists those that ended past MinJobAge too), else leaves time_limit_s
+ * empty (the simulator then estimates one, and a backfill replay's
+ * decisions move with it: docs/simulator.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,16 +121,19 @@ static int cmp_id(const void *key, const void *elem) {
   return (id > e) - (id < e);
 }
 
-/* Time limits of the jobs the server still holds; v is sorted by id. */
+/* Time limits of the jobs whose accounting row lacks one (written by an
+ * older server) from the server, if it still holds them; v is sorted by id. */
 static int add_limits(struct px_cmd *c, struct px_job_info *v, size_t n) {
   struct px_job_info *live = NULL;
-  size_t nl = 0;
+  size_t nl = 0, lacking = 0;
+  for (size_t i = 0; i < n; i++) lacking += v[i].spec.time_limit_s == 0;
+  if (!lacking) return 0;
   /* state=all: also the jobs that ended past MinJobAge, which a plain
    * listing hides (squeue's view) */
   if (px_cmd_get_jobs(c, "/v1/jobs?state=all", &live, &nl)) return 1;
   for (size_t i = 0; i < nl; i++) {
     struct px_job_info *j = bsearch(&live[i].job_id, v, n, sizeof *v, cmp_id);
-    if (j) j->spec.time_limit_s = live[i].spec.time_limit_s;
+    if (j && !j->spec.time_limit_s) j->spec.time_limit_s = live[i].spec.time_limit_s;
   }
   px_cli_jobs_free(live, nl);
   return 0;

@@ -346,4 +346,7 @@ void px_jobs_acct_row(struct px_server *s, const struct px_sjob *j, struct px_ac
   totals(j, &r->ncpus, &r->ngpus, &r->mem_mib);
   r->gpu_share = gpu_share(j);
   r->billable_tres_s = billable_s(s, j, j->end);
+  /* the limit it ran under, as the job view shows it: a replay of the
+   * record needs it (phalanx export), and sacct shows it as Timelimit */
+  r->time_limit_s = j->start && j->time_limit_s > 0 ? j->time_limit_s : j->spec.time_limit_s;
 }

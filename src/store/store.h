@@ -56,6 +56,7 @@ struct px_acct_row {
   double billable_tres_s;
   uint32_t gpu_share;   /* a fractional job: hundredths of its one GPU (ngpus 1); 0: whole GPUs */
   const char *steps;    /* the attempt's job steps, a JSON array (NULL: none) */
+  int64_t time_limit_s; /* the limit it ran under (sacct's Timelimit); 0 in an older server's rows */
 };
 
 struct px_acct_query {
@@ -254,11 +255,12 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
 #define PX_ACCT_COLUMNS                                                                     \
   "job_id, attempt, array_job_id, array_task_id, name, usr, account, partition, qos, state, " \
   "nodelist, uid, submit_time, eligible_time, start_time, end_time, exit_code, term_signal, " \
-  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s, gpu_share, steps"
-#define PX_ACCT_NCOLUMNS 25
+  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s, gpu_share, steps, time_limit_s"
+#define PX_ACCT_NCOLUMNS 26
 /* Columns added after the first release: stores made before them gain them
  * when opened (ALTER TABLE; old rows read 0 and NULL). */
 #define PX_ACCT_ADD_GPU_SHARE "ALTER TABLE acct ADD COLUMN %sgpu_share BIGINT DEFAULT 0"
 #define PX_ACCT_ADD_STEPS "ALTER TABLE acct ADD COLUMN %ssteps TEXT"
+#define PX_ACCT_ADD_TIME_LIMIT "ALTER TABLE acct ADD COLUMN %stime_limit_s BIGINT DEFAULT 0"
 
 #endif

@@ -303,7 +303,8 @@ static void bind_acct(sqlite3_stmt *st, const struct px_acct_row *r) {
   for (size_t k = 0; k < 11; k++) sqlite3_bind_int64(st, i++, ints[k]);
   sqlite3_bind_double(st, i++, r->billable_tres_s);
   sqlite3_bind_int64(st, i++, r->gpu_share);
-  bind_text(st, i, r->steps);
+  bind_text(st, i++, r->steps);
+  sqlite3_bind_int64(st, i, r->time_limit_s);
 }
 
 static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t n) {
@@ -369,7 +370,8 @@ static void read_acct(sqlite3_stmt *st, struct px_acct_row *r) {
   r->mem_mib = (uint64_t)sqlite3_column_int64(st, i++);
   r->billable_tres_s = sqlite3_column_double(st, i++);
   r->gpu_share = (uint32_t)sqlite3_column_int64(st, i++);
-  r->steps = col_text(st, i);
+  r->steps = col_text(st, i++);
+  r->time_limit_s = sqlite3_column_int64(st, i);
 }
 
 static int sq_acct_query(struct px_store *ps, const struct px_acct_query *a, px_store_acct_fn fn,
@@ -488,6 +490,7 @@ static int sq_open(const char *path, int flags, struct px_store **out, struct px
   px_sql_acct_upsert(upsert, sizeof upsert, false);
   if (sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") || sq_exec(s, schema) ||
       add_column(s, "gpu_share", PX_ACCT_ADD_GPU_SHARE) || add_column(s, "steps", PX_ACCT_ADD_STEPS) ||
+      add_column(s, "time_limit_s", PX_ACCT_ADD_TIME_LIMIT) ||
       sqlite3_prepare_v2(s->db,
                          "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
                          " VALUES(?, ?, ?, ?, ?, ?)",

@@ -4,9 +4,9 @@
 # accounting as a simulator trace, `phalanx sim --from-accounting` replays it
 # on the cluster's own slurm.conf.
 #  1. every finished job appears exactly once, with its GPUs, nodes, account,
-#     QoS, partition, array parent and times as accounting has them (start
-#     after submit, duration = end - start); a job cancelled while pending is
-#     counted, not exported;
+#     QoS, partition, array parent, time limit and times as accounting has
+#     them (start after submit, duration = end - start); a job cancelled
+#     while pending is counted, not exported;
 #  2. the replay's first column is the recorded run: all jobs done, the
 #     conservation check holds in every column;
 #  3. fidelity (short form of bench sim_fidelity_wait_error_pct): the replay
@@ -35,6 +35,9 @@ wait_for 180 sh -c '[ "$(squeue -h | wc -l)" = 0 ]' || { fail "jobs did not fini
 done_acct() { [ "$(sacct -n -X -S now-1hour -s CD -o JobID | wc -l)" -ge "$nsub" ]; }
 wait_for 60 done_acct || fail "accounting has $(sacct -n -X -S now-1hour -o JobID,State | wc -l) rows"
 
+# the accounting rows keep each job's time limit (sacct's Timelimit): -t 5
+limits=$(sacct -n -X -S now-1hour -s CD -o Timelimit | sort -u | tr -d ' ')
+[ "$limits" = 00:05:00 ] || fail "accounting's time limits: $limits"
 "$PHALANX" export --since 1h --output trace.csv 2>export.err || fail "export: $(cat export.err)"
 grep -q "^phalanx export: $nsub jobs .*; 1 never started" export.err || fail "export summary: $(cat export.err)"
 head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id' ||
@@ -50,7 +53,7 @@ for r in rows:
     sub, start, end, dur = (int(r[k]) for k in ("submit_s", "start_s", "end_s", "duration_s"))
     assert 0 <= sub <= start <= end and dur == end - start, r
     assert r["status"] == "COMPLETED" and r["user"] == "root", r
-    assert r["time_limit_s"] == "300", r  # -t 5, from the server (accounting has none)
+    assert r["time_limit_s"] == "300", r  # -t 5, from the job's accounting row
 assert held not in by_id, "a job that never started was exported"
 tasks = [r for r in rows if r["array_job_id"] == arr]
 assert sorted(int(r["array_task_id"]) for r in tasks) == [0, 1, 2, 3], tasks

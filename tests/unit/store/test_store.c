@@ -9,7 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <unistd.h>
+
+#ifdef PX_HAVE_PQ
+#include <libpq-fe.h>
+#endif
 
 #include "store/store.h"
 
@@ -168,6 +173,61 @@ static void accounting_and_usage(void **state) {
   px_store_close(s);
 }
 
+/* Runs SQL on the store's database behind the store's back (the shape of
+ * a store an older release made). */
+static void exec_raw(const char *sql) {
+  if (!strncmp(url, "sqlite:", 7)) {
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(url + 7, &db), SQLITE_OK);
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) fail_msg("%s: %s", sql, err);
+    sqlite3_close(db);
+    return;
+  }
+#ifdef PX_HAVE_PQ
+  PGconn *c = PQconnectdb(url);
+  PGresult *res = PQexec(c, sql);
+  if (PQresultStatus(res) != PGRES_COMMAND_OK) fail_msg("%s: %s", sql, PQerrorMessage(c));
+  PQclear(res);
+  PQfinish(c);
+#else
+  fail_msg("no PostgreSQL client library");
+#endif
+}
+
+struct limit_seen {
+  int64_t limit[4];
+  int n;
+};
+
+static int collect_limit(void *ctx, const struct px_acct_row *r) {
+  struct limit_seen *l = ctx;
+  l->limit[l->n++] = r->time_limit_s;
+  return 0;
+}
+
+/* The job's time limit travels in its accounting row; a store made before
+ * the column existed gains it when opened, its old rows reading 0. */
+static void time_limit_and_old_store(void **state) {
+  (void)state;
+  struct px_store *s = open_store();
+  exec_raw("ALTER TABLE acct DROP COLUMN time_limit_s"); /* as an older release made it */
+  px_store_close(s);
+  exec_raw("INSERT INTO acct(job_id, attempt, usr, state, submit_time, start_time, end_time)"
+           " VALUES(41, 0, 'dave', 'COMPLETED', 100, 110, 170)");
+  s = open_store();
+  struct px_acct_row row = {.job_id = 42, .user = "dave", .state = "COMPLETED", .submit_time = 100,
+                            .start_time = 120, .end_time = 180, .time_limit_s = 300};
+  assert_int_equal(px_store_acct_put(s, &row, 1), 0);
+  struct limit_seen l = {0};
+  struct px_acct_query q = {.user = "dave"};
+  assert_int_equal(px_store_acct_query(s, &q, collect_limit, &l), 0);
+  assert_int_equal(l.n, 2);
+  assert_int_equal(l.limit[0], 0);   /* the old row */
+  assert_int_equal(l.limit[1], 300); /* the new one keeps its limit */
+  px_store_close(s);
+}
+
 struct arch_list {
   uint64_t ids[8];
   char data[8][32];
@@ -316,8 +376,9 @@ static void run_suite(const char *name) {
       cmocka_unit_test(archive_moves_jobs),
       cmocka_unit_test(append_with_accounting),
       cmocka_unit_test(lease_and_fencing),
+      cmocka_unit_test(time_limit_and_old_store),
   };
-  if (_cmocka_run_group_tests(name, tests, 6, NULL, NULL)) exit(1);
+  if (_cmocka_run_group_tests(name, tests, 7, NULL, NULL)) exit(1);
 }
 
 static int start_pg(char *conninfo, size_t size) {
