@@ -12,11 +12,12 @@ start_dev "sbatch squeue scontrol scancel sinfo sacct" --nodes 1 --gpus 2
 api() { curl -s --unix-socket "$tmp/state/server.sock" "http://x$1" "${@:2}"; }
 field() { api "/v1/jobs/$1" | jq -r ".$2 // empty"; }
 state_is() { [ "$(field "$1" state)" = "$2" ]; }
-launch() { jq -c "$2" "$tmp/state/agents/dev1/jobs/$1.0/launch.json" 2>/dev/null; } # JOB FILTER
+launch_file() { echo "$tmp/state/agents/dev1/jobs/$1.0/launch.json"; }
+launch() { jq -c "$2" "$(launch_file "$1")" 2>/dev/null; } # JOB FILTER
 envof() { sed -n "s/^$2=//p" "$tmp/env.$1" 2>/dev/null; }                            # JOB NAME
 cd "$tmp" || exit 1
 submit() { # ACCOUNT GPUS SECONDS: prints the job id
-  sbatch --parsable -A "$1" --gpus="$2" -t 10 --wrap "env > $tmp/env.\$SLURM_JOB_ID; sleep $3"
+  sbatch --parsable -A "$1" --gpus="$2" -t 10 --wrap "$(save_env); sleep $3"
 }
 run_one() { # ACCOUNT GPUS: a job that stays, once it runs and wrote its environment
   local j
@@ -54,6 +55,9 @@ wait_for 30 reason_is Resources || fail "whole-GPU job $whole: $(api "/v1/jobs/$
 state_is "$whole" PENDING || fail "whole-GPU job $whole runs beside the shares: $(launch "$whole" .gpus)"
 scancel "$j3"
 wait_for 60 state_is "$whole" RUNNING || fail "whole-GPU job $whole did not start once GPU $g3 was whole"
+# RUNNING is published once the start is journaled; the agent writes the
+# launch when the order reaches it, which a loaded machine may delay
+wait_for 30 test -s "$(launch_file "$whole")" || fail "whole-GPU job $whole: no launch on the agent"
 [ "$(launch "$whole" .gpus)" = "$g3" ] || fail "whole-GPU job $whole on $(launch "$whole" .gpus), not the freed $g3"
 [ "$(launch "$whole" '.gpu_share // 0')" = 0 ] || fail "whole-GPU job $whole got a share"
 echo "ok   a whole-GPU job waited while both GPUs were shared, then took GPU $g3 when its last share ended"
