@@ -5,6 +5,8 @@
 #                                     $tmp/bin (on PATH), starts the cluster
 #                                     from the plain build (see below) and
 #                                     exports PHALANX_SERVER.
+#   save_env                          a job command that writes the job's
+#                                     environment to $tmp/env.<job id> whole.
 # The cluster runs from build/phalanx when there is one (the sanitizer
 # build's agents are too slow to register in time); the CLI under test is
 # $PHALANX. PX_DEV_PHALANX overrides.
@@ -30,6 +32,11 @@ wait_for() { # seconds, condition...
     sleep 0.2
   done
 }
+
+# A job's command that saves its environment to $tmp/env.<job id> whole:
+# written aside and renamed, since env writes past 4 KiB in several writes
+# and a test polling for the file could read it cut short under load.
+save_env() { echo "env > $tmp/env.\$SLURM_JOB_ID.part && mv $tmp/env.\$SLURM_JOB_ID.part $tmp/env.\$SLURM_JOB_ID"; }
 
 start_dev() {
   local c cmds=$1

@@ -39,7 +39,7 @@ grep -q "GPU shares: MPS through $tmp/mpsbin/nvidia-cuda-mps-control" "$tmp/stat
   fail "the agent did not find the control program: $(grep -i 'GPU shares' "$tmp/state/agents/dev1.log")"
 run_one() {
   local j
-  j=$(sbatch --parsable -A ops --gpus=0.5 -t 10 --wrap "env > $tmp/env.\$SLURM_JOB_ID; sleep 600") || exit 1
+  j=$(sbatch --parsable -A ops --gpus=0.5 -t 10 --wrap "$(save_env); sleep 600") || exit 1
   wait_for 60 state_is "$j" RUNNING && wait_for 30 test -s "$tmp/env.$j" ||
     { echo "FAIL job $j: $(api "/v1/jobs/$j")" >&2; exit 1; }
   echo "$j"
