@@ -196,14 +196,6 @@ static int add_user(struct px_core *c, const struct px_acct_edit *e, struct px_d
 
 /* ---- modify ---- */
 
-/* A live QoS named name, or PX_NONE. */
-static uint32_t find_qos(const struct px_core *c, const char *name) {
-  uint32_t id = pxc_lookup(c, name);
-  for (uint32_t q = 0; id != PX_NONE && q < c->nqos; q++)
-    if (c->qos[q].name == id) return q;
-  return PX_NONE;
-}
-
 static void set_qos(struct px_core *c, struct pxc_qos *x, const struct px_acct_edit *e) {
   if (has(e, PX_ACCT_PRIORITY)) x->priority = (uint32_t)e->value[PX_ACCT_PRIORITY];
   if (has(e, PX_ACCT_MAX_GPUS_PER_USER)) x->max_gpus_per_user = e->value[PX_ACCT_MAX_GPUS_PER_USER];
@@ -218,14 +210,14 @@ static void set_qos(struct px_core *c, struct pxc_qos *x, const struct px_acct_e
 }
 
 static int modify_qos(struct px_core *c, const struct px_acct_edit *e, struct px_diag *d) {
-  uint32_t q = find_qos(c, e->name);
+  uint32_t q = pxc_qos_index(c, e->name);
   if (q == PX_NONE) return px_diag_set(d, PX_ENOENT, -1, "name: no QoS named %s", e->name);
   set_qos(c, &c->qos[q], e);
   return 0;
 }
 
 static int add_qos(struct px_core *c, const struct px_acct_edit *e, struct px_diag *d) {
-  if (find_qos(c, e->name) != PX_NONE) return px_diag_set(d, PX_EEXIST, -1, "name: QoS %s already exists", e->name);
+  if (pxc_qos_index(c, e->name) != PX_NONE) return px_diag_set(d, PX_EEXIST, -1, "name: QoS %s already exists", e->name);
   if (c->nqos >= c->qos_cap)
     return px_diag_set(d, PX_ERANGE, -1, "name: no room for QoS %s: %u QoS can be added online until the server "
                        "restarts; add it to the accounts file", e->name, PXC_QOS_ONLINE_MAX);
@@ -267,7 +259,7 @@ static int qos_in_use(const struct px_core *c, uint32_t q, const char *name, str
 }
 
 static int delete_qos(struct px_core *c, const struct px_acct_edit *e, struct px_diag *d) {
-  uint32_t q = find_qos(c, e->name);
+  uint32_t q = pxc_qos_index(c, e->name);
   if (q == PX_NONE) return px_diag_set(d, PX_ENOENT, -1, "name: no QoS named %s", e->name);
   int rc = qos_in_use(c, q, e->name, d);
   if (rc) return rc;

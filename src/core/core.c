@@ -193,7 +193,7 @@ static int copy_partitions(struct px_core *c, const struct px_conf *conf) {
     c->part_acct_words = conf->naccounts / 64 + 1; /* idx_set's size */
     q->allow_acct = idx_set(c, cp->allow_accounts, cp->nallow_accounts, conf->naccounts, &rc);
     q->deny_acct = idx_set(c, cp->deny_accounts, cp->ndeny_accounts, conf->naccounts, &rc);
-    q->allow_qos = idx_set(c, cp->allow_qos, cp->nallow_qos, conf->nqos + PXC_QOS_ONLINE_MAX, &rc);
+    q->allow_qos = idx_set(c, cp->allow_qos, cp->nallow_qos, c->qos_cap, &rc); /* copy_qos ran first */
     if (rc) return rc;
   }
   for (uint32_t i = 0; i < c->nnodes; i++) { /* per-GPU share counters where shares are offered */
@@ -237,7 +237,7 @@ static uint64_t inherit(const struct px_conf *conf, uint32_t a, size_t off) {
   return PX_NOLIMIT;
 }
 
-static uint32_t qos_index(const struct px_core *c, const char *name) {
+uint32_t pxc_qos_index(const struct px_core *c, const char *name) {
   uint32_t id = pxc_lookup(c, name);
   for (uint32_t q = 0; id != PX_NONE && q < c->nqos; q++)
     if (c->qos[q].name == id) return q;
@@ -274,7 +274,7 @@ static int copy_accounts(struct px_core *c, const struct px_conf *conf) {
     a->own_max[2] = ca->max_gpus_per_job;
     a->default_qos = PX_NONE;
     for (uint32_t p = i; p != PX_NONE && a->default_qos == PX_NONE; p = conf->accounts[p].parent)
-      if (conf->accounts[p].default_qos) a->default_qos = qos_index(c, conf->accounts[p].default_qos);
+      if (conf->accounts[p].default_qos) a->default_qos = pxc_qos_index(c, conf->accounts[p].default_qos);
     a->fairshare = 0;
     /* children in conf order: append */
     if (a->parent != PX_NONE) {

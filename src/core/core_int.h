@@ -631,6 +631,8 @@ double pxc_alloc_billing(const struct px_core *c, uint32_t qos, const struct px_
 /* issue 4 hooks (policy.c, quota.c, resv.c; the rest in policy.h) */
 int pxc_policy_select(struct px_core *c); /* backfill/preemption stages; allocates c->pol */
 int pxc_policy_load(struct px_core *c, const struct px_conf *conf); /* preemption, quotas, reservations */
+/* The live QoS named name (a deleted one has no name), or PX_NONE. */
+uint32_t pxc_qos_index(const struct px_core *c, const char *name);
 /* QoS q was added online (acct.c): it preempts none, the cluster's PreemptMode. */
 void pxc_policy_qos_added(struct px_core *c, uint32_t q);
 /* A QoS whose Preempt= names q, or PX_NONE. */
