@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 int px_sim_series_init(struct px_sim_series *s, uint32_t nbuckets, uint32_t nchannels, int64_t t0_s,
                        int64_t width_s) {
   memset(s, 0, sizeof *s);
@@ -166,6 +165,7 @@ int px_sim_result_compute(struct px_sim_result *r, const struct px_sim_setup *s,
   r->last_end_s = r->first_submit_s;
   int rc = collect(r, s, runs, jct, wait);
   if (!rc) rc = fairness(r, s, runs);
+  if (!rc) rc = px_sim_acct_compute(r, s, runs);
   if (!rc) {
     for (int c = 0; c < PX_SIM_NSIZE; c++) {
       dist_of(&r->jct[c], &jct[c]);
@@ -194,6 +194,7 @@ void px_sim_result_fini(struct px_sim_result *r) {
   free(r->acct_fair);
   free(r->acct_wait_avg_s);
   free(r->acct_jobs);
+  px_sim_acct_fini(r);
   px_sim_series_fini(&r->series);
   memset(r, 0, sizeof *r);
 }

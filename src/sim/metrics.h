@@ -74,6 +74,32 @@ struct px_sim_dist {
 
 #define PX_SIM_CDF_POINTS 200 /* JCT quantiles kept for the CDF picture */
 
+struct px_core;
+
+/*
+ * Where each account stands in the core's Fair Tree (px_core_share_get,
+ * the numbers `sshare -l` shows), sampled by px_sim_fs_sample after each
+ * step of the loop: the account's user association's fair-share factor
+ * (rank/N: 1 is first in line, as the core ranks users) and the account
+ * association's level factor (its share of the level over its usage of
+ * the level: > 1 used less than its share). Both as of the core's last
+ * cycle. The factor is held between samples, so its time average is exact
+ * (series: factor x PX_SIM_FS_SCALE per account, integrated like the busy
+ * GPUs). Empty (sampled false) for the recorded run: the cluster's own
+ * fair-share history is not exported.
+ */
+#define PX_SIM_FS_SCALE 1000000 /* factor fixed point: integer integrals, the same bytes every run */
+
+struct px_sim_fs {
+  bool sampled;
+  int64_t t0_s, last_s;        /* first and last sample */
+  uint32_t *user_row, *acct_row; /* per setup account: its share rows (UINT32_MAX: none) */
+  int64_t *held;               /* per account: factor x PX_SIM_FS_SCALE since last_s */
+  double *factor_avg;          /* over [t0, last] (px_sim_result_compute) */
+  double *factor_end, *level_end; /* at the last sample; level: INFINITY without usage, NAN FairShare=parent */
+  struct px_sim_series series; /* per account: factor x scale x seconds */
+};
+
 struct px_sim_result {
   char policy[64];
   uint64_t submitted;           /* jobs given to the core (setup's runnable jobs) */
@@ -108,6 +134,11 @@ struct px_sim_result {
   double *acct_fair;            /* its fair share (normalised raw shares) */
   double *acct_wait_avg_s;      /* mean queueing delay of its jobs */
   uint64_t *acct_jobs;          /* its jobs done */
+  int64_t *acct_wait_p95_s;     /* nearest-rank p95 of its jobs' waits */
+  int64_t *acct_gpu_s_held;     /* GPU-seconds its jobs held, every run (the series) */
+  int64_t *acct_gpu_s_lost;     /* of those, the work lost to preemption and GPU failures */
+  int64_t *acct_gpu_s_delivered;/* held - lost: its completed runs plus the work checkpoints kept */
+  struct px_sim_fs fs;
   double jain;                  /* over accounts of mean(duration / JCT) */
   struct px_sim_series series;
 };
@@ -119,5 +150,17 @@ struct px_sim_result {
 int px_sim_result_compute(struct px_sim_result *r, const struct px_sim_setup *s,
                           const struct px_sim_jobrun *runs);
 void px_sim_result_fini(struct px_sim_result *r);
+
+/*
+ * Reads the core's fair-share rows at t (a step's time, after its cycles)
+ * into r->fs: the factors held since the previous sample are integrated up
+ * to t, then the new ones are kept. 0 or PX_ENOMEM (first call allocates).
+ */
+int px_sim_fs_sample(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_core *core, int64_t t_s);
+
+/* The per-account figures beyond shares and average waits (acct_metrics.c),
+ * part of px_sim_result_compute / px_sim_result_fini. */
+int px_sim_acct_compute(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs);
+void px_sim_acct_fini(struct px_sim_result *r);
 
 #endif

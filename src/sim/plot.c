@@ -97,6 +97,118 @@ static void gp_shares(FILE *g, const struct px_sim_report *rep, size_t i) {
   fprintf(g, "\nset key inside right top\n");
 }
 
+/* ---- per account: waits and GPU-hours by policy, fair-share position over time ---- */
+
+/* A gnuplot single-quoted string: a quote is written twice. */
+static void gp_quoted(FILE *g, const char *s) {
+  fputc('\'', g);
+  for (; *s; s++) fputs(*s == '\'' ? "''" : (char[2]){*s, 0}, g);
+  fputc('\'', g);
+}
+
+/* Rows: the account (double-quoted, for xtic), then one column per result. */
+static int write_acct_table(const char *dir, const char *fname, const struct px_sim_report *rep, bool wait,
+                            struct px_diag *d) {
+  FILE *f = open_in(dir, fname, d);
+  if (!f) return PX_EIO;
+  fprintf(f, "# account, then per policy: %s\n# policies:", wait ? "average wait (h)" : "GPU-h delivered, then GPU-h lost");
+  for (size_t i = 0; i < rep->nresults; i++) fprintf(f, " %s", rep->results[i].policy);
+  fputc('\n', f);
+  for (uint32_t a = 0; a < rep->setup->naccounts; a++) {
+    fputc('"', f);
+    for (const char *p = rep->setup->accounts[a]; *p; p++) fputc(*p == '"' || *p < ' ' ? '_' : *p, f);
+    fputc('"', f);
+    for (size_t i = 0; i < rep->nresults; i++) {
+      const struct px_sim_result *r = &rep->results[i];
+      fprintf(f, " %.4f", (wait ? r->acct_wait_avg_s[a] : (double)r->acct_gpu_s_delivered[a]) / 3600.0);
+    }
+    for (size_t i = 0; i < rep->nresults && !wait; i++) fprintf(f, " %.4f", rep->results[i].acct_gpu_s_lost[a] / 3600.0);
+    fputc('\n', f);
+  }
+  return fclose(f) ? px_diag_set(d, PX_EIO, -1, "%.200s: write failed", fname) : 0;
+}
+
+/* days, then each account's fair-share factor averaged over the bucket. */
+static int write_fs(const char *dir, const char *fname, const struct px_sim_report *rep, const struct px_sim_fs *fs,
+                    struct px_diag *d) {
+  FILE *f = open_in(dir, fname, d);
+  if (!f) return PX_EIO;
+  const struct px_sim_series *s = &fs->series;
+  for (uint32_t b = 0; b < s->used; b++) {
+    /* the part of the bucket sampled: the first and last buckets are cut by the first and last samples */
+    int64_t from = s->t0_s + (int64_t)b * s->width_s, to = from + s->width_s;
+    if (from < fs->t0_s) from = fs->t0_s;
+    if (to > fs->last_s) to = fs->last_s;
+    if (to <= from) continue;
+    fprintf(f, "%.4f", ((double)(from + to) / 2 - (double)s->t0_s) / 86400.0);
+    for (uint32_t a = 0; a < rep->setup->naccounts; a++)
+      fprintf(f, " %.4f", (double)s->v[(size_t)b * s->nchannels + a] / PX_SIM_FS_SCALE / (double)(to - from));
+    fputc('\n', f);
+  }
+  return fclose(f) ? px_diag_set(d, PX_EIO, -1, "%.200s: write failed", fname) : 0;
+}
+
+static void gp_terminal(FILE *g, int t, const char *out) {
+  fprintf(g, "set terminal %s\nset output '%s.%s'\n", t ? "svg size 960,540 dynamic" : "pngcairo size 1200,675", out,
+          t ? "svg" : "png");
+}
+
+/* Grouped bars: one group per account, one bar per policy (columns 2.. of data). */
+static void gp_bars(FILE *g, const struct px_sim_report *rep, const char *out, const char *data, const char *title,
+                    const char *ylabel) {
+  fprintf(g, "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+             "unset logscale\nset yrange [0:*]\nset xtics rotate by -30\nset key outside right\n");
+  for (int t = 0; t < 2; t++) {
+    gp_terminal(g, t, out);
+    fprintf(g, "set title '%s'\nset xlabel 'account'\nset ylabel '%s'\nplot ", title, ylabel);
+    for (size_t i = 0; i < rep->nresults; i++) {
+      fprintf(g, "%s'%s' using %zu%s title ", i ? ", \\\n     " : "", data, i + 2, i ? "" : ":xtic(1)");
+      gp_quoted(g, rep->results[i].policy);
+    }
+    fputc('\n', g);
+  }
+  fprintf(g, "set xtics norotate\nset key inside right top\nset style data points\n");
+}
+
+/* One line per account: its fair-share factor over time under result i. */
+static void gp_fs(FILE *g, const struct px_sim_report *rep, size_t i) {
+  char name[80], out[96];
+  safe_name(name, sizeof name, rep->results[i].policy, i);
+  snprintf(out, sizeof out, "fairshare_%s", name);
+  fprintf(g, "unset logscale\nset yrange [0:1.05]\nset key outside right\n");
+  for (int t = 0; t < 2; t++) {
+    gp_terminal(g, t, out);
+    fprintf(g, "set title 'fair-share factor per account over time (%s): 1 = first in line'\n", name + 3);
+    fprintf(g, "set xlabel 'days'\nset ylabel 'Fair Tree factor (rank/N)'\nplot ");
+    for (uint32_t a = 0; a < rep->setup->naccounts; a++) {
+      fprintf(g, "%s'%s.fs' using 1:%u with steps lw 2 title ", a ? ", \\\n     " : "", name, 2 + a);
+      gp_quoted(g, rep->setup->accounts[a]);
+    }
+    fputc('\n', g);
+  }
+  fprintf(g, "set key inside right top\n");
+}
+
+static int write_acct_data(const char *dir, const struct px_sim_report *rep, struct px_diag *d) {
+  int rc = write_acct_table(dir, "acct_wait.dat", rep, true, d);
+  if (!rc) rc = write_acct_table(dir, "acct_gpu_h.dat", rep, false, d);
+  for (size_t i = 0; i < rep->nresults && !rc; i++) {
+    if (!rep->results[i].fs.sampled) continue;
+    char name[80], fname[96];
+    safe_name(name, sizeof name, rep->results[i].policy, i);
+    snprintf(fname, sizeof fname, "%s.fs", name);
+    rc = write_fs(dir, fname, rep, &rep->results[i].fs, d);
+  }
+  return rc;
+}
+
+static void gp_accounts(FILE *g, const struct px_sim_report *rep) {
+  gp_bars(g, rep, "acct_wait", "acct_wait.dat", "average wait per account", "hours");
+  gp_bars(g, rep, "acct_gpu_h", "acct_gpu_h.dat", "GPU-hours delivered per account", "GPU-hours");
+  for (size_t i = 0; i < rep->nresults; i++)
+    if (rep->results[i].fs.sampled) gp_fs(g, rep, i);
+}
+
 static int write_script(const char *dir, const struct px_sim_report *rep, struct px_diag *d) {
   FILE *g = open_in(dir, "plots.gp", d);
   if (!g) return PX_EIO;
@@ -108,6 +220,7 @@ static int write_script(const char *dir, const struct px_sim_report *rep, struct
   gp_multi(g, rep, "queue", "pending jobs", "jobs pending", "days", 3, false);
   gp_multi(g, rep, "jct_cdf", "job completion time, CDF", "fraction of jobs", "JCT (hours, log scale)", 2, true);
   for (size_t i = 0; i < rep->nresults; i++) gp_shares(g, rep, i);
+  gp_accounts(g, rep);
   return fclose(g) ? px_diag_set(d, PX_EIO, -1, "plots.gp: write failed") : 0;
 }
 
@@ -141,6 +254,7 @@ int px_sim_plot(const char *dir, const struct px_sim_report *rep, struct px_diag
     if (!rc) rc = write_cdf(dir, fname, &rep->results[i], d);
     if (rc) return rc;
   }
-  int rc = write_script(dir, rep, d);
+  int rc = write_acct_data(dir, rep, d);
+  if (!rc) rc = write_script(dir, rep, d);
   return rc ? rc : run_gnuplot(dir, d);
 }

@@ -130,6 +130,7 @@ static void table_accounts(FILE *f, const struct px_sim_report *rep) {
     for (size_t i = 0; i < rep->nresults; i++) fprintf(f, " %*.2f", COLW, rep->results[i].acct_wait_avg_s[a] / 3600);
     fputc('\n', f);
   }
+  px_sim_report_accounts_table(f, rep);
 }
 
 void px_sim_report_table(FILE *f, const struct px_sim_report *rep) {
@@ -173,7 +174,7 @@ void px_sim_report_table(FILE *f, const struct px_sim_report *rep) {
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s) {
+void px_sim_json_str(FILE *f, const char *s) {
   fputc('"', f);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
@@ -205,29 +206,32 @@ static void json_series(FILE *f, const struct px_sim_series *s, uint32_t ch, con
   fprintf(f, "]%s\n", last ? "" : ",");
 }
 
-static void json_accounts(FILE *f, const struct px_sim_setup *s, const struct px_sim_result *r) {
+static void json_accounts(FILE *f, const struct px_sim_report *rep, const struct px_sim_result *r) {
+  const struct px_sim_setup *s = rep->setup;
   int64_t total = 0;
   for (uint32_t a = 0; a < s->naccounts; a++) total += r->acct_gpu_s[a];
   fprintf(f, "      \"accounts\": [");
   for (uint32_t a = 0; a < s->naccounts; a++) {
     fprintf(f, "%s\n        {\"name\": ", a ? "," : "");
-    json_str(f, s->accounts[a]);
-    fprintf(f, ", \"jobs\": %" PRIu64 ", \"gpu_s\": %" PRId64 ", \"share\": %.4f, \"fair_share\": %.4f, \"wait_avg_s\": %.3f}",
+    px_sim_json_str(f, s->accounts[a]);
+    fprintf(f, ", \"jobs\": %" PRIu64 ", \"gpu_s\": %" PRId64 ", \"share\": %.4f, \"fair_share\": %.4f, \"wait_avg_s\": %.3f",
             r->acct_jobs[a], r->acct_gpu_s[a], total ? (double)r->acct_gpu_s[a] / (double)total : 0.0, r->acct_fair[a],
             r->acct_wait_avg_s[a]);
+    px_sim_report_account_json(f, rep, r, a);
+    fputc('}', f);
   }
   fprintf(f, "\n      ],\n");
 }
 
-static void json_result(FILE *f, const struct px_sim_setup *s, const struct px_sim_result *r) {
+static void json_result(FILE *f, const struct px_sim_report *rep, const struct px_sim_result *r) {
   fprintf(f, "    {\n      \"policy\": ");
-  json_str(f, r->policy);
+  px_sim_json_str(f, r->policy);
   fprintf(f, ",\n      \"submitted\": %" PRIu64 ", \"done\": %" PRIu64 ", \"rejected\": %" PRIu64
              ", \"stuck\": %" PRIu64 ", \"timed_out\": %" PRIu64 ",\n",
           r->submitted, r->done, r->rejected, r->stuck, r->timed_out);
   if (r->reject_example[0]) {
     fprintf(f, "      \"first_rejection\": ");
-    json_str(f, r->reject_example);
+    px_sim_json_str(f, r->reject_example);
     fprintf(f, ",\n");
   }
   fprintf(f, "      \"makespan_s\": %" PRId64 ", \"utilisation\": %.4f, \"jain_index\": %.4f,\n", r->makespan_s,
@@ -246,7 +250,7 @@ static void json_result(FILE *f, const struct px_sim_setup *s, const struct px_s
           r->gpu_failures, r->gpu_fail_requeues, (double)r->gpu_s_lost_fail / 3600.0, (double)r->gpu_s_down / 3600.0);
   json_dists(f, "jct_s", r->jct);
   json_dists(f, "wait_s", r->wait);
-  json_accounts(f, s, r);
+  json_accounts(f, rep, r);
   fprintf(f, "      \"series\": {\n        \"t0_s\": %" PRId64 ", \"bucket_s\": %" PRId64 ",\n", r->series.t0_s,
           r->series.width_s);
   json_series(f, &r->series, PX_SIM_CH_BUSY, "busy_gpus", false);
@@ -257,7 +261,7 @@ static void json_result(FILE *f, const struct px_sim_setup *s, const struct px_s
 void px_sim_report_json(FILE *f, const struct px_sim_report *rep) {
   const struct px_sim_setup *s = rep->setup;
   fprintf(f, "{\n  \"trace\": {\"path\": ");
-  json_str(f, rep->trace_path);
+  px_sim_json_str(f, rep->trace_path);
   fprintf(f, ", \"jobs\": %" PRIu32 ", \"fractional_gpus_rounded_up\": %" PRIu32 ", \"cpu_only\": %" PRIu32
              ", \"skipped\": {",
           s->njobs, s->trace->nfractional, s->trace->ncpu_only);
@@ -272,14 +276,14 @@ void px_sim_report_json(FILE *f, const struct px_sim_report *rep) {
           s->nnodes, s->total_gpus, s->node_gpus, s->limit_factor, px_sim_report_conserved(rep) ? "true" : "false");
   if (s->qos_map) { /* only with --qos-map: reports without one stay as they were */
     fprintf(f, "  \"qos_map\": {\"rules\": ");
-    json_str(f, s->qos_map);
+    px_sim_json_str(f, s->qos_map);
     fprintf(f, ", \"jobs_per_rule\": [");
     for (uint32_t r = 0; r < s->nqos_rules; r++) fprintf(f, "%s%" PRIu64, r ? ", " : "", s->qos_jobs[r]);
     fprintf(f, "]},\n");
   }
   fprintf(f, "  \"policies\": [\n");
   for (size_t i = 0; i < rep->nresults; i++) {
-    json_result(f, s, &rep->results[i]);
+    json_result(f, rep, &rep->results[i]);
     fprintf(f, "%s\n", i + 1 < rep->nresults ? "," : "");
   }
   fprintf(f, "  ]\n}\n");

@@ -27,4 +27,11 @@ void px_sim_report_json(FILE *f, const struct px_sim_report *rep);
 /* True when every run conserved jobs and GPU-seconds (and the trace's jobs are all accounted for). */
 bool px_sim_report_conserved(const struct px_sim_report *rep);
 
+/* Per account and policy (report_accounts.c): the table's last block, and
+ * the keys report.c adds to account a's object of result r. */
+void px_sim_report_accounts_table(FILE *f, const struct px_sim_report *rep);
+void px_sim_report_account_json(FILE *f, const struct px_sim_report *rep, const struct px_sim_result *r, uint32_t a);
+/* s as a JSON string, quoted and escaped. */
+void px_sim_json_str(FILE *f, const char *s);
+
 #endif

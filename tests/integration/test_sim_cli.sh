@@ -86,5 +86,22 @@ if command -v gnuplot >/dev/null; then
     [ -s "$tmp/plots/$f" ] || fail "missing picture $f"
   done
   head -c 8 "$tmp/plots/utilisation.png" | od -An -c | grep -q 'P   N   G' || fail "utilisation.png is not a PNG"
+  # Per account: waits and GPU-hours by policy (bars), and each sampled
+  # policy's fair-share position over time, with their data files.
+  pics="acct_wait acct_gpu_h"
+  for fs in "$tmp"/plots/*.fs; do [ -e "$fs" ] && pics="$pics fairshare_$(basename "$fs" .fs)"; done
+  "$PHALANX" sim --trace "$trace" --cluster 8x8 --policy "$pol/fifo.conf" --policy "$pol/multifactor.conf" \
+    --json > "$tmp/p.json"
+  if grep -q '"fair_share_position": {' "$tmp/p.json"; then
+    case $pics in *fairshare_01_multifactor*) ;; *) fail "fair share sampled but not drawn: $pics" ;; esac
+  fi
+  for p in $pics; do
+    [ -s "$tmp/plots/$p.png" ] && head -c 8 "$tmp/plots/$p.png" | od -An -c | grep -q 'P   N   G' ||
+      fail "$p.png missing or not a PNG"
+    [ -s "$tmp/plots/$p.svg" ] && grep -q '<svg' "$tmp/plots/$p.svg" && grep -q '</svg>' "$tmp/plots/$p.svg" ||
+      fail "$p.svg missing or not an SVG"
+  done
+  [ "$(grep -c '^"vc[ABC]" ' "$tmp/plots/acct_wait.dat")" -eq 3 ] || fail "acct_wait.dat: one row per account"
+  [ "$(grep -c '^"vc[ABC]" ' "$tmp/plots/acct_gpu_h.dat")" -eq 3 ] || fail "acct_gpu_h.dat: one row per account"
 fi
 echo "ok"
