@@ -19,6 +19,7 @@
 
 #include "core/core.h"
 #include "sim/metrics.h"
+#include "sim/recorded.h"
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -86,8 +87,10 @@ int px_sim_acct_compute(struct px_sim_result *r, const struct px_sim_setup *s, c
   if (!r->acct_wait_p95_s || !r->acct_gpu_s_held || !r->acct_gpu_s_lost || !r->acct_gpu_s_delivered)
     return PX_ENOMEM;
   gpu_seconds(r, s, runs);
+  /* the record has no core of its own: its runs are given to one (fs_record.c) */
+  int rc = !r->fs.sampled && !strcmp(r->policy, PX_SIM_RECORDED_NAME) ? px_sim_fs_from_runs(r, s, runs) : 0;
   fs_finish(&r->fs, s->naccounts);
-  return wait_p95(r, s, runs);
+  return rc ? rc : wait_p95(r, s, runs);
 }
 
 /* ---- fair-share samples ---------------------------------------------------- */

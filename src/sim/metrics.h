@@ -158,6 +158,13 @@ void px_sim_result_fini(struct px_sim_result *r);
  */
 int px_sim_fs_sample(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_core *core, int64_t t_s);
 
+/*
+ * The recorded run's positions (fs_record.c): its runs given to a core of
+ * the cluster's own configuration as recovery gives running jobs, sampled
+ * after each instant. 0, PX_ENOMEM or the core's refusal of the cluster.
+ */
+int px_sim_fs_from_runs(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs);
+
 /* The per-account figures beyond shares and average waits (acct_metrics.c),
  * part of px_sim_result_compute / px_sim_result_fini. */
 int px_sim_acct_compute(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs);

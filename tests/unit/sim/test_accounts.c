@@ -16,6 +16,7 @@
 #include "core/event.h"
 #include "sim/cluster.h"
 #include "sim/policy.h"
+#include "sim/recorded.h"
 #include "sim/report.h"
 #include "sim/run.h"
 
@@ -235,11 +236,41 @@ static void test_fair_share_position(void **state) {
   two_close(&w);
 }
 
+/*
+ * The recorded run (--from-accounting) has no core of its own: its runs go
+ * to one as recovery gives it running jobs (fs_record.c). The record is
+ * FIFO's outcome above: a1 0-100, a2 100-200 (qa), b1 200-300 (qb). The
+ * cycles at 0 .. 200 rank as in test_fair_share_position (qa 1, then 0.5
+ * once a1 has run; qb 1, b1 only starting at 200); at 300 qa holds two of
+ * the three jobs' usage, qb one (every job bills its one CPU): level
+ * factors qa 0.5 / (2/3) = 0.75, qb 0.5 / (1/3) = 1.5 (up to the 7-day
+ * decay over 300 s), qb first. qa averages (100 x 1 + 200 x 0.5) / 300.
+ */
+static void test_recorded_position(void **state) {
+  (void)state;
+  struct two w;
+  two_open(&w, "two_accounts_recorded.csv", 1);
+  struct px_sim_result r;
+  struct px_diag d;
+  if (px_sim_recorded(&w.setup, &r, &d)) fail_msg("%s", d.msg);
+  assert_true(r.fs.sampled);
+  assert_int_equal(r.fs.t0_s, 0);
+  assert_int_equal(r.fs.last_s, 300);
+  assert_true(fabs(r.fs.factor_avg[0] - 2.0 / 3) < 1e-12 && r.fs.factor_avg[1] == 1.0);
+  assert_true(r.fs.factor_end[0] == 0.5 && r.fs.factor_end[1] == 1.0);
+  assert_true(fabs(r.fs.level_end[0] - 0.75) < 1e-3 && fabs(r.fs.level_end[1] - 1.5) < 1e-3);
+  assert_int_equal(r.acct_wait_p95_s[0], 100);
+  assert_int_equal(r.acct_wait_p95_s[1], 190);
+  px_sim_result_fini(&r);
+  two_close(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_waits_two_policies),
       cmocka_unit_test(test_lost_two_policies),
       cmocka_unit_test(test_fair_share_position),
+      cmocka_unit_test(test_recorded_position),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
