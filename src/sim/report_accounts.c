@@ -40,14 +40,41 @@ static double fs_val(const struct px_sim_result *r, enum fs_figure k, uint32_t a
   return k == FS_AVG ? r->fs.factor_avg[a] : k == FS_END ? r->fs.factor_end[a] : r->fs.level_end[a];
 }
 
-static void account_row(FILE *f, const struct px_sim_report *rep, uint32_t a, size_t i) {
+/* The table's unit for waits or GPU time: chosen from the largest value, so
+ * a record of minutes does not read as 0.00 h (the JSON keeps seconds). */
+struct unit {
+  const char *name;
+  double div;
+  int prec;
+};
+
+static struct unit wait_unit(const struct px_sim_report *rep) {
+  int64_t max = 0;
+  for (size_t i = 0; i < rep->nresults; i++)
+    for (uint32_t a = 0; a < rep->setup->naccounts; a++)
+      if (rep->results[i].acct_wait_p95_s[a] > max) max = rep->results[i].acct_wait_p95_s[a];
+  return max >= 3600 ? (struct unit){"h", 3600, 2} : max >= 60 ? (struct unit){"min", 60, 1} : (struct unit){"s", 1, 0};
+}
+
+static struct unit gpu_unit(const struct px_sim_report *rep) {
+  int64_t max = 0;
+  for (size_t i = 0; i < rep->nresults; i++)
+    for (uint32_t a = 0; a < rep->setup->naccounts; a++)
+      if (rep->results[i].acct_gpu_s_held[a] > max) max = rep->results[i].acct_gpu_s_held[a];
+  return max >= 36000  ? (struct unit){"GPU-h", 3600, 1}
+         : max >= 3600 ? (struct unit){"GPU-h", 3600, 2}
+                       : (struct unit){"GPU-min", 60, 1};
+}
+
+static void account_row(FILE *f, const struct px_sim_report *rep, uint32_t a, size_t i, struct unit g,
+                        struct unit w) {
   const struct px_sim_result *r = &rep->results[i], *r0 = &rep->results[0], *rf = fs_reference(rep);
   bool d = i > 0;
   fprintf(f, "%-16.16s %-14.14s", i ? "" : rep->setup->accounts[a], r->policy);
-  cell(f, r->acct_gpu_s_delivered[a] / 3600.0, r0->acct_gpu_s_delivered[a] / 3600.0, 1, d, false);
-  cell(f, r->acct_gpu_s_lost[a] / 3600.0, r0->acct_gpu_s_lost[a] / 3600.0, 1, d, false);
-  cell(f, r->acct_wait_avg_s[a] / 3600.0, r0->acct_wait_avg_s[a] / 3600.0, 2, d, false);
-  cell(f, r->acct_wait_p95_s[a] / 3600.0, r0->acct_wait_p95_s[a] / 3600.0, 2, d, false);
+  cell(f, r->acct_gpu_s_delivered[a] / g.div, r0->acct_gpu_s_delivered[a] / g.div, g.prec, d, false);
+  cell(f, r->acct_gpu_s_lost[a] / g.div, r0->acct_gpu_s_lost[a] / g.div, g.prec, d, false);
+  cell(f, r->acct_wait_avg_s[a] / w.div, r0->acct_wait_avg_s[a] / w.div, w.prec, d, false);
+  cell(f, r->acct_wait_p95_s[a] / w.div, r0->acct_wait_p95_s[a] / w.div, w.prec, d, false);
   cell(f, fs_val(r, FS_AVG, a), fs_val(rf, FS_AVG, a), 3, r != rf, false);
   cell(f, fs_val(r, FS_END, a), fs_val(rf, FS_END, a), 3, r != rf, false);
   cell(f, fs_val(r, FS_LEVEL, a), NAN, 2, false, true);
@@ -56,16 +83,19 @@ static void account_row(FILE *f, const struct px_sim_report *rep, uint32_t a, si
 
 void px_sim_report_accounts_table(FILE *f, const struct px_sim_report *rep) {
   const struct px_sim_result *rf = fs_reference(rep);
+  struct unit g = gpu_unit(rep), w = wait_unit(rep);
   fprintf(f, "\nper account, each policy (in brackets: the change against %s", rep->results[0].policy);
   if (rf && rf != &rep->results[0]) fprintf(f, "; fair share against %s", rf->policy);
   fprintf(f, ")\n%-16s %-14s", "account", "policy");
-  static const char *const head[] = {"GPU-h delivered", "GPU-h lost", "wait avg (h)", "wait p95 (h)",
-                                     "fair-share avg", "fair-share end", "level FS end"};
-  size_t nh = sizeof head / sizeof *head;
-  for (size_t k = 0; k < nh; k++) fprintf(f, " %-*s", k + 1 < nh ? CELL : 0, head[k]);
-  fputc('\n', f);
+  char head[4][32];
+  snprintf(head[0], sizeof head[0], "%s delivered", g.name);
+  snprintf(head[1], sizeof head[1], "%s lost", g.name);
+  snprintf(head[2], sizeof head[2], "wait avg (%s)", w.name);
+  snprintf(head[3], sizeof head[3], "wait p95 (%s)", w.name);
+  for (int k = 0; k < 4; k++) fprintf(f, " %-*s", CELL, head[k]);
+  fprintf(f, " %-*s %-*s %s\n", CELL, "fair-share avg", CELL, "fair-share end", "level FS end");
   for (uint32_t a = 0; a < rep->setup->naccounts; a++)
-    for (size_t i = 0; i < rep->nresults; i++) account_row(f, rep, a, i);
+    for (size_t i = 0; i < rep->nresults; i++) account_row(f, rep, a, i, g, w);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */

@@ -105,7 +105,9 @@ static void test_waits_two_policies(void **state) {
   assert_non_null(strstr(js, "\"change\": {\"against\": \"fifo\", \"gpu_s_delivered\": 0, \"gpu_s_lost\": 0, "
                              "\"wait_avg_s\": -100.000, \"wait_p95_s\": -100"));
   free(js);
-  /* The table: qa's multifactor row, its changes in brackets. */
+  /* The table: qa's multifactor row, its changes in brackets, in GPU-minutes
+   * and minutes (the largest wait is 200 s): 26.7 GPU-min, waits 1.7 (+0.8)
+   * and 3.3 (+1.7) min. */
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -113,7 +115,9 @@ static void test_waits_two_policies(void **state) {
   px_sim_report_table(f, &rep);
   fclose(f);
   assert_non_null(strstr(buf, "(in brackets: the change against fifo"));
-  assert_non_null(strstr(buf, " multifactor    0.4 (+0.0)        0.0 (+0.0)        0.03 (+0.01)      0.06 (+0.03)"));
+  assert_non_null(strstr(buf, "account          policy         GPU-min delivered GPU-min lost      wait avg (min)    "
+                              "wait p95 (min)    fair-share avg    fair-share end    level FS end\n"));
+  assert_non_null(strstr(buf, " multifactor    26.7 (+0.0)       0.0 (+0.0)        1.7 (+0.8)        3.3 (+1.7)   "));
   free(buf);
   px_sim_result_fini(&r[0]);
   px_sim_result_fini(&r[1]);
