@@ -140,7 +140,7 @@ static int write_fs(const char *dir, const char *fname, const struct px_sim_repo
     if (from < fs->t0_s) from = fs->t0_s;
     if (to > fs->last_s) to = fs->last_s;
     if (to <= from) continue;
-    fprintf(f, "%.4f", ((double)(from + to) / 2 - (double)s->t0_s) / 86400.0);
+    fprintf(f, "%.6f", ((double)(from + to) / 2 - (double)s->t0_s) / 86400.0);
     for (uint32_t a = 0; a < rep->setup->naccounts; a++)
       fprintf(f, " %.4f", (double)s->v[(size_t)b * s->nchannels + a] / PX_SIM_FS_SCALE / (double)(to - from));
     fputc('\n', f);

@@ -28,7 +28,11 @@ static void cell(FILE *f, double v, double ref, int prec, bool delta, bool last)
   if (isnan(v)) snprintf(s, sizeof s, "-");
   else if (isinf(v)) snprintf(s, sizeof s, "inf");
   else if (!delta || isnan(ref)) snprintf(s, sizeof s, "%.*f", prec, v);
-  else snprintf(s, sizeof s, "%.*f (%+.*f)", prec, v, prec, v - ref);
+  else {
+    double d = v - ref;
+    if (fabs(d) < 0.5 * pow(10, -prec)) d = 0; /* no "-0.0": a change that rounds away is none */
+    snprintf(s, sizeof s, "%.*f (%+.*f)", prec, v, prec, d);
+  }
   fprintf(f, " %-*s", last ? 0 : CELL, s);
 }
 
