@@ -52,14 +52,22 @@ static int wait_p95(struct px_sim_result *r, const struct px_sim_setup *s, const
   return 0;
 }
 
-/* Held from the series, delivered from the jobs, lost the difference. */
+/* Held from the series, delivered from the jobs, lost the difference. A
+ * job's delivered work is its completed run without the checkpoint it
+ * loaded first (the loop's restart cost, cut by a shorter run) plus what
+ * checkpoints kept of its earlier runs: a job that completed delivers its
+ * duration under every policy, and what preemption cost it (the work
+ * thrown away, the loading) shows as lost. */
 static void gpu_seconds(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs) {
   const struct px_sim_series *ser = &r->series;
   for (uint32_t a = 0; a < s->naccounts && PX_SIM_CH_ACCOUNT + a < ser->nchannels; a++)
     for (uint32_t b = 0; b < ser->used; b++) r->acct_gpu_s_held[a] += ser->v[(size_t)b * ser->nchannels + PX_SIM_CH_ACCOUNT + a];
   for (uint32_t i = 0; i < s->njobs; i++) {
     const struct px_sim_job *j = &s->jobs[i];
-    if (runs[i].state == PX_SIMJ_DONE) r->acct_gpu_s_delivered[j->account] += (int64_t)j->gpus * runs[i].saved_s;
+    const struct px_sim_jobrun *u = &runs[i];
+    if (u->state != PX_SIMJ_DONE || !u->saved_s) continue;
+    int64_t run = u->end_s - u->start_s, loading = r->ckpt_restart_s < run ? r->ckpt_restart_s : run;
+    r->acct_gpu_s_delivered[j->account] += (int64_t)j->gpus * (u->saved_s - loading);
   }
   for (uint32_t a = 0; a < s->naccounts; a++) {
     r->acct_gpu_s_delivered[a] += r->acct_gpu_s[a];

@@ -136,8 +136,9 @@ struct px_sim_result {
   uint64_t *acct_jobs;          /* its jobs done */
   int64_t *acct_wait_p95_s;     /* nearest-rank p95 of its jobs' waits */
   int64_t *acct_gpu_s_held;     /* GPU-seconds its jobs held, every run (the series) */
-  int64_t *acct_gpu_s_lost;     /* of those, the work lost to preemption and GPU failures */
-  int64_t *acct_gpu_s_delivered;/* held - lost: its completed runs plus the work checkpoints kept */
+  int64_t *acct_gpu_s_lost;     /* of those, lost to preemption and GPU failures: work thrown
+                                 * away, and the time its completed runs spent loading checkpoints */
+  int64_t *acct_gpu_s_delivered;/* held - lost: its jobs' work (a completed job: its duration) */
   struct px_sim_fs fs;
   double jain;                  /* over accounts of mean(duration / JCT) */
   struct px_sim_series series;
