@@ -95,6 +95,27 @@ static void test_waits_two_policies(void **state) {
       assert_int_equal(r[i].acct_gpu_s_lost[a], 0);
     }
   }
+  /*
+   * Positions, once the loop samples the core after each instant (run.h's
+   * px_sim_fs_sample call): cycles at 0 (no usage: both 1), 100 (a1's
+   * usage: qa 0.5, qb 1) and 200; none at 10 (nothing free) nor at 300
+   * (nothing pending). FIFO at 200: qa has all the usage, qa 0.5, qb 1:
+   * qa averages (100 x 1 + 200 x 0.5) / 300 = 2/3, qb 1. Multifactor at
+   * 200: qa's 100 s ran earlier and decayed more than qb's, so qa ranks
+   * first again: qa 1, qb 0.5; both average (1 + 0.5 + 1) / 3 = 5/6.
+   */
+  if (r[0].fs.sampled) {
+    assert_true(r[1].fs.sampled);
+    const double avg_fs[2][2] = {{2.0 / 3, 1}, {5.0 / 6, 5.0 / 6}}, end_fs[2][2] = {{0.5, 1}, {1, 0.5}};
+    for (int i = 0; i < 2; i++) {
+      assert_int_equal(r[i].fs.last_s, 300);
+      for (int a = 0; a < 2; a++) {
+        assert_true(fabs(r[i].fs.factor_avg[a] - avg_fs[i][a]) < 1e-12);
+        assert_true(r[i].fs.factor_end[a] == end_fs[i][a]);
+      }
+    }
+    assert_true(r[1].fs.level_end[0] > 1 && r[1].fs.level_end[1] < 1);
+  }
   /* The changes, against the first column (fifo): qa +50 s avg, +100 p95; qb -100, -100. */
   char *js = json_of(&w, r, 2);
   assert_non_null(strstr(js, "\"name\": \"qa\", \"jobs\": 2, \"gpu_s\": 1600, \"share\": 0.6667, \"fair_share\": 0.5000, "
