@@ -85,8 +85,9 @@ struct px_core;
  * the level: > 1 used less than its share). Both as of the core's last
  * cycle. The factor is held between samples, so its time average is exact
  * (series: factor x PX_SIM_FS_SCALE per account, integrated like the busy
- * GPUs). Empty (sampled false) for the recorded run: the cluster's own
- * fair-share history is not exported.
+ * GPUs). The recorded run's come from a core given its runs
+ * (px_sim_fs_from_runs); sampled false: no positions (a replay whose loop
+ * does not call px_sim_fs_sample).
  */
 #define PX_SIM_FS_SCALE 1000000 /* factor fixed point: integer integrals, the same bytes every run */
 
