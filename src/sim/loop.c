@@ -423,6 +423,7 @@ static int run_loop(struct loop *l) {
     if (t == INT64_MAX) return 0;
     if (t == l->wake_s) l->wake_s = INT64_MAX;
     int rc = step(l, t);
+    if (!rc) rc = px_sim_fs_sample(l->r, s, l->core, t);
     if (rc) return rc;
     if (l->progress) px_sim_progress_update(l->progress, l->next, s->njobs);
   }
