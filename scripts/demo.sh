@@ -168,9 +168,12 @@ echo; echo "== usage report"
 "$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
 echo; echo "== what-if on this cluster's own history: export the finished jobs, replay them under FIFO (docs/simulator.md)"
 "$px" export --since 1h --output history.csv && head -3 history.csv
-# the report's main rows (its times are in hours: these jobs last seconds) and how close each replay came
-"$px" sim --from-accounting history.csv --config "$tmp/cluster/slurm.conf" --policy "$root/examples/policies/fifo.conf" 2>&1 |
-  grep -E '^(policy|jobs done|GPU utilisation|Jain index|fidelity)' || echo "(the replay failed: see the message above)"
+# the report's main rows, what FIFO would change for each account (wait, GPU time, fair-share
+# position; in brackets against the record) and how close each replay came; pictures in plots/
+"$px" sim --from-accounting history.csv --config "$tmp/cluster/slurm.conf" --policy "$root/examples/policies/fifo.conf" \
+  --plots plots 2>&1 | awk '/^(policy|jobs done|GPU utilisation|Jain index|fidelity)/ { print; next }
+    /^per account, each policy/ { blk = 1 } blk && /^$/ { blk = 0 } blk' || echo "(the replay failed: see the message above)"
+ls plots 2>/dev/null | grep -E '^acct_.*\.svg$|^fairshare_.*\.svg$' | head -4 | sed 's/^/  plots\//'
 echo; echo "== a service: 2 replicas of a small HTTP server behind HAProxy (phalanx proxy; docs/proxy.md)"
 if [ -n "${PHALANX_PROXY:-}" ]; then
   cp "$root/tests/integration/svc/replica.py" "$work/"
