@@ -371,6 +371,10 @@ static bool las_hopeless(struct px_core *c, const struct pxc_job *p, int64_t now
   return above == 0 || above + pxc_part_free_gpus(c, p) < pxc_job_ngpu(p);
 }
 
+bool pxc_preempt_searches_left(const struct px_core *c) {
+  return c->victims->find && c->pol->tries < PXC_PREEMPT_TRIES;
+}
+
 static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struct px_actions *out) {
   struct pxc_policy *pol = c->pol;
   pxc_plan_ensure(c); /* before any victim's kill time changes what the plan reads */
