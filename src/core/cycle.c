@@ -138,6 +138,7 @@ static int start(struct px_core *c, struct pxc_job *j, const struct pxc_place_re
     pxc_map_put(c, &c->singleton_running, key, n + 1); /* reserved above */
   }
   c->stats.started++;
+  pxc_running_started(c, (uint32_t)(j - c->jobs));
   return 0;
 }
 
@@ -167,6 +168,7 @@ void pxc_array_task_began(struct px_core *c, struct pxc_job *r) {
 
 void pxc_task_settle(struct px_core *c, uint32_t ts, bool started) {
   struct pxc_job *t = &c->jobs[ts];
+  if (started && t->state != PX_JOB_RUNNING) pxc_running_unseen(c); /* restore.c: made RUNNING after */
   if (started) {
     pxc_map_put(c, &c->job_by_id, t->id, ts); /* reserved by pxc_task_new */
     c->nlive++;

@@ -49,6 +49,7 @@ int pxc_pending_add(struct px_core *c, struct pxc_job *j) {
 
 void pxc_pending_remove(struct px_core *c, struct pxc_job *j) {
   pxc_kept_removed(c, j);
+  if (j->state == PX_JOB_PENDING && j->nalloc) pxc_running_unseen(c); /* restore.c: RUNNING next */
   uint32_t last = c->pending[--c->npending];
   c->pending[j->pend_pos] = last;
   c->jobs[last].pend_pos = j->pend_pos;
@@ -64,6 +65,7 @@ void pxc_job_drop(struct px_core *c, struct pxc_job *j) {
   pxc_free(c, j->req);
   pxc_free(c, j->alloc);
   pxc_free(c, j->cpu_words);
+  if (j->state == PX_JOB_RUNNING) pxc_running_left(c, (uint32_t)(j - c->jobs));
   memset(j, 0, sizeof *j);
   j->state = 0xff; /* free */
   c->free_slots[c->nfree++] = (uint32_t)(j - c->jobs);
@@ -231,6 +233,7 @@ int pxc_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, stru
   if (now > j->start_s) j->attained_gpu_s += pxc_las_gpus(j) * (double)(now - j->start_s); /* LAS */
   j->las_served = j->attained_gpu_s > 0;
   stop_running(c, j, now);
+  pxc_running_left(c, (uint32_t)(j - c->jobs));
   j->state = PX_JOB_PENDING;
   j->restarts++;
   j->flags |= PXC_F_AGE_RESET;

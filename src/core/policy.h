@@ -350,6 +350,10 @@ size_t pxc_kept_fill(struct px_core *c, int64_t now);
 
 /* preempt.c: may a victim search still run this cycle? */
 bool pxc_preempt_searches_left(const struct px_core *c);
+/* preempt.c: the running jobs' index (struct pxc_policy, run_idx). */
+void pxc_running_started(struct px_core *c, uint32_t slot);
+void pxc_running_left(struct px_core *c, uint32_t slot);
+void pxc_running_unseen(struct px_core *c);
 
 /* ---- policy.c ------------------------------------------------------------ */
 
@@ -415,6 +419,14 @@ struct pxc_policy {
   uint32_t *running;
   size_t nrunning, running_cap;
   uint64_t running_cycle;     /* c->stats.cycles when listed */
+  /* The slots of running jobs, ascending, so that listing them does not
+   * read every job slot (a deep queue's pending records): kept by the
+   * cycle's starts and jobs.c's requeues and drops; run_idx_ok is false
+   * until a full scan built it and again after a job became RUNNING where
+   * no hook saw it (restore.c: pxc_running_unseen). */
+  uint32_t *run_idx;
+  size_t nrun_idx, run_idx_cap;
+  bool run_idx_ok;
   uint64_t las_above[PX_LAS_MAX_THRESHOLDS + 1];
   bool any_signal;            /* some job was submitted with --signal (the warning scan runs) */
   uint64_t *reclaimers;       /* pending jobs that preempted (bit 63: by reclaim: their account lends nothing) */

@@ -7,7 +7,8 @@
  * cycle (pxc_kept.off). After every cycle their actions, and every job's
  * state, reason and priority, must be the same. Without an invalidation
  * rule (a release, an update, a partition change) or the promotion times,
- * the kept core starts a different job or leaves one waiting.
+ * the kept core starts a different job or leaves one waiting. The running
+ * jobs' index (preempt.c) is checked against every job slot after each cycle.
  */
 #include "px_test.h"
 
@@ -128,11 +129,28 @@ static void same_jobs(struct twin *t) {
   }
 }
 
+/* The running jobs' index (preempt.c) holds every running job a victim
+ * search may list, and only running jobs. */
+static void running_index_exact(struct px_core *c) {
+  const struct pxc_policy *pol = c->pol;
+  if (!pol->run_idx_ok) return;
+  size_t k = 0;
+  for (size_t s = 0; s < c->njob_slots; s++) {
+    const struct pxc_job *j = &c->jobs[s];
+    bool in = k < pol->nrun_idx && pol->run_idx[k] == s;
+    if (in) k++;
+    if (in) assert_int_equal(j->state, PX_JOB_RUNNING);
+    if (j->state == PX_JOB_RUNNING && j->nalloc && !j->arr) assert_true(in);
+  }
+  assert_int_equal(k, pol->nrun_idx);
+}
+
 /* One cycle on both; PREEMPT actions requeue their job (PreemptMode=requeue). */
 static void cycle(struct twin *t) {
   for (int i = 0; i < 2; i++) {
     assert_int_equal(px_core_cycle(t->c[i], t->now, &t->out[i]), 0);
     assert_null(tc_invariants(t->c[i]));
+    running_index_exact(t->c[i]);
   }
   t->cycles++;
   t->kept_cycles += t->c[0]->pol->kept.valid;
