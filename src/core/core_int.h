@@ -351,6 +351,8 @@ struct pxc_job {
   /* pxc_job_hashes: its shape hashes, memoised for one cycle (a cycle asks up to five times) */
   uint64_t memo_shape_h, memo_front_h;
   uint32_t memo_cycle, memo_front_cycle;
+  uint64_t kept_k1;         /* kept.c: its natural key while kept (PXC_KEPT_IN) */
+  uint8_t kept;             /* kept.c: PXC_KEPT_* */
 };
 
 struct pxc_constraint {      /* DNF: OR of AND-masks */
@@ -363,6 +365,13 @@ struct pxc_cand { uint64_t key; uint32_t node, units; };
 struct pxc_finished { uint64_t id; int64_t end_s; uint8_t state; bool ok; };
 
 struct pxc_sortent { uint64_t k1, k2, id; uint32_t slot, part; };
+
+/* The queue's order: smaller key first, ties by job id (ids are unique). */
+static inline bool pxc_sortent_before(const struct pxc_sortent *x, const struct pxc_sortent *y) {
+  if (x->k1 != y->k1) return x->k1 < y->k1;
+  if (x->k2 != y->k2) return x->k2 < y->k2;
+  return x->id < y->id;
+}
 
 struct px_core {
   struct px_core_allocator al;
@@ -582,11 +591,19 @@ uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t
 double pxc_las_gpus(const struct pxc_job *j);
 /* Free GPUs on usable nodes of j's partition (of its GPU type, if any; cycle.c). */
 uint64_t pxc_part_free_gpus(const struct px_core *c, const struct pxc_job *j);
+/* The cycle's gate: holds, begin time, dependencies, partition state and
+ * time limit; sets the eligible time when first passed (cycle.c). */
+enum px_reason pxc_gate(struct px_core *c, struct pxc_job *j, int64_t now);
 /* In its first run since a starvation promotion (LasStarveLimit), until
  * that run is as long as all its runs before: LAS does not preempt it, so
  * a starving job's run time at least doubles with each promotion and it
  * cannot ping-pong with the jobs it displaced (prio.c). */
 bool pxc_las_promoted(const struct pxc_job *j, int64_t now);
+/* LasStarveLimit: promotes pending j to queue 0 if it waited long enough
+ * (prio.c); true when it did. pxc_las_promote_from: a time no later than
+ * the first at which it would (INT64_MAX: never, as its fields stand). */
+bool pxc_las_promote(struct px_core *c, struct pxc_job *j, int64_t now);
+int64_t pxc_las_promote_from(const struct px_core *c, const struct pxc_job *j);
 void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t now,
                       struct px_prio_factors *f);
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/core_int.h"
+#include "core/policy.h"
 #include "util/map.h"
 
 /* Updates the dependency list; returns the gate reason or NONE. */
@@ -55,7 +56,7 @@ static enum px_reason deps_gate(struct px_core *c, struct pxc_job *j) {
   return PX_REASON_DEPENDENCY;
 }
 
-static enum px_reason gate(struct px_core *c, struct pxc_job *j, int64_t now) {
+enum px_reason pxc_gate(struct px_core *c, struct pxc_job *j, int64_t now) {
   if (j->flags & PXC_F_HELD_ADMIN) return PX_REASON_HELD_ADMIN;
   if (j->flags & PXC_F_HELD_USER) return PX_REASON_HELD_USER;
   if (j->begin_s > now) return PX_REASON_BEGIN_TIME;
@@ -71,11 +72,9 @@ static enum px_reason gate(struct px_core *c, struct pxc_job *j, int64_t now) {
   return PX_REASON_NONE;
 }
 
-/* Heap order: smaller key first, ties by job id (ids are unique). */
-static bool before(const struct pxc_sortent *x, const struct pxc_sortent *y) {
-  if (x->k1 != y->k1) return x->k1 < y->k1;
-  if (x->k2 != y->k2) return x->k2 < y->k2;
-  return x->id < y->id;
+/* Heap order: pxc_sortent_before. */
+static inline bool before(const struct pxc_sortent *x, const struct pxc_sortent *y) {
+  return pxc_sortent_before(x, y);
 }
 
 static void sift_down(struct pxc_sortent *h, size_t n, size_t i) {
@@ -139,6 +138,7 @@ static int start(struct px_core *c, struct pxc_job *j, const struct pxc_place_re
     pxc_map_put(c, &c->singleton_running, key, n + 1); /* reserved above */
   }
   c->stats.started++;
+  pxc_running_started(c, (uint32_t)(j - c->jobs));
   return 0;
 }
 
@@ -168,6 +168,7 @@ void pxc_array_task_began(struct px_core *c, struct pxc_job *r) {
 
 void pxc_task_settle(struct px_core *c, uint32_t ts, bool started) {
   struct pxc_job *t = &c->jobs[ts];
+  if (started && t->state != PX_JOB_RUNNING) pxc_running_unseen(c); /* restore.c: made RUNNING after */
   if (started) {
     pxc_map_put(c, &c->job_by_id, t->id, ts); /* reserved by pxc_task_new */
     c->nlive++;
@@ -322,18 +323,21 @@ static inline void prefetch_ahead(const struct px_core *c, size_t i) {
 }
 
 /* Gate every pending job; the eligible ones get their key in c->sort.
- * Returns how many. */
+ * Returns how many. Under LAS it rebuilds the kept order (kept.c) too. */
 static size_t queue_eligible(struct px_core *c, int64_t now) {
   size_t n = 0;
+  bool keep = pxc_kept_wanted(c);
+  if (keep) pxc_kept_rebuild_begin(c);
   c->nogpu_eligible = 0;
   memset(c->part_left, 0, c->nparts * sizeof *c->part_left);
   for (size_t i = 0; i < c->npending; i++) {
     struct pxc_job *j = &c->jobs[c->pending[i]];
     prefetch_ahead(c, i);
-    enum px_reason r = gate(c, j, now);
+    enum px_reason r = pxc_gate(c, j, now);
     if (r != PX_REASON_NONE) {
       j->reason = r;
       j->priority = 0;
+      if (keep) pxc_kept_rebuild_job(c, j, r, NULL);
       continue;
     }
     struct pxc_sortent *e = &c->sort[n++];
@@ -344,9 +348,40 @@ static size_t queue_eligible(struct px_core *c, int64_t now) {
     e->part = j->part;
     c->part_left[j->part]++;
     c->order->key(c, j, now, &e->k1, &e->k2);
+    if (keep) pxc_kept_rebuild_job(c, j, r, e);
     pxc_policy_key(c, j, &e->k1); /* issue 4: jobs that preempted go first */
   }
+  if (keep) pxc_kept_rebuild_end(c);
   return n;
+}
+
+/* The kept order skipped the marks (kept.c): the jobs left get theirs once
+ * someone may read them (the pass's tail, the queue-order walk). */
+static void mark_rest(struct px_core *c, size_t n) {
+  for (size_t i = 0; i < n; i++) c->jobs[c->sort[i].slot].mark = (uint32_t)c->stats.cycles;
+}
+
+/* c->sort[0 .. left) as the full pass's heap holds it after total - left
+ * pops: the tail tries the jobs left in the heap's order, and a victim
+ * search there may preempt, so that order decides. The kept order's jobs
+ * (c->sort[0 .. total), popped ones at the end) go back into the pending
+ * list's order of the cycle's start, as the full pass gathered them; the
+ * same heap then gives the same array. */
+static int heap_as_full(struct px_core *c, size_t total, size_t left) {
+  struct pxc_kept *k = &c->pol->kept;
+  if (PXC_GROW(c, k->pos, &k->pos_cap, c->njob_slots + 1) || PXC_GROW(c, k->at, &k->at_cap, k->nsnap + 1) ||
+      PXC_GROW(c, c->sort, &c->sort_cap, total + k->nsnap + 1))
+    return PX_ENOMEM;
+  for (size_t i = 0; i < k->nsnap; i++) k->pos[k->snap[i]] = (uint32_t)i, k->at[i] = PX_NONE;
+  for (size_t i = 0; i < total; i++) k->at[k->pos[c->sort[i].slot]] = (uint32_t)i;
+  struct pxc_sortent *h = c->sort + total; /* scratch past the entries */
+  size_t n = 0;
+  for (size_t i = 0; i < k->nsnap; i++)
+    if (k->at[i] != PX_NONE) h[n++] = c->sort[k->at[i]];
+  for (size_t i = n / 2; i-- > 0;) sift_down(h, n, i);
+  while (n > left) heap_pop(h, &n);
+  memmove(c->sort, h, left * sizeof *h);
+  return 0;
 }
 
 /* The pass's tail (c->pass_tail, c->starts_only): no job left can start, so
@@ -373,8 +408,11 @@ static int tail_rest(struct px_core *c, size_t n, int64_t now, struct px_actions
  * empty) no job can start, so the rest only need their reason and are
  * visited in queue order (memory order: no cache misses) -- a full cluster
  * costs O(n), not O(n log n). */
-static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_actions *out) {
-  for (size_t i = n / 2; i-- > 0;) sift_down(c->sort, n, i);
+static int take_in_order(struct px_core *c, size_t n, bool kept, int64_t now, struct px_actions *out) {
+  size_t total = n;
+  if (!kept) /* the kept order comes sorted, descending: popped from the end */
+    for (size_t i = n / 2; i-- > 0;) sift_down(c->sort, n, i);
+  bool marked = !kept;
   uint32_t open = 0;
   for (uint32_t p = 0; p < c->nparts; p++) open += c->part_left[p] > 0;
   int rc = 0;
@@ -389,12 +427,14 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
       return 0;
     }
     if (c->pass_tail && c->tests_left >= n) { /* every job left is tried, none can start */
-      rc = tail_rest(c, n, now, out);
+      if (kept && pxc_preempt_searches_left(c)) rc = heap_as_full(c, total, n);
+      if (rc == 0) rc = tail_rest(c, n, now, out);
       n = 0;
       break;
     }
-    struct pxc_sortent e = heap_pop(c->sort, &n);
+    struct pxc_sortent e = kept ? c->sort[--n] : heap_pop(c->sort, &n);
     c->sort_left = n;
+    if (!marked && c->starts_only) mark_rest(c, n), marked = true;
     bool was = c->part_blocked[e.part];
     c->jobs[e.slot].mark = 0;
     rc = try_job(c, e.slot, now, out);
@@ -416,6 +456,7 @@ static int take_in_order(struct px_core *c, size_t n, int64_t now, struct px_act
     c->stats.lazy_stops++;
     return 0;
   }
+  if (!marked && n) mark_rest(c, n);
   for (size_t i = 0; n && i < c->npending && rc == 0; i++) {
     uint32_t slot = c->pending[i];
     prefetch_ahead(c, i);
@@ -449,7 +490,9 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
   }
   c->pass_cut = false;
   c->pass_tail = false;
-  int rc = take_in_order(c, queue_eligible(c, now), now, out);
+  size_t n = pxc_kept_fill(c, now);
+  bool kept = n != SIZE_MAX;
+  int rc = take_in_order(c, kept ? n : queue_eligible(c, now), kept, now, out);
   if (c->main_pass) pxc_policy_main_pass_done(c);
   pxc_finished_purge(c, now);
   return rc;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/core_int.h"
+#include "core/policy.h"
 
 struct pxc_job *pxc_job_find(struct px_core *c, uint64_t id) {
   uint32_t slot;
@@ -42,10 +43,13 @@ int pxc_pending_add(struct px_core *c, struct pxc_job *j) {
   if (pxc_pending_reserve(c)) return PX_ENOMEM;
   j->pend_pos = (uint32_t)c->npending;
   c->pending[c->npending++] = (uint32_t)(j - c->jobs);
+  pxc_kept_added(c, j);
   return 0;
 }
 
 void pxc_pending_remove(struct px_core *c, struct pxc_job *j) {
+  pxc_kept_removed(c, j);
+  if (j->state == PX_JOB_PENDING && j->nalloc) pxc_running_unseen(c); /* restore.c: RUNNING next */
   uint32_t last = c->pending[--c->npending];
   c->pending[j->pend_pos] = last;
   c->jobs[last].pend_pos = j->pend_pos;
@@ -61,6 +65,7 @@ void pxc_job_drop(struct px_core *c, struct pxc_job *j) {
   pxc_free(c, j->req);
   pxc_free(c, j->alloc);
   pxc_free(c, j->cpu_words);
+  if (j->state == PX_JOB_RUNNING) pxc_running_left(c, (uint32_t)(j - c->jobs));
   memset(j, 0, sizeof *j);
   j->state = 0xff; /* free */
   c->free_slots[c->nfree++] = (uint32_t)(j - c->jobs);
@@ -159,6 +164,7 @@ int pxc_hold(struct px_core *c, uint64_t id, bool admin, int64_t now, struct px_
   if (!j) return PX_ENOENT;
   if (j->state != PX_JOB_PENDING)
     return px_diag_set(d, PX_ESTATE, -1, "job %llu is not pending", (unsigned long long)id);
+  pxc_kept_invalidate(c); /* its gate verdict changes: the kept order is rebuilt */
   j->flags |= (uint8_t)((admin ? PXC_F_HELD_ADMIN : PXC_F_HELD_USER) | PXC_F_AGE_RESET);
   j->eligible_s = 0; /* no ageing while held */
   j->reason = admin ? PX_REASON_HELD_ADMIN : PX_REASON_HELD_USER;
@@ -174,6 +180,7 @@ int pxc_release(struct px_core *c, uint64_t id, bool admin, int64_t now, struct 
     return px_diag_set(d, PX_ESTATE, -1, "job %llu is not pending", (unsigned long long)id);
   if ((j->flags & PXC_F_HELD_ADMIN) && !admin)
     return px_diag_set(d, PX_EPERM, -1, "job %llu is held by an administrator", (unsigned long long)id);
+  pxc_kept_invalidate(c);
   j->flags &= (uint8_t)~(PXC_F_HELD_ADMIN | PXC_F_HELD_USER);
   j->reason = PX_REASON_NONE;
   return 0;
@@ -226,6 +233,7 @@ int pxc_job_requeue(struct px_core *c, uint64_t id, bool hold, int64_t now, stru
   if (now > j->start_s) j->attained_gpu_s += pxc_las_gpus(j) * (double)(now - j->start_s); /* LAS */
   j->las_served = j->attained_gpu_s > 0;
   stop_running(c, j, now);
+  pxc_running_left(c, (uint32_t)(j - c->jobs));
   j->state = PX_JOB_PENDING;
   j->restarts++;
   j->flags |= PXC_F_AGE_RESET;
@@ -247,6 +255,7 @@ int pxc_update(struct px_core *c, uint64_t id, const struct px_job_update *u, in
     return px_diag_set(d, PX_ESTATE, -1, "job %llu is not pending", (unsigned long long)id);
   if ((u->fields & PX_UPD_TIME_LIMIT) && u->time_limit_s <= 0)
     return px_diag_set(d, PX_EINVAL, -1, "time_limit: must be positive");
+  pxc_kept_invalidate(c); /* its key or gate verdict may change */
   if (u->fields & PX_UPD_NICE) j->nice = u->nice;
   if (u->fields & PX_UPD_TIME_LIMIT) j->time_limit_s = u->time_limit_s;
   if (u->fields & PX_UPD_PRIORITY) {

@@ -297,6 +297,64 @@ void pxc_resv_plan(struct px_core *c, struct pxc_tl *tl);
  * (Slurm's "Requested reservation is invalid" / "Access denied"). */
 int pxc_resv_check_use(const struct px_core *c, const struct pxc_job *j, const char *name, struct px_diag *d);
 
+/* ---- kept.c: the LAS order kept between cycles ---------------------------- */
+
+/* A LAS key changes only at discrete events: a job is queued (submit,
+ * requeue), leaves (start, cancel) or is promoted (a time known in advance);
+ * held jobs and the gate's other static verdicts stay until an event. So
+ * the eligible jobs are kept sorted between cycles and a cycle copies them
+ * instead of gating, keying and heapifying every pending job. Kept only
+ * where provably equal to the full pass; anything else (a hold, a release,
+ * an update, a job with dependencies or a future begin time, partitions or
+ * the scheduler configuration changed) invalidates it and the next cycle
+ * rebuilds it from the full pass (cycle.c, queue_eligible). */
+enum { PXC_KEPT_NONE, PXC_KEPT_QUEUED, PXC_KEPT_IN, PXC_KEPT_GATED }; /* pxc_job.kept */
+
+struct pxc_kept_promo { int64_t t_s; uint64_t id; uint32_t slot; };
+
+struct pxc_kept {
+  bool off;                   /* tests: the full pass every cycle */
+  bool valid;
+  bool marked;                /* this cycle's jobs left got their mark (cycle.c, mark_rest) */
+  struct pxc_sortent *v, *w;  /* the eligible jobs, natural keys, descending (the cycle pops from
+                                 the end); w: the merge's output, swapped with v */
+  size_t n, cap, wcap, ndead; /* ndead: entries of v whose job left (slot PX_NONE) */
+  struct pxc_sortent *add;    /* queued jobs (slot, id) to gate and key at the next cycle */
+  size_t nadd, add_cap;
+  struct pxc_kept_promo *promo; /* min-heap by t_s: when a kept job may be promoted */
+  size_t npromo, promo_cap;
+  uint32_t *part_n;           /* kept eligible jobs per partition */
+  size_t part_cap, nogpu;     /* nogpu: kept jobs counted in c->nogpu_eligible */
+  uint64_t fp;                /* fingerprint of what the gate and key read outside the jobs */
+  uint32_t *snap;             /* the pending list at the cycle's start (its order: the full pass's) */
+  size_t nsnap, snap_cap;
+  uint32_t *pos, *at;         /* heap_as_full's scratch: per job slot, per snapshot position */
+  size_t pos_cap, at_cap;
+};
+
+/* Is the order LAS (the only order kept)? */
+bool pxc_kept_wanted(const struct px_core *c);
+void pxc_kept_invalidate(struct px_core *c);
+/* jobs.c: a job joins or leaves the pending list. */
+void pxc_kept_added(struct px_core *c, struct pxc_job *j);
+void pxc_kept_removed(struct px_core *c, struct pxc_job *j);
+/* cycle.c's full pass: begin, each pending job's gate verdict (e: its
+ * eligible entry with the natural key, before pxc_policy_key), end. */
+void pxc_kept_rebuild_begin(struct px_core *c);
+void pxc_kept_rebuild_job(struct px_core *c, struct pxc_job *j, enum px_reason r, const struct pxc_sortent *e);
+void pxc_kept_rebuild_end(struct px_core *c);
+/* This cycle's eligible jobs into c->sort[0 .. n), descending, with
+ * c->part_left and c->nogpu_eligible; returns n, or SIZE_MAX when the kept
+ * order cannot be used (then the full pass runs). */
+size_t pxc_kept_fill(struct px_core *c, int64_t now);
+
+/* preempt.c: may a victim search still run this cycle? */
+bool pxc_preempt_searches_left(const struct px_core *c);
+/* preempt.c: the running jobs' index (struct pxc_policy, run_idx). */
+void pxc_running_started(struct px_core *c, uint32_t slot);
+void pxc_running_left(struct px_core *c, uint32_t slot);
+void pxc_running_unseen(struct px_core *c);
+
 /* ---- policy.c ------------------------------------------------------------ */
 
 /* Builds this cycle's plan if not yet built. Until a job is blocked the plan
@@ -361,6 +419,14 @@ struct pxc_policy {
   uint32_t *running;
   size_t nrunning, running_cap;
   uint64_t running_cycle;     /* c->stats.cycles when listed */
+  /* The slots of running jobs, ascending, so that listing them does not
+   * read every job slot (a deep queue's pending records): kept by the
+   * cycle's starts and jobs.c's requeues and drops; run_idx_ok is false
+   * until a full scan built it and again after a job became RUNNING where
+   * no hook saw it (restore.c: pxc_running_unseen). */
+  uint32_t *run_idx;
+  size_t nrun_idx, run_idx_cap;
+  bool run_idx_ok;
   uint64_t las_above[PX_LAS_MAX_THRESHOLDS + 1];
   bool any_signal;            /* some job was submitted with --signal (the warning scan runs) */
   uint64_t *reclaimers;       /* pending jobs that preempted (bit 63: by reclaim: their account lends nothing) */
@@ -374,6 +440,7 @@ struct pxc_policy {
   struct pxc_resv *resv;
   size_t nresv_adv, resv_cap;
   uint32_t *hidden;           /* nodes hidden while placing again (nnodes) */
+  struct pxc_kept kept;       /* kept.c */
 };
 
 #endif

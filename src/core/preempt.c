@@ -341,14 +341,70 @@ static bool waits_on_victims(const struct px_core *c, const struct pxc_job *p) {
   return false;
 }
 
+/* ---- the running jobs' index ------------------------------------------------ */
+
+/* Where slot is or would go in run_idx. */
+static size_t run_idx_at(const struct pxc_policy *pol, uint32_t slot) {
+  size_t lo = 0, hi = pol->nrun_idx;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (pol->run_idx[mid] < slot) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+void pxc_running_started(struct px_core *c, uint32_t slot) {
+  struct pxc_policy *pol = c->pol;
+  if (!pol || !pol->run_idx_ok) return;
+  if (PXC_GROW(c, pol->run_idx, &pol->run_idx_cap, pol->nrun_idx + 1)) {
+    pol->run_idx_ok = false; /* the next listing scans every slot */
+    return;
+  }
+  size_t i = run_idx_at(pol, slot);
+  if (i < pol->nrun_idx && pol->run_idx[i] == slot) return;
+  memmove(pol->run_idx + i + 1, pol->run_idx + i, (pol->nrun_idx - i) * sizeof *pol->run_idx);
+  pol->run_idx[i] = slot;
+  pol->nrun_idx++;
+}
+
+void pxc_running_left(struct px_core *c, uint32_t slot) {
+  struct pxc_policy *pol = c->pol;
+  if (!pol || !pol->run_idx_ok) return;
+  size_t i = run_idx_at(pol, slot);
+  if (i == pol->nrun_idx || pol->run_idx[i] != slot) return;
+  pol->nrun_idx--;
+  memmove(pol->run_idx + i, pol->run_idx + i + 1, (pol->nrun_idx - i) * sizeof *pol->run_idx);
+}
+
+void pxc_running_unseen(struct px_core *c) {
+  if (c->pol) c->pol->run_idx_ok = false;
+}
+
+/* Every slot read once: the index from scratch. */
+static int run_idx_build(struct px_core *c) {
+  struct pxc_policy *pol = c->pol;
+  pol->nrun_idx = 0;
+  for (size_t s = 0; s < c->njob_slots; s++) {
+    if (c->jobs[s].state != PX_JOB_RUNNING) continue;
+    if (PXC_GROW(c, pol->run_idx, &pol->run_idx_cap, pol->nrun_idx + 1)) return PX_ENOMEM;
+    pol->run_idx[pol->nrun_idx++] = (uint32_t)s;
+  }
+  pol->run_idx_ok = true;
+  return 0;
+}
+
 /* Lists the running jobs once per cycle (jobs that start later in the
- * cycle cannot be victims in it: may_preempt), with LAS's GPUs per queue. */
+ * cycle cannot be victims in it: may_preempt), with LAS's GPUs per queue,
+ * in slot order. */
 static int list_running(struct px_core *c, int64_t now) {
   struct pxc_policy *pol = c->pol;
   if (pol->running_cycle == c->stats.cycles) return 0;
+  if (!pol->run_idx_ok && run_idx_build(c)) return PX_ENOMEM;
   pol->nrunning = 0;
   memset(pol->las_above, 0, sizeof pol->las_above);
-  for (size_t s = 0; s < c->njob_slots; s++) {
+  for (size_t i = 0; i < pol->nrun_idx; i++) {
+    uint32_t s = pol->run_idx[i];
     const struct pxc_job *v = &c->jobs[s];
     if (v->state != PX_JOB_RUNNING || !v->nalloc || v->arr) continue;
     if (PXC_GROW(c, pol->running, &pol->running_cap, pol->nrunning + 1)) return PX_ENOMEM;
@@ -369,6 +425,10 @@ static bool las_hopeless(struct px_core *c, const struct pxc_job *p, int64_t now
   uint32_t q = pxc_las_queue(c, p, now);
   uint64_t above = q <= PX_LAS_MAX_THRESHOLDS ? pol->las_above[q] : 0;
   return above == 0 || above + pxc_part_free_gpus(c, p) < pxc_job_ngpu(p);
+}
+
+bool pxc_preempt_searches_left(const struct px_core *c) {
+  return c->victims->find && c->pol->tries < PXC_PREEMPT_TRIES;
 }
 
 static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struct px_actions *out) {

@@ -144,13 +144,23 @@ bool pxc_las_promoted(const struct pxc_job *j, int64_t now) {
   return (double)(now - j->start_s) * ran_gpus(j) < j->attained_gpu_s;
 }
 
-static void las_promote(struct px_core *c, struct pxc_job *j, int64_t now) {
+bool pxc_las_promote(struct px_core *c, struct pxc_job *j, int64_t now) {
   double limit = c->sched.las_starve_limit;
-  if (limit <= 0 || j->attained_gpu_s <= j->las_base_gpu_s || !j->eligible_s || now <= j->eligible_s) return;
+  if (limit <= 0 || j->attained_gpu_s <= j->las_base_gpu_s || !j->eligible_s || now <= j->eligible_s) return false;
   double ran_s = j->attained_gpu_s / ran_gpus(j);
-  if ((double)(now - j->eligible_s) < limit * ran_s) return;
+  if ((double)(now - j->eligible_s) < limit * ran_s) return false;
   j->las_base_gpu_s = j->attained_gpu_s;
   c->stats.las_promotions++;
+  return true;
+}
+
+int64_t pxc_las_promote_from(const struct px_core *c, const struct pxc_job *j) {
+  double limit = c->sched.las_starve_limit;
+  if (!j->las_served || limit <= 0 || j->attained_gpu_s <= j->las_base_gpu_s || !j->eligible_s) return INT64_MAX;
+  double wait = limit * (j->attained_gpu_s / ran_gpus(j));
+  if (!(wait < 4e18)) return INT64_MAX; /* NaN or beyond any clock: the comparison never holds */
+  int64_t w = (int64_t)wait - 1;        /* rounding: a second early at most, checked then */
+  return j->eligible_s + (w > 1 ? w : 1);
 }
 
 /* A pending job that never ran (most of a deep queue) has attained nothing,
@@ -159,7 +169,7 @@ static void las_promote(struct px_core *c, struct pxc_job *j, int64_t now) {
 static void las_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {
   uint32_t q = 0;
   if (j->las_served) {
-    las_promote(c, j, now);
+    pxc_las_promote(c, j, now);
     q = pxc_las_queue(c, j, now);
   }
   j->priority = j->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN) ? 0 : PX_LAS_MAX_THRESHOLDS + 1 - q;
