@@ -95,9 +95,70 @@ static void front_put(struct px_core *c, struct pxc_job *j, uint32_t f) {
   fr->n[keep] = n, fr->d[keep] = j->time_limit_s, fr->f[keep] = f;
 }
 
+/* ---- the last pass's searches --------------------------------------------- */
+
+/* This pass's log opens at its first search, if the plan is still as built
+ * (a start may have taken from it since: not the last pass's plan, and not
+ * a plan the next pass starts from). */
+static void log_start(struct pxc_tl *tl) {
+  bool as_built = tl->ntakes == tl->built_takes;
+  tl->log_started = true;
+  tl->log_cur ^= 1;
+  struct pxc_tl_log *cur = &tl->log[tl->log_cur];
+  cur->n = cur->ncells = 0;
+  cur->gen = tl->gen;
+  cur->open = as_built && !tl->replay_off;
+  tl->log_takes = tl->ntakes;
+  tl->replay = as_built && tl->log[tl->log_cur ^ 1].gen == tl->gen ? 0 : SIZE_MAX;
+}
+
+static bool log_put(struct px_core *c, struct pxc_tl_log *lg, const struct pxc_job *j, uint64_t h, uint32_t from,
+                    bool found, const struct pxc_tl_fit *fit) {
+  uint32_t n = found ? fit->nnodes : 0;
+  if (PXC_GROW(c, lg->rec, &lg->cap, lg->n + 1) || PXC_GROW(c, lg->cells, &lg->cells_cap, lg->ncells + 2 * n + 1))
+    return false;
+  lg->rec[lg->n++] = (struct pxc_tl_rec){j->id, h, j->time_limit_s, from, found ? fit->slot : 0,
+                                         found ? fit->end_slot : 0, n, lg->ncells, found};
+  memcpy(lg->cells + lg->ncells, fit->nodes, n * sizeof *lg->cells);
+  memcpy(lg->cells + lg->ncells + n, fit->units, n * sizeof *lg->cells);
+  lg->ncells += 2 * n;
+  return true;
+}
+
+/* The earliest fit of blocked job j from slot from on (pxc_tl_find). When
+ * the plan is the last pass's at the same point -- the same gen, and both
+ * passes committed the same reservations, nothing else (ntakes) -- and the
+ * last pass's next search was this one (the same job, shape, limit and
+ * first slot), its answer is this one's: the search depends on nothing
+ * else. In consecutive passes of an overloaded queue most reservations
+ * ahead of the first change come out the same. The pass's searches are
+ * logged for the next one while the plan holds only their commits. */
+static bool search(struct px_core *c, struct pxc_job *j, uint32_t from, struct pxc_tl_fit *fit) {
+  struct pxc_tl *tl = &c->pol->tl;
+  if (!tl->log_started) log_start(tl);
+  struct pxc_tl_log *cur = &tl->log[tl->log_cur], *last = &tl->log[tl->log_cur ^ 1];
+  uint64_t h;
+  pxc_job_hashes(c, j, &h, NULL);
+  bool same = tl->ntakes == tl->log_takes, found;
+  const struct pxc_tl_rec *r = same && tl->replay < last->n ? &last->rec[tl->replay] : NULL;
+  if (r && r->job_id == j->id && r->shape_h == h && r->limit == j->time_limit_s && r->from == from) {
+    tl->replay++, tl->replayed++;
+    found = r->found;
+    *fit = (struct pxc_tl_fit){r->slot, r->end_slot, r->nnodes, tl->nodes, tl->units};
+    memcpy(fit->nodes, last->cells + r->off, r->nnodes * sizeof *fit->nodes);
+    memcpy(fit->units, last->cells + r->off + r->nnodes, r->nnodes * sizeof *fit->units);
+  } else {
+    tl->replay = SIZE_MAX; /* the passes went apart: no later record holds */
+    found = pxc_tl_find(c, tl, j, from, tl->nslots, false, fit);
+  }
+  if (cur->open && (!same || !log_put(c, cur, j, h, from, found, fit))) cur->open = false;
+  return found;
+}
+
 static void bf_begin(struct px_core *c, int64_t now) {
   struct pxc_policy *pol = c->pol;
   (void)now; /* the plan was built by pxc_policy_begin */
+  pol->tl.log_started = false;
   map_clear(&pol->cursor);
   map_clear(&pol->front_idx);
   pol->nfronts = 0;
@@ -247,7 +308,7 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   pxc_map_get(&pol->cursor, key, &from);
   if (gf > from) from = gf;
   struct pxc_tl_fit fit;
-  bool found = from < tl->nslots && pxc_tl_find(c, tl, j, from < 1 ? 1 : from, tl->nslots, false, &fit);
+  bool found = from < tl->nslots && search(c, j, from < 1 ? 1 : from, &fit);
   pxc_map_put(c, &pol->cursor, key, found ? fit.slot : tl->nslots); /* best effort: a cache */
   front_put(c, j, found ? fit.slot : tl->nslots);
   if (!found && pol->nhints && pol->hints[pol->nhints - 1].job_id == j->id)
@@ -255,7 +316,9 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   if (found) {
     j->expected_start_s = pxc_tl_slot_time(tl, fit.slot);
     if (reserve) {
+      bool logged = tl->ntakes == tl->log_takes;
       pxc_tl_commit(c, tl, j, &fit);
+      if (logged) tl->log_takes = tl->ntakes; /* the next search's plan: the log's commits only */
       pol->nresv++;
       pol->part_resv[j->part] = true;
     }

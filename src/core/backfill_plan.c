@@ -71,6 +71,7 @@ void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
                tl->seen, tl->lkeys, tl->dirty_bits, tl->dirty, tl->undo,
                tl->dec_last, tl->dec_epoch, tl->stamp};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
+  for (int i = 0; i < 2; i++) pxc_free(c, tl->log[i].rec), pxc_free(c, tl->log[i].cells);
   pxc_map_fini(c, &tl->share_end);
   pxc_tlt_fini(c, tl);
   memset(tl, 0, sizeof *tl);
@@ -357,6 +358,7 @@ static void hist_sizes(const struct px_core *c, const struct pxc_tl *tl, size_t 
 
 static void build_full(struct px_core *c, struct pxc_tl *tl, int64_t now, int64_t t0, bool full) {
   clear_dirty(tl);
+  tl->gen++; /* not the last pass's plan (policy.h, log) */
   tl->epoch_built++; /* no drops but the advance reservations' windows (pxc_tl_block) */
   tl->now = now;
   tl->t0 = t0;
@@ -405,14 +407,17 @@ void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now, bool full) 
   int64_t t0 = now >= 0 ? now / tl->res_s * tl->res_s : -((-now + tl->res_s - 1) / tl->res_s) * tl->res_s;
   if (!tl->base_ok || full || t0 < tl->t0 || (t0 - tl->t0) / tl->res_s + 2 > tl->nslots) {
     build_full(c, tl, now, t0, full);
+    tl->built_takes = tl->ntakes;
     return;
   }
   uint32_t m = (uint32_t)((t0 - tl->t0) / tl->res_s);
+  if (m || tl->ndirty) tl->gen++; /* else the plan is the last build's again */
   if (m) build_shifted(c, tl, m, now, t0);
   else build_incremental(c, tl);
   tl->now = now;
   tl->t0 = t0;
   clear_dirty(tl);
+  tl->built_takes = tl->ntakes;
 }
 
 /* Units j can hold in one cell (pxc_node_fit without NVLink groups). */
@@ -929,6 +934,51 @@ static bool find_single_later(struct px_core *c, struct pxc_tl *tl, const struct
   return true;
 }
 
+/* Nodes of j's partition's pools (of its GPU type) with g GPUs or more
+ * free in slot k: a bound of the nodes that can hold a fixed need of g
+ * GPUs there (a node of two pools counted twice). */
+static uint32_t nodes_with(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j, uint32_t g,
+                           uint32_t k) {
+  const struct pxc_part *part = &c->parts[j->part];
+  uint32_t n = 0;
+  for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
+    const struct pxc_pool *p = &c->pools[pi];
+    if (j->gpu_type != PX_NONE && p->gpu_type != j->gpu_type) continue;
+    const uint32_t *pc = &tl->pcnt[tl->pcnt_off[pi] + (size_t)k * (p->maxg + 1)];
+    for (uint32_t x = g; x <= p->maxg; x++) n += pc[x];
+  }
+  return n;
+}
+
+/* The first slot in [k, k_to) from which j's whole span has, in every
+ * slot, as many nodes with its GPUs per node free as it needs nodes (a
+ * fixed need: a single-node job, one node; a -N gang, n); k_to when none.
+ * A slot short of them fails every start whose span covers it, so the
+ * search jumps past it, and the slots known to suffice are not read again
+ * (as in fixed_block). The slots skipped would all fail: a gang's walk went
+ * through every leaf's histogram and the chosen leaves' nodes at each of
+ * them, up to its start or the window's end (most of conservative
+ * backfill's time on a gang-heavy overload, where blocked gangs' and
+ * whole-node jobs' reservations reach far). */
+static uint32_t fixed_next(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j, uint32_t k,
+                           uint32_t k_to, int64_t dur, uint32_t span) {
+  bool one = j->shape.nmax == 1;
+  uint32_t g = j->shape.exclusive ? 0 : one ? j->shape.units * j->shape.gpu : j->shape.gpu, good_to = k;
+  uint32_t need = one ? 1 : j->shape.units;
+  while (k < k_to) {
+    uint32_t kend = span_end(tl, k, dur, span), short_at = UINT32_MAX;
+    for (uint32_t x = kend; x-- > (good_to > k ? good_to : k);)
+      if (nodes_with(c, tl, j, g, x) < need) {
+        short_at = x;
+        break;
+      }
+    if (short_at == UINT32_MAX) return k;
+    good_to = kend;
+    k = short_at + 1;
+  }
+  return k_to;
+}
+
 bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t k_from,
                  uint32_t k_to, bool real, struct pxc_tl_fit *fit) {
   const struct pxc_part *part = &c->parts[j->part];
@@ -954,8 +1004,10 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
     for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++)
       walk_max += PXC_TL_WALK_NODES * (uint64_t)c->pools[pi].leaf_start[c->pools[pi].nleaf];
   }
+  bool fixed = (j->shape.per_node_max == 1 || j->shape.nmax == 1) && !real && k_to - k_from > 1;
   for (uint32_t k = k_from; k < k_to; k++) {
     if (tl->walked > walk_max) return find_single_later(c, tl, j, k, k_to, dur, (uint32_t)span, fit);
+    if (fixed && (k = fixed_next(c, tl, j, k, k_to, dur, (uint32_t)span)) >= k_to) break;
     uint32_t kend = k == 0 ? pxc_tl_end_slot(tl, 0, dur) : k + (uint32_t)span;
     if (kend > tl->nslots) kend = tl->nslots;
     for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {

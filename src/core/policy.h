@@ -49,6 +49,25 @@ struct pxc_tl_fit {
  * [k0, k1) from GPU bucket from to bucket to (a gang's takes). */
 struct pxc_tl_batch { uint32_t pool, lleaf, from, to, k0, k1, count; };
 
+/* A search of a backfill pass: the job (id, shape hash, limit), the first
+ * slot tried, and what it found (nodes and units at cells[off ..], 2 x
+ * nnodes). */
+struct pxc_tl_rec {
+  uint64_t job_id, shape_h;
+  int64_t limit;
+  uint32_t from, slot, end_slot, nnodes;
+  size_t off;
+  bool found;
+};
+struct pxc_tl_log {
+  struct pxc_tl_rec *rec;
+  size_t n, cap;
+  uint32_t *cells;
+  size_t ncells, cells_cap;
+  uint64_t gen;               /* the plan's gen when it was logged */
+  bool open;                  /* still logging: nothing but its commits changed the plan */
+};
+
 struct pxc_tl {
   int64_t now, t0, res_s;
   uint32_t nslots;
@@ -90,6 +109,21 @@ struct pxc_tl {
   uint64_t ntakes;            /* takes and blocks so far: a cell may have dropped when it moved */
   uint64_t *stamp;            /* per node: ntakes after its last take or block */
   struct pxc_tl_batch batch;  /* histogram moves not yet made (backfill_plan.c, take_uniform) */
+  /* The backfill pass's searches, logged for the next pass (backfill.c,
+   * search). A build that changes nothing (same grid, no row redone, not a
+   * full build) leaves gen as it was, so a pass whose plan has the same gen
+   * starts from the same plan as the pass that logged; while both have
+   * committed the same reservations (nothing else took anything: ntakes),
+   * the same search of the same job from the same slot finds the same. */
+  uint64_t gen;
+  struct pxc_tl_log log[2];   /* the pass's (log_cur) and the last pass's */
+  uint32_t log_cur;
+  bool log_started;           /* this pass's log is open (at its first search) */
+  bool replay_off;            /* tests: search every time */
+  size_t replay;              /* the last pass's next record to match; SIZE_MAX: no more this pass */
+  uint64_t built_takes;       /* ntakes after the last build */
+  uint64_t log_takes;         /* ntakes after the build or the last logged commit */
+  uint64_t replayed;          /* searches answered from the log (tests, stats) */
   /* Nodes with several GPU types (MIG profiles side by side): beside the
    * cells' total, each type's free GPUs per slot, so that a typed job is
    * planned on its own profile's instances (backfill_typed.c). */
