@@ -31,7 +31,12 @@
  * A replay of the cluster's own accounting (cycle_per_event) runs step 3
  * after each end and each submit instead, as the server's loop cycles after
  * each change: two ends in one second then free their GPUs one after the
- * other, as on the cluster, not as one larger hole.
+ * other, as on the cluster, not as one larger hole. When the record keeps
+ * the server's order of each job's submit and end (the journal seqs of
+ * trace.h's submit_seq and end_seq), the ends and submits of one second
+ * are handled in that order, as the server handled them, instead of all
+ * ends (by job) before all submits: a second's order decides which job
+ * takes a hole first, and on a deep queue the turns that follow.
  */
 #include "sim/run.h"
 
@@ -46,6 +51,7 @@
 
 struct end_ev {
   int64_t t_s;
+  uint64_t seq;          /* order within the second: the recorded end_seq (by_seq), else 0 */
   uint32_t job, attempt; /* attempt WAKE_ONLY: no end, only a cycle then */
 };
 #define WAKE_ONLY UINT32_MAX
@@ -67,6 +73,7 @@ struct loop {
   uint32_t pend_max_gpus; /* an upper bound of the largest (bounds the scan for the next minimum) */
   bool may_preempt;       /* the policy can start jobs without free GPUs */
   bool cycle_per_event;   /* px_sim_run_opts.cycle_per_event */
+  bool by_seq;            /* ... and the trace has the server's order of events (submit_seq, end_seq) */
   int64_t ckpt_s, restart_s; /* the checkpoint model: interval (0: none) and restart cost */
   int64_t wake_s;         /* a backfill pass owed then (bf_interval); INT64_MAX: none */
   struct px_diag *d;
@@ -75,7 +82,8 @@ struct loop {
 };
 
 static bool ev_less(const struct end_ev *a, const struct end_ev *b) {
-  return a->t_s != b->t_s ? a->t_s < b->t_s : a->job < b->job;
+  if (a->t_s != b->t_s) return a->t_s < b->t_s;
+  return a->seq != b->seq ? a->seq < b->seq : a->job < b->job;
 }
 
 static int heap_push(struct loop *l, struct end_ev e) {
@@ -214,7 +222,9 @@ static int submit_job(struct loop *l, uint32_t job) {
   pend_add(l, job);
   /* a wake at its begin time (an end event no run matches), as the
    * server's periodic cycle would find it eligible */
-  return spec.begin_s ? heap_push(l, (struct end_ev){spec.begin_s - PX_SIM_EPOCH_S, job, WAKE_ONLY}) : 0;
+  return spec.begin_s ? heap_push(l, (struct end_ev){.t_s = spec.begin_s - PX_SIM_EPOCH_S, .job = job,
+                                                     .attempt = WAKE_ONLY})
+                      : 0;
 }
 
 static int on_start(struct loop *l, const struct px_action *a) {
@@ -237,7 +247,8 @@ static int on_start(struct loop *l, const struct px_action *a) {
   if (u->saved_s) l->r->gpu_s_restart += (int64_t)j->gpus * (run < l->restart_s ? run : l->restart_s);
   pend_del(l, job);
   set_busy(l, job, +1);
-  return heap_push(l, (struct end_ev){l->now_s + run, job, u->attempt});
+  uint64_t seq = l->by_seq ? l->s->trace->jobs.v[j->trace_index].end_seq : 0;
+  return heap_push(l, (struct end_ev){.t_s = l->now_s + run, .seq = seq, .job = job, .attempt = u->attempt});
 }
 
 /* The checkpoint model: of a run stopped after elapsed seconds, the
@@ -377,14 +388,48 @@ static int event_cycle(struct loop *l) {
   return l->cycle_per_event && cycle_can_start(l) ? cycle(l) : 0;
 }
 
+static bool stale(const struct loop *l, const struct end_ev *e) {
+  return e->attempt != l->runs[e->job].attempt || l->runs[e->job].state != PX_SIMJ_RUNNING;
+}
+
+static uint64_t submit_seq(const struct loop *l, uint32_t job) {
+  return l->s->trace->jobs.v[l->s->jobs[job].trace_index].submit_seq;
+}
+
+/*
+ * Step 2 with by_seq: the ends and submits of second t in the server's
+ * order (an unknown seq, 0, goes first; ends before submits on a tie, as
+ * without seqs), a cycle after each. *cycled: any event was handled.
+ */
+static int events_by_seq(struct loop *l, int64_t t_s, bool *cycled) {
+  for (;;) {
+    while (l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s && l->s->jobs[l->next].skip != PX_SIM_RUNS)
+      l->next++;
+    bool sub = l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s;
+    bool end = l->nheap && l->heap[0].t_s == t_s;
+    if (!sub && !end) return 0;
+    int rc;
+    if (end && (!sub || l->heap[0].seq <= submit_seq(l, l->next))) {
+      struct end_ev e = heap_pop(l);
+      if (stale(l, &e)) continue;
+      rc = end_job(l, e.job);
+    } else {
+      rc = submit_job(l, l->next++);
+    }
+    if (!rc) rc = event_cycle(l), *cycled = true;
+    if (rc) return rc;
+  }
+}
+
 /* Steps 2 and 3 at time t. */
 static int step(struct loop *l, int64_t t_s) {
   advance(l, t_s);
   int rc = 0;
   bool cycled = false; /* a cycle per event ran after the last change */
+  if (l->by_seq) rc = events_by_seq(l, t_s, &cycled);
   while (!rc && l->nheap && l->heap[0].t_s == t_s) {
     struct end_ev e = heap_pop(l);
-    if (e.attempt != l->runs[e.job].attempt || l->runs[e.job].state != PX_SIMJ_RUNNING) continue;
+    if (stale(l, &e)) continue;
     rc = end_job(l, e.job);
     if (!rc) rc = event_cycle(l), cycled = l->cycle_per_event;
   }
@@ -441,6 +486,7 @@ static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct 
   l->wake_s = INT64_MAX;
   l->may_preempt = policy->preempt_mode != PX_PREEMPT_OFF;
   l->cycle_per_event = o && o->cycle_per_event;
+  l->by_seq = l->cycle_per_event && s->trace->nseq > 0;
   l->ckpt_s = r->ckpt_interval_s = policy->ckpt_interval_s < INT64_MAX / 4 ? policy->ckpt_interval_s : 0;
   l->restart_s = r->ckpt_restart_s = l->ckpt_s ? policy->ckpt_restart_s : 0;
   for (uint32_t i = 0; i < s->njobs; i++)

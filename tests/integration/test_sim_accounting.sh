@@ -40,7 +40,7 @@ limits=$(sacct -n -X -S now-1hour -s CD -o Timelimit | sort -u | tr -d ' ')
 [ "$limits" = 00:05:00 ] || fail "accounting's time limits: $limits"
 "$PHALANX" export --since 1h --output trace.csv 2>export.err || fail "export: $(cat export.err)"
 grep -q "^phalanx export: $nsub jobs .*; 1 never started" export.err || fail "export summary: $(cat export.err)"
-head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id' ||
+head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,submit_seq,end_seq' ||
   fail "export header: $(head -1 trace.csv)"
 python3 - trace.csv "$arr" "$held" "${ids[@]}" <<'PY' || fail "exported rows: $(cat trace.csv)"
 import csv, sys
@@ -67,9 +67,20 @@ assert (u["partition"], u["qos"], u["queue"]) == ("urgent", "high", "vision"), u
 assert by_id[ids[0]]["partition"] == "batch", by_id[ids[0]]
 dep = by_id[ids[10]]
 assert int(dep["start_s"]) >= int(by_id[ids[0]]["end_s"]), (dep, by_id[ids[0]])
+# the server's order of submits and ends (journal seqs, finer than the
+# seconds): every end after its submit, each end its own, an array's tasks
+# submitted with it, and the order of the seconds kept
+seq = {k: {i: int(r[k]) for i, r in by_id.items()} for k in ("submit_seq", "end_seq")}
+for i, r in by_id.items(): assert 0 < seq["submit_seq"][i] < seq["end_seq"][i], r
+assert len(set(seq["end_seq"].values())) == len(rows), seq
+assert len({seq["submit_seq"][r["job_id"]] for r in tasks}) == 1, tasks
+for a in rows:
+    for b in rows:
+        for t, k in (("submit_s", "submit_seq"), ("end_s", "end_seq")):
+            if int(a[t]) < int(b[t]): assert seq[k][a["job_id"]] < seq[k][b["job_id"]], (t, a, b)
 PY
 ok() { echo "ok - $*"; }
-ok "export: each of $nsub finished jobs once, with resources, times, account, QoS, partition, array"
+ok "export: each of $nsub finished jobs once, with resources, times, account, QoS, partition, array, event order"
 
 # 2 and 3. The replay on the cluster's own slurm.conf, the record first.
 "$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" \
@@ -95,6 +106,14 @@ pct=$(echo "$fid" | sed -n 's/.*error \([0-9.]*\)% of the mean wait/\1/p')
 awk -v d="$diff" 'BEGIN { split(d, x, " "); tol = 2 * x[2] > 8 ? 2 * x[2] : 8; exit !(d != "" && x[1] <= tol) }' ||
   fail "fidelity: mean |wait difference| and mean wait $diff s: over the tolerance"
 ok "replay: recorded first, every job done, conserved, fidelity $pct%"
+
+# An export written before accounting kept the order of events (no
+# submit_seq, end_seq) still replays, every job done.
+cut -d, -f1-16 trace.csv >old.csv
+"$PHALANX" sim --from-accounting old.csv --config "$tmp/state/slurm.conf" >old.txt 2>old.err ||
+  fail "sim --from-accounting of an older export: $(cat old.err)"
+grep -qE "^ *jobs done +$nsub +$nsub *$" old.txt || fail "older export: $(grep 'jobs done' old.txt)"
+ok "an older export without the order of events replays"
 
 # A foreign row is refused with its line named, and nothing is run.
 awk -F, -v OFS=, 'NR == 3 { $6 = $6 + 1 } 1' trace.csv >bad.csv
