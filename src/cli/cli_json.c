@@ -40,7 +40,7 @@ const struct px_cli_field px_cli_job_fields[] = {
     J(expected_start, F_I64), J(nodelist, F_STR),     J(nnodes, F_U32),
     J(ncpus, F_U32),         J(ngpus, F_U32),         J(mem_mib, F_U64),
     J(gpus_by_node, F_STR),  J(exit_code, F_I32),     J(term_signal, F_I32),
-    J(restarts, F_U32),      J(submit_seq, F_U64),    J(end_seq, F_U64),
+    J(restarts, F_U32),      J(submit_seq, F_U64),    J(start_seq, F_U64),     J(end_seq, F_U64),
     J(cancelled_by, F_STR),  J(billable_tres_s, F_DBL),
     J(peak_mem_mib, F_U64),  J(cpu_time_ms, F_U64),   J(prio_age, F_U32),
     J(prio_fairshare, F_U32), J(prio_jobsize, F_U32), J(prio_partition, F_U32),

@@ -37,6 +37,7 @@ static const struct px_jfield job_fields[] = {
     PX_JF_NUM(J, term_signal, PX_JF_I32, 0, 128),
     PX_JF_NUM(J, restarts, PX_JF_U32, 0, UINT32_MAX),
     PX_JF_NUM(J, submit_seq, PX_JF_U64, 0, INT64_MAX),
+    PX_JF_NUM(J, start_seq, PX_JF_U64, 0, INT64_MAX),
     PX_JF_NUM(J, end_seq, PX_JF_U64, 0, INT64_MAX),
     PX_JF_S(J, cancelled_by, 64, 0),
     {"billable_tres_s", PX_JF_F64, offsetof(J, billable_tres_s), 0, 0, 0, 0},

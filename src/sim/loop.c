@@ -26,7 +26,11 @@
  * cycle soon after a backfill pass is a main pass without backfill; when it
  * leaves a job waiting, the core owes a backfill pass (px_core_next_pass_s)
  * and the loop wakes then, as the server's periodic cycle would. Core time
- * is PX_SIM_EPOCH_S + trace seconds, so the core sees ordinary Unix times.
+ * is the epoch + trace seconds (PX_SIM_EPOCH_S, or the Unix time of the
+ * trace's second 0 when it gives one: an export of the cluster's own
+ * accounting), so the core sees ordinary Unix times, and a replay of the
+ * record the same ones as the server did (backfill plans align their slots
+ * to multiples of bf_resolution in Unix time).
  *
  * A replay of the cluster's own accounting (cycle_per_event) runs step 3
  * after each end and each submit instead, as the server's loop cycles after
@@ -36,7 +40,15 @@
  * trace.h's submit_seq and end_seq), the ends and submits of one second
  * are handled in that order, as the server handled them, instead of all
  * ends (by job) before all submits: a second's order decides which job
- * takes a hole first, and on a deep queue the turns that follow.
+ * takes a hole first, and on a deep queue the turns that follow. With the
+ * seqs of the starts too (start_seq: the START records a server's cycle
+ * wrote), the replay cycles where the server's cycles ran instead of after
+ * each event: before the first event whose seq is past a recorded start
+ * not yet passed, and at the end of each second (the server cycles at
+ * least once a second). The server spaces its cycles by their cost, so on
+ * a deep queue one cycle sees several ends and submits at once: a replay
+ * that cycles after each fills every hole with the first small job that
+ * fits, where the server saw larger holes.
  */
 #include "sim/run.h"
 
@@ -74,7 +86,10 @@ struct loop {
   bool may_preempt;       /* the policy can start jobs without free GPUs */
   bool cycle_per_event;   /* px_sim_run_opts.cycle_per_event */
   bool by_seq;            /* ... and the trace has the server's order of events (submit_seq, end_seq) */
+  uint64_t *marks;        /* by_seq: the recorded start_seqs, sorted (where the server cycled) */
+  size_t nmarks, mark;    /* how many; the first not yet passed */
   int64_t ckpt_s, restart_s; /* the checkpoint model: interval (0: none) and restart cost */
+  int64_t epoch_s;        /* core time of trace second 0 */
   int64_t wake_s;         /* a backfill pass owed then (bf_interval); INT64_MAX: none */
   struct px_diag *d;
   struct px_sim_progress *progress;
@@ -166,7 +181,7 @@ static int end_job(struct loop *l, uint32_t job) {
   enum px_job_state st = u->flags & PX_SIMJ_TIMEOUT ? PX_JOB_TIMEOUT : PX_JOB_COMPLETED;
   struct px_event ev = {.kind = PX_EV_END, .job_id = job + 1, .state = st};
   struct px_event_result res;
-  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
   if (rc) *l->d = res.diag;
   if (rc) return rc;
   u->state = PX_SIMJ_DONE;
@@ -199,7 +214,7 @@ static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct p
   if (tj->qos != PX_TRACE_NONE) spec->qos = (char *)px_trace_name(t, tj->qos);
   /* eligible later than submitted: the job's --begin (the server's only
    * source of an eligible time) */
-  if (tj->eligible_s > tj->submit_s) spec->begin_s = PX_SIM_EPOCH_S + tj->eligible_s;
+  if (tj->eligible_s > tj->submit_s) spec->begin_s = l->epoch_s + tj->eligible_s;
   if (j->qos) spec->qos = (char *)l->s->qos_names[j->qos - 1]; /* --qos-map wins */
 }
 
@@ -208,7 +223,7 @@ static int submit_job(struct loop *l, uint32_t job) {
   struct px_event_result res;
   fill_spec(l, &l->s->jobs[job], &spec);
   struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = job + 1, .spec = &spec};
-  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
   if (rc == PX_ENOMEM) return rc;
   l->r->submitted++;
   if (rc) {
@@ -222,7 +237,7 @@ static int submit_job(struct loop *l, uint32_t job) {
   pend_add(l, job);
   /* a wake at its begin time (an end event no run matches), as the
    * server's periodic cycle would find it eligible */
-  return spec.begin_s ? heap_push(l, (struct end_ev){.t_s = spec.begin_s - PX_SIM_EPOCH_S, .job = job,
+  return spec.begin_s ? heap_push(l, (struct end_ev){.t_s = spec.begin_s - l->epoch_s, .job = job,
                                                      .attempt = WAKE_ONLY})
                       : 0;
 }
@@ -269,7 +284,7 @@ static int requeue_run(struct loop *l, uint32_t job, const char *reason, int64_t
   struct px_sim_jobrun *u = &l->runs[job];
   struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = job + 1, .reason = reason};
   struct px_event_result res;
-  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
   if (rc) {
     *l->d = res.diag;
     return rc;
@@ -325,7 +340,7 @@ static int gpu_event(struct loop *l, uint32_t node, uint32_t gpu, bool usable) {
   struct px_event ev = {.kind = PX_EV_GPU, .node = node, .gpu = gpu, .gpu_usable = usable,
                         .gpu_state = usable ? "OK" : "UNUSABLE"};
   struct px_event_result res;
-  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
   if (rc) *l->d = res.diag;
   return rc;
 }
@@ -371,7 +386,7 @@ static int failures_now(struct loop *l) {
 static int cycle(struct loop *l) {
   for (int round = 0; round < 64; round++) {
     bool again = false;
-    int rc = px_core_cycle(l->core, PX_SIM_EPOCH_S + l->now_s, &l->acts);
+    int rc = px_core_cycle(l->core, l->epoch_s + l->now_s, &l->acts);
     l->r->cycles++;
     size_t before = l->r->done + l->r->rejected;
     int rc2 = apply(l, &again);
@@ -396,10 +411,19 @@ static uint64_t submit_seq(const struct loop *l, uint32_t job) {
   return l->s->trace->jobs.v[l->s->jobs[job].trace_index].submit_seq;
 }
 
+/* Did the server cycle (and start a job) before the event of seq k, since
+ * the last event? The marks passed are consumed. */
+static bool server_cycled_before(struct loop *l, uint64_t k) {
+  size_t m = l->mark;
+  while (l->mark < l->nmarks && l->marks[l->mark] < k) l->mark++;
+  return l->mark > m;
+}
+
 /*
  * Step 2 with by_seq: the ends and submits of second t in the server's
  * order (an unknown seq, 0, goes first; ends before submits on a tie, as
- * without seqs), a cycle after each. *cycled: any event was handled.
+ * without seqs); a cycle after each, or with the recorded starts, where
+ * the server cycled. *cycled: a cycle follows the last event.
  */
 static int events_by_seq(struct loop *l, int64_t t_s, bool *cycled) {
   for (;;) {
@@ -408,15 +432,18 @@ static int events_by_seq(struct loop *l, int64_t t_s, bool *cycled) {
     bool sub = l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s;
     bool end = l->nheap && l->heap[0].t_s == t_s;
     if (!sub && !end) return 0;
-    int rc;
-    if (end && (!sub || l->heap[0].seq <= submit_seq(l, l->next))) {
-      struct end_ev e = heap_pop(l);
-      if (stale(l, &e)) continue;
-      rc = end_job(l, e.job);
-    } else {
-      rc = submit_job(l, l->next++);
+    bool end_first = end && (!sub || l->heap[0].seq <= submit_seq(l, l->next));
+    if (end_first && stale(l, &l->heap[0])) {
+      heap_pop(l);
+      continue;
     }
-    if (!rc) rc = event_cycle(l), *cycled = true;
+    uint64_t k = end_first ? l->heap[0].seq : submit_seq(l, l->next);
+    int rc = l->nmarks && server_cycled_before(l, k) && cycle_can_start(l) ? cycle(l) : 0;
+    if (!rc) rc = end_first ? end_job(l, heap_pop(l).job) : submit_job(l, l->next++);
+    if (rc) return rc;
+    if (l->nmarks) continue; /* the server's next cycle comes before a later event, or at the second's end */
+    rc = event_cycle(l);
+    *cycled = true;
     if (rc) return rc;
   }
 }
@@ -447,7 +474,7 @@ static int step(struct loop *l, int64_t t_s) {
     rc = cycle(l);
   }
   int64_t due = px_core_next_pass_s(l->core); /* bf_interval: a pass owed with no event */
-  if (due > PX_SIM_EPOCH_S + t_s) l->wake_s = due - PX_SIM_EPOCH_S;
+  if (due > l->epoch_s + t_s) l->wake_s = due - l->epoch_s;
   return rc;
 }
 
@@ -473,6 +500,20 @@ static int run_loop(struct loop *l) {
   }
 }
 
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int collect_marks(struct loop *l) {
+  const struct px_trace *t = l->s->trace;
+  if (!(l->marks = malloc((t->jobs.len + 1) * sizeof *l->marks))) return PX_ENOMEM;
+  for (size_t i = 0; i < t->jobs.len; i++)
+    if (t->jobs.v[i].start_seq) l->marks[l->nmarks++] = t->jobs.v[i].start_seq;
+  qsort(l->marks, l->nmarks, sizeof *l->marks, cmp_u64);
+  return 0;
+}
+
 static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct px_conf_sched *policy,
                      const struct px_sim_run_opts *o, struct px_sim_result *r) {
   l->s = s;
@@ -487,6 +528,8 @@ static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct 
   l->may_preempt = policy->preempt_mode != PX_PREEMPT_OFF;
   l->cycle_per_event = o && o->cycle_per_event;
   l->by_seq = l->cycle_per_event && s->trace->nseq > 0;
+  l->epoch_s = s->trace->time0_unix_s ? s->trace->time0_unix_s : PX_SIM_EPOCH_S;
+  if (l->by_seq && collect_marks(l)) return PX_ENOMEM;
   l->ckpt_s = r->ckpt_interval_s = policy->ckpt_interval_s < INT64_MAX / 4 ? policy->ckpt_interval_s : 0;
   l->restart_s = r->ckpt_restart_s = l->ckpt_s ? policy->ckpt_restart_s : 0;
   for (uint32_t i = 0; i < s->njobs; i++)
@@ -536,6 +579,7 @@ int px_sim_run(const struct px_sim_setup *s, const struct px_conf_sched *policy,
   free(l.acct_busy);
   free(l.pend_by_gpus);
   free(l.heap);
+  free(l.marks);
   if (rc) px_sim_result_fini(r);
   return rc;
 }

@@ -326,6 +326,7 @@ static int fold_tables(struct px_server *s, const struct px_event *ev,
   if (j->state == PX_JOB_PENDING) follow(s, j);
   bool ended = !was_over && px_job_state_terminal(j->state);
   if (born && j->array_job_id) array_task_born(s, j);
+  if (ev->kind == PX_EV_START) j->start_seq = s->seq; /* the cycle that started it */
   if (ended) j->end_seq = s->seq; /* the order of its end among the server's events */
   if (ended) px_archive_note(s, j);
   if (j->array_job_id && (born || ended)) array_task_changed(s, j, now);

@@ -196,6 +196,10 @@ static void test_cycle_per_event(void **state) {
  * when d ends, at 150. seq_order_late.csv submits d after both ends (9):
  * c starts at 100 in both GPUs and d waits for it, until 300; so does the
  * first trace replayed per instant (both ends, then d, then one cycle).
+ * seq_cycles.csv has the same events with the seqs of the starts: the
+ * server's cycle that started c (9) came after b's end (8), so it saw a's
+ * end, d and b's end at once: the replay cycles there and at the end of
+ * the second, not after each event, and c starts at 100, d at 300.
  */
 static void test_order_within_second(void **state) {
   (void)state;
@@ -212,6 +216,11 @@ static void test_order_within_second(void **state) {
   px_sim_result_fini(&r);
   world_close(&w);
   world_policy(&w, "seq_order_late.csv", 2, 1.0, "easy", &p);
+  expect_starts_opts(&w, &p, true, ends_first, &r);
+  assert_int_equal(r.backfilled, 0);
+  px_sim_result_fini(&r);
+  world_close(&w);
+  world_policy(&w, "seq_cycles.csv", 2, 1.0, "easy", &p);
   expect_starts_opts(&w, &p, true, ends_first, &r);
   assert_int_equal(r.backfilled, 0);
   px_sim_result_fini(&r);
