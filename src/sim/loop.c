@@ -194,7 +194,7 @@ static int end_job(struct loop *l, uint32_t job) {
 /* The job as the core sees it (mapping rules: map.c). Strings are borrowed: the core copies. */
 static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct px_jobspec *spec) {
   px_jobspec_init(spec);
-  const struct px_conf_account *assoc = &l->s->conf->accounts[l->s->account_assoc[j->account]];
+  const struct px_conf_account *assoc = &l->s->conf->accounts[j->assoc];
   spec->user = (char *)assoc->name;
   spec->account = (char *)l->s->conf->accounts[assoc->parent].name;
   spec->nodes_min = spec->nodes_max = j->nodes;
