@@ -61,6 +61,11 @@
 #include "sim/failures.h"
 #include "sim/progress.h"
 
+struct mark {
+  uint64_t seq; /* a START record's journal seq: a cycle of the server ran there */
+  int64_t t_s;  /* and then (the recorded start) */
+};
+
 struct end_ev {
   int64_t t_s;
   uint64_t seq;          /* order within the second: the recorded end_seq (by_seq), else 0 */
@@ -86,7 +91,7 @@ struct loop {
   bool may_preempt;       /* the policy can start jobs without free GPUs */
   bool cycle_per_event;   /* px_sim_run_opts.cycle_per_event */
   bool by_seq;            /* ... and the trace has the server's order of events (submit_seq, end_seq) */
-  uint64_t *marks;        /* by_seq: the recorded start_seqs, sorted (where the server cycled) */
+  struct mark *marks;     /* by_seq: the recorded starts by seq (where and when the server cycled) */
   size_t nmarks, mark;    /* how many; the first not yet passed */
   int64_t ckpt_s, restart_s; /* the checkpoint model: interval (0: none) and restart cost */
   int64_t epoch_s;        /* core time of trace second 0 */
@@ -411,19 +416,28 @@ static uint64_t submit_seq(const struct loop *l, uint32_t job) {
   return l->s->trace->jobs.v[l->s->jobs[job].trace_index].submit_seq;
 }
 
-/* Did the server cycle (and start a job) before the event of seq k, since
- * the last event? The marks passed are consumed. */
-static bool server_cycled_before(struct loop *l, uint64_t k) {
+/* Did the server cycle (and start a job) by second t before the event of
+ * seq k (UINT64_MAX: none left at t)? The marks passed are consumed. */
+static bool server_cycled_before(struct loop *l, int64_t t_s, uint64_t k) {
   size_t m = l->mark;
-  while (l->mark < l->nmarks && l->marks[l->mark] < k) l->mark++;
+  while (l->mark < l->nmarks && l->marks[l->mark].seq < k && l->marks[l->mark].t_s <= t_s) l->mark++;
   return l->mark > m;
+}
+
+/* With marks, the cycle at the end of second t: the server cycles at least
+ * once a second, so unless its next cycle that started something ran in
+ * the next second (its cadence carried the cycle over the boundary), a
+ * cycle here starts what the server's started nothing for. Without marks
+ * left (another policy's replay outlasting the record) always. */
+static bool second_ends_with_cycle(const struct loop *l, int64_t t_s) {
+  return l->mark >= l->nmarks || l->marks[l->mark].t_s > t_s + 1;
 }
 
 /*
  * Step 2 with by_seq: the ends and submits of second t in the server's
  * order (an unknown seq, 0, goes first; ends before submits on a tie, as
  * without seqs); a cycle after each, or with the recorded starts, where
- * the server cycled. *cycled: a cycle follows the last event.
+ * and when the server cycled. *cycled: no cycle owed at the second's end.
  */
 static int events_by_seq(struct loop *l, int64_t t_s, bool *cycled) {
   for (;;) {
@@ -431,17 +445,20 @@ static int events_by_seq(struct loop *l, int64_t t_s, bool *cycled) {
       l->next++;
     bool sub = l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s;
     bool end = l->nheap && l->heap[0].t_s == t_s;
-    if (!sub && !end) return 0;
     bool end_first = end && (!sub || l->heap[0].seq <= submit_seq(l, l->next));
     if (end_first && stale(l, &l->heap[0])) {
       heap_pop(l);
       continue;
     }
-    uint64_t k = end_first ? l->heap[0].seq : submit_seq(l, l->next);
-    int rc = l->nmarks && server_cycled_before(l, k) && cycle_can_start(l) ? cycle(l) : 0;
-    if (!rc) rc = end_first ? end_job(l, heap_pop(l).job) : submit_job(l, l->next++);
+    uint64_t k = end_first ? l->heap[0].seq : sub ? submit_seq(l, l->next) : UINT64_MAX;
+    int rc = l->nmarks && server_cycled_before(l, t_s, k) && cycle_can_start(l) ? cycle(l) : 0;
+    if (rc || (!sub && !end)) {
+      if (l->nmarks) *cycled = !second_ends_with_cycle(l, t_s);
+      return rc;
+    }
+    rc = end_first ? end_job(l, heap_pop(l).job) : submit_job(l, l->next++);
     if (rc) return rc;
-    if (l->nmarks) continue; /* the server's next cycle comes before a later event, or at the second's end */
+    if (l->nmarks) continue; /* the server's next cycle: before a later event, or at its time */
     rc = event_cycle(l);
     *cycled = true;
     if (rc) return rc;
@@ -489,6 +506,8 @@ static int run_loop(struct loop *l) {
     int64_t t_end = l->nheap ? l->heap[0].t_s : INT64_MAX;
     int64_t t = t_sub < t_end ? t_sub : t_end;
     if (l->wake_s < t) t = l->wake_s;
+    /* a recorded cycle with no event in its second (by_seq) */
+    if (l->mark < l->nmarks && l->marks[l->mark].t_s < t) t = l->marks[l->mark].t_s > l->now_s ? l->marks[l->mark].t_s : l->now_s;
     if (t_sub == INT64_MAX && !l->nheap) px_sim_failures_stop(&l->fail); /* nothing runs or comes: none to hit */
     int64_t t_fail = px_sim_failures_due(&l->fail);
     if (t_fail < t) t = t_fail;
@@ -500,8 +519,8 @@ static int run_loop(struct loop *l) {
   }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+static int cmp_mark(const void *a, const void *b) {
+  uint64_t x = ((const struct mark *)a)->seq, y = ((const struct mark *)b)->seq;
   return (x > y) - (x < y);
 }
 
@@ -509,8 +528,9 @@ static int collect_marks(struct loop *l) {
   const struct px_trace *t = l->s->trace;
   if (!(l->marks = malloc((t->jobs.len + 1) * sizeof *l->marks))) return PX_ENOMEM;
   for (size_t i = 0; i < t->jobs.len; i++)
-    if (t->jobs.v[i].start_seq) l->marks[l->nmarks++] = t->jobs.v[i].start_seq;
-  qsort(l->marks, l->nmarks, sizeof *l->marks, cmp_u64);
+    if (t->jobs.v[i].start_seq && t->jobs.v[i].start_s >= 0)
+      l->marks[l->nmarks++] = (struct mark){t->jobs.v[i].start_seq, t->jobs.v[i].start_s};
+  qsort(l->marks, l->nmarks, sizeof *l->marks, cmp_mark);
   return 0;
 }
 

@@ -200,6 +200,9 @@ static void test_cycle_per_event(void **state) {
  * server's cycle that started c (9) came after b's end (8), so it saw a's
  * end, d and b's end at once: the replay cycles there and at the end of
  * the second, not after each event, and c starts at 100, d at 300.
+ * seq_carry.csv: that cycle ran at 101 (its cadence carried it over the
+ * second's end): no cycle ends second 100, the replay wakes at 101 for the
+ * recorded cycle with no event of its own, and c starts then, d at 301.
  */
 static void test_order_within_second(void **state) {
   (void)state;
@@ -223,6 +226,11 @@ static void test_order_within_second(void **state) {
   world_policy(&w, "seq_cycles.csv", 2, 1.0, "easy", &p);
   expect_starts_opts(&w, &p, true, ends_first, &r);
   assert_int_equal(r.backfilled, 0);
+  px_sim_result_fini(&r);
+  world_close(&w);
+  world_policy(&w, "seq_carry.csv", 2, 1.0, "easy", &p);
+  const int64_t carried[] = {0, 0, 101, 301};
+  expect_starts_opts(&w, &p, true, carried, &r);
   px_sim_result_fini(&r);
   world_close(&w);
 }
