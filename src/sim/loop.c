@@ -44,8 +44,9 @@
  * seqs of the starts too (start_seq: the START records a server's cycle
  * wrote), the replay cycles where the server's cycles ran instead of after
  * each event: before the first event whose seq is past a recorded start
- * not yet passed, and at the end of each second (the server cycles at
- * least once a second). The server spaces its cycles by their cost, so on
+ * not yet passed, in that start's second (waking for it when no event
+ * falls in it), and at the end of a second unless the server's next such
+ * cycle ran in the next second. The server spaces its cycles by their cost, so on
  * a deep queue one cycle sees several ends and submits at once: a replay
  * that cycles after each fills every hole with the first small job that
  * fits, where the server saw larger holes.
