@@ -101,7 +101,8 @@ echo "$fid"
 # one it waited for), and the array's tasks are replayed as separate jobs.
 # Before the record kept the server's order of events, its cycles and its
 # clock, whether the 2-node gang went before or after the array tasks
-# flipped between runs (3% to 185%); with them, 3.8% (the dependency).
+# flipped between runs (3% to 185%); with them, 3.7-37% (only the
+# dependency, 2 s early, and in one run what it took pushed others).
 # The figure that means something is bench_sim_fidelity's, and
 # test_sim_fidelity.sh is its short form (docs/simulator.md).
 diff=$(echo "$fid" | sed -n 's/.*recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s.*/\1 \2/p')
