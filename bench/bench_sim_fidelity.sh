@@ -4,29 +4,39 @@
 # accounting (`phalanx export`), replay it on the same slurm.conf
 # (`phalanx sim --from-accounting`) and compare each job's wait: the mean
 # absolute difference over the mean recorded wait, in percent (target <= 10).
-# FID_JOBS (default 300) jobs: 1, 2, 4 or 8 GPUs, one in ten a 2-node gang
-# of 16, 2-10 s each, three accounts, submitted in bursts of 20 a second onto
-# 4 nodes x 8 GPUs so that they queue. Prints the figures it depends on
-# (jobs compared, mean recorded wait, mean |difference|, and the mean
-# signed difference: a replay that drifts early or late shows there) next
-# to the percentage; fails when a job is missing from the export or from
-# the comparison. FID_KEEP=DIR keeps the trace, the report and the per-job
+# FID_JOBS (default 2000) jobs: 1, 2, 4 or 8 GPUs, one in ten a 2-node gang
+# of 16, 2-10 s each, three accounts (vision, capped at 16 GPUs by `phalanx
+# dev`'s GrpTRES, gets a third of the jobs on 4 nodes and fewer on more, 16
+# GPUs' worth, so that its cap does not set the run's length alone),
+# submitted in bursts of FID_BURST
+# (default 40) a second onto FID_NODES (default 32) nodes x 8 GPUs, faster
+# than those serve them, so that they queue (about 5 minutes on a 2-core
+# machine; the short form, tests/integration/test_sim_fidelity.sh, runs 60
+# jobs on 4 nodes in bursts of 20). Prints the figures it depends on (jobs
+# compared, mean recorded wait, mean |difference|, the mean signed
+# difference: a replay that drifts early or late shows there, the load
+# average and the run's length) next to the percentage; fails when a job
+# is missing from the export or from the comparison. FID_KEEP=DIR keeps the trace, the report and the per-job
 # comparison (jobs.csv, `phalanx sim --fidelity-jobs`) in DIR. Fails too
 # when an exported job lacks its time limit (accounting keeps it).
 set -uo pipefail
 : "${PHALANX:?}" "${PX_SRC:?}"
 source "$PX_SRC/tests/integration/lib_dev.sh"
-njobs=${FID_JOBS:-300}
-start_dev "sbatch squeue sinfo" --nodes 4 --gpus 8 --emulate --emulate-jobs sim
-wait_for 60 sh -c '[ "$(sinfo -h -t idle -o %D -p batch)" = 4 ]' || { echo "bench_sim_fidelity: nodes not idle" >&2; exit 1; }
+njobs=${FID_JOBS:-2000} nnodes=${FID_NODES:-32} burst=${FID_BURST:-40}
+t_begin=$SECONDS load_begin=$(cut -d' ' -f1 /proc/loadavg)
+start_dev "sbatch squeue sinfo" --nodes "$nnodes" --gpus 8 --emulate --emulate-jobs sim
+wait_for 60 sh -c "[ \"\$(sinfo -h -t idle -o %D -p batch)\" = $nnodes ]" ||
+  { echo "bench_sim_fidelity: nodes not idle" >&2; exit 1; }
 mkdir -p "$tmp/out" && cd "$tmp/out"
 RANDOM=7
-accts=(ops vision speech)
+vis=$((nnodes / 2)) # one job in vis is vision's: 16 of the cluster's GPUs
+[ "$vis" -lt 3 ] && vis=3
 for i in $(seq 1 "$njobs"); do
-  g=$((1 << (RANDOM % 4))) d=$((2 + RANDOM % 9)) a=${accts[$((RANDOM % 3))]} n=1
+  g=$((1 << (RANDOM % 4))) d=$((2 + RANDOM % 9)) a=vision n=1
+  [ $((RANDOM % vis)) != 0 ] && { a=ops; [ $((RANDOM % 2)) = 0 ] && a=speech; }
   [ $((RANDOM % 10)) = 0 ] && { n=2; g=8; }
   sbatch -A "$a" -N $n --gres=gpu:$g -t 5 --wrap "sleep $d" >/dev/null || { echo "bench_sim_fidelity: sbatch" >&2; exit 1; }
-  [ $((i % 20)) = 0 ] && sleep 1
+  [ $((i % burst)) = 0 ] && sleep 1
 done
 wait_for $((njobs * 2 + 120)) sh -c '[ "$(squeue -h | wc -l)" = 0 ]' || { echo "bench_sim_fidelity: jobs left" >&2; exit 1; }
 "$PHALANX" export --since 1d --output trace.csv 2>export.err || { cat export.err >&2; exit 1; }
@@ -34,7 +44,7 @@ exported=$(($(wc -l <trace.csv) - 1))
 [ "$exported" = "$njobs" ] || { echo "bench_sim_fidelity: exported $exported of $njobs jobs" >&2; exit 1; }
 "$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" --fidelity-jobs jobs.csv \
   >report.txt 2>sim.err || { cat sim.err >&2; exit 1; }
-[ -n "${FID_KEEP:-}" ] && cp trace.csv jobs.csv report.txt "$FID_KEEP/"
+[ -n "${FID_KEEP:-}" ] && cp trace.csv jobs.csv report.txt "$tmp/state/"*.conf "$FID_KEEP/" && cp -r "$tmp/state/server" "$FID_KEEP/"
 line=$(grep '^fidelity cluster:' report.txt) || { echo "bench_sim_fidelity: no fidelity line" >&2; exit 1; }
 compared=$(echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs.*/\1/p')
 [ "$compared" = "$njobs" ] || { echo "bench_sim_fidelity: compared $compared of $njobs jobs" >&2; exit 1; }
@@ -44,5 +54,26 @@ bias=$(awk -F, 'NR > 1 { s += $10; n++ } END { if (n) printf "%.1f", s / n }' jo
 nolimit=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "time_limit_s") c = i } NR > 1 && $c == "" { n++ } END { print n + 0 }' trace.csv)
 echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs, mean |replayed wait - recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s, error \([0-9.]*\)% .*/sim_fidelity_jobs \1 jobs\nsim_fidelity_wait_abs_diff_s \2 s\nsim_fidelity_recorded_wait_s \3 s\nsim_fidelity_wait_error_pct \4 %/p'
 echo "sim_fidelity_wait_bias_s $bias s"
+# What each part of the record is worth: the same record replayed without
+# the seqs of the starts (a cycle after each event instead of where the
+# server's cycles ran), without any seq (whole seconds: a second's ends,
+# by job, before its submits), and on the simulator's own clock instead of
+# the server's (time0_unix_s: backfill aligns its plan to Unix time).
+head -1 trace.csv | grep -q ',submit_seq,start_seq,end_seq,time0_unix_s$' ||
+  { echo "bench_sim_fidelity: no submit_seq, start_seq, end_seq, time0_unix_s" >&2; exit 1; }
+ablate() { # NAME COLUMNS-TO-DROP...: the error of the replay without them
+  local name=$1
+  shift
+  awk -F, -v OFS=, -v drop=" $* " 'NR == 1 { for (i = 1; i <= NF; i++) keep[i] = index(drop, " " $i " ") == 0 }
+    { s = ""; for (i = 1; i <= NF; i++) if (keep[i]) s = s (s == "" ? "" : ",") $i; print s }' trace.csv >"$name.csv"
+  "$PHALANX" sim --from-accounting "$name.csv" --config "$tmp/state/slurm.conf" >"$name.txt" 2>&1 || { cat "$name.txt" >&2; exit 1; }
+  sed -n "s/^fidelity cluster: .* error \([0-9.]*\)% .*/sim_fidelity_wait_error_${name}_pct \1 %/p" "$name.txt"
+}
+ablate without_cycles start_seq
+ablate whole_seconds submit_seq start_seq end_seq
+ablate sim_clock time0_unix_s
+echo "sim_fidelity_cluster $nnodes nodes x 8 GPUs, bursts of $burst jobs a second"
+echo "sim_fidelity_load $load_begin -> $(cut -d' ' -f1 /proc/loadavg) (1-minute load average, start -> end)"
+echo "sim_fidelity_run_s $((SECONDS - t_begin)) s"
 echo "sim_fidelity_jobs_without_limit $nolimit jobs"
 [ "$nolimit" = 0 ] || { echo "bench_sim_fidelity: $nolimit exported jobs lack their time limit" >&2; exit 1; }

@@ -16,7 +16,11 @@
  * the job from the server if it still holds it (/v1/jobs?state=all, which
  * lists those that ended past MinJobAge too), else leaves time_limit_s
  * empty (the simulator then estimates one, and a backfill replay's
- * decisions move with it: docs/simulator.md).
+ * decisions move with it: docs/simulator.md). submit_seq, start_seq and
+ * end_seq are the journal seqs of the job's submit, start and end, the
+ * order in which the server handled them, which whole seconds lose: the
+ * replay handles the events of one second in that order, and cycles where
+ * the server's cycles started jobs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +33,7 @@
 
 static const char EXPORT_HEADER[] =
     "job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,"
-    "time_limit_s,array_job_id,array_task_id\n";
+    "time_limit_s,array_job_id,array_task_id,submit_seq,start_seq,end_seq,time0_unix_s\n";
 
 /* By job id, then attempt: the last row of each id is its latest attempt. */
 static int by_id_attempt(const void *a, const void *b) {
@@ -98,7 +102,14 @@ static void write_row(FILE *f, const struct px_job_info *j, int64_t t0) {
   fputc(',', f);
   if (j->array_job_id) fprintf(f, "%llu,%u", (unsigned long long)j->array_job_id, j->array_task_id);
   else fputc(',', f);
-  fputc('\n', f);
+  fputc(',', f);
+  /* the server's order of its submit and end within a second (empty from
+   * a row written before accounting kept it) */
+  if (j->submit_seq && j->start_seq && j->end_seq)
+    fprintf(f, "%llu,%llu,%llu", (unsigned long long)j->submit_seq, (unsigned long long)j->start_seq,
+            (unsigned long long)j->end_seq);
+  else fputs(",,", f);
+  fprintf(f, ",%lld\n", (long long)t0);
 }
 
 /* Keeps each job's last attempt that ran; returns how many never started. */

@@ -54,6 +54,7 @@ struct px_job_info {
   char *gpus_by_node;           /* "n01:0,1;n02:0,1" or NULL */
   int32_t exit_code, term_signal;
   uint32_t restarts;
+  uint64_t submit_seq, start_seq, end_seq; /* accounting rows only: journal seqs (0: unknown) */
   char *cancelled_by;           /* user name when CANCELLED by someone */
   double billable_tres_s;
   uint64_t peak_mem_mib, cpu_time_ms;

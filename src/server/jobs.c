@@ -349,4 +349,7 @@ void px_jobs_acct_row(struct px_server *s, const struct px_sjob *j, struct px_ac
   /* the limit it ran under, as the job view shows it: a replay of the
    * record needs it (phalanx export), and sacct shows it as Timelimit */
   r->time_limit_s = j->start && j->time_limit_s > 0 ? j->time_limit_s : j->spec.time_limit_s;
+  r->submit_seq = j->submit_seq;
+  r->start_seq = j->start_seq;
+  r->end_seq = j->end_seq;
 }

@@ -57,6 +57,9 @@ struct px_sjob {
   char *cancelled_by;
   uint64_t peak_mem_mib, cpu_time_ms;
   uint64_t mseq;                /* journal seq of the last change */
+  uint64_t submit_seq, start_seq, end_seq; /* journal seqs of its submit (an array task: its
+                                 * array's), of its (last) start and of the record that ended
+                                 * it: their order within a second, for its accounting row (0: not yet) */
   /* An array's own record (px_sjob_is_array): its tasks are ids id + 1 ..
    * id + arr_ntasks, started in that order (core.h). Its state is their
    * fold (px_jobs_array_fold), never reported by an agent. */

@@ -26,12 +26,30 @@
  * cycle soon after a backfill pass is a main pass without backfill; when it
  * leaves a job waiting, the core owes a backfill pass (px_core_next_pass_s)
  * and the loop wakes then, as the server's periodic cycle would. Core time
- * is PX_SIM_EPOCH_S + trace seconds, so the core sees ordinary Unix times.
+ * is the epoch + trace seconds (PX_SIM_EPOCH_S, or the Unix time of the
+ * trace's second 0 when it gives one: an export of the cluster's own
+ * accounting), so the core sees ordinary Unix times, and a replay of the
+ * record the same ones as the server did (backfill plans align their slots
+ * to multiples of bf_resolution in Unix time).
  *
  * A replay of the cluster's own accounting (cycle_per_event) runs step 3
  * after each end and each submit instead, as the server's loop cycles after
  * each change: two ends in one second then free their GPUs one after the
- * other, as on the cluster, not as one larger hole.
+ * other, as on the cluster, not as one larger hole. When the record keeps
+ * the server's order of each job's submit and end (the journal seqs of
+ * trace.h's submit_seq and end_seq), the ends and submits of one second
+ * are handled in that order, as the server handled them, instead of all
+ * ends (by job) before all submits: a second's order decides which job
+ * takes a hole first, and on a deep queue the turns that follow. With the
+ * seqs of the starts too (start_seq: the START records a server's cycle
+ * wrote), the replay cycles where the server's cycles ran instead of after
+ * each event: before the first event whose seq is past a recorded start
+ * not yet passed, in that start's second (waking for it when no event
+ * falls in it), and at the end of a second unless the server's next such
+ * cycle ran in the next second. The server spaces its cycles by their cost, so on
+ * a deep queue one cycle sees several ends and submits at once: a replay
+ * that cycles after each fills every hole with the first small job that
+ * fits, where the server saw larger holes.
  */
 #include "sim/run.h"
 
@@ -44,8 +62,14 @@
 #include "sim/failures.h"
 #include "sim/progress.h"
 
+struct mark {
+  uint64_t seq; /* a START record's journal seq: a cycle of the server ran there */
+  int64_t t_s;  /* and then (the recorded start) */
+};
+
 struct end_ev {
   int64_t t_s;
+  uint64_t seq;          /* order within the second: the recorded end_seq (by_seq), else 0 */
   uint32_t job, attempt; /* attempt WAKE_ONLY: no end, only a cycle then */
 };
 #define WAKE_ONLY UINT32_MAX
@@ -67,7 +91,11 @@ struct loop {
   uint32_t pend_max_gpus; /* an upper bound of the largest (bounds the scan for the next minimum) */
   bool may_preempt;       /* the policy can start jobs without free GPUs */
   bool cycle_per_event;   /* px_sim_run_opts.cycle_per_event */
+  bool by_seq;            /* ... and the trace has the server's order of events (submit_seq, end_seq) */
+  struct mark *marks;     /* by_seq: the recorded starts by seq (where and when the server cycled) */
+  size_t nmarks, mark;    /* how many; the first not yet passed */
   int64_t ckpt_s, restart_s; /* the checkpoint model: interval (0: none) and restart cost */
+  int64_t epoch_s;        /* core time of trace second 0 */
   int64_t wake_s;         /* a backfill pass owed then (bf_interval); INT64_MAX: none */
   struct px_diag *d;
   struct px_sim_progress *progress;
@@ -75,7 +103,8 @@ struct loop {
 };
 
 static bool ev_less(const struct end_ev *a, const struct end_ev *b) {
-  return a->t_s != b->t_s ? a->t_s < b->t_s : a->job < b->job;
+  if (a->t_s != b->t_s) return a->t_s < b->t_s;
+  return a->seq != b->seq ? a->seq < b->seq : a->job < b->job;
 }
 
 static int heap_push(struct loop *l, struct end_ev e) {
@@ -158,7 +187,7 @@ static int end_job(struct loop *l, uint32_t job) {
   enum px_job_state st = u->flags & PX_SIMJ_TIMEOUT ? PX_JOB_TIMEOUT : PX_JOB_COMPLETED;
   struct px_event ev = {.kind = PX_EV_END, .job_id = job + 1, .state = st};
   struct px_event_result res;
-  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
   if (rc) *l->d = res.diag;
   if (rc) return rc;
   u->state = PX_SIMJ_DONE;
@@ -171,7 +200,7 @@ static int end_job(struct loop *l, uint32_t job) {
 /* The job as the core sees it (mapping rules: map.c). Strings are borrowed: the core copies. */
 static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct px_jobspec *spec) {
   px_jobspec_init(spec);
-  const struct px_conf_account *assoc = &l->s->conf->accounts[l->s->account_assoc[j->account]];
+  const struct px_conf_account *assoc = &l->s->conf->accounts[j->assoc];
   spec->user = (char *)assoc->name;
   spec->account = (char *)l->s->conf->accounts[assoc->parent].name;
   spec->nodes_min = spec->nodes_max = j->nodes;
@@ -191,7 +220,7 @@ static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct p
   if (tj->qos != PX_TRACE_NONE) spec->qos = (char *)px_trace_name(t, tj->qos);
   /* eligible later than submitted: the job's --begin (the server's only
    * source of an eligible time) */
-  if (tj->eligible_s > tj->submit_s) spec->begin_s = PX_SIM_EPOCH_S + tj->eligible_s;
+  if (tj->eligible_s > tj->submit_s) spec->begin_s = l->epoch_s + tj->eligible_s;
   if (j->qos) spec->qos = (char *)l->s->qos_names[j->qos - 1]; /* --qos-map wins */
 }
 
@@ -200,7 +229,7 @@ static int submit_job(struct loop *l, uint32_t job) {
   struct px_event_result res;
   fill_spec(l, &l->s->jobs[job], &spec);
   struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = job + 1, .spec = &spec};
-  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
   if (rc == PX_ENOMEM) return rc;
   l->r->submitted++;
   if (rc) {
@@ -214,7 +243,9 @@ static int submit_job(struct loop *l, uint32_t job) {
   pend_add(l, job);
   /* a wake at its begin time (an end event no run matches), as the
    * server's periodic cycle would find it eligible */
-  return spec.begin_s ? heap_push(l, (struct end_ev){spec.begin_s - PX_SIM_EPOCH_S, job, WAKE_ONLY}) : 0;
+  return spec.begin_s ? heap_push(l, (struct end_ev){.t_s = spec.begin_s - l->epoch_s, .job = job,
+                                                     .attempt = WAKE_ONLY})
+                      : 0;
 }
 
 static int on_start(struct loop *l, const struct px_action *a) {
@@ -237,7 +268,8 @@ static int on_start(struct loop *l, const struct px_action *a) {
   if (u->saved_s) l->r->gpu_s_restart += (int64_t)j->gpus * (run < l->restart_s ? run : l->restart_s);
   pend_del(l, job);
   set_busy(l, job, +1);
-  return heap_push(l, (struct end_ev){l->now_s + run, job, u->attempt});
+  uint64_t seq = l->by_seq ? l->s->trace->jobs.v[j->trace_index].end_seq : 0;
+  return heap_push(l, (struct end_ev){.t_s = l->now_s + run, .seq = seq, .job = job, .attempt = u->attempt});
 }
 
 /* The checkpoint model: of a run stopped after elapsed seconds, the
@@ -258,7 +290,7 @@ static int requeue_run(struct loop *l, uint32_t job, const char *reason, int64_t
   struct px_sim_jobrun *u = &l->runs[job];
   struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = job + 1, .reason = reason};
   struct px_event_result res;
-  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
   if (rc) {
     *l->d = res.diag;
     return rc;
@@ -314,7 +346,7 @@ static int gpu_event(struct loop *l, uint32_t node, uint32_t gpu, bool usable) {
   struct px_event ev = {.kind = PX_EV_GPU, .node = node, .gpu = gpu, .gpu_usable = usable,
                         .gpu_state = usable ? "OK" : "UNUSABLE"};
   struct px_event_result res;
-  int rc = px_core_apply(l->core, &ev, PX_SIM_EPOCH_S + l->now_s, &res);
+  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
   if (rc) *l->d = res.diag;
   return rc;
 }
@@ -360,7 +392,7 @@ static int failures_now(struct loop *l) {
 static int cycle(struct loop *l) {
   for (int round = 0; round < 64; round++) {
     bool again = false;
-    int rc = px_core_cycle(l->core, PX_SIM_EPOCH_S + l->now_s, &l->acts);
+    int rc = px_core_cycle(l->core, l->epoch_s + l->now_s, &l->acts);
     l->r->cycles++;
     size_t before = l->r->done + l->r->rejected;
     int rc2 = apply(l, &again);
@@ -377,14 +409,72 @@ static int event_cycle(struct loop *l) {
   return l->cycle_per_event && cycle_can_start(l) ? cycle(l) : 0;
 }
 
+static bool stale(const struct loop *l, const struct end_ev *e) {
+  return e->attempt != l->runs[e->job].attempt || l->runs[e->job].state != PX_SIMJ_RUNNING;
+}
+
+static uint64_t submit_seq(const struct loop *l, uint32_t job) {
+  return l->s->trace->jobs.v[l->s->jobs[job].trace_index].submit_seq;
+}
+
+/* Did the server cycle (and start a job) by second t before the event of
+ * seq k (UINT64_MAX: none left at t)? The marks passed are consumed. */
+static bool server_cycled_before(struct loop *l, int64_t t_s, uint64_t k) {
+  size_t m = l->mark;
+  while (l->mark < l->nmarks && l->marks[l->mark].seq < k && l->marks[l->mark].t_s <= t_s) l->mark++;
+  return l->mark > m;
+}
+
+/* With marks, the cycle at the end of second t: the server cycles at least
+ * once a second, so unless its next cycle that started something ran in
+ * the next second (its cadence carried the cycle over the boundary), a
+ * cycle here starts what the server's started nothing for. Without marks
+ * left (another policy's replay outlasting the record) always. */
+static bool second_ends_with_cycle(const struct loop *l, int64_t t_s) {
+  return l->mark >= l->nmarks || l->marks[l->mark].t_s > t_s + 1;
+}
+
+/*
+ * Step 2 with by_seq: the ends and submits of second t in the server's
+ * order (an unknown seq, 0, goes first; ends before submits on a tie, as
+ * without seqs); a cycle after each, or with the recorded starts, where
+ * and when the server cycled. *cycled: no cycle owed at the second's end.
+ */
+static int events_by_seq(struct loop *l, int64_t t_s, bool *cycled) {
+  for (;;) {
+    while (l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s && l->s->jobs[l->next].skip != PX_SIM_RUNS)
+      l->next++;
+    bool sub = l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s;
+    bool end = l->nheap && l->heap[0].t_s == t_s;
+    bool end_first = end && (!sub || l->heap[0].seq <= submit_seq(l, l->next));
+    if (end_first && stale(l, &l->heap[0])) {
+      heap_pop(l);
+      continue;
+    }
+    uint64_t k = end_first ? l->heap[0].seq : sub ? submit_seq(l, l->next) : UINT64_MAX;
+    int rc = l->nmarks && server_cycled_before(l, t_s, k) && cycle_can_start(l) ? cycle(l) : 0;
+    if (rc || (!sub && !end)) {
+      if (l->nmarks) *cycled = !second_ends_with_cycle(l, t_s);
+      return rc;
+    }
+    rc = end_first ? end_job(l, heap_pop(l).job) : submit_job(l, l->next++);
+    if (rc) return rc;
+    if (l->nmarks) continue; /* the server's next cycle: before a later event, or at its time */
+    rc = event_cycle(l);
+    *cycled = true;
+    if (rc) return rc;
+  }
+}
+
 /* Steps 2 and 3 at time t. */
 static int step(struct loop *l, int64_t t_s) {
   advance(l, t_s);
   int rc = 0;
   bool cycled = false; /* a cycle per event ran after the last change */
+  if (l->by_seq) rc = events_by_seq(l, t_s, &cycled);
   while (!rc && l->nheap && l->heap[0].t_s == t_s) {
     struct end_ev e = heap_pop(l);
-    if (e.attempt != l->runs[e.job].attempt || l->runs[e.job].state != PX_SIMJ_RUNNING) continue;
+    if (stale(l, &e)) continue;
     rc = end_job(l, e.job);
     if (!rc) rc = event_cycle(l), cycled = l->cycle_per_event;
   }
@@ -402,7 +492,7 @@ static int step(struct loop *l, int64_t t_s) {
     rc = cycle(l);
   }
   int64_t due = px_core_next_pass_s(l->core); /* bf_interval: a pass owed with no event */
-  if (due > PX_SIM_EPOCH_S + t_s) l->wake_s = due - PX_SIM_EPOCH_S;
+  if (due > l->epoch_s + t_s) l->wake_s = due - l->epoch_s;
   return rc;
 }
 
@@ -417,6 +507,8 @@ static int run_loop(struct loop *l) {
     int64_t t_end = l->nheap ? l->heap[0].t_s : INT64_MAX;
     int64_t t = t_sub < t_end ? t_sub : t_end;
     if (l->wake_s < t) t = l->wake_s;
+    /* a recorded cycle with no event in its second (by_seq) */
+    if (l->mark < l->nmarks && l->marks[l->mark].t_s < t) t = l->marks[l->mark].t_s > l->now_s ? l->marks[l->mark].t_s : l->now_s;
     if (t_sub == INT64_MAX && !l->nheap) px_sim_failures_stop(&l->fail); /* nothing runs or comes: none to hit */
     int64_t t_fail = px_sim_failures_due(&l->fail);
     if (t_fail < t) t = t_fail;
@@ -427,6 +519,21 @@ static int run_loop(struct loop *l) {
     if (rc) return rc;
     if (l->progress) px_sim_progress_update(l->progress, l->next, s->njobs);
   }
+}
+
+static int cmp_mark(const void *a, const void *b) {
+  uint64_t x = ((const struct mark *)a)->seq, y = ((const struct mark *)b)->seq;
+  return (x > y) - (x < y);
+}
+
+static int collect_marks(struct loop *l) {
+  const struct px_trace *t = l->s->trace;
+  if (!(l->marks = malloc((t->jobs.len + 1) * sizeof *l->marks))) return PX_ENOMEM;
+  for (size_t i = 0; i < t->jobs.len; i++)
+    if (t->jobs.v[i].start_seq && t->jobs.v[i].start_s >= 0)
+      l->marks[l->nmarks++] = (struct mark){t->jobs.v[i].start_seq, t->jobs.v[i].start_s};
+  qsort(l->marks, l->nmarks, sizeof *l->marks, cmp_mark);
+  return 0;
 }
 
 static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct px_conf_sched *policy,
@@ -442,6 +549,9 @@ static int loop_init(struct loop *l, const struct px_sim_setup *s, const struct 
   l->wake_s = INT64_MAX;
   l->may_preempt = policy->preempt_mode != PX_PREEMPT_OFF;
   l->cycle_per_event = o && o->cycle_per_event;
+  l->by_seq = l->cycle_per_event && s->trace->nseq > 0;
+  l->epoch_s = s->trace->time0_unix_s ? s->trace->time0_unix_s : PX_SIM_EPOCH_S;
+  if (l->by_seq && collect_marks(l)) return PX_ENOMEM;
   l->ckpt_s = r->ckpt_interval_s = policy->ckpt_interval_s < INT64_MAX / 4 ? policy->ckpt_interval_s : 0;
   l->restart_s = r->ckpt_restart_s = l->ckpt_s ? policy->ckpt_restart_s : 0;
   for (uint32_t i = 0; i < s->njobs; i++)
@@ -491,6 +601,7 @@ int px_sim_run(const struct px_sim_setup *s, const struct px_conf_sched *policy,
   free(l.acct_busy);
   free(l.pend_by_gpus);
   free(l.heap);
+  free(l.marks);
   if (rc) px_sim_result_fini(r);
   return rc;
 }

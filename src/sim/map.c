@@ -81,6 +81,37 @@ static uint32_t find_assoc(const struct px_conf *c, const char *name) {
   return first;
 }
 
+/*
+ * The association a job runs under: its recorded user's under its account
+ * when the configuration has that user there (an exported trace names who
+ * submitted each job), else the account's (find_assoc).
+ */
+static uint32_t user_assoc(const struct px_conf *c, uint32_t account_assoc, const char *user) {
+  uint32_t parent = c->accounts[account_assoc].parent;
+  for (uint32_t i = 0; *user && i < c->naccounts; i++) {
+    const struct px_conf_account *a = &c->accounts[i];
+    if (a->is_user && a->parent == parent && strcmp(a->name, user) == 0) return i;
+  }
+  return account_assoc;
+}
+
+/* user_assoc per trace user, remembered for the account it last came with
+ * (a user mostly submits to one account: a long trace scans once each). */
+struct assoc_memo {
+  uint32_t *account, *assoc; /* per trace name index; account PX_NONE: not yet */
+};
+
+static uint32_t job_assoc(struct px_sim_setup *s, struct assoc_memo *m, const struct px_sim_job *j) {
+  const struct px_trace *t = s->trace;
+  uint32_t u = t->jobs.v[j->trace_index].user, a = s->account_assoc[j->account];
+  if (u == PX_TRACE_NONE) return a;
+  if (m->account[u] != j->account) {
+    m->account[u] = j->account;
+    m->assoc[u] = user_assoc(s->conf, a, t->names.v[u]);
+  }
+  return m->assoc[u];
+}
+
 static int64_t estimate_limit(int64_t duration_s, double factor) {
   double l = ceil((double)duration_s * factor / PX_SIM_LIMIT_ROUND_S) * PX_SIM_LIMIT_ROUND_S;
   if (l < PX_SIM_LIMIT_ROUND_S) l = PX_SIM_LIMIT_ROUND_S;
@@ -141,7 +172,13 @@ int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const st
       goto fail;
     }
   }
-  if (!(s->jobs = malloc((t->jobs.len + 1) * sizeof *s->jobs))) goto fail;
+  struct assoc_memo m = {malloc((t->names.len + 1) * sizeof *m.account),
+                         malloc((t->names.len + 1) * sizeof *m.assoc)};
+  if (!m.account || !m.assoc || !(s->jobs = malloc((t->jobs.len + 1) * sizeof *s->jobs))) {
+    free(m.account), free(m.assoc);
+    goto fail;
+  }
+  for (size_t i = 0; i < t->names.len; i++) m.account[i] = PX_NONE;
   s->njobs = (uint32_t)t->jobs.len;
   for (uint32_t i = 0; i < s->njobs; i++) {
     struct px_sim_job *j = &s->jobs[i];
@@ -149,8 +186,11 @@ int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const st
     j->trace_index = i;
     j->qos = 0;
     j->account = account_of(s, t, t->jobs.v[i].queue);
+    j->assoc = job_assoc(s, &m, j);
     s->nskipped[j->skip]++;
   }
+  free(m.account);
+  free(m.assoc);
   qsort(s->jobs, s->njobs, sizeof *s->jobs, cmp_job);
   return 0;
 fail:

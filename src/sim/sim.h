@@ -53,6 +53,7 @@ struct px_sim_job {
   int64_t submit_s, duration_s, limit_s; /* trace seconds; limit the job's --time */
   uint32_t gpus, nodes;                  /* nodes >= 1 */
   uint32_t account;                      /* index into setup accounts */
+  uint32_t assoc;                        /* conf index of the user association it runs under */
   uint32_t trace_index;                  /* into trace->jobs */
   uint8_t qos;                           /* 0: its account's default; else setup qos_names[qos - 1] */
   uint8_t skip;                          /* enum px_sim_skip decided at setup */

@@ -18,11 +18,12 @@
 
 enum col {
   C_ID, C_SUBMIT, C_DURATION, C_GPUS, C_NODES, C_USER, C_QUEUE, C_STATUS, C_LIMIT,
-  C_ELIGIBLE, C_START, C_END, C_QOS, C_PARTITION, C_ARRAY, C_NCOLS
+  C_ELIGIBLE, C_START, C_END, C_QOS, C_PARTITION, C_ARRAY, C_SUBMIT_SEQ, C_START_SEQ, C_END_SEQ, C_TIME0, C_NCOLS
 };
 static const char *const col_names[C_NCOLS] = {
     "job_id",       "submit_s",   "duration_s", "gpus",    "nodes", "user",      "queue",       "status",
-    "time_limit_s", "eligible_s", "start_s",    "end_s",   "qos",   "partition", "array_job_id"};
+    "time_limit_s", "eligible_s", "start_s",    "end_s",   "qos",   "partition", "array_job_id",
+    "submit_seq",   "start_seq",  "end_seq",    "time0_unix_s"};
 #define C_REQUIRED C_LIMIT /* columns before this one must be in the header */
 
 /* One field of the current row: bytes in the input, or (quoted) in scratch. */
@@ -304,16 +305,59 @@ static int parse_recorded(struct reader *r, struct px_trace_job *j) {
   return 0;
 }
 
+/* An optional whole number (a journal seq), 0 when empty. */
+static int parse_opt_count(struct reader *r, int c, uint64_t *out) {
+  uint64_t v = 0;
+  bool empty;
+  int rc = parse_milli(r, col(r, c), c, &v, &empty);
+  if (!rc && v % 1000) rc = perr(r, col(r, c)->pos, PX_EPARSE, col_names[c], "not a whole number");
+  *out = rc ? 0 : v / 1000;
+  return rc;
+}
+
+/*
+ * The server's order of the job's submit, start and end (journal seqs of
+ * an exported accounting row): optional; those given come in that order,
+ * as they did on the server.
+ */
+static int parse_seqs(struct reader *r, struct px_trace_job *j) {
+  int rc = parse_opt_count(r, C_SUBMIT_SEQ, &j->submit_seq);
+  if (!rc) rc = parse_opt_count(r, C_START_SEQ, &j->start_seq);
+  if (!rc) rc = parse_opt_count(r, C_END_SEQ, &j->end_seq);
+  if (rc) return rc;
+  if (j->submit_seq && j->start_seq && j->start_seq <= j->submit_seq)
+    return perr(r, col(r, C_START_SEQ)->pos, PX_EPARSE, "start_seq", "not after submit_seq");
+  uint64_t before = j->start_seq ? j->start_seq : j->submit_seq;
+  if (before && j->end_seq && j->end_seq <= before)
+    return perr(r, col(r, C_END_SEQ)->pos, PX_EPARSE, "end_seq",
+                j->start_seq ? "not after start_seq" : "not after submit_seq");
+  return 0;
+}
+
+/* The Unix time of second 0: optional, the same in every row giving it. */
+static int parse_time0(struct px_trace *t, struct reader *r) {
+  uint64_t v;
+  int rc = parse_opt_count(r, C_TIME0, &v);
+  if (rc || !v) return rc;
+  if (t->time0_unix_s && (uint64_t)t->time0_unix_s != v)
+    return perr(r, col(r, C_TIME0)->pos, PX_EPARSE, "time0_unix_s", "differs from an earlier row's");
+  t->time0_unix_s = (int64_t)v;
+  return 0;
+}
+
 static int parse_job(struct px_trace *t, struct reader *r) {
   struct px_trace_job j = {.line = r->line};
   int rc = parse_numbers(r, &j);
   if (!rc) rc = parse_recorded(r, &j);
+  if (!rc) rc = parse_seqs(r, &j);
+  if (!rc) rc = parse_time0(t, r);
   if (rc) return rc;
   if ((rc = intern(t, r, col(r, C_USER), &j.user)) || (rc = intern(t, r, col(r, C_QUEUE), &j.queue)) ||
       (rc = intern(t, r, col(r, C_STATUS), &j.status)) || (rc = intern(t, r, col(r, C_QOS), &j.qos)) ||
       (rc = intern(t, r, col(r, C_PARTITION), &j.partition)))
     return rc;
   if (j.start_s >= 0) t->nrecorded++;
+  if (j.submit_seq || j.start_seq || j.end_seq) t->nseq++;
   const struct field *id = col(r, C_ID);
   if (t->ids.len + id->len + 1 > UINT32_MAX) return perr(r, id->pos, PX_ERANGE, "job_id", "trace too large (4 GiB of job ids)");
   j.id_off = (uint32_t)t->ids.len;

@@ -10,13 +10,18 @@
  * cluster's own accounting (`phalanx export-trace`, docs/simulator.md):
  * `eligible_s`, `start_s`, `end_s` (the recorded run: start_s and end_s come
  * together, start_s >= submit_s, end_s - start_s = duration_s, eligible_s >=
- * submit_s), `qos`, `partition` and `array_job_id`. In the rows, submit_s, duration_s and gpus must
+ * submit_s), `qos`, `partition`, `array_job_id`, and `submit_seq`,
+ * `start_seq`, `end_seq` (whole numbers: the order in which the server
+ * handled the job's submit, start and end, the journal's sequence, finer
+ * than the seconds; in that order when given), and `time0_unix_s` (the Unix
+ * time of the trace's second 0, the same in every row that gives it). In
+ * the rows, submit_s, duration_s and gpus must
  * hold non-negative numbers; every other field may be empty. Fractional
  * values are accepted: seconds are rounded to the nearest second, and a
  * fractional GPU request (a GPU-sharing pod) is rounded UP to whole GPUs and
  * flagged, so reports can count it. Fields may be double-quoted (RFC 4180).
  *
- * A job costs 80 bytes plus its id; user, queue and status names are
+ * A job costs 120 bytes plus its id; user, queue and status names are
  * interned (one copy each), so a million-job trace stays well under 100 MiB.
  * Errors name the line, the column (field number and name) and the byte
  * offset; a failed parse leaves the trace empty.
@@ -51,6 +56,7 @@ struct px_trace_job {
   uint32_t qos, partition;                 /* names, or PX_TRACE_NONE */
   int64_t eligible_s, start_s, end_s;      /* the recorded run, -1 when not given */
   int64_t array_job_id;                    /* the array this job is a task of, -1 when none */
+  uint64_t submit_seq, start_seq, end_seq; /* the server's order of its submit, start, end; 0: unknown */
 };
 
 PX_VEC_DECLARE(px_trace_jobvec, struct px_trace_job)
@@ -64,6 +70,8 @@ struct px_trace {
   uint32_t nfractional;        /* jobs whose GPU count was rounded up */
   uint32_t ncpu_only;          /* jobs with gpus = 0 */
   uint32_t nrecorded;          /* jobs with a recorded run (start_s, end_s) */
+  uint32_t nseq;               /* jobs with submit_seq, start_seq or end_seq */
+  int64_t time0_unix_s;        /* the time0_unix_s column: Unix time of second 0 (0: not given) */
 };
 
 /* A zeroed struct is an empty trace. */

@@ -57,6 +57,12 @@ struct px_acct_row {
   uint32_t gpu_share;   /* a fractional job: hundredths of its one GPU (ngpus 1); 0: whole GPUs */
   const char *steps;    /* the attempt's job steps, a JSON array (NULL: none) */
   int64_t time_limit_s; /* the limit it ran under (sacct's Timelimit); 0 in an older server's rows */
+  /* journal seqs of the job's submit and of the record that ended it: the
+   * order in which the server handled them, finer than whole seconds (a
+   * replay of the record, phalanx export), and of the START record its
+   * scheduling cycle wrote (which events that cycle had seen); 0: unknown
+   * (an older row) */
+  uint64_t submit_seq, start_seq, end_seq;
 };
 
 struct px_acct_query {
@@ -255,12 +261,15 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
 #define PX_ACCT_COLUMNS                                                                     \
   "job_id, attempt, array_job_id, array_task_id, name, usr, account, partition, qos, state, " \
   "nodelist, uid, submit_time, eligible_time, start_time, end_time, exit_code, term_signal, " \
-  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s, gpu_share, steps, time_limit_s"
-#define PX_ACCT_NCOLUMNS 26
+  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s, gpu_share, steps, time_limit_s, submit_seq, end_seq, start_seq"
+#define PX_ACCT_NCOLUMNS 29
 /* Columns added after the first release: stores made before them gain them
  * when opened (ALTER TABLE; old rows read 0 and NULL). */
 #define PX_ACCT_ADD_GPU_SHARE "ALTER TABLE acct ADD COLUMN %sgpu_share BIGINT DEFAULT 0"
 #define PX_ACCT_ADD_STEPS "ALTER TABLE acct ADD COLUMN %ssteps TEXT"
 #define PX_ACCT_ADD_TIME_LIMIT "ALTER TABLE acct ADD COLUMN %stime_limit_s BIGINT DEFAULT 0"
+#define PX_ACCT_ADD_SUBMIT_SEQ "ALTER TABLE acct ADD COLUMN %ssubmit_seq BIGINT DEFAULT 0"
+#define PX_ACCT_ADD_END_SEQ "ALTER TABLE acct ADD COLUMN %send_seq BIGINT DEFAULT 0"
+#define PX_ACCT_ADD_START_SEQ "ALTER TABLE acct ADD COLUMN %sstart_seq BIGINT DEFAULT 0"
 
 #endif

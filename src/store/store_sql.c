@@ -18,7 +18,8 @@ int px_sql_schema(char *buf, size_t size, const char *key, const char *blob, con
       " submit_time BIGINT, eligible_time BIGINT, start_time BIGINT, end_time BIGINT,"
       " exit_code INTEGER, term_signal INTEGER, nnodes BIGINT, ngpus BIGINT, ncpus BIGINT,"
       " mem_mib BIGINT, billable_tres_s %s, gpu_share BIGINT DEFAULT 0, steps TEXT,"
-      " time_limit_s BIGINT DEFAULT 0,"
+      " time_limit_s BIGINT DEFAULT 0, submit_seq BIGINT DEFAULT 0, end_seq BIGINT DEFAULT 0,"
+      " start_seq BIGINT DEFAULT 0,"
       " PRIMARY KEY(job_id, attempt));"
       "CREATE TABLE IF NOT EXISTS archive(job_id %s PRIMARY KEY, data TEXT NOT NULL);"
       "CREATE INDEX IF NOT EXISTS journal_job ON journal(job_id);"
@@ -108,7 +109,8 @@ int px_sql_acct_upsert(char *buf, size_t size, bool dollar) {
                    " ngpus=excluded.ngpus, ncpus=excluded.ncpus, mem_mib=excluded.mem_mib,"
                    " billable_tres_s=excluded.billable_tres_s, partition=excluded.partition,"
                    " gpu_share=excluded.gpu_share, steps=excluded.steps,"
-                   " time_limit_s=excluded.time_limit_s",
+                   " time_limit_s=excluded.time_limit_s, submit_seq=excluded.submit_seq,"
+                   " end_seq=excluded.end_seq, start_seq=excluded.start_seq",
                    vals);
   return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
 }

@@ -304,7 +304,10 @@ static void bind_acct(sqlite3_stmt *st, const struct px_acct_row *r) {
   sqlite3_bind_double(st, i++, r->billable_tres_s);
   sqlite3_bind_int64(st, i++, r->gpu_share);
   bind_text(st, i++, r->steps);
-  sqlite3_bind_int64(st, i, r->time_limit_s);
+  sqlite3_bind_int64(st, i++, r->time_limit_s);
+  sqlite3_bind_int64(st, i++, (sqlite3_int64)r->submit_seq);
+  sqlite3_bind_int64(st, i++, (sqlite3_int64)r->end_seq);
+  sqlite3_bind_int64(st, i, (sqlite3_int64)r->start_seq);
 }
 
 static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t n) {
@@ -371,7 +374,10 @@ static void read_acct(sqlite3_stmt *st, struct px_acct_row *r) {
   r->billable_tres_s = sqlite3_column_double(st, i++);
   r->gpu_share = (uint32_t)sqlite3_column_int64(st, i++);
   r->steps = col_text(st, i++);
-  r->time_limit_s = sqlite3_column_int64(st, i);
+  r->time_limit_s = sqlite3_column_int64(st, i++);
+  r->submit_seq = (uint64_t)sqlite3_column_int64(st, i++);
+  r->end_seq = (uint64_t)sqlite3_column_int64(st, i++);
+  r->start_seq = (uint64_t)sqlite3_column_int64(st, i);
 }
 
 static int sq_acct_query(struct px_store *ps, const struct px_acct_query *a, px_store_acct_fn fn,
@@ -473,7 +479,7 @@ static const struct px_store_ops sq_ops = {
 /* flags: SQLITE_OPEN_NOMUTEX for a connection used by one thread at a time. */
 static int sq_open(const char *path, int flags, struct px_store **out, struct px_diag *d) {
   struct sq_store *s = calloc(1, sizeof *s);
-  char schema[2048], upsert[1536];
+  char schema[2048], upsert[2048];
   if (!s) return PX_ENOMEM;
   s->base.ops = &sq_ops;
   if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | flags, NULL) !=
@@ -490,7 +496,8 @@ static int sq_open(const char *path, int flags, struct px_store **out, struct px
   px_sql_acct_upsert(upsert, sizeof upsert, false);
   if (sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") || sq_exec(s, schema) ||
       add_column(s, "gpu_share", PX_ACCT_ADD_GPU_SHARE) || add_column(s, "steps", PX_ACCT_ADD_STEPS) ||
-      add_column(s, "time_limit_s", PX_ACCT_ADD_TIME_LIMIT) ||
+      add_column(s, "time_limit_s", PX_ACCT_ADD_TIME_LIMIT) || add_column(s, "submit_seq", PX_ACCT_ADD_SUBMIT_SEQ) ||
+      add_column(s, "end_seq", PX_ACCT_ADD_END_SEQ) || add_column(s, "start_seq", PX_ACCT_ADD_START_SEQ) ||
       sqlite3_prepare_v2(s->db,
                          "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
                          " VALUES(?, ?, ?, ?, ?, ?)",

@@ -40,12 +40,13 @@ limits=$(sacct -n -X -S now-1hour -s CD -o Timelimit | sort -u | tr -d ' ')
 [ "$limits" = 00:05:00 ] || fail "accounting's time limits: $limits"
 "$PHALANX" export --since 1h --output trace.csv 2>export.err || fail "export: $(cat export.err)"
 grep -q "^phalanx export: $nsub jobs .*; 1 never started" export.err || fail "export summary: $(cat export.err)"
-head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id' ||
+head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,submit_seq,start_seq,end_seq,time0_unix_s' ||
   fail "export header: $(head -1 trace.csv)"
-python3 - trace.csv "$arr" "$held" "${ids[@]}" <<'PY' || fail "exported rows: $(cat trace.csv)"
+t0=$(sed -n 's/.*times from \([0-9]*\), Unix.*/\1/p' export.err)
+python3 - trace.csv "$t0" "$arr" "$held" "${ids[@]}" <<'PY' || fail "exported rows: $(cat trace.csv)"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-arr, held, ids = sys.argv[2], sys.argv[3], sys.argv[4:]
+t0, arr, held, ids = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 by_id = {}
 for r in rows:
     assert r["job_id"] not in by_id, ("twice", r)
@@ -54,6 +55,7 @@ for r in rows:
     assert 0 <= sub <= start <= end and dur == end - start, r
     assert r["status"] == "COMPLETED" and r["user"] == "root", r
     assert r["time_limit_s"] == "300", r  # -t 5, from the job's accounting row
+    assert r["time0_unix_s"] == t0, (t0, r)  # the server's clock at second 0
 assert held not in by_id, "a job that never started was exported"
 tasks = [r for r in rows if r["array_job_id"] == arr]
 assert sorted(int(r["array_task_id"]) for r in tasks) == [0, 1, 2, 3], tasks
@@ -67,9 +69,21 @@ assert (u["partition"], u["qos"], u["queue"]) == ("urgent", "high", "vision"), u
 assert by_id[ids[0]]["partition"] == "batch", by_id[ids[0]]
 dep = by_id[ids[10]]
 assert int(dep["start_s"]) >= int(by_id[ids[0]]["end_s"]), (dep, by_id[ids[0]])
+# the server's order of submits and ends (journal seqs, finer than the
+# seconds): every end after its submit, each end its own, an array's tasks
+# submitted with it, and the order of the seconds kept
+seq = {k: {i: int(r[k]) for i, r in by_id.items()} for k in ("submit_seq", "start_seq", "end_seq")}
+for i, r in by_id.items(): assert 0 < seq["submit_seq"][i] < seq["start_seq"][i] < seq["end_seq"][i], r
+assert len(set(seq["end_seq"].values())) == len(rows), seq
+assert len(set(seq["start_seq"].values())) == len(rows), seq
+assert len({seq["submit_seq"][r["job_id"]] for r in tasks}) == 1, tasks
+for a in rows:
+    for b in rows:
+        for t, k in (("submit_s", "submit_seq"), ("start_s", "start_seq"), ("end_s", "end_seq")):
+            if int(a[t]) < int(b[t]): assert seq[k][a["job_id"]] < seq[k][b["job_id"]], (t, a, b)
 PY
 ok() { echo "ok - $*"; }
-ok "export: each of $nsub finished jobs once, with resources, times, account, QoS, partition, array"
+ok "export: each of $nsub finished jobs once, with resources, times, account, QoS, partition, array, event order"
 
 # 2 and 3. The replay on the cluster's own slurm.conf, the record first.
 "$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" \
@@ -83,18 +97,27 @@ grep -qE "^ *conservation +ok +ok +ok *$" report.txt || fail "conservation: $(gr
 fid=$(grep "^fidelity cluster:" report.txt) || fail "no fidelity line: $(tail -3 report.txt)"
 echo "$fid"
 # A loose bound, against gross breakage only: on 15 jobs waiting a few
-# seconds, the record has whole seconds (not the order of the events inside
-# one), the dependency is not replayed, and
-# whether the 2-node gang goes before or after the array tasks flips between
-# runs of the same submissions (seen: 3% to 185%; the array's tasks are
-# replayed as separate jobs). The figure that means something is
-# bench_sim_fidelity's, and test_sim_fidelity.sh is its short form
-# (docs/simulator.md).
+# seconds, the dependency is not replayed (its job may start before the
+# one it waited for), and the array's tasks are replayed as separate jobs.
+# Before the record kept the server's order of events, its cycles and its
+# clock, whether the 2-node gang went before or after the array tasks
+# flipped between runs (3% to 185%); with them, 3.7-37% (only the
+# dependency, 2 s early, and in one run what it took pushed others).
+# The figure that means something is bench_sim_fidelity's, and
+# test_sim_fidelity.sh is its short form (docs/simulator.md).
 diff=$(echo "$fid" | sed -n 's/.*recorded wait| \([0-9.]*\) s, mean recorded wait \([0-9.]*\) s.*/\1 \2/p')
 pct=$(echo "$fid" | sed -n 's/.*error \([0-9.]*\)% of the mean wait/\1/p')
 awk -v d="$diff" 'BEGIN { split(d, x, " "); tol = 2 * x[2] > 8 ? 2 * x[2] : 8; exit !(d != "" && x[1] <= tol) }' ||
   fail "fidelity: mean |wait difference| and mean wait $diff s: over the tolerance"
 ok "replay: recorded first, every job done, conserved, fidelity $pct%"
+
+# An export written before accounting kept the order of events (no
+# submit_seq, start_seq, end_seq) still replays, every job done.
+cut -d, -f1-16 trace.csv >old.csv
+"$PHALANX" sim --from-accounting old.csv --config "$tmp/state/slurm.conf" >old.txt 2>old.err ||
+  fail "sim --from-accounting of an older export: $(cat old.err)"
+grep -qE "^ *jobs done +$nsub +$nsub *$" old.txt || fail "older export: $(grep 'jobs done' old.txt)"
+ok "an older export without the order of events replays"
 
 # A foreign row is refused with its line named, and nothing is run.
 awk -F, -v OFS=, 'NR == 3 { $6 = $6 + 1 } 1' trace.csv >bad.csv

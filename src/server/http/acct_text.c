@@ -95,6 +95,9 @@ void px_acct_text_row(struct px_acct_text *t, const struct px_acct_row *r) {
   int_m(t, "exit_code", r->exit_code);
   int_m(t, "term_signal", r->term_signal);
   int_m(t, "restarts", r->attempt);
+  int_m(t, "submit_seq", (int64_t)r->submit_seq); /* the server's order of its submit, start, end */
+  int_m(t, "start_seq", (int64_t)r->start_seq);
+  int_m(t, "end_seq", (int64_t)r->end_seq);
   if (r->billable_tres_s != 0) key(t, "billable_tres_s"), fmt(t, "%.17g", r->billable_tres_s);
   /* the spec's members in a job view's order (the jobspec table's) */
   raw(t, ",\"spec\":{", 9);

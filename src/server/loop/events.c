@@ -261,6 +261,12 @@ static void array_task_changed(struct px_server *s, const struct px_sjob *t, int
   if (!was_over && px_job_state_terminal(a->state)) px_archive_note(s, a); /* all its tasks ended */
 }
 
+/* A task's record is born at its start: it was submitted with its array. */
+static void array_task_born(struct px_server *s, struct px_sjob *t) {
+  const struct px_sjob *a = px_jobs_find(s, t->array_job_id);
+  if (a) t->submit_seq = a->submit_seq;
+}
+
 /* A pending job's reason and priority are the next cycle's decision: the
  * loop reads them from the core right after it (loop.c follow_cycle).
  * Without memory for the note the job waits for the cycle's walk of every
@@ -275,7 +281,7 @@ static int fold_tables(struct px_server *s, const struct px_event *ev,
     case PX_EV_SUBMIT: {
       int rc = fold_submit(s, ev, res, now);
       struct px_sjob *j = rc ? NULL : px_jobs_find(s, ev->job_id);
-      if (j) j->mseq = s->seq;
+      if (j) j->mseq = j->submit_seq = s->seq;
       if (j) follow(s, j);
       return rc;
     }
@@ -319,6 +325,9 @@ static int fold_tables(struct px_server *s, const struct px_event *ev,
   px_jobs_touch(s, j);
   if (j->state == PX_JOB_PENDING) follow(s, j);
   bool ended = !was_over && px_job_state_terminal(j->state);
+  if (born && j->array_job_id) array_task_born(s, j);
+  if (ev->kind == PX_EV_START) j->start_seq = s->seq; /* the cycle that started it */
+  if (ended) j->end_seq = s->seq; /* the order of its end among the server's events */
   if (ended) px_archive_note(s, j);
   if (j->array_job_id && (born || ended)) array_task_changed(s, j, now);
   return rc;

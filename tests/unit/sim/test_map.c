@@ -130,6 +130,36 @@ static void test_mapping_rules(void **state) {
   px_trace_fini(&t);
 }
 
+/* The recorded user: a job runs under its user's association when the
+ * accounts tree has that user under its account, else under the account's
+ * first user (bob is not in ops, carol nowhere, j4 names nobody). */
+static void test_recorded_user(void **state) {
+  (void)state;
+  const struct px_conf_text ct = {
+      .slurm = "NodeName=n[1-2] CPUs=8 Gres=gpu:8\nPartitionName=batch Nodes=ALL Default=YES\n",
+      .accounts = "Account=ops Users=alice,dave\nAccount=vision Users=bob\n"};
+  struct px_conf *c = NULL;
+  assert_int_equal(px_conf_parse_text(&ct, &c, NULL), 0);
+  const char *text = "job_id,submit_s,duration_s,gpus,nodes,user,queue,status\n"
+                     "j1,0,10,1,,dave,ops,\nj2,1,10,1,,bob,ops,\nj3,2,10,1,,carol,ops,\n"
+                     "j4,3,10,1,,,ops,\nj5,4,10,1,,bob,vision,\nj6,5,10,1,,dave,ops,\n";
+  struct px_trace t;
+  assert_int_equal(px_trace_parse(&t, text, strlen(text), NULL), 0);
+  struct px_sim_setup s;
+  struct px_diag d;
+  if (px_sim_setup_init(&s, &t, c, 2.0, &d)) fail_msg("%s", d.msg);
+  const char *expect[] = {"dave", "alice", "alice", "alice", "bob", "dave"};
+  for (uint32_t i = 0; i < s.njobs; i++) {
+    const struct px_conf_account *a = &c->accounts[s.jobs[i].assoc];
+    assert_true(a->is_user);
+    assert_string_equal(a->name, expect[i]);
+    assert_string_equal(c->accounts[a->parent].name, i == 4 ? "vision" : "ops");
+  }
+  px_sim_setup_fini(&s);
+  px_trace_fini(&t);
+  px_conf_free(c);
+}
+
 /* --qos-map: first matching rule wins; queue names case-insensitive; errors name the rule. */
 static void test_qos_map(void **state) {
   (void)state;
@@ -183,7 +213,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cluster_parse),
       cmocka_unit_test(test_cluster_build),
-      cmocka_unit_test(test_mapping_rules),
+      cmocka_unit_test(test_mapping_rules), cmocka_unit_test(test_recorded_user),
       cmocka_unit_test(test_qos_map),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -187,6 +187,55 @@ static void test_cycle_per_event(void **state) {
 }
 
 /*
+ * The server's order inside one second (submit_seq, end_seq of an exported
+ * record). One 2-GPU node, EASY backfill, a cycle per event. a and b (1 GPU,
+ * 0-100, limits 1200) run; c (2 GPUs, 200 s) waits from 10, promised b's
+ * limit. At 100 a ends (seq 6), d (1 GPU, 50 s, limit 50) is submitted (7)
+ * and b ends (8): after a's end c does not fit, d backfills into a's GPU
+ * (it ends by 150, before c's promise), b's end leaves c 1 GPU: c starts
+ * when d ends, at 150. seq_order_late.csv submits d after both ends (9):
+ * c starts at 100 in both GPUs and d waits for it, until 300; so does the
+ * first trace replayed per instant (both ends, then d, then one cycle).
+ * seq_cycles.csv has the same events with the seqs of the starts: the
+ * server's cycle that started c (9) came after b's end (8), so it saw a's
+ * end, d and b's end at once: the replay cycles there and at the end of
+ * the second, not after each event, and c starts at 100, d at 300.
+ * seq_carry.csv: that cycle ran at 101 (its cadence carried it over the
+ * second's end): no cycle ends second 100, the replay wakes at 101 for the
+ * recorded cycle with no event of its own, and c starts then, d at 301.
+ */
+static void test_order_within_second(void **state) {
+  (void)state;
+  struct world w;
+  struct px_sim_result r;
+  struct px_sim_policy p;
+  world_policy(&w, "seq_order.csv", 2, 1.0, "easy", &p);
+  assert_int_equal(w.trace.nseq, 4);
+  const int64_t by_seq[] = {0, 0, 150, 100}, ends_first[] = {0, 0, 100, 300};
+  expect_starts_opts(&w, &p, true, by_seq, &r);
+  assert_int_equal(r.backfilled, 1); /* d */
+  px_sim_result_fini(&r);
+  expect_starts_opts(&w, &p, false, ends_first, &r);
+  px_sim_result_fini(&r);
+  world_close(&w);
+  world_policy(&w, "seq_order_late.csv", 2, 1.0, "easy", &p);
+  expect_starts_opts(&w, &p, true, ends_first, &r);
+  assert_int_equal(r.backfilled, 0);
+  px_sim_result_fini(&r);
+  world_close(&w);
+  world_policy(&w, "seq_cycles.csv", 2, 1.0, "easy", &p);
+  expect_starts_opts(&w, &p, true, ends_first, &r);
+  assert_int_equal(r.backfilled, 0);
+  px_sim_result_fini(&r);
+  world_close(&w);
+  world_policy(&w, "seq_carry.csv", 2, 1.0, "easy", &p);
+  const int64_t carried[] = {0, 0, 101, 301};
+  expect_starts_opts(&w, &p, true, carried, &r);
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
+/*
  * One 8-GPU node, FIFO. b's eligible_s (its --begin, from an exported
  * trace) is 300: submitted at 0 but gated until then, it does not hold back
  * c (60), and the loop wakes at 300 with no other event to start it.
@@ -358,7 +407,8 @@ static void test_determinism(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fifo_one_node),   cmocka_unit_test(test_backfill_hole),
-      cmocka_unit_test(test_bf_interval_wakes), cmocka_unit_test(test_cycle_per_event), cmocka_unit_test(test_begin_time),
+      cmocka_unit_test(test_bf_interval_wakes), cmocka_unit_test(test_cycle_per_event),
+      cmocka_unit_test(test_order_within_second), cmocka_unit_test(test_begin_time),
       cmocka_unit_test(test_gang_whole_node), cmocka_unit_test(test_conservation),
       cmocka_unit_test(test_determinism),     cmocka_unit_test(test_preempt_qos_map), cmocka_unit_test(test_checkpoint_resume),
   };

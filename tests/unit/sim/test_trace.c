@@ -199,12 +199,56 @@ static void test_recorded_errors(void **state) {
   }
 }
 
+/* The server's order of a job's submit and end (journal seqs): optional
+ * whole numbers, the end after the submit; a trace without them reads 0. */
+static void test_seq_columns(void **state) {
+  (void)state;
+  static const char H[] = "job_id,submit_s,duration_s,gpus,nodes,user,queue,status,start_s,end_s,submit_seq,end_seq,"
+                          "start_seq\n";
+  struct px_trace t;
+  struct px_diag d;
+  char text[512];
+  snprintf(text, sizeof text, "%s%s%s", H, "a,0,10,1,,,q,,0,10,3,41,7\n", "b,0,10,1,,,q,,5,15,,,\n");
+  assert_int_equal(parse(&t, text, &d), 0);
+  assert_int_equal(t.jobs.v[0].submit_seq, 3);
+  assert_int_equal(t.jobs.v[0].end_seq, 41);
+  assert_int_equal(t.jobs.v[0].start_seq, 7);
+  assert_int_equal(t.jobs.v[1].submit_seq, 0);
+  assert_int_equal(t.jobs.v[1].end_seq, 0);
+  assert_int_equal(t.nseq, 1);
+  assert_int_equal(t.time0_unix_s, 0);
+  px_trace_fini(&t);
+  /* the Unix time of second 0: the same in every row that gives it */
+  static const char T[] = "job_id,submit_s,duration_s,gpus,nodes,user,queue,status,time0_unix_s\n";
+  snprintf(text, sizeof text, "%sa,0,1,1,,,q,,1796438413\nb,0,1,1,,,q,,\n", T);
+  assert_int_equal(parse(&t, text, &d), 0);
+  assert_int_equal(t.time0_unix_s, 1796438413);
+  px_trace_fini(&t);
+  snprintf(text, sizeof text, "%sa,0,1,1,,,q,,1796438413\nb,0,1,1,,,q,,1796438414\n", T);
+  assert_int_equal(parse(&t, text, &d), PX_EPARSE);
+  assert_string_equal(d.msg, "line 3, column 14 (time0_unix_s): differs from an earlier row's");
+  static const struct bad cases[] = {
+      {"c,0,10,1,,,q,,0,10,3,3\n", PX_EPARSE, 2, "line 2, column 22 (end_seq): not after submit_seq"},
+      {"c,0,10,1,,,q,,0,10,3.5,9\n", PX_EPARSE, 2, "line 2, column 20 (submit_seq): not a whole number"},
+      {"c,0,10,1,,,q,,0,10,3,-9\n", PX_EPARSE, 2, "line 2, column 22 (end_seq): negative number"},
+      {"c,0,10,1,,,q,,0,10,3,9,3\n", PX_EPARSE, 2, "line 2, column 24 (start_seq): not after submit_seq"},
+      {"c,0,10,1,,,q,,0,10,3,9,9\n", PX_EPARSE, 2, "line 2, column 22 (end_seq): not after start_seq"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(text, sizeof text, "%s%s", H, cases[i].rows);
+    assert_int_equal(parse(&t, text, &d), cases[i].err);
+    assert_int_equal(d.line, cases[i].line);
+    assert_string_equal(d.msg, cases[i].msg);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_basic_rows),  cmocka_unit_test(test_fractional_gpus),
       cmocka_unit_test(test_forms),       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_header_errors), cmocka_unit_test(test_load_missing_file),
       cmocka_unit_test(test_recorded_columns), cmocka_unit_test(test_recorded_errors),
+      cmocka_unit_test(test_seq_columns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
