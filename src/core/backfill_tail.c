@@ -59,6 +59,11 @@ static bool job_group(const struct pxc_job *j, uint32_t *g, uint32_t *n) {
   return true;
 }
 
+void pxc_bf_job_of(const struct pxc_job *j, struct pxc_bf_job *out) {
+  out->limit = j->time_limit_s;
+  if (!job_group(j, &out->g, &out->n)) out->g = PX_NONE;
+}
+
 static uint32_t max_gpus(const struct px_core *c) {
   uint32_t G = 0;
   for (uint32_t p = 0; p < c->npools; p++)
@@ -92,6 +97,30 @@ static bool groups_place(struct px_core *c) {
   return !PXC_GROW(c, pol->wits, &pol->wits_cap, nw + 1);
 }
 
+/* Under the kept order the pass pops from c->sort's end, so the jobs left
+ * are always c->sort[0 .. sort_left) and a group's shortest limit left is
+ * a prefix minimum: each group chains the places where its prefix minimum
+ * falls (lims[]: limit, place, the step before), from the last; group_min
+ * drops the steps at or past sort_left. One pass over a dense cache of the
+ * jobs (kept.c) instead of their records, two passes and the heaps. */
+static bool kept_build(struct px_core *c, uint32_t G) {
+  struct pxc_policy *pol = c->pol;
+  uint32_t nsteps = 0;
+  for (uint32_t i = 0; i < pol->ncls; i++) pol->cls[i].top = PX_NONE;
+  for (size_t i = 0; i < c->sort_left; i++) {
+    const struct pxc_bf_job *b = &pol->bf_jobs[c->sort[i].slot];
+    if (b->g == PX_NONE) return false;
+    if (b->g > G) continue;
+    struct pxc_bf_class *k = &pol->cls[b->g * PXC_BF_NB + n_bucket(b->n)];
+    k->n++;
+    if (b->n < k->need) k->need = b->n;
+    if (k->top != PX_NONE && pol->lims[k->top].limit <= b->limit) continue;
+    pol->lims[nsteps] = (struct pxc_bf_lim){b->limit, (uint32_t)i, k->top};
+    k->top = nsteps++;
+  }
+  return groups_place(c);
+}
+
 /* The jobs left in the queue (c->sort[0 .. sort_left)) into their groups'
  * heaps; false when one of them turns the tail off. Jobs needing more GPUs
  * on a node than any node has never start: left out. One pass reads the
@@ -101,6 +130,9 @@ static bool groups_build(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
   uint32_t G = max_gpus(c), g = 0, n = 0;
   if (!groups_alloc(c, G)) return false;
+  pol->lims_pos = pol->kept.used;
+  pol->cls_last = 0;
+  if (pol->lims_pos) return kept_build(c, G);
   for (size_t i = 0; i < c->sort_left; i++) {
     const struct pxc_job *j = &c->jobs[c->sort[i].slot];
     if (!job_group(j, &g, &n)) return false;
@@ -120,13 +152,17 @@ static bool groups_build(struct px_core *c) {
   }
   for (uint32_t i = 0; i < pol->ncls; i++)
     for (size_t h = pol->cls[i].n / 2; h-- > 0;) lim_down(pol->lims + pol->cls[i].off, pol->cls[i].n, h);
-  pol->cls_last = 0;
   return true;
 }
 
 /* Shortest time limit left in group k (INT64_MAX: none): jobs taken since
- * (mark cleared, cycle.c) leave its heap. */
+ * (tried: mark cleared, cycle.c; under the kept order, popped) leave it. */
 static int64_t group_min(struct px_core *c, struct pxc_bf_class *k) {
+  if (c->pol->lims_pos) {
+    const struct pxc_bf_lim *s = c->pol->lims;
+    while (k->top != PX_NONE && s[k->top].slot >= c->sort_left) k->top = s[k->top].grp;
+    return k->top == PX_NONE ? INT64_MAX : s[k->top].limit;
+  }
   struct pxc_bf_lim *h = c->pol->lims + k->off;
   while (k->n && c->jobs[h[0].slot].mark != (uint32_t)c->stats.cycles) {
     h[0] = h[--k->n];

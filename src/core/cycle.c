@@ -282,6 +282,39 @@ static int start_job(struct px_core *c, struct pxc_job *j, const struct pxc_plac
   return 0;
 }
 
+/* Within the pass's tail no job starts (backfill_tail.c): the nodes stay as
+ * they are, so the placement found for one job is found again for the next
+ * of the same shape (fail_key: what placement reads but a gang's --switches
+ * wait and a shared GPU's user), which the reserve stage then holds back
+ * (the plan's reservations). A deep queue under LAS tries millions of them
+ * (free GPUs kept for a preemptor). Kept while nothing starts and no action
+ * (a preemption) is added. */
+static int tail_find(struct px_core *c, struct pxc_job *j, uint64_t fk, const struct px_actions *out,
+                     struct pxc_place_result *res) {
+  struct pxc_policy *pol = c->pol;
+  if (!pol->fits_on || pol->fits_off || j->switches || j->shape.share) return pxc_place_find(c, j, res);
+  if (pol->fits_started != c->stats.started || pol->fits_out != out->len)
+    pol->nfits = pol->fit_len = 0, pol->fits_started = c->stats.started, pol->fits_out = out->len;
+  for (size_t i = 0; i < pol->nfits; i++) {
+    const struct pxc_fit_memo *m = &pol->fits[i];
+    if (m->key != fk) continue;
+    res->nodes = c->pl_nodes, res->units = c->pl_units, res->nnodes = m->nnodes;
+    res->fail = PX_REASON_RESOURCES;
+    memcpy(res->nodes, pol->fit_nu + m->off, m->nnodes * sizeof *res->nodes);
+    memcpy(res->units, pol->fit_nu + m->off + m->nnodes, m->nnodes * sizeof *res->units);
+    return 0;
+  }
+  int rc = pxc_place_find(c, j, res);
+  if (rc || pol->nfits == PXC_FIT_MEMO || PXC_GROW(c, pol->fits, &pol->fits_cap, pol->nfits + 1) ||
+      PXC_GROW(c, pol->fit_nu, &pol->fit_cap, pol->fit_len + 2 * res->nnodes + 1))
+    return rc; /* not memoised: a cache */
+  pol->fits[pol->nfits++] = (struct pxc_fit_memo){fk, res->nnodes, (uint32_t)pol->fit_len};
+  memcpy(pol->fit_nu + pol->fit_len, res->nodes, res->nnodes * sizeof *res->nodes);
+  memcpy(pol->fit_nu + pol->fit_len + res->nnodes, res->units, res->nnodes * sizeof *res->units);
+  pol->fit_len += 2 * res->nnodes;
+  return 0;
+}
+
 /* Tries to place and start the job at slot (an array record: task after
  * task); sets its reason when it cannot start. */
 static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_actions *out) {
@@ -291,7 +324,7 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
     uint64_t fk = fail_key(c, j);
     struct pxc_place_result res;
     bool cached = !j->switches && pxc_map_get(&c->fail_shapes, fk, NULL);
-    int rc = cached ? 1 : pxc_place_find(c, j, &res);
+    int rc = cached ? 1 : tail_find(c, j, fk, out, &res);
     if (rc < 0) return rc;
     if (rc) return place_failed(c, j, cached ? PX_REASON_RESOURCES : res.fail, fk, cached, now, out);
     enum px_reason r = pxc_resv_filter(c, j, &res, now); /* issue 4: advance reservations */
@@ -356,7 +389,8 @@ static size_t queue_eligible(struct px_core *c, int64_t now) {
 }
 
 /* The kept order skipped the marks (kept.c): the jobs left get theirs once
- * someone may read them (the pass's tail, the queue-order walk). */
+ * someone may read them, the queue-order walk. The pass's tail reads
+ * their places in c->sort instead (backfill_tail.c, group_min). */
 static void mark_rest(struct px_core *c, size_t n) {
   for (size_t i = 0; i < n; i++) c->jobs[c->sort[i].slot].mark = (uint32_t)c->stats.cycles;
 }
@@ -391,6 +425,9 @@ static int heap_as_full(struct px_core *c, size_t total, size_t left) {
  * needs; the others are tried as before. */
 static int tail_rest(struct px_core *c, size_t n, int64_t now, struct px_actions *out) {
   int rc = 0;
+  struct pxc_policy *pol = c->pol;
+  pol->fits_on = true, pol->nfits = pol->fit_len = 0;
+  pol->fits_started = c->stats.started, pol->fits_out = out->len;
   for (size_t i = 0; i < n && rc == 0; i++) {
     if (i + 16 < n) prefetch_job(&c->jobs[c->sort[i + 16].slot]); /* heap order: random in memory */
     uint32_t slot = c->sort[i].slot;
@@ -400,6 +437,7 @@ static int tail_rest(struct px_core *c, size_t n, int64_t now, struct px_actions
     if ((j->flags & PXC_F_TOPO_WAIT) || pxc_part_free_gpus(c, j) < g) continue;
     rc = try_job(c, slot, now, out);
   }
+  pol->fits_on = false;
   return rc;
 }
 
@@ -412,7 +450,8 @@ static int take_in_order(struct px_core *c, size_t n, bool kept, int64_t now, st
   size_t total = n;
   if (!kept) /* the kept order comes sorted, descending: popped from the end */
     for (size_t i = n / 2; i-- > 0;) sift_down(c->sort, n, i);
-  bool marked = !kept;
+  bool marked = !kept; /* the full pass marked them while gating */
+  c->pol->kept.used = kept;
   uint32_t open = 0;
   for (uint32_t p = 0; p < c->nparts; p++) open += c->part_left[p] > 0;
   int rc = 0;
@@ -434,7 +473,6 @@ static int take_in_order(struct px_core *c, size_t n, bool kept, int64_t now, st
     }
     struct pxc_sortent e = kept ? c->sort[--n] : heap_pop(c->sort, &n);
     c->sort_left = n;
-    if (!marked && c->starts_only) mark_rest(c, n), marked = true;
     bool was = c->part_blocked[e.part];
     c->jobs[e.slot].mark = 0;
     rc = try_job(c, e.slot, now, out);

@@ -170,6 +170,9 @@ void pxc_kept_rebuild_begin(struct px_core *c) {
 /* Keeps an eligible job's entry: its part count, its promotion time. */
 static int keep(struct px_core *c, struct pxc_job *j, const struct pxc_sortent *e) {
   struct pxc_kept *k = kept(c);
+  struct pxc_policy *pol = c->pol;
+  if (PXC_GROW(c, pol->bf_jobs, &pol->bf_jobs_cap, c->njob_slots + 1)) return PX_ENOMEM;
+  pxc_bf_job_of(j, &pol->bf_jobs[j - c->jobs]);
   j->kept = PXC_KEPT_IN;
   j->kept_k1 = e->k1;
   k->part_n[j->part]++;

@@ -243,11 +243,21 @@ struct pxc_bf_front {
   int64_t d[PXC_BF_FRONT];
 };
 
-struct pxc_bf_lim { int64_t limit; uint32_t slot, grp; }; /* grp: its group (groups_build), in the padding */
+struct pxc_bf_lim { int64_t limit; uint32_t slot, grp; }; /* grp: its group (groups_build), in the padding;
+                                                             slot: under the kept order its place in c->sort */
+/* What the tail's groups read of a job: its time limit, g GPUs on each of n
+ * nodes (g PX_NONE: it turns the tail off). Cached per slot for the kept
+ * order's jobs (kept.c), whose shape and limit change only through an
+ * update, which drops the order. */
+struct pxc_bf_job { int64_t limit; uint32_t g, n; };
+struct pxc_fit_memo { uint64_t key; uint32_t nnodes, off; }; /* a shape's placement: fit_nu[off ..] */
+#define PXC_FIT_MEMO 64       /* shapes memoised per tail (a linear scan) */
+void pxc_bf_job_of(const struct pxc_job *j, struct pxc_bf_job *out);
 #define PXC_BF_NB 16          /* node-count buckets of the tail's groups (backfill_tail.c) */
 struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nodes */
   uint32_t g, need;
   size_t off, n;              /* its heap: lims[off .. off + n) */
+  uint32_t top;               /* the kept order: its last step in lims (backfill_tail.c, kept_build) */
   struct pxc_tl_cursor wit;   /* where the search for more nodes goes on */
   uint32_t wit_off, nwit;     /* nodes found: wits[wit_off ..], holding [0, wit_k) as of ntakes wit_takes */
   uint32_t wit_k;
@@ -350,6 +360,7 @@ struct pxc_kept {
   bool off;                   /* tests: the full pass every cycle */
   bool valid;
   bool marked;                /* this cycle's jobs left got their mark (cycle.c, mark_rest) */
+  bool used;                  /* this cycle's order is the kept one (cycle.c, take_in_order) */
   struct pxc_sortent *v, *w;  /* the eligible jobs, natural keys, descending (the cycle pops from
                                  the end); w: the merge's output, swapped with v */
   size_t n, cap, wcap, ndead; /* ndead: entries of v whose job left (slot PX_NONE) */
@@ -420,6 +431,21 @@ struct pxc_policy {
   size_t wits_cap;
   uint32_t ncls, cls_last;    /* groups; the last one found its nodes */
   bool lims_built, tail, tail_off;
+  bool lims_pos;              /* lims[].slot is a place in c->sort (the kept order: jobs left are
+                                 c->sort[0 .. sort_left)), not a job slot */
+  struct pxc_bf_job *bf_jobs; /* per job slot, the kept order's jobs (kept.c, keep): the groups
+                                 read this dense array, not a deep queue's records */
+  size_t bf_jobs_cap;
+  /* The tail's placements by shape (cycle.c, tail_find): while nothing
+   * starts and no action is added, a shape's placement stays the same. */
+  struct pxc_fit_memo *fits;
+  size_t nfits, fits_cap;
+  uint32_t *fit_nu;           /* each memo's nodes, then its units */
+  size_t fit_len, fit_cap;
+  uint64_t fits_started;      /* c->stats.started and the actions' count they hold for */
+  size_t fits_out;
+  bool fits_on;               /* within tail_rest */
+  bool fits_off;              /* tests: search every time */
   /* bf_interval (issue 5): cycles between backfill passes are main passes */
   int64_t bf_last_s;          /* time of the last backfill pass; INT64_MIN: none yet */
   bool bf_owed;               /* a main pass since left a job waiting */

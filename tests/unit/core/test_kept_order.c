@@ -9,6 +9,10 @@
  * rule (a release, an update, a partition change) or the promotion times,
  * the kept core starts a different job or leaves one waiting. The running
  * jobs' index (preempt.c) is checked against every job slot after each cycle.
+ * The full-pass core also searches every placement in the pass's tail,
+ * where the kept core reuses a shape's placement (cycle.c, tail_find), and
+ * builds the tail's groups from the job records and marks, where the kept
+ * core reads its cache and the jobs' places (backfill_tail.c).
  */
 #include "px_test.h"
 
@@ -50,6 +54,7 @@ static void twin_open(struct twin *t, uint64_t seed, bool lazy, uint32_t nnodes)
     if (lazy) px_core_set_lazy_reasons(t->c[i], 60);
   }
   t->c[1]->pol->kept.off = true;
+  t->c[1]->pol->fits_off = true; /* and its tail searches every job's placement (cycle.c, tail_find) */
 }
 
 static void twin_close(struct twin *t) {
@@ -126,6 +131,7 @@ static void same_jobs(struct twin *t) {
     assert_int_equal(a->state, b->state);
     assert_int_equal(a->priority, b->priority);
     if (a->state == PX_JOB_PENDING) assert_int_equal(a->reason, b->reason);
+    assert_int_equal(a->flags & PXC_F_TOPO_WAIT, b->flags & PXC_F_TOPO_WAIT); /* the tail's placements */
   }
 }
 
