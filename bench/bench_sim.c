@@ -40,7 +40,8 @@
  *   sim_gangheavy_overload_s   20,000 jobs (PX_BENCH_GANG_JOBS), 40% gangs of
  *                              2-32 whole nodes, arriving ten times faster
  *                              than 128 x 8 GPUs serve (write_gangheavy), under
- *                              fifo, multifactor, easy, conservative and las:
+ *                              fifo, multifactor, easy, conservative, preempt
+ *                              (as conservative: no QoS map), las, las-requeue:
  *                              each policy's time and the slowest's CPU
  *                              seconds (target <= 60), and the slowest over
  *                              EASY's (CPU; target <= 3)
@@ -172,7 +173,7 @@ static void policy_path(char *out, size_t n, const char *src, const char *file);
  * overload mix on 128x8; the slowest policy's time, and its ratio to EASY
  * backfill's (target <= 3). */
 static int gangheavy(const char *src) {
-  static const char *const pols[] = {"fifo", "multifactor", "easy", "conservative", "las"};
+  static const char *const pols[] = {"fifo", "multifactor", "easy", "conservative", "preempt", "las", "las-requeue"};
   char path[] = "/tmp/px_bench_gang_XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) return 1;
