@@ -5,7 +5,8 @@
 # on the cluster's own slurm.conf.
 #  1. every finished job appears exactly once, with its GPUs, nodes, account,
 #     QoS, partition, array parent, time limit and times as accounting has
-#     them (start after submit, duration = end - start); a job cancelled
+#     them (start after submit, duration = end - start), its dependency as
+#     written; a job cancelled
 #     while pending is counted, not exported;
 #  2. the replay's first column is the recorded run: all jobs done, the
 #     conservation check holds in every column;
@@ -40,7 +41,7 @@ limits=$(sacct -n -X -S now-1hour -s CD -o Timelimit | sort -u | tr -d ' ')
 [ "$limits" = 00:05:00 ] || fail "accounting's time limits: $limits"
 "$PHALANX" export --since 1h --output trace.csv 2>export.err || fail "export: $(cat export.err)"
 grep -q "^phalanx export: $nsub jobs .*; 1 never started" export.err || fail "export summary: $(cat export.err)"
-head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,submit_seq,start_seq,end_seq,time0_unix_s' ||
+head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,submit_seq,start_seq,end_seq,time0_unix_s,dependency' ||
   fail "export header: $(head -1 trace.csv)"
 t0=$(sed -n 's/.*times from \([0-9]*\), Unix.*/\1/p' export.err)
 python3 - trace.csv "$t0" "$arr" "$held" "${ids[@]}" <<'PY' || fail "exported rows: $(cat trace.csv)"
@@ -69,6 +70,9 @@ assert (u["partition"], u["qos"], u["queue"]) == ("urgent", "high", "vision"), u
 assert by_id[ids[0]]["partition"] == "batch", by_id[ids[0]]
 dep = by_id[ids[10]]
 assert int(dep["start_s"]) >= int(by_id[ids[0]]["end_s"]), (dep, by_id[ids[0]])
+# its -d as written, in the record's ids; no other job has one
+assert dep["dependency"] == "afterok:" + ids[0], dep
+assert all(r["dependency"] == "" for r in rows if r is not dep), rows
 # the server's order of submits and ends (journal seqs, finer than the
 # seconds): every end after its submit, each end its own, an array's tasks
 # submitted with it, and the order of the seconds kept
