@@ -183,7 +183,7 @@ static int acct_rows(struct pg_store *s, const struct px_acct_row *rows, size_t 
                             r->array_task_id, r->uid, r->submit_time, r->eligible_time,
                             r->start_time, r->end_time, r->exit_code, r->term_signal, r->nnodes,
                             r->ngpus, r->ncpus, (int64_t)r->mem_mib, (int64_t)r->submit_seq,
-                            (int64_t)r->start_seq, (int64_t)r->end_seq};
+                            (int64_t)r->end_seq, (int64_t)r->start_seq}; /* PX_ACCT_COLUMNS' order */
     for (size_t k = 0; k < 18; k++) snprintf(num[k], sizeof num[k], "%lld", (long long)ints[k]);
     snprintf(real, sizeof real, "%.17g", r->billable_tres_s);
     snprintf(share, sizeof share, "%u", r->gpu_share);
@@ -250,8 +250,8 @@ static int pg_acct_query(struct px_store *ps, const struct px_acct_query *a, px_
     r.steps = val(res, i, c++);
     r.time_limit_s = ival(res, i, c++);
     r.submit_seq = (uint64_t)ival(res, i, c++);
-    r.start_seq = (uint64_t)ival(res, i, c++);
     r.end_seq = (uint64_t)ival(res, i, c++);
+    r.start_seq = (uint64_t)ival(res, i, c++);
     r.dependency = val(res, i, c);
     rc = fn(ctx, &r);
   }

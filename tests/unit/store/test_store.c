@@ -244,6 +244,16 @@ static void time_limit_and_old_store(void **state) {
   assert_int_equal(l.start_seq[1], 12);
   assert_string_equal(l.dep[0], "(null)"); /* an old row has none */
   assert_string_equal(l.dep[1], "afterok:12:13?singleton");
+  /* each seq in the column of its name (a reader of the table sees them so) */
+  exec_raw("INSERT INTO acct(job_id, attempt, usr, state, submit_seq, start_seq, end_seq)"
+           " VALUES(43, 0, 'erin', 'COMPLETED', 1, 2, 3)");
+  struct limit_seen e = {0};
+  q.user = "erin";
+  assert_int_equal(px_store_acct_query(s, &q, collect_limit, &e), 0);
+  assert_int_equal(e.n, 1);
+  assert_int_equal(e.submit_seq[0], 1);
+  assert_int_equal(e.start_seq[0], 2);
+  assert_int_equal(e.end_seq[0], 3);
   px_store_close(s);
 }
 
