@@ -59,7 +59,7 @@ echo "sim_fidelity_wait_bias_s $bias s"
 # server's cycles ran), without any seq (whole seconds: a second's ends,
 # by job, before its submits), and on the simulator's own clock instead of
 # the server's (time0_unix_s: backfill aligns its plan to Unix time).
-head -1 trace.csv | grep -q ',submit_seq,start_seq,end_seq,time0_unix_s$' ||
+head -1 trace.csv | grep -q ',submit_seq,start_seq,end_seq,time0_unix_s,dependency$' ||
   { echo "bench_sim_fidelity: no submit_seq, start_seq, end_seq, time0_unix_s" >&2; exit 1; }
 ablate() { # NAME COLUMNS-TO-DROP...: the error of the replay without them
   local name=$1

@@ -20,7 +20,9 @@
  * end_seq are the journal seqs of the job's submit, start and end, the
  * order in which the server handled them, which whole seconds lose: the
  * replay handles the events of one second in that order, and cycles where
- * the server's cycles started jobs.
+ * the server's cycles started jobs. dependency is the job's -d as the user
+ * wrote it (its ids are this record's job ids; empty when none): the replay
+ * holds the job until the jobs it names end.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,7 @@
 
 static const char EXPORT_HEADER[] =
     "job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,"
-    "time_limit_s,array_job_id,array_task_id,submit_seq,start_seq,end_seq,time0_unix_s\n";
+    "time_limit_s,array_job_id,array_task_id,submit_seq,start_seq,end_seq,time0_unix_s,dependency\n";
 
 /* By job id, then attempt: the last row of each id is its latest attempt. */
 static int by_id_attempt(const void *a, const void *b) {
@@ -109,7 +111,10 @@ static void write_row(FILE *f, const struct px_job_info *j, int64_t t0) {
     fprintf(f, "%llu,%llu,%llu", (unsigned long long)j->submit_seq, (unsigned long long)j->start_seq,
             (unsigned long long)j->end_seq);
   else fputs(",,", f);
-  fprintf(f, ",%lld\n", (long long)t0);
+  fprintf(f, ",%lld,", (long long)t0);
+  /* -d as the user wrote it; its ids are this record's job ids */
+  csv_field(f, j->spec.dependency);
+  fputc('\n', f);
 }
 
 /* Keeps each job's last attempt that ran; returns how many never started. */

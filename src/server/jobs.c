@@ -351,5 +351,6 @@ void px_jobs_acct_row(struct px_server *s, const struct px_sjob *j, struct px_ac
   r->time_limit_s = j->start && j->time_limit_s > 0 ? j->time_limit_s : j->spec.time_limit_s;
   r->submit_seq = j->submit_seq;
   r->start_seq = j->start_seq;
+  r->dependency = j->spec.dependency; /* as written: a replay holds the job the same way */
   r->end_seq = j->end_seq;
 }

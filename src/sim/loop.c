@@ -228,8 +228,12 @@ static int submit_job(struct loop *l, uint32_t job) {
   struct px_jobspec spec;
   struct px_event_result res;
   fill_spec(l, &l->s->jobs[job], &spec);
+  /* a recorded dependency, in the replay's ids: the core holds the job */
+  int rc = px_sim_dependency(l->s, job, l->runs, &spec.dependency);
+  if (rc) return rc;
   struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = job + 1, .spec = &spec};
-  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
+  rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
+  free(spec.dependency);
   if (rc == PX_ENOMEM) return rc;
   l->r->submitted++;
   if (rc) {
@@ -269,6 +273,10 @@ static int on_start(struct loop *l, const struct px_action *a) {
   pend_del(l, job);
   set_busy(l, job, +1);
   uint64_t seq = l->by_seq ? l->s->trace->jobs.v[j->trace_index].end_seq : 0;
+  /* a job held by after:this is free from now: the server's next cycle
+   * (a second on) starts it, not the next event */
+  int rc = j->after_target ? heap_push(l, (struct end_ev){.t_s = l->now_s + 1, .job = job, .attempt = WAKE_ONLY}) : 0;
+  if (rc) return rc;
   return heap_push(l, (struct end_ev){.t_s = l->now_s + run, .seq = seq, .job = job, .attempt = u->attempt});
 }
 

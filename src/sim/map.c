@@ -127,6 +127,7 @@ static void map_job(const struct px_sim_setup *s, const struct px_trace_job *tj,
   else if (tj->gpus <= s->node_gpus || s->node_gpus == 0) j->nodes = 1;
   else j->nodes = (tj->gpus + s->node_gpus - 1) / s->node_gpus;
   j->skip = PX_SIM_RUNS;
+  j->after_target = false; /* px_sim_deps_init */
   if (j->gpus > s->total_gpus) j->skip = PX_SIM_SKIP_TOO_MANY_GPUS;
   else if (j->nodes > s->nnodes) j->skip = PX_SIM_SKIP_TOO_MANY_NODES;
   else if ((j->gpus + j->nodes - 1) / j->nodes > s->node_gpus) j->skip = PX_SIM_SKIP_GPUS_PER_NODE;
@@ -192,6 +193,7 @@ int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const st
   free(m.account);
   free(m.assoc);
   qsort(s->jobs, s->njobs, sizeof *s->jobs, cmp_job);
+  if (t->ndependent && (rc = px_sim_deps_init(s))) goto fail;
   return 0;
 fail:
   px_sim_setup_fini(s);
@@ -283,5 +285,7 @@ void px_sim_setup_fini(struct px_sim_setup *s) {
   free(s->jobs);
   free(s->accounts);
   free(s->account_assoc);
+  px_smap_fini(&s->dep_ids);
+  free(s->array_tasks);
   memset(s, 0, sizeof *s);
 }

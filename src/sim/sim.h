@@ -57,6 +57,12 @@ struct px_sim_job {
   uint32_t trace_index;                  /* into trace->jobs */
   uint8_t qos;                           /* 0: its account's default; else setup qos_names[qos - 1] */
   uint8_t skip;                          /* enum px_sim_skip decided at setup */
+  bool after_target;                     /* a later job depends on its start (after:) */
+};
+
+struct px_sim_task {
+  int64_t array_job_id;
+  uint32_t job; /* index into px_sim_setup jobs */
 };
 
 struct px_sim_setup {
@@ -75,6 +81,12 @@ struct px_sim_setup {
   char qos_names[PX_SIM_QOS_RULES][64]; /* the QoS of each rule */
   uint64_t qos_jobs[PX_SIM_QOS_RULES]; /* jobs each rule mapped */
   uint32_t nqos_rules;
+  /* dependencies (a trace with a dependency column, px_sim_dependency):
+   * trace job id -> index into jobs, and the indexes of array tasks by
+   * their array_job_id (then index) */
+  struct px_smap dep_ids;
+  struct px_sim_task *array_tasks;
+  uint32_t narray_tasks;
 };
 
 /*
@@ -94,6 +106,28 @@ int px_sim_trace_accounts(const struct px_trace *t, const char ***names, uint32_
 int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const struct px_conf *conf,
                       double limit_factor, struct px_diag *d);
 void px_sim_setup_fini(struct px_sim_setup *s);
+
+struct px_sim_jobrun;
+
+/* px_sim_setup's dep_ids and array_tasks (px_sim_setup_init calls it for a
+ * trace with dependencies). 0 or PX_ENOMEM. */
+int px_sim_deps_init(struct px_sim_setup *s);
+
+/*
+ * The dependency the core holds job (an index into s->jobs) by at its
+ * submit: its trace dependency with the trace's job ids as core ids, and
+ * only what is still to wait for (runs: every job's state so far). The
+ * record shows that the job ran, so its dependency was met there: each term
+ * waits for its job's end (after: its start) whatever its kind (the replay
+ * ends every job COMPLETED, so afterok/afternotok would hold it forever on a
+ * job that ended otherwise in the record); a term naming a job that never
+ * runs in the replay (not in the trace: cancelled while pending; skipped;
+ * rejected; a later job) is met, as Slurm counts after/afterany/afternotok
+ * on a job that will never run, and an array's id waits for all its tasks.
+ * singleton is dropped (the trace has no job names). NULL (*out): nothing to
+ * wait for; else a malloc'd string. 0 or PX_ENOMEM.
+ */
+int px_sim_dependency(const struct px_sim_setup *s, uint32_t job, const struct px_sim_jobrun *runs, char **out);
 
 /*
  * --qos-map: gives trace jobs a QoS by rule, so that preempt/qos has someone

@@ -18,12 +18,12 @@
 
 enum col {
   C_ID, C_SUBMIT, C_DURATION, C_GPUS, C_NODES, C_USER, C_QUEUE, C_STATUS, C_LIMIT,
-  C_ELIGIBLE, C_START, C_END, C_QOS, C_PARTITION, C_ARRAY, C_SUBMIT_SEQ, C_START_SEQ, C_END_SEQ, C_TIME0, C_NCOLS
+  C_ELIGIBLE, C_START, C_END, C_QOS, C_PARTITION, C_ARRAY, C_SUBMIT_SEQ, C_START_SEQ, C_END_SEQ, C_TIME0, C_DEPENDENCY, C_NCOLS
 };
 static const char *const col_names[C_NCOLS] = {
     "job_id",       "submit_s",   "duration_s", "gpus",    "nodes", "user",      "queue",       "status",
     "time_limit_s", "eligible_s", "start_s",    "end_s",   "qos",   "partition", "array_job_id",
-    "submit_seq",   "start_seq",  "end_seq",    "time0_unix_s"};
+    "submit_seq",   "start_seq",  "end_seq",    "time0_unix_s", "dependency"};
 #define C_REQUIRED C_LIMIT /* columns before this one must be in the header */
 
 /* One field of the current row: bytes in the input, or (quoted) in scratch. */
@@ -345,12 +345,65 @@ static int parse_time0(struct px_trace *t, struct reader *r) {
   return 0;
 }
 
+/* One dependency term's kind ("afterok" ...) at s: its length, 0 when none. */
+static size_t dep_kind(const char *s, size_t n) {
+  static const char *const kinds[] = {"afternotok", "afterany", "afterok", "after"};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    size_t len = strlen(kinds[k]);
+    if (n > len && !memcmp(s, kinds[k], len) && s[len] == ':') return len;
+  }
+  return 0;
+}
+
+/*
+ * Why the dependency s (n bytes) is malformed (*at: where), NULL when it is
+ * well formed: terms "singleton" or KIND:ID[:ID...] (ids whole numbers from
+ * 1) joined by ',' (all) or '?' (any), never both - what the scheduler takes.
+ */
+static const char *dep_error(const char *s, size_t n, size_t *at) {
+  size_t i = 0;
+  char sep = 0;
+  for (;;) {
+    size_t len = n - i >= 9 && !memcmp(s + i, "singleton", 9) ? 9 : dep_kind(s + i, n - i);
+    *at = i;
+    if (!len) return "expected singleton or after/afterok/afternotok/afterany:ID";
+    i += len;
+    while (len != 9 && i < n && s[i] == ':') {
+      size_t d = ++i;
+      while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+      *at = d;
+      if (i == d || s[d] == '0') return "expected a job id (a whole number from 1)";
+    }
+    if (i == n) return NULL;
+    *at = i;
+    if (s[i] != ',' && s[i] != '?') return "unexpected character";
+    if (sep && s[i] != sep) return "mixes ',' and '?'";
+    sep = s[i++];
+  }
+}
+
+/* The job's dependency as the user wrote it (optional), interned. */
+static int parse_dependency(struct px_trace *t, struct reader *r, struct px_trace_job *j) {
+  const struct field *f = col(r, C_DEPENDENCY);
+  size_t at = 0;
+  const char *why = f->len ? dep_error(fbytes(r, f), f->len, &at) : NULL;
+  if (why) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "%s at offset %zu", why, at);
+    return perr(r, f->pos + (f->scratch ? 0 : at), PX_EPARSE, "dependency", msg);
+  }
+  int rc = intern(t, r, f, &j->dependency);
+  if (!rc && j->dependency != PX_TRACE_NONE) t->ndependent++;
+  return rc;
+}
+
 static int parse_job(struct px_trace *t, struct reader *r) {
   struct px_trace_job j = {.line = r->line};
   int rc = parse_numbers(r, &j);
   if (!rc) rc = parse_recorded(r, &j);
   if (!rc) rc = parse_seqs(r, &j);
   if (!rc) rc = parse_time0(t, r);
+  if (!rc) rc = parse_dependency(t, r, &j);
   if (rc) return rc;
   if ((rc = intern(t, r, col(r, C_USER), &j.user)) || (rc = intern(t, r, col(r, C_QUEUE), &j.queue)) ||
       (rc = intern(t, r, col(r, C_STATUS), &j.status)) || (rc = intern(t, r, col(r, C_QOS), &j.qos)) ||

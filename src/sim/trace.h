@@ -14,7 +14,10 @@
  * `start_seq`, `end_seq` (whole numbers: the order in which the server
  * handled the job's submit, start and end, the journal's sequence, finer
  * than the seconds; in that order when given), and `time0_unix_s` (the Unix
- * time of the trace's second 0, the same in every row that gives it). In
+ * time of the trace's second 0, the same in every row that gives it), and
+ * `dependency` (the job's -d as the user wrote it, "afterok:12:13",
+ * "afterany:7?singleton": terms joined by ',' or '?', ids the trace's job
+ * ids; anything else is refused). In
  * the rows, submit_s, duration_s and gpus must
  * hold non-negative numbers; every other field may be empty. Fractional
  * values are accepted: seconds are rounded to the nearest second, and a
@@ -57,6 +60,7 @@ struct px_trace_job {
   int64_t eligible_s, start_s, end_s;      /* the recorded run, -1 when not given */
   int64_t array_job_id;                    /* the array this job is a task of, -1 when none */
   uint64_t submit_seq, start_seq, end_seq; /* the server's order of its submit, start, end; 0: unknown */
+  uint32_t dependency;                     /* its -d as written (a name), or PX_TRACE_NONE */
 };
 
 PX_VEC_DECLARE(px_trace_jobvec, struct px_trace_job)
@@ -72,6 +76,7 @@ struct px_trace {
   uint32_t nrecorded;          /* jobs with a recorded run (start_s, end_s) */
   uint32_t nseq;               /* jobs with submit_seq, start_seq or end_seq */
   int64_t time0_unix_s;        /* the time0_unix_s column: Unix time of second 0 (0: not given) */
+  uint32_t ndependent;         /* jobs with a dependency */
 };
 
 /* A zeroed struct is an empty trace. */

@@ -63,6 +63,7 @@ struct px_acct_row {
    * scheduling cycle wrote (which events that cycle had seen); 0: unknown
    * (an older row) */
   uint64_t submit_seq, start_seq, end_seq;
+  const char *dependency; /* the job's -d as the user wrote it ("afterok:12:13"; NULL: none) */
 };
 
 struct px_acct_query {
@@ -261,8 +262,8 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
 #define PX_ACCT_COLUMNS                                                                     \
   "job_id, attempt, array_job_id, array_task_id, name, usr, account, partition, qos, state, " \
   "nodelist, uid, submit_time, eligible_time, start_time, end_time, exit_code, term_signal, " \
-  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s, gpu_share, steps, time_limit_s, submit_seq, end_seq, start_seq"
-#define PX_ACCT_NCOLUMNS 29
+  "nnodes, ngpus, ncpus, mem_mib, billable_tres_s, gpu_share, steps, time_limit_s, submit_seq, end_seq, start_seq, dependency"
+#define PX_ACCT_NCOLUMNS 30
 /* Columns added after the first release: stores made before them gain them
  * when opened (ALTER TABLE; old rows read 0 and NULL). */
 #define PX_ACCT_ADD_GPU_SHARE "ALTER TABLE acct ADD COLUMN %sgpu_share BIGINT DEFAULT 0"
@@ -271,5 +272,6 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
 #define PX_ACCT_ADD_SUBMIT_SEQ "ALTER TABLE acct ADD COLUMN %ssubmit_seq BIGINT DEFAULT 0"
 #define PX_ACCT_ADD_END_SEQ "ALTER TABLE acct ADD COLUMN %send_seq BIGINT DEFAULT 0"
 #define PX_ACCT_ADD_START_SEQ "ALTER TABLE acct ADD COLUMN %sstart_seq BIGINT DEFAULT 0"
+#define PX_ACCT_ADD_DEPENDENCY "ALTER TABLE acct ADD COLUMN %sdependency TEXT"
 
 #endif

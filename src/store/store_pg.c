@@ -183,7 +183,7 @@ static int acct_rows(struct pg_store *s, const struct px_acct_row *rows, size_t 
                             r->array_task_id, r->uid, r->submit_time, r->eligible_time,
                             r->start_time, r->end_time, r->exit_code, r->term_signal, r->nnodes,
                             r->ngpus, r->ncpus, (int64_t)r->mem_mib, (int64_t)r->submit_seq,
-                            (int64_t)r->start_seq, (int64_t)r->end_seq};
+                            (int64_t)r->end_seq, (int64_t)r->start_seq}; /* PX_ACCT_COLUMNS' order */
     for (size_t k = 0; k < 18; k++) snprintf(num[k], sizeof num[k], "%lld", (long long)ints[k]);
     snprintf(real, sizeof real, "%.17g", r->billable_tres_s);
     snprintf(share, sizeof share, "%u", r->gpu_share);
@@ -192,7 +192,7 @@ static int acct_rows(struct pg_store *s, const struct px_acct_row *rows, size_t 
         num[0],  num[1],  num[2],  num[3],  r->name,  r->user,  r->account, r->partition,
         r->qos,  r->state, r->nodelist, num[4], num[5], num[6], num[7],  num[8],
         num[9],  num[10], num[11], num[12], num[13], num[14], real, share, r->steps, limit,
-        num[15], num[16], num[17]};
+        num[15], num[16], num[17], r->dependency};
     PGresult *res = pg_params(s, sql, PX_ACCT_NCOLUMNS, vals);
     if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_fail(s, res, "acct");
     PQclear(res);
@@ -250,8 +250,9 @@ static int pg_acct_query(struct px_store *ps, const struct px_acct_query *a, px_
     r.steps = val(res, i, c++);
     r.time_limit_s = ival(res, i, c++);
     r.submit_seq = (uint64_t)ival(res, i, c++);
+    r.end_seq = (uint64_t)ival(res, i, c++);
     r.start_seq = (uint64_t)ival(res, i, c++);
-    r.end_seq = (uint64_t)ival(res, i, c);
+    r.dependency = val(res, i, c);
     rc = fn(ctx, &r);
   }
   PQclear(res);
@@ -338,16 +339,18 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
     goto fail;
   }
   px_sql_schema(schema, sizeof schema, "BIGINT", "BYTEA", "DOUBLE PRECISION");
-  char add_share[128], add_steps[128], add_limit[128], add_sseq[128], add_eseq[128], add_tseq[128];
+  char add_share[128], add_steps[128], add_limit[128], add_sseq[128], add_eseq[128], add_tseq[128], add_dep[128];
   snprintf(add_share, sizeof add_share, PX_ACCT_ADD_GPU_SHARE, "IF NOT EXISTS ");
   snprintf(add_steps, sizeof add_steps, PX_ACCT_ADD_STEPS, "IF NOT EXISTS ");
   snprintf(add_limit, sizeof add_limit, PX_ACCT_ADD_TIME_LIMIT, "IF NOT EXISTS ");
   snprintf(add_sseq, sizeof add_sseq, PX_ACCT_ADD_SUBMIT_SEQ, "IF NOT EXISTS ");
   snprintf(add_eseq, sizeof add_eseq, PX_ACCT_ADD_END_SEQ, "IF NOT EXISTS ");
   snprintf(add_tseq, sizeof add_tseq, PX_ACCT_ADD_START_SEQ, "IF NOT EXISTS ");
+  snprintf(add_dep, sizeof add_dep, PX_ACCT_ADD_DEPENDENCY, "IF NOT EXISTS ");
   if (pg_exec(s, "SET client_min_messages = warning") || pg_exec(s, schema) || pg_exec(s, add_share) ||
       pg_exec(s, add_steps) || pg_exec(s, add_limit) ||
-      pg_exec(s, add_sseq) || pg_exec(s, add_eseq) || pg_exec(s, add_tseq) || pg_exec(s, PG_HA_SCHEMA)) {
+      pg_exec(s, add_sseq) || pg_exec(s, add_eseq) || pg_exec(s, add_tseq) || pg_exec(s, add_dep) ||
+      pg_exec(s, PG_HA_SCHEMA)) {
     px_diag_set(d, PX_EIO, -1, "store: %s", s->base.errmsg);
     goto fail;
   }

@@ -19,7 +19,7 @@ int px_sql_schema(char *buf, size_t size, const char *key, const char *blob, con
       " exit_code INTEGER, term_signal INTEGER, nnodes BIGINT, ngpus BIGINT, ncpus BIGINT,"
       " mem_mib BIGINT, billable_tres_s %s, gpu_share BIGINT DEFAULT 0, steps TEXT,"
       " time_limit_s BIGINT DEFAULT 0, submit_seq BIGINT DEFAULT 0, end_seq BIGINT DEFAULT 0,"
-      " start_seq BIGINT DEFAULT 0,"
+      " start_seq BIGINT DEFAULT 0, dependency TEXT,"
       " PRIMARY KEY(job_id, attempt));"
       "CREATE TABLE IF NOT EXISTS archive(job_id %s PRIMARY KEY, data TEXT NOT NULL);"
       "CREATE INDEX IF NOT EXISTS journal_job ON journal(job_id);"
@@ -110,7 +110,7 @@ int px_sql_acct_upsert(char *buf, size_t size, bool dollar) {
                    " billable_tres_s=excluded.billable_tres_s, partition=excluded.partition,"
                    " gpu_share=excluded.gpu_share, steps=excluded.steps,"
                    " time_limit_s=excluded.time_limit_s, submit_seq=excluded.submit_seq,"
-                   " end_seq=excluded.end_seq, start_seq=excluded.start_seq",
+                   " end_seq=excluded.end_seq, start_seq=excluded.start_seq, dependency=excluded.dependency",
                    vals);
   return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
 }

@@ -307,7 +307,8 @@ static void bind_acct(sqlite3_stmt *st, const struct px_acct_row *r) {
   sqlite3_bind_int64(st, i++, r->time_limit_s);
   sqlite3_bind_int64(st, i++, (sqlite3_int64)r->submit_seq);
   sqlite3_bind_int64(st, i++, (sqlite3_int64)r->end_seq);
-  sqlite3_bind_int64(st, i, (sqlite3_int64)r->start_seq);
+  sqlite3_bind_int64(st, i++, (sqlite3_int64)r->start_seq);
+  bind_text(st, i, r->dependency);
 }
 
 static int acct_rows(struct sq_store *s, const struct px_acct_row *rows, size_t n) {
@@ -377,7 +378,8 @@ static void read_acct(sqlite3_stmt *st, struct px_acct_row *r) {
   r->time_limit_s = sqlite3_column_int64(st, i++);
   r->submit_seq = (uint64_t)sqlite3_column_int64(st, i++);
   r->end_seq = (uint64_t)sqlite3_column_int64(st, i++);
-  r->start_seq = (uint64_t)sqlite3_column_int64(st, i);
+  r->start_seq = (uint64_t)sqlite3_column_int64(st, i++);
+  r->dependency = col_text(st, i);
 }
 
 static int sq_acct_query(struct px_store *ps, const struct px_acct_query *a, px_store_acct_fn fn,
@@ -498,6 +500,7 @@ static int sq_open(const char *path, int flags, struct px_store **out, struct px
       add_column(s, "gpu_share", PX_ACCT_ADD_GPU_SHARE) || add_column(s, "steps", PX_ACCT_ADD_STEPS) ||
       add_column(s, "time_limit_s", PX_ACCT_ADD_TIME_LIMIT) || add_column(s, "submit_seq", PX_ACCT_ADD_SUBMIT_SEQ) ||
       add_column(s, "end_seq", PX_ACCT_ADD_END_SEQ) || add_column(s, "start_seq", PX_ACCT_ADD_START_SEQ) ||
+      add_column(s, "dependency", PX_ACCT_ADD_DEPENDENCY) ||
       sqlite3_prepare_v2(s->db,
                          "INSERT INTO journal(seq, time, kind, job_id, subject, data)"
                          " VALUES(?, ?, ?, ?, ?, ?)",

@@ -110,6 +110,7 @@ void px_acct_text_row(struct px_acct_text *t, const struct px_acct_row *r) {
   str_m(t, "qos", r->qos);
   int_m(t, "gpu_share", r->gpu_share); /* hundredths of one GPU (a fractional job) */
   int_m(t, "time_limit_s", r->time_limit_s);
+  str_m(t, "dependency", r->dependency); /* as the user wrote it (phalanx export) */
   key(t, "requeue");                   /* as a job view's spec: requeue is the default */
   raw(t, "true}", 5);
   if (r->steps && r->steps[0] == '[') key(t, "steps"), raw(t, r->steps, strlen(r->steps));

@@ -236,6 +236,32 @@ static void test_order_within_second(void **state) {
 }
 
 /*
+ * One 8-GPU node, FIFO, a record's dependencies (ids are the record's):
+ * 13 (afterok:12) would start at once, it waits for 12's end at 100; 14
+ * names a job the record lacks (cancelled while pending): met; 15 waits for
+ * both tasks of array 50 (the later ends at 60); 16's '?' has a met
+ * alternative (99); singleton is dropped (no job names in a trace); 18
+ * (after:13) starts a second after 13 (the next cycle); 19 names jobs that ended long before its
+ * submit (gone from the core's memory): met, not a rejected submit.
+ */
+static void test_dependency(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "dependency.csv", 1, 8, 2.0);
+  assert_int_equal(w.trace.ndependent, 7);
+  struct px_sim_result r;
+  const int64_t starts[] = {0, 0, 0, 100, 20, 60, 30, 30, 101, 500};
+  expect_starts(&w, "fifo", starts, &r);
+  assert_int_equal(r.rejected, 0);
+  px_sim_result_fini(&r);
+  struct px_sim_policy p;
+  policy(&p, "easy", w.conf);
+  expect_starts_opts(&w, &p, true, starts, &r); /* a replay of accounting: a cycle per event */
+  px_sim_result_fini(&r);
+  world_close(&w);
+}
+
+/*
  * One 8-GPU node, FIFO. b's eligible_s (its --begin, from an exported
  * trace) is 300: submitted at 0 but gated until then, it does not hold back
  * c (60), and the loop wakes at 300 with no other event to start it.
@@ -409,6 +435,7 @@ int main(void) {
       cmocka_unit_test(test_fifo_one_node),   cmocka_unit_test(test_backfill_hole),
       cmocka_unit_test(test_bf_interval_wakes), cmocka_unit_test(test_cycle_per_event),
       cmocka_unit_test(test_order_within_second), cmocka_unit_test(test_begin_time),
+      cmocka_unit_test(test_dependency),
       cmocka_unit_test(test_gang_whole_node), cmocka_unit_test(test_conservation),
       cmocka_unit_test(test_determinism),     cmocka_unit_test(test_preempt_qos_map), cmocka_unit_test(test_checkpoint_resume),
   };

@@ -242,13 +242,54 @@ static void test_seq_columns(void **state) {
   }
 }
 
+/* A job's dependency as written: kept as a name; a malformed one is
+ * refused at its line, column and offset; a trace without it reads none. */
+static void test_dependency_column(void **state) {
+  (void)state;
+  static const char H[] = "job_id,submit_s,duration_s,gpus,nodes,user,queue,status,dependency\n";
+  struct px_trace t;
+  struct px_diag d;
+  char text[512];
+  snprintf(text, sizeof text, "%s%s", H, "a,0,1,1,,,q,,afterok:12:13\nb,0,1,1,,,q,,\"afterany:1?singleton\"\nc,0,1,1,,,q,,\n");
+  assert_int_equal(parse(&t, text, &d), 0);
+  assert_string_equal(px_trace_name(&t, t.jobs.v[0].dependency), "afterok:12:13");
+  assert_string_equal(px_trace_name(&t, t.jobs.v[1].dependency), "afterany:1?singleton");
+  assert_int_equal(t.jobs.v[2].dependency, PX_TRACE_NONE);
+  assert_int_equal(t.ndependent, 2);
+  px_trace_fini(&t);
+  assert_int_equal(parse(&t, "job_id,submit_s,duration_s,gpus,nodes,user,queue,status\na,0,1,1,,,q,\n", &d), 0);
+  assert_int_equal(t.jobs.v[0].dependency, PX_TRACE_NONE);
+  px_trace_fini(&t);
+  static const struct bad cases[] = {
+      {"c,0,1,1,,,q,,afterok:12x\n", PX_EPARSE, 2,
+       "line 2, column 24 (dependency): unexpected character at offset 10"},
+      {"c,0,1,1,,,q,,afterok\n", PX_EPARSE, 2,
+       "line 2, column 14 (dependency): expected singleton or after/afterok/afternotok/afterany:ID at offset 0"},
+      {"c,0,1,1,,,q,,afterok:0\n", PX_EPARSE, 2,
+       "line 2, column 22 (dependency): expected a job id (a whole number from 1) at offset 8"},
+      {"c,0,1,1,,,q,,\"afterok:1,\"\n", PX_EPARSE, 2,
+       "line 2, column 14 (dependency): expected singleton or after/afterok/afternotok/afterany:ID at offset 10"},
+      {"c,0,1,1,,,q,,\"afterok:1,afterany:2?after:3\"\n", PX_EPARSE, 2,
+       "line 2, column 14 (dependency): mixes ',' and '?' at offset 20"},
+      {"c,0,1,1,,,q,,aftersome:1\n", PX_EPARSE, 2,
+       "line 2, column 14 (dependency): expected singleton or after/afterok/afternotok/afterany:ID at offset 0"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(text, sizeof text, "%s%s", H, cases[i].rows);
+    assert_int_equal(parse(&t, text, &d), cases[i].err);
+    assert_int_equal(d.line, cases[i].line);
+    assert_string_equal(d.msg, cases[i].msg);
+    assert_int_equal(t.jobs.len, 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_basic_rows),  cmocka_unit_test(test_fractional_gpus),
       cmocka_unit_test(test_forms),       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_header_errors), cmocka_unit_test(test_load_missing_file),
       cmocka_unit_test(test_recorded_columns), cmocka_unit_test(test_recorded_errors),
-      cmocka_unit_test(test_seq_columns),
+      cmocka_unit_test(test_seq_columns),     cmocka_unit_test(test_dependency_column),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -198,6 +198,7 @@ static void exec_raw(const char *sql) {
 struct limit_seen {
   int64_t limit[4];
   uint64_t submit_seq[4], start_seq[4], end_seq[4];
+  char dep[4][32]; /* "(null)": none */
   int n;
 };
 
@@ -206,26 +207,28 @@ static int collect_limit(void *ctx, const struct px_acct_row *r) {
   l->submit_seq[l->n] = r->submit_seq;
   l->end_seq[l->n] = r->end_seq;
   l->start_seq[l->n] = r->start_seq;
+  snprintf(l->dep[l->n], sizeof l->dep[0], "%s", r->dependency ? r->dependency : "(null)");
   l->limit[l->n++] = r->time_limit_s;
   return 0;
 }
 
-/* The job's time limit and the journal seqs of its submit and end travel
- * in its accounting row; a store made before the columns existed gains
+/* The job's time limit, the journal seqs of its submit and end and its
+ * dependency as written travel in its accounting row; a store made before the columns existed gains
  * them when opened, its old rows reading 0. */
 static void time_limit_and_old_store(void **state) {
   (void)state;
   struct px_store *s = open_store();
   /* as an older release made it */
   exec_raw("ALTER TABLE acct DROP COLUMN time_limit_s; ALTER TABLE acct DROP COLUMN submit_seq;"
-           " ALTER TABLE acct DROP COLUMN end_seq; ALTER TABLE acct DROP COLUMN start_seq");
+           " ALTER TABLE acct DROP COLUMN end_seq; ALTER TABLE acct DROP COLUMN start_seq;"
+           " ALTER TABLE acct DROP COLUMN dependency");
   px_store_close(s);
   exec_raw("INSERT INTO acct(job_id, attempt, usr, state, submit_time, start_time, end_time)"
            " VALUES(41, 0, 'dave', 'COMPLETED', 100, 110, 170)");
   s = open_store();
   struct px_acct_row row = {.job_id = 42, .user = "dave", .state = "COMPLETED", .submit_time = 100,
                             .start_time = 120, .end_time = 180, .time_limit_s = 300, .submit_seq = 7,
-                            .start_seq = 12, .end_seq = 93};
+                            .start_seq = 12, .end_seq = 93, .dependency = "afterok:12:13?singleton"};
   assert_int_equal(px_store_acct_put(s, &row, 1), 0);
   struct limit_seen l = {0};
   struct px_acct_query q = {.user = "dave"};
@@ -239,6 +242,18 @@ static void time_limit_and_old_store(void **state) {
   assert_int_equal(l.end_seq[1], 93);
   assert_int_equal(l.start_seq[0], 0);
   assert_int_equal(l.start_seq[1], 12);
+  assert_string_equal(l.dep[0], "(null)"); /* an old row has none */
+  assert_string_equal(l.dep[1], "afterok:12:13?singleton");
+  /* each seq in the column of its name (a reader of the table sees them so) */
+  exec_raw("INSERT INTO acct(job_id, attempt, usr, state, submit_seq, start_seq, end_seq)"
+           " VALUES(43, 0, 'erin', 'COMPLETED', 1, 2, 3)");
+  struct limit_seen e = {0};
+  q.user = "erin";
+  assert_int_equal(px_store_acct_query(s, &q, collect_limit, &e), 0);
+  assert_int_equal(e.n, 1);
+  assert_int_equal(e.submit_seq[0], 1);
+  assert_int_equal(e.start_seq[0], 2);
+  assert_int_equal(e.end_seq[0], 3);
   px_store_close(s);
 }
 
