@@ -107,9 +107,15 @@ static void log_start(struct pxc_tl *tl) {
   struct pxc_tl_log *cur = &tl->log[tl->log_cur];
   cur->n = cur->ncells = 0;
   cur->gen = tl->gen;
+  cur->build = tl->nbuilds;
   cur->open = as_built && !tl->replay_off;
   tl->log_takes = tl->ntakes;
-  tl->replay = as_built && tl->log[tl->log_cur ^ 1].gen == tl->gen ? 0 : SIZE_MAX;
+  const struct pxc_tl_log *last = &tl->log[tl->log_cur ^ 1];
+  tl->replay = as_built && last->gen == tl->gen ? 0 : SIZE_MAX;
+  /* how far the plan changed since the log (policy.h, diff_to) */
+  bool next = last->build + 1 == tl->nbuilds, again = last->build == tl->nbuilds;
+  tl->pass_diff_to = again ? 0 : next ? tl->build_diff_to : tl->diff_to;
+  tl->pass_gain_to = again ? 0 : next ? tl->build_gain_to : tl->gain_to;
 }
 
 static bool log_put(struct px_core *c, struct pxc_tl_log *lg, const struct pxc_job *j, uint64_t h, uint32_t from,
@@ -125,6 +131,16 @@ static bool log_put(struct px_core *c, struct pxc_tl_log *lg, const struct pxc_j
   return true;
 }
 
+/* The search found what record r of log lg did. */
+static bool same_fit(const struct pxc_tl_log *lg, const struct pxc_tl_rec *r, bool found,
+                     const struct pxc_tl_fit *fit) {
+  if (found != r->found) return false;
+  if (!found) return true;
+  return fit->slot == r->slot && fit->end_slot == r->end_slot && fit->nnodes == r->nnodes &&
+         !memcmp(fit->nodes, lg->cells + r->off, r->nnodes * sizeof *fit->nodes) &&
+         !memcmp(fit->units, lg->cells + r->off + r->nnodes, r->nnodes * sizeof *fit->units);
+}
+
 /* The earliest fit of blocked job j from slot from on (pxc_tl_find). When
  * the plan is the last pass's at the same point -- the same gen, and both
  * passes committed the same reservations, nothing else (ntakes) -- and the
@@ -132,7 +148,15 @@ static bool log_put(struct px_core *c, struct pxc_tl_log *lg, const struct pxc_j
  * first slot), its answer is this one's: the search depends on nothing
  * else. In consecutive passes of an overloaded queue most reservations
  * ahead of the first change come out the same. The pass's searches are
- * logged for the next one while the plan holds only their commits. */
+ * logged for the next one while the plan holds only their commits.
+ * Since the log the plan may have changed in slots [0, diff_to) and gained
+ * capacity in [0, gain_to) (policy.h; gain_to <= diff_to). A start in a
+ * slot k >= diff_to reads the same cells as before; one in [gain_to,
+ * diff_to) fewer, so it fails if it failed. So a search that found slot
+ * k >= diff_to, or nothing, finds the same unless a start before gain_to
+ * now fits: only those are searched. One that found an earlier slot is
+ * made again. Either way the passes go on together if the answer is the
+ * record's (the plans then differ only before diff_to, as they did). */
 static bool search(struct px_core *c, struct pxc_job *j, uint32_t from, struct pxc_tl_fit *fit) {
   struct pxc_tl *tl = &c->pol->tl;
   if (!tl->log_started) log_start(tl);
@@ -141,15 +165,22 @@ static bool search(struct px_core *c, struct pxc_job *j, uint32_t from, struct p
   pxc_job_hashes(c, j, &h, NULL);
   bool same = tl->ntakes == tl->log_takes, found;
   const struct pxc_tl_rec *r = same && tl->replay < last->n ? &last->rec[tl->replay] : NULL;
-  if (r && r->job_id == j->id && r->shape_h == h && r->limit == j->time_limit_s && r->from == from) {
+  if (r && !(r->job_id == j->id && r->shape_h == h && r->limit == j->time_limit_s && r->from == from)) r = NULL;
+  if (!r) {
+    tl->replay = SIZE_MAX; /* the passes went apart: no later record holds */
+    found = pxc_tl_find(c, tl, j, from, tl->nslots, false, fit);
+  } else if (r->found && r->slot < tl->pass_diff_to) { /* the record's start may differ */
+    found = pxc_tl_find(c, tl, j, from, tl->nslots, false, fit);
+    tl->replay = same_fit(last, r, found, fit) ? tl->replay + 1 : SIZE_MAX;
+  } else if (from < tl->pass_gain_to && (found = pxc_tl_find(c, tl, j, from, tl->pass_gain_to, false, fit))) {
+    tl->replay = SIZE_MAX; /* an earlier start than the record's */
+  } else {
     tl->replay++, tl->replayed++;
+    tl->replayed_diff += tl->pass_diff_to > 0;
     found = r->found;
     *fit = (struct pxc_tl_fit){r->slot, r->end_slot, r->nnodes, tl->nodes, tl->units};
     memcpy(fit->nodes, last->cells + r->off, r->nnodes * sizeof *fit->nodes);
     memcpy(fit->units, last->cells + r->off + r->nnodes, r->nnodes * sizeof *fit->units);
-  } else {
-    tl->replay = SIZE_MAX; /* the passes went apart: no later record holds */
-    found = pxc_tl_find(c, tl, j, from, tl->nslots, false, fit);
   }
   if (cur->open && (!same || !log_put(c, cur, j, h, from, found, fit))) cur->open = false;
   return found;
