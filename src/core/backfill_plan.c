@@ -269,6 +269,7 @@ static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
 static bool keep_old_rows(struct px_core *c, struct pxc_tl *tl) {
   uint32_t S = tl->nslots;
   if (tl->dirty_clamped || tl->ntrows || tl->ndirty > PXC_TL_OLD_ROWS) return false;
+  if (!tl->ndirty) return true;
   if (PXC_GROW(c, tl->old_rows, &tl->old_cap, (size_t)tl->ndirty * S)) return false;
   for (uint32_t i = 0; i < tl->ndirty; i++)
     memcpy(tl->old_rows + (size_t)i * S, pxc_tl_row(tl, tl->dirty[i]), S * sizeof *tl->old_rows);
@@ -296,27 +297,36 @@ static bool cell_same(const struct pxc_tl_cell *a, const struct pxc_tl_cell *b) 
   return a->usable == b->usable && a->gpu == b->gpu && a->cpu == b->cpu && a->mem_mib == b->mem_mib;
 }
 
-/* The redone rows against old_rows: the slots up to which some cell
- * changed (build_diff_to) and some cell gained anything (build_gain_to);
- * diff_to and gain_to widened to cover them (policy.h). */
-static void note_changes(struct pxc_tl *tl) {
+/* A new plan for the log (policy.h, gen). */
+static void new_gen(struct pxc_tl *tl) {
+  tl->gen++;
+  tl->diff_to = tl->gain_to = 0;
+  tl->gen_shifted = false;
+}
+
+/* The redone rows against old_rows, the window moved on m slots (slot
+ * k >= 1 was slot k + m; the slots from S - m on are new): the slots up to
+ * which some cell changed (build_diff_to) and some cell gained anything
+ * (build_gain_to); diff_to and gain_to widened to cover them (policy.h). */
+static void note_changes(struct pxc_tl *tl, uint32_t m) {
   uint32_t S = tl->nslots, d = 0, g = 0;
   for (uint32_t i = 0; i < tl->ndirty; i++) {
     const struct pxc_tl_cell *was = tl->old_rows + (size_t)i * S, *now = pxc_tl_row(tl, tl->dirty[i]);
-    for (uint32_t k = S; k-- > d;) /* from the end: the last change first */
-      if (!cell_same(&now[k], &was[k])) {
+    for (uint32_t k = S - m; k-- > d;) /* from the end: the last change first */
+      if (!cell_same(&now[k], &was[k ? k + m : 0])) {
         d = k + 1;
         break;
       }
     for (uint32_t k = d; k-- > g;)
-      if (cell_gains(&now[k], &was[k])) {
+      if (cell_gains(&now[k], &was[k ? k + m : 0])) {
         g = k + 1;
         break;
       }
   }
-  tl->build_diff_to = d, tl->build_gain_to = g;
+  tl->build_diff_to = d, tl->build_gain_to = g, tl->build_shift = m;
   if (d > tl->diff_to) tl->diff_to = d;
   if (g > tl->gain_to) tl->gain_to = g;
+  if (m) tl->gen_shifted = true; /* diff_to and gain_to are not in this grid's slots */
 }
 
 /* Same grid as the last build: undo the takes since, then redo the rows of
@@ -326,7 +336,7 @@ static void note_changes(struct pxc_tl *tl) {
 static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
   undo_takes(c, tl);
   bool kept = tl->ndirty && keep_old_rows(c, tl);
-  tl->build_diff_to = tl->build_gain_to = 0;
+  tl->build_diff_to = tl->build_gain_to = tl->build_shift = 0;
   tl->epoch_built++; /* back to the built rows: no drops */
   for (uint32_t i = 0; i < tl->ndirty; i++) {
     hist_row(c, tl, tl->dirty[i], -1);
@@ -338,8 +348,8 @@ static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
     hist_row(c, tl, tl->dirty[i], +1);
   }
   if (!tl->ndirty) return; /* the last build's plan again */
-  if (kept) note_changes(tl);
-  else tl->gen++, tl->diff_to = tl->gain_to = 0;
+  if (kept) note_changes(tl, 0);
+  else new_gen(tl);
 }
 
 /* Slides every row's window m slots on, in its storage (moved back to the
@@ -392,6 +402,7 @@ static void slide_hists(struct px_core *c, struct pxc_tl *tl, uint32_t m) {
 static void build_shifted(struct px_core *c, struct pxc_tl *tl, uint32_t m, int64_t now, int64_t t0) {
   uint32_t S = tl->nslots;
   undo_takes(c, tl);
+  bool kept = keep_old_rows(c, tl);
   tl->epoch_built++; /* back to the built rows: no drops */
   for (uint32_t i = 0; i < tl->ndirty; i++) hist_row(c, tl, tl->dirty[i], -1);
   slide_rows(c, tl, m);
@@ -412,6 +423,8 @@ static void build_shifted(struct px_core *c, struct pxc_tl *tl, uint32_t m, int6
     fill_row(c, tl, tl->dirty[i]);
     hist_row(c, tl, tl->dirty[i], +1);
   }
+  if (kept) note_changes(tl, m);
+  else new_gen(tl);
 }
 
 /* Sizes of the histogram arrays (all pools). */
@@ -425,8 +438,7 @@ static void hist_sizes(const struct px_core *c, const struct pxc_tl *tl, size_t 
 
 static void build_full(struct px_core *c, struct pxc_tl *tl, int64_t now, int64_t t0, bool full) {
   clear_dirty(tl);
-  tl->gen++; /* not the last pass's plan (policy.h, log) */
-  tl->diff_to = tl->gain_to = 0;
+  new_gen(tl); /* not the last pass's plan (policy.h, log) */
   tl->epoch_built++; /* no drops but the advance reservations' windows (pxc_tl_block) */
   tl->now = now;
   tl->t0 = t0;
@@ -480,7 +492,6 @@ void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now, bool full) 
     return;
   }
   uint32_t m = (uint32_t)((t0 - tl->t0) / tl->res_s);
-  if (m) tl->gen++, tl->diff_to = tl->gain_to = 0; /* not the last pass's plan (policy.h, log) */
   if (m) build_shifted(c, tl, m, now, t0);
   else build_incremental(c, tl);
   tl->now = now;

@@ -52,7 +52,7 @@ struct pxc_tl_batch { uint32_t pool, lleaf, from, to, k0, k1, count; };
 /* A search of a backfill pass: the job (id, shape hash, limit), the first
  * slot tried, and what it found (nodes and units at cells[off ..], 2 x
  * nnodes). */
-struct pxc_tl_rec {
+struct pxc_tl_rec {  /* a search; from 0: a start that took [0, end_slot) (backfill.c) */
   uint64_t job_id, shape_h;
   int64_t limit;
   uint32_t from, slot, end_slot, nnodes;
@@ -125,8 +125,13 @@ struct pxc_tl {
    * end gives [0, its limit's end) back). Starts in later slots read the
    * same cells or fewer, so the last pass's answers there hold (backfill.c,
    * search). The same bounds for the last build alone (build_*: when the
-   * log is the last build's pass's), and those the pass uses (pass_*). */
-  uint32_t diff_to, gain_to, build_diff_to, build_gain_to, pass_diff_to, pass_gain_to;
+   * log is the last build's pass's), with the slots its window moved on
+   * (build_shift; gen_shifted: one did since gen, diff_to and gain_to are
+   * not this grid's), and those the pass uses (pass_*, widened as the pass
+   * and the log go apart: backfill.c, search). */
+  uint32_t diff_to, gain_to, build_diff_to, build_gain_to, build_shift;
+  uint32_t pass_diff_to, pass_gain_to, pass_shift;
+  bool gen_shifted;
   uint64_t nbuilds;
   bool dirty_clamped;
   struct pxc_tl_cell *old_rows;

@@ -11,8 +11,11 @@
  * with age) and FIFO order, lazy reasons and full ones. Most steps only
  * submit (the plan stays), some end jobs (rows redone) or cross slots and
  * windows (the grid moves); and the log must have answered searches, many
- * of them on a plan that starts and ends changed since the log (policy.h,
- * diff_to: a pass searches again the starts they may have changed).
+ * of them on a plan that starts, ends or a moved window changed since the
+ * log, or after the passes went apart (policy.h, diff_to: a pass searches
+ * again the starts that may differ). Dropping one of the bounds (the
+ * build's, a moved window's cut span, a reservation one pass made and the
+ * other not) fails it.
  */
 #include "px_test.h"
 
