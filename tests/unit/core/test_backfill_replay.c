@@ -65,7 +65,7 @@ static void log_answers_as_searches(void **state) {
   }
   print_message("replayed %llu, %llu on a changed plan\n", (unsigned long long)replayed, (unsigned long long)on_diff);
   assert_true(replayed > 2000); /* the log answered, so it was tested */
-  assert_true(on_diff > 1000);  /* also after starts and ends */
+  assert_true(on_diff > 10000); /* also after starts, ends and moved windows */
 }
 
 int main(void) {
