@@ -107,9 +107,17 @@ static void log_start(struct pxc_tl *tl) {
   struct pxc_tl_log *cur = &tl->log[tl->log_cur];
   cur->n = cur->ncells = 0;
   cur->gen = tl->gen;
+  cur->build = tl->nbuilds;
   cur->open = as_built && !tl->replay_off;
   tl->log_takes = tl->ntakes;
-  tl->replay = as_built && tl->log[tl->log_cur ^ 1].gen == tl->gen ? 0 : SIZE_MAX;
+  const struct pxc_tl_log *last = &tl->log[tl->log_cur ^ 1];
+  /* how far the plan changed since the log (policy.h, diff_to) */
+  bool next = last->build + 1 == tl->nbuilds, again = last->build == tl->nbuilds;
+  bool known = next || again || !tl->gen_shifted;
+  tl->replay = as_built && last->gen == tl->gen && known ? 0 : SIZE_MAX;
+  tl->pass_diff_to = again ? 0 : next ? tl->build_diff_to : tl->diff_to;
+  tl->pass_gain_to = again ? 0 : next ? tl->build_gain_to : tl->gain_to;
+  tl->pass_shift = next ? tl->build_shift : 0;
 }
 
 static bool log_put(struct px_core *c, struct pxc_tl_log *lg, const struct pxc_job *j, uint64_t h, uint32_t from,
@@ -125,6 +133,82 @@ static bool log_put(struct px_core *c, struct pxc_tl_log *lg, const struct pxc_j
   return true;
 }
 
+/* The search found what record r of log lg did, its slots m on. */
+static bool same_fit(const struct pxc_tl_log *lg, const struct pxc_tl_rec *r, uint32_t m, bool found,
+                     const struct pxc_tl_fit *fit) {
+  if (found != r->found) return false;
+  if (!found) return true;
+  return fit->slot + m == r->slot && fit->end_slot + m == r->end_slot && fit->nnodes == r->nnodes &&
+         !memcmp(fit->nodes, lg->cells + r->off, r->nnodes * sizeof *fit->nodes) &&
+         !memcmp(fit->units, lg->cells + r->off + r->nnodes, r->nnodes * sizeof *fit->units);
+}
+
+/* Record r's search, in this grid (its window m slots on). */
+static bool rec_is(const struct pxc_tl *tl, const struct pxc_tl_rec *r, const struct pxc_job *j, uint64_t h,
+                   uint32_t from) {
+  uint32_t m = tl->pass_shift;
+  return r->job_id == j->id && r->shape_h == h && r->limit == j->time_limit_s && (r->from > m ? r->from - m : 1) == from;
+}
+
+/* Record r's start may read cells that changed: before diff_to, out of
+ * this grid, or cut at the last grid's end (a span past it read less). */
+static bool rec_near(const struct pxc_tl *tl, const struct pxc_tl_rec *r) {
+  uint32_t m = tl->pass_shift;
+  return r->found && (r->slot <= m || r->slot - m < tl->pass_diff_to || (m && r->end_slot >= tl->nslots));
+}
+
+/* A start that may fit since the log although record r's search did not
+ * find it (not near): before gain_to, and, with the grid moved on m slots,
+ * one the last grid did not have when r found nothing (from S - m on: any
+ * other reads the cells its last start read, or more where the last grid's
+ * end cut its span, so it fails if that failed). */
+static bool changed_fit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, const struct pxc_tl_rec *r,
+                        uint32_t from, struct pxc_tl_fit *fit) {
+  uint32_t gain = tl->pass_gain_to, m = tl->pass_shift;
+  if (from < gain && pxc_tl_find(c, tl, j, from, gain, false, fit)) return true;
+  if (!m || r->found) return false;
+  uint32_t k = tl->nslots - m;
+  if (k < from) k = from;
+  if (k < gain) k = gain;
+  return k < tl->nslots && pxc_tl_find(c, tl, j, k, tl->nslots, false, fit);
+}
+
+/* The plan differs from the last pass's where a reservation of one of
+ * them ends before slot end: widens the pass's bounds (policy.h, diff_to). */
+static void differs_to(struct pxc_tl *tl, uint32_t end, bool gain) {
+  if (end > tl->pass_diff_to) tl->pass_diff_to = end;
+  if (gain && end > tl->pass_gain_to) tl->pass_gain_to = end;
+}
+
+/* This pass's search of record r's job found fit (if found), not r's: the
+ * plans differ where either's reservation lies (this one's is not in the
+ * other; r's is missing here). */
+static void went_apart(struct pxc_tl *tl, const struct pxc_tl_rec *r, bool found, const struct pxc_tl_fit *fit) {
+  if (r->found && r->end_slot > tl->pass_shift) differs_to(tl, r->end_slot - tl->pass_shift, true);
+  if (found) differs_to(tl, fit->end_slot, false);
+}
+
+/* Records looked at past the next one for the job searched (skip_to). */
+#define PXC_LOG_LOOKAHEAD 8
+
+/* Job j's record among the few after the last pass's next one, those
+ * before it passed over (a job that started, or moved later in the queue):
+ * their reservations are not in this pass's plan, which may have more
+ * capacity there. NULL when none (j is new here, or moved earlier). */
+static const struct pxc_tl_rec *skip_to(struct pxc_tl *tl, const struct pxc_tl_log *last, const struct pxc_job *j,
+                                        uint64_t h, uint32_t from) {
+  for (size_t i = tl->replay + 1; i < last->n && i <= tl->replay + PXC_LOG_LOOKAHEAD; i++) {
+    if (!rec_is(tl, &last->rec[i], j, h, from)) continue;
+    for (size_t x = tl->replay; x < i; x++) {
+      const struct pxc_tl_rec *r = &last->rec[x];
+      if (r->found && r->end_slot > tl->pass_shift) differs_to(tl, r->end_slot - tl->pass_shift, true);
+    }
+    tl->replay = i;
+    return &last->rec[i];
+  }
+  return NULL;
+}
+
 /* The earliest fit of blocked job j from slot from on (pxc_tl_find). When
  * the plan is the last pass's at the same point -- the same gen, and both
  * passes committed the same reservations, nothing else (ntakes) -- and the
@@ -132,7 +216,17 @@ static bool log_put(struct px_core *c, struct pxc_tl_log *lg, const struct pxc_j
  * first slot), its answer is this one's: the search depends on nothing
  * else. In consecutive passes of an overloaded queue most reservations
  * ahead of the first change come out the same. The pass's searches are
- * logged for the next one while the plan holds only their commits. */
+ * logged for the next one while the plan holds only their commits (and
+ * starts: log_start_taken).
+ * The plans may differ in slots [0, pass_diff_to), and this one have more
+ * in [0, pass_gain_to) (policy.h: the builds since the log; then, as the
+ * pass goes, the reservations one pass made and the other not). A start in
+ * a slot k >= diff_to reads the same cells as before; one in [gain_to,
+ * diff_to) fewer, so it fails if it failed. So a search that found slot
+ * k >= diff_to, or nothing, finds the same unless a start before gain_to
+ * now fits: only those are searched. One that found an earlier slot is
+ * made again. A different answer widens the bounds (went_apart), and the
+ * passes go on. */
 static bool search(struct px_core *c, struct pxc_job *j, uint32_t from, struct pxc_tl_fit *fit) {
   struct pxc_tl *tl = &c->pol->tl;
   if (!tl->log_started) log_start(tl);
@@ -140,16 +234,32 @@ static bool search(struct px_core *c, struct pxc_job *j, uint32_t from, struct p
   uint64_t h;
   pxc_job_hashes(c, j, &h, NULL);
   bool same = tl->ntakes == tl->log_takes, found;
+  for (; same && tl->replay < last->n && !last->rec[tl->replay].from; tl->replay++) /* starts (log_start_taken) */
+    if (last->rec[tl->replay].end_slot > tl->pass_shift)
+      differs_to(tl, last->rec[tl->replay].end_slot - tl->pass_shift, true);
   const struct pxc_tl_rec *r = same && tl->replay < last->n ? &last->rec[tl->replay] : NULL;
-  if (r && r->job_id == j->id && r->shape_h == h && r->limit == j->time_limit_s && r->from == from) {
-    tl->replay++, tl->replayed++;
-    found = r->found;
-    *fit = (struct pxc_tl_fit){r->slot, r->end_slot, r->nnodes, tl->nodes, tl->units};
-    memcpy(fit->nodes, last->cells + r->off, r->nnodes * sizeof *fit->nodes);
-    memcpy(fit->units, last->cells + r->off + r->nnodes, r->nnodes * sizeof *fit->units);
-  } else {
+  bool insert = r && !rec_is(tl, r, j, h, from) && !(r = skip_to(tl, last, j, h, from));
+  uint32_t m = tl->pass_shift;
+  if (insert) { /* a search the last pass did not make: its reservation is more here */
+    found = pxc_tl_find(c, tl, j, from, tl->nslots, false, fit);
+    if (found) differs_to(tl, fit->end_slot, false);
+  } else if (!r) {
     tl->replay = SIZE_MAX; /* the passes went apart: no later record holds */
     found = pxc_tl_find(c, tl, j, from, tl->nslots, false, fit);
+  } else if (rec_near(tl, r)) { /* the record's start may differ */
+    found = pxc_tl_find(c, tl, j, from, tl->nslots, false, fit);
+    if (!(r->slot > m && same_fit(last, r, m, found, fit))) went_apart(tl, r, found, fit);
+    tl->replay++;
+  } else if ((found = changed_fit(c, tl, j, r, from, fit))) { /* an earlier start than the record's */
+    went_apart(tl, r, found, fit);
+    tl->replay++;
+  } else {
+    tl->replay++, tl->replayed++;
+    tl->replayed_diff += tl->pass_diff_to > 0 || m;
+    found = r->found;
+    *fit = (struct pxc_tl_fit){r->found ? r->slot - m : 0, r->found ? r->end_slot - m : 0, r->nnodes, tl->nodes, tl->units};
+    memcpy(fit->nodes, last->cells + r->off, r->nnodes * sizeof *fit->nodes);
+    memcpy(fit->units, last->cells + r->off + r->nnodes, r->nnodes * sizeof *fit->units);
   }
   if (cur->open && (!same || !log_put(c, cur, j, h, from, found, fit))) cur->open = false;
   return found;
@@ -234,7 +344,36 @@ static bool shorten_to_fit(struct px_core *c, struct pxc_job *j, struct pxc_plac
   return false;
 }
 
+/* A start took [0, its limit's end) from the plan during the pass, after
+ * `before` takes (ntakes): if the pass was replaying, it goes on with that
+ * noted in its bounds (another reservation, as search's), and its log
+ * gets a start record (from 0, end_slot) that the next pass notes the same
+ * way, both ways (its build has the job running, or not if it did not
+ * start after all). */
+static void log_start_taken(struct px_core *c, struct pxc_job *j, uint64_t before) {
+  struct pxc_tl *tl = &c->pol->tl;
+  if (!tl->log_started || before != tl->log_takes) return;
+  uint32_t end = pxc_tl_end_slot(tl, 0, j->time_limit_s);
+  if (end > tl->nslots) end = tl->nslots;
+  differs_to(tl, end, false);
+  tl->log_takes = tl->ntakes;
+  struct pxc_tl_log *cur = &tl->log[tl->log_cur];
+  struct pxc_tl_fit fit = {0, end, 0, tl->nodes, tl->units};
+  uint64_t h;
+  pxc_job_hashes(c, j, &h, NULL);
+  if (cur->open && !log_put(c, cur, j, h, 0, true, &fit)) cur->open = false;
+}
+
+static bool may_start_taking(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now);
+
 static bool bf_may_start(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now) {
+  uint64_t before = c->pol->tl.ntakes;
+  bool ok = may_start_taking(c, j, res, now);
+  if (ok && c->pol->tl.ntakes != before) log_start_taken(c, j, before);
+  return ok;
+}
+
+static bool may_start_taking(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now) {
   struct pxc_tl *tl = &c->pol->tl;
   if (!c->pol->plan_built) return true; /* no reservation yet (pxc_plan_ensure) */
   if (c->pol->tail) return false;  /* j was left in the queue when no job left could start */

@@ -69,7 +69,7 @@ int pxc_tl_init(struct px_core *c, struct pxc_tl *tl, int64_t window_s, int64_t 
 void pxc_tl_fini(struct px_core *c, struct pxc_tl *tl) {
   void *v[] = {tl->hist_off, tl->pcnt_off, tl->pcnt, tl->leaf_hint, tl->cell, tl->hist, tl->nodes, tl->units, tl->bound, tl->exact, tl->leaves,
                tl->seen, tl->lkeys, tl->dirty_bits, tl->dirty, tl->undo,
-               tl->dec_last, tl->dec_epoch, tl->stamp};
+               tl->dec_last, tl->dec_epoch, tl->stamp, tl->old_rows};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   for (int i = 0; i < 2; i++) pxc_free(c, tl->log[i].rec), pxc_free(c, tl->log[i].cells);
   pxc_map_fini(c, &tl->share_end);
@@ -231,6 +231,7 @@ static void clear_dirty(struct pxc_tl *tl) {
   for (uint32_t i = 0; i < tl->ndirty; i++) tl->dirty_bits[tl->dirty[i] / 64] = 0;
   tl->ndirty = 0;
   tl->nundo = 0;
+  tl->dirty_clamped = false;
 }
 
 void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node) {
@@ -258,11 +259,84 @@ static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
   batch_flush(c, tl);
 }
 
+/* Rows kept for the comparison (note_changes): a start redoes a few. */
+#define PXC_TL_OLD_ROWS 64
+
+/* The dirty rows as the last build made them, into old_rows: their cells
+ * now with the cycle's takes on them given back (undo_takes skips them).
+ * False when that is not exact (a take on them clamped), or not kept
+ * (typed rows, too many rows, no memory). */
+static bool keep_old_rows(struct px_core *c, struct pxc_tl *tl) {
+  uint32_t S = tl->nslots;
+  if (tl->dirty_clamped || tl->ntrows || tl->ndirty > PXC_TL_OLD_ROWS) return false;
+  if (!tl->ndirty) return true;
+  if (PXC_GROW(c, tl->old_rows, &tl->old_cap, (size_t)tl->ndirty * S)) return false;
+  for (uint32_t i = 0; i < tl->ndirty; i++)
+    memcpy(tl->old_rows + (size_t)i * S, pxc_tl_row(tl, tl->dirty[i]), S * sizeof *tl->old_rows);
+  for (size_t i = 0; i < tl->nundo; i++) { /* no clamp: sums, in any order */
+    const struct pxc_tl_undo *u = &tl->undo[i];
+    if (!is_dirty(tl, u->node)) continue;
+    uint32_t d = 0;
+    while (tl->dirty[d] != u->node) d++;
+    struct pxc_tl_cell *row = tl->old_rows + (size_t)d * S;
+    for (uint32_t k = u->k0; k < u->k1; k++) {
+      if (!row[k].usable) continue; /* takes skip them */
+      row[k].gpu = (uint8_t)(row[k].gpu + u->g);
+      row[k].cpu = (uint16_t)(row[k].cpu + u->cpu);
+      row[k].mem_mib = (uint32_t)(row[k].mem_mib + u->mem);
+    }
+  }
+  return true;
+}
+
+static bool cell_gains(const struct pxc_tl_cell *now, const struct pxc_tl_cell *was) {
+  return now->usable > was->usable || now->gpu > was->gpu || now->cpu > was->cpu || now->mem_mib > was->mem_mib;
+}
+
+static bool cell_same(const struct pxc_tl_cell *a, const struct pxc_tl_cell *b) {
+  return a->usable == b->usable && a->gpu == b->gpu && a->cpu == b->cpu && a->mem_mib == b->mem_mib;
+}
+
+/* A new plan for the log (policy.h, gen). */
+static void new_gen(struct pxc_tl *tl) {
+  tl->gen++;
+  tl->diff_to = tl->gain_to = 0;
+  tl->gen_shifted = false;
+}
+
+/* The redone rows against old_rows, the window moved on m slots (slot
+ * k >= 1 was slot k + m; the slots from S - m on are new): the slots up to
+ * which some cell changed (build_diff_to) and some cell gained anything
+ * (build_gain_to); diff_to and gain_to widened to cover them (policy.h). */
+static void note_changes(struct pxc_tl *tl, uint32_t m) {
+  uint32_t S = tl->nslots, d = 0, g = 0;
+  for (uint32_t i = 0; i < tl->ndirty; i++) {
+    const struct pxc_tl_cell *was = tl->old_rows + (size_t)i * S, *now = pxc_tl_row(tl, tl->dirty[i]);
+    for (uint32_t k = S - m; k-- > d;) /* from the end: the last change first */
+      if (!cell_same(&now[k], &was[k ? k + m : 0])) {
+        d = k + 1;
+        break;
+      }
+    for (uint32_t k = d; k-- > g;)
+      if (cell_gains(&now[k], &was[k ? k + m : 0])) {
+        g = k + 1;
+        break;
+      }
+  }
+  tl->build_diff_to = d, tl->build_gain_to = g, tl->build_shift = m;
+  if (d > tl->diff_to) tl->diff_to = d;
+  if (g > tl->gain_to) tl->gain_to = g;
+  if (m) tl->gen_shifted = true; /* diff_to and gain_to are not in this grid's slots */
+}
+
 /* Same grid as the last build: undo the takes since, then redo the rows of
  * the nodes that changed. The result equals a full build (the takes never
- * clamp a cell, else base_ok was cleared). */
+ * clamp a cell, else base_ok was cleared). The same gen when the redone
+ * rows could be compared with their last build (policy.h, diff_to). */
 static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
   undo_takes(c, tl);
+  bool kept = tl->ndirty && keep_old_rows(c, tl);
+  tl->build_diff_to = tl->build_gain_to = tl->build_shift = 0;
   tl->epoch_built++; /* back to the built rows: no drops */
   for (uint32_t i = 0; i < tl->ndirty; i++) {
     hist_row(c, tl, tl->dirty[i], -1);
@@ -273,6 +347,9 @@ static void build_incremental(struct px_core *c, struct pxc_tl *tl) {
     fill_row(c, tl, tl->dirty[i]);
     hist_row(c, tl, tl->dirty[i], +1);
   }
+  if (!tl->ndirty) return; /* the last build's plan again */
+  if (kept) note_changes(tl, 0);
+  else new_gen(tl);
 }
 
 /* Slides every row's window m slots on, in its storage (moved back to the
@@ -325,6 +402,7 @@ static void slide_hists(struct px_core *c, struct pxc_tl *tl, uint32_t m) {
 static void build_shifted(struct px_core *c, struct pxc_tl *tl, uint32_t m, int64_t now, int64_t t0) {
   uint32_t S = tl->nslots;
   undo_takes(c, tl);
+  bool kept = keep_old_rows(c, tl);
   tl->epoch_built++; /* back to the built rows: no drops */
   for (uint32_t i = 0; i < tl->ndirty; i++) hist_row(c, tl, tl->dirty[i], -1);
   slide_rows(c, tl, m);
@@ -345,6 +423,8 @@ static void build_shifted(struct px_core *c, struct pxc_tl *tl, uint32_t m, int6
     fill_row(c, tl, tl->dirty[i]);
     hist_row(c, tl, tl->dirty[i], +1);
   }
+  if (kept) note_changes(tl, m);
+  else new_gen(tl);
 }
 
 /* Sizes of the histogram arrays (all pools). */
@@ -358,7 +438,7 @@ static void hist_sizes(const struct px_core *c, const struct pxc_tl *tl, size_t 
 
 static void build_full(struct px_core *c, struct pxc_tl *tl, int64_t now, int64_t t0, bool full) {
   clear_dirty(tl);
-  tl->gen++; /* not the last pass's plan (policy.h, log) */
+  new_gen(tl); /* not the last pass's plan (policy.h, log) */
   tl->epoch_built++; /* no drops but the advance reservations' windows (pxc_tl_block) */
   tl->now = now;
   tl->t0 = t0;
@@ -404,6 +484,7 @@ int pxc_tl_verify(struct px_core *c, struct pxc_tl *tl) {
 }
 
 void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now, bool full) {
+  tl->nbuilds++;
   int64_t t0 = now >= 0 ? now / tl->res_s * tl->res_s : -((-now + tl->res_s - 1) / tl->res_s) * tl->res_s;
   if (!tl->base_ok || full || t0 < tl->t0 || (t0 - tl->t0) / tl->res_s + 2 > tl->nslots) {
     build_full(c, tl, now, t0, full);
@@ -411,7 +492,6 @@ void pxc_tl_build(struct px_core *c, struct pxc_tl *tl, int64_t now, bool full) 
     return;
   }
   uint32_t m = (uint32_t)((t0 - tl->t0) / tl->res_s);
-  if (m || tl->ndirty) tl->gen++; /* else the plan is the last build's again */
   if (m) build_shifted(c, tl, m, now, t0);
   else build_incremental(c, tl);
   tl->now = now;
@@ -554,7 +634,10 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
     }
     if (sign > 0) {
       /* clamps: no exact undo, unless the row is redone at the next build anyway */
-      if ((cl->gpu < g || cl->cpu < cpu || cl->mem_mib < mem) && !is_dirty(tl, node)) tl->base_ok = false;
+      if (cl->gpu < g || cl->cpu < cpu || cl->mem_mib < mem) {
+        if (is_dirty(tl, node)) tl->dirty_clamped = true; /* its old row is lost (keep_old_rows) */
+        else tl->base_ok = false;
+      }
       cl->gpu = (uint8_t)(cl->gpu > g ? cl->gpu - g : 0);
       cl->cpu = (uint16_t)(cl->cpu > cpu ? cl->cpu - cpu : 0);
       cl->mem_mib = (uint32_t)(cl->mem_mib > mem ? cl->mem_mib - mem : 0);
@@ -568,7 +651,10 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
 
 /* A typed job's GPUs also come off (or back to) its type's row. */
 static void take_typed(struct pxc_tl *tl, uint32_t node, uint32_t ti, uint32_t g, uint32_t k0, uint32_t k1, int sign) {
-  if (pxc_tlt_take(tl, node, ti, g, k0, k1, sign) && !is_dirty(tl, node)) tl->base_ok = false; /* clamped */
+  if (pxc_tlt_take(tl, node, ti, g, k0, k1, sign)) { /* clamped */
+    if (is_dirty(tl, node)) tl->dirty_clamped = true;
+    else tl->base_ok = false;
+  }
 }
 
 static void take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, uint32_t node, uint32_t u,

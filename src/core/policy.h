@@ -52,7 +52,7 @@ struct pxc_tl_batch { uint32_t pool, lleaf, from, to, k0, k1, count; };
 /* A search of a backfill pass: the job (id, shape hash, limit), the first
  * slot tried, and what it found (nodes and units at cells[off ..], 2 x
  * nnodes). */
-struct pxc_tl_rec {
+struct pxc_tl_rec {  /* a search; from 0: a start that took [0, end_slot) (backfill.c) */
   uint64_t job_id, shape_h;
   int64_t limit;
   uint32_t from, slot, end_slot, nnodes;
@@ -65,6 +65,7 @@ struct pxc_tl_log {
   uint32_t *cells;
   size_t ncells, cells_cap;
   uint64_t gen;               /* the plan's gen when it was logged */
+  uint64_t build;             /* and its nbuilds */
   bool open;                  /* still logging: nothing but its commits changed the plan */
 };
 
@@ -116,6 +117,25 @@ struct pxc_tl {
    * committed the same reservations (nothing else took anything: ntakes),
    * the same search of the same job from the same slot finds the same. */
   uint64_t gen;
+  /* A build that redoes rows keeps gen too when it can compare them with
+   * their last build (old_rows: ndirty x nslots, the cycle's takes on them
+   * given back -- exact unless one clamped: dirty_clamped): since gen was
+   * set the plan changed at most in slots [0, diff_to), and gained capacity
+   * at most in [0, gain_to) (a start takes [0, its end) on its nodes, an
+   * end gives [0, its limit's end) back). Starts in later slots read the
+   * same cells or fewer, so the last pass's answers there hold (backfill.c,
+   * search). The same bounds for the last build alone (build_*: when the
+   * log is the last build's pass's), with the slots its window moved on
+   * (build_shift; gen_shifted: one did since gen, diff_to and gain_to are
+   * not this grid's), and those the pass uses (pass_*, widened as the pass
+   * and the log go apart: backfill.c, search). */
+  uint32_t diff_to, gain_to, build_diff_to, build_gain_to, build_shift;
+  uint32_t pass_diff_to, pass_gain_to, pass_shift;
+  bool gen_shifted;
+  uint64_t nbuilds;
+  bool dirty_clamped;
+  struct pxc_tl_cell *old_rows;
+  size_t old_cap;
   struct pxc_tl_log log[2];   /* the pass's (log_cur) and the last pass's */
   uint32_t log_cur;
   bool log_started;           /* this pass's log is open (at its first search) */
@@ -124,6 +144,7 @@ struct pxc_tl {
   uint64_t built_takes;       /* ntakes after the last build */
   uint64_t log_takes;         /* ntakes after the build or the last logged commit */
   uint64_t replayed;          /* searches answered from the log (tests, stats) */
+  uint64_t replayed_diff;     /* of them, on a plan that changed since the log */
   /* Nodes with several GPU types (MIG profiles side by side): beside the
    * cells' total, each type's free GPUs per slot, so that a typed job is
    * planned on its own profile's instances (backfill_typed.c). */
