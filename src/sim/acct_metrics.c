@@ -21,11 +21,6 @@
 #include "sim/metrics.h"
 #include "sim/recorded.h"
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Each account's waits, grouped by a counting sort, then its nearest-rank p95. */
 static int wait_p95(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs) {
   uint32_t na = s->naccounts;
@@ -42,9 +37,8 @@ static int wait_p95(struct px_sim_result *r, const struct px_sim_setup *s, const
   size_t from = 0;
   for (uint32_t a = 0; a < na; a++) { /* at[a] is now the end of account a's run of waits */
     size_t n = at[a] - from;
-    qsort(w + from, n, sizeof *w, cmp_i64);
-    size_t k = (95 * n + 99) / 100;
-    r->acct_wait_p95_s[a] = n ? w[from + (k ? k - 1 : 0)] : 0;
+    px_sim_sort_i64(w + from, n);
+    r->acct_wait_p95_s[a] = px_sim_rank(w + from, n, 95);
     from = at[a];
   }
   free(at);

@@ -43,24 +43,6 @@ struct rec {
   bool *in_core; /* per job: started in the core (else charged at its end) */
 };
 
-/* The job as the replay submits it (loop.c's mapping: user, account, shape, partition, QoS). */
-static void rec_spec(const struct px_sim_setup *s, uint32_t i, struct px_jobspec *spec) {
-  const struct px_sim_job *j = &s->jobs[i];
-  const struct px_conf_account *assoc = &s->conf->accounts[s->account_assoc[j->account]];
-  const struct px_trace_job *tj = &s->trace->jobs.v[j->trace_index];
-  px_jobspec_init(spec);
-  spec->user = (char *)assoc->name;
-  spec->account = (char *)s->conf->accounts[assoc->parent].name;
-  spec->nodes_min = spec->nodes_max = spec->ntasks = j->nodes;
-  spec->ntasks_per_node = spec->cpus_per_task = 1;
-  spec->time_limit_s = j->limit_s;
-  if (j->gpus % j->nodes == 0) spec->gpus_per_node = j->gpus / j->nodes;
-  else spec->gpus = j->gpus;
-  spec->mem_per_node_mib = PX_SIM_JOB_MEM_MIB;
-  if (tj->partition != PX_TRACE_NONE) spec->partition = (char *)px_trace_name(s->trace, tj->partition);
-  if (tj->qos != PX_TRACE_NONE) spec->qos = (char *)px_trace_name(s->trace, tj->qos);
-  if (j->qos) spec->qos = (char *)s->qos_names[j->qos - 1];
-}
 
 /* The lowest free GPUs of the first nodes with room: j->gpus spread as evenly as the nodes allow. */
 static bool rec_place(const struct rec *x, const struct px_sim_job *j, struct px_alloc *al) {
@@ -81,7 +63,7 @@ static bool rec_place(const struct rec *x, const struct px_sim_job *j, struct px
 static int rec_start(struct rec *x, uint32_t i, const struct px_sim_jobrun *u) {
   const struct px_sim_job *j = &x->s->jobs[i];
   struct px_jobspec spec;
-  rec_spec(x->s, i, &spec);
+  px_sim_job_spec(x->s, i, x->s->account_assoc[j->account], &spec); /* the account's first user */
   struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = i + 1, .spec = &spec};
   struct px_event_result res;
   int rc = px_core_apply(x->core, &ev, PX_SIM_EPOCH_S + u->start_s, &res);
@@ -111,7 +93,7 @@ static int rec_end(struct rec *x, uint32_t i, const struct px_sim_jobrun *u) {
   }
   const struct px_sim_job *j = &x->s->jobs[i];
   struct px_jobspec spec;
-  rec_spec(x->s, i, &spec);
+  px_sim_job_spec(x->s, i, x->s->account_assoc[j->account], &spec); /* the account's first user */
   struct px_alloc al = {.node = 0, .ncpu = j->nodes, .gpus = j->gpus < 64 ? (1ULL << j->gpus) - 1 : ~0ULL,
                         .mem_mib = (uint64_t)j->nodes * PX_SIM_JOB_MEM_MIB};
   struct px_event ev = {.kind = PX_EV_USAGE, .spec = &spec, .alloc = &al, .nalloc = 1,

@@ -198,36 +198,22 @@ static int end_job(struct loop *l, uint32_t job) {
 }
 
 /* The job as the core sees it (mapping rules: map.c). Strings are borrowed: the core copies. */
-static void fill_spec(const struct loop *l, const struct px_sim_job *j, struct px_jobspec *spec) {
-  px_jobspec_init(spec);
-  const struct px_conf_account *assoc = &l->s->conf->accounts[j->assoc];
-  spec->user = (char *)assoc->name;
-  spec->account = (char *)l->s->conf->accounts[assoc->parent].name;
-  spec->nodes_min = spec->nodes_max = j->nodes;
-  spec->ntasks = j->nodes;
-  spec->ntasks_per_node = 1;
-  spec->cpus_per_task = 1;
-  if (j->gpus % j->nodes == 0) spec->gpus_per_node = j->gpus / j->nodes;
-  else spec->gpus = j->gpus;
-  spec->mem_per_node_mib = PX_SIM_JOB_MEM_MIB;
-  spec->time_limit_s = j->limit_s;
+/* The job's spec under its recorded user (px_sim_job_spec), requeued when
+ * preempted, with its --begin. */
+static void fill_spec(const struct loop *l, uint32_t job, struct px_jobspec *spec) {
+  const struct px_sim_job *j = &l->s->jobs[job];
+  px_sim_job_spec(l->s, job, j->assoc, spec);
   spec->requeue = true;
-  /* an exported trace (`phalanx export`) names the job's partition and QoS:
-   * the replay asks for them, as the job did */
-  const struct px_trace *t = l->s->trace;
-  const struct px_trace_job *tj = &t->jobs.v[j->trace_index];
-  if (tj->partition != PX_TRACE_NONE) spec->partition = (char *)px_trace_name(t, tj->partition);
-  if (tj->qos != PX_TRACE_NONE) spec->qos = (char *)px_trace_name(t, tj->qos);
   /* eligible later than submitted: the job's --begin (the server's only
    * source of an eligible time) */
+  const struct px_trace_job *tj = &l->s->trace->jobs.v[j->trace_index];
   if (tj->eligible_s > tj->submit_s) spec->begin_s = l->epoch_s + tj->eligible_s;
-  if (j->qos) spec->qos = (char *)l->s->qos_names[j->qos - 1]; /* --qos-map wins */
 }
 
 static int submit_job(struct loop *l, uint32_t job) {
   struct px_jobspec spec;
   struct px_event_result res;
-  fill_spec(l, &l->s->jobs[job], &spec);
+  fill_spec(l, job, &spec);
   /* a recorded dependency, in the replay's ids: the core holds the job */
   int rc = px_sim_dependency(l->s, job, l->runs, &spec.dependency);
   if (rc) return rc;

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/jobspec.h"
+
 const char *px_sim_skip_name(enum px_sim_skip s) {
   static const char *const names[PX_SIM_SKIP_COUNT] = {
       "runs", "more GPUs than the cluster", "more nodes than the cluster",
@@ -288,4 +290,24 @@ void px_sim_setup_fini(struct px_sim_setup *s) {
   px_smap_fini(&s->dep_ids);
   free(s->array_tasks);
   memset(s, 0, sizeof *s);
+}
+
+void px_sim_job_spec(const struct px_sim_setup *s, uint32_t job, uint32_t assoc, struct px_jobspec *spec) {
+  const struct px_sim_job *j = &s->jobs[job];
+  const struct px_conf_account *a = &s->conf->accounts[assoc];
+  const struct px_trace_job *tj = &s->trace->jobs.v[j->trace_index];
+  px_jobspec_init(spec);
+  spec->user = (char *)a->name;
+  spec->account = (char *)s->conf->accounts[a->parent].name;
+  spec->nodes_min = spec->nodes_max = spec->ntasks = j->nodes;
+  spec->ntasks_per_node = spec->cpus_per_task = 1;
+  if (j->gpus % j->nodes == 0) spec->gpus_per_node = j->gpus / j->nodes;
+  else spec->gpus = j->gpus;
+  spec->mem_per_node_mib = PX_SIM_JOB_MEM_MIB;
+  spec->time_limit_s = j->limit_s;
+  /* an exported trace (`phalanx export`) names the job's partition and
+   * QoS: the replay asks for them, as the job did */
+  if (tj->partition != PX_TRACE_NONE) spec->partition = (char *)px_trace_name(s->trace, tj->partition);
+  if (tj->qos != PX_TRACE_NONE) spec->qos = (char *)px_trace_name(s->trace, tj->qos);
+  if (j->qos) spec->qos = (char *)s->qos_names[j->qos - 1]; /* --qos-map wins */
 }

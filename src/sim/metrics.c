@@ -66,8 +66,11 @@ static int cmp_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+void px_sim_sort_i64(int64_t *v, size_t n) { qsort(v, n, sizeof *v, cmp_i64); }
+
 /* Nearest rank: the p-th percentile of n sorted values is v[ceil(p n / 100) - 1]. */
-static int64_t rank(const int64_t *v, size_t n, unsigned p) {
+int64_t px_sim_rank(const int64_t *v, size_t n, unsigned p) {
+  if (!n) return 0;
   size_t k = (p * n + 99) / 100;
   return v[k ? k - 1 : 0];
 }
@@ -75,14 +78,14 @@ static int64_t rank(const int64_t *v, size_t n, unsigned p) {
 static void dist_of(struct px_sim_dist *d, struct px_i64vec *v) {
   memset(d, 0, sizeof *d);
   if (!v->len) return;
-  qsort(v->v, v->len, sizeof *v->v, cmp_i64);
+  px_sim_sort_i64(v->v, v->len);
   int64_t sum = 0;
   for (size_t i = 0; i < v->len; i++) sum += v->v[i];
   d->n = v->len;
   d->avg_s = (double)sum / (double)v->len;
-  d->p50_s = rank(v->v, v->len, 50);
-  d->p95_s = rank(v->v, v->len, 95);
-  d->p99_s = rank(v->v, v->len, 99);
+  d->p50_s = px_sim_rank(v->v, v->len, 50);
+  d->p95_s = px_sim_rank(v->v, v->len, 95);
+  d->p99_s = px_sim_rank(v->v, v->len, 99);
   d->max_s = v->v[v->len - 1];
 }
 

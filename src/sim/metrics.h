@@ -66,6 +66,10 @@ enum { PX_SIM_SIZE_ALL, PX_SIM_SIZE_1, PX_SIM_SIZE_2_8, PX_SIM_SIZE_9_64, PX_SIM
 const char *px_sim_size_name(int cls);
 int px_sim_size_class(uint32_t gpus);
 
+/* v[0..n) sorted ascending; then its p-th percentile by nearest rank (0 when n is 0). */
+void px_sim_sort_i64(int64_t *v, size_t n);
+int64_t px_sim_rank(const int64_t *sorted, size_t n, unsigned p);
+
 struct px_sim_dist {
   uint64_t n;
   double avg_s;

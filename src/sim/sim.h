@@ -140,4 +140,15 @@ int px_sim_dependency(const struct px_sim_setup *s, uint32_t job, const struct p
  */
 int px_sim_setup_qos(struct px_sim_setup *s, const char *spec, struct px_diag *d);
 
+/*
+ * The core job spec of job (an index into s->jobs) as it runs under the
+ * user association assoc (a conf index): user and account, the shape, the
+ * time limit, the trace's partition and QoS, the --qos-map QoS over them.
+ * Strings are borrowed from s. The replay (loop.c) adds what only a
+ * submit needs (requeue, --begin); the recorded run's fair share
+ * (fs_record.c) gives it to recovery as is.
+ */
+struct px_jobspec;
+void px_sim_job_spec(const struct px_sim_setup *s, uint32_t job, uint32_t assoc, struct px_jobspec *spec);
+
 #endif
