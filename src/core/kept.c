@@ -317,6 +317,5 @@ size_t pxc_kept_fill(struct px_core *c, int64_t now) {
   if (n == SIZE_MAX) return SIZE_MAX; /* the full pass rebuilds it */
   memcpy(c->part_left, k->part_n, c->nparts * sizeof *c->part_left);
   c->nogpu_eligible = k->nogpu;
-  k->marked = false;
   return n;
 }

@@ -380,7 +380,6 @@ struct pxc_kept_promo { int64_t t_s; uint64_t id; uint32_t slot; };
 struct pxc_kept {
   bool off;                   /* tests: the full pass every cycle */
   bool valid;
-  bool marked;                /* this cycle's jobs left got their mark (cycle.c, mark_rest) */
   bool used;                  /* this cycle's order is the kept one (cycle.c, take_in_order) */
   struct pxc_sortent *v, *w;  /* the eligible jobs, natural keys, descending (the cycle pops from
                                  the end); w: the merge's output, swapped with v */
