@@ -194,13 +194,18 @@ static int start_task(struct px_core *c, uint32_t slot, const struct pxc_place_r
   return 0;
 }
 
-/* A singleton namesake may have started earlier in this cycle. */
+/* A singleton namesake may have started earlier in this cycle. Under '?'
+ * (any one term suffices) another term the gate found met frees the job of
+ * its singleton term, as it did at the gate. */
 static bool singleton_busy(const struct px_core *c, const struct pxc_job *j) {
-  if (!j->deps || j->name == PX_NONE) return false;
-  for (uint32_t i = 0; i < j->deps->n; i++)
-    if (j->deps->d[i].kind == PXC_DEP_SINGLETON)
-      return pxc_map_get(&c->singleton_running, (uint64_t)j->user << 32 | j->name, NULL);
-  return false;
+  const struct pxc_deps *d = j->deps;
+  if (!d || j->name == PX_NONE) return false;
+  bool singleton = false;
+  for (uint32_t i = 0; i < d->n; i++) {
+    if (d->d[i].kind == PXC_DEP_SINGLETON) singleton = true;
+    else if (d->any && d->d[i].done == 1) return false;
+  }
+  return singleton && pxc_map_get(&c->singleton_running, (uint64_t)j->user << 32 | j->name, NULL);
 }
 
 static uint64_t fail_key(const struct px_core *c, const struct pxc_job *j) {

@@ -132,6 +132,30 @@ static void singleton_waits_for_namesake(void **state) {
   tc_close(&f);
 }
 
+/* "afterany:1?singleton": either term suffices. While namesake 1 runs and
+ * job 9 (the afterany target) has not ended, job 2 waits; once 9 ends it
+ * starts beside its running namesake, as sbatch's '?' says. */
+static void singleton_in_any_of(void **state) {
+  (void)state;
+  struct tc_fx f = {.conf = tc_conf(2, 8, 0, 0)};
+  tc_open(&f);
+  struct px_jobspec s = tc_spec("alice", 0, 1);
+  s.name = (char *)"train";
+  sub_spec(&f, 1, &s);
+  struct px_jobspec other = tc_spec("alice", 0, 1);
+  sub_spec(&f, 9, &other);
+  tc_cycle(&f, 20);
+  s.dependency = (char *)"afterany:9?singleton";
+  sub_spec(&f, 2, &s);
+  tc_cycle(&f, 30);
+  assert_null(tc_started(&f.out, 2));
+  assert_int_equal(tc_reason(f.core, 2), PX_REASON_DEPENDENCY);
+  assert_int_equal(pxc_job_ended(f.core, 9, PX_JOB_COMPLETED, 0, 40, NULL), 0);
+  tc_cycle(&f, 50);
+  assert_non_null(tc_started(&f.out, 2)); /* namesake 1 still runs */
+  tc_close(&f);
+}
+
 /* Holds: user hold -> JobHeldUser, priority 0; an admin hold cannot be
  * released by the user; an admin release lets it run. */
 static void holds_and_releases(void **state) {
@@ -345,6 +369,7 @@ int main(void) {
       cmocka_unit_test(big_array_costs_one_record),
       cmocka_unit_test(dependencies_resolve),
       cmocka_unit_test(singleton_waits_for_namesake),
+      cmocka_unit_test(singleton_in_any_of),
       cmocka_unit_test(holds_and_releases),
       cmocka_unit_test(cancel_and_requeue),
       cmocka_unit_test(begin_time_gates),
