@@ -494,8 +494,10 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
     uint64_t mem;
     uint32_t share = 0;
     px_bits64 types = pxc_type_gpus(n, j->gpu_type);
-    if (j->shape.share) {
-      uint32_t g = pxc_share_pick(n, n->gpu_free & types, j->shape.share, j->user, types);
+    if (j->shape.share) { /* a fresh GPU, if it needs one, of the spare ones first (below) */
+      px_bits64 free = n->gpu_free & types;
+      px_bits64 spare = j->gpu_type == PX_NONE ? pxc_tlt_spare(c, node, free, j->time_limit_s) : free;
+      uint32_t g = pxc_share_pick(n, spare ? spare : free, j->shape.share, j->user, types);
       pxc_share_take(n, g, share = j->shape.share, j->user);
       gpus = 1ULL << g;
       ncpu = j->shape.cpu + j->shape.base_cpu;

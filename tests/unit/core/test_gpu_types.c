@@ -112,11 +112,12 @@ static void fractions_stay_on_their_type(void **state) {
 }
 
 /* Backfill of kind (conservative by default), 100 s slots, on nodes nodes
- * of 10 GPUs: node 0 mixed, node 1 (if any) h100s. */
-static void open_backfill_kind(struct tc_fx *f, uint32_t nodes, enum px_backfill_mode kind) {
+ * of 10 GPUs: node 0 mixed (GpuShares=YES with shares), node 1 (if any) h100s. */
+static void open_backfill_kind(struct tc_fx *f, uint32_t nodes, enum px_backfill_mode kind, bool shares) {
   f->conf = tc_conf(nodes, 10, 0, 0);
   f->conf->nodes[0].gpu_types = mig;
   f->conf->nodes[0].ngpu_types = 3;
+  if (shares) f->conf->nodes[0].gpu_shares = PX_GPU_SHARES_YES;
   if (nodes > 1) f->conf->nodes[1].gpu_type = "h100";
   f->conf->sched.order = PX_ORDER_FIFO;
   f->conf->sched.backfill = kind;
@@ -125,7 +126,7 @@ static void open_backfill_kind(struct tc_fx *f, uint32_t nodes, enum px_backfill
   tc_open(f);
 }
 
-static void open_backfill(struct tc_fx *f, uint32_t nodes) { open_backfill_kind(f, nodes, PX_BACKFILL_CONSERVATIVE); }
+static void open_backfill(struct tc_fx *f, uint32_t nodes) { open_backfill_kind(f, nodes, PX_BACKFILL_CONSERVATIVE, false); }
 
 /* Conservative backfill over a mixed node: its per-profile pools have
  * buckets for all of the node's GPUs (the plan files cells by the node's
@@ -187,18 +188,21 @@ static void untyped_job_backfills_beside_typed_reservation(void **state) {
 
 /* One mixed node: job 1 holds six of the seven 1g.10gb instances until
  * 1,000 s; a job of all seven waits, reserved from 1,000 s. An untyped job
- * of one GPU for 2,000 s fits beside that reservation (the plan counts the
- * 2g.20gb and 3g.40gb instances for it), but only if it takes one of them:
- * picking by index gave it the free 1g.10gb (GPU 6), and the reserved job
- * waited until 2,010 s instead of starting at 1,000 s. */
+ * of one GPU (or half of one, on a fresh GPU) for 2,000 s fits beside that
+ * reservation (the plan counts the 2g.20gb and 3g.40gb instances for it),
+ * but only if it takes one of them: picking by index gave it the free
+ * 1g.10gb (GPU 6), and the reserved job waited until 2,010 s instead of
+ * starting at 1,000 s. */
 static void untyped_job_leaves_reserved_type(void **state) {
   (void)state;
   const enum px_backfill_mode kinds[] = {PX_BACKFILL_CONSERVATIVE, PX_BACKFILL_EASY};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+  for (size_t i = 0; i < 2 * sizeof kinds / sizeof kinds[0]; i++) {
     struct tc_fx f;
-    open_backfill_kind(&f, 1, kinds[i]);
+    bool half = i & 1;
+    open_backfill_kind(&f, 1, kinds[i / 2], half);
     struct px_jobspec a = typed("1g.10gb", 6), b = typed("1g.10gb", 7), u = tc_spec("bob", 0, 1);
     a.time_limit_s = 1000, b.time_limit_s = 500, u.time_limit_s = 2000;
+    if (half) u.gpu_share = 50, u.gpus_per_node = 0;
     assert_int_equal(tc_submit(f.core, 1, &a, 0), 0);
     tc_cycle(&f, 0);
     assert_int_equal(tc_submit(f.core, 2, &b, 10), 0);
