@@ -6,7 +6,8 @@
 #    reported lower than configured (2 < 4)"), and a job that needs its GPUs
 #    runs on the other node, the next one waits;
 #  - its agent restarted with the configured count resumes it, and the
-#    waiting job runs there;
+#    waiting job runs there; also after a server kill -9 (the drain and its
+#    reason are journaled);
 #  - an operator's drain is neither replaced by the check's nor lifted by a
 #    full registration.
 source "$(dirname "$0")/lib_server.sh"
@@ -75,6 +76,21 @@ agent_down n01
 agent_up n01 4
 wait_for "n01 resumed again" node_is n01 '.state == "IDLE" and (.reason // "") == ""'
 ok "4 of 8 CPUs: drained (Low CPUs (reported:4 < configured:8)); all 8 again: resumed"
+
+agent_down n01
+agent_up n01 2
+wait_for "n01 drained again" node_is n01 ".state == \"DRAINED\" and .reason == \"$SHORT\""
+stop_server KILL
+start_server
+# the drain is journaled with its reason: the restarted server still knows it
+# is the check's, so the agents coming back (n01 still short) keep it and a
+# full registration lifts it
+wait_for "n01 back, still drained" node_is n01 ".state == \"DRAINED\" and .reason == \"$SHORT\""
+wait_for "job $j1 still on n02" job_on "$j1" n02
+agent_down n01
+agent_up n01 4
+wait_for "n01 resumed after the restart" node_is n01 '.state == "IDLE" and (.reason // "") == ""'
+ok "the check's drain outlives a server kill -9 (journaled) and is still lifted by a full registration"
 
 # restart_n01 GPUS: n01's agent again with GPUS, once the server has answered its registration
 restart_n01() {
