@@ -35,7 +35,10 @@ agent_up() {
   AGENT[$1]=$!
   EXTRA_PIDS+=($!)
 }
-agent_down() { kill "${AGENT[$1]}" && wait "${AGENT[$1]}" 2>/dev/null || true; }
+agent_down() {
+  kill "${AGENT[$1]}" 2>/dev/null || true
+  wait "${AGENT[$1]}" 2>/dev/null || true
+}
 node_is() { expect 200 root GET "/v1/nodes/$1" | jq -e "$2" >/dev/null; }
 node() { expect 200 root GET "/v1/nodes/$1" | jq -c '{state, reason}'; }
 submit() {
