@@ -120,3 +120,9 @@ node_is n01 '.state == "DRAINED" and .reason == "bad fan"' || fail "operator's d
 expect 200 pxoper POST /v1/nodes/n01/resume >/dev/null
 wait_for "n01 resumed by the operator" node_is n01 '.state != "DRAINED" and (.reason // "") == ""'
 ok "an operator's drain stays through short and full registrations (reason: bad fan) until resumed"
+
+# The agents stop here, while the server runs: with --kill-jobs-on-exit they
+# end their jobs and remove their cgroups on the way out, which must not race
+# the removal of $T at exit.
+agent_down n01
+agent_down n02
