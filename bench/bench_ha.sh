@@ -72,7 +72,7 @@ until_ok 20 leads a || fail "a does not lead"
 start_ctl b
 for n in n01 n02 n03 n04 n05; do "$PHALANX" server token --state-dir "$T/a" --user root --node $n >"$T/$n.token"; done
 "$PHALANX" agent --server "http://127.0.0.1:${PORT[a]},http://127.0.0.1:${PORT[b]}" --emulate-nodes 'n[01-05]' \
-  --emulate-jobs sim --token-dir "$T" --state-dir "$T/agent" --heartbeat 1 >>"$T/agent.log" 2>&1 &
+  --emulate-gpus 8:h100 --emulate-cpus 64 --emulate-mem 524288 --emulate-jobs sim --token-dir "$T" --state-dir "$T/agent" --heartbeat 1 >>"$T/agent.log" 2>&1 &
 PIDS+=($!)
 
 # the store: JOBS held jobs, in batches of 1,000 through the leader's socket

@@ -118,3 +118,27 @@ int pxc_tlt_cmp(const struct pxc_tl *tl, const uint8_t *src) {
     if (memcmp(src + (size_t)r * tl->nslots, &tl->tcell[(size_t)r * tl->stride + tl->off], tl->nslots)) return 1;
   return 0;
 }
+
+/* The takes above keep the plan exact only if an untyped job's GPUs come,
+ * as far as can be, from types the plan does not hold for typed jobs: at
+ * its start (place.c) it takes from spare first. A type's spare over the
+ * job's window is its row's smallest cell (its free GPUs less the typed
+ * takes: untyped takes leave the rows alone), at most its free GPUs now. */
+px_bits64 pxc_tlt_spare(const struct px_core *c, uint32_t node, px_bits64 free, int64_t limit_s) {
+  const struct pxc_policy *pol = c->pol;
+  if (!pol || !pol->plan_built || !pxc_tlt_has(&pol->tl, node)) return free;
+  const struct pxc_tl *tl = &pol->tl;
+  const struct pxc_node *n = &c->nodes[node];
+  uint32_t kend = pxc_tl_end_slot(tl, 0, limit_s);
+  if (kend > tl->nslots) kend = tl->nslots;
+  px_bits64 spare = 0;
+  for (uint32_t i = 0; i < n->ngtypes; i++) {
+    const uint8_t *row = pxc_tlt_row(tl, node, i);
+    uint32_t left = UINT32_MAX;
+    for (uint32_t k = 0; k < kend; k++)
+      if (row[k] < left) left = row[k];
+    px_bits64 m = free & n->gtypes[i].gpus;
+    for (; m && left; left--, m &= m - 1) spare |= m & (~m + 1); /* its lowest free ones */
+  }
+  return spare;
+}

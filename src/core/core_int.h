@@ -660,6 +660,10 @@ void pxc_policy_free(struct px_core *c);
 /* node's free resources changed (place.c) or its availability (a node
  * event: the backfill plan is then rebuilt whole). */
 void pxc_plan_node_changed(struct px_core *c, uint32_t node, bool availability);
+/* Of free (GPUs of node), those an untyped job of limit_s may take without
+ * taking a type's instances the backfill plan holds for a typed job
+ * (backfill_typed.c); free itself without a plan or GPU types. */
+px_bits64 pxc_tlt_spare(const struct px_core *c, uint32_t node, px_bits64 free, int64_t limit_s);
 /* End of a main pass: it owes a backfill pass when it left a job waiting. */
 void pxc_policy_main_pass_done(struct px_core *c);
 /* A pending job that has preempted others sorts first (k1 = 0): the

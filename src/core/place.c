@@ -443,6 +443,13 @@ static px_bits64 pick_gpus(const struct px_core *c, const struct pxc_node *n, px
   return take;
 }
 
+/* gu GPUs of free, from spare (a subset) as far as it goes. */
+static px_bits64 pick_spare_first(const struct px_core *c, const struct pxc_node *n, px_bits64 free, px_bits64 spare,
+                                  uint32_t gu) {
+  if ((uint32_t)px_bits64_count(spare) >= gu) return pick_gpus(c, n, spare, gu);
+  return spare | pick_gpus(c, n, free & ~spare, gu - (uint32_t)px_bits64_count(spare));
+}
+
 /* CPUs: first from the NUMA domains of the chosen GPUs, then any. */
 static void pick_cpus(struct px_core *c, const struct pxc_node *n, px_bits64 gpus, uint32_t ncpu,
                       uint64_t *out) {
@@ -487,8 +494,10 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
     uint64_t mem;
     uint32_t share = 0;
     px_bits64 types = pxc_type_gpus(n, j->gpu_type);
-    if (j->shape.share) {
-      uint32_t g = pxc_share_pick(n, n->gpu_free & types, j->shape.share, j->user, types);
+    if (j->shape.share) { /* a fresh GPU, if it needs one, of the spare ones first (below) */
+      px_bits64 free = n->gpu_free & types;
+      px_bits64 spare = j->gpu_type == PX_NONE ? pxc_tlt_spare(c, node, free, j->time_limit_s) : free;
+      uint32_t g = pxc_share_pick(n, spare ? spare : free, j->shape.share, j->user, types);
       pxc_share_take(n, g, share = j->shape.share, j->user);
       gpus = 1ULL << g;
       ncpu = j->shape.cpu + j->shape.base_cpu;
@@ -499,8 +508,13 @@ int pxc_place_commit(struct px_core *c, struct pxc_job *j, const struct pxc_plac
       mem = n->mem_free;
       n->excl = true;
     } else {
-      for (uint32_t k = 0; k < (j->shape.per_node_max > 1 ? u : 1); k++)
-        gpus |= pick_gpus(c, n, n->gpu_free & types & ~gpus, j->shape.per_node_max > 1 ? j->shape.gpu : u * j->shape.gpu);
+      /* an untyped job leaves the instances the plan holds for typed ones */
+      px_bits64 spare = j->gpu_type == PX_NONE ? pxc_tlt_spare(c, node, n->gpu_free, j->time_limit_s) : n->gpu_free;
+      for (uint32_t k = 0; k < (j->shape.per_node_max > 1 ? u : 1); k++) {
+        px_bits64 free = n->gpu_free & types & ~gpus;
+        gpus |= pick_spare_first(c, n, free, spare & free,
+                                 j->shape.per_node_max > 1 ? j->shape.gpu : u * j->shape.gpu);
+      }
       ncpu = u * j->shape.cpu + j->shape.base_cpu;
       mem = pxc_mem_for(j, n, u);
     }

@@ -141,9 +141,10 @@ bool px_node_report_shortfall(const struct px_node_report *r, uint32_t cpus, uin
   if (r->mem_mib < mem_mib)
     snprintf(part[n++], sizeof part[0], "Low RealMemory (reported:%llu < 100.00%% of configured:%llu)",
              (unsigned long long)r->mem_mib, (unsigned long long)mem_mib);
+  bool other = have < r->ngpus; /* some are of another type: say which type counted */
   if (have < ngpu)
     snprintf(part[n++], sizeof part[0], "gres/gpu%s%s count reported lower than configured (%u < %u)",
-             gpu_type && *gpu_type ? ":" : "", gpu_type ? gpu_type : "", have, ngpu);
+             other ? ":" : "", other ? gpu_type : "", have, ngpu);
   for (int i = 0; i < n && len < size; i++) {
     int w = snprintf(buf + len, size - len, "%s%s", i ? "; " : "", part[i]);
     if (w < 0) break;

@@ -6,6 +6,10 @@
  *   POST /v1/agent/register    body: px_node_report      -> {"heartbeat_s":N,"node":"n01"}
  *        on every agent start; lists what the agent still runs or has
  *        finished but not yet reported (after an agent or server restart).
+ *        cpus, mem_mib and gpus are what the node really has ("gpus"
+ *        absent is the same as [], no GPU: the agent always sends the list,
+ *        empty when it found none): fewer than its NodeName= line says
+ *        drains the node until a registration has them again.
  *   GET  /v1/agent/work?node=N&after=SEQ   long-poll (up to ~20 s) for
  *        orders with a sequence number > SEQ:
  *        {"seq":S,"launch":[px_launch...],"signal":[px_signal_order...],
@@ -221,8 +225,9 @@ int px_signal_order_decode(const char *json, struct px_signal_order *s, struct p
  * and writes a drain reason in Slurm's words to buf ("Low CPUs (reported:32
  * < configured:64); gres/gpu count reported lower than configured (4 < 8)")
  * when the node has less than configured; false (buf "") otherwise. GPUs of
- * another type than gpu_type (when given) do not count. (Added by the
- * agent's issue: the server drains with this reason.) */
+ * another type than gpu_type (when given) do not count, and then the reason
+ * names the type ("gres/gpu:h100 count ..."). The server drains with this
+ * reason at registration (server/nodes/node_shape.c). */
 bool px_node_report_shortfall(const struct px_node_report *r, uint32_t cpus, uint64_t mem_mib,
                               uint32_t ngpu, const char *gpu_type, char *buf, size_t size);
 

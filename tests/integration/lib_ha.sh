@@ -112,15 +112,16 @@ start_agent() {
     "$PHALANX" server token --state-dir "$T/a" --user root --node $n >"$T/tok/$n.token"
   done
   "$PHALANX" agent --server "$1" --emulate-nodes 'n[01-04]' --emulate-jobs real --token-dir "$T/tok" \
-    --state-dir "$T/agent" --heartbeat 1 >>"$T/agent.log" 2>&1 &
+    --emulate-gpus 8:h100 --emulate-cpus 64 --emulate-mem 524288 --state-dir "$T/agent" --heartbeat 1 >>"$T/agent.log" 2>&1 &
   AGENT=$!
 }
 
-# start_real_agent URLS: the real agent (processes, cgroups) for n05, with two emulated GPUs.
+# start_real_agent URLS: the real agent (processes, cgroups) for n05, with two emulated GPUs
+# (and n05's CPUs and memory: a node reporting fewer than configured is drained).
 REAL=
 start_real_agent() {
   "$PHALANX" server token --state-dir "$T/a" --user root --node n05 >"$T/tok/n05.token"
-  "$PHALANX" agent --server "$1" --node n05 --state-dir "$T/real" --emulate-gpus 2 --kill-wait 1 --allow-root \
+  "$PHALANX" agent --server "$1" --node n05 --state-dir "$T/real" --emulate-gpus 2 --emulate-cpus 4 --emulate-mem 8192 --kill-wait 1 --allow-root \
     --token-file "$T/tok/n05.token" --heartbeat 1 >>"$T/real.log" 2>&1 &
   REAL=$!
 }

@@ -107,10 +107,20 @@ expect() {
   echo "${out#* }"
 }
 
+# node_report NODE [JOBS]: the registration of a healthy node NODE: the CPUs,
+# memory and GPUs its configuration gives it (as the server lists it: a node
+# that reports fewer is drained, docs/agent.md), knowing JOBS (default []).
+node_report() {
+  expect 200 root GET "/v1/nodes/$1" | jq -c --argjson jobs "${2:-[]}" '
+    (if .gres then [.gres | split(",")[] | split(":") | .[1] as $t | range(.[2] | tonumber) | $t]
+     else [range(.gpus) as $i | .gpu_type // ""] end) as $types
+    | {node: .name, addr: "127.0.0.1", cpus, mem_mib, version: "test", jobs: $jobs,
+       gpus: [$types | to_entries[] | {index: .key, uuid: "GPU-FAKE-\(.key)", type: .value}]}'
+}
+
 # A fake agent for node $1 over the Unix socket (root: an administrator).
 register_node() {
-  expect 200 root POST /v1/agent/register \
-    "{\"node\":\"$1\",\"addr\":\"127.0.0.1\",\"cpus\":64,\"mem_mib\":524288,\"gpus\":[],\"jobs\":${2:-[]},\"version\":\"test\"}" >/dev/null
+  expect 200 root POST /v1/agent/register "$(node_report "$1" "${2:-[]}")" >/dev/null
 }
 
 # wait_for DESCRIPTION COMMAND...: retries COMMAND until it succeeds, WAIT_S

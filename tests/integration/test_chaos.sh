@@ -87,7 +87,7 @@ server_up() {
 agent_up() { # index
   local n=${NODES[$1]}
   "$PHALANX" agent --server "http://127.0.0.1:$PORT" --node "$n" --addr 127.0.0.1 \
-    --state-dir "$T/agents/$n" --emulate-gpus 4 --emulate-cpus 8 --emulate-mem 16384 \
+    --state-dir "$T/agents/$n" --emulate-gpus 4:h100 --emulate-cpus 8 --emulate-mem 16384 \
     --kill-wait 1 --allow-root --token-file "$T/agents/$n.token" >>"$T/agents/$n.log" 2>&1 &
   AGENT_PIDS[$1]=$!
 }

@@ -93,7 +93,7 @@ tcp_expect 401 "MUNGE $cred" GET /v1/whoami | jq -e '.error.message|test("replay
 ok "MUNGE: identity, replay refused"
 
 # --- agents are bound to their node
-reg() { echo "{\"node\":\"$1\",\"addr\":\"127.0.0.1\",\"cpus\":64,\"mem_mib\":524288,\"gpus\":[],\"jobs\":[],\"version\":\"t\"}"; }
+reg() { node_report "$1"; }
 tcp_expect 200 "MUNGE $(munge_cred root n02)" POST /v1/agent/register "$(reg n02)" >/dev/null
 tcp_expect 403 "MUNGE $(munge_cred root n02)" POST /v1/agent/register "$(reg n03)" | jq -e '.error.message|test("agent-node")' >/dev/null
 ntok=$("$PHALANX" server token --state-dir "$STATE" --user root --uid 0 --node n01 --lifetime 600)

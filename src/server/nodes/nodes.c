@@ -235,35 +235,6 @@ static bool never_reached(const struct px_sjob *j, const struct px_node_report *
   return j->unconfirmed && !j->recovered && r->since > 0 && j->start >= r->since;
 }
 
-/* A node with GPUs of several types (MIG profiles side by side) is
- * scheduled by index, the configured types numbered in name order; an agent
- * that reports another order (or other profiles) would run jobs on the
- * wrong instances. True, with why, at the first index that differs. */
-static bool gpu_layout_differs(const struct px_conf_node *cn, const struct px_node_report *rep, char *why,
-                               size_t size) {
-  if (cn->ngpu_types < 2) return false;
-  for (uint32_t i = 0; i < cn->ngpu; i++) {
-    const char *want = px_conf_gpu_type_at(cn, i), *got = i < rep->ngpus ? rep->gpus[i].type : "missing";
-    if (strcmp(want, got) == 0) continue;
-    snprintf(why, size, "gres/gpu layout: GPU %u is %s, Gres= says %s", i, got, want);
-    return true;
-  }
-  return false;
-}
-
-/* Drained with why, as Slurm does a node whose GRES differ from its
- * configuration, unless an operator (or another cause) drained it already. */
-static int drain_bad_layout(struct px_server *s, uint32_t node, const struct px_node_report *rep, int64_t now) {
-  char why[256];
-  if (!gpu_layout_differs(&s->conf->nodes[node], rep, why, sizeof why)) return 0;
-  px_warn("node %s: %s (GPUs of several types are numbered by type name): drained", s->conf->nodes[node].name, why);
-  if (s->nodes[node].admin_drain) return 0;
-  struct px_event ev = {.kind = PX_EV_NODE_DRAIN, .node = node, .reason = why};
-  struct px_event_result res;
-  s->need_cycle = true;
-  return px_events_accept(s, &ev, now, &res);
-}
-
 int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
   int idx = px_node_index(s, r->report.node);
   if (idx < 0) return PX_ENOENT;
@@ -274,8 +245,8 @@ int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
   if (n->down) node_alive(s, (uint32_t)idx, true, NULL, now);
   if (!n->admin_drain) n->reason[0] = '\0';
   s->nodes_dirty = s->dirty = s->need_cycle = true;
-  int rc = drain_bad_layout(s, (uint32_t)idx, &r->report, now);
-  if (rc) px_error("node %s: cannot record its drain: %s", r->report.node, px_strerror(rc));
+  int rc = px_node_shape_check(s, (uint32_t)idx, &r->report, now); /* fewer GPUs than configured: drained */
+  if (rc) px_error("node %s: cannot record its drain or resume: %s", r->report.node, px_strerror(rc));
   /* What the journal says runs here, against what the agent knows. */
   for (size_t i = 0; i < s->njobs; i++) {
     struct px_sjob *j = s->jobs[i];

@@ -76,6 +76,14 @@ int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, in
 int px_jobs_end_why(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                     int32_t term_signal, const char *reason, int64_t now);
 
+/* ---- registration against the configuration (node_shape.c), main thread ---- */
+struct px_node_report;
+/* Drains node when its agent reports fewer CPUs, memory or GPUs than
+ * configured (or its GPU types in another order), with Slurm's reason;
+ * resumes it when a later report matches and the drain was this check's.
+ * 0, or PX_E* when the event could not be journaled. */
+int px_node_shape_check(struct px_server *s, uint32_t node, const struct px_node_report *rep, int64_t now);
+
 /* ---- GPU health (gpu_health.c), main thread ---- */
 struct px_event;
 struct px_gpu_fault;

@@ -88,6 +88,10 @@ static void shortfall(void **state) {
   assert_true(px_node_report_shortfall(&r, 64, 100000, 8, "h100", buf, sizeof buf));
   assert_string_equal(buf, "Low CPUs (reported:32 < configured:64); "
                            "gres/gpu:h100 count reported lower than configured (3 < 8)");
+  /* all of them of the type counted: Slurm 22.05's words exactly (no type) */
+  for (int i = 0; i < 4; i++) snprintf(gpus[i].type, sizeof gpus[i].type, "h100");
+  assert_true(px_node_report_shortfall(&r, 32, 100000, 8, "h100", buf, sizeof buf));
+  assert_string_equal(buf, "gres/gpu count reported lower than configured (4 < 8)");
   assert_true(px_node_report_shortfall(&r, 1, 131072, 0, NULL, buf, sizeof buf));
   assert_string_equal(buf, "Low RealMemory (reported:100000 < 100.00% of configured:131072)");
 }

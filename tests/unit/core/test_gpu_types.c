@@ -111,19 +111,22 @@ static void fractions_stay_on_their_type(void **state) {
   tc_close(&f);
 }
 
-/* Conservative backfill, 100 s slots, on nodes nodes of 10 GPUs: node 0
- * mixed, node 1 (if any) h100s. */
-static void open_backfill(struct tc_fx *f, uint32_t nodes) {
+/* Backfill of kind (conservative by default), 100 s slots, on nodes nodes
+ * of 10 GPUs: node 0 mixed (GpuShares=YES with shares), node 1 (if any) h100s. */
+static void open_backfill_kind(struct tc_fx *f, uint32_t nodes, enum px_backfill_mode kind, bool shares) {
   f->conf = tc_conf(nodes, 10, 0, 0);
   f->conf->nodes[0].gpu_types = mig;
   f->conf->nodes[0].ngpu_types = 3;
+  if (shares) f->conf->nodes[0].gpu_shares = PX_GPU_SHARES_YES;
   if (nodes > 1) f->conf->nodes[1].gpu_type = "h100";
   f->conf->sched.order = PX_ORDER_FIFO;
-  f->conf->sched.backfill = PX_BACKFILL_CONSERVATIVE;
+  f->conf->sched.backfill = kind;
   f->conf->sched.backfill_resolution_s = 100;
   f->conf->sched.backfill_window_s = 10000;
   tc_open(f);
 }
+
+static void open_backfill(struct tc_fx *f, uint32_t nodes) { open_backfill_kind(f, nodes, PX_BACKFILL_CONSERVATIVE, false); }
 
 /* Conservative backfill over a mixed node: its per-profile pools have
  * buckets for all of the node's GPUs (the plan files cells by the node's
@@ -183,6 +186,45 @@ static void untyped_job_backfills_beside_typed_reservation(void **state) {
   tc_close(&f);
 }
 
+/* One mixed node: job 1 holds six of the seven 1g.10gb instances until
+ * 1,000 s; a job of all seven waits, reserved from 1,000 s. An untyped job
+ * of one GPU (or half of one, on a fresh GPU) for 2,000 s fits beside that
+ * reservation (the plan counts the 2g.20gb and 3g.40gb instances for it),
+ * but only if it takes one of them: picking by index gave it the free
+ * 1g.10gb (GPU 6), and the reserved job waited until 2,010 s instead of
+ * starting at 1,000 s. */
+static void untyped_job_leaves_reserved_type(void **state) {
+  (void)state;
+  const enum px_backfill_mode kinds[] = {PX_BACKFILL_CONSERVATIVE, PX_BACKFILL_EASY};
+  for (size_t i = 0; i < 2 * sizeof kinds / sizeof kinds[0]; i++) {
+    struct tc_fx f;
+    bool half = i & 1;
+    open_backfill_kind(&f, 1, kinds[i / 2], half);
+    struct px_jobspec a = typed("1g.10gb", 6), b = typed("1g.10gb", 7), u = tc_spec("bob", 0, 1);
+    a.time_limit_s = 1000, b.time_limit_s = 500, u.time_limit_s = 2000;
+    if (half) u.gpu_share = 50, u.gpus_per_node = 0;
+    assert_int_equal(tc_submit(f.core, 1, &a, 0), 0);
+    tc_cycle(&f, 0);
+    assert_int_equal(tc_submit(f.core, 2, &b, 10), 0);
+    assert_int_equal(tc_submit(f.core, 3, &u, 10), 0);
+    tc_cycle(&f, 10);
+    struct px_job_view v;
+    assert_int_equal(px_core_job_get(f.core, 2, &v), 0);
+    assert_int_equal(v.state, PX_JOB_PENDING);
+    assert_int_equal(v.expected_start_s, 1000);
+    uint32_t node = 9;
+    px_bits64 g = alloc_of(&f, 3, &node);
+    assert_int_equal(px_bits64_count(g), 1);
+    assert_true((g & px_bits64_range(0, 7)) == 0); /* not a 1g.10gb: those are job 2's at 1,000 s */
+    struct px_event end = {.kind = PX_EV_END, .job_id = 1, .state = PX_JOB_COMPLETED};
+    struct px_event_result res;
+    assert_int_equal(px_core_apply(f.core, &end, 1000, &res), 0);
+    tc_cycle(&f, 1000);
+    assert_int_equal(alloc_of(&f, 2, &node), px_bits64_range(0, 7)); /* on time, on its seven */
+    tc_close(&f);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(typed_jobs_take_their_type),
@@ -190,6 +232,7 @@ int main(void) {
       cmocka_unit_test(fractions_stay_on_their_type),
       cmocka_unit_test(backfill_with_mixed_nodes),
       cmocka_unit_test(untyped_job_backfills_beside_typed_reservation),
+      cmocka_unit_test(untyped_job_leaves_reserved_type),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,86 @@
+/*
+ * node_shape.c - what an agent registers with, against its node's
+ * NodeName= line, on the main thread (docs/agent.md, "Resources").
+ *
+ * A node whose agent finds fewer CPUs, less memory or fewer GPUs than the
+ * configuration says (a GPU fallen off the bus, a driver that did not load),
+ * or GPUs of several types numbered otherwise than Gres= numbers them, must
+ * not take jobs for resources it does not have: it is drained, with the
+ * reason in Slurm's words (`gres/gpu count reported lower than configured
+ * (4 < 8)`, px_node_report_shortfall). Slurm 22.05 does the same (its node
+ * shows IDLE+DRAIN+INVALID_REG, "inval" in sinfo, with that reason).
+ *
+ * A later registration that matches the configuration resumes the node when
+ * this check drained it (its reason is one of the check's), never when an
+ * operator or another cause did: their drain and reason stay. Slurm keeps the
+ * node DRAIN until an operator resumes it; here, as with the health check
+ * (node_health.c), the cause is known to be gone, so the node comes back.
+ * The drain is journaled like any other, so a restarted server still knows
+ * it is this check's until the agent registers again.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/event.h"
+#include "proto/agent_msg.h"
+#include "server/nodes/nodes.h"
+#include "server/tables.h"
+#include "util/log.h"
+
+#define LAYOUT_PREFIX "gres/gpu layout: "
+
+/* A node with GPUs of several types (MIG profiles side by side) is
+ * scheduled by index, the configured types numbered in name order; an agent
+ * that reports another order (or other profiles) would run jobs on the
+ * wrong instances. True, with why, at the first index that differs. */
+static bool gpu_layout_differs(const struct px_conf_node *cn, const struct px_node_report *rep, char *why,
+                               size_t size) {
+  if (cn->ngpu_types < 2) return false;
+  for (uint32_t i = 0; i < cn->ngpu; i++) {
+    const char *want = px_conf_gpu_type_at(cn, i), *got = i < rep->ngpus ? rep->gpus[i].type : "missing";
+    if (strcmp(want, got) == 0) continue;
+    snprintf(why, size, LAYOUT_PREFIX "GPU %u is %s, Gres= says %s", i, got, want);
+    return true;
+  }
+  return false;
+}
+
+/* Whether reason is one this check gives (px_node_report_shortfall's parts
+ * start the text, or the layout's). */
+static bool check_reason(const char *reason) {
+  static const char *const starts[] = {"Low CPUs (reported:", "Low RealMemory (reported:", LAYOUT_PREFIX};
+  for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
+    if (!strncmp(reason, starts[i], strlen(starts[i]))) return true;
+  return !strncmp(reason, "gres/gpu", 8) && strstr(reason, " count reported lower than configured (");
+}
+
+static int node_event(struct px_server *s, enum px_event_kind kind, uint32_t node, const char *reason, int64_t now) {
+  struct px_event ev = {.kind = kind, .node = node, .reason = reason};
+  struct px_event_result res;
+  s->need_cycle = true;
+  return px_events_accept(s, &ev, now, &res);
+}
+
+int px_node_shape_check(struct px_server *s, uint32_t node, const struct px_node_report *rep, int64_t now) {
+  const struct px_conf_node *cn = &s->conf->nodes[node];
+  struct px_snode *n = &s->nodes[node];
+  char why[512];
+  /* several types: the layout names the first GPU that differs (a missing
+   * one too); one type: only GPUs of it count */
+  bool bad = gpu_layout_differs(cn, rep, why, sizeof why) ||
+             px_node_report_shortfall(rep, cn->cpus, cn->mem_mib, cn->ngpu, cn->ngpu_types ? NULL : cn->gpu_type,
+                                      why, sizeof why);
+  bool ours = n->admin_drain && check_reason(n->reason);
+  if (bad && n->admin_drain && !ours) {
+    px_warn("node %s: %s (already drained: %s)", cn->name, why, n->reason);
+    return 0;
+  }
+  if (bad && ours && !strcmp(n->reason, why)) return 0; /* drained for this already */
+  if (bad) {
+    px_warn("node %s: %s: drained (it registered with less than configured)", cn->name, why);
+    return node_event(s, PX_EV_NODE_DRAIN, node, why, now);
+  }
+  if (!ours) return 0;
+  px_info("node %s: registered with its configured resources again: resumed (was: %s)", cn->name, n->reason);
+  return node_event(s, PX_EV_NODE_RESUME, node, NULL, now);
+}
