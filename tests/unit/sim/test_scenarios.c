@@ -270,13 +270,14 @@ static void test_dependency(void **state) {
 
 /*
  * One 8-GPU node, a record's singletons (the core's own: a singleton job
- * starts while no job of its name and user runs). a (alice, train) runs
- * 0-100; b (alice, train) would start at 10, but waits for a and for f
- * (alice, train without a dependency, 30-130): it starts at 130. c (bob,
+ * starts while no job of its name and user runs). 1 (alice, train) runs
+ * 0-100; 2 (alice, train) would start at 10, but waits for 1 and for 6
+ * (alice, train without a dependency, 30-130): it starts at 130. 3 (bob,
  * train) does not wait: another user (both run as the queue's one user
- * here, so the replay names them alice/train and bob/train). d (alice,
- * eval) has no namesake running; e has no name (an export without the
- * column): nothing to wait for.
+ * here, so the replay names them alice/train and bob/train). 4 (alice,
+ * eval) has no namesake running; 5 has no name (an export without the
+ * column): nothing to wait for. 7 (afterany:1,singleton) needs both: at
+ * 130 it and 2 are free, 2 (the older) starts and holds it until 180.
  */
 static void test_singleton(void **state) {
   (void)state;
@@ -285,7 +286,7 @@ static void test_singleton(void **state) {
   assert_string_equal(px_sim_job_name(&w.setup, 0), "alice/train");
   assert_string_equal(px_sim_job_name(&w.setup, 2), "bob/train");
   assert_null(px_sim_job_name(&w.setup, 4));
-  const int64_t starts[] = {0, 130, 10, 20, 20, 30};
+  const int64_t starts[] = {0, 130, 10, 20, 20, 30, 180};
   expect_record_starts(&w, starts);
   world_close(&w);
 }
