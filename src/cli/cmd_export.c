@@ -22,7 +22,9 @@
  * replay handles the events of one second in that order, and cycles where
  * the server's cycles started jobs. dependency is the job's -d as the user
  * wrote it (its ids are this record's job ids; empty when none): the replay
- * holds the job until the jobs it names end.
+ * holds the job until the jobs it names end. name is the job's name (-J;
+ * quoted when it holds a comma, quote or line break): the replay submits
+ * the job under it, so that a singleton waits for its namesakes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +37,7 @@
 
 static const char EXPORT_HEADER[] =
     "job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,"
-    "time_limit_s,array_job_id,array_task_id,submit_seq,start_seq,end_seq,time0_unix_s,dependency\n";
+    "time_limit_s,array_job_id,array_task_id,name,submit_seq,start_seq,end_seq,time0_unix_s,dependency\n";
 
 /* By job id, then attempt: the last row of each id is its latest attempt. */
 static int by_id_attempt(const void *a, const void *b) {
@@ -104,6 +106,8 @@ static void write_row(FILE *f, const struct px_job_info *j, int64_t t0) {
   fputc(',', f);
   if (j->array_job_id) fprintf(f, "%llu,%u", (unsigned long long)j->array_job_id, j->array_task_id);
   else fputc(',', f);
+  fputc(',', f);
+  csv_field(f, j->spec.name); /* what a singleton keys on, with the user */
   fputc(',', f);
   /* the server's order of its submit and end within a second (empty from
    * a row written before accounting kept it) */

@@ -2,7 +2,9 @@
  * deps.c - a trace job's dependency in the replay (px_sim_dependency,
  * sim.h): the trace names jobs by the record's ids, the core by the
  * replay's (index + 1), and only what the replay still has to wait for is
- * passed on (docs/simulator.md, "What-if on your own cluster").
+ * passed on (docs/simulator.md, "What-if on your own cluster"). And the
+ * name each job is submitted under (px_sim_names_init), which `singleton`
+ * keys on with the user: the core holds a singleton job itself.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +52,7 @@ int px_sim_deps_init(struct px_sim_setup *s) {
     int64_t a = t->jobs.v[s->jobs[i].trace_index].array_job_id;
     if (a >= 0) s->array_tasks[s->narray_tasks++] = (struct px_sim_task){a, i};
   }
-  qsort(s->array_tasks, s->narray_tasks, sizeof *s->array_tasks, cmp_task);
+  if (s->narray_tasks) qsort(s->array_tasks, s->narray_tasks, sizeof *s->array_tasks, cmp_task); /* NULL when none */
   mark_after_targets(s);
   return 0;
 }
@@ -69,10 +71,10 @@ struct dep_out {
   bool nomem;
 };
 
-static void put_term(struct dep_out *o, bool after, uint32_t job) {
-  char term[40];
-  int n = snprintf(term, sizeof term, "%s%s:%u", o->len ? (o->sep == '?' ? "?" : ",") : "",
-                   after ? "after" : "afterany", job + 1);
+/* Appends term (at most 39 bytes) after the separator. */
+static void put(struct dep_out *o, const char *term) {
+  char buf[41];
+  int n = snprintf(buf, sizeof buf, "%s%s", o->len ? (o->sep == '?' ? "?" : ",") : "", term);
   if (o->len + (size_t)n + 1 > o->cap) {
     size_t cap = o->cap ? o->cap * 2 + (size_t)n : 64;
     char *b = realloc(o->buf, cap);
@@ -82,8 +84,14 @@ static void put_term(struct dep_out *o, bool after, uint32_t job) {
     }
     o->buf = b, o->cap = cap;
   }
-  memcpy(o->buf + o->len, term, (size_t)n + 1);
+  memcpy(o->buf + o->len, buf, (size_t)n + 1);
   o->len += (size_t)n;
+}
+
+static void put_term(struct dep_out *o, bool after, uint32_t job) {
+  char term[32];
+  snprintf(term, sizeof term, "%s:%u", after ? "after" : "afterany", job + 1);
+  put(o, term);
 }
 
 /* Whether job must still wait for target k (after: its start, else its end). */
@@ -129,7 +137,12 @@ int px_sim_dependency(const struct px_sim_setup *s, uint32_t job, const struct p
   while (*p) {
     size_t len = strcspn(p, ",?");
     bool after = len > 6 && !strncmp(p, "after:", 6);
-    const char *q = memchr(p, ':', len); /* NULL: singleton, dropped */
+    const char *q = memchr(p, ':', len); /* NULL: singleton */
+    /* singleton: the core holds the job while a job of its name and user
+     * runs; a job without a name (an export without the column) has none
+     * to wait for, as in the core */
+    if (!q && px_sim_job_name(s, job)) put(&o, "singleton");
+    else if (!q) o.met = true;
     while (q && q < p + len) {
       char id[24];
       size_t n = strspn(q + 1, "0123456789");
@@ -142,5 +155,50 @@ int px_sim_dependency(const struct px_sim_setup *s, uint32_t job, const struct p
   if (o.nomem || (o.sep == '?' && o.met)) free(o.buf), o.buf = NULL;
   if (o.nomem) return PX_ENOMEM;
   *out = o.buf;
+  return 0;
+}
+
+/* ---- job names ------------------------------------------------------------ */
+
+/* The interned copy of "user/name" (user NULL: "name"). */
+static int name_put(struct px_sim_setup *s, const char *user, const char *name, uint32_t *out) {
+  size_t nu = user ? strlen(user) + 1 : 0, nn = strlen(name) + 1;
+  char *key = malloc(nu + nn);
+  if (!key) return PX_ENOMEM;
+  if (user) memcpy(key, user, nu - 1), key[nu - 1] = '/';
+  memcpy(key + nu, name, nn);
+  uint64_t k;
+  if (px_smap_get(&s->job_name_index, key, &k)) {
+    free(key);
+    *out = (uint32_t)k;
+    return 0;
+  }
+  if (px_strvec_push(&s->job_names, key)) {
+    free(key);
+    return PX_ENOMEM;
+  }
+  *out = (uint32_t)(s->job_names.len - 1); /* key is freed with job_names from here */
+  return px_smap_put(&s->job_name_index, key, *out) ? PX_ENOMEM : 0;
+}
+
+/*
+ * The name a job is submitted under is its trace name; when it runs as
+ * another user than its recorded one (the accounts tree lacks that user
+ * under its account: --cluster runs all of a queue's jobs as the queue's
+ * one user), its recorded user qualifies it ("alice/train"), so that a
+ * singleton is still held only by its own user's namesakes.
+ */
+int px_sim_names_init(struct px_sim_setup *s) {
+  const struct px_trace *t = s->trace;
+  if (!(s->job_name = malloc((s->njobs + 1) * sizeof *s->job_name))) return PX_ENOMEM;
+  for (uint32_t i = 0; i < s->njobs; i++) {
+    const struct px_trace_job *tj = &t->jobs.v[s->jobs[i].trace_index];
+    s->job_name[i] = PX_TRACE_NONE;
+    if (tj->name == PX_TRACE_NONE) continue;
+    const char *user = tj->user == PX_TRACE_NONE ? NULL : px_trace_name(t, tj->user);
+    if (user && !strcmp(user, s->conf->accounts[s->jobs[i].assoc].name)) user = NULL;
+    int rc = name_put(s, user, px_trace_name(t, tj->name), &s->job_name[i]);
+    if (rc) return rc;
+  }
   return 0;
 }

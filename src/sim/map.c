@@ -11,6 +11,8 @@
  *             one node, else ceil(gpus / GPUs per node).
  *   skipped   more GPUs or nodes than the cluster has, or more GPUs per node
  *             than a node has: counted by reason, never submitted.
+ *   name      the trace's (an exported trace's name column), qualified by
+ *             the recorded user when the job runs as another (deps.c).
  *
  * Jobs are sorted by (submit_s, line) so that job ids follow arrival order.
  */
@@ -196,6 +198,7 @@ int px_sim_setup_init(struct px_sim_setup *s, const struct px_trace *t, const st
   free(m.assoc);
   qsort(s->jobs, s->njobs, sizeof *s->jobs, cmp_job);
   if (t->ndependent && (rc = px_sim_deps_init(s))) goto fail;
+  if (t->nnamed && (rc = px_sim_names_init(s))) goto fail;
   return 0;
 fail:
   px_sim_setup_fini(s);
@@ -289,6 +292,9 @@ void px_sim_setup_fini(struct px_sim_setup *s) {
   free(s->account_assoc);
   px_smap_fini(&s->dep_ids);
   free(s->array_tasks);
+  free(s->job_name);
+  px_strvec_free_all(&s->job_names);
+  px_smap_fini(&s->job_name_index);
   memset(s, 0, sizeof *s);
 }
 
@@ -297,6 +303,7 @@ void px_sim_job_spec(const struct px_sim_setup *s, uint32_t job, uint32_t assoc,
   const struct px_conf_account *a = &s->conf->accounts[assoc];
   const struct px_trace_job *tj = &s->trace->jobs.v[j->trace_index];
   px_jobspec_init(spec);
+  spec->name = (char *)px_sim_job_name(s, job); /* what singleton keys on, with the user */
   spec->user = (char *)a->name;
   spec->account = (char *)s->conf->accounts[a->parent].name;
   spec->nodes_min = spec->nodes_max = spec->ntasks = j->nodes;

@@ -87,6 +87,12 @@ struct px_sim_setup {
   struct px_smap dep_ids;
   struct px_sim_task *array_tasks;
   uint32_t narray_tasks;
+  /* job names (a trace with a name column, px_sim_names_init): per job an
+   * index into job_names, PX_TRACE_NONE when it has none; NULL when the
+   * trace names no job */
+  uint32_t *job_name;
+  struct px_strvec job_names;
+  struct px_smap job_name_index; /* job_names' strings -> their index */
 };
 
 /*
@@ -114,6 +120,19 @@ struct px_sim_jobrun;
 int px_sim_deps_init(struct px_sim_setup *s);
 
 /*
+ * px_sim_setup's job names (px_sim_setup_init calls it for a trace with a
+ * name column): each job's trace name, qualified by its recorded user
+ * ("alice/train") when it runs as another user (deps.c says why). 0 or
+ * PX_ENOMEM.
+ */
+int px_sim_names_init(struct px_sim_setup *s);
+
+/* The name job (an index into s->jobs) is submitted under, NULL: none. */
+static inline const char *px_sim_job_name(const struct px_sim_setup *s, uint32_t job) {
+  return s->job_name && s->job_name[job] != PX_TRACE_NONE ? s->job_names.v[s->job_name[job]] : NULL;
+}
+
+/*
  * The dependency the core holds job (an index into s->jobs) by at its
  * submit: its trace dependency with the trace's job ids as core ids, and
  * only what is still to wait for (runs: every job's state so far). The
@@ -124,8 +143,9 @@ int px_sim_deps_init(struct px_sim_setup *s);
  * runs in the replay (not in the trace: cancelled while pending; skipped;
  * rejected; a later job) is met, as Slurm counts after/afterany/afternotok
  * on a job that will never run, and an array's id waits for all its tasks.
- * singleton is dropped (the trace has no job names). NULL (*out): nothing to
- * wait for; else a malloc'd string. 0 or PX_ENOMEM.
+ * singleton stays: the core holds the job while a job of its name and user
+ * runs (px_sim_job_name); a job without a name has none to wait for (met).
+ * NULL (*out): nothing to wait for; else a malloc'd string. 0 or PX_ENOMEM.
  */
 int px_sim_dependency(const struct px_sim_setup *s, uint32_t job, const struct px_sim_jobrun *runs, char **out);
 
@@ -142,8 +162,9 @@ int px_sim_setup_qos(struct px_sim_setup *s, const char *spec, struct px_diag *d
 
 /*
  * The core job spec of job (an index into s->jobs) as it runs under the
- * user association assoc (a conf index): user and account, the shape, the
- * time limit, the trace's partition and QoS, the --qos-map QoS over them.
+ * user association assoc (a conf index): its name (px_sim_job_name), user
+ * and account, the shape, the time limit, the trace's partition and QoS,
+ * the --qos-map QoS over them.
  * Strings are borrowed from s. The replay (loop.c) adds what only a
  * submit needs (requeue, --begin); the recorded run's fair share
  * (fs_record.c) gives it to recovery as is.

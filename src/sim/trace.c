@@ -18,12 +18,12 @@
 
 enum col {
   C_ID, C_SUBMIT, C_DURATION, C_GPUS, C_NODES, C_USER, C_QUEUE, C_STATUS, C_LIMIT,
-  C_ELIGIBLE, C_START, C_END, C_QOS, C_PARTITION, C_ARRAY, C_SUBMIT_SEQ, C_START_SEQ, C_END_SEQ, C_TIME0, C_DEPENDENCY, C_NCOLS
+  C_ELIGIBLE, C_START, C_END, C_QOS, C_PARTITION, C_ARRAY, C_SUBMIT_SEQ, C_START_SEQ, C_END_SEQ, C_TIME0, C_DEPENDENCY, C_NAME, C_NCOLS
 };
 static const char *const col_names[C_NCOLS] = {
     "job_id",       "submit_s",   "duration_s", "gpus",    "nodes", "user",      "queue",       "status",
     "time_limit_s", "eligible_s", "start_s",    "end_s",   "qos",   "partition", "array_job_id",
-    "submit_seq",   "start_seq",  "end_seq",    "time0_unix_s", "dependency"};
+    "submit_seq",   "start_seq",  "end_seq",    "time0_unix_s", "dependency", "name"};
 #define C_REQUIRED C_LIMIT /* columns before this one must be in the header */
 
 /* One field of the current row: bytes in the input, or (quoted) in scratch. */
@@ -36,8 +36,9 @@ struct field {
 struct reader {
   const char *buf;
   size_t len, pos;
-  uint32_t line;         /* line of the row being read */
-  size_t line_start;     /* byte offset where that line starts */
+  uint32_t line;         /* line the reader is at (quoted line breaks count) */
+  uint32_t row_line;     /* line where the row being read starts */
+  size_t line_start;     /* byte offset where that row starts */
   struct px_charvec scratch;
   struct field *fields;  /* the current row */
   size_t nfields, cap;
@@ -64,12 +65,16 @@ static const char *fbytes(const struct reader *r, const struct field *f) {
   return r->buf + f->off;
 }
 
-/* "line 7, column 12 (gpus): not a non-negative number"; what may be NULL. */
+/* "line 7, column 12 (gpus): not a non-negative number"; what may be NULL.
+ * The line and column of pos itself: a quoted field may hold line breaks. */
 static int perr(struct reader *r, size_t pos, int err, const char *what, const char *msg) {
-  int col = (int)(pos - r->line_start) + 1;
-  px_diag_set(r->d, err, (int)pos, "line %u, column %d%s%s%s: %s", r->line, col, what ? " (" : "",
-              what ? what : "", what ? ")" : "", msg);
-  if (r->d) r->d->line = (int)r->line;
+  uint32_t line = r->row_line;
+  size_t start = r->line_start;
+  for (size_t i = r->line_start; i < pos && i < r->len; i++)
+    if (r->buf[i] == '\n') line++, start = i + 1;
+  px_diag_set(r->d, err, (int)pos, "line %u, column %d%s%s%s: %s", line, (int)(pos - start) + 1,
+              what ? " (" : "", what ? what : "", what ? ")" : "", msg);
+  if (r->d) r->d->line = (int)line;
   return err;
 }
 
@@ -90,12 +95,8 @@ static int scan_quoted(struct reader *r, struct field *f) {
   f->scratch = true;
   f->off = r->scratch.len;
   r->pos++;
-  uint32_t line0 = r->line;
   for (;;) {
-    if (r->pos >= r->len) {
-      r->line = line0;
-      return perr(r, f->pos, PX_EPARSE, NULL, "unterminated quoted field");
-    }
+    if (r->pos >= r->len) return perr(r, f->pos, PX_EPARSE, NULL, "unterminated quoted field");
     char c = r->buf[r->pos++];
     if (c == '"') {
       if (r->pos < r->len && r->buf[r->pos] == '"') {
@@ -117,8 +118,9 @@ static int scan_quoted(struct reader *r, struct field *f) {
 static int read_row(struct reader *r) {
   r->nfields = 0;
   r->scratch.len = 0;
-  if (r->pos >= r->len) return 1;
   r->line_start = r->pos;
+  r->row_line = r->line;
+  if (r->pos >= r->len) return 1;
   for (;;) {
     struct field f = {.off = r->pos, .pos = r->pos};
     if (r->pos < r->len && r->buf[r->pos] == '"') {
@@ -397,13 +399,37 @@ static int parse_dependency(struct px_trace *t, struct reader *r, struct px_trac
   return rc;
 }
 
+/*
+ * The job's name (optional), interned: what the server accepts in a job's
+ * name (at most PX_TRACE_NAME_MAX bytes, no control character), since the
+ * replay submits the job under it.
+ */
+static int parse_name(struct px_trace *t, struct reader *r, struct px_trace_job *j) {
+  const struct field *f = col(r, C_NAME);
+  char msg[64];
+  if (f->len > PX_TRACE_NAME_MAX) {
+    snprintf(msg, sizeof msg, "longer than %d bytes", PX_TRACE_NAME_MAX);
+    return perr(r, f->pos, PX_ERANGE, "name", msg);
+  }
+  const unsigned char *p = (const unsigned char *)fbytes(r, f);
+  for (size_t i = 0; i < f->len; i++) {
+    if (p[i] >= 0x20 && p[i] != 0x7f) continue;
+    snprintf(msg, sizeof msg, "a control character at offset %zu", i);
+    return perr(r, f->pos + (f->scratch ? 0 : i), PX_EPARSE, "name", msg);
+  }
+  int rc = intern(t, r, f, &j->name);
+  if (!rc && j->name != PX_TRACE_NONE) t->nnamed++;
+  return rc;
+}
+
 static int parse_job(struct px_trace *t, struct reader *r) {
-  struct px_trace_job j = {.line = r->line};
+  struct px_trace_job j = {.line = r->row_line};
   int rc = parse_numbers(r, &j);
   if (!rc) rc = parse_recorded(r, &j);
   if (!rc) rc = parse_seqs(r, &j);
   if (!rc) rc = parse_time0(t, r);
   if (!rc) rc = parse_dependency(t, r, &j);
+  if (!rc) rc = parse_name(t, r, &j);
   if (rc) return rc;
   if ((rc = intern(t, r, col(r, C_USER), &j.user)) || (rc = intern(t, r, col(r, C_QUEUE), &j.queue)) ||
       (rc = intern(t, r, col(r, C_STATUS), &j.status)) || (rc = intern(t, r, col(r, C_QOS), &j.qos)) ||
@@ -434,7 +460,7 @@ int px_trace_parse(struct px_trace *t, const char *buf, size_t len, struct px_di
     rc = read_row(&r);
   } while (rc == 0 && row_blank(&r));
   if (rc == 1) {
-    rc = perr(&r, 0, PX_EPARSE, NULL, "empty trace: no header line");
+    rc = perr(&r, r.line_start, PX_EPARSE, NULL, "empty trace: no header line");
     goto fail;
   }
   if (rc || (rc = map_header(&r))) goto fail;

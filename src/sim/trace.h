@@ -7,7 +7,7 @@
  * Columns are found by their header names, so their order is free and extra
  * columns are ignored; the eight above are required in the header, and
  * `time_limit_s` is optional. So are the columns of a trace exported from the
- * cluster's own accounting (`phalanx export-trace`, docs/simulator.md):
+ * cluster's own accounting (`phalanx export`, docs/simulator.md):
  * `eligible_s`, `start_s`, `end_s` (the recorded run: start_s and end_s come
  * together, start_s >= submit_s, end_s - start_s = duration_s, eligible_s >=
  * submit_s), `qos`, `partition`, `array_job_id`, and `submit_seq`,
@@ -17,15 +17,18 @@
  * time of the trace's second 0, the same in every row that gives it), and
  * `dependency` (the job's -d as the user wrote it, "afterok:12:13",
  * "afterany:7?singleton": terms joined by ',' or '?', ids the trace's job
- * ids; anything else is refused). In
- * the rows, submit_s, duration_s and gpus must
+ * ids; anything else is refused), and `name` (the job's name, what
+ * `singleton` keys on with the user: at most PX_TRACE_NAME_MAX bytes, no
+ * control character, as the server takes it; commas and quotes need the
+ * field quoted). In the rows, submit_s, duration_s and gpus must
  * hold non-negative numbers; every other field may be empty. Fractional
  * values are accepted: seconds are rounded to the nearest second, and a
  * fractional GPU request (a GPU-sharing pod) is rounded UP to whole GPUs and
  * flagged, so reports can count it. Fields may be double-quoted (RFC 4180).
  *
- * A job costs 120 bytes plus its id; user, queue and status names are
- * interned (one copy each), so a million-job trace stays well under 100 MiB.
+ * A job costs 128 bytes plus its id; user, queue, status, dependency and
+ * job names are interned (one copy each): a million jobs take 128 MB and
+ * their ids and distinct names.
  * Errors name the line, the column (field number and name) and the byte
  * offset; a failed parse leaves the trace empty.
  */
@@ -40,6 +43,7 @@
 #include "util/vec.h"
 
 #define PX_TRACE_NONE UINT32_MAX /* an empty user/queue/status field */
+#define PX_TRACE_NAME_MAX 256    /* bytes of a job name: the server's (proto/jobspec_fields.h) */
 
 enum {
   PX_TRACE_FRACTIONAL = 1, /* gpus had a fraction and was rounded up */
@@ -61,6 +65,7 @@ struct px_trace_job {
   int64_t array_job_id;                    /* the array this job is a task of, -1 when none */
   uint64_t submit_seq, start_seq, end_seq; /* the server's order of its submit, start, end; 0: unknown */
   uint32_t dependency;                     /* its -d as written (a name), or PX_TRACE_NONE */
+  uint32_t name;                           /* the job's name, or PX_TRACE_NONE */
 };
 
 PX_VEC_DECLARE(px_trace_jobvec, struct px_trace_job)
@@ -77,6 +82,7 @@ struct px_trace {
   uint32_t nseq;               /* jobs with submit_seq, start_seq or end_seq */
   int64_t time0_unix_s;        /* the time0_unix_s column: Unix time of second 0 (0: not given) */
   uint32_t ndependent;         /* jobs with a dependency */
+  uint32_t nnamed;             /* jobs with a name */
 };
 
 /* A zeroed struct is an empty trace. */

@@ -26,6 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (j->submit_s < 0 || j->duration_s < 0 || j->id_off >= t.ids.len) abort();
     if ((j->queue != PX_TRACE_NONE && j->queue >= t.names.len) || j->line == 0) abort();
     if (strlen(px_trace_id(&t, j)) > size) abort();
+    if (j->name != PX_TRACE_NONE) { /* a name the server would take */
+      if (j->name >= t.names.len) abort();
+      const char *n = px_trace_name(&t, j->name);
+      if (!*n || strlen(n) > PX_TRACE_NAME_MAX) abort();
+      for (; *n; n++)
+        if ((unsigned char)*n < 0x20 || *n == 0x7f) abort();
+    }
   }
   px_trace_fini(&t);
   return 0;

@@ -5,9 +5,9 @@
 # on the cluster's own slurm.conf.
 #  1. every finished job appears exactly once, with its GPUs, nodes, account,
 #     QoS, partition, array parent, time limit and times as accounting has
-#     them (start after submit, duration = end - start), its dependency as
-#     written; a job cancelled
-#     while pending is counted, not exported;
+#     them (start after submit, duration = end - start), its dependency and
+#     name as written (a name with a comma and quotes quoted); a job
+#     cancelled while pending is counted, not exported;
 #  2. the replay's first column is the recorded run: all jobs done, the
 #     conservation check holds in every column;
 #  3. fidelity (short form of bench sim_fidelity_wait_error_pct): the replay
@@ -19,8 +19,9 @@ wait_for 60 sh -c '[ "$(sinfo -h -t idle -o %D -p batch)" = 2 ]' || { echo "node
 cd "$tmp"
 
 # 1. A mix that queues on 8 GPUs: singles, fours, a 2-node gang, an array, a
-# dependency, another account, QoS and partition; and one job cancelled
-# while it waits behind a hold.
+# dependency, another account, QoS and partition, a singleton pair (one
+# name, one user: the second waits for the first to end); and one job
+# cancelled while it waits behind a hold.
 sub() { sbatch --parsable -t 5 "$@" | cut -d';' -f1; }
 ids=()
 for i in 1 2 3 4 5 6; do ids+=("$(sub -A ops --gres=gpu:1 --wrap "sleep $((i % 3 * 2 + 4))")"); done
@@ -29,6 +30,8 @@ ids+=("$(sub -A speech -N 2 --gres=gpu:4 --wrap 'sleep 6')")
 arr=$(sub -A ops --array=0-3 --gres=gpu:2 --wrap 'sleep 2')
 ids+=("$(sub -A vision -p urgent --qos high --gres=gpu:2 --wrap 'sleep 2')")
 ids+=("$(sub -A ops -d "afterok:${ids[0]}" --gres=gpu:1 --wrap 'sleep 2')")
+pair='pair, "x"'
+for i in 1 2; do ids+=("$(sub -A ops -J "$pair" -d singleton --gres=gpu:1 --wrap 'sleep 2')"); done
 held=$(sbatch --parsable -H -A ops --gres=gpu:1 --wrap 'sleep 1')
 scancel "$held"
 nsub=$((${#ids[@]} + 4))
@@ -41,7 +44,7 @@ limits=$(sacct -n -X -S now-1hour -s CD -o Timelimit | sort -u | tr -d ' ')
 [ "$limits" = 00:05:00 ] || fail "accounting's time limits: $limits"
 "$PHALANX" export --since 1h --output trace.csv 2>export.err || fail "export: $(cat export.err)"
 grep -q "^phalanx export: $nsub jobs .*; 1 never started" export.err || fail "export summary: $(cat export.err)"
-head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,submit_seq,start_seq,end_seq,time0_unix_s,dependency' ||
+head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,name,submit_seq,start_seq,end_seq,time0_unix_s,dependency' ||
   fail "export header: $(head -1 trace.csv)"
 t0=$(sed -n 's/.*times from \([0-9]*\), Unix.*/\1/p' export.err)
 python3 - trace.csv "$t0" "$arr" "$held" "${ids[@]}" <<'PY' || fail "exported rows: $(cat trace.csv)"
@@ -70,9 +73,15 @@ assert (u["partition"], u["qos"], u["queue"]) == ("urgent", "high", "vision"), u
 assert by_id[ids[0]]["partition"] == "batch", by_id[ids[0]]
 dep = by_id[ids[10]]
 assert int(dep["start_s"]) >= int(by_id[ids[0]]["end_s"]), (dep, by_id[ids[0]])
-# its -d as written, in the record's ids; no other job has one
+# its -d as written, in the record's ids; no other job but the pair has one
 assert dep["dependency"] == "afterok:" + ids[0], dep
-assert all(r["dependency"] == "" for r in rows if r is not dep), rows
+p1, p2 = by_id[ids[11]], by_id[ids[12]]
+assert all(r["dependency"] == "" for r in rows if r not in (dep, p1, p2)), rows
+# the pair: its name as written (quoted in the file), one after the other
+assert p1["dependency"] == p2["dependency"] == "singleton", (p1, p2)
+assert p1["name"] == p2["name"] == 'pair, "x"', (p1, p2)
+assert int(p2["start_s"]) >= int(p1["end_s"]), (p1, p2)
+assert all(r["name"] == "wrap" for r in rows if r not in (p1, p2)), rows
 # the server's order of submits and ends (journal seqs, finer than the
 # seconds): every end after its submit, each end its own, an array's tasks
 # submitted with it, and the order of the seconds kept
@@ -87,7 +96,7 @@ for a in rows:
             if int(a[t]) < int(b[t]): assert seq[k][a["job_id"]] < seq[k][b["job_id"]], (t, a, b)
 PY
 ok() { echo "ok - $*"; }
-ok "export: each of $nsub finished jobs once, with resources, times, account, QoS, partition, array, event order"
+ok "export: each of $nsub finished jobs once, with resources, times, account, QoS, partition, array, dependency, name, event order"
 
 # 2 and 3. The replay on the cluster's own slurm.conf, the record first.
 "$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" \
@@ -112,15 +121,18 @@ diff=$(echo "$fid" | sed -n 's/.*recorded wait| \([0-9.]*\) s, mean recorded wai
 pct=$(echo "$fid" | sed -n 's/.*error \([0-9.]*\)% of the mean wait/\1/p')
 awk -v d="$diff" 'BEGIN { split(d, x, " "); exit !(d != "" && x[1] <= 1.0) }' ||
   fail "fidelity: mean |wait difference| and mean wait $diff s: over 1 s"
-# the dependent job starts in the replay after the job it named ended there
-python3 - fid.csv trace.csv "${ids[0]}" "${ids[10]}" <<'PY' || fail "dependency not replayed: $(cat fid.csv)"
+# the dependent job starts in the replay after the job it named ended
+# there, and the singleton pair's second after its first
+python3 - fid.csv trace.csv "${ids[0]}" "${ids[10]}" "${ids[11]}" "${ids[12]}" <<'PY' ||
 import csv, sys
 rows = {r["job_id"]: r for r in csv.DictReader(open(sys.argv[1]))}
 dur = {r["job_id"]: int(r["duration_s"]) for r in csv.DictReader(open(sys.argv[2]))}
-a, b = rows[sys.argv[3]], rows[sys.argv[4]]
-assert int(b["replayed_start_s"]) >= int(a["replayed_start_s"]) + dur[sys.argv[3]], (a, b)
+for first, then in ((sys.argv[3], sys.argv[4]), (sys.argv[5], sys.argv[6])):
+    a, b = rows[first], rows[then]
+    assert int(b["replayed_start_s"]) >= int(a["replayed_start_s"]) + dur[first], (a, b)
 PY
-ok "replay: recorded first, every job done, conserved, fidelity $pct%, the dependency held"
+  fail "dependency or singleton not replayed: $(cat fid.csv)"
+ok "replay: recorded first, every job done, conserved, fidelity $pct%, the dependency and the singleton held"
 
 # An export written before accounting kept the order of events (no
 # submit_seq, start_seq, end_seq) still replays, every job done.

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jobspec.h"
 #include "sim/cluster.h"
 #include "sim/sim.h"
 
@@ -160,6 +161,48 @@ static void test_recorded_user(void **state) {
   px_conf_free(c);
 }
 
+/* The name a job is submitted under: its trace name when it runs as its
+ * recorded user, qualified by that user when the accounts tree lacks them
+ * under its account (so another user's namesake does not hold a
+ * singleton); none without a name. */
+static void test_job_names(void **state) {
+  (void)state;
+  const struct px_conf_text ct = {
+      .slurm = "NodeName=n[1-2] CPUs=8 Gres=gpu:8\nPartitionName=batch Nodes=ALL Default=YES\n",
+      .accounts = "Account=ops Users=alice,dave\n"};
+  struct px_conf *c = NULL;
+  assert_int_equal(px_conf_parse_text(&ct, &c, NULL), 0);
+  const char *text = "job_id,submit_s,duration_s,gpus,nodes,user,queue,status,name\n"
+                     "j1,0,10,1,,dave,ops,,train\nj2,1,10,1,,carol,ops,,train\nj3,2,10,1,,,ops,,train\n"
+                     "j4,3,10,1,,dave,ops,,\nj5,4,10,1,,dave,ops,,\"a,\"\"b\"\"\"\n";
+  struct px_trace t;
+  assert_int_equal(px_trace_parse(&t, text, strlen(text), NULL), 0);
+  struct px_sim_setup s;
+  struct px_diag d;
+  if (px_sim_setup_init(&s, &t, c, 2.0, &d)) fail_msg("%s", d.msg);
+  assert_string_equal(px_sim_job_name(&s, 0), "train");       /* runs as dave */
+  assert_string_equal(px_sim_job_name(&s, 1), "carol/train"); /* runs as alice */
+  assert_string_equal(px_sim_job_name(&s, 2), "train");       /* no recorded user */
+  assert_null(px_sim_job_name(&s, 3));
+  assert_string_equal(px_sim_job_name(&s, 4), "a,\"b\"");
+  assert_ptr_equal(px_sim_job_name(&s, 0), px_sim_job_name(&s, 2)); /* one copy */
+  struct px_jobspec spec;
+  px_sim_job_spec(&s, 1, s.jobs[1].assoc, &spec);
+  assert_string_equal(spec.name, "carol/train");
+  assert_string_equal(spec.user, "alice");
+  px_sim_setup_fini(&s);
+  px_trace_fini(&t);
+  /* a trace without names: none kept */
+  const char *plain = "job_id,submit_s,duration_s,gpus,nodes,user,queue,status\nj,0,1,1,,,ops,\n";
+  assert_int_equal(px_trace_parse(&t, plain, strlen(plain), NULL), 0);
+  if (px_sim_setup_init(&s, &t, c, 2.0, &d)) fail_msg("%s", d.msg);
+  assert_null(s.job_name);
+  assert_null(px_sim_job_name(&s, 0));
+  px_sim_setup_fini(&s);
+  px_trace_fini(&t);
+  px_conf_free(c);
+}
+
 /* --qos-map: first matching rule wins; queue names case-insensitive; errors name the rule. */
 static void test_qos_map(void **state) {
   (void)state;
@@ -214,7 +257,7 @@ int main(void) {
       cmocka_unit_test(test_cluster_parse),
       cmocka_unit_test(test_cluster_build),
       cmocka_unit_test(test_mapping_rules), cmocka_unit_test(test_recorded_user),
-      cmocka_unit_test(test_qos_map),
+      cmocka_unit_test(test_qos_map),         cmocka_unit_test(test_job_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

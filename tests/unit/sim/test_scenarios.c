@@ -235,12 +235,26 @@ static void test_order_within_second(void **state) {
   world_close(&w);
 }
 
+/* The starts under FIFO, and under EASY as a replay of accounting runs it
+ * (a cycle per event); nothing rejected. */
+static void expect_record_starts(struct world *w, const int64_t *starts) {
+  struct px_sim_result r;
+  expect_starts(w, "fifo", starts, &r);
+  assert_int_equal(r.rejected, 0);
+  px_sim_result_fini(&r);
+  struct px_sim_policy p;
+  policy(&p, "easy", w->conf);
+  expect_starts_opts(w, &p, true, starts, &r);
+  px_sim_result_fini(&r);
+}
+
 /*
  * One 8-GPU node, FIFO, a record's dependencies (ids are the record's):
  * 13 (afterok:12) would start at once, it waits for 12's end at 100; 14
  * names a job the record lacks (cancelled while pending): met; 15 waits for
  * both tasks of array 50 (the later ends at 60); 16's '?' has a met
- * alternative (99); singleton is dropped (no job names in a trace); 18
+ * alternative (99); 17's singleton has no name (a trace without the column):
+ * nothing to wait for; 18
  * (after:13) starts a second after 13 (the next cycle); 19 names jobs that ended long before its
  * submit (gone from the core's memory): met, not a rejected submit.
  */
@@ -249,15 +263,31 @@ static void test_dependency(void **state) {
   struct world w;
   world_open(&w, "dependency.csv", 1, 8, 2.0);
   assert_int_equal(w.trace.ndependent, 7);
-  struct px_sim_result r;
   const int64_t starts[] = {0, 0, 0, 100, 20, 60, 30, 30, 101, 500};
-  expect_starts(&w, "fifo", starts, &r);
-  assert_int_equal(r.rejected, 0);
-  px_sim_result_fini(&r);
-  struct px_sim_policy p;
-  policy(&p, "easy", w.conf);
-  expect_starts_opts(&w, &p, true, starts, &r); /* a replay of accounting: a cycle per event */
-  px_sim_result_fini(&r);
+  expect_record_starts(&w, starts);
+  world_close(&w);
+}
+
+/*
+ * One 8-GPU node, a record's singletons (the core's own: a singleton job
+ * starts while no job of its name and user runs). 1 (alice, train) runs
+ * 0-100; 2 (alice, train) would start at 10, but waits for 1 and for 6
+ * (alice, train without a dependency, 30-130): it starts at 130. 3 (bob,
+ * train) does not wait: another user (both run as the queue's one user
+ * here, so the replay names them alice/train and bob/train). 4 (alice,
+ * eval) has no namesake running; 5 has no name (an export without the
+ * column): nothing to wait for. 7 (afterany:1,singleton) needs both: at
+ * 130 it and 2 are free, 2 (the older) starts and holds it until 180.
+ */
+static void test_singleton(void **state) {
+  (void)state;
+  struct world w;
+  world_open(&w, "singleton.csv", 1, 8, 2.0);
+  assert_string_equal(px_sim_job_name(&w.setup, 0), "alice/train");
+  assert_string_equal(px_sim_job_name(&w.setup, 2), "bob/train");
+  assert_null(px_sim_job_name(&w.setup, 4));
+  const int64_t starts[] = {0, 130, 10, 20, 20, 30, 180};
+  expect_record_starts(&w, starts);
   world_close(&w);
 }
 
@@ -435,7 +465,7 @@ int main(void) {
       cmocka_unit_test(test_fifo_one_node),   cmocka_unit_test(test_backfill_hole),
       cmocka_unit_test(test_bf_interval_wakes), cmocka_unit_test(test_cycle_per_event),
       cmocka_unit_test(test_order_within_second), cmocka_unit_test(test_begin_time),
-      cmocka_unit_test(test_dependency),
+      cmocka_unit_test(test_dependency),       cmocka_unit_test(test_singleton),
       cmocka_unit_test(test_gang_whole_node), cmocka_unit_test(test_conservation),
       cmocka_unit_test(test_determinism),     cmocka_unit_test(test_preempt_qos_map), cmocka_unit_test(test_checkpoint_resume),
   };

@@ -242,6 +242,20 @@ static void test_seq_columns(void **state) {
   }
 }
 
+/* Each case's rows under header hdr: refused as the case says, nothing kept. */
+static void expect_bad(const char *hdr, const struct bad *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char text[512];
+    struct px_trace t;
+    struct px_diag d;
+    snprintf(text, sizeof text, "%s%s", hdr, cases[i].rows);
+    assert_int_equal(parse(&t, text, &d), cases[i].err);
+    assert_int_equal(d.line, cases[i].line);
+    assert_string_equal(d.msg, cases[i].msg);
+    assert_int_equal(t.jobs.len, 0);
+  }
+}
+
 /* A job's dependency as written: kept as a name; a malformed one is
  * refused at its line, column and offset; a trace without it reads none. */
 static void test_dependency_column(void **state) {
@@ -274,13 +288,49 @@ static void test_dependency_column(void **state) {
       {"c,0,1,1,,,q,,aftersome:1\n", PX_EPARSE, 2,
        "line 2, column 14 (dependency): expected singleton or after/afterok/afternotok/afterany:ID at offset 0"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    snprintf(text, sizeof text, "%s%s", H, cases[i].rows);
-    assert_int_equal(parse(&t, text, &d), cases[i].err);
-    assert_int_equal(d.line, cases[i].line);
-    assert_string_equal(d.msg, cases[i].msg);
-    assert_int_equal(t.jobs.len, 0);
-  }
+  expect_bad(H, cases, sizeof cases / sizeof cases[0]);
+}
+
+/* A job's name (an export's name column): commas, quotes and spaces kept
+ * as written, one copy per distinct name; a name the server would refuse
+ * (a control character, over 256 bytes) is refused at its line, column and
+ * offset; a trace without the column names no job. */
+static void test_name_column(void **state) {
+  (void)state;
+  static const char H[] = "job_id,submit_s,duration_s,gpus,nodes,user,queue,status,dependency,name\n";
+  struct px_trace t;
+  struct px_diag d;
+  char text[1024];
+  snprintf(text, sizeof text, "%s%s", H,
+           "a,0,1,1,,u,q,,singleton,\"train, \"\"v2\"\"\"\n"
+           "b,0,1,1,,u,q,,singleton,\"train, \"\"v2\"\"\"\r\n"
+           "c,0,1,1,,u,q,,, eval run\n"
+           "d,0,1,1,,u,q,,,\n");
+  assert_int_equal(parse(&t, text, &d), 0);
+  assert_string_equal(px_trace_name(&t, t.jobs.v[0].name), "train, \"v2\"");
+  assert_int_equal(t.jobs.v[1].name, t.jobs.v[0].name);
+  assert_string_equal(px_trace_name(&t, t.jobs.v[2].name), " eval run");
+  assert_int_equal(t.jobs.v[3].name, PX_TRACE_NONE);
+  assert_int_equal(t.nnamed, 3);
+  px_trace_fini(&t);
+  assert_int_equal(parse(&t, "job_id,submit_s,duration_s,gpus,nodes,user,queue,status\na,0,1,1,,,q,\n", &d), 0);
+  assert_int_equal(t.jobs.v[0].name, PX_TRACE_NONE);
+  assert_int_equal(t.nnamed, 0);
+  px_trace_fini(&t);
+  static const struct bad cases[] = {
+      {"c,0,1,1,,,q,,,ab\tc\n", PX_EPARSE, 2, "line 2, column 17 (name): a control character at offset 2"},
+      {"c,0,1,1,,,q,,,\"a,\x7f\"\n", PX_EPARSE, 2, "line 2, column 15 (name): a control character at offset 2"},
+      /* a quoted line break: the line of the field's start */
+      {"a,0,1,1,,,q,,,ok\nc,0,1,1,,,q,,,\"x\ny\"\n", PX_EPARSE, 3,
+       "line 3, column 15 (name): a control character at offset 1"},
+  };
+  expect_bad(H, cases, sizeof cases / sizeof cases[0]);
+  char long_name[PX_TRACE_NAME_MAX + 2];
+  memset(long_name, 'n', sizeof long_name - 1);
+  long_name[sizeof long_name - 1] = '\0';
+  snprintf(text, sizeof text, "%sa,0,1,1,,,q,,,%.*s\nb,0,1,1,,,q,,,%s\n", H, PX_TRACE_NAME_MAX, long_name, long_name);
+  assert_int_equal(parse(&t, text, &d), PX_ERANGE); /* 256 bytes read, 257 refused */
+  assert_string_equal(d.msg, "line 3, column 15 (name): longer than 256 bytes");
 }
 
 int main(void) {
@@ -290,6 +340,7 @@ int main(void) {
       cmocka_unit_test(test_header_errors), cmocka_unit_test(test_load_missing_file),
       cmocka_unit_test(test_recorded_columns), cmocka_unit_test(test_recorded_errors),
       cmocka_unit_test(test_seq_columns),     cmocka_unit_test(test_dependency_column),
+      cmocka_unit_test(test_name_column),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

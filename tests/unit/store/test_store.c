@@ -199,6 +199,7 @@ struct limit_seen {
   int64_t limit[4];
   uint64_t submit_seq[4], start_seq[4], end_seq[4];
   char dep[4][32]; /* "(null)": none */
+  char name[4][32]; /* "(null)": none */
   int n;
 };
 
@@ -208,13 +209,16 @@ static int collect_limit(void *ctx, const struct px_acct_row *r) {
   l->end_seq[l->n] = r->end_seq;
   l->start_seq[l->n] = r->start_seq;
   snprintf(l->dep[l->n], sizeof l->dep[0], "%s", r->dependency ? r->dependency : "(null)");
+  snprintf(l->name[l->n], sizeof l->name[0], "%s", r->name ? r->name : "(null)");
   l->limit[l->n++] = r->time_limit_s;
   return 0;
 }
 
-/* The job's time limit, the journal seqs of its submit and end and its
- * dependency as written travel in its accounting row; a store made before the columns existed gains
- * them when opened, its old rows reading 0. */
+/* The job's time limit, the journal seqs of its submit and end, its
+ * dependency as written and its name (what a replay's singleton keys on;
+ * a column since the first release) travel in its accounting row; a store
+ * made before the later columns existed gains them when opened, its old
+ * rows reading 0. */
 static void time_limit_and_old_store(void **state) {
   (void)state;
   struct px_store *s = open_store();
@@ -228,7 +232,8 @@ static void time_limit_and_old_store(void **state) {
   s = open_store();
   struct px_acct_row row = {.job_id = 42, .user = "dave", .state = "COMPLETED", .submit_time = 100,
                             .start_time = 120, .end_time = 180, .time_limit_s = 300, .submit_seq = 7,
-                            .start_seq = 12, .end_seq = 93, .dependency = "afterok:12:13?singleton"};
+                            .start_seq = 12, .end_seq = 93, .dependency = "afterok:12:13?singleton",
+                            .name = "train, \"v2\""};
   assert_int_equal(px_store_acct_put(s, &row, 1), 0);
   struct limit_seen l = {0};
   struct px_acct_query q = {.user = "dave"};
@@ -244,6 +249,8 @@ static void time_limit_and_old_store(void **state) {
   assert_int_equal(l.start_seq[1], 12);
   assert_string_equal(l.dep[0], "(null)"); /* an old row has none */
   assert_string_equal(l.dep[1], "afterok:12:13?singleton");
+  assert_string_equal(l.name[0], "(null)"); /* the old row was written without one */
+  assert_string_equal(l.name[1], "train, \"v2\"");
   /* each seq in the column of its name (a reader of the table sees them so) */
   exec_raw("INSERT INTO acct(job_id, attempt, usr, state, submit_seq, start_seq, end_seq)"
            " VALUES(43, 0, 'erin', 'COMPLETED', 1, 2, 3)");
