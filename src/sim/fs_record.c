@@ -159,8 +159,10 @@ static size_t rec_ticks(struct tick *tk, const struct px_sim_setup *s, const str
   size_t n = 0;
   for (uint32_t i = 0; i < s->njobs; i++) {
     if (runs[i].state != PX_SIMJ_DONE) continue;
-    tk[n++] = (struct tick){runs[i].start_s, i, TICK_START};
-    tk[n++] = (struct tick){runs[i].end_s, i, TICK_END};
+    if (runs[i].end_s > runs[i].start_s) { /* a run of no time charges nothing (its end would come first) */
+      tk[n++] = (struct tick){runs[i].start_s, i, TICK_START};
+      tk[n++] = (struct tick){runs[i].end_s, i, TICK_END};
+    }
     if (clock) continue;
     tk[n++] = (struct tick){runs[i].start_s, i, TICK_RANK};
     tk[n++] = (struct tick){runs[i].end_s, i, TICK_RANK};

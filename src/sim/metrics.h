@@ -192,8 +192,9 @@ int px_sim_fs_from_runs(struct px_sim_result *r, const struct px_sim_setup *s, c
  */
 int px_sim_fs_recorded(struct px_sim_result *rec, const struct px_sim_setup *s, const struct px_sim_result *replay);
 
-/* The time averages of the sampled factors over [t0, last] (factor_avg); frees and zeroes a px_sim_fs. */
+/* Fills factor_avg: the time averages of the sampled factors over [t0, last]. */
 void px_sim_fs_finish(struct px_sim_fs *fs, uint32_t naccounts);
+/* Frees what fs holds and zeroes it (sampled false). */
 void px_sim_fs_fini(struct px_sim_fs *fs);
 
 /* The per-account figures beyond shares and average waits (acct_metrics.c),
