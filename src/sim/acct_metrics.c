@@ -19,7 +19,6 @@
 
 #include "core/core.h"
 #include "sim/metrics.h"
-#include "sim/recorded.h"
 
 /* Each account's waits, grouped by a counting sort, then its nearest-rank p95. */
 static int wait_p95(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs) {
@@ -69,8 +68,7 @@ static void gpu_seconds(struct px_sim_result *r, const struct px_sim_setup *s, c
   }
 }
 
-/* The time averages of the sampled factors, over [first sample, last sample]. */
-static void fs_finish(struct px_sim_fs *fs, uint32_t na) {
+void px_sim_fs_finish(struct px_sim_fs *fs, uint32_t na) {
   if (!fs->sampled) return;
   int64_t span = fs->last_s - fs->t0_s;
   for (uint32_t a = 0; a < na; a++) {
@@ -89,10 +87,9 @@ int px_sim_acct_compute(struct px_sim_result *r, const struct px_sim_setup *s, c
   if (!r->acct_wait_p95_s || !r->acct_gpu_s_held || !r->acct_gpu_s_lost || !r->acct_gpu_s_delivered)
     return PX_ENOMEM;
   gpu_seconds(r, s, runs);
-  /* the record has no core of its own: its runs are given to one (fs_record.c) */
-  int rc = !r->fs.sampled && !strcmp(r->policy, PX_SIM_RECORDED_NAME) ? px_sim_fs_from_runs(r, s, runs) : 0;
-  fs_finish(&r->fs, s->naccounts);
-  return rc ? rc : wait_p95(r, s, runs);
+  /* the record has no core of its own: px_sim_fs_recorded gives its runs to one */
+  px_sim_fs_finish(&r->fs, s->naccounts);
+  return wait_p95(r, s, runs);
 }
 
 /* ---- fair-share samples ---------------------------------------------------- */
@@ -139,12 +136,22 @@ static double row_value(const struct px_core *core, uint32_t row, bool level) {
   return level ? v.level_fs : v.fairshare;
 }
 
+/* When the core cycled since the last sample, it ranked at t (the loop
+ * samples after each instant's cycles): t joins the clock. */
+static int note_ranked(struct px_sim_fs *fs, const struct px_core *core, int64_t t_s) {
+  struct px_core_stats st;
+  px_core_stats(core, &st);
+  if (st.cycles == fs->core_cycles) return 0;
+  fs->core_cycles = st.cycles;
+  if (fs->ranked_s.len && fs->ranked_s.v[fs->ranked_s.len - 1] == t_s) return 0;
+  return px_i64vec_push(&fs->ranked_s, t_s);
+}
+
 int px_sim_fs_sample(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_core *core, int64_t t_s) {
   struct px_sim_fs *fs = &r->fs;
-  if (!fs->sampled) {
-    int rc = fs_init(r, s, core, t_s);
-    if (rc) return rc;
-  }
+  int rc = fs->sampled ? 0 : fs_init(r, s, core, t_s);
+  if (!rc) rc = note_ranked(fs, core, t_s);
+  if (rc) return rc;
   for (uint32_t a = 0; a < s->naccounts; a++) px_sim_series_add(&fs->series, a, fs->last_s, t_s, fs->held[a]);
   fs->last_s = t_s;
   for (uint32_t a = 0; a < s->naccounts; a++) {
@@ -161,7 +168,10 @@ void px_sim_acct_fini(struct px_sim_result *r) {
   free(r->acct_gpu_s_held);
   free(r->acct_gpu_s_lost);
   free(r->acct_gpu_s_delivered);
-  struct px_sim_fs *fs = &r->fs;
+  px_sim_fs_fini(&r->fs);
+}
+
+void px_sim_fs_fini(struct px_sim_fs *fs) {
   free(fs->user_row);
   free(fs->acct_row);
   free(fs->held);
@@ -169,5 +179,6 @@ void px_sim_acct_fini(struct px_sim_result *r) {
   free(fs->factor_end);
   free(fs->level_end);
   px_sim_series_fini(&fs->series);
+  px_i64vec_fini(&fs->ranked_s);
   memset(fs, 0, sizeof *fs);
 }

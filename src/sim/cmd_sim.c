@@ -241,6 +241,13 @@ static int run_all(const struct opts *o, const struct px_sim_setup *s, const str
       return 1;
     }
     (*nres)++;
+    /* the record's fair share, ranked when this replay's core ranked (fs_record.c) */
+    rc = o->from_accounting && i == 0 ? px_sim_fs_recorded(&res[0], s, &res[1]) : 0;
+    if (rc) {
+      fprintf(stderr, "phalanx sim: the recorded run's fair share: %s\n", px_strerror(rc));
+      free(runs);
+      return 1;
+    }
     if (runs) px_sim_fidelity(s, runs, &fid[i]);
     rc = runs && i == 0 && o->fidelity_jobs ? write_fidelity_jobs(o->fidelity_jobs, s, runs) : 0;
     free(runs);

@@ -6,9 +6,17 @@
  * cluster's own configuration the way the server's recovery gives it jobs
  * that already run: SUBMIT, then START on an allocation (restore.c: the
  * core charges fair share from that moment, as for a job it started), then
- * END. After each instant an empty cycle ranks the Fair Tree, as the
- * server's cycle would, and px_sim_fs_sample reads it like a replay's. Only
+ * END, under the job's recorded user and in the replay's core time. Only
  * fair share is taken from this core; it decides nothing.
+ *
+ * A core ranks the Fair Tree only when it cycles, and a sample reads the
+ * ranks of its last cycle, so positions depend on when the cycles ran, not
+ * only on the usage. This core therefore cycles at the instants a replay's
+ * core did (the clock: px_sim_fs.ranked_s, with that replay's first and
+ * last sample) and is sampled there: when the replay ran every job when the
+ * record did, both cores see the same charges at the same instants, rank
+ * at the same instants, and give the same numbers. Without a clock it
+ * cycles and is sampled at each instant a recorded run starts or ends.
  *
  * The record does not say which GPUs a job held, only how many on how many
  * nodes: the first nodes with enough free GPUs are named (fair share
@@ -23,63 +31,83 @@
 #include "core/event.h"
 #include "sim/metrics.h"
 
-struct rec_ev {
+/* At one instant: ends first (their GPUs free the starts'), then starts, the cycle, the sample. */
+enum tick_kind { TICK_END, TICK_START, TICK_RANK, TICK_SAMPLE };
+
+struct tick {
   int64_t t_s;
   uint32_t job;
-  bool start;
+  uint8_t kind;
 };
 
-/* Time order; at one instant ends first (their GPUs free the starts'), then job order. */
-static int cmp_ev(const void *x, const void *y) {
-  const struct rec_ev *a = x, *b = y;
+static int cmp_tick(const void *x, const void *y) {
+  const struct tick *a = x, *b = y;
   if (a->t_s != b->t_s) return a->t_s < b->t_s ? -1 : 1;
-  if (a->start != b->start) return a->start ? 1 : -1;
+  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
   return (a->job > b->job) - (a->job < b->job);
 }
 
 struct rec {
   const struct px_sim_setup *s;
   struct px_core *core;
-  bool *in_core; /* per job: started in the core (else charged at its end) */
+  int64_t epoch_s; /* core time of trace second 0, as the replay's loop has it */
+  bool *in_core;   /* per job: started in the core (else charged at its end) */
 };
 
+/* Node v can take a share of the job: up, a CPU and the job's memory per node free. */
+static bool cpu_room(const struct px_node_view *v) {
+  return v->avail == PX_NODE_UP && v->cpus_alloc < v->cpus && v->mem_mib >= v->mem_alloc_mib + PX_SIM_JOB_MEM_MIB;
+}
 
-/* The lowest free GPUs of the first nodes with room: j->gpus spread as evenly as the nodes allow. */
-static bool rec_place(const struct rec *x, const struct px_sim_job *j, struct px_alloc *al) {
-  uint32_t got = 0, nn = px_core_nnodes(x->core);
-  for (uint32_t node = 0; node < nn && got < j->nodes; node++) {
-    struct px_node_view v;
-    uint32_t want = j->gpus / j->nodes + (got < j->gpus % j->nodes);
-    if (px_core_node_get(x->core, node, &v) || v.avail != PX_NODE_UP || v.cpus_alloc >= v.cpus ||
-        v.mem_mib < v.mem_alloc_mib + PX_SIM_JOB_MEM_MIB || (uint32_t)__builtin_popcountll(v.gpus_free) < want)
-      continue;
-    px_bits64 mask = 0, free = v.gpus_free;
-    for (uint32_t k = 0; k < want; k++, free &= free - 1) mask |= free & -free;
-    al[got++] = (struct px_alloc){.node = node, .ncpu = 1, .gpus = mask, .mem_mib = PX_SIM_JOB_MEM_MIB};
+/*
+ * An allocation with the job's counts, whichever nodes: its GPUs the lowest
+ * free ones of the first nodes that have any, one CPU and the job's memory
+ * per node on as many nodes as it had (those with its GPUs first). Fair
+ * share charges counts, so no placement the record cannot name may fail
+ * where the cluster's did not. al: one entry per node; *nal how many used.
+ */
+static bool rec_place(const struct rec *x, const struct px_sim_job *j, struct px_alloc *al, uint32_t *nal) {
+  uint32_t nn = px_core_nnodes(x->core), left = j->gpus, cpus = j->nodes, n0 = 0;
+  *nal = 0;
+  for (int pass = 0; pass < 2; pass++) { /* pass 0: the nodes with free GPUs; 1: more CPUs */
+    for (uint32_t node = 0, p = 0; node < nn && (pass ? cpus : left); node++) {
+      struct px_node_view v;
+      while (p < n0 && al[p].node < node) p++;
+      if ((p < n0 && al[p].node == node) || px_core_node_get(x->core, node, &v) || v.avail != PX_NODE_UP)
+        continue; /* pass 1: taken in pass 0 */
+      px_bits64 mask = 0, free = pass ? 0 : v.gpus_free;
+      for (; free && left; left--, free &= free - 1) mask |= free & -free;
+      bool cpu = cpus && cpu_room(&v) && (pass || mask);
+      if (!mask && !cpu) continue;
+      cpus -= cpu;
+      al[(*nal)++] = (struct px_alloc){.node = node, .ncpu = cpu, .gpus = mask, .mem_mib = cpu ? PX_SIM_JOB_MEM_MIB : 0};
+    }
+    n0 = *nal;
   }
-  return got == j->nodes;
+  return !left && !cpus;
 }
 
 static int rec_start(struct rec *x, uint32_t i, const struct px_sim_jobrun *u) {
   const struct px_sim_job *j = &x->s->jobs[i];
   struct px_jobspec spec;
-  px_sim_job_spec(x->s, i, x->s->account_assoc[j->account], &spec); /* the account's first user */
+  px_sim_job_spec(x->s, i, j->assoc, &spec); /* its recorded user, as the replay submits it */
   struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = i + 1, .spec = &spec};
   struct px_event_result res;
-  int rc = px_core_apply(x->core, &ev, PX_SIM_EPOCH_S + u->start_s, &res);
+  int rc = px_core_apply(x->core, &ev, x->epoch_s + u->start_s, &res);
   if (rc) return rc == PX_ENOMEM ? rc : 0; /* refused by this configuration: not charged */
-  struct px_alloc *al = calloc(j->nodes, sizeof *al);
+  struct px_alloc *al = calloc(px_core_nnodes(x->core) + 1, sizeof *al);
+  uint32_t nal;
   if (!al) return PX_ENOMEM;
-  if (rec_place(x, j, al)) {
+  if (rec_place(x, j, al, &nal)) {
     int64_t run = u->end_s - u->start_s + 60; /* no limit may end it before the record does */
-    ev = (struct px_event){.kind = PX_EV_START, .job_id = i + 1, .alloc = al, .nalloc = j->nodes,
+    ev = (struct px_event){.kind = PX_EV_START, .job_id = i + 1, .alloc = al, .nalloc = nal,
                            .time_limit_s = j->limit_s > run ? j->limit_s : run};
-    rc = px_core_apply(x->core, &ev, PX_SIM_EPOCH_S + u->start_s, &res);
+    rc = px_core_apply(x->core, &ev, x->epoch_s + u->start_s, &res);
     x->in_core[i] = !rc && !res.outside;
   }
   if (!x->in_core[i]) { /* leave the queue: charged at its end */
     ev = (struct px_event){.kind = PX_EV_CANCEL, .job_id = i + 1};
-    px_core_apply(x->core, &ev, PX_SIM_EPOCH_S + u->start_s, &res);
+    px_core_apply(x->core, &ev, x->epoch_s + u->start_s, &res);
   }
   free(al);
   return rc == PX_ENOMEM ? rc : 0;
@@ -89,54 +117,98 @@ static int rec_end(struct rec *x, uint32_t i, const struct px_sim_jobrun *u) {
   struct px_event_result res;
   if (x->in_core[i]) {
     struct px_event ev = {.kind = PX_EV_END, .job_id = i + 1, .state = PX_JOB_COMPLETED};
-    return px_core_apply(x->core, &ev, PX_SIM_EPOCH_S + u->end_s, &res) == PX_ENOMEM ? PX_ENOMEM : 0;
+    return px_core_apply(x->core, &ev, x->epoch_s + u->end_s, &res) == PX_ENOMEM ? PX_ENOMEM : 0;
   }
   const struct px_sim_job *j = &x->s->jobs[i];
   struct px_jobspec spec;
-  px_sim_job_spec(x->s, i, x->s->account_assoc[j->account], &spec); /* the account's first user */
+  px_sim_job_spec(x->s, i, j->assoc, &spec);
   struct px_alloc al = {.node = 0, .ncpu = j->nodes, .gpus = j->gpus < 64 ? (1ULL << j->gpus) - 1 : ~0ULL,
                         .mem_mib = (uint64_t)j->nodes * PX_SIM_JOB_MEM_MIB};
   struct px_event ev = {.kind = PX_EV_USAGE, .spec = &spec, .alloc = &al, .nalloc = 1,
-                        .start_s = PX_SIM_EPOCH_S + u->start_s, .end_s = PX_SIM_EPOCH_S + u->end_s};
-  return px_core_apply(x->core, &ev, PX_SIM_EPOCH_S + u->end_s, &res) == PX_ENOMEM ? PX_ENOMEM : 0;
+                        .start_s = x->epoch_s + u->start_s, .end_s = x->epoch_s + u->end_s};
+  return px_core_apply(x->core, &ev, x->epoch_s + u->end_s, &res) == PX_ENOMEM ? PX_ENOMEM : 0;
 }
 
-/* Each instant's starts and ends, then the cycle that ranks, then the sample. */
+/* Each instant's ends and starts, then a cycle if one ranks then, then the sample. */
 static int rec_replay(struct rec *x, struct px_sim_result *r, const struct px_sim_jobrun *runs,
-                      const struct rec_ev *ev, size_t n) {
+                      const struct tick *tk, size_t n) {
   struct px_actions acts;
   px_actions_init(&acts);
   int rc = 0;
   for (size_t k = 0; k < n && !rc;) {
-    int64_t t = ev[k].t_s;
-    for (; k < n && ev[k].t_s == t && !rc; k++)
-      rc = ev[k].start ? rec_start(x, ev[k].job, &runs[ev[k].job]) : rec_end(x, ev[k].job, &runs[ev[k].job]);
-    if (!rc) rc = px_core_cycle(x->core, PX_SIM_EPOCH_S + t, &acts);
-    if (!rc) rc = px_sim_fs_sample(r, x->s, x->core, t);
+    int64_t t = tk[k].t_s;
+    bool rank = false, sample = false;
+    for (; k < n && tk[k].t_s == t && !rc; k++) {
+      const struct tick *e = &tk[k];
+      if (e->kind == TICK_END) rc = rec_end(x, e->job, &runs[e->job]);
+      else if (e->kind == TICK_START) rc = rec_start(x, e->job, &runs[e->job]);
+      else if (e->kind == TICK_RANK) rank = true;
+      else sample = true;
+    }
+    if (!rc && rank) rc = px_core_cycle(x->core, x->epoch_s + t, &acts);
+    if (!rc && (rank || sample)) rc = px_sim_fs_sample(r, x->s, x->core, t);
   }
   px_actions_fini(&acts);
   return rc;
 }
 
-int px_sim_fs_from_runs(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs) {
-  struct rec_ev *ev = malloc(((size_t)s->njobs * 2 + 1) * sizeof *ev);
-  struct rec x = {.s = s, .in_core = calloc((size_t)s->njobs + 1, sizeof(bool))};
+/* The runs' starts and ends, and when to rank and sample: the clock's
+ * instants, or (none) each instant a run starts or ends. */
+static size_t rec_ticks(struct tick *tk, const struct px_sim_setup *s, const struct px_sim_jobrun *runs,
+                        const struct px_sim_fs *clock) {
   size_t n = 0;
-  int err = 0, rc = PX_ENOMEM;
-  if (ev && x.in_core) x.core = px_core_new(s->conf, 1, &err);
-  if (x.core) {
-    for (uint32_t i = 0; i < s->njobs; i++) {
-      if (runs[i].state != PX_SIMJ_DONE) continue;
-      ev[n++] = (struct rec_ev){runs[i].start_s, i, true};
-      ev[n++] = (struct rec_ev){runs[i].end_s, i, false};
+  for (uint32_t i = 0; i < s->njobs; i++) {
+    if (runs[i].state != PX_SIMJ_DONE) continue;
+    if (runs[i].end_s > runs[i].start_s) { /* a run of no time charges nothing (its end would come first) */
+      tk[n++] = (struct tick){runs[i].start_s, i, TICK_START};
+      tk[n++] = (struct tick){runs[i].end_s, i, TICK_END};
     }
-    qsort(ev, n, sizeof *ev, cmp_ev);
-    rc = rec_replay(&x, r, runs, ev, n);
+    if (clock) continue;
+    tk[n++] = (struct tick){runs[i].start_s, i, TICK_RANK};
+    tk[n++] = (struct tick){runs[i].end_s, i, TICK_RANK};
+  }
+  if (clock) {
+    for (size_t k = 0; k < clock->ranked_s.len; k++) tk[n++] = (struct tick){clock->ranked_s.v[k], 0, TICK_RANK};
+    tk[n++] = (struct tick){clock->t0_s, 0, TICK_SAMPLE};
+    tk[n++] = (struct tick){clock->last_s, 0, TICK_SAMPLE};
+  }
+  return n;
+}
+
+int px_sim_fs_from_runs(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs,
+                        const struct px_sim_fs *clock) {
+  if (clock && !clock->sampled) clock = NULL;
+  size_t cap = (size_t)s->njobs * 4 + (clock ? clock->ranked_s.len + 2 : 0) + 1;
+  struct tick *tk = malloc(cap * sizeof *tk);
+  struct rec x = {.s = s, .in_core = calloc((size_t)s->njobs + 1, sizeof(bool)),
+                  .epoch_s = s->trace->time0_unix_s ? s->trace->time0_unix_s : PX_SIM_EPOCH_S};
+  int err = 0, rc = PX_ENOMEM;
+  if (tk && x.in_core) x.core = px_core_new(s->conf, 1, &err);
+  if (x.core) {
+    size_t n = rec_ticks(tk, s, runs, clock);
+    qsort(tk, n, sizeof *tk, cmp_tick);
+    rc = rec_replay(&x, r, runs, tk, n);
   } else if (err && err != PX_ENOMEM) {
     rc = err;
   }
   px_core_free(x.core);
   free(x.in_core);
-  free(ev);
+  free(tk);
+  return rc;
+}
+
+int px_sim_fs_recorded(struct px_sim_result *rec, const struct px_sim_setup *s, const struct px_sim_result *replay) {
+  struct px_sim_jobrun *runs = malloc(((size_t)s->njobs + 1) * sizeof *runs);
+  if (!runs) return PX_ENOMEM;
+  for (uint32_t i = 0; i < s->njobs; i++) {
+    const struct px_trace_job *t = &s->trace->jobs.v[s->jobs[i].trace_index];
+    bool ran = s->jobs[i].skip == PX_SIM_RUNS && t->start_s >= 0;
+    runs[i] = (struct px_sim_jobrun){.first_start_s = ran ? t->start_s : -1, .start_s = ran ? t->start_s : -1,
+                                     .end_s = ran ? t->end_s : -1, .state = ran ? PX_SIMJ_DONE : PX_SIMJ_SKIPPED};
+  }
+  px_sim_fs_fini(&rec->fs);
+  int rc = px_sim_fs_from_runs(rec, s, runs, replay ? &replay->fs : NULL);
+  if (!rc) px_sim_fs_finish(&rec->fs, s->naccounts);
+  free(runs);
   return rc;
 }

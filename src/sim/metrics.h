@@ -90,8 +90,14 @@ struct px_core;
  * cycle. The factor is held between samples, so its time average is exact
  * (series: factor x PX_SIM_FS_SCALE per account, integrated like the busy
  * GPUs). The recorded run's come from a core given its runs
- * (px_sim_fs_from_runs); sampled false: no positions (a replay whose loop
- * does not call px_sim_fs_sample).
+ * (px_sim_fs_recorded); sampled false: no positions (a replay whose loop
+ * does not call px_sim_fs_sample, or a record not yet given to a core).
+ *
+ * A core ranks only when it cycles, so a position depends on when the
+ * cycles ran as well as on the usage. Each sample notes whether the core
+ * cycled since the one before (px_core_stats): ranked_s, with t0_s and
+ * last_s, is the run's clock, the instants its core ranked, so that the
+ * recorded run's core can rank at the same instants (fs_record.c).
  */
 #define PX_SIM_FS_SCALE 1000000 /* factor fixed point: integer integrals, the same bytes every run */
 
@@ -103,6 +109,8 @@ struct px_sim_fs {
   double *factor_avg;          /* over [t0, last] (px_sim_result_compute) */
   double *factor_end, *level_end; /* at the last sample; level: INFINITY without usage, NAN FairShare=parent */
   struct px_sim_series series; /* per account: factor x scale x seconds */
+  uint64_t core_cycles;        /* the core's cycle count at the last sample */
+  struct px_i64vec ranked_s;   /* the samples after which the core had cycled, ascending */
 };
 
 struct px_sim_result {
@@ -165,11 +173,29 @@ void px_sim_result_fini(struct px_sim_result *r);
 int px_sim_fs_sample(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_core *core, int64_t t_s);
 
 /*
- * The recorded run's positions (fs_record.c): its runs given to a core of
- * the cluster's own configuration as recovery gives running jobs, sampled
- * after each instant. 0, PX_ENOMEM or the core's refusal of the cluster.
+ * Positions from runs given to a core of the cluster's own configuration
+ * as recovery gives running jobs (fs_record.c), ranked and sampled at the
+ * instants of clock (another run's px_sim_fs), or without one at each
+ * instant a run starts or ends. Only jobs in state DONE count. 0,
+ * PX_ENOMEM or the core's refusal of the cluster.
  */
-int px_sim_fs_from_runs(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs);
+int px_sim_fs_from_runs(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs,
+                        const struct px_sim_fs *clock);
+
+/*
+ * The recorded run's positions (rec: px_sim_recorded's result; its fs is
+ * replaced): the trace's recorded runs through px_sim_fs_from_runs, ranked
+ * when replay's core ranked (the replay of the cluster's own keys: when it
+ * reproduces the record, both columns show the same positions), or at each
+ * recorded start and end when replay is NULL. 0, PX_ENOMEM or the core's
+ * refusal of the cluster.
+ */
+int px_sim_fs_recorded(struct px_sim_result *rec, const struct px_sim_setup *s, const struct px_sim_result *replay);
+
+/* Fills factor_avg: the time averages of the sampled factors over [t0, last]. */
+void px_sim_fs_finish(struct px_sim_fs *fs, uint32_t naccounts);
+/* Frees what fs holds and zeroes it (sampled false). */
+void px_sim_fs_fini(struct px_sim_fs *fs);
 
 /* The per-account figures beyond shares and average waits (acct_metrics.c),
  * part of px_sim_result_compute / px_sim_result_fini. */

@@ -2,9 +2,10 @@
  * report_accounts.c - per account, what each policy changes (report.h):
  * GPU-hours delivered and lost, waits (average and p95) and the Fair Tree
  * position, each with its change against the reference column, the first
- * one (the recorded run with --from-accounting; else the first policy). The
- * recorded run has no fair-share position (the cluster's is not exported),
- * so positions change against the first column that has one.
+ * one (the recorded run with --from-accounting; else the first policy).
+ * Positions change against the first column that has one: the recorded
+ * run's come from a core given its runs (fs_record.c), so a column without
+ * them is a run that was not sampled.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -38,7 +39,7 @@ static void cell(FILE *f, double v, double ref, int prec, bool delta, bool last)
 
 enum fs_figure { FS_AVG, FS_END, FS_LEVEL };
 
-/* NAN for a column without samples (the recorded run, or no column at all). */
+/* NAN for a column without samples (or no column at all). */
 static double fs_val(const struct px_sim_result *r, enum fs_figure k, uint32_t a) {
   if (!r || !r->fs.sampled) return NAN;
   return k == FS_AVG ? r->fs.factor_avg[a] : k == FS_END ? r->fs.factor_end[a] : r->fs.level_end[a];

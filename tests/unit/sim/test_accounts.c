@@ -266,7 +266,8 @@ static void test_fair_share_position(void **state) {
 /*
  * The recorded run (--from-accounting) has no core of its own: its runs go
  * to one as recovery gives it running jobs (fs_record.c). The record is
- * FIFO's outcome above: a1 0-100, a2 100-200 (qa), b1 200-300 (qb). The
+ * FIFO's outcome above: a1 0-100, a2 100-200 (qa), b1 200-300 (qb).
+ * Without a replay's clock that core cycles at every start and end: the
  * cycles at 0 .. 200 rank as in test_fair_share_position (qa 1, then 0.5
  * once a1 has run; qb 1, b1 only starting at 200); at 300 qa holds two of
  * the three jobs' usage, qb one (every job bills its one CPU): level
@@ -280,6 +281,8 @@ static void test_recorded_position(void **state) {
   struct px_sim_result r;
   struct px_diag d;
   if (px_sim_recorded(&w.setup, &r, &d)) fail_msg("%s", d.msg);
+  assert_false(r.fs.sampled); /* not yet given to a core */
+  assert_int_equal(px_sim_fs_recorded(&r, &w.setup, NULL), 0);
   assert_true(r.fs.sampled);
   assert_int_equal(r.fs.t0_s, 0);
   assert_int_equal(r.fs.last_s, 300);
@@ -292,12 +295,65 @@ static void test_recorded_position(void **state) {
   two_close(&w);
 }
 
+/*
+ * The same record replayed under FIFO as --from-accounting replays it (a
+ * cycle after each event) runs every job when the record did. Its core
+ * ranked at 0, 100 and 200 only (none at 10: no room; none at 300: nothing
+ * pending), so at the end it still shows the ranks of 200, where qa had
+ * all the usage: level factors qa 0.5 and qb infinite, not the 0.75 and
+ * 1.5 of a core that also ranked at 300 (above). Given the replay's clock
+ * the recorded run's core ranks at the same instants: every position
+ * equal, to the bit.
+ */
+static void test_recorded_position_replayed(void **state) {
+  (void)state;
+  struct two w;
+  two_open(&w, "two_accounts_recorded.csv", 1);
+  struct px_sim_result rec, rep;
+  struct px_diag d;
+  if (px_sim_recorded(&w.setup, &rec, &d)) fail_msg("%s", d.msg);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/policies/fifo.conf", getenv("PX_SRC"));
+  struct px_sim_policy p;
+  if (px_sim_policy_load(&p, path, &w.conf->sched, &d)) fail_msg("%s", d.msg);
+  struct px_sim_jobrun *runs = NULL;
+  struct px_sim_run_opts o = {.seed = 1, .runs_out = &runs, .cycle_per_event = true};
+  if (px_sim_run(&w.setup, &p.sched, "cluster", &o, &rep, &d)) fail_msg("%s", d.msg);
+  for (uint32_t i = 0; i < w.setup.njobs; i++) { /* the replay reproduces the record */
+    const struct px_trace_job *t = &w.trace.jobs.v[w.setup.jobs[i].trace_index];
+    assert_int_equal(runs[i].start_s, t->start_s);
+    assert_int_equal(runs[i].end_s, t->end_s);
+  }
+  free(runs);
+  assert_int_equal(rep.fs.ranked_s.len, 3);
+  assert_int_equal(rep.fs.ranked_s.v[2], 200);
+  assert_true(fabs(rep.fs.level_end[0] - 0.5) < 1e-12 && isinf(rep.fs.level_end[1]));
+  assert_int_equal(px_sim_fs_recorded(&rec, &w.setup, &rep), 0);
+  assert_int_equal(rec.fs.t0_s, rep.fs.t0_s);
+  assert_int_equal(rec.fs.last_s, rep.fs.last_s);
+  for (uint32_t a = 0; a < 2; a++) {
+    assert_memory_equal(&rec.fs.factor_avg[a], &rep.fs.factor_avg[a], sizeof(double));
+    assert_memory_equal(&rec.fs.factor_end[a], &rep.fs.factor_end[a], sizeof(double));
+    assert_memory_equal(&rec.fs.level_end[a], &rep.fs.level_end[a], sizeof(double));
+  }
+  /* and the report shows them so: no change against the recorded column */
+  struct px_sim_result both[2] = {rec, rep}; /* shallow: only read */
+  char *js = json_of(&w, both, 2);
+  assert_non_null(strstr(js, "\"fair_share_against\": \"recorded\", \"factor_avg\": 0.0000}"));
+  assert_null(strstr(js, "\"fair_share_against\": \"recorded\", \"factor_avg\": -"));
+  free(js);
+  px_sim_result_fini(&rec);
+  px_sim_result_fini(&rep);
+  two_close(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_waits_two_policies),
       cmocka_unit_test(test_lost_two_policies),
       cmocka_unit_test(test_fair_share_position),
       cmocka_unit_test(test_recorded_position),
+      cmocka_unit_test(test_recorded_position_replayed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
