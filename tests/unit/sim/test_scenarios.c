@@ -278,6 +278,8 @@ static void test_dependency(void **state) {
  * eval) has no namesake running; 5 has no name (an export without the
  * column): nothing to wait for. 7 (afterany:1,singleton) needs both: at
  * 130 it and 2 are free, 2 (the older) starts and holds it until 180.
+ * 8 (afterany:4?singleton) needs either: 4 ended at 30, so it starts at 40
+ * beside its running namesakes 1 and 6.
  */
 static void test_singleton(void **state) {
   (void)state;
@@ -286,7 +288,7 @@ static void test_singleton(void **state) {
   assert_string_equal(px_sim_job_name(&w.setup, 0), "alice/train");
   assert_string_equal(px_sim_job_name(&w.setup, 2), "bob/train");
   assert_null(px_sim_job_name(&w.setup, 4));
-  const int64_t starts[] = {0, 130, 10, 20, 20, 30, 180};
+  const int64_t starts[] = {0, 130, 10, 20, 20, 30, 180, 40};
   expect_record_starts(&w, starts);
   world_close(&w);
 }
