@@ -20,6 +20,7 @@ tmp=$(mktemp -d /tmp/phalanx-demo.XXXXXX)
 chmod 755 "$tmp"
 dev_pid=
 cleanup() {
+  if [ -n "${agent4_pid:-}" ]; then kill "$agent4_pid" 2>/dev/null || true; fi
   if [ -n "$dev_pid" ]; then kill -TERM "$dev_pid" 2>/dev/null || true; wait "$dev_pid" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
@@ -167,7 +168,13 @@ scontrol create reservation ReservationName=maint Nodes=dev4 StartTime=now+1hour
 echo; echo "== usage report"
 "$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
 echo; echo "== what-if on this cluster's own history: export the finished jobs, replay them under FIFO (docs/simulator.md)"
+# a singleton pair first (-d singleton: one job of a user's name at a time): the export keeps names and
+# dependencies, and the replay holds the second until the first ends, as the server did
+for _ in 1 2; do sbatch -J pair -d singleton -t 5 --wrap 'sleep 2' >/dev/null; done
+for _ in $(seq 1 100); do [ -z "$(squeue -h -n pair)" ] && break; sleep 0.2; done
 "$px" export --since 1h --output history.csv && head -3 history.csv
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["name"] == "pair" {
+  printf "  singleton pair: job %s ran %s-%s s (%s)\n", $c["job_id"], $c["start_s"], $c["end_s"], $c["dependency"] }' history.csv
 # the report's main rows, what FIFO would change for each account (wait, GPU time, fair-share
 # position; in brackets against the record) and how close each replay came; pictures in plots/
 "$px" sim --from-accounting history.csv --config "$tmp/cluster/slurm.conf" --policy "$root/examples/policies/fifo.conf" \
@@ -228,6 +235,19 @@ scontrol show node "$gnode" | grep -E 'Gpu|State=' || true
 scontrol update NodeName="$gnode" GpuResume=0 && echo "GPU 0 of $gnode back in service (scontrol update GpuResume=0)"
 scancel -n big
 
+echo; echo "== dev4's agent comes back from maintenance with 6 of its 8 GPUs: drained with Slurm's reason until all are back"
+apid=$(pgrep -f "agent .*--node dev4 " | head -1)
+if [ -n "$apid" ] && mapfile -d '' agent_cmd <"/proc/$apid/cmdline"; then
+  kill "$apid"; for _ in $(seq 1 100); do kill -0 "$apid" 2>/dev/null || break; sleep 0.1; done
+  "${agent_cmd[@]/8:h100:2/6:h100:2}" >"$tmp/dev4-short.log" 2>&1 & short_pid=$!
+  for _ in $(seq 1 100); do sinfo -R -h | grep -q dev4 && break; sleep 0.1; done
+  sinfo -R; sinfo -n dev4; scontrol show node dev4 | grep -E "State=|Reason="
+  kill "$short_pid"; wait "$short_pid" || true
+  "${agent_cmd[@]}" >"$tmp/dev4-full.log" 2>&1 & agent4_pid=$!
+  for _ in $(seq 1 100); do [ "$(sinfo -h -n dev4 -p batch -o %t)" = idle ] && break; sleep 0.1; done
+  echo "all 8 back:"; sinfo -n dev4
+fi
+
 if [ -n "${DEMO_KEEP:-}" ] && [ "$DEMO_KEEP" != 0 ]; then
   echo; echo "== DEMO_KEEP=$DEMO_KEEP: the cluster stays up; Ctrl-C stops it. Dashboard:"
   "$px" ui || true
@@ -237,6 +257,7 @@ if [ -n "${DEMO_KEEP:-}" ] && [ "$DEMO_KEEP" != 0 ]; then
   trap - INT
 fi
 echo; echo "== stopping the cluster"
+[ -n "${agent4_pid:-}" ] && { kill "$agent4_pid"; wait "$agent4_pid" || true; agent4_pid=; } # dev4's restarted agent is ours
 kill -TERM "$dev_pid"; wait "$dev_pid" || true; dev_pid=
 
 echo; echo "== MIG: a node whose GPU 0 is 7 x 1g.10gb and GPU 1 is 3g.40gb + 2 x 2g.20gb (emulated; typed GRES)"
