@@ -203,6 +203,12 @@ static void test_cycle_per_event(void **state) {
  * seq_carry.csv: that cycle ran at 101 (its cadence carried it over the
  * second's end): no cycle ends second 100, the replay wakes at 101 for the
  * recorded cycle with no event of its own, and c starts then, d at 301.
+ * seq_left.csv: the same, but a's recorded run is 50-100 (a requeued job:
+ * its failed first run is not in the record); the replay starts a at 0,
+ * so it ends at 50, where the record has no end: the replay has left the
+ * record, the marks no longer apply, and it cycles after each event: d
+ * backfills into a's GPU on its submit at 100 (it ends by c's promise),
+ * c starts when d ends, at 150 (following the marks: c at 101, d at 301).
  */
 static void test_order_within_second(void **state) {
   (void)state;
@@ -231,6 +237,11 @@ static void test_order_within_second(void **state) {
   world_policy(&w, "seq_carry.csv", 2, 1.0, "easy", &p);
   const int64_t carried[] = {0, 0, 101, 301};
   expect_starts_opts(&w, &p, true, carried, &r);
+  px_sim_result_fini(&r);
+  world_close(&w);
+  world_policy(&w, "seq_left.csv", 2, 1.0, "easy", &p);
+  const int64_t left[] = {0, 0, 150, 100};
+  expect_starts_opts(&w, &p, true, left, &r);
   px_sim_result_fini(&r);
   world_close(&w);
 }
