@@ -292,7 +292,7 @@ static void drain_resume(struct px_server *s, struct px_req *r, int64_t now) {
   if (drain && !r->reason[0])
     return px_req_error(r, 400, "INVALID", "reason: a drain needs a reason");
   struct px_event ev = {.kind = drain ? PX_EV_NODE_DRAIN : PX_EV_NODE_RESUME, .node = (uint32_t)idx,
-                        .reason = r->reason};
+                        .reason = r->reason, .by = r->who.user}; /* sinfo -R: the operator */
   struct px_event_result res;
   int rc = px_events_accept(s, &ev, now, &res);
   if (rc) return answer_diag(r, rc, &res.diag);

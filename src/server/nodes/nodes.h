@@ -58,6 +58,11 @@ void px_outbox_expire(struct px_outbox *o, int64_t now_ns);
 void px_outbox_stop(struct px_outbox *o);
 
 /* ---- node links (nodes.c), main thread ---- */
+
+struct px_snode;
+/* Sets n's reason with who set it (NULL or "": not known) and when; an
+ * empty reason clears all three (a resume). */
+void px_node_set_reason(struct px_snode *n, const char *reason, const char *by, int64_t now);
 /* Node silence and state. */
 void px_nodes_check(struct px_server *s, int64_t now);
 int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now);
