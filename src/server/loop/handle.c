@@ -496,7 +496,8 @@ static void node_reboot(struct px_server *s, struct px_req *r, int64_t now) {
   if (!is_operator(r)) return deny(r, "operator", "only operators reboot nodes");
   if (!s->conf->phalanx.reboot_program)
     return px_req_error(r, 400, "INVALID", "node: RebootProgram is not configured (slurm.conf)");
-  int rc = px_node_reboot_request(s, (uint32_t)idx, r->batch, (enum px_reboot_next)r->signal, r->reason, now);
+  int rc = px_node_reboot_request(s, (uint32_t)idx, r->batch, (enum px_reboot_next)r->signal, r->reason,
+                                  r->who.user, now);
   if (rc) return px_req_error(r, 500, "INTERNAL", "reboot of %s: %s", r->node, px_strerror(rc));
   answer_ok(r);
 }

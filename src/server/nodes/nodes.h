@@ -115,8 +115,9 @@ enum px_reboot_next { PX_REBOOT_NEXT_KEEP, PX_REBOOT_NEXT_RESUME, PX_REBOOT_NEXT
 /* A health check result: a failure drains the node with its message, a
  * success resumes a node the check drained. 0 or PX_E* with msg. */
 int px_node_health_report(struct px_server *s, const struct px_node_health *h, int64_t now, char *msg, size_t size);
+/* by: the operator asking (an ASAP drain is theirs in sinfo -R). */
 int px_node_reboot_request(struct px_server *s, uint32_t node, bool asap, enum px_reboot_next next, const char *reason,
-                           int64_t now);
+                           const char *by, int64_t now);
 /* The node's heartbeat: true (once) when its reboot is due: requested and empty. */
 bool px_node_reboot_due(struct px_server *s, uint32_t node);
 /* The node registered: an ordered reboot is done, its next state applied. */
