@@ -57,6 +57,7 @@ static const struct px_cli_field node_fields[] = {
     J(mem_alloc_mib, F_U64), J(last_heartbeat, F_I64), J(gpus_out, F_U32),
     J(gpu_health, F_STR),    J(reboot, F_STR),        J(gpus_shared, F_U32),
     J(gpu_share_used, F_U32), J(gres, F_STR),        J(gres_used, F_STR),
+    J(reason_user, F_STR),   J(reason_time, F_I64),
 #undef J
     {NULL, 0, 0, 0}};
 
@@ -274,7 +275,7 @@ int px_cli_node_from_json(const json_t *o, struct px_node_info *n) {
 }
 
 void px_cli_node_fini(struct px_node_info *n) {
-  char **strs[] = {&n->name, &n->addr, &n->partitions, &n->reason, &n->gpu_type, &n->features, &n->gpu_health, &n->reboot,
+  char **strs[] = {&n->name, &n->addr, &n->partitions, &n->reason, &n->reason_user, &n->gpu_type, &n->features, &n->gpu_health, &n->reboot,
                    &n->gres, &n->gres_used};
   for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
     free(*strs[i]);

@@ -209,7 +209,14 @@ void px_fmt_scontrol_node(FILE *out, const struct px_node_info *n) {
   if (n->gpus_shared) /* fractional jobs (docs/gpus.md) */
     fprintf(out, "   GpusShared=%u GpuSharesUsed=%u.%02u\n", n->gpus_shared, n->gpu_share_used / 100,
             n->gpu_share_used % 100);
-  if (n->reason && *n->reason) fprintf(out, "   Reason=%s\n", n->reason);
+  if (n->reason && *n->reason && n->reason_time > 0) { /* Slurm: Reason=bad fan [root@2026-12-05T05:50:00] */
+    char at[32];
+    px_cli_fmt_iso(at, sizeof at, n->reason_time, "Unknown");
+    fprintf(out, "   Reason=%s [%s@%s]\n", n->reason, n->reason_user && *n->reason_user ? n->reason_user : "Unknown",
+            at);
+  } else if (n->reason && *n->reason) {
+    fprintf(out, "   Reason=%s\n", n->reason); /* when it was set is not known: Slurm prints no [user@time] */
+  }
   fputc('\n', out);
 }
 

@@ -8,6 +8,7 @@
  * and nodes with the same rendering share a line. Lines follow the
  * partitions' order, then node state (Slurm's "#P,-t"), then first node.
  */
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -16,26 +17,31 @@
 #include "cli/cli.h"
 #include "cli/fmt_job.h"
 
+/* GresUsed has no -o letter (Slurm's %U is the reason's user): a key no
+ * format string can name. */
+#define KEY_GRES_USED '\x01'
+
 static const struct {
   char key;
   const char *header;
 } sinfo_headers[] = {
     {'P', "PARTITION"},    {'R', "PARTITION"}, {'a', "AVAIL"},      {'l', "TIMELIMIT"},
     {'L', "DEFAULTTIME"},  {'D', "NODES"},     {'t', "STATE"},      {'T', "STATE"},
-    {'N', "NODELIST"},     {'G', "GRES"},      {'U', "GRES_USED"},  {'c', "CPUS"},
+    {'N', "NODELIST"},     {'G', "GRES"},      {KEY_GRES_USED, "GRES_USED"}, {'c', "CPUS"},
     {'C', "CPUS(A/I/O/T)"}, {'F', "NODES(A/I/O/T)"}, {'m', "MEMORY"}, {'e', "FREE_MEM"},
     {'f', "AVAIL_FEATURES"}, {'E', "REASON"},  {'s', "JOB_SIZE"},   {'r', "ROOT"},
     {'h', "OVERSUBS"},     {'g', "GROUPS"},    {'i', "RESERVATION"}, {'z', "S:C:T"},
     {'d', "TMP_DISK"},     {'w', "WEIGHT"},    {'u', "USER"},       {'H', "TIMESTAMP"},
-    {'n', "HOSTNAMES"},    {'o', "NODE_ADDR"},
+    {'n', "HOSTNAMES"},    {'o', "NODE_ADDR"}, {'U', "USER"},
 };
 
 static const struct px_col_name sinfo_long_names[] = {
     {"NodeList", 'N'},  {"StateLong", 'T'},   {"StateCompact", 't'}, {"CPUsState", 'C'},
-    {"Gres", 'G'},      {"GresUsed", 'U'},    {"Partition", 'P'},    {"PartitionName", 'R'},
+    {"Gres", 'G'},      {"GresUsed", KEY_GRES_USED},    {"Partition", 'P'},    {"PartitionName", 'R'},
     {"Available", 'a'}, {"Time", 'l'},        {"DefaultTime", 'L'},  {"Nodes", 'D'},
     {"CPUs", 'c'},      {"Memory", 'm'},      {"FreeMem", 'e'},      {"Features", 'f'},
     {"Reason", 'E'},    {"NodeAIOT", 'F'},    {"NodeHost", 'n'},     {"NodeAddr", 'o'},
+    {"User", 'u'},      {"UserLong", 'U'},    {"Timestamp", 'H'},
     {NULL, 0}};
 
 static const char *sinfo_header(char key) {
@@ -119,6 +125,18 @@ static void part_field(char key, const struct px_partition_info *p, char *buf, s
   }
 }
 
+/* Who set the node's reason: %u the name, %U "name(uid)" as Slurm prints
+ * it (the uid from this host's users; the name alone when it has none). */
+static void reason_user(char *buf, size_t n, const struct px_node_info *nd, bool with_uid) {
+  const char *u = nd->reason && *nd->reason && nd->reason_user && *nd->reason_user ? nd->reason_user : NULL;
+  struct passwd pw, *res = NULL;
+  char pwbuf[1024];
+  if (!u) snprintf(buf, n, "Unknown");
+  else if (with_uid && getpwnam_r(u, &pw, pwbuf, sizeof pwbuf, &res) == 0 && res)
+    snprintf(buf, n, "%s(%u)", u, (unsigned)pw.pw_uid);
+  else snprintf(buf, n, "%s", u);
+}
+
 /* Per-node (groupable) fields. */
 static void node_field(char key, const struct px_partition_info *p, const struct px_node_info *nd,
                        char *buf, size_t n) {
@@ -127,7 +145,7 @@ static void node_field(char key, const struct px_partition_info *p, const struct
   case 't': snprintf(buf, n, "%s", node_states[si].compact); break;
   case 'T': snprintf(buf, n, "%s", node_states[si].lng); break;
   case 'G': gres(buf, n, nd, false); break;
-  case 'U': gres(buf, n, nd, true); break;
+  case KEY_GRES_USED: gres(buf, n, nd, true); break;
   case 'c': snprintf(buf, n, "%u", nd->cpus); break;
   case 'm': snprintf(buf, n, "%llu", (unsigned long long)nd->mem_mib); break;
   case 'e': snprintf(buf, n, "%llu", (unsigned long long)(nd->mem_mib - nd->mem_alloc_mib)); break;
@@ -136,7 +154,8 @@ static void node_field(char key, const struct px_partition_info *p, const struct
   case 'z': snprintf(buf, n, "1:%u:1", nd->cpus); break;
   case 'd': snprintf(buf, n, "0"); break;
   case 'w': snprintf(buf, n, "1"); break;
-  case 'u': case 'H': snprintf(buf, n, "Unknown"); break;
+  case 'u': case 'U': reason_user(buf, n, nd, key == 'U'); break;
+  case 'H': px_cli_fmt_iso(buf, n, nd->reason && *nd->reason ? nd->reason_time : 0, "Unknown"); break;
   case 'n': snprintf(buf, n, "%s", nd->name); break;
   case 'o': snprintf(buf, n, "%s", nd->addr ? nd->addr : nd->name); break;
   case 'i': buf[0] = '\0'; break;
@@ -280,8 +299,8 @@ static void default_format(char *buf, size_t n, const struct px_sinfo_opts *o,
     size_t l = strlen(parts[i].name) + (parts[i].is_default ? 1 : 0);
     if (l > w) w = l;
   }
-  if (o->reasons)
-    snprintf(buf, n, "%%20E %%9u %%19H %%N");
+  if (o->reasons) /* Slurm 22.05's sinfo -R and sinfo -R -l */
+    snprintf(buf, n, o->long_list ? "%%20E %%12U %%19H %%6t %%N" : "%%20E %%9u %%19H %%N");
   else if (o->summarize)
     snprintf(buf, n, "%%%zuP %%.5a %%.10l %%.16F %%N", w);
   else if (o->long_list)

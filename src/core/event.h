@@ -99,7 +99,8 @@ bool px_event_kind_parse(const char *name, enum px_event_kind *out);
  *   REQUEUE   job_id goes back to pending (hold: held). A job the core does
  *             not hold (it ran outside the scheduler) is queued again from
  *             spec with submit time submit_s when spec is given.
- *   NODE_*    node (conf index), reason (may be NULL)
+ *   NODE_*    node (conf index), reason (may be NULL), by (who: the
+ *             server's sinfo -R shows it; NULL: not known)
  *   PART_*    part (conf index)
  *   RESV      resv
  *   USAGE     a job that ended before the journal's last checkpoint (the
@@ -148,7 +149,7 @@ struct px_event {
   int64_t start_s, end_s;        /* USAGE */
   uint32_t node, part;           /* NODE_*, PART_* */
   const char *reason;            /* NODE_*, PART_*, REQUEUE, REJECT, END */
-  const char *by;                /* CANCEL: who (the journal keeps it) */
+  const char *by;                /* CANCEL, NODE_*: who (the journal keeps it; the core does not) */
   int32_t signal;                /* CANCEL: 0, or the signal sent instead */
   const struct px_resv_spec *resv; /* RESV */
   const char *svc;               /* SVC_*: the service record (JSON text) */

@@ -171,6 +171,7 @@ static int decode_kind(const struct px_event_names *n, const struct px_store_rec
     case PX_EV_NODE_RESUME:
     case PX_EV_NODE_DOWN:
     case PX_EV_NODE_UP:
+      ev->by = str(o, "by"); /* absent before it was kept: not known */
       if (node_of(n, r->subject, &ev->node))
         return px_diag_set(d, PX_EINVAL, -1, "subject: node %.64s is not configured",
                            r->subject ? r->subject : "(none)");
@@ -321,7 +322,7 @@ static json_t *kind_data(const struct px_conf *conf, const struct px_event *ev,
     case PX_EV_NODE_DOWN:
     case PX_EV_NODE_UP:
       out->subject = conf->nodes[ev->node].name;
-      return json_pack("{ss}", "reason", reason);
+      return ev->by ? json_pack("{ss ss}", "reason", reason, "by", ev->by) : json_pack("{ss}", "reason", reason);
     case PX_EV_GPU:
       out->subject = conf->nodes[ev->node].name;
       return json_pack("{si sb ss sb ss}", "gpu", (int)ev->gpu, "usable", ev->gpu_usable, "state",

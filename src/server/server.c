@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,16 @@ static int open_store(struct px_server *s, int (*open_fn)(const char *, struct p
   return rc;
 }
 
+/* The name of the user the server runs as: sinfo -R shows it beside the
+ * server's own drains, as Slurm shows its SlurmUser. */
+static void self_user(char *out, size_t len) {
+  struct passwd pw, *res = NULL;
+  char buf[1024];
+  uid_t uid = geteuid();
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res) snprintf(out, len, "%s", pw.pw_name);
+  else snprintf(out, len, "%u", (unsigned)uid); /* no passwd entry: the number stands in */
+}
+
 static int open_state(struct px_server *s, struct px_diag *d) {
   int err = 0;
   if (!(s->core = px_core_new(s->conf, 1, &err)))
@@ -129,10 +140,11 @@ static int open_state(struct px_server *s, struct px_diag *d) {
   if (rc) return rc;
   s->nodes = calloc(s->conf->nnodes ? s->conf->nnodes : 1, sizeof *s->nodes);
   if (!s->nodes) return PX_ENOMEM;
+  self_user(s->self_user, sizeof s->self_user);
   int64_t now = time(NULL);
   for (uint32_t i = 0; i < s->conf->nnodes; i++) {
     if (px_smap_put(&s->node_names, s->conf->nodes[i].name, i)) return PX_ENOMEM;
-    struct px_event ev = {.kind = PX_EV_NODE_DOWN, .node = i, .reason = "Not registered"};
+    struct px_event ev = {.kind = PX_EV_NODE_DOWN, .node = i, .reason = "Not registered", .by = s->self_user};
     struct px_event_result res;
     px_events_apply(s, &ev, now, &res); /* until its agent registers */
   }

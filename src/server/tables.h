@@ -77,6 +77,8 @@ struct px_snode {
   uint32_t recovered_jobs;      /* recovered running jobs holding it drained */
   char addr[64];
   char reason[256];
+  char reason_by[64];           /* who set reason ("": not known, e.g. a journal from before it was kept) */
+  int64_t reason_time;          /* when (Unix s; 0: not known) */
   struct px_sgpu *gpus;         /* GPU health (nodes/gpu_health.c); NULL until a GPU's first fault */
   uint8_t reboot;               /* enum px_reboot_state (nodes/node_health.c) */
   uint8_t reboot_next;          /* enum px_reboot_next */
@@ -149,6 +151,7 @@ struct px_server {
   atomic_int snap_watchers;     /* long-polls waiting for changes (publish promptly) */
 
   struct px_snode *nodes;       /* conf->nnodes */
+  char self_user[64];           /* the user the server runs as: who its own drains are by (Slurm's SlurmUser) */
 
   struct px_committer commit;   /* group commit (commit.c) */
   struct px_actions acts;

@@ -168,6 +168,9 @@ class Handler(BaseHTTPRequestHandler):
                 if n["name"] == p[2]:
                     n["state"] = "DRAINED" if p[3] == "drain" else "IDLE"
                     n["reason"] = (self.body() or {}).get("reason") if p[3] == "drain" else None
+                    # as the server: who drained it (the caller) and when
+                    n["reason_user"] = user_name(self.peer_uid()) if p[3] == "drain" else None
+                    n["reason_time"] = int(time.time()) if p[3] == "drain" else None
                     return 200, {}
             return 404, error("NOENT", "name", "no node %s" % p[2])
         if method == "GET" and p == ["v1", "partitions"]:

@@ -129,8 +129,17 @@ urgent       up 1-00:00:00      4   idle gpu[0001-0004]" "$(sinfo)"
 check "drain needs a reason" "scontrol: error: You must specify a reason when DRAINING a node rc=1" \
   "$(scontrol update NodeName=gpu0002 State=DRAIN 2>&1) rc=$?"
 phalanx drain gpu0002 --reason "bad gpu" >/dev/null
+drained=$(date +%s)
+# the TIMESTAMP is the drain's second (or the next, should the clock tick between)
+sinfo_r=$(sinfo -R)
+for t in $((drained - 1)) "$drained"; do
+  [ "$sinfo_r" = "REASON               USER      TIMESTAMP           NODELIST
+bad gpu              $(printf '%-9s' "$(id -un)") $(date -d "@$t" +%FT%T) gpu0002" ] && break
+done
 check "sinfo -R" "REASON               USER      TIMESTAMP           NODELIST
-bad gpu              Unknown   Unknown             gpu0002" "$(sinfo -R)"
+bad gpu              $(printf '%-9s' "$(id -un)") $(date -d "@$t" +%FT%T) gpu0002" "$sinfo_r"
+check "scontrol show node: Reason" "   Reason=bad gpu [$(id -un)@$(date -d "@$t" +%FT%T)]" \
+  "$(scontrol show node gpu0002 | grep Reason=)"
 phalanx resume gpu0002
 check "sinfo -h -t idle -o %D" "4" "$(sinfo -h -p batch -t idle -o %D)"
 check "sshare -a" "Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  FairShare 

@@ -59,7 +59,9 @@ echo "ok   XID 79 on $first GPU $gpu: gang requeued whole in $ms ms, runs again 
 scontrol show node "$first" | grep -q "GpusOut=1 GpuHealth=$gpu:UNUSABLE(GPU $gpu: xid 79: fallen off the bus)" ||
   fail "scontrol show node: $(scontrol show node "$first")"
 sinfo -R -h | grep -q "xid 79" || fail "sinfo -R: $(sinfo -R)"
+# the server's own drain: by the user it runs as (Slurm: SlurmUser)
+sinfo -R -h -o '%u|%E' | grep -q "^$(id -un)|.*xid 79" || fail "sinfo -R's USER: $(sinfo -R -o '%u|%E')"
 api "/v1/nodes/$first" | jq -e '.gpus_out == 1' >/dev/null || fail "API: $(api /v1/nodes/$first)"
-echo "ok   GPU $gpu out of service in scontrol show node, sinfo -R and the API"
+echo "ok   GPU $gpu out of service in scontrol show node, sinfo -R (by $(id -un)) and the API"
 scancel "$gang" "$small" 2>/dev/null
 exit $((fails > 0))

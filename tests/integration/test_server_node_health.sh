@@ -43,7 +43,8 @@ wait_for "agent registered" node_is '.state == "IDLE"'
 
 touch "$T/sick"
 wait_for "drained by the health check" node_is '.state == "DRAINED" and .reason == "HealthCheck: check_fs_mount: /scratch not mounted"'
-ok "a failing health check drains the node: $(node | jq -r .reason)"
+node_is ".reason_user == \"$(id -un)\" and .reason_time > 0" || fail "the check's drain is the server's: $(node)"
+ok "a failing health check drains the node: $(node | jq -r .reason) (by $(id -un), the server's user)"
 rm "$T/sick"
 wait_for "resumed by the health check" node_is '.state == "IDLE" and (.reason // "") == ""'
 ok "the check passing again resumes the node"
@@ -54,8 +55,8 @@ expect 403 pxalice POST /v1/nodes/n01/reboot '{"asap":true}' >/dev/null
 job=$(expect 201 pxalice POST /v1/jobs "{\"job\":{\"name\":\"w\",\"gpus_per_node\":1,\"workdir\":\"$T\",\"script\":\"#!/bin/sh\\nsleep 300\"}}" | jq -r .job_id)
 wait_for "job running" job_is "$job" RUNNING
 expect 200 pxoper POST /v1/nodes/n01/reboot '{"asap":true,"next_state":"RESUME","reason":"driver update"}' >/dev/null
-node_is '.state == "DRAINING" and .reason == "Reboot ASAP: driver update" and .reboot == "REBOOT_REQUESTED"' ||
-  fail "after reboot ASAP: $(node)"
+node_is '.state == "DRAINING" and .reason == "Reboot ASAP: driver update" and .reboot == "REBOOT_REQUESTED" and
+  .reason_user == "pxoper"' || fail "after reboot ASAP: $(node)"
 # a negative: give the agent three heartbeats (1 s each) to (wrongly) reboot
 past() { [ "$SECONDS" -ge "$1" ]; }
 wait_for "three heartbeat intervals" past $((SECONDS + 3))

@@ -9,7 +9,11 @@
 #    waiting job runs there; also after a server kill -9 (the drain and its
 #    reason are journaled);
 #  - an operator's drain is neither replaced by the check's nor lifted by a
-#    full registration.
+#    full registration;
+#  - `sinfo -R` and `scontrol show node` say who drained it and when, as
+#    Slurm does: the server's user for the check's drain (Slurm: SlurmUser),
+#    the operator for theirs, at a time within the test's window; the drain
+#    keeps both through a kill -9 (journaled), a resume clears them.
 source "$(dirname "$0")/lib_server.sh"
 [ "$(id -u)" -eq 0 ] || px_skip root "needs root (the agent runs jobs as their users)"
 cat >"$T/slurm.conf" <<CONF
@@ -24,6 +28,7 @@ chmod 755 "$T"
 start_server
 mkdir -p "$T/bin"
 ln -s "$PHALANX" "$T/bin/sinfo"
+ln -s "$PHALANX" "$T/bin/scontrol"
 export PHALANX_SERVER=$SOCK PATH="$T/bin:$PATH"
 
 declare -A AGENT
@@ -49,13 +54,26 @@ job() { api GET "/v1/jobs?id=$1" | cut -d' ' -f2- | jq -c ".jobs[0] | $2"; }
 job_on() { [ "$(job "$1" '[.state, .nodelist]')" = "[\"RUNNING\",\"$2\"]" ]; }
 job_waits() { job "$1" '.state == "PENDING" and ((.reason // "None") != "None")' | grep -qx true; }
 
+# signed NODE USER SINCE: sinfo -R lists NODE's reason as set by USER at a
+# time from SINCE to now (its TIMESTAMP, printed in local time, read back)
+signed() {
+  local line ts
+  line=$(sinfo -R -h -o '%n|%u|%H' | grep "^$1|") || fail "sinfo -R lists no $1: $(sinfo -R)"
+  [ "${line%|*}" = "$1|$2" ] || fail "sinfo -R: $line, want $1 set by $2"
+  ts=$(date -d "${line##*|}" +%s) || fail "sinfo -R: $1's TIMESTAMP ${line##*|}"
+  [ "$ts" -ge "$3" ] && [ "$ts" -le "$(date +%s)" ] ||
+    fail "sinfo -R: $1 set at ${line##*|}, not since $(date -d "@$3" +%FT%T)"
+}
+SERVER_USER=$(id -un) # the user the server runs as: its own drains are by it
 SHORT="gres/gpu count reported lower than configured (2 < 4)"
+t0=$(date +%s)
 agent_up n01 2 # two of its four GPUs are gone
 agent_up n02 4
 wait_for "n01 drained" node_is n01 ".state == \"DRAINED\" and .reason == \"$SHORT\""
 wait_for "n02 idle" node_is n02 '.state == "IDLE"'
 sinfo -R -h -o '%n %E' | grep -qx "n01 $SHORT" || fail "sinfo -R: $(sinfo -R)"
-ok "an agent with 2 of 4 GPUs: n01 drained, sinfo -R: $SHORT"
+signed n01 "$SERVER_USER" "$t0"
+ok "an agent with 2 of 4 GPUs: n01 drained, sinfo -R: $SHORT by $SERVER_USER at $(sinfo -R -h -o %H -n n01)"
 
 j1=$(submit first)
 wait_for "job $j1 on n02" job_on "$j1" n02
@@ -83,6 +101,7 @@ ok "4 of 8 CPUs: drained (Low CPUs (reported:4 < configured:8)); all 8 again: re
 agent_down n01
 agent_up n01 2
 wait_for "n01 drained again" node_is n01 ".state == \"DRAINED\" and .reason == \"$SHORT\""
+signed_at=$(expect 200 root GET /v1/nodes/n01 | jq -c '[.reason_user, .reason_time]')
 stop_server KILL
 start_server
 # the drain is journaled with its reason: the restarted server still knows it
@@ -90,6 +109,8 @@ start_server
 # full registration lifts it
 wait_for "n01 back, still drained" node_is n01 ".state == \"DRAINED\" and .reason == \"$SHORT\""
 wait_for "job $j1 still on n02" job_on "$j1" n02
+now_at=$(expect 200 root GET /v1/nodes/n01 | jq -c '[.reason_user, .reason_time]')
+[ "$now_at" = "$signed_at" ] || fail "the drain's user and time after kill -9: $now_at, want $signed_at"
 agent_down n01
 agent_up n01 4
 wait_for "n01 resumed after the restart" node_is n01 '.state == "IDLE" and (.reason // "") == ""'
@@ -110,7 +131,12 @@ seen_after_submit() {
   j=$(submit probe)
   wait_for "job $j considered" job_waits "$j"
 }
+t0=$(date +%s)
 expect 200 pxoper POST /v1/nodes/n01/drain '{"reason":"bad fan"}' >/dev/null
+signed n01 pxoper "$t0"
+shown=$(scontrol show node n01 | grep -o 'Reason=.*')
+[ "$shown" = "Reason=bad fan [pxoper@$(sinfo -R -h -o %H -n n01)]" ] || fail "scontrol show node: $shown"
+ok "an operator's drain: sinfo -R's USER pxoper, scontrol show node: $shown"
 restart_n01 2
 seen_after_submit
 node_is n01 '.state == "DRAINED" and .reason == "bad fan"' || fail "operator's drain after a short registration: $(node n01)"
@@ -119,6 +145,7 @@ seen_after_submit
 node_is n01 '.state == "DRAINED" and .reason == "bad fan"' || fail "operator's drain after a full registration: $(node n01)"
 expect 200 pxoper POST /v1/nodes/n01/resume >/dev/null
 wait_for "n01 resumed by the operator" node_is n01 '.state != "DRAINED" and (.reason // "") == ""'
+node_is n01 '(has("reason_user") or has("reason_time")) | not' || fail "resumed n01 keeps its reason's signature"
 ok "an operator's drain stays through short and full registrations (reason: bad fan) until resumed"
 
 # The agents stop here, while the server runs: with --kill-jobs-on-exit they

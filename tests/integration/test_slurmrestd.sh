@@ -145,6 +145,16 @@ check "nodes" '.nodes|length==2 and all(.[]; (.name|length>0) and .cpus==8 and .
 node1=$(jq -r '.nodes[0].name' "$tmp/body")
 rest GET "/slurm/v0.0.39/node/$node1" >/dev/null
 check "node/{name}" '.nodes|length==1 and .[0].name=="'"$node1"'"' && echo "ok   node/$node1"
+# who drained it and when (v0.0.39's reason_set_by_user, reason_changed_at)
+t0=$(date +%s)
+"$PHALANX" drain "$node1" --reason "bad fan" >/dev/null || fail "drain $node1"
+rest GET "/slurm/v0.0.39/node/$node1" >/dev/null
+check "drained node's reason" '.nodes[0] | .reason=="bad fan" and .reason_set_by_user=="'"$me"'" and
+  .reason_changed_at>='"$t0"' and .reason_changed_at<='"$(($(date +%s) + 1))" &&
+  echo "ok   node/$node1 drained: reason_set_by_user $me, reason_changed_at in the test's window"
+"$PHALANX" resume "$node1" || fail "resume $node1"
+rest GET "/slurm/v0.0.39/node/$node1" >/dev/null
+check "resumed node's reason" '.nodes[0] | .reason=="" and .reason_set_by_user=="" and .reason_changed_at==0'
 bad "no such node" 404 9003 "node_name: no such node 'nosuch'" GET /slurm/v0.0.39/node/nosuch
 rest GET /slurm/v0.0.39/partition/batch >/dev/null
 check "partition/{name}" '.partitions|length==1 and .[0].name=="batch"'

@@ -175,6 +175,9 @@ static json_t *node_json(const struct px_node_info *n) {
   json_object_set_new(o, "tres_used", node_tres(n->cpus_alloc, n->mem_alloc_mib, n->gpus_alloc));
   json_object_set_new(o, "free_mem", px_sr_noval((int64_t)(n->mem_mib - n->mem_alloc_mib)));
   json_object_set_new(o, "weight", json_integer(1));
+  /* who set the reason and when (0 and "": not known, or no reason) */
+  json_object_set_new(o, "reason_changed_at", json_integer(n->reason_time));
+  json_object_set_new(o, "reason_set_by_user", json_string(n->reason_user ? n->reason_user : ""));
   return o;
 }
 

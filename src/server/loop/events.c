@@ -185,7 +185,9 @@ static int fold_job(struct px_server *s, struct px_sjob *j, const struct px_even
   return 0;
 }
 
-static void fold_node(struct px_server *s, const struct px_event *ev) {
+/* The reason's user and time follow the reason (sinfo -R): who sent the
+ * event (ev->by; NULL from a journal older than it: not known) and when. */
+static void fold_node(struct px_server *s, const struct px_event *ev, int64_t now) {
   struct px_snode *n = &s->nodes[ev->node];
   const char *reason = ev->reason ? ev->reason : "";
   switch (ev->kind) {
@@ -203,7 +205,7 @@ static void fold_node(struct px_server *s, const struct px_event *ev) {
       if (n->admin_drain) reason = n->reason;
       break;
   }
-  if (reason != n->reason) snprintf(n->reason, sizeof n->reason, "%s", reason);
+  if (reason != n->reason) px_node_set_reason(n, reason, ev->by, now);
   s->nodes_dirty = true;
 }
 
@@ -289,7 +291,7 @@ static int fold_tables(struct px_server *s, const struct px_event *ev,
     case PX_EV_NODE_RESUME:
     case PX_EV_NODE_DOWN:
     case PX_EV_NODE_UP:
-      fold_node(s, ev);
+      fold_node(s, ev, now);
       return 0;
     case PX_EV_GPU:
       px_gpu_fold(s, ev, now);
@@ -423,8 +425,18 @@ int px_events_journal(struct px_server *s, const struct px_event *ev,
   return 0;
 }
 
+/* A node's drain, resume, down or up that nobody signed is the server's own
+ * (a GPU fault, a short registration, a health check): journaled as by the
+ * server's user. Live only: a replayed record says who, or nobody. */
+static void sign_node_event(struct px_server *s, struct px_event *ev) {
+  bool node = ev->kind == PX_EV_NODE_DRAIN || ev->kind == PX_EV_NODE_RESUME || ev->kind == PX_EV_NODE_DOWN ||
+              ev->kind == PX_EV_NODE_UP;
+  if (node && !ev->by) ev->by = s->self_user;
+}
+
 int px_events_accept(struct px_server *s, struct px_event *ev, int64_t now,
                      struct px_event_result *res) {
+  sign_node_event(s, ev);
   int rc = px_events_core(s, ev, now, res);
   if (rc) return rc;
   return px_events_record(s, ev, res, now);

@@ -292,7 +292,7 @@ static void drain_resume(struct px_server *s, struct px_req *r, int64_t now) {
   if (drain && !r->reason[0])
     return px_req_error(r, 400, "INVALID", "reason: a drain needs a reason");
   struct px_event ev = {.kind = drain ? PX_EV_NODE_DRAIN : PX_EV_NODE_RESUME, .node = (uint32_t)idx,
-                        .reason = r->reason};
+                        .reason = r->reason, .by = r->who.user}; /* sinfo -R: the operator */
   struct px_event_result res;
   int rc = px_events_accept(s, &ev, now, &res);
   if (rc) return answer_diag(r, rc, &res.diag);
@@ -496,7 +496,8 @@ static void node_reboot(struct px_server *s, struct px_req *r, int64_t now) {
   if (!is_operator(r)) return deny(r, "operator", "only operators reboot nodes");
   if (!s->conf->phalanx.reboot_program)
     return px_req_error(r, 400, "INVALID", "node: RebootProgram is not configured (slurm.conf)");
-  int rc = px_node_reboot_request(s, (uint32_t)idx, r->batch, (enum px_reboot_next)r->signal, r->reason, now);
+  int rc = px_node_reboot_request(s, (uint32_t)idx, r->batch, (enum px_reboot_next)r->signal, r->reason,
+                                  r->who.user, now);
   if (rc) return px_req_error(r, 500, "INTERNAL", "reboot of %s: %s", r->node, px_strerror(rc));
   answer_ok(r);
 }

@@ -100,10 +100,21 @@ static uint64_t state_fp(const struct px_snode *sn, const struct px_node_view *v
                       v->gpus_alloc, v->mem_mib, v->mem_alloc_mib,    v->njobs,
                       v->reason ? px_hash_str(v->reason) : 0,        sn->registered,
                       sn->down,    px_hash_str(sn->reason), px_hash_str(sn->addr), sn->gpu_gen, sn->reboot,
-                      v->gpus_shared, v->gpu_share_used};
+                      v->gpus_shared, v->gpu_share_used, px_hash_str(sn->reason_by), (uint64_t)sn->reason_time};
   uint64_t h = 0x9e3779b97f4a7c15ull;
   for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = px_hash_u64(h ^ parts[k]);
   return h | 1; /* 0: never rendered */
+}
+
+/* Who set the reason and when (sinfo -R's USER and TIMESTAMP): the folded
+ * reason's own; the others (a recovery drain, GPUs out) are the server's,
+ * at a time not kept. */
+static void reason_signature(const struct px_server *s, const struct px_snode *sn, struct px_node_info *n) {
+  if (!n->reason || !n->reason[0]) return; /* none (a resume leaves the core an empty one) */
+  bool folded = n->reason == sn->reason;
+  n->reason_user = (char *)(folded ? sn->reason_by : s->self_user);
+  if (!n->reason_user[0]) n->reason_user = NULL; /* a journal from before it was kept */
+  n->reason_time = folded ? sn->reason_time : 0;
 }
 
 static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, const struct px_node_view *v) {
@@ -130,6 +141,7 @@ static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, con
   n.gpus_out = px_gpu_health_text(s, i, health, sizeof health, faults, sizeof faults);
   n.gpu_health = n.gpus_out ? health : NULL;
   if (!n.reason && n.gpus_out) n.reason = faults; /* sinfo -R lists a node with GPUs out, drained or not */
+  reason_signature(s, sn, &n);
   n.reboot = (char *)px_node_reboot_state(s, i);
   n.gpus_shared = (uint32_t)__builtin_popcountll(v->gpus_shared), n.gpu_share_used = v->gpu_share_used;
   json_t *o = px_node_info_to_json(&n);

@@ -30,8 +30,10 @@
 #define HC_PREFIX "HealthCheck: "
 #define REBOOT_PREFIX "Reboot ASAP"
 
-static int node_event(struct px_server *s, enum px_event_kind kind, uint32_t node, const char *reason, int64_t now) {
-  struct px_event ev = {.kind = kind, .node = node, .reason = reason};
+/* by: who asked (NULL: the server itself, px_events_accept signs it). */
+static int node_event(struct px_server *s, enum px_event_kind kind, uint32_t node, const char *reason, const char *by,
+                      int64_t now) {
+  struct px_event ev = {.kind = kind, .node = node, .reason = reason, .by = by};
   struct px_event_result res;
   s->need_cycle = true;
   return px_events_accept(s, &ev, now, &res);
@@ -47,17 +49,17 @@ int px_node_health_report(struct px_server *s, const struct px_node_health *h, i
     char reason[300];
     snprintf(reason, sizeof reason, HC_PREFIX "%s", h->message[0] ? h->message : "failed");
     px_warn("node %s: health check failed: %s", h->node, h->message);
-    rc = node_event(s, PX_EV_NODE_DRAIN, (uint32_t)idx, reason, now);
+    rc = node_event(s, PX_EV_NODE_DRAIN, (uint32_t)idx, reason, NULL, now);
   } else if (h->ok && ours) {
     px_info("node %s: health check passes again: resumed", h->node);
-    rc = node_event(s, PX_EV_NODE_RESUME, (uint32_t)idx, NULL, now);
+    rc = node_event(s, PX_EV_NODE_RESUME, (uint32_t)idx, NULL, NULL, now);
   }
   if (rc) snprintf(msg, size, "the node's state could not be recorded: %s", px_strerror(rc));
   return rc;
 }
 
 int px_node_reboot_request(struct px_server *s, uint32_t node, bool asap, enum px_reboot_next next, const char *reason,
-                           int64_t now) {
+                           const char *by, int64_t now) {
   struct px_snode *n = &s->nodes[node];
   n->reboot = PX_REBOOT_REQUESTED;
   n->reboot_asap = asap;
@@ -68,7 +70,7 @@ int px_node_reboot_request(struct px_server *s, uint32_t node, bool asap, enum p
   if (!asap || n->admin_drain) return 0;
   char why[300];
   snprintf(why, sizeof why, REBOOT_PREFIX "%s%s", reason && *reason ? ": " : "", reason ? reason : "");
-  return node_event(s, PX_EV_NODE_DRAIN, node, why, now);
+  return node_event(s, PX_EV_NODE_DRAIN, node, why, by, now); /* sinfo -R: the operator who asked */
 }
 
 bool px_node_reboot_due(struct px_server *s, uint32_t node) {
@@ -89,9 +91,9 @@ void px_node_reboot_done(struct px_server *s, uint32_t node, int64_t now) {
   bool ours = n->admin_drain && !strncmp(n->reason, REBOOT_PREFIX, strlen(REBOOT_PREFIX));
   int rc = 0;
   if (n->reboot_next == PX_REBOOT_NEXT_DOWN) {
-    rc = node_event(s, PX_EV_NODE_DRAIN, node, "Reboot complete: nextstate=DOWN", now);
+    rc = node_event(s, PX_EV_NODE_DRAIN, node, "Reboot complete: nextstate=DOWN", NULL, now);
   } else if (n->reboot_next == PX_REBOOT_NEXT_RESUME || (ours && !n->reboot_was_drained)) {
-    rc = node_event(s, PX_EV_NODE_RESUME, node, NULL, now);
+    rc = node_event(s, PX_EV_NODE_RESUME, node, NULL, NULL, now);
     if (!rc) rc = px_gpu_resume(s, node, -1, false, now); /* a healthy re-registration: faulty GPUs back */
   }
   if (rc) px_error("node %s: state after reboot not recorded: %s", name, px_strerror(rc));

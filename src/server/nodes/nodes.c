@@ -151,10 +151,18 @@ static int job_node_failed(struct px_server *s, struct px_sjob *j, int64_t now) 
   return px_events_accept(s, &ev, now, &res);
 }
 
+void px_node_set_reason(struct px_snode *n, const char *reason, const char *by, int64_t now) {
+  bool set = reason && *reason;
+  snprintf(n->reason, sizeof n->reason, "%s", set ? reason : "");
+  snprintf(n->reason_by, sizeof n->reason_by, "%s", set && by ? by : "");
+  n->reason_time = set ? now : 0;
+}
+
 /* Node liveness (heartbeats, registration) is not journaled: after a
  * restart every node is down until its agent registers again (server.c). */
 static void node_alive(struct px_server *s, uint32_t node, bool up, const char *reason, int64_t now) {
-  struct px_event ev = {.kind = up ? PX_EV_NODE_UP : PX_EV_NODE_DOWN, .node = node, .reason = reason};
+  struct px_event ev = {.kind = up ? PX_EV_NODE_UP : PX_EV_NODE_DOWN, .node = node, .reason = reason,
+                        .by = s->self_user};
   struct px_event_result res;
   px_events_apply(s, &ev, now, &res);
   s->dirty = true;
@@ -189,7 +197,7 @@ static void node_down(struct px_server *s, uint32_t node, const char *reason, in
 static void give_up_unregistered(struct px_server *s, uint32_t node, int64_t now) {
   struct px_snode *n = &s->nodes[node];
   n->given_up = true;
-  snprintf(n->reason, sizeof n->reason, "%s", "Not responding");
+  px_node_set_reason(n, "Not responding", s->self_user, now);
   s->nodes_dirty = s->dirty = true;
   px_warn("node %s: no agent since the server started: DOWN", s->conf->nodes[node].name);
   fail_jobs_on(s, node, now);
@@ -243,7 +251,7 @@ int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
   n->last_heartbeat = now;
   snprintf(n->addr, sizeof n->addr, "%s", r->report.addr);
   if (n->down) node_alive(s, (uint32_t)idx, true, NULL, now);
-  if (!n->admin_drain) n->reason[0] = '\0';
+  if (!n->admin_drain) px_node_set_reason(n, NULL, NULL, 0);
   s->nodes_dirty = s->dirty = s->need_cycle = true;
   int rc = px_node_shape_check(s, (uint32_t)idx, &r->report, now); /* fewer GPUs than configured: drained */
   if (rc) px_error("node %s: cannot record its drain or resume: %s", r->report.node, px_strerror(rc));

@@ -58,6 +58,11 @@ void px_outbox_expire(struct px_outbox *o, int64_t now_ns);
 void px_outbox_stop(struct px_outbox *o);
 
 /* ---- node links (nodes.c), main thread ---- */
+
+struct px_snode;
+/* Sets n's reason with who set it (NULL or "": not known) and when; an
+ * empty reason clears all three (a resume). */
+void px_node_set_reason(struct px_snode *n, const char *reason, const char *by, int64_t now);
 /* Node silence and state. */
 void px_nodes_check(struct px_server *s, int64_t now);
 int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now);
@@ -110,8 +115,9 @@ enum px_reboot_next { PX_REBOOT_NEXT_KEEP, PX_REBOOT_NEXT_RESUME, PX_REBOOT_NEXT
 /* A health check result: a failure drains the node with its message, a
  * success resumes a node the check drained. 0 or PX_E* with msg. */
 int px_node_health_report(struct px_server *s, const struct px_node_health *h, int64_t now, char *msg, size_t size);
+/* by: the operator asking (an ASAP drain is theirs in sinfo -R). */
 int px_node_reboot_request(struct px_server *s, uint32_t node, bool asap, enum px_reboot_next next, const char *reason,
-                           int64_t now);
+                           const char *by, int64_t now);
 /* The node's heartbeat: true (once) when its reboot is due: requested and empty. */
 bool px_node_reboot_due(struct px_server *s, uint32_t node);
 /* The node registered: an ordered reboot is done, its next state applied. */

@@ -105,6 +105,78 @@ static void sinfo_groups_nodes_by_state(void **state) {
   nodes[2].reason = NULL;
 }
 
+/* Who drained a node and when, as the real Slurm 22.05 printed it on this
+ * box (05:47 UTC, SlurmUser root): an operator's `scontrol update
+ * State=DRAIN Reason="bad fan"` and slurmctld's own drain of a node that
+ * registered 4 of its 8 GPUs. Slurm listed gpu0002 first (its state was
+ * "inval", which Phalanx does not have: both drained here, in node order). */
+static void sinfo_reason_user_and_time(void **state) {
+  FILE *out;
+  char *got;
+  struct px_diag d;
+  cluster("IDLE");
+  snprintf(nodes[0].state, sizeof nodes[0].state, "DRAINED");
+  snprintf(nodes[1].state, sizeof nodes[1].state, "DRAINED");
+  nodes[0].reason = "bad fan", nodes[0].reason_user = "root", nodes[0].reason_time = 1796449639;
+  nodes[1].reason = "gres/gpu count reported lower than configured (4 < 8)";
+  nodes[1].reason_user = "root", nodes[1].reason_time = 1796449647;
+  struct px_sinfo_opts r = {.reasons = true};
+  RENDER(out, got, assert_int_equal(px_fmt_sinfo(out, parts, 2, nodes, 64, &r, &d), 0));
+  assert_string_equal(got, "REASON               USER      TIMESTAMP           NODELIST\n"
+                           "bad fan              root      2026-12-05T05:47:19 gpu0001\n"
+                           "gres/gpu count repor root      2026-12-05T05:47:27 gpu0002\n");
+  free(got);
+  struct px_sinfo_opts f = {.reasons = true, .format = "%E|%U|%u|%H|%N|%T"};
+  RENDER(out, got, assert_int_equal(px_fmt_sinfo(out, parts, 2, nodes, 64, &f, &d), 0));
+  assert_string_equal(got, "REASON|USER|USER|TIMESTAMP|NODELIST|STATE\n"
+                           "bad fan|root(0)|root|2026-12-05T05:47:19|gpu0001|drained\n"
+                           "gres/gpu count reported lower than configured (4 < 8)|root(0)|root|"
+                           "2026-12-05T05:47:27|gpu0002|drained\n");
+  free(got);
+  /* gpu0001 resumed: Slurm's sinfo -R -l then */
+  snprintf(nodes[0].state, sizeof nodes[0].state, "IDLE");
+  nodes[0].reason = NULL;
+  struct px_sinfo_opts l = {.reasons = true, .long_list = true, .now = 1796449678};
+  RENDER(out, got, assert_int_equal(px_fmt_sinfo(out, parts, 2, nodes, 64, &l, &d), 0));
+  assert_string_equal(got, "Sat Dec 05 05:47:58 2026\n"
+                           "REASON               USER         TIMESTAMP           STATE  NODELIST\n"
+                           "gres/gpu count repor root(0)      2026-12-05T05:47:27 drain  gpu0002\n");
+  free(got);
+  /* no reason: Slurm's sinfo -N -o "%N %E %u %H" */
+  struct px_sinfo_opts n = {.node_list = true, .format = "%N %E %u %H"};
+  RENDER(out, got, assert_int_equal(px_fmt_sinfo(out, parts, 1, nodes, 1, &n, &d), 0));
+  assert_string_equal(got, "NODELIST REASON USER TIMESTAMP\ngpu0001 none Unknown Unknown\n");
+  free(got);
+  /* a drain journaled before the user was kept: its time, nobody */
+  nodes[1].reason_user = NULL;
+  RENDER(out, got, assert_int_equal(px_fmt_sinfo(out, parts, 2, nodes, 64, &f, &d), 0));
+  assert_non_null(strstr(got, "|Unknown|Unknown|2026-12-05T05:47:27|gpu0002|"));
+  free(got);
+  /* -O GresUsed keeps its column now that %U is the reason's user */
+  struct px_sinfo_opts g = {.node_list = true, .long_format = "NodeList,GresUsed,UserLong,Timestamp"};
+  RENDER(out, got, assert_int_equal(px_fmt_sinfo(out, parts, 1, nodes, 1, &g, &d), 0));
+  assert_non_null(strstr(got, "GRES_USED"));
+  assert_non_null(strstr(got, "gpu:h100:0(IDX:N/A)"));
+  free(got);
+  memset(nodes, 0, sizeof nodes);
+}
+
+/* scontrol show node: Reason=... [user@time], as Slurm printed it. */
+static void scontrol_node_reason(void **state) {
+  FILE *out;
+  char *got;
+  cluster("DRAINED");
+  nodes[0].reason = "bad fan", nodes[0].reason_user = "root", nodes[0].reason_time = 1796449639;
+  RENDER(out, got, px_fmt_scontrol_node(out, &nodes[0]));
+  assert_non_null(strstr(got, "\n   Reason=bad fan [root@2026-12-05T05:47:19]\n"));
+  free(got);
+  nodes[0].reason_time = 0; /* when is not known: the reason alone */
+  RENDER(out, got, px_fmt_scontrol_node(out, &nodes[0]));
+  assert_non_null(strstr(got, "\n   Reason=bad fan\n"));
+  free(got);
+  memset(nodes, 0, sizeof nodes);
+}
+
 static struct px_job_info *acct_jobs(size_t *n) {
   /* The transcript's finished jobs in record order (10063's requeued record
    * comes after 10131). Times relative to t0 = 2026-12-02T13:39:02Z. */
@@ -302,6 +374,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sinfo_matches_transcript),
       cmocka_unit_test(sinfo_groups_nodes_by_state),
+      cmocka_unit_test(sinfo_reason_user_and_time),
+      cmocka_unit_test(scontrol_node_reason),
       cmocka_unit_test(sacct_matches_transcript),
       cmocka_unit_test(sshare_matches_transcript),
       cmocka_unit_test(sprio_matches_transcript),

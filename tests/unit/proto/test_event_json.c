@@ -128,6 +128,11 @@ static void every_kind_round_trips(void **state) {
   round_trip(&f, &ev, &b);
   assert_int_equal(b.ev.node, 2);
   assert_string_equal(b.ev.reason, "fan");
+  assert_null(b.ev.by); /* nobody said who (an older record): not known */
+  px_event_rec_fini(&b);
+  ev = (struct px_event){.kind = PX_EV_NODE_DRAIN, .node = 2, .reason = "fan", .by = "alice"};
+  round_trip(&f, &ev, &b);
+  assert_string_equal(b.ev.by, "alice"); /* sinfo -R's USER */
   px_event_rec_fini(&b);
   ev = (struct px_event){.kind = PX_EV_PART_DOWN, .part = 0};
   round_trip(&f, &ev, &b);
