@@ -230,7 +230,10 @@ echo "\$ phalanx dev inject ... $gnode 0 xid 79 'fallen off the bus'"
 "$px" dev inject "$tmp/cluster" "$gnode" 0 xid 79 "fallen off the bus" || echo "(inject failed: see above)"
 for _ in $(seq 1 100); do [ "$(scontrol show job "$(squeue -h -n big -o %i)" | grep -o 'Restarts=[0-9]*')" = Restarts=1 ] && break; sleep 0.1; done
 squeue -n big; scontrol show job "$(squeue -h -n big -o %i)" | grep -o 'Restarts=[0-9]*'
+echo "\$ scontrol update NodeName=dev4 State=DRAIN Reason=\"bad fan\"   (an operator's drain beside the server's: who and when)"
+scontrol update NodeName=dev4 State=DRAIN Reason="bad fan" || true
 sinfo -R
+scontrol update NodeName=dev4 State=RESUME || true
 scontrol show node "$gnode" | grep -E 'Gpu|State=' || true
 scontrol update NodeName="$gnode" GpuResume=0 && echo "GPU 0 of $gnode back in service (scontrol update GpuResume=0)"
 scancel -n big
