@@ -400,7 +400,8 @@ struct pxc_kept {
 /* Is the order LAS (the only order kept)? */
 bool pxc_kept_wanted(const struct px_core *c);
 void pxc_kept_invalidate(struct px_core *c);
-/* jobs.c: a job joins or leaves the pending list. */
+/* jobs.c: a job joins or leaves the pending list (also counted by QoS:
+ * pol->qos_pending). */
 void pxc_kept_added(struct px_core *c, struct pxc_job *j);
 void pxc_kept_removed(struct px_core *c, struct pxc_job *j);
 /* cycle.c's full pass: begin, each pending job's gate verdict (e: its
@@ -415,6 +416,9 @@ size_t pxc_kept_fill(struct px_core *c, int64_t now);
 
 /* preempt.c: may a victim search still run this cycle? */
 bool pxc_preempt_searches_left(const struct px_core *c);
+/* preempt.c: do the cycle's victim searches end only with its tries (not
+ * with LAS's hopeless count, which may end them while tries are left)? */
+bool pxc_preempt_spent_by_tries(const struct px_core *c);
 /* preempt.c: the running jobs' index (struct pxc_policy, run_idx). */
 void pxc_running_started(struct px_core *c, uint32_t slot);
 void pxc_running_left(struct px_core *c, uint32_t slot);
@@ -475,6 +479,7 @@ struct pxc_policy {
   /* preemption */
   uint32_t preempt_kind;      /* bit 0 qos, bit 1 partition tier */
   uint32_t **qos_preempt;     /* per QoS: bitset of QoS it may preempt */
+  uint32_t *qos_pending;      /* per QoS: jobs in the pending list (kept.c's hooks; px_core_may_preempt) */
   uint32_t *qos_npreempt;
   uint8_t *qos_mode;
   int64_t *qos_grace_s, *qos_min_run_s;
@@ -491,6 +496,9 @@ struct pxc_policy {
   size_t cand_cap;
   uint8_t *chosen;            /* per job slot: virtually released this search */
   size_t chosen_cap;
+  bool victims_live;          /* this cycle may preempt (px_core_may_preempt): the victims stage runs */
+  bool victims_spent;         /* lazy reasons, and no victim search is left this cycle: only starts
+                                 are left to find (cycle.c's lazy stops and tail_rest) */
   uint32_t tries;             /* victim searches this cycle */
   uint32_t hopeless;          /* LAS jobs this cycle that could not preempt (preempt.c, las_hopeless) */
   /* Running job slots, listed at the cycle's first victim search (a search
