@@ -458,21 +458,15 @@ static int take_in_order(struct px_core *c, size_t n, bool kept, int64_t now, st
   /* Lazy reasons (px_core_set_lazy_reasons): with no free GPU left and only
    * GPU jobs to go (and no preemption), nothing more can start: stop. */
   bool lazy = c->lazy_s > 0 && now - c->last_full_s < c->lazy_s && !c->nogpu_eligible;
-  struct pxc_policy *pol = c->pol;
-  pol->victims_spent = c->lazy_s > 0 && !pol->victims_live; /* preempt.c sets it once its searches are spent */
-  /* The reserve stage may find the tail (no job left can start: it stops
-   * reserving) before the searches are spent when only their tries end
-   * them: the pass then goes on in order for the searches (they read the
-   * nodes and the victims, not the reservations) and reaches tail_rest
-   * once they are spent, as it would have after reserving. */
-  c->starts_only = pol->victims_spent || (c->lazy_s > 0 && pxc_preempt_spent_by_tries(c));
+  /* preempt.c sets it once its searches are spent */
+  c->starts_only = c->lazy_s > 0 && !c->pol->victims_live;
   c->sort_left = n;
   while (n && open && rc == 0) {
-    if (lazy && pol->victims_spent && !any_free_gpu(c)) {
+    if (lazy && c->starts_only && !any_free_gpu(c)) {
       c->stats.lazy_stops++;
       return 0;
     }
-    if (c->pass_tail && pol->victims_spent && c->tests_left >= n) { /* every job left is tried, none can start */
+    if (c->pass_tail && c->tests_left >= n) { /* every job left is tried, none can start */
       if (kept && pxc_preempt_searches_left(c)) rc = heap_as_full(c, total, n);
       if (rc == 0) rc = tail_rest(c, n, now, out);
       n = 0;
@@ -490,7 +484,7 @@ static int take_in_order(struct px_core *c, size_t n, bool kept, int64_t now, st
       memset(c->part_blocked, 1, c->nparts * sizeof *c->part_blocked);
       c->sort_left = 0; /* the rest are held back: none is tried */
       c->pass_cut = true;
-      if (lazy && pol->victims_spent) return 0;
+      if (lazy && c->starts_only) return 0;
       open = 0;
     }
   }

@@ -416,9 +416,6 @@ size_t pxc_kept_fill(struct px_core *c, int64_t now);
 
 /* preempt.c: may a victim search still run this cycle? */
 bool pxc_preempt_searches_left(const struct px_core *c);
-/* preempt.c: do the cycle's victim searches end only with its tries (not
- * with LAS's hopeless count, which may end them while tries are left)? */
-bool pxc_preempt_spent_by_tries(const struct px_core *c);
 /* preempt.c: the running jobs' index (struct pxc_policy, run_idx). */
 void pxc_running_started(struct px_core *c, uint32_t slot);
 void pxc_running_left(struct px_core *c, uint32_t slot);
@@ -497,8 +494,6 @@ struct pxc_policy {
   uint8_t *chosen;            /* per job slot: virtually released this search */
   size_t chosen_cap;
   bool victims_live;          /* this cycle may preempt (px_core_may_preempt): the victims stage runs */
-  bool victims_spent;         /* lazy reasons, and no victim search is left this cycle: only starts
-                                 are left to find (cycle.c's lazy stops and tail_rest) */
   uint32_t tries;             /* victim searches this cycle */
   uint32_t hopeless;          /* LAS jobs this cycle that could not preempt (preempt.c, las_hopeless) */
   /* Running job slots, listed at the cycle's first victim search (a search

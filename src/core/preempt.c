@@ -431,11 +431,6 @@ bool pxc_preempt_searches_left(const struct px_core *c) {
   return c->pol->victims_live && c->pol->tries < PXC_PREEMPT_TRIES;
 }
 
-/* las_hopeless never answers: only PXC_PREEMPT_TRIES ends the searches. */
-bool pxc_preempt_spent_by_tries(const struct px_core *c) {
-  return !c->pol->victims_live || c->pol->preempt_kind != 4 || c->pol->nqacct;
-}
-
 /* Does the QoS of some pending job list another that does not list it
  * back (may_preempt's QoS cause for some pair)? */
 static bool qos_pair_preempts(const struct px_core *c) {
@@ -479,12 +474,12 @@ static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struc
   int lrc = list_running(c, now);
   if (lrc) return lrc;
   if (las_hopeless(c, p, now)) { /* cheap, but bounded too: the rest of a deep queue waits for the next cycle */
-    if (++pol->hopeless == PXC_PREEMPT_HOPELESS && c->lazy_s > 0) c->starts_only = pol->victims_spent = true;
+    if (++pol->hopeless == PXC_PREEMPT_HOPELESS && c->lazy_s > 0) c->starts_only = true;
     return 0;
   }
   /* with lazy reasons (the simulator), once the searches are spent only
    * starts are left to find: the pass may stop as without preemption */
-  if (++pol->tries == PXC_PREEMPT_TRIES && c->lazy_s > 0) c->starts_only = pol->victims_spent = true;
+  if (++pol->tries == PXC_PREEMPT_TRIES && c->lazy_s > 0) c->starts_only = true;
   size_t ncand;
   int rc = collect(c, p, now, &ncand);
   if (rc || !ncand) return rc;

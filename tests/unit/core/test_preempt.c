@@ -413,11 +413,10 @@ static void tier_raised_at_run_time(void **state) {
 }
 
 /*
- * With lazy reasons (the simulator) a conservative pass stops reserving
+ * With lazy reasons (the simulator) a conservative pass may stop reserving
  * once no job left can start, but victim searches are still owed in queue
- * order (issue 21): on one full node, low jobs P2..P4 (older, so first in
- * the queue) cannot start, which ends the reservations at P2; H behind
- * them still preempts the running L.
+ * order: on one full node, low jobs P2..P4 (older, so first in the queue)
+ * cannot start; H behind them still preempts the running L.
  */
 static void tail_still_searches_victims(void **state) {
   (void)state;
