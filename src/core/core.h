@@ -397,4 +397,10 @@ bool px_core_partition_up(const struct px_core *c, uint32_t part);
  * free CPU and no preemption stage could make room (room.c). */
 bool px_core_has_room(const struct px_core *c);
 
+/* Could a cycle preempt now: a preemption stage whose configuration lets
+ * some job preempt another (a QoS that preempts one not preempting it
+ * back, partition tiers, LAS, quotas), or victims or preemptors still
+ * pending (preempt.c). False: no cycle starts a job without free GPUs. */
+bool px_core_may_preempt(const struct px_core *c);
+
 #endif

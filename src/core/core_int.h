@@ -457,9 +457,10 @@ struct px_core {
   bool *part_passed;                 /* a job of the partition could not start this cycle */
   int64_t lazy_s, last_full_s;       /* px_core_set_lazy_reasons; time of the last full cycle */
   size_t nogpu_eligible;             /* eligible jobs this cycle that need no GPU */
-  bool starts_only;                  /* lazy reasons set and no victims stage: a pass may stop reserving
-                                        once nothing more can start (backfill_tail.c), even in the periodic
-                                        full cycle, whose reasons stay as before but for estimates */
+  bool starts_only;                  /* lazy reasons set and no victim search left this cycle: a pass may
+                                        stop reserving once nothing more can start (backfill_tail.c), even
+                                        in the periodic full cycle, whose reasons stay as before but for
+                                        estimates */
   size_t sort_left;                  /* jobs not yet taken: c->sort[0 .. sort_left) (the heap) */
   bool pass_tail;                    /* starts_only: no job left in the queue can start (the reserve stage) */
   uint32_t *part_left;               /* per partition: eligible jobs not yet tried */

@@ -271,7 +271,7 @@ static int place_failed(struct px_core *c, struct pxc_job *j, enum px_reason why
     if (c->reserve->blocked(c, j, now)) c->part_blocked[j->part] = true;
     else c->part_passed[j->part] = true; /* later jobs of the partition start past it */
   }
-  return c->victims->find ? c->victims->find(c, j, now, out) : 0;
+  return c->pol->victims_live ? c->victims->find(c, j, now, out) : 0;
 }
 
 /* Starts a job that is not an array record. */
@@ -463,7 +463,8 @@ static int take_in_order(struct px_core *c, size_t n, bool kept, int64_t now, st
   /* Lazy reasons (px_core_set_lazy_reasons): with no free GPU left and only
    * GPU jobs to go (and no preemption), nothing more can start: stop. */
   bool lazy = c->lazy_s > 0 && now - c->last_full_s < c->lazy_s && !c->nogpu_eligible;
-  c->starts_only = c->lazy_s > 0 && !c->victims->find; /* preempt.c sets it once its searches are spent */
+  /* preempt.c sets it once its searches are spent */
+  c->starts_only = c->lazy_s > 0 && !c->pol->victims_live;
   c->sort_left = n;
   while (n && open && rc == 0) {
     if (lazy && c->starts_only && !any_free_gpu(c)) {

@@ -48,7 +48,8 @@ static uint64_t fingerprint(const struct px_core *c) {
     memcpy(&w, b + i, 8);
     h = px_hash_u64(h ^ w);
   }
-  return px_hash_u64(h ^ (uint64_t)(uintptr_t)c->order ^ (uint64_t)(uintptr_t)c->victims->find);
+  h = px_hash_u64(h ^ (uint64_t)(uintptr_t)c->victims->find ^ c->pol->victims_live);
+  return px_hash_u64(h ^ (uint64_t)(uintptr_t)c->order);
 }
 
 /* ---- the order: descending, popped from the end --------------------------- */
@@ -131,6 +132,7 @@ static int queue_job(struct px_core *c, struct pxc_job *j) {
 
 void pxc_kept_added(struct px_core *c, struct pxc_job *j) {
   j->kept = PXC_KEPT_NONE;
+  if (c->pol && c->pol->qos_pending) c->pol->qos_pending[j->qos]++; /* a job's QoS never changes */
   if (c->pol && kept(c)->valid && queue_job(c, j)) pxc_kept_invalidate(c);
 }
 
@@ -149,6 +151,7 @@ static void unkeep(struct px_core *c, struct pxc_job *j) {
 }
 
 void pxc_kept_removed(struct px_core *c, struct pxc_job *j) {
+  if (c->pol && c->pol->qos_pending && c->pol->qos_pending[j->qos]) c->pol->qos_pending[j->qos]--;
   if (c->pol && kept(c)->valid && j->kept == PXC_KEPT_IN) unkeep(c, j);
   j->kept = PXC_KEPT_NONE;
 }

@@ -38,9 +38,10 @@ static int load_preempt(struct px_core *c, const struct px_conf *conf) {
   pol->qos_grace_s = pxc_calloc(c, nq, sizeof *pol->qos_grace_s);
   pol->qos_min_run_s = pxc_calloc(c, nq, sizeof *pol->qos_min_run_s);
   pol->qos_signal = pxc_calloc(c, nq, sizeof *pol->qos_signal);
+  pol->qos_pending = pxc_calloc(c, nq, sizeof *pol->qos_pending);
   pol->part_mode = pxc_calloc(c, c->nparts + 1, sizeof *pol->part_mode);
   pol->log = pxc_calloc(c, PX_CORE_PREEMPT_LOG, sizeof *pol->log);
-  if (!pol->qos_preempt || !pol->qos_mode || !pol->qos_grace_s || !pol->qos_min_run_s || !pol->qos_signal ||
+  if (!pol->qos_preempt || !pol->qos_mode || !pol->qos_grace_s || !pol->qos_min_run_s || !pol->qos_signal || !pol->qos_pending ||
       !pol->part_mode || !pol->log)
     return PX_ENOMEM;
   for (uint32_t q = 0; q < c->nqos; q++) {
@@ -98,7 +99,7 @@ void pxc_policy_free(struct px_core *c) {
     pxc_free(c, pol->resv[i].list);
   }
   void *v[] = {pol->part_resv, pol->qos_preempt, pol->qos_mode, pol->qos_grace_s, pol->qos_min_run_s,
-               pol->qos_signal, pol->part_mode, pol->victims, pol->hist, pol->log, pol->cand,
+               pol->qos_signal, pol->qos_pending, pol->part_mode, pol->victims, pol->hist, pol->log, pol->cand,
                pol->chosen, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits, pol->running,
                pol->lims_in, pol->kept.v, pol->kept.w, pol->kept.add, pol->kept.promo, pol->kept.part_n, pol->kept.snap, pol->kept.pos, pol->kept.at, pol->run_idx,
                pol->bf_jobs, pol->fits, pol->fit_nu};
@@ -151,6 +152,9 @@ int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out) {
   choose_pass(c, now);
   int rc = pxc_preempt_begin(c, now, out);
   if (rc) return rc;
+  /* no pair of jobs could preempt (preempt.conf without a QoS that
+   * preempts another): the cycle runs as without the victims stage */
+  pol->victims_live = px_core_may_preempt(c);
   pol->plan_built = false;
   if (pol->plan && pol->nresv_adv) pxc_plan_ensure(c);
   return 0;

@@ -400,7 +400,8 @@ struct pxc_kept {
 /* Is the order LAS (the only order kept)? */
 bool pxc_kept_wanted(const struct px_core *c);
 void pxc_kept_invalidate(struct px_core *c);
-/* jobs.c: a job joins or leaves the pending list. */
+/* jobs.c: a job joins or leaves the pending list (also counted by QoS:
+ * pol->qos_pending). */
 void pxc_kept_added(struct px_core *c, struct pxc_job *j);
 void pxc_kept_removed(struct px_core *c, struct pxc_job *j);
 /* cycle.c's full pass: begin, each pending job's gate verdict (e: its
@@ -475,6 +476,7 @@ struct pxc_policy {
   /* preemption */
   uint32_t preempt_kind;      /* bit 0 qos, bit 1 partition tier */
   uint32_t **qos_preempt;     /* per QoS: bitset of QoS it may preempt */
+  uint32_t *qos_pending;      /* per QoS: jobs in the pending list (kept.c's hooks; px_core_may_preempt) */
   uint32_t *qos_npreempt;
   uint8_t *qos_mode;
   int64_t *qos_grace_s, *qos_min_run_s;
@@ -491,6 +493,7 @@ struct pxc_policy {
   size_t cand_cap;
   uint8_t *chosen;            /* per job slot: virtually released this search */
   size_t chosen_cap;
+  bool victims_live;          /* this cycle may preempt (px_core_may_preempt): the victims stage runs */
   uint32_t tries;             /* victim searches this cycle */
   uint32_t hopeless;          /* LAS jobs this cycle that could not preempt (preempt.c, las_hopeless) */
   /* Running job slots, listed at the cycle's first victim search (a search

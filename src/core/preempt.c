@@ -428,7 +428,36 @@ static bool las_hopeless(struct px_core *c, const struct pxc_job *p, int64_t now
 }
 
 bool pxc_preempt_searches_left(const struct px_core *c) {
-  return c->victims->find && c->pol->tries < PXC_PREEMPT_TRIES;
+  return c->pol->victims_live && c->pol->tries < PXC_PREEMPT_TRIES;
+}
+
+/* Does the QoS of some pending job list another that does not list it
+ * back (may_preempt's QoS cause for some pair)? */
+static bool qos_pair_preempts(const struct px_core *c) {
+  const struct pxc_policy *pol = c->pol;
+  for (uint32_t q = 0; pol->qos_preempt && q < c->nqos; q++)
+    for (uint32_t o = 0; pol->qos_preempt[q] && pol->qos_pending[q] && o < c->nqos; o++)
+      if (qos_lists(pol, q, o) && !qos_lists(pol, o, q)) return true;
+  return false;
+}
+
+static bool tiers_differ(const struct px_core *c) {
+  for (uint32_t p = 1; p < c->nparts; p++)
+    if (c->parts[p].tier != c->parts[0].tier) return true;
+  return false;
+}
+
+/* Could may_preempt say yes for a pending job? Read from the configuration
+ * and the pending jobs' QoS as they are now (O(QoS^2)), so a change takes
+ * effect at the next cycle: no, when no pending job's QoS preempts another
+ * (preempt.conf in the simulator without --qos-map: every job is normal)
+ * and there are no tiers to preempt by, no LAS order, no quotas, and no
+ * victim or preemptor left from an earlier search. */
+bool px_core_may_preempt(const struct px_core *c) {
+  const struct pxc_policy *pol = c->pol;
+  if (!pol || !c->victims || !c->victims->find) return false;
+  if (pol->nvictims || pol->nreclaimers || pol->nqacct || (pol->preempt_kind & 4)) return true;
+  return ((pol->preempt_kind & 2) && tiers_differ(c)) || ((pol->preempt_kind & 1) && qos_pair_preempts(c));
 }
 
 static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struct px_actions *out) {

@@ -20,9 +20,9 @@
  * Nothing else can change between events (no job ends, arrives or frees
  * resources), so no cycle is skipped that could have started a job, and the
  * number of cycles is at most twice the number of jobs. One more exact skip:
- * when fewer GPUs are free than the smallest pending request and the policy
- * cannot preempt, no START is possible, so the cycle is not called (on a
- * saturated cluster most submits are such events). With bf_interval a
+ * when fewer GPUs are free than the smallest pending request and no job may
+ * preempt another (px_core_may_preempt), no START is possible, so the
+ * cycle is not called (on a saturated cluster most submits are such events). With bf_interval a
  * cycle soon after a backfill pass is a main pass without backfill; when it
  * leaves a job waiting, the core owes a backfill pass (px_core_next_pass_s)
  * and the loop wakes then, as the server's periodic cycle would. Core time
@@ -93,6 +93,7 @@ struct loop {
   uint32_t pend_min_gpus; /* smallest GPU count pending (UINT32_MAX: none) */
   uint32_t pend_max_gpus; /* an upper bound of the largest (bounds the scan for the next minimum) */
   bool may_preempt;       /* the policy can start jobs without free GPUs */
+  bool preempting;        /* ... and some job could preempt since (cycle_can_start) */
   bool cycle_per_event;   /* px_sim_run_opts.cycle_per_event */
   bool by_seq;            /* ... and the trace has the server's order of events (submit_seq, end_seq) */
   struct mark *marks;     /* by_seq: the recorded starts by seq (where and when the server cycled) */
@@ -175,8 +176,13 @@ static void pend_del(struct loop *l, uint32_t job) {
   l->pend_min_gpus = m <= l->pend_max_gpus ? m : UINT32_MAX;
 }
 
-static bool cycle_can_start(const struct loop *l) {
-  if (l->may_preempt) return true;
+/* A policy with a PreemptMode may start a job without free GPUs once the
+ * core finds that some job may preempt another (px_core_may_preempt: a QoS
+ * map gives pending jobs a QoS that preempts the others'; without one, no
+ * cycle can preempt). From then on every event cycles, as it always did
+ * with a PreemptMode: the idle cycles change the fair-share samples. */
+static bool cycle_can_start(struct loop *l) {
+  if (l->may_preempt && (l->preempting || (l->preempting = px_core_may_preempt(l->core)))) return true;
   return l->pend_min_gpus != UINT32_MAX && (int64_t)l->pend_min_gpus <= (int64_t)l->s->total_gpus - l->busy_gpus;
 }
 

@@ -26,6 +26,15 @@ static struct px_conf *pre_conf(uint32_t nnodes) {
   return c;
 }
 
+/* pre_conf with conservative backfill: 100 s slots over window_s. */
+static struct px_conf *cons_conf(uint32_t nnodes, int64_t window_s) {
+  struct px_conf *c = pre_conf(nnodes);
+  c->sched.backfill = PX_BACKFILL_CONSERVATIVE;
+  c->sched.backfill_resolution_s = 100;
+  c->sched.backfill_window_s = window_s;
+  return c;
+}
+
 static void sub_q(struct pf *f, uint64_t id, const char *user, const char *qos, uint32_t nodes, uint32_t gpn,
                   int64_t now) {
   struct px_jobspec s = tc_spec(user, nodes, gpn);
@@ -227,21 +236,28 @@ static void signal_before_time_limit(void **state) {
 
 /* preempt/partition_prio: "hi" (PriorityTier 2) and p0 (tier 0) share the
  * node; p0's PreemptMode=CANCEL. Also --no-requeue would give CANCEL. */
-static void partition_tier_cancel(void **state) {
-  (void)state;
-  struct px_conf *conf = tc_conf(1, 8, 0, 0);
-  uint32_t hi = px_testconf_partition(conf, "hi", 0, 1);
-  conf->partitions[hi].priority_tier = 2;
-  conf->partitions[0].preempt_mode = PX_PREEMPT_CANCEL;
-  conf->sched.preempt_type = "preempt/partition_prio";
-  struct pf f = {.conf = conf};
-  pf_open(&f);
-  pf_sub(&f, 1, "bob", 1, 8, 3600, 0);
-  pf_cycle(&f, 0);
+/* One node in partitions 0 and hi (of tier `tier`); bob's job 1 runs in 0
+ * from 0, alice's job 2 (hi) comes at 100 and is cycled. Returns hi. */
+static uint32_t tier_open(struct pf *f, uint32_t tier) {
+  f->conf = tc_conf(1, 8, 0, 0);
+  uint32_t hi = px_testconf_partition(f->conf, "hi", 0, 1);
+  f->conf->partitions[hi].priority_tier = tier;
+  f->conf->partitions[0].preempt_mode = PX_PREEMPT_CANCEL;
+  f->conf->sched.preempt_type = "preempt/partition_prio";
+  pf_open(f);
+  pf_sub(f, 1, "bob", 1, 8, 3600, 0);
+  pf_cycle(f, 0);
   struct px_jobspec s = tc_spec("alice", 1, 8);
   s.partition = (char *)"hi";
-  pf_sub_spec(&f, 2, &s, 100);
-  pf_cycle(&f, 100);
+  pf_sub_spec(f, 2, &s, 100);
+  pf_cycle(f, 100);
+  return hi;
+}
+
+static void partition_tier_cancel(void **state) {
+  (void)state;
+  struct pf f = {0};
+  tier_open(&f, 2);
   const struct px_action *a = pf_action(&f.out, PX_ACT_PREEMPT, 1);
   assert_non_null(a);
   assert_int_equal(a->preempt_mode, PX_PREEMPT_CANCEL);
@@ -356,6 +372,68 @@ static void mutual_qos_never_preempt(void **state) {
   pf_close(&f);
 }
 
+/*
+ * Only pending jobs whose QoS preempts another's make a cycle search for
+ * victims (px_core_may_preempt, issue 21): with low jobs alone nothing may
+ * preempt; a high job submitted later preempts at the next cycle.
+ */
+static void may_preempt_follows_pending_qos(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(1)};
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  sub_q(&f, 2, "bob", "low", 1, 8, 10);
+  pf_cycle(&f, 10);
+  assert_false(px_core_may_preempt(f.core));
+  assert_int_equal(f.out.len, 0);
+  sub_q(&f, 3, "alice", "high", 1, 8, 100);
+  assert_true(px_core_may_preempt(f.core));
+  pf_cycle(&f, 100);
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 101, NULL), 0);
+  pf_cycle(&f, 101);
+  assert_non_null(tc_started(&f.out, 3));
+  pf_close(&f);
+}
+
+/* Partition tiers are read at every cycle: two partitions of one tier
+ * preempt nothing until one's tier rises at run time. */
+static void tier_raised_at_run_time(void **state) {
+  (void)state;
+  struct pf f = {0};
+  uint32_t hi = tier_open(&f, 0);
+  assert_int_equal(f.out.len, 0);
+  assert_false(px_core_may_preempt(f.core));
+  f.core->parts[hi].tier = 2;
+  assert_true(px_core_may_preempt(f.core));
+  pf_cycle(&f, 200);
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  pf_close(&f);
+}
+
+/*
+ * With lazy reasons (the simulator) a conservative pass may stop reserving
+ * once no job left can start, but victim searches are still owed in queue
+ * order: on one full node, low jobs P2..P4 (older, so first in the queue)
+ * cannot start; H behind them still preempts the running L.
+ */
+static void tail_still_searches_victims(void **state) {
+  (void)state;
+  struct pf f = {.conf = cons_conf(1, 100000)};
+  f.conf->sched.weight_qos = 0;
+  pf_open(&f);
+  px_core_set_lazy_reasons(f.core, 3600);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  for (uint64_t id = 2; id <= 4; id++) sub_q(&f, id, "bob", "low", 1, 8, 10 * (int64_t)id);
+  sub_q(&f, 5, "bob", "high", 1, 8, 100); /* bob's too: last in the queue */
+  pf_cycle(&f, 100);
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 1);
+  pf_close(&f);
+}
+
 /* The plan built incrementally at now equals one built from scratch. */
 static void plan_exact(struct pf *f, int64_t now) {
   pxc_tl_build(f->core, &f->core->pol->tl, now, false);
@@ -374,11 +452,8 @@ static void plan_exact(struct pf *f, int64_t now) {
  */
 static void victims_keep_incremental_plan_exact(void **state) {
   (void)state;
-  struct pf f = {.conf = pre_conf(2)};
+  struct pf f = {.conf = cons_conf(2, 10000)};
   f.conf->qos[Q_LOW].grace_time_s = 120;
-  f.conf->sched.backfill = PX_BACKFILL_CONSERVATIVE;
-  f.conf->sched.backfill_resolution_s = 100;
-  f.conf->sched.backfill_window_s = 10000;
   pf_open(&f);
   sub_q(&f, 1, "bob", "low", 2, 8, 0);
   pf_cycle(&f, 0);
@@ -424,6 +499,9 @@ int main(void) {
       cmocka_unit_test(exempt_after_n_preemptions),
       cmocka_unit_test(mutual_qos_never_preempt),
       cmocka_unit_test(victims_keep_incremental_plan_exact),
+      cmocka_unit_test(may_preempt_follows_pending_qos),
+      cmocka_unit_test(tier_raised_at_run_time),
+      cmocka_unit_test(tail_still_searches_victims),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
