@@ -577,6 +577,51 @@ static void batch_flush(struct px_core *c, struct pxc_tl *tl) {
   b->count = 0;
 }
 
+/* A cell as one 64-bit word: a take or give-back that clamps or overflows
+ * no field of it is a subtraction or an addition of the amounts' word
+ * (whatever the byte order: no borrow or carry crosses a field). */
+static inline uint64_t cell_word(const struct pxc_tl_cell *cl) {
+  uint64_t w;
+  memcpy(&w, cl, sizeof w);
+  return w;
+}
+
+static inline void cell_set_word(struct pxc_tl_cell *cl, uint64_t w) { memcpy(cl, &w, sizeof w); }
+
+_Static_assert(sizeof(struct pxc_tl_cell) == sizeof(uint64_t), "a plan cell is one 64-bit word");
+
+/* Takes d (usable 0) from cells [k0, k1) when they are all usable with v
+ * GPUs and hold d's CPUs and memory; false, the cells as they were, when
+ * not. One pass that checks while it subtracts (the words give the cells
+ * back exactly if one fails): takes are a sixth of a conservative pass. */
+static bool cells_take(struct pxc_tl_cell *row, uint32_t k0, uint32_t k1, uint32_t v, struct pxc_tl_cell d) {
+  uint64_t dw = cell_word(&d);
+  bool ok = true;
+  for (uint32_t k = k0; k < k1; k++) {
+    struct pxc_tl_cell x = row[k];
+    ok &= (x.usable != 0) & (x.gpu == v) & (x.cpu >= d.cpu) & (x.mem_mib >= d.mem_mib);
+    cell_set_word(&row[k], cell_word(&x) - dw);
+  }
+  if (!ok)
+    for (uint32_t k = k0; k < k1; k++) cell_set_word(&row[k], cell_word(&row[k]) + dw);
+  return ok;
+}
+
+/* Gives d back to cells [k0, k1) when they are all usable with v GPUs and
+ * no field overflows; false, the cells as they were, when not. */
+static bool cells_give(struct pxc_tl_cell *row, uint32_t k0, uint32_t k1, uint32_t v, struct pxc_tl_cell d) {
+  uint64_t dw = cell_word(&d);
+  bool ok = true;
+  for (uint32_t k = k0; k < k1; k++) {
+    struct pxc_tl_cell x = row[k];
+    ok &= (x.usable != 0) & (x.gpu == v) & (x.cpu <= UINT16_MAX - d.cpu) & (x.mem_mib <= UINT32_MAX - d.mem_mib);
+    cell_set_word(&row[k], cell_word(&x) + dw);
+  }
+  if (!ok)
+    for (uint32_t k = k0; k < k1; k++) cell_set_word(&row[k], cell_word(&row[k]) - dw);
+  return ok;
+}
+
 /* A take or give-back on a node of one pool whose cells [k0, k1) are all
  * usable with the same GPUs (v) and that clamps nothing -- a gang's whole
  * node, most often -- moves every cell from bucket v to the same bucket:
@@ -586,19 +631,11 @@ static bool take_uniform(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   struct pxc_tl_cell *row = pxc_tl_row(tl, node);
-  if (n->npools != 1 || k0 >= k1) return false;
+  if (n->npools != 1 || k0 >= k1 || cpu > UINT16_MAX || mem > UINT32_MAX) return false;
   uint32_t v = row[k0].gpu;
-  for (uint32_t k = k0; k < k1; k++) {
-    const struct pxc_tl_cell *cl = &row[k];
-    if (!cl->usable || cl->gpu != v || (sign > 0 && (cl->cpu < cpu || cl->mem_mib < mem))) return false;
-  }
-  if (sign > 0 && v < g) return false;
-  for (uint32_t k = k0; k < k1; k++) {
-    struct pxc_tl_cell *cl = &row[k];
-    cl->gpu = (uint8_t)(sign > 0 ? v - g : v + g);
-    cl->cpu = (uint16_t)(sign > 0 ? cl->cpu - cpu : cl->cpu + cpu);
-    cl->mem_mib = (uint32_t)(sign > 0 ? cl->mem_mib - mem : cl->mem_mib + mem);
-  }
+  if (sign > 0 ? v < g : v + g > UINT8_MAX) return false;
+  if (!(sign > 0 ? cells_take : cells_give)(row, k0, k1, v, (struct pxc_tl_cell){(uint32_t)mem, (uint16_t)cpu, (uint8_t)g, 0}))
+    return false;
   const struct pxc_node_pool *np = &c->node_pools[n->pool_first];
   uint32_t to = sign > 0 ? v - g : v + g;
   struct pxc_tl_batch *b = &tl->batch;
@@ -1047,19 +1084,19 @@ static uint32_t nodes_with(const struct px_core *c, const struct pxc_tl *tl, con
  * backfill's time on a gang-heavy overload, where blocked gangs' and
  * whole-node jobs' reservations reach far). */
 static uint32_t fixed_next(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j, uint32_t k,
-                           uint32_t k_to, int64_t dur, uint32_t span) {
+                           uint32_t k_to, int64_t dur, uint32_t span, uint32_t *good_to) {
   bool one = j->shape.nmax == 1;
-  uint32_t g = j->shape.exclusive ? 0 : one ? j->shape.units * j->shape.gpu : j->shape.gpu, good_to = k;
+  uint32_t g = j->shape.exclusive ? 0 : one ? j->shape.units * j->shape.gpu : j->shape.gpu;
   uint32_t need = one ? 1 : j->shape.units;
   while (k < k_to) {
     uint32_t kend = span_end(tl, k, dur, span), short_at = UINT32_MAX;
-    for (uint32_t x = kend; x-- > (good_to > k ? good_to : k);)
+    for (uint32_t x = kend; x-- > (*good_to > k ? *good_to : k);)
       if (nodes_with(c, tl, j, g, x) < need) {
         short_at = x;
         break;
       }
+    if (*good_to < kend) *good_to = kend; /* [k or short_at + 1, kend) suffice */
     if (short_at == UINT32_MAX) return k;
-    good_to = kend;
     k = short_at + 1;
   }
   return k_to;
@@ -1091,9 +1128,10 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
       walk_max += PXC_TL_WALK_NODES * (uint64_t)c->pools[pi].leaf_start[c->pools[pi].nleaf];
   }
   bool fixed = (j->shape.per_node_max == 1 || j->shape.nmax == 1) && !real && k_to - k_from > 1;
+  uint32_t good_to = 0; /* fixed_next: the slots before it, from the last start it returned, suffice */
   for (uint32_t k = k_from; k < k_to; k++) {
     if (tl->walked > walk_max) return find_single_later(c, tl, j, k, k_to, dur, (uint32_t)span, fit);
-    if (fixed && (k = fixed_next(c, tl, j, k, k_to, dur, (uint32_t)span)) >= k_to) break;
+    if (fixed && (k = fixed_next(c, tl, j, k, k_to, dur, (uint32_t)span, &good_to)) >= k_to) break;
     uint32_t kend = k == 0 ? pxc_tl_end_slot(tl, 0, dur) : k + (uint32_t)span;
     if (kend > tl->nslots) kend = tl->nslots;
     for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
