@@ -240,8 +240,9 @@ void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node) {
   tl->dirty[tl->ndirty++] = node;
 }
 
-static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
+static bool take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign);
+static void give_uniform(struct px_core *c, struct pxc_tl *tl, const struct pxc_tl_undo *u);
 static void take_typed(struct pxc_tl *tl, uint32_t node, uint32_t ti, uint32_t g, uint32_t k0, uint32_t k1, int sign);
 static void batch_flush(struct px_core *c, struct pxc_tl *tl);
 
@@ -253,7 +254,8 @@ static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
   for (size_t i = tl->nundo; i-- > 0;) {
     const struct pxc_tl_undo *u = &tl->undo[i];
     if (is_dirty(tl, u->node)) continue;
-    take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
+    if (u->uniform) give_uniform(c, tl, u);
+    else take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
     if (u->gtype != PX_NONE) take_typed(tl, u->node, u->gtype, u->g, u->k0, u->k1, -1);
   }
   batch_flush(c, tl);
@@ -622,6 +624,19 @@ static bool cells_give(struct pxc_tl_cell *row, uint32_t k0, uint32_t k1, uint32
   return ok;
 }
 
+/* The histogram move of cells [k0, k1) of node (of one pool) from GPU
+ * bucket from to bucket to, batched with the same moves of its leaf. */
+static void batch_move(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t from, uint32_t to, uint32_t k0,
+                       uint32_t k1) {
+  const struct pxc_node_pool *np = &c->node_pools[c->nodes[node].pool_first];
+  struct pxc_tl_batch *b = &tl->batch;
+  if (b->count && (b->pool != np->pool || b->lleaf != np->lleaf || b->from != from || b->to != to || b->k0 != k0 ||
+                   b->k1 != k1))
+    batch_flush(c, tl);
+  if (!b->count) *b = (struct pxc_tl_batch){np->pool, np->lleaf, from, to, k0, k1, 0};
+  b->count++;
+}
+
 /* A take or give-back on a node of one pool whose cells [k0, k1) are all
  * usable with the same GPUs (v) and that clamps nothing -- a gang's whole
  * node, most often -- moves every cell from bucket v to the same bucket:
@@ -636,23 +651,30 @@ static bool take_uniform(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
   if (sign > 0 ? v < g : v + g > UINT8_MAX) return false;
   if (!(sign > 0 ? cells_take : cells_give)(row, k0, k1, v, (struct pxc_tl_cell){(uint32_t)mem, (uint16_t)cpu, (uint8_t)g, 0}))
     return false;
-  const struct pxc_node_pool *np = &c->node_pools[n->pool_first];
-  uint32_t to = sign > 0 ? v - g : v + g;
-  struct pxc_tl_batch *b = &tl->batch;
-  if (b->count && (b->pool != np->pool || b->lleaf != np->lleaf || b->from != v || b->to != to || b->k0 != k0 ||
-                   b->k1 != k1))
-    batch_flush(c, tl);
-  if (!b->count) *b = (struct pxc_tl_batch){np->pool, np->lleaf, v, to, k0, k1, 0};
-  b->count++;
+  batch_move(c, tl, node, v, sign > 0 ? v - g : v + g, k0, k1);
   return true;
 }
 
-static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
+/* Gives back a take that take_uniform made, its cells as it left them (the
+ * takes on a clean row are given back newest first, and nothing else writes
+ * a row between two builds but the takes): all usable with the same GPUs,
+ * room for what comes back, so no check. Half of conservative backfill's
+ * takes and give-backs. */
+static void give_uniform(struct px_core *c, struct pxc_tl *tl, const struct pxc_tl_undo *u) {
+  struct pxc_tl_cell *row = pxc_tl_row(tl, u->node);
+  uint32_t v = row[u->k0].gpu;
+  uint64_t dw = cell_word(&(struct pxc_tl_cell){(uint32_t)u->mem, (uint16_t)u->cpu, (uint8_t)u->g, 0});
+  note_drop(tl, u->node, u->k1);
+  for (uint32_t k = u->k0; k < u->k1; k++) cell_set_word(&row[k], cell_word(&row[k]) + dw);
+  batch_move(c, tl, u->node, v, v + u->g, u->k0, u->k1);
+}
+
+static bool take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   if (k1 > tl->nslots) k1 = tl->nslots;
   if (k0 < k1) note_drop(tl, node, sign > 0 ? k0 : k1); /* a give-back drops where it ends */
-  if (take_uniform(c, tl, node, g, cpu, mem, k0, k1, sign)) return;
+  if (take_uniform(c, tl, node, g, cpu, mem, k0, k1, sign)) return true;
   struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   for (uint32_t i = 1; i < n->npools; i++) /* the node's other pools first: they read the cells as they were */
     hist_move(c, tl, &c->node_pools[n->pool_first + i], row, g, k0, k1, sign);
@@ -684,6 +706,7 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
       cl->mem_mib = (uint32_t)(cl->mem_mib + mem);
     }
   }
+  return false;
 }
 
 /* A typed job's GPUs also come off (or back to) its type's row. */
@@ -704,11 +727,13 @@ static void take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   uint32_t ti = pxc_tlt_index(c, tl, j, node);
   if (k1 > tl->nslots) k1 = tl->nslots;
   if (sign > 0) tl->stamp[node] = ++tl->ntakes;
+  struct pxc_tl_undo *rec = NULL;
   if (sign > 0 && tl->base_ok) { /* logged for the next build's undo */
     if (PXC_GROW(c, tl->undo, &tl->undo_cap, tl->nundo + 1)) tl->base_ok = false;
-    else tl->undo[tl->nundo++] = (struct pxc_tl_undo){node, g, cpu, k0, k1, ti, mem};
+    else rec = &tl->undo[tl->nundo++];
   }
-  take_amounts(c, tl, node, g, cpu, mem, k0, k1, sign);
+  bool uniform = take_amounts(c, tl, node, g, cpu, mem, k0, k1, sign);
+  if (rec) *rec = (struct pxc_tl_undo){node, g, cpu, k0, k1, ti, mem, uniform};
   if (ti != PX_NONE) take_typed(tl, node, ti, g, k0, k1, sign);
 }
 

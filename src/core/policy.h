@@ -154,7 +154,8 @@ struct pxc_tl {
 };
 
 /* gtype: the index of the typed job's type in the node's types, PX_NONE when none. */
-struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1, gtype; uint64_t mem; };
+/* uniform: the take was take_uniform's, so its give-back is too (backfill_plan.c, undo_takes). */
+struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1, gtype; uint64_t mem; bool uniform; };
 
 /* A node's row: its cells of slots 0 .. nslots - 1. */
 static inline struct pxc_tl_cell *pxc_tl_row(const struct pxc_tl *tl, uint32_t node) {
