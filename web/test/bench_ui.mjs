@@ -61,10 +61,13 @@ function spec(i) {
   };
 }
 
+// What slurm.conf gives each node (8 h100s): a node reporting fewer is drained.
+const GPUS = (n) => Array.from({ length: 8 }, (_, k) => ({ index: k, uuid: `GPU-BENCH-${n}-${k}`, type: 'h100' }));
+
 async function setup() {
   const regs = [];
   for (let i = 0; i < NODES; i++)
-    regs.push(call('POST', '/v1/agent/register', { node: name(i), addr: '127.0.0.1', cpus: 64, mem_mib: 524288, gpus: [], jobs: [], version: 'bench' }));
+    regs.push(call('POST', '/v1/agent/register', { node: name(i), addr: '127.0.0.1', cpus: 64, mem_mib: 524288, gpus: GPUS(i), jobs: [], version: 'bench' }));
   await Promise.all(regs);
   for (let i = 0; i < JOBS; i += 1000) {
     const jobs = [];
