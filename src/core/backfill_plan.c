@@ -240,8 +240,9 @@ void pxc_tl_dirty(struct pxc_tl *tl, uint32_t node) {
   tl->dirty[tl->ndirty++] = node;
 }
 
-static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
+static bool take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign);
+static void give_uniform(struct px_core *c, struct pxc_tl *tl, const struct pxc_tl_undo *u);
 static void take_typed(struct pxc_tl *tl, uint32_t node, uint32_t ti, uint32_t g, uint32_t k0, uint32_t k1, int sign);
 static void batch_flush(struct px_core *c, struct pxc_tl *tl);
 
@@ -253,7 +254,8 @@ static void undo_takes(struct px_core *c, struct pxc_tl *tl) {
   for (size_t i = tl->nundo; i-- > 0;) {
     const struct pxc_tl_undo *u = &tl->undo[i];
     if (is_dirty(tl, u->node)) continue;
-    take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
+    if (u->uniform) give_uniform(c, tl, u);
+    else take_amounts(c, tl, u->node, u->g, u->cpu, u->mem, u->k0, u->k1, -1);
     if (u->gtype != PX_NONE) take_typed(tl, u->node, u->gtype, u->g, u->k0, u->k1, -1);
   }
   batch_flush(c, tl);
@@ -577,6 +579,64 @@ static void batch_flush(struct px_core *c, struct pxc_tl *tl) {
   b->count = 0;
 }
 
+/* A cell as one 64-bit word: a take or give-back that clamps or overflows
+ * no field of it is a subtraction or an addition of the amounts' word
+ * (whatever the byte order: no borrow or carry crosses a field). */
+static inline uint64_t cell_word(const struct pxc_tl_cell *cl) {
+  uint64_t w;
+  memcpy(&w, cl, sizeof w);
+  return w;
+}
+
+static inline void cell_set_word(struct pxc_tl_cell *cl, uint64_t w) { memcpy(cl, &w, sizeof w); }
+
+_Static_assert(sizeof(struct pxc_tl_cell) == sizeof(uint64_t), "a plan cell is one 64-bit word");
+
+/* Takes d (usable 0) from cells [k0, k1) when they are all usable with v
+ * GPUs and hold d's CPUs and memory; false, the cells as they were, when
+ * not. One pass that checks while it subtracts (the words give the cells
+ * back exactly if one fails): takes are a sixth of a conservative pass. */
+static bool cells_take(struct pxc_tl_cell *row, uint32_t k0, uint32_t k1, uint32_t v, struct pxc_tl_cell d) {
+  uint64_t dw = cell_word(&d);
+  bool ok = true;
+  for (uint32_t k = k0; k < k1; k++) {
+    struct pxc_tl_cell x = row[k];
+    ok &= (x.usable != 0) & (x.gpu == v) & (x.cpu >= d.cpu) & (x.mem_mib >= d.mem_mib);
+    cell_set_word(&row[k], cell_word(&x) - dw);
+  }
+  if (!ok)
+    for (uint32_t k = k0; k < k1; k++) cell_set_word(&row[k], cell_word(&row[k]) + dw);
+  return ok;
+}
+
+/* Gives d back to cells [k0, k1) when they are all usable with v GPUs and
+ * no field overflows; false, the cells as they were, when not. */
+static bool cells_give(struct pxc_tl_cell *row, uint32_t k0, uint32_t k1, uint32_t v, struct pxc_tl_cell d) {
+  uint64_t dw = cell_word(&d);
+  bool ok = true;
+  for (uint32_t k = k0; k < k1; k++) {
+    struct pxc_tl_cell x = row[k];
+    ok &= (x.usable != 0) & (x.gpu == v) & (x.cpu <= UINT16_MAX - d.cpu) & (x.mem_mib <= UINT32_MAX - d.mem_mib);
+    cell_set_word(&row[k], cell_word(&x) + dw);
+  }
+  if (!ok)
+    for (uint32_t k = k0; k < k1; k++) cell_set_word(&row[k], cell_word(&row[k]) - dw);
+  return ok;
+}
+
+/* The histogram move of cells [k0, k1) of node (of one pool) from GPU
+ * bucket from to bucket to, batched with the same moves of its leaf. */
+static void batch_move(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t from, uint32_t to, uint32_t k0,
+                       uint32_t k1) {
+  const struct pxc_node_pool *np = &c->node_pools[c->nodes[node].pool_first];
+  struct pxc_tl_batch *b = &tl->batch;
+  if (b->count && (b->pool != np->pool || b->lleaf != np->lleaf || b->from != from || b->to != to || b->k0 != k0 ||
+                   b->k1 != k1))
+    batch_flush(c, tl);
+  if (!b->count) *b = (struct pxc_tl_batch){np->pool, np->lleaf, from, to, k0, k1, 0};
+  b->count++;
+}
+
 /* A take or give-back on a node of one pool whose cells [k0, k1) are all
  * usable with the same GPUs (v) and that clamps nothing -- a gang's whole
  * node, most often -- moves every cell from bucket v to the same bucket:
@@ -586,36 +646,35 @@ static bool take_uniform(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   struct pxc_tl_cell *row = pxc_tl_row(tl, node);
-  if (n->npools != 1 || k0 >= k1) return false;
+  if (n->npools != 1 || k0 >= k1 || cpu > UINT16_MAX || mem > UINT32_MAX) return false;
   uint32_t v = row[k0].gpu;
-  for (uint32_t k = k0; k < k1; k++) {
-    const struct pxc_tl_cell *cl = &row[k];
-    if (!cl->usable || cl->gpu != v || (sign > 0 && (cl->cpu < cpu || cl->mem_mib < mem))) return false;
-  }
-  if (sign > 0 && v < g) return false;
-  for (uint32_t k = k0; k < k1; k++) {
-    struct pxc_tl_cell *cl = &row[k];
-    cl->gpu = (uint8_t)(sign > 0 ? v - g : v + g);
-    cl->cpu = (uint16_t)(sign > 0 ? cl->cpu - cpu : cl->cpu + cpu);
-    cl->mem_mib = (uint32_t)(sign > 0 ? cl->mem_mib - mem : cl->mem_mib + mem);
-  }
-  const struct pxc_node_pool *np = &c->node_pools[n->pool_first];
-  uint32_t to = sign > 0 ? v - g : v + g;
-  struct pxc_tl_batch *b = &tl->batch;
-  if (b->count && (b->pool != np->pool || b->lleaf != np->lleaf || b->from != v || b->to != to || b->k0 != k0 ||
-                   b->k1 != k1))
-    batch_flush(c, tl);
-  if (!b->count) *b = (struct pxc_tl_batch){np->pool, np->lleaf, v, to, k0, k1, 0};
-  b->count++;
+  if (sign > 0 ? v < g : v + g > UINT8_MAX) return false;
+  if (!(sign > 0 ? cells_take : cells_give)(row, k0, k1, v, (struct pxc_tl_cell){(uint32_t)mem, (uint16_t)cpu, (uint8_t)g, 0}))
+    return false;
+  batch_move(c, tl, node, v, sign > 0 ? v - g : v + g, k0, k1);
   return true;
 }
 
-static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
+/* Gives back a take that take_uniform made, its cells as it left them (the
+ * takes on a clean row are given back newest first, and nothing else writes
+ * a row between two builds but the takes): all usable with the same GPUs,
+ * room for what comes back, so no check. Half of conservative backfill's
+ * takes and give-backs. */
+static void give_uniform(struct px_core *c, struct pxc_tl *tl, const struct pxc_tl_undo *u) {
+  struct pxc_tl_cell *row = pxc_tl_row(tl, u->node);
+  uint32_t v = row[u->k0].gpu;
+  uint64_t dw = cell_word(&(struct pxc_tl_cell){(uint32_t)u->mem, (uint16_t)u->cpu, (uint8_t)u->g, 0});
+  note_drop(tl, u->node, u->k1);
+  for (uint32_t k = u->k0; k < u->k1; k++) cell_set_word(&row[k], cell_word(&row[k]) + dw);
+  batch_move(c, tl, u->node, v, v + u->g, u->k0, u->k1);
+}
+
+static bool take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, uint32_t g, uint32_t cpu,
                          uint64_t mem, uint32_t k0, uint32_t k1, int sign) {
   const struct pxc_node *n = &c->nodes[node];
   if (k1 > tl->nslots) k1 = tl->nslots;
   if (k0 < k1) note_drop(tl, node, sign > 0 ? k0 : k1); /* a give-back drops where it ends */
-  if (take_uniform(c, tl, node, g, cpu, mem, k0, k1, sign)) return;
+  if (take_uniform(c, tl, node, g, cpu, mem, k0, k1, sign)) return true;
   struct pxc_tl_cell *row = pxc_tl_row(tl, node);
   for (uint32_t i = 1; i < n->npools; i++) /* the node's other pools first: they read the cells as they were */
     hist_move(c, tl, &c->node_pools[n->pool_first + i], row, g, k0, k1, sign);
@@ -647,6 +706,7 @@ static void take_amounts(struct px_core *c, struct pxc_tl *tl, uint32_t node, ui
       cl->mem_mib = (uint32_t)(cl->mem_mib + mem);
     }
   }
+  return false;
 }
 
 /* A typed job's GPUs also come off (or back to) its type's row. */
@@ -667,11 +727,13 @@ static void take(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   uint32_t ti = pxc_tlt_index(c, tl, j, node);
   if (k1 > tl->nslots) k1 = tl->nslots;
   if (sign > 0) tl->stamp[node] = ++tl->ntakes;
+  struct pxc_tl_undo *rec = NULL;
   if (sign > 0 && tl->base_ok) { /* logged for the next build's undo */
     if (PXC_GROW(c, tl->undo, &tl->undo_cap, tl->nundo + 1)) tl->base_ok = false;
-    else tl->undo[tl->nundo++] = (struct pxc_tl_undo){node, g, cpu, k0, k1, ti, mem};
+    else rec = &tl->undo[tl->nundo++];
   }
-  take_amounts(c, tl, node, g, cpu, mem, k0, k1, sign);
+  bool uniform = take_amounts(c, tl, node, g, cpu, mem, k0, k1, sign);
+  if (rec) *rec = (struct pxc_tl_undo){node, g, cpu, k0, k1, ti, mem, uniform};
   if (ti != PX_NONE) take_typed(tl, node, ti, g, k0, k1, sign);
 }
 
@@ -1047,19 +1109,19 @@ static uint32_t nodes_with(const struct px_core *c, const struct pxc_tl *tl, con
  * backfill's time on a gang-heavy overload, where blocked gangs' and
  * whole-node jobs' reservations reach far). */
 static uint32_t fixed_next(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j, uint32_t k,
-                           uint32_t k_to, int64_t dur, uint32_t span) {
+                           uint32_t k_to, int64_t dur, uint32_t span, uint32_t *good_to) {
   bool one = j->shape.nmax == 1;
-  uint32_t g = j->shape.exclusive ? 0 : one ? j->shape.units * j->shape.gpu : j->shape.gpu, good_to = k;
+  uint32_t g = j->shape.exclusive ? 0 : one ? j->shape.units * j->shape.gpu : j->shape.gpu;
   uint32_t need = one ? 1 : j->shape.units;
   while (k < k_to) {
     uint32_t kend = span_end(tl, k, dur, span), short_at = UINT32_MAX;
-    for (uint32_t x = kend; x-- > (good_to > k ? good_to : k);)
+    for (uint32_t x = kend; x-- > (*good_to > k ? *good_to : k);)
       if (nodes_with(c, tl, j, g, x) < need) {
         short_at = x;
         break;
       }
+    if (*good_to < kend) *good_to = kend; /* [k or short_at + 1, kend) suffice */
     if (short_at == UINT32_MAX) return k;
-    good_to = kend;
     k = short_at + 1;
   }
   return k_to;
@@ -1091,9 +1153,10 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
       walk_max += PXC_TL_WALK_NODES * (uint64_t)c->pools[pi].leaf_start[c->pools[pi].nleaf];
   }
   bool fixed = (j->shape.per_node_max == 1 || j->shape.nmax == 1) && !real && k_to - k_from > 1;
+  uint32_t good_to = 0; /* fixed_next: the slots before it, from the last start it returned, suffice */
   for (uint32_t k = k_from; k < k_to; k++) {
     if (tl->walked > walk_max) return find_single_later(c, tl, j, k, k_to, dur, (uint32_t)span, fit);
-    if (fixed && (k = fixed_next(c, tl, j, k, k_to, dur, (uint32_t)span)) >= k_to) break;
+    if (fixed && (k = fixed_next(c, tl, j, k, k_to, dur, (uint32_t)span, &good_to)) >= k_to) break;
     uint32_t kend = k == 0 ? pxc_tl_end_slot(tl, 0, dur) : k + (uint32_t)span;
     if (kend > tl->nslots) kend = tl->nslots;
     for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {

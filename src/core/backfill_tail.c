@@ -15,7 +15,8 @@
  * next build undoes them). The pass then goes on without them (cycle.c,
  * tail_rest).
  *
- * Cost: per group a min-heap of limits and a list of the nodes found; a
+ * Cost: per group its few shortest limits (a min-heap of them all when
+ * those run out) and a list of the nodes found; a
  * node found short is never read again this cycle (it stays short), one
  * found holding is read again only after a take on it or a larger K.
  * Exclusive jobs, jobs without GPUs and fractions turn the tail off for the cycle.
@@ -89,6 +90,7 @@ static bool groups_place(struct px_core *c) {
   size_t off = 0, nw = 0;
   for (uint32_t i = 0; i < pol->ncls; i++) {
     struct pxc_bf_class *k = &pol->cls[i];
+    k->best_all = k->n <= (pol->tail_best ? pol->tail_best : PXC_BF_BEST);
     if (!k->n) k->need = 0;                                 /* no job: never open */
     else if (k->need > c->nnodes) k->need = c->nnodes + 1; /* more nodes than there are: never found */
     k->off = off, off += k->n, k->n = 0;
@@ -121,11 +123,46 @@ static bool kept_build(struct px_core *c, uint32_t G) {
   return groups_place(c);
 }
 
-/* The jobs left in the queue (c->sort[0 .. sort_left)) into their groups'
- * heaps; false when one of them turns the tail off. Jobs needing more GPUs
- * on a node than any node has never start: left out. One pass reads the
- * jobs' records (a deep queue's cache misses); the second places the
- * copies, queue order kept within a group. */
+/* Jobs read ahead of the one groups_build reads. */
+#define PXC_BF_AHEAD 24
+
+/* Job x of group k among its PXC_BF_BEST first by (limit, place in lims_in):
+ * x comes after every job already seen, so after those of its limit. */
+static void best_put(struct pxc_bf_class *k, const struct pxc_bf_lim *x, uint32_t max) {
+  uint32_t n = k->nbest;
+  if (n == max) {
+    if (k->best[n - 1].limit <= x->limit) return;
+    n--; /* the last one drops out */
+  } else {
+    k->nbest++;
+  }
+  for (; n > 0 && k->best[n - 1].limit > x->limit; n--) k->best[n] = k->best[n - 1];
+  k->best[n] = *x;
+}
+
+/* Every group's heap of its jobs (lims_in), once a group has seen all its
+ * best[] leave: the copies, then the heaps. */
+static void groups_heap(struct px_core *c) {
+  struct pxc_policy *pol = c->pol;
+  for (size_t i = 0; i < pol->lims_n; i++) {
+    const struct pxc_bf_lim *x = &pol->lims_in[i];
+    if (x->grp == UINT32_MAX) continue;
+    struct pxc_bf_class *k = &pol->cls[x->grp];
+    pol->lims[k->off + k->n++] = *x;
+  }
+  for (uint32_t i = 0; i < pol->ncls; i++)
+    for (size_t h = pol->cls[i].n / 2; h-- > 0;) lim_down(pol->lims + pol->cls[i].off, pol->cls[i].n, h);
+  pol->lims_heaped = true;
+}
+
+/* The jobs left in the queue (c->sort[0 .. sort_left)) into their groups;
+ * false when one of them turns the tail off. Jobs needing more GPUs on a
+ * node than any node has never start: left out. One pass reads the jobs'
+ * records (a deep queue's cache misses) and keeps each group's few
+ * shortest limits: a pass that reaches its tail has tried a few hundred of
+ * thousands of jobs, few of them a group's shortest (on the gang-heavy
+ * 10,000, 18 a cycle), so the groups' heaps, which took every job left,
+ * are built only when a group runs out of them (groups_heap). */
 static bool groups_build(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
   uint32_t G = max_gpus(c), g = 0, n = 0;
@@ -134,6 +171,11 @@ static bool groups_build(struct px_core *c) {
   pol->cls_last = 0;
   if (pol->lims_pos) return kept_build(c, G);
   for (size_t i = 0; i < c->sort_left; i++) {
+    if (i + PXC_BF_AHEAD < c->sort_left) { /* the records are scattered: ask for both lines read ahead */
+      const struct pxc_job *a = &c->jobs[c->sort[i + PXC_BF_AHEAD].slot];
+      __builtin_prefetch(&a->time_limit_s);
+      __builtin_prefetch(&a->shape);
+    }
     const struct pxc_job *j = &c->jobs[c->sort[i].slot];
     if (!job_group(j, &g, &n)) return false;
     uint32_t grp = g > G ? UINT32_MAX : g * PXC_BF_NB + n_bucket(n);
@@ -142,17 +184,11 @@ static bool groups_build(struct px_core *c) {
     struct pxc_bf_class *k = &pol->cls[grp];
     k->n++;
     if (n < k->need) k->need = n;
+    best_put(k, &pol->lims_in[i], pol->tail_best ? pol->tail_best : PXC_BF_BEST);
   }
-  if (!groups_place(c)) return false;
-  for (size_t i = 0; i < c->sort_left; i++) {
-    const struct pxc_bf_lim *x = &pol->lims_in[i];
-    if (x->grp == UINT32_MAX) continue;
-    struct pxc_bf_class *k = &pol->cls[x->grp];
-    pol->lims[k->off + k->n++] = *x;
-  }
-  for (uint32_t i = 0; i < pol->ncls; i++)
-    for (size_t h = pol->cls[i].n / 2; h-- > 0;) lim_down(pol->lims + pol->cls[i].off, pol->cls[i].n, h);
-  return true;
+  pol->lims_n = c->sort_left;
+  pol->lims_heaped = false;
+  return groups_place(c);
 }
 
 /* Shortest time limit left in group k (INT64_MAX: none): jobs taken since
@@ -163,8 +199,15 @@ static int64_t group_min(struct px_core *c, struct pxc_bf_class *k) {
     while (k->top != PX_NONE && s[k->top].slot >= c->sort_left) k->top = s[k->top].grp;
     return k->top == PX_NONE ? INT64_MAX : s[k->top].limit;
   }
+  uint32_t cyc = (uint32_t)c->stats.cycles;
+  if (!c->pol->lims_heaped) { /* its first jobs by limit: the first one not taken */
+    while (k->best_at < k->nbest && c->jobs[k->best[k->best_at].slot].mark != cyc) k->best_at++;
+    if (k->best_at < k->nbest) return k->best[k->best_at].limit;
+    if (k->best_all) return INT64_MAX;
+    groups_heap(c);
+  }
   struct pxc_bf_lim *h = c->pol->lims + k->off;
-  while (k->n && c->jobs[h[0].slot].mark != (uint32_t)c->stats.cycles) {
+  while (k->n && c->jobs[h[0].slot].mark != cyc) {
     h[0] = h[--k->n];
     lim_down(h, k->n, 0);
   }

@@ -154,7 +154,8 @@ struct pxc_tl {
 };
 
 /* gtype: the index of the typed job's type in the node's types, PX_NONE when none. */
-struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1, gtype; uint64_t mem; };
+/* uniform: the take was take_uniform's, so its give-back is too (backfill_plan.c, undo_takes). */
+struct pxc_tl_undo { uint32_t node, g, cpu, k0, k1, gtype; uint64_t mem; bool uniform; };
 
 /* A node's row: its cells of slots 0 .. nslots - 1. */
 static inline struct pxc_tl_cell *pxc_tl_row(const struct pxc_tl *tl, uint32_t node) {
@@ -275,9 +276,13 @@ struct pxc_fit_memo { uint64_t key; uint32_t nnodes, off; }; /* a shape's placem
 #define PXC_FIT_MEMO 64       /* shapes memoised per tail (a linear scan) */
 void pxc_bf_job_of(const struct pxc_job *j, struct pxc_bf_job *out);
 #define PXC_BF_NB 16          /* node-count buckets of the tail's groups (backfill_tail.c) */
+#define PXC_BF_BEST 8         /* a group's shortest limits kept before its heap is built (backfill_tail.c) */
 struct pxc_bf_class {         /* jobs left needing g GPUs on each of >= need nodes */
   uint32_t g, need;
   size_t off, n;              /* its heap: lims[off .. off + n) */
+  struct pxc_bf_lim best[PXC_BF_BEST]; /* before the heaps: its PXC_BF_BEST first jobs by (limit, place) */
+  uint32_t nbest, best_at;    /* of them; the first whose job may be left */
+  bool best_all;              /* they are all its jobs */
   uint32_t top;               /* the kept order: its last step in lims (backfill_tail.c, kept_build) */
   struct pxc_tl_cursor wit;   /* where the search for more nodes goes on */
   uint32_t wit_off, nwit;     /* nodes found: wits[wit_off ..], holding [0, wit_k) as of ntakes wit_takes */
@@ -451,6 +456,9 @@ struct pxc_policy {
   size_t wits_cap;
   uint32_t ncls, cls_last;    /* groups; the last one found its nodes */
   bool lims_built, tail, tail_off;
+  bool lims_heaped;           /* the groups' heaps are built (else their best[]: backfill_tail.c) */
+  uint32_t tail_best;         /* tests: keep fewer of best[] (0: PXC_BF_BEST) */
+  size_t lims_n;              /* lims_in's jobs */
   bool lims_pos;              /* lims[].slot is a place in c->sort (the kept order: jobs left are
                                  c->sort[0 .. sort_left)), not a job slot */
   struct pxc_bf_job *bf_jobs; /* per job slot, the kept order's jobs (kept.c, keep): the groups
