@@ -53,10 +53,13 @@ static uint64_t front_key(const struct px_core *c, struct pxc_job *j) {
   return h & (UINT64_MAX >> 1);
 }
 
-/* First slot not ruled out for gang j by smaller or shorter gangs. */
-static uint32_t front_get(const struct px_core *c, struct pxc_job *j) {
+/* First slot not ruled out for gang j by smaller or shorter gangs; *at:
+ * its frontier's index for front_put, PX_NONE when it has none yet. */
+static uint32_t front_get(const struct px_core *c, struct pxc_job *j, uint32_t *at) {
   uint32_t i, f = 0;
+  *at = PX_NONE;
   if (!fronted(j) || !pxc_map_get(&c->pol->front_idx, front_key(c, j), &i)) return 0;
+  *at = i;
   const struct pxc_bf_front *fr = &c->pol->fronts[i];
   uint32_t n = front_n(j);
   for (uint32_t k = 0; k < fr->len; k++)
@@ -64,15 +67,15 @@ static uint32_t front_get(const struct px_core *c, struct pxc_job *j) {
   return f;
 }
 
-/* Records that gang j found nothing before slot f (best effort: a cache). */
-static void front_put(struct px_core *c, struct pxc_job *j, uint32_t f) {
+/* Records that gang j found nothing before slot f (best effort: a cache);
+ * i: its frontier's index as front_get found it (nothing else adds one
+ * between the two), PX_NONE for a new one. */
+static void front_put(struct px_core *c, struct pxc_job *j, uint32_t f, uint32_t i) {
   struct pxc_policy *pol = c->pol;
-  uint32_t i;
   if (!fronted(j) || f <= 1) return;
-  uint64_t key = front_key(c, j);
-  if (!pxc_map_get(&pol->front_idx, key, &i)) {
+  if (i == PX_NONE) {
     if (PXC_GROW(c, pol->fronts, &pol->fronts_cap, pol->nfronts + 1) ||
-        pxc_map_put(c, &pol->front_idx, key, (uint32_t)pol->nfronts))
+        pxc_map_put(c, &pol->front_idx, front_key(c, j), (uint32_t)pol->nfronts))
       return;
     i = (uint32_t)pol->nfronts++;
     pol->fronts[i].len = 0;
@@ -443,13 +446,13 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
    * nobody reads it, and a job that reserves nothing changes no start. */
   if (!reserve && c->lazy_s) return false;
   uint64_t key = kind_key(c, j);
-  uint32_t from = 1, gf = front_get(c, j);
+  uint32_t from = 1, front_at, gf = front_get(c, j, &front_at);
   pxc_map_get(&pol->cursor, key, &from);
   if (gf > from) from = gf;
   struct pxc_tl_fit fit;
   bool found = from < tl->nslots && search(c, j, from < 1 ? 1 : from, &fit);
   pxc_map_put(c, &pol->cursor, key, found ? fit.slot : tl->nslots); /* best effort: a cache */
-  front_put(c, j, found ? fit.slot : tl->nslots);
+  front_put(c, j, found ? fit.slot : tl->nslots, front_at);
   if (!found && pol->nhints && pol->hints[pol->nhints - 1].job_id == j->id)
     pol->hints[pol->nhints - 1].reserved = false;
   if (found) {

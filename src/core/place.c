@@ -344,11 +344,15 @@ int pxc_place_find(struct px_core *c, struct pxc_job *j, struct pxc_place_result
   return 1;
 }
 
-uint64_t pxc_shape_hash(const struct pxc_job *j) {
+/* Job j's shape hash with its units and node count as given: its own
+ * (pxc_shape_hash), or 0 and 0 for its gang frontier's key, computed from
+ * the fields rather than from a copy of the job (a blocked job's key each
+ * cycle under conservative backfill). */
+static uint64_t shape_hash_as(const struct pxc_job *j, uint32_t units, uint32_t nmax) {
   const struct pxc_shape *s = &j->shape;
   uint64_t h = px_hash_u64((uint64_t)j->part << 32 | j->gpu_type);
-  h = px_hash_u64(h ^ ((uint64_t)j->constraint << 32 | s->units));
-  h = px_hash_u64(h ^ ((uint64_t)s->per_node_max << 32 | s->nmax));
+  h = px_hash_u64(h ^ ((uint64_t)j->constraint << 32 | units));
+  h = px_hash_u64(h ^ ((uint64_t)s->per_node_max << 32 | nmax));
   h = px_hash_u64(h ^ ((uint64_t)s->gpu << 32 | s->cpu));
   if (s->share) h = px_hash_u64(h ^ (0x85ebca6bull << 32 | s->share)); /* a fraction */
   h = px_hash_u64(h ^ s->mem ^ ((uint64_t)s->base_cpu << 40) ^ ((uint64_t)s->mem_prop << 63) ^
@@ -359,6 +363,8 @@ uint64_t pxc_shape_hash(const struct pxc_job *j) {
   return h;
 }
 
+uint64_t pxc_shape_hash(const struct pxc_job *j) { return shape_hash_as(j, j->shape.units, j->shape.nmax); }
+
 void pxc_job_hashes(const struct px_core *c, struct pxc_job *j, uint64_t *shape_h, uint64_t *front_h) {
   uint32_t cyc = (uint32_t)c->stats.cycles;
   if (shape_h) {
@@ -366,12 +372,7 @@ void pxc_job_hashes(const struct px_core *c, struct pxc_job *j, uint64_t *shape_
     *shape_h = j->memo_shape_h;
   }
   if (front_h) {
-    if (j->memo_front_cycle != cyc || !cyc) {
-      struct pxc_job t = *j;
-      t.shape.units = t.shape.nmin = t.shape.nmax = 0;
-      j->memo_front_h = pxc_shape_hash(&t);
-      j->memo_front_cycle = cyc;
-    }
+    if (j->memo_front_cycle != cyc || !cyc) j->memo_front_h = shape_hash_as(j, 0, 0), j->memo_front_cycle = cyc;
     *front_h = j->memo_front_h;
   }
 }

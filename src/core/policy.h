@@ -140,6 +140,7 @@ struct pxc_tl {
   uint32_t log_cur;
   bool log_started;           /* this pass's log is open (at its first search) */
   bool replay_off;            /* tests: search every time */
+  bool now_count_off;         /* tests: a real start now without fixed_next's count first */
   size_t replay;              /* the last pass's next record to match; SIZE_MAX: no more this pass */
   uint64_t built_takes;       /* ntakes after the last build */
   uint64_t log_takes;         /* ntakes after the build or the last logged commit */
