@@ -61,6 +61,12 @@ scontrol show node "$first" | grep -q "GpusOut=1 GpuHealth=$gpu:UNUSABLE(GPU $gp
 sinfo -R -h | grep -q "xid 79" || fail "sinfo -R: $(sinfo -R)"
 # the server's own drain: by the user it runs as (Slurm: SlurmUser)
 sinfo -R -h -o '%u|%E' | grep -q "^$(id -un)|.*xid 79" || fail "sinfo -R's USER: $(sinfo -R -o '%u|%E')"
+# and at the time the GPU went out: between the injection and now
+at=$(api "/v1/nodes/$first" | jq -r '.reason_time // 0')
+[ "$at" -ge $((t0 / 1000000000)) ] && [ "$at" -le "$(date +%s)" ] ||
+  fail "reason_time $at not within the run ($(sinfo -R -h -o '%H|%E'))"
+sinfo -R -h -o '%H|%E' | grep -q "^$(date -d "@$at" +%Y-%m-%dT%H:%M:%S)|.*xid 79" ||
+  fail "sinfo -R's TIMESTAMP: $(sinfo -R -h -o '%H|%E') (reason_time $at)"
 api "/v1/nodes/$first" | jq -e '.gpus_out == 1' >/dev/null || fail "API: $(api /v1/nodes/$first)"
 echo "ok   GPU $gpu out of service in scontrol show node, sinfo -R (by $(id -un)) and the API"
 scancel "$gang" "$small" 2>/dev/null

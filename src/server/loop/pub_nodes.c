@@ -108,13 +108,15 @@ static uint64_t state_fp(const struct px_snode *sn, const struct px_node_view *v
 
 /* Who set the reason and when (sinfo -R's USER and TIMESTAMP): the folded
  * reason's own; the others (a recovery drain, GPUs out) are the server's,
- * at a time not kept. */
-static void reason_signature(const struct px_server *s, const struct px_snode *sn, struct px_node_info *n) {
+ * GPUs out at the time the last of them went out (faults_since), a
+ * recovery drain at a time not kept. */
+static void reason_signature(const struct px_server *s, const struct px_snode *sn, struct px_node_info *n,
+                             const char *faults, int64_t faults_since) {
   if (!n->reason || !n->reason[0]) return; /* none (a resume leaves the core an empty one) */
   bool folded = n->reason == sn->reason;
   n->reason_user = (char *)(folded ? sn->reason_by : s->self_user);
   if (!n->reason_user[0]) n->reason_user = NULL; /* a journal from before it was kept */
-  n->reason_time = folded ? sn->reason_time : 0;
+  n->reason_time = folded ? sn->reason_time : n->reason == faults ? faults_since : 0;
 }
 
 static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, const struct px_node_view *v) {
@@ -138,10 +140,11 @@ static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, con
   n.mem_mib = v->mem_mib, n.mem_alloc_mib = v->mem_alloc_mib;
   n.last_heartbeat = sn->last_heartbeat;
   char health[2048], faults[1024];
-  n.gpus_out = px_gpu_health_text(s, i, health, sizeof health, faults, sizeof faults);
+  int64_t faults_since;
+  n.gpus_out = px_gpu_health_text(s, i, health, sizeof health, faults, sizeof faults, &faults_since);
   n.gpu_health = n.gpus_out ? health : NULL;
   if (!n.reason && n.gpus_out) n.reason = faults; /* sinfo -R lists a node with GPUs out, drained or not */
-  reason_signature(s, sn, &n);
+  reason_signature(s, sn, &n, faults, faults_since);
   n.reboot = (char *)px_node_reboot_state(s, i);
   n.gpus_shared = (uint32_t)__builtin_popcountll(v->gpus_shared), n.gpu_share_used = v->gpu_share_used;
   json_t *o = px_node_info_to_json(&n);

@@ -32,6 +32,7 @@ struct px_sgpu {
   char reason[160];        /* the last fault that changed it */
   uint32_t faults;         /* counted faults since window_start */
   int64_t window_start;
+  int64_t since;           /* when state last changed (sinfo -R's TIMESTAMP for a GPU out) */
 };
 
 static struct px_sgpu *gpu_get(struct px_server *s, uint32_t node, uint32_t gpu, bool create) {
@@ -77,7 +78,9 @@ void px_gpu_fold(struct px_server *s, const struct px_event *ev, int64_t now) {
   } else if (ev->gpu_usable) {
     g->faults = 0; /* an operator put it back: a clean slate */
   }
-  snprintf(g->state, sizeof g->state, "%s", ev->gpu_state ? ev->gpu_state : "OK");
+  const char *state = ev->gpu_state ? ev->gpu_state : "OK";
+  if (strcmp(g->state, state)) g->since = now;
+  snprintf(g->state, sizeof g->state, "%s", state);
   snprintf(g->reason, sizeof g->reason, "%s", ev->reason ? ev->reason : "");
   s->nodes[ev->node].gpu_gen++;
   s->nodes_dirty = s->dirty = true;
@@ -203,15 +206,17 @@ int px_gpu_resume(struct px_server *s, uint32_t node, int gpu, bool quarantined_
 }
 
 uint32_t px_gpu_health_text(const struct px_server *s, uint32_t node, char *buf, size_t size, char *reason,
-                             size_t rsize) {
+                             size_t rsize, int64_t *since) {
   const struct px_snode *n = &s->nodes[node];
   size_t used = 0, rused = 0;
   uint32_t bad = 0;
   buf[0] = reason[0] = '\0';
+  *since = 0;
   for (uint32_t i = 0; n->gpus && i < s->conf->nodes[node].ngpu; i++) {
     const struct px_sgpu *g = &n->gpus[i];
     if (!strcmp(g->state, "OK")) continue;
     bad++;
+    if (g->since > *since) *since = g->since;
     if (used < size)
       used += (size_t)snprintf(buf + used, size - used, "%s%u:%s(%s)", used ? "," : "", i, g->state, g->reason);
     if (rused < rsize) rused += (size_t)snprintf(reason + rused, rsize - rused, "%s%s", rused ? "; " : "", g->reason);

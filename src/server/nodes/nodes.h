@@ -101,9 +101,10 @@ int px_gpu_resume(struct px_server *s, uint32_t node, int gpu, bool quarantined_
 /* The table follows a PX_EV_GPU record (events.c, live and at recovery). */
 void px_gpu_fold(struct px_server *s, const struct px_event *ev, int64_t now);
 /* "3:UNUSABLE(GPU 3: xid 79),..." for the node's listing, and the faults
- * alone ("GPU 3: xid 79; ...") for its reason; returns how many are out. */
+ * alone ("GPU 3: xid 79; ...") for its reason, *since the latest time one
+ * of them went out (0: none); returns how many are out. */
 uint32_t px_gpu_health_text(const struct px_server *s, uint32_t node, char *buf, size_t size, char *reason,
-                            size_t rsize);
+                            size_t rsize, int64_t *since);
 /* phalanx_gpu_health and phalanx_gpu_faults_total through put(t, ...). */
 void px_gpu_metrics(const struct px_server *s, void (*put)(void *t, const char *fmt, ...), void *t);
 void px_gpu_free_all(struct px_server *s);
