@@ -31,7 +31,8 @@ int pxc_policy_select(struct px_core *c) {
 static int load_preempt(struct px_core *c, const struct px_conf *conf) {
   struct pxc_policy *pol = c->pol;
   const char *t = conf->sched.preempt_type;
-  pol->preempt_kind = (t && strstr(t, "qos") ? 1u : 0u) | (t && strstr(t, "partition_prio") ? 2u : 0u);
+  pol->preempt_kind = (t && strstr(t, "qos") ? PXC_PREEMPT_BY_QOS : 0u) |
+                      (t && strstr(t, "partition_prio") ? PXC_PREEMPT_BY_TIER : 0u);
   uint32_t nq = c->qos_cap + 1; /* QoS added online (acct.c) have their rows */
   pol->qos_preempt = pxc_calloc(c, nq, sizeof *pol->qos_preempt);
   pol->qos_mode = pxc_calloc(c, nq, sizeof *pol->qos_mode);
@@ -78,7 +79,7 @@ int pxc_policy_load(struct px_core *c, const struct px_conf *conf) {
   int rc;
   if ((rc = load_preempt(c, conf)) || (rc = pxc_quota_load(c, conf))) return rc;
   if (c->sched.order == PX_ORDER_LAS && c->sched.preempt_mode != PX_PREEMPT_OFF)
-    c->pol->preempt_kind |= 4u; /* LAS: a higher queue preempts a lower one */
+    c->pol->preempt_kind |= PXC_PREEMPT_BY_LAS; /* LAS: a higher queue preempts a lower one */
   if (c->pol->preempt_kind || c->pol->nqacct) c->victims = &pxc_victims_preempt;
   for (uint32_t i = 0; i < conf->nreservations; i++) {
     const struct px_conf_resv *r = &conf->reservations[i];

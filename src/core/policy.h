@@ -436,6 +436,10 @@ void pxc_running_unseen(struct px_core *c);
  * committing them (except with advance reservations: built at cycle start). */
 void pxc_plan_ensure(struct px_core *c);
 
+/* pol->preempt_kind's causes: PreemptType's QoS and partition-tier
+ * preemption, and LAS's higher queue over a lower one. */
+enum { PXC_PREEMPT_BY_QOS = 1u, PXC_PREEMPT_BY_TIER = 2u, PXC_PREEMPT_BY_LAS = 4u };
+
 struct pxc_policy {
   /* backfill */
   struct pxc_tl tl;
@@ -483,7 +487,7 @@ struct pxc_policy {
   struct pxc_bf_hint hints[PXC_BF_HINTS];
   uint32_t nhints;
   /* preemption */
-  uint32_t preempt_kind;      /* bit 0 qos, bit 1 partition tier */
+  uint32_t preempt_kind;      /* PXC_PREEMPT_BY_*: what may preempt what */
   uint32_t **qos_preempt;     /* per QoS: bitset of QoS it may preempt */
   uint32_t *qos_pending;      /* per QoS: jobs in the pending list (kept.c's hooks; px_core_may_preempt) */
   uint32_t *qos_npreempt;

@@ -97,11 +97,11 @@ static bool may_preempt(const struct px_core *c, const struct pxc_job *p, const 
   if (h && c->sched.preempt_exempt_after && h->count >= c->sched.preempt_exempt_after &&
       now - h->last_s < (c->sched.preempt_exempt_s ? c->sched.preempt_exempt_s : 3600))
     return false;
-  if ((pol->preempt_kind & 1) && qos_lists(pol, p->qos, v->qos) && !qos_lists(pol, v->qos, p->qos))
+  if ((pol->preempt_kind & PXC_PREEMPT_BY_QOS) && qos_lists(pol, p->qos, v->qos) && !qos_lists(pol, v->qos, p->qos))
     *cause = PX_PREEMPT_BY_QOS;
-  else if ((pol->preempt_kind & 2) && c->parts[p->part].tier > c->parts[v->part].tier)
+  else if ((pol->preempt_kind & PXC_PREEMPT_BY_TIER) && c->parts[p->part].tier > c->parts[v->part].tier)
     *cause = PX_PREEMPT_BY_TIER;
-  else if ((pol->preempt_kind & 4) && !pxc_las_promoted(v, now) && pxc_las_queue(c, p, now) < pxc_las_queue(c, v, now))
+  else if ((pol->preempt_kind & PXC_PREEMPT_BY_LAS) && !pxc_las_promoted(v, now) && pxc_las_queue(c, p, now) < pxc_las_queue(c, v, now))
     *cause = PX_PREEMPT_BY_LAS;
   else if (pol->nqacct && pxc_quota_entitled(c, p) &&
            pxc_quota_reclaimable(c, v->assoc, p->assoc, 0, 0))
@@ -409,7 +409,7 @@ static int list_running(struct px_core *c, int64_t now) {
     if (v->state != PX_JOB_RUNNING || !v->nalloc || v->arr) continue;
     if (PXC_GROW(c, pol->running, &pol->running_cap, pol->nrunning + 1)) return PX_ENOMEM;
     pol->running[pol->nrunning++] = (uint32_t)s;
-    if (!(pol->preempt_kind & 4) || pxc_las_promoted(v, now)) continue;
+    if (!(pol->preempt_kind & PXC_PREEMPT_BY_LAS) || pxc_las_promoted(v, now)) continue;
     uint32_t q = pxc_las_queue(c, v, now);
     for (uint32_t k = 0; k < q && k <= PX_LAS_MAX_THRESHOLDS; k++) pol->las_above[k] += pxc_job_ngpu(v);
   }
@@ -421,7 +421,7 @@ static int list_running(struct px_core *c, int64_t now) {
  * and every free GPU of its partition would not seat it: no search. */
 static bool las_hopeless(struct px_core *c, const struct pxc_job *p, int64_t now) {
   const struct pxc_policy *pol = c->pol;
-  if (pol->preempt_kind != 4 || pol->nqacct) return false;
+  if (pol->preempt_kind != PXC_PREEMPT_BY_LAS || pol->nqacct) return false;
   uint32_t q = pxc_las_queue(c, p, now);
   uint64_t above = q <= PX_LAS_MAX_THRESHOLDS ? pol->las_above[q] : 0;
   return above == 0 || above + pxc_part_free_gpus(c, p) < pxc_job_ngpu(p);
@@ -456,8 +456,9 @@ static bool tiers_differ(const struct px_core *c) {
 bool px_core_may_preempt(const struct px_core *c) {
   const struct pxc_policy *pol = c->pol;
   if (!pol || !c->victims || !c->victims->find) return false;
-  if (pol->nvictims || pol->nreclaimers || pol->nqacct || (pol->preempt_kind & 4)) return true;
-  return ((pol->preempt_kind & 2) && tiers_differ(c)) || ((pol->preempt_kind & 1) && qos_pair_preempts(c));
+  if (pol->nvictims || pol->nreclaimers || pol->nqacct || (pol->preempt_kind & PXC_PREEMPT_BY_LAS)) return true;
+  return ((pol->preempt_kind & PXC_PREEMPT_BY_TIER) && tiers_differ(c)) ||
+         ((pol->preempt_kind & PXC_PREEMPT_BY_QOS) && qos_pair_preempts(c));
 }
 
 static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struct px_actions *out) {
