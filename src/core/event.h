@@ -100,7 +100,8 @@ bool px_event_kind_parse(const char *name, enum px_event_kind *out);
  *             not hold (it ran outside the scheduler) is queued again from
  *             spec with submit time submit_s when spec is given.
  *   NODE_*    node (conf index), reason (may be NULL), by (who: the
- *             server's sinfo -R shows it; NULL: not known)
+ *             server's sinfo -R shows it; NULL: not known); a drain's cause
+             (the server's vocabulary, nodes/nodes.h; the core ignores it)
  *   PART_*    part (conf index)
  *   RESV      resv
  *   USAGE     a job that ended before the journal's last checkpoint (the
@@ -150,6 +151,7 @@ struct px_event {
   uint32_t node, part;           /* NODE_*, PART_* */
   const char *reason;            /* NODE_*, PART_*, REQUEUE, REJECT, END */
   const char *by;                /* CANCEL, NODE_*: who (the journal keeps it; the core does not) */
+  const char *cause;             /* NODE_DRAIN: why, by name (the server's; the journal keeps it, the core does not) */
   int32_t signal;                /* CANCEL: 0, or the signal sent instead */
   const struct px_resv_spec *resv; /* RESV */
   const char *svc;               /* SVC_*: the service record (JSON text) */

@@ -172,6 +172,7 @@ static int decode_kind(const struct px_event_names *n, const struct px_store_rec
     case PX_EV_NODE_DOWN:
     case PX_EV_NODE_UP:
       ev->by = str(o, "by"); /* absent before it was kept: not known */
+      ev->cause = str(o, "cause"); /* a drain's; absent before it was kept (the loader infers it) */
       if (node_of(n, r->subject, &ev->node))
         return px_diag_set(d, PX_EINVAL, -1, "subject: node %.64s is not configured",
                            r->subject ? r->subject : "(none)");
@@ -292,6 +293,14 @@ static json_t *update_data(const struct px_job_update *u) {
   return o;
 }
 
+/* {"reason":R} with who ("by") and a drain's cause when known. */
+static json_t *node_data(const struct px_event *ev, const char *reason) {
+  json_t *o = json_pack("{ss}", "reason", reason);
+  if (o && ev->by && json_object_set_new(o, "by", json_string(ev->by))) json_decref(o), o = NULL;
+  if (o && ev->cause && json_object_set_new(o, "cause", json_string(ev->cause))) json_decref(o), o = NULL;
+  return o;
+}
+
 static json_t *kind_data(const struct px_conf *conf, const struct px_event *ev,
                          struct px_store_rec *out) {
   const char *reason = ev->reason ? ev->reason : "";
@@ -322,7 +331,7 @@ static json_t *kind_data(const struct px_conf *conf, const struct px_event *ev,
     case PX_EV_NODE_DOWN:
     case PX_EV_NODE_UP:
       out->subject = conf->nodes[ev->node].name;
-      return ev->by ? json_pack("{ss ss}", "reason", reason, "by", ev->by) : json_pack("{ss}", "reason", reason);
+      return node_data(ev, reason);
     case PX_EV_GPU:
       out->subject = conf->nodes[ev->node].name;
       return json_pack("{si sb ss sb ss}", "gpu", (int)ev->gpu, "usable", ev->gpu_usable, "state",

@@ -23,8 +23,10 @@
  *                     "term_signal":0,"peak_mem_mib":M,"cpu_time_ms":C}
  *   requeue J  -     {"v":1,"hold":bool,"reason":"NodeFail"}
  *   reject  J  -     {"v":1,"reason":"..."}
- *   drain / resume / down / up  0  node  {"v":1,"reason":"...","by":"alice"}  (by: who,
- *                    an operator or the server's user; absent in older records: not known)
+ *   drain / resume / down / up  0  node  {"v":1,"reason":"...","by":"alice"[,"cause":"operator"]}
+ *                    (by: who, an operator or the server's user; absent in older records:
+ *                    not known. cause: a drain's, by name (server/nodes/nodes.h,
+ *                    px_drain_cause); absent in older records: the server's loader infers it)
  *   part_down / part_up  0  partition  {"v":1,"reason":"..."}
  *   resv    0  name  {"v":1,"name":..,"start_s":..,"end_s":..,"nodes":[..],
  *                     "ngpus":..,"maintenance":..,"partition":..,"account":..}

@@ -71,6 +71,8 @@ struct px_node_info {
   char *reason;                 /* drain/down reason */
   char *reason_user;            /* who set it (an operator, the server's user); NULL: not known */
   int64_t reason_time;          /* when (Unix s); 0: not known */
+  char *drain_cause;            /* why drained: "operator", "health_check", "registration", "gpu_fault",
+                                 * "reboot", "recovery", "unknown"; NULL when not drained */
   uint32_t cpus, cpus_alloc, gpus, gpus_alloc;
   char *gpu_type, *features;   /* gpu_type NULL with several types: */
   char *gres;                   /* several GPU types: "gpu:1g.10gb:7,gpu:3g.40gb:1" (NULL otherwise) */

@@ -62,6 +62,7 @@ static const struct px_jfield node_fields[] = {
     PX_JF_S(N, reason, 1024, 0),
     PX_JF_S(N, reason_user, 64, 0),
     PX_JF_NUM(N, reason_time, PX_JF_I64, 0, INT64_MAX),
+    PX_JF_S(N, drain_cause, 32, 0),
     PX_JF_NUM(N, cpus, PX_JF_U32, 0, UINT32_MAX),
     PX_JF_NUM(N, cpus_alloc, PX_JF_U32, 0, UINT32_MAX),
     PX_JF_NUM(N, gpus, PX_JF_U32, 0, UINT32_MAX),

@@ -93,13 +93,7 @@ void px_server_hold_recovered(struct px_server *s, int64_t now) {
     if (j->state != PX_JOB_RUNNING) continue;
     j->unconfirmed = true;
     if (!j->recovered) continue;
-    for (uint32_t k = 0; k < j->nalloc; k++) {
-      struct px_snode *n = &s->nodes[j->alloc[k].node];
-      struct px_event ev = {.kind = PX_EV_NODE_DRAIN, .node = j->alloc[k].node,
-                            .reason = "phalanx: recovered running jobs"};
-      struct px_event_result res;
-      if (n->recovered_jobs++ == 0) px_core_apply(s->core, &ev, now, &res); /* not an operator's drain */
-    }
+    for (uint32_t k = 0; k < j->nalloc; k++) px_node_hold_recovered(s, j->alloc[k].node, now);
   }
 }
 

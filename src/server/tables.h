@@ -71,10 +71,12 @@ struct px_sjob {
 struct px_snode {
   int64_t last_heartbeat;       /* 0: never registered */
   bool registered;
-  bool admin_drain;             /* drained by an operator (vs. recovery) */
+  bool admin_drain;             /* drained through the road, by whatever cause (vs. recovery's hold) */
+  uint8_t drain_cause;          /* enum px_drain_cause (nodes/nodes.h): why admin_drain; NONE when not */
   bool down;
   bool given_up;                /* no agent within the timeout of recovery: its jobs failed */
   uint32_t recovered_jobs;      /* recovered running jobs holding it drained */
+  int64_t recovered_since;      /* when they began to (Unix s; sinfo -R's TIMESTAMP); 0: not held */
   char addr[64];
   char reason[256];
   char reason_by[64];           /* who set reason ("": not known, e.g. a journal from before it was kept) */

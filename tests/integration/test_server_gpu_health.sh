@@ -93,7 +93,8 @@ sg=$(gpus_of "$first" "$small" "$(expect 200 root GET "/v1/jobs/$small" | jq '.r
 gpu_fault "$first" "$sg" lost >/dev/null
 wait_for "small job NODE_FAIL" job_is "$small" NODE_FAIL
 node=$(node_json "$first")
-jq -e --argjson g "$sg" '(.state | test("DRAIN")) and .reason == "GPU \($g): lost"' <<<"$node" >/dev/null || fail "lost: $node"
+jq -e --argjson g "$sg" '(.state | test("DRAIN")) and .reason == "GPU \($g): lost" and .drain_cause == "gpu_fault"' \
+  <<<"$node" >/dev/null || fail "lost: $node"
 ok "lost GPU $sg: $first drained (GPU $sg: lost), job $small NODE_FAIL"
 
 # bad reports change nothing and name the field

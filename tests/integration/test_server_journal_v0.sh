@@ -23,11 +23,13 @@ dump >"$T/have.json"
 diff "$DATA/expected.json" "$T/have.json" >"$T/diff" || { cat "$T/diff" >&2; fail "recovered state differs from expected.json"; }
 ok "journal-v0 replayed: $(jq '.jobs|length' "$T/have.json") jobs, states, allocations and usage as recorded"
 # its drain record predates the reason's user (sinfo -R's USER): not known;
-# its time is the record's
+# its time is the record's; its cause, inferred by the loader from a reason
+# none of the server's checks wrote, an operator's
 n03=$(expect 200 root GET /v1/nodes/n03)
-echo "$n03" | jq -e '.reason == "fan" and (has("reason_user") | not) and .reason_time > 1700000000' >/dev/null ||
-  fail "n03's drain from the old journal: $(echo "$n03" | jq -c '{reason, reason_user, reason_time}')"
-ok "an old drain record: reason fan, set by nobody known, at the record's time"
+echo "$n03" | jq -e '.reason == "fan" and (has("reason_user") | not) and .reason_time > 1700000000 and
+  .drain_cause == "operator"' >/dev/null ||
+  fail "n03's drain from the old journal: $(echo "$n03" | jq -c '{reason, reason_user, reason_time, drain_cause}')"
+ok "an old drain record: reason fan, set by nobody known, at the record's time, an operator's"
 
 id=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"after","gpus_per_node":1}}' | jq .job_id)
 [ "$id" = 11 ] || fail "next job id $id, want 11"

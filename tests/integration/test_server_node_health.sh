@@ -3,6 +3,9 @@
 # (emulated GPUs) against a real server:
 #  - HealthCheckProgram= failing drains the node with its message
 #    ("HealthCheck: ..."), passing again resumes it;
+#  - the check lifts only its own drain, known by its cause: an operator's
+#    drain worded like the check's ("HealthCheck: manual") stays through a
+#    failing and a passing result;
 #  - `scontrol reboot ASAP nextstate=RESUME` drains the node at once, waits
 #    for its job to end, then the agent runs RebootProgram=; the agent
 #    registering again (the node back from its reboot) returns it to service;
@@ -43,11 +46,27 @@ wait_for "agent registered" node_is '.state == "IDLE"'
 
 touch "$T/sick"
 wait_for "drained by the health check" node_is '.state == "DRAINED" and .reason == "HealthCheck: check_fs_mount: /scratch not mounted"'
-node_is ".reason_user == \"$(id -un)\" and .reason_time > 0" || fail "the check's drain is the server's: $(node)"
+node_is ".reason_user == \"$(id -un)\" and .reason_time > 0 and .drain_cause == \"health_check\"" ||
+  fail "the check's drain is the server's: $(node)"
 ok "a failing health check drains the node: $(node | jq -r .reason) (by $(id -un), the server's user)"
 rm "$T/sick"
 wait_for "resumed by the health check" node_is '.state == "IDLE" and (.reason // "") == ""'
 ok "the check passing again resumes the node"
+
+# health OK [MESSAGE]: a check result as the agent posts it; answered once
+# the server has acted on it (a drain or resume is durable, and listings
+# read after it show it)
+health() { expect 200 root POST /v1/agent/health "{\"node\":\"n01\",\"ok\":$1,\"message\":\"${2:-}\"}" >/dev/null; }
+manual='.state == "DRAINED" and .reason == "HealthCheck: manual" and .drain_cause == "operator" and .reason_user == "pxoper"'
+expect 200 pxoper POST /v1/nodes/n01/drain '{"reason":"HealthCheck: manual"}' >/dev/null
+node_is "$manual" || fail "an operator's drain worded like the check's: $(node)"
+health false "check_fs_mount: /scratch not mounted"
+node_is "$manual" || fail "a failing check replaced an operator's drain: $(node)"
+health true
+node_is "$manual" || fail "a passing check lifted an operator's drain worded like its own: $(node)"
+expect 200 pxoper POST /v1/nodes/n01/resume >/dev/null
+wait_for "resumed by the operator" node_is '.state == "IDLE" and (.reason // "") == "" and (has("drain_cause") | not)'
+ok "an operator's drain worded like the check's (HealthCheck: manual, cause operator) stays through the check failing and passing"
 
 expect 400 pxoper POST /v1/nodes/n01/reboot '{"next_state":"LATER"}' | jq -e '.error.field == "next_state"' >/dev/null ||
   fail "bad next_state"

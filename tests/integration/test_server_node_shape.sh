@@ -9,7 +9,10 @@
 #    waiting job runs there; also after a server kill -9 (the drain and its
 #    reason are journaled);
 #  - an operator's drain is neither replaced by the check's nor lifted by a
-#    full registration;
+#    full registration, also when its reason is worded like the check's
+#    ("Low CPUs (reported: fan)"): the check knows its own drain by its
+#    cause (drain_cause in /v1/nodes), journaled with the drain, so neither
+#    changes through a server kill -9 between the drain and a registration;
 #  - `sinfo -R` and `scontrol show node` say who drained it and when, as
 #    Slurm does: the server's user for the check's drain (Slurm: SlurmUser),
 #    the operator for theirs, at a time within the test's window; the drain
@@ -101,7 +104,8 @@ ok "4 of 8 CPUs: drained (Low CPUs (reported:4 < configured:8)); all 8 again: re
 agent_down n01
 agent_up n01 2
 wait_for "n01 drained again" node_is n01 ".state == \"DRAINED\" and .reason == \"$SHORT\""
-signed_at=$(expect 200 root GET /v1/nodes/n01 | jq -c '[.reason_user, .reason_time]')
+signed_at=$(expect 200 root GET /v1/nodes/n01 | jq -c '[.reason_user, .reason_time, .drain_cause]')
+[ "$(jq -r '.[2]' <<<"$signed_at")" = registration ] || fail "the check's drain: cause $signed_at"
 stop_server KILL
 start_server
 # the drain is journaled with its reason: the restarted server still knows it
@@ -109,8 +113,8 @@ start_server
 # full registration lifts it
 wait_for "n01 back, still drained" node_is n01 ".state == \"DRAINED\" and .reason == \"$SHORT\""
 wait_for "job $j1 still on n02" job_on "$j1" n02
-now_at=$(expect 200 root GET /v1/nodes/n01 | jq -c '[.reason_user, .reason_time]')
-[ "$now_at" = "$signed_at" ] || fail "the drain's user and time after kill -9: $now_at, want $signed_at"
+now_at=$(expect 200 root GET /v1/nodes/n01 | jq -c '[.reason_user, .reason_time, .drain_cause]')
+[ "$now_at" = "$signed_at" ] || fail "the drain's user, time and cause after kill -9: $now_at, want $signed_at"
 agent_down n01
 agent_up n01 4
 wait_for "n01 resumed after the restart" node_is n01 '.state == "IDLE" and (.reason // "") == ""'
@@ -143,10 +147,32 @@ node_is n01 '.state == "DRAINED" and .reason == "bad fan"' || fail "operator's d
 restart_n01 4
 seen_after_submit
 node_is n01 '.state == "DRAINED" and .reason == "bad fan"' || fail "operator's drain after a full registration: $(node n01)"
+ok "an operator's drain stays through short and full registrations (reason: bad fan)"
+
+# An operator's drain worded like the check's own reason: the check knows
+# its drain by its cause, not by its words; the cause is journaled, so a
+# server killed between the drain and the registrations knows it too.
+LOOKALIKE="Low CPUs (reported: fan)"
+mine=".state == \"DRAINED\" and .reason == \"$LOOKALIKE\" and .drain_cause == \"operator\" and .reason_user == \"pxoper\""
+expect 200 pxoper POST /v1/nodes/n01/drain "{\"reason\":\"$LOOKALIKE\"}" >/dev/null
+node_is n01 "$mine" || fail "an operator's drain worded like the check's: $(node n01)"
+restart_n01 2
+seen_after_submit
+node_is n01 "$mine" || fail "the check replaced an operator's drain worded like its own: $(node n01)"
+restart_n01 4
+seen_after_submit
+node_is n01 "$mine" || fail "a full registration lifted an operator's drain worded like the check's: $(node n01)"
+stop_server KILL
+start_server
+wait_for "n01 back after kill -9" node_is n01 "$mine"
+restart_n01 4
+seen_after_submit
+node_is n01 "$mine" || fail "after kill -9, a full registration lifted the operator's drain: $(node n01)"
+ok "an operator's drain worded like the check's ($LOOKALIKE) is neither replaced nor lifted by registrations, across a kill -9"
 expect 200 pxoper POST /v1/nodes/n01/resume >/dev/null
 wait_for "n01 resumed by the operator" node_is n01 '.state != "DRAINED" and (.reason // "") == ""'
-node_is n01 '(has("reason_user") or has("reason_time")) | not' || fail "resumed n01 keeps its reason's signature"
-ok "an operator's drain stays through short and full registrations (reason: bad fan) until resumed"
+node_is n01 '(has("reason_user") or has("reason_time") or has("drain_cause")) | not' || fail "resumed n01 keeps its reason's signature or cause"
+ok "an operator's resume lifts it and clears its user, time and cause"
 
 # The agents stop here, while the server runs: with --kill-jobs-on-exit they
 # end their jobs and remove their cgroups on the way out, which must not race

@@ -12,13 +12,15 @@
  * change (sacctmgr), which is logged as a warning: the accounts file wins; a start whose
  * allocation the nodes no longer hold runs outside the scheduler, its nodes
  * held drained until it ends (px_core_apply's START, server.c,
- * docs/operations.md "Recovery").
+ * docs/operations.md "Recovery"), and a drain recorded before its cause
+ * was gets one inferred from its reason (below).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "proto/event_json.h"
 #include "server/journal/journal.h"
+#include "server/nodes/nodes.h"
 #include "server/tables.h"
 #include "util/log.h"
 
@@ -44,6 +46,46 @@ static int submit_refused(struct px_server *s, struct px_event_rec *e, int64_t t
   return 0;
 }
 
+/* ---- drain records from before the cause was kept ----
+ *
+ * A drain's record names its cause (nodes/drain.c). One written before
+ * (a journal of an older server, or its leader's during an upgrade) has
+ * none, and the cause is inferred here, for such records only, from the
+ * reasons those servers wrote for their own drains (their texts, frozen
+ * here: new wording never belongs in this table). A reason that none of
+ * them starts is an operator's, and so is one signed ("by", kept before the
+ * cause was) by someone other than the server's user, except a reboot
+ * drain, which is signed by the operator who asked for it. Live, nothing
+ * is ever decided by a reason's text. */
+struct legacy_reason {
+  const char *start;
+  enum px_drain_cause cause;
+};
+static const struct legacy_reason legacy_reboot[] = {{"Reboot ASAP", PX_DRAIN_REBOOT},
+                                                     {"Reboot complete: nextstate=DOWN", PX_DRAIN_REBOOT}};
+static const struct legacy_reason legacy_server[] = {{"HealthCheck: ", PX_DRAIN_HEALTH_CHECK},
+                                                     {"Low CPUs (reported:", PX_DRAIN_REGISTRATION},
+                                                     {"Low RealMemory (reported:", PX_DRAIN_REGISTRATION},
+                                                     {"gres/gpu layout: ", PX_DRAIN_REGISTRATION}};
+
+static bool legacy_match(const struct legacy_reason *t, size_t n, const char *reason, enum px_drain_cause *out) {
+  for (size_t i = 0; i < n; i++)
+    if (!strncmp(reason, t[i].start, strlen(t[i].start))) return *out = t[i].cause, true;
+  return false;
+}
+
+static enum px_drain_cause legacy_drain_cause(const struct px_server *s, const struct px_event *ev) {
+  const char *r = ev->reason ? ev->reason : "";
+  enum px_drain_cause c = PX_DRAIN_OPERATOR;
+  if (legacy_match(legacy_reboot, sizeof legacy_reboot / sizeof legacy_reboot[0], r, &c)) return c;
+  if (ev->by && strcmp(ev->by, s->self_user)) return PX_DRAIN_OPERATOR;
+  if (legacy_match(legacy_server, sizeof legacy_server / sizeof legacy_server[0], r, &c)) return c;
+  /* "gres/gpu count reported lower than configured (4 < 8)", or with a type */
+  if (!strncmp(r, "gres/gpu", 8) && strstr(r, " count reported lower than configured (")) return PX_DRAIN_REGISTRATION;
+  size_t digits = strncmp(r, "GPU ", 4) ? 0 : strspn(r + 4, "0123456789"); /* "GPU 3: xid 79" */
+  return digits && r[4 + digits] == ':' ? PX_DRAIN_GPU_FAULT : c;
+}
+
 static int replay_one(void *ctx, const struct px_store_rec *r) {
   struct px_server *s = ctx;
   struct px_event_rec e;
@@ -56,6 +98,8 @@ static int replay_one(void *ctx, const struct px_store_rec *r) {
     px_warn("journal seq %llu (%s): skipped: %s", (unsigned long long)r->seq, r->kind, d.msg);
   } else {
     struct px_event_result res;
+    if (e.ev.kind == PX_EV_NODE_DRAIN && !e.ev.cause)
+      e.ev.cause = px_drain_cause_name(legacy_drain_cause(s, &e.ev));
     rc = px_events_apply(s, &e.ev, r->time, &res);
     if (rc && e.ev.kind == PX_EV_SUBMIT && rc != PX_ENOMEM)
       rc = submit_refused(s, &e, r->time, &res.diag);

@@ -97,14 +97,7 @@ static int fold_start(struct px_server *s, struct px_sjob *j, const struct px_ev
 static void release_recovered(struct px_server *s, struct px_sjob *j, int64_t now) {
   if (!j->recovered) return;
   j->recovered = j->skipped = false;
-  for (uint32_t i = 0; i < j->nalloc; i++) {
-    struct px_snode *n = &s->nodes[j->alloc[i].node];
-    if (n->recovered_jobs && --n->recovered_jobs == 0 && !n->admin_drain) {
-      struct px_event ev = {.kind = PX_EV_NODE_RESUME, .node = j->alloc[i].node};
-      struct px_event_result res;
-      px_core_apply(s->core, &ev, now, &res);
-    }
-  }
+  for (uint32_t i = 0; i < j->nalloc; i++) px_node_release_recovered(s, j->alloc[i].node, now);
 }
 
 static void fold_end(struct px_server *s, struct px_sjob *j, const struct px_event *ev,
@@ -193,9 +186,11 @@ static void fold_node(struct px_server *s, const struct px_event *ev, int64_t no
   switch (ev->kind) {
     case PX_EV_NODE_DRAIN:
       n->admin_drain = true;
+      n->drain_cause = (uint8_t)px_drain_cause_parse(ev->cause); /* the loader gave old records theirs */
       break;
     case PX_EV_NODE_RESUME:
       n->admin_drain = n->down = false;
+      n->drain_cause = PX_DRAIN_NONE;
       break;
     case PX_EV_NODE_DOWN:
       n->down = true;

@@ -293,6 +293,7 @@ static void drain_resume(struct px_server *s, struct px_req *r, int64_t now) {
     return px_req_error(r, 400, "INVALID", "reason: a drain needs a reason");
   struct px_event ev = {.kind = drain ? PX_EV_NODE_DRAIN : PX_EV_NODE_RESUME, .node = (uint32_t)idx,
                         .reason = r->reason, .by = r->who.user}; /* sinfo -R: the operator */
+  if (drain) ev.cause = px_drain_cause_name(PX_DRAIN_OPERATOR); /* no check lifts it, however worded */
   struct px_event_result res;
   int rc = px_events_accept(s, &ev, now, &res);
   if (rc) return answer_diag(r, rc, &res.diag);

@@ -100,7 +100,8 @@ static uint64_t state_fp(const struct px_snode *sn, const struct px_node_view *v
                       v->gpus_alloc, v->mem_mib, v->mem_alloc_mib,    v->njobs,
                       v->reason ? px_hash_str(v->reason) : 0,        sn->registered,
                       sn->down,    px_hash_str(sn->reason), px_hash_str(sn->addr), sn->gpu_gen, sn->reboot,
-                      v->gpus_shared, v->gpu_share_used, px_hash_str(sn->reason_by), (uint64_t)sn->reason_time};
+                      v->gpus_shared, v->gpu_share_used, px_hash_str(sn->reason_by), (uint64_t)sn->reason_time,
+                      sn->admin_drain ? sn->drain_cause : 0, (uint64_t)sn->recovered_since};
   uint64_t h = 0x9e3779b97f4a7c15ull;
   for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) h = px_hash_u64(h ^ parts[k]);
   return h | 1; /* 0: never rendered */
@@ -109,14 +110,17 @@ static uint64_t state_fp(const struct px_snode *sn, const struct px_node_view *v
 /* Who set the reason and when (sinfo -R's USER and TIMESTAMP): the folded
  * reason's own; the others (a recovery drain, GPUs out) are the server's,
  * GPUs out at the time the last of them went out (faults_since), a
- * recovery drain at a time not kept. */
+ * recovery drain since recovery held the node (the core's reason is then
+ * that drain's: every other is folded). A drained node says why. */
 static void reason_signature(const struct px_server *s, const struct px_snode *sn, struct px_node_info *n,
                              const char *faults, int64_t faults_since) {
+  if (sn->admin_drain) n->drain_cause = (char *)px_drain_cause_name(sn->drain_cause);
+  else if (sn->recovered_jobs) n->drain_cause = (char *)px_drain_cause_name(PX_DRAIN_RECOVERY);
   if (!n->reason || !n->reason[0]) return; /* none (a resume leaves the core an empty one) */
   bool folded = n->reason == sn->reason;
   n->reason_user = (char *)(folded ? sn->reason_by : s->self_user);
   if (!n->reason_user[0]) n->reason_user = NULL; /* a journal from before it was kept */
-  n->reason_time = folded ? sn->reason_time : n->reason == faults ? faults_since : 0;
+  n->reason_time = folded ? sn->reason_time : n->reason == faults ? faults_since : sn->recovered_since;
 }
 
 static char *render(struct px_server *s, struct px_pub_nodes *p, uint32_t i, const struct px_node_view *v) {

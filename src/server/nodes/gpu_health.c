@@ -182,11 +182,8 @@ int px_gpu_fault(struct px_server *s, const struct px_gpu_fault *f, int64_t now,
   snprintf(why, sizeof why, "GPU %u: %s%s%s", f->gpu, what, quarantine ? " (quarantined: repeated faults)" : "",
            flapping ? " (node flapping: repeated GPU faults)" : "");
   int rc = gpu_event(s, node, f->gpu, state, true, why, now);
-  if (!rc && (actions & PX_GPU_ACT_DRAIN) && !s->nodes[node].admin_drain) {
-    struct px_event ev = {.kind = PX_EV_NODE_DRAIN, .node = node, .reason = why};
-    struct px_event_result res;
-    rc = px_events_accept(s, &ev, now, &res);
-  }
+  if (!rc && (actions & PX_GPU_ACT_DRAIN) && !s->nodes[node].admin_drain)
+    rc = px_node_event(s, PX_EV_NODE_DRAIN, node, why, NULL, PX_DRAIN_GPU_FAULT, now);
   if (!rc && (actions & (PX_GPU_ACT_REQUEUE | PX_GPU_ACT_FAIL))) rc = stop_jobs_on(s, node, f->gpu, actions, why, now);
   if (rc) snprintf(msg, size, "the fault could not be recorded: %s", px_strerror(rc));
   return rc;

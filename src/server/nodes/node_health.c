@@ -5,8 +5,8 @@
  * Health check: agents run HealthCheckProgram= and report when its result
  * changes (POST /v1/agent/health). A failure drains the node with the
  * program's message ("HealthCheck: <message>"); a later success resumes a
- * node that the check itself drained, never one an operator or a fault
- * drained for another reason.
+ * node that the check itself drained (the drain's cause, drain.c), never
+ * one an operator or a fault drained, whatever their reason says.
  *
  * Reboot: an operator asks for one (POST /v1/nodes/{name}/reboot). ASAP
  * drains the node at once ("Reboot ASAP"), so it empties; without ASAP the
@@ -30,29 +30,20 @@
 #define HC_PREFIX "HealthCheck: "
 #define REBOOT_PREFIX "Reboot ASAP"
 
-/* by: who asked (NULL: the server itself, px_events_accept signs it). */
-static int node_event(struct px_server *s, enum px_event_kind kind, uint32_t node, const char *reason, const char *by,
-                      int64_t now) {
-  struct px_event ev = {.kind = kind, .node = node, .reason = reason, .by = by};
-  struct px_event_result res;
-  s->need_cycle = true;
-  return px_events_accept(s, &ev, now, &res);
-}
-
 int px_node_health_report(struct px_server *s, const struct px_node_health *h, int64_t now, char *msg, size_t size) {
   int idx = px_node_index(s, h->node);
   if (idx < 0) return snprintf(msg, size, "node: %.64s is not configured", h->node), PX_ENOENT;
   struct px_snode *n = &s->nodes[idx];
-  bool ours = n->admin_drain && !strncmp(n->reason, HC_PREFIX, strlen(HC_PREFIX));
+  bool ours = px_node_drained_for(s, (uint32_t)idx, PX_DRAIN_HEALTH_CHECK);
   int rc = 0;
   if (!h->ok && !n->admin_drain) {
     char reason[300];
     snprintf(reason, sizeof reason, HC_PREFIX "%s", h->message[0] ? h->message : "failed");
     px_warn("node %s: health check failed: %s", h->node, h->message);
-    rc = node_event(s, PX_EV_NODE_DRAIN, (uint32_t)idx, reason, NULL, now);
+    rc = px_node_event(s, PX_EV_NODE_DRAIN, (uint32_t)idx, reason, NULL, PX_DRAIN_HEALTH_CHECK, now);
   } else if (h->ok && ours) {
     px_info("node %s: health check passes again: resumed", h->node);
-    rc = node_event(s, PX_EV_NODE_RESUME, (uint32_t)idx, NULL, NULL, now);
+    rc = px_node_event(s, PX_EV_NODE_RESUME, (uint32_t)idx, NULL, NULL, PX_DRAIN_NONE, now);
   }
   if (rc) snprintf(msg, size, "the node's state could not be recorded: %s", px_strerror(rc));
   return rc;
@@ -70,7 +61,7 @@ int px_node_reboot_request(struct px_server *s, uint32_t node, bool asap, enum p
   if (!asap || n->admin_drain) return 0;
   char why[300];
   snprintf(why, sizeof why, REBOOT_PREFIX "%s%s", reason && *reason ? ": " : "", reason ? reason : "");
-  return node_event(s, PX_EV_NODE_DRAIN, node, why, by, now); /* sinfo -R: the operator who asked */
+  return px_node_event(s, PX_EV_NODE_DRAIN, node, why, by, PX_DRAIN_REBOOT, now); /* sinfo -R: the operator who asked */
 }
 
 bool px_node_reboot_due(struct px_server *s, uint32_t node) {
@@ -88,12 +79,12 @@ void px_node_reboot_done(struct px_server *s, uint32_t node, int64_t now) {
   if (n->reboot != PX_REBOOT_ORDERED) return;
   n->reboot = PX_REBOOT_NONE;
   const char *name = s->conf->nodes[node].name;
-  bool ours = n->admin_drain && !strncmp(n->reason, REBOOT_PREFIX, strlen(REBOOT_PREFIX));
+  bool ours = px_node_drained_for(s, node, PX_DRAIN_REBOOT);
   int rc = 0;
   if (n->reboot_next == PX_REBOOT_NEXT_DOWN) {
-    rc = node_event(s, PX_EV_NODE_DRAIN, node, "Reboot complete: nextstate=DOWN", NULL, now);
+    rc = px_node_event(s, PX_EV_NODE_DRAIN, node, "Reboot complete: nextstate=DOWN", NULL, PX_DRAIN_REBOOT, now);
   } else if (n->reboot_next == PX_REBOOT_NEXT_RESUME || (ours && !n->reboot_was_drained)) {
-    rc = node_event(s, PX_EV_NODE_RESUME, node, NULL, NULL, now);
+    rc = px_node_event(s, PX_EV_NODE_RESUME, node, NULL, NULL, PX_DRAIN_NONE, now);
     if (!rc) rc = px_gpu_resume(s, node, -1, false, now); /* a healthy re-registration: faulty GPUs back */
   }
   if (rc) px_error("node %s: state after reboot not recorded: %s", name, px_strerror(rc));

@@ -11,12 +11,13 @@
  * shows IDLE+DRAIN+INVALID_REG, "inval" in sinfo, with that reason).
  *
  * A later registration that matches the configuration resumes the node when
- * this check drained it (its reason is one of the check's), never when an
- * operator or another cause did: their drain and reason stay. Slurm keeps the
+ * this check drained it (the drain's cause is the registration's, drain.c),
+ * never when an operator or another cause did, however their reason is
+ * worded: their drain and reason stay. Slurm keeps the
  * node DRAIN until an operator resumes it; here, as with the health check
  * (node_health.c), the cause is known to be gone, so the node comes back.
- * The drain is journaled like any other, so a restarted server still knows
- * it is this check's until the agent registers again.
+ * The drain is journaled like any other, with its cause, so a restarted
+ * server still knows it is this check's until the agent registers again.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,8 +27,6 @@
 #include "server/nodes/nodes.h"
 #include "server/tables.h"
 #include "util/log.h"
-
-#define LAYOUT_PREFIX "gres/gpu layout: "
 
 /* A node with GPUs of several types (MIG profiles side by side) is
  * scheduled by index, the configured types numbered in name order; an agent
@@ -39,26 +38,10 @@ static bool gpu_layout_differs(const struct px_conf_node *cn, const struct px_no
   for (uint32_t i = 0; i < cn->ngpu; i++) {
     const char *want = px_conf_gpu_type_at(cn, i), *got = i < rep->ngpus ? rep->gpus[i].type : "missing";
     if (strcmp(want, got) == 0) continue;
-    snprintf(why, size, LAYOUT_PREFIX "GPU %u is %s, Gres= says %s", i, got, want);
+    snprintf(why, size, "gres/gpu layout: GPU %u is %s, Gres= says %s", i, got, want);
     return true;
   }
   return false;
-}
-
-/* Whether reason is one this check gives (px_node_report_shortfall's parts
- * start the text, or the layout's). */
-static bool check_reason(const char *reason) {
-  static const char *const starts[] = {"Low CPUs (reported:", "Low RealMemory (reported:", LAYOUT_PREFIX};
-  for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
-    if (!strncmp(reason, starts[i], strlen(starts[i]))) return true;
-  return !strncmp(reason, "gres/gpu", 8) && strstr(reason, " count reported lower than configured (");
-}
-
-static int node_event(struct px_server *s, enum px_event_kind kind, uint32_t node, const char *reason, int64_t now) {
-  struct px_event ev = {.kind = kind, .node = node, .reason = reason};
-  struct px_event_result res;
-  s->need_cycle = true;
-  return px_events_accept(s, &ev, now, &res);
 }
 
 int px_node_shape_check(struct px_server *s, uint32_t node, const struct px_node_report *rep, int64_t now) {
@@ -70,7 +53,7 @@ int px_node_shape_check(struct px_server *s, uint32_t node, const struct px_node
   bool bad = gpu_layout_differs(cn, rep, why, sizeof why) ||
              px_node_report_shortfall(rep, cn->cpus, cn->mem_mib, cn->ngpu, cn->ngpu_types ? NULL : cn->gpu_type,
                                       why, sizeof why);
-  bool ours = n->admin_drain && check_reason(n->reason);
+  bool ours = px_node_drained_for(s, node, PX_DRAIN_REGISTRATION);
   if (bad && n->admin_drain && !ours) {
     px_warn("node %s: %s (already drained: %s)", cn->name, why, n->reason);
     return 0;
@@ -78,9 +61,9 @@ int px_node_shape_check(struct px_server *s, uint32_t node, const struct px_node
   if (bad && ours && !strcmp(n->reason, why)) return 0; /* drained for this already */
   if (bad) {
     px_warn("node %s: %s: drained (it registered with less than configured)", cn->name, why);
-    return node_event(s, PX_EV_NODE_DRAIN, node, why, now);
+    return px_node_event(s, PX_EV_NODE_DRAIN, node, why, NULL, PX_DRAIN_REGISTRATION, now);
   }
   if (!ours) return 0;
   px_info("node %s: registered with its configured resources again: resumed (was: %s)", cn->name, n->reason);
-  return node_event(s, PX_EV_NODE_RESUME, node, NULL, now);
+  return px_node_event(s, PX_EV_NODE_RESUME, node, NULL, NULL, PX_DRAIN_NONE, now);
 }

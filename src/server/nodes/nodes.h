@@ -13,6 +13,7 @@
 
 #include "conf/conf.h"
 #include "core/core.h"
+#include "core/event.h"
 
 struct px_server;
 struct px_sjob;
@@ -80,6 +81,45 @@ int px_jobs_end(struct px_server *s, struct px_sjob *j, enum px_job_state st, in
 /* The same with the job's end reason (NULL: "None"), e.g. why its start failed on a node. */
 int px_jobs_end_why(struct px_server *s, struct px_sjob *j, enum px_job_state st, int32_t exit_code,
                     int32_t term_signal, const char *reason, int64_t now);
+
+/* ---- drains and their causes (drain.c), main thread ---- */
+/* Why a node is drained, kept on the node (px_snode.drain_cause) and in
+ * the drain's journal record ("cause", by name): a check lifts only its
+ * own drain, never an operator's worded like it. RECOVERY is never
+ * journaled: the drain recovery holds for jobs running outside the
+ * scheduler (px_node_hold_recovered); UNKNOWN: a record without a cause
+ * this server knows (never lifted by a check). */
+#define PX_DRAIN_CAUSES(X)            \
+  X(NONE, "")                         \
+  X(OPERATOR, "operator")             \
+  X(HEALTH_CHECK, "health_check")     \
+  X(REGISTRATION, "registration")     \
+  X(GPU_FAULT, "gpu_fault")           \
+  X(REBOOT, "reboot")                 \
+  X(RECOVERY, "recovery")             \
+  X(UNKNOWN, "unknown")
+
+enum px_drain_cause {
+#define PX_DRAIN_CAUSE_ENUM(c, name) PX_DRAIN_##c,
+  PX_DRAIN_CAUSES(PX_DRAIN_CAUSE_ENUM)
+#undef PX_DRAIN_CAUSE_ENUM
+};
+/* "operator", ...; "" for NONE. */
+const char *px_drain_cause_name(enum px_drain_cause c);
+/* The cause a record names; UNKNOWN for NULL or a name this server lacks. */
+enum px_drain_cause px_drain_cause_parse(const char *name);
+/* A node event on the one road (px_events_accept): kind (DRAIN, RESUME,
+ * ...) of node with reason, by (NULL: the server itself) and, for a
+ * drain, its cause; asks for a cycle. 0 or the road's PX_E*. */
+int px_node_event(struct px_server *s, enum px_event_kind kind, uint32_t node, const char *reason, const char *by,
+                  enum px_drain_cause cause, int64_t now);
+/* Is node drained, and for cause? */
+bool px_node_drained_for(const struct px_server *s, uint32_t node, enum px_drain_cause cause);
+/* Recovery: a job running outside the scheduler holds node drained (in the
+ * core only; sinfo -R shows it as the server's since now) until the last
+ * such job on it lets go, unless an operator's drain stays. */
+void px_node_hold_recovered(struct px_server *s, uint32_t node, int64_t now);
+void px_node_release_recovered(struct px_server *s, uint32_t node, int64_t now);
 
 /* ---- registration against the configuration (node_shape.c), main thread ---- */
 struct px_node_report;

@@ -133,6 +133,13 @@ static void every_kind_round_trips(void **state) {
   ev = (struct px_event){.kind = PX_EV_NODE_DRAIN, .node = 2, .reason = "fan", .by = "alice"};
   round_trip(&f, &ev, &b);
   assert_string_equal(b.ev.by, "alice"); /* sinfo -R's USER */
+  assert_null(b.ev.cause); /* an older record: the server's loader infers it */
+  px_event_rec_fini(&b);
+  ev = (struct px_event){.kind = PX_EV_NODE_DRAIN, .node = 2, .reason = "Low CPUs (reported: fan)", .by = "alice",
+                         .cause = "operator"};
+  round_trip(&f, &ev, &b);
+  assert_string_equal(b.ev.cause, "operator"); /* the drain's own, whatever its reason says */
+  assert_string_equal(b.ev.reason, "Low CPUs (reported: fan)");
   px_event_rec_fini(&b);
   ev = (struct px_event){.kind = PX_EV_PART_DOWN, .part = 0};
   round_trip(&f, &ev, &b);
