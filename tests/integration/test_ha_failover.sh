@@ -12,7 +12,9 @@
 #   5. the agents and the CLI followed every takeover on their own, and the
 #      journal rows carry the terms of the leaders that wrote them;
 #   6. an accounts change made before the takeovers (sacctmgr, an ACCT
-#      record the standbys follow) is every later leader's.
+#      record the standbys follow) is every later leader's;
+#   7. so is an operator's drain with its cause (worded like the health
+#      check's, it stays the operator's: nodes/drain.c).
 source "$(dirname "$0")/lib_ha.sh"
 
 start_ctl a
@@ -24,6 +26,8 @@ export PHALANX_SERVER="$(url a),$(url b)" PHALANX_TOKEN=$TOKEN PHALANX_CONF=$T/s
 idle() { [ "$(api /v1/nodes | jq '[.nodes[] | select(.state == "IDLE" and .name != "n05")] | length')" = 4 ]; }
 wait_until 30 "four idle nodes" idle
 "$BIN/phalanx" accounts -i add account haacct fairshare=7 >/dev/null || fail "accounts add on the leader"
+curl -sf -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"reason":"HealthCheck: manual"}' \
+  "$(url a)/v1/nodes/n05/drain" >/dev/null || fail "drain n05 on the leader"
 ok "a leads, b stands by, four emulated nodes registered"
 
 # clients: each acknowledged job is "marker job_id" in acked.K
@@ -106,3 +110,8 @@ ok "5. journal rows carry the writer's term ($top); agents and CLI followed on t
 [ "$("$BIN/phalanx" accounts -n -P show assoc where account=haacct format=account,share)" = "haacct|7" ] ||
   fail "the accounts change after the takeovers: $("$BIN/phalanx" accounts -n -P show assoc)"
 ok "6. an accounts change made before the takeovers holds on the leader ($(leader))"
+
+# 7. the drain's cause is the leader's now
+n05=$(api /v1/nodes/n05 | jq -c '{reason, drain_cause}')
+[ "$n05" = '{"reason":"HealthCheck: manual","drain_cause":"operator"}' ] || fail "n05 after the takeovers: $n05"
+ok "7. an operator's drain made before the takeovers keeps its cause on the leader ($(leader)): $n05"
