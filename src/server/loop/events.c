@@ -179,7 +179,10 @@ static int fold_job(struct px_server *s, struct px_sjob *j, const struct px_even
 }
 
 /* The reason's user and time follow the reason (sinfo -R): who sent the
- * event (ev->by; NULL from a journal older than it: not known) and when. */
+ * event (ev->by; NULL from a journal older than it: not known) and when.
+ * A drained node keeps its drain's reason while down and up again (as
+ * Slurm keeps a node's reason when it stops responding): its silence must
+ * not erase why, by whom and since when it is drained. */
 static void fold_node(struct px_server *s, const struct px_event *ev, int64_t now) {
   struct px_snode *n = &s->nodes[ev->node];
   const char *reason = ev->reason ? ev->reason : "";
@@ -194,8 +197,9 @@ static void fold_node(struct px_server *s, const struct px_event *ev, int64_t no
       break;
     case PX_EV_NODE_DOWN:
       n->down = true;
+      if (n->admin_drain) reason = n->reason;
       break;
-    default: /* UP: an operator's drain keeps its reason */
+    default: /* UP */
       n->down = false;
       if (n->admin_drain) reason = n->reason;
       break;

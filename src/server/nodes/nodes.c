@@ -197,7 +197,7 @@ static void node_down(struct px_server *s, uint32_t node, const char *reason, in
 static void give_up_unregistered(struct px_server *s, uint32_t node, int64_t now) {
   struct px_snode *n = &s->nodes[node];
   n->given_up = true;
-  px_node_set_reason(n, "Not responding", s->self_user, now);
+  if (!n->admin_drain) px_node_set_reason(n, "Not responding", s->self_user, now); /* a drain keeps its own */
   s->nodes_dirty = s->dirty = true;
   px_warn("node %s: no agent since the server started: DOWN", s->conf->nodes[node].name);
   fail_jobs_on(s, node, now);
