@@ -11,14 +11,15 @@
 #    exported once, with its last run (started after the node went silent;
 #    accounting keeps no row of the failed first run);
 #  - every job is exported and replayed (the bench checks it);
-#  - the error stays within 100% of the mean recorded wait. The replay
+#  - the error stays within 50% of the mean recorded wait. The replay
 #    does not know the outage (node liveness is not recorded): the node's
 #    GPUs stay in service in the replay, and a requeued job runs once, as
 #    soon as it can, so its wait and later starts move (seen: 23.6% and
-#    25.7%; 7.1-13.1% in the bench's longer runs). The bound catches a
-#    replay that stops following the server once off the record (it then
-#    left GPUs idle at each end: 55% on 300 jobs), not the gap the docs
-#    describe.
+#    25.7% on a quiet machine; 30.6%, 30.5% and 24.8% in three runs beside
+#    a `make -j2`, load average 7-14; 7.1-13.1% in the bench's longer
+#    runs). The bound catches a replay that stops following the server
+#    once off the record (it then left GPUs idle at each end: 55% on 300
+#    jobs), not the gap the docs describe.
 set -uo pipefail
 : "${PHALANX:?}" "${PX_SRC:?}"
 keep=$(mktemp -d)
@@ -41,6 +42,6 @@ rows=$(awk -F, -v down="$silent" 'NR == FNR { rq[$1] = 1; next }
   END { for (j in rq) if (n[j] != 1) bad = bad " " j; print (bad ? "rows:" bad : "") (early ? " early:" early : "") }' \
   "$keep/requeued.txt" "$keep/trace.csv")
 [ -z "$rows" ] || { echo "FAIL requeued jobs exported wrongly ($rows)"; exit 1; }
-awk -v p="$pct" 'BEGIN { exit !(p != "" && p <= 100) }' ||
-  { echo "FAIL fidelity error $pct% with a node failure: over 100%"; exit 1; }
+awk -v p="$pct" 'BEGIN { exit !(p != "" && p <= 50) }' ||
+  { echo "FAIL fidelity error $pct% with a node failure: over 50%"; exit 1; }
 echo "ok - replay after a node failure: $jobs jobs, $requeued requeued (exported once, last run), error $pct%"
