@@ -34,9 +34,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok - $* (${SECONDS}s)"; }
 
 # Test users (system accounts without a home or login shell).
-for u in pxalice pxbob pxcoord pxoper pxeve; do
-  id "$u" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$u" 2>/dev/null || true
-done
+for u in pxalice pxbob pxcoord pxoper pxeve; do px_user "$u" -r -M -s /usr/sbin/nologin || true; done
 
 write_config() {
   cat >"$T/slurm.conf" <<CONF
