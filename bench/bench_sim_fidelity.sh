@@ -29,7 +29,8 @@
 # differ, and the error over the requeued jobs and over the others.
 # FID_PREEMPT=1 submits one job in 5 under QoS low and one in 11 under
 # high, which preempts low (requeue, GraceTime 10 s: `phalanx dev`'s
-# accounts.conf), and prints the same figures for the preempted jobs.
+# accounts.conf), and prints the same figures for the preempted jobs
+# (tests/integration/test_sim_fidelity_preempt.sh: its short form).
 set -uo pipefail
 : "${PHALANX:?}" "${PX_SRC:?}"
 source "$PX_SRC/tests/integration/lib_dev.sh"

@@ -34,9 +34,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok - $* (${SECONDS}s)"; }
 
 # Test users (system accounts without a home or login shell).
-for u in pxalice pxbob pxcoord pxoper pxeve; do
-  id "$u" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$u" 2>/dev/null || true
-done
+for u in pxalice pxbob pxcoord pxoper pxeve; do px_user "$u" -r -M -s /usr/sbin/nologin || true; done
 
 write_config() {
   cat >"$T/slurm.conf" <<CONF
@@ -132,6 +130,24 @@ wait_for() {
     [ $SECONDS -lt $deadline ] || fail "timed out waiting for: $what"
     sleep 0.05
   done
+}
+
+# holds_for N CHECK...: CHECK (which fails the test itself) holds, tried
+# every 0.2 s, while the server runs N more scheduling cycles and 2 s at
+# least (30 s at most). "Nothing happens" is watched over cycles, not only
+# seconds: a busy machine runs fewer of them in a given time.
+cycles() { curl -s --unix-socket "$SOCK" http://x/metrics | awk '$1 == "phalanx_scheduler_cycles_total" { print $2 }'; }
+holds_for() {
+  local n=$1 c0 t0=$SECONDS
+  shift
+  c0=$(cycles)
+  [ -n "$c0" ] || fail "no phalanx_scheduler_cycles_total in /metrics"
+  while [ $SECONDS -lt $((t0 + 2)) ] || [ "$(cycles)" -lt $((c0 + n)) ]; do
+    "$@"
+    [ $SECONDS -lt $((t0 + 30)) ] || fail "the server ran fewer than $n cycles in 30 s"
+    sleep 0.2
+  done
+  "$@"
 }
 
 job_state() { api GET "/v1/jobs?id=$1" | cut -d' ' -f2- | jq -r '.jobs[0].state'; }

@@ -82,13 +82,13 @@ ok "2-node gang across namespaces: node list, ranks, MASTER_ADDR, GPUs right on 
 # with the step id. A step-only signal ends step 1 and leaves the job running.
 mkdir -p "$WORK/s0" "$WORK/s1" && chown pxtest1 "$WORK/s0" "$WORK/s1"
 bj() { # the batch job 33 for node $1 with GPUs $2
-  launch_json 33 pxtest1 $'#!/bin/sh\nexec sleep 4741' '.nodes = ["n01","n02"]' \
+  launch_json 33 pxtest1 $'#!/bin/sh\nexec sleep 4741.'"$RUN_NO" '.nodes = ["n01","n02"]' \
     '.node_addrs = ["10.77.1.2","10.77.1.3"]' ".node_rank = $1" '.ntasks = 2' '.tasks_per_node = [1,1]' \
     ".gpus = $2" '.gpus_per_node = [2,2]' '.master_port = 43398'
 }
 mock_post "/test/launch?node=n01" "$(bj 0 '[0,1]')"
 mock_post "/test/launch?node=n02" "$(bj 1 '[2,3]')"
-wait_for 30 sh -c "pgrep -f 'slee[p] 4741' >/dev/null" || fail "batch job 33 did not start"
+wait_for 30 sh -c "pgrep -f 'slee[p] 4741\\.$RUN_NO' >/dev/null" || fail "batch job 33 did not start"
 step_json() { # step_json ID OUTDIR NODES TPN NTASKS COMMAND
   jq -nc --argjson id "$1" --arg out "$2" --argjson nodes "$3" --argjson tpn "$4" --argjson n "$5" --arg cmd "$6" \
     '{job_id:33, step_id:$id, argv:["/bin/bash","-c",$cmd], out_dir:$out, nodes:$nodes, tasks_per_node:$tpn, ntasks:$n}'
@@ -121,16 +121,16 @@ swant 0 SLURM_LOCALID=0; swant 1 SLURM_LOCALID=1; swant 2 SLURM_LOCALID=0
 swant 0 SLURM_NODEID=0; swant 1 SLURM_NODEID=0; swant 2 SLURM_NODEID=1
 swant 0 CUDA_VISIBLE_DEVICES=0,1; swant 1 CUDA_VISIBLE_DEVICES=0,1; swant 2 CUDA_VISIBLE_DEVICES=2,3
 swant 0 SLURMD_NODENAME=n01; swant 2 SLURMD_NODENAME=n02; swant 2 LOCAL_WORLD_SIZE=1; swant 0 LOCAL_WORLD_SIZE=2
-s1=$(step_json 1 "$WORK/s1" '["n01","n02"]' '[1,1]' 2 'exec sleep 4742')
+s1=$(step_json 1 "$WORK/s1" '["n01","n02"]' '[1,1]' 2 "exec sleep 4742.$RUN_NO")
 mock_post "/test/step?node=n01" "$s1"
 mock_post "/test/step?node=n02" "$s1"
-wait_for 30 sh -c "[ \$(pgrep -fc 'slee[p] 4742') = 2 ]" || fail "step 1 did not start on both nodes"
+wait_for 30 sh -c "[ \$(pgrep -fc 'slee[p] 4742\\.$RUN_NO') = 2 ]" || fail "step 1 did not start on both nodes"
 for node in n01 n02; do
   mock_post "/test/signal?node=$node" '{"job_id":33,"signal":15,"grace_s":1,"reason":"CANCELLED","step_id":1}'
 done
 wait_for 30 step_reported 33 1 n01 FAILED 143 && wait_for 30 step_reported 33 1 n02 FAILED 143 ||
   fail "step 1 not ended by its signal: $(mock_get /test/reports | jq -c 'map(select(.job_id == 33))')"
-[ -n "$(procs_with 'sleep 4741')" ] || fail "a step's signal ended the job"
+[ -n "$(procs_with "sleep 4741\\.$RUN_NO")" ] || fail "a step's signal ended the job"
 reported 33 n01 CANCELLED && fail "the job ended with its step"
 for node in n01 n02; do
   mock_post "/test/signal?node=$node" '{"job_id":33,"signal":15,"grace_s":1,"reason":"CANCELLED"}'
@@ -142,7 +142,7 @@ ok "a job step on both hosts: ranks, GPUs, user, cgroup, output files, per-node 
 # supervisor that has not opened its control FIFO yet (salloc's first srun,
 # scancel right after sbatch): the agent holds it until the supervisor
 # listens, so the step runs and the cancel cancels (no FAILED, no lost job).
-sj() { launch_json "$1" pxtest1 $'#!/bin/sh\nexec sleep '"$2"; }
+sj() { launch_json "$1" pxtest1 $'#!/bin/sh\nexec sleep '"$2.$RUN_NO"; }
 s2=$(jq -nc --arg out "$WORK/s2" '{job_id:34, step_id:0, argv:["/bin/true"], out_dir:$out, nodes:["n01"], tasks_per_node:[1], ntasks:1}')
 mkdir -p "$WORK/s2" && chown pxtest1 "$WORK/s2"
 mock_post "/test/work?node=n01" "$(jq -nc --argjson l "$(sj 34 4751)" --argjson s "$s2" '{launch:[$l], step:[$s]}')"
@@ -157,7 +157,7 @@ wait_for 30 reported 34 n01 CANCELLED || fail "job 34 not cancelled"
 ok "a step and a cancel sent with the launch wait for the supervisor"
 
 # Cancel a running gang on both hosts: nothing is left on either.
-hold='echo up > '"$WORK"'/up.$SLURM_PROCID; trap "" TERM; setsid sleep 4731 & sleep 4732'
+hold='echo up > '"$WORK"'/up.$SLURM_PROCID; trap "" TERM; setsid sleep 4731.'"$RUN_NO"' & sleep 4732.'"$RUN_NO"
 mock_post "/test/launch?node=n01" "$(gang 32 0 '[0,1]' "$hold")"
 mock_post "/test/launch?node=n02" "$(gang 32 1 '[2,3]' "$hold")"
 wait_for 30 test -e "$WORK/up.0" && wait_for 30 test -e "$WORK/up.1" || fail "gang 32 did not start"
@@ -166,6 +166,6 @@ for node in n01 n02; do
 done
 wait_for 30 reported 32 n01 CANCELLED && wait_for 30 reported 32 n02 CANCELLED ||
   fail "gang 32 not cancelled: $(mock_get /test/reports)"
-[ -z "$(procs_with 'sleep 473[12]')" ] || fail "processes left after cancel: $(procs_with 'sleep 473')"
+[ -z "$(procs_with "sleep 473[12]\\.$RUN_NO")" ] || fail "processes left after cancel: $(procs_with "sleep 473[12]\\.$RUN_NO")"
 ok "gang cancelled on both hosts; no process left behind"
 sanitizer_clean "$T"/agent-*.log

@@ -13,9 +13,10 @@ trap cleanup EXIT
 WORK=$T/w; mkdir -p "$WORK" && chown pxtest1 "$WORK"
 run() { "$PHALANX" agent --run-local "$1" --state-dir "$T/state" --kill-wait 1 2>>"$T/agent.log"; }
 
-# The jobs' sleeps carry this run's number (u): a second suite running the
-# same test on the machine must not count as this one's leftovers.
-u=$(($$ % 90000 + 10000))
+# The jobs' sleeps carry this run's number (u, lib_skip.sh's RUN_NO): a
+# second suite running the same test on the machine must not count as this
+# one's leftovers.
+u=.$RUN_NO
 
 # 1. Cancel with a 1 s grace: everything ignores SIGTERM, so SIGKILL must reach
 #    the process group, a setsid'd child and a double-forked daemon alike.
@@ -29,14 +30,14 @@ wait' >"$T/11.json"
 run "$T/11.json" >"$T/11.st" &
 runner=$!
 jobdir=$T/state/jobs/11.0
-all_up() { [ -e "$WORK/started" ] && [ "$(procs_with "sleep 471[123]$u" | wc -l)" -eq 3 ]; }
+all_up() { [ -e "$WORK/started" ] && [ "$(procs_with "sleep 471[123]\\$u" | wc -l)" -eq 3 ]; }
 wait_for 30 all_up || fail "job 11's processes did not start"
 memcg=$(jq -r '.cgroup.memory' "$jobdir/state.json")
 [ "$(wc -l <"$memcg/cgroup.procs")" -ge 4 ] || fail "job 11's processes are not all in its cgroup $memcg"
 echo "15 1 CANCELLED" >"$jobdir/ctl"
 wait $runner
 [ "$(field "$T/11.st" state)" = CANCELLED ] || fail "job 11: $(cat "$T/11.st")"
-[ -z "$(procs_with "sleep 471[123]$u")" ] || fail "processes left after cancel: $(procs_with "sleep 471[123]$u")"
+[ -z "$(procs_with "sleep 471[123]\\$u")" ] || fail "processes left after cancel: $(procs_with "sleep 471[123]\\$u")"
 [ ! -d "$memcg" ] || fail "cgroup $memcg left behind"
 ok "cancel: SIGTERM ignored, SIGKILL after grace, no process or cgroup left"
 
@@ -58,7 +59,7 @@ grep -q "got USR1" "$out" && grep -q "got TERM" "$out" || fail "signals not seen
 [ "$(grep -c 'got USR1' "$out")" -eq 1 ] || fail "--signal delivered more than once: $(cat "$out")"
 [ "$(grep -n -m1 'got USR1' "$out" | cut -d: -f1)" -lt "$(grep -n -m1 'got TERM' "$out" | cut -d: -f1)" ] ||
   fail "--signal came after SIGTERM"
-[ -z "$(procs_with "sleep 4721$u")" ] || fail "process left after the time limit"
+[ -z "$(procs_with "sleep 4721\\$u")" ] || fail "process left after the time limit"
 # limit 9 s + KillWait 1 s, less up to a second (the start is whole seconds)
 [ "$elapsed_ms" -ge 8000 ] && [ "$elapsed_ms" -le 20000 ] || fail "TIMEOUT after $elapsed_ms ms"
 ok "time limit: --signal, then SIGTERM, then SIGKILL after KillWait (TIMEOUT after $elapsed_ms ms)"

@@ -77,16 +77,17 @@ grep -q "gpus_per_task: 3 tasks x 1 GPUs on .* exceed the job's 2 GPUs there" st
 echo "ok   srun in a 2-node batch job: tasks on both nodes, ranks, step ids, output, exit status"
 
 # SIGTERM to srun cancels its step on both nodes: the tasks end, srun ends
-# with their status, no process is left, and the job goes on
-cat >"$work/cancel.sh" <<'SH'
+# with their status, no process is left, and the job goes on (the tasks'
+# sleep carries this run's number: another suite's same test is not ours)
+cat >"$work/cancel.sh" <<SH
 #!/bin/bash
 #SBATCH -N 2 -t 5
-srun bash -c 'echo up > up.$SLURM_PROCID; exec sleep 4793' &
-pid=$!
-for i in $(seq 150); do [ -e up.0 ] && [ -e up.1 ] && break; sleep 0.2; done
-kill -TERM $pid
-wait $pid
-echo "srun rc $?"
+srun bash -c 'echo up > up.\$SLURM_PROCID; exec sleep 4793.$RUN_NO' &
+pid=\$!
+for i in \$(seq 150); do [ -e up.0 ] && [ -e up.1 ] && break; sleep 0.2; done
+kill -TERM \$pid
+wait \$pid
+echo "srun rc \$?"
 SH
 out=$(sbatch -A ops -o "$work/cancel.out" "$work/cancel.sh" 2>&1)
 id=${out#Submitted batch job }
@@ -94,7 +95,7 @@ wait_for 90 sh -c "sacct -X -n -P -o State -j $id | grep -qx COMPLETED" ||
   fail "job $id (step cancel) did not complete: $(sacct -X -n -P -o State -j "$id") $(cat cancel.out)"
 grep -q 'cancelling step' cancel.out || fail "srun did not cancel its step: $(cat cancel.out)"
 grep -qx 'srun rc 143' cancel.out || fail "cancelled step's status: $(cat cancel.out)"
-[ -z "$(pgrep -f 'sleep 4793')" ] || fail "a cancelled step's task is still running"
+[ -z "$(pgrep -f "sleep 4793\\.$RUN_NO")" ] || fail "a cancelled step's task is still running"
 echo "ok   SIGTERM to srun cancels the step on both nodes"
 
 # srun -N 2 outside an allocation: allocates, runs the step on both nodes, streams

@@ -42,20 +42,21 @@ grep -qx 'SLURM_JOB_NODELIST=dev\[1-2\]' "$WORK/envg.out" && grep -qx 'SLURM_TAS
   fail "gang env: $(grep -E 'NODELIST|TASKS_PER|JOB_USER|CUDA' "$WORK/envg.out")"
 ok "2-node gang through the real server: nodes, tasks, user, GPUs"
 
-su pxtest1 -c "sbatch -N 2 --gres=gpu:8 -J hold --wrap 'trap \"\" TERM; setsid sleep 4741 & sleep 4742'" >/dev/null
+# (the sleeps carry this run's number: another suite's same test is not ours)
+su pxtest1 -c "sbatch -N 2 --gres=gpu:8 -J hold --wrap 'trap \"\" TERM; setsid sleep 4741.$RUN_NO & sleep 4742.$RUN_NO'" >/dev/null
 qstate() { squeue -h -o '%i %T' | awk -v j="$1" '$1 == j { print $2 }'; }
-running() { [ "$(qstate 2)" = RUNNING ] && [ -n "$(procs_with 'sleep 474[12]')" ]; }
+running() { [ "$(qstate 2)" = RUNNING ] && [ -n "$(procs_with "sleep 474[12]\\.$RUN_NO")" ]; }
 wait_for 30 running || fail "gang 2 did not start"
 scancel 2
 wait_for 30 has_state 2 CANCELLED || fail "gang 2 after scancel: $(state_of 2)"
-gone() { [ -z "$(procs_with 'sleep 474[12]')" ]; }
-wait_for 30 gone || fail "processes left after scancel: $(procs_with 'sleep 474')"
+gone() { [ -z "$(procs_with "sleep 474[12]\\.$RUN_NO")" ]; }
+wait_for 30 gone || fail "processes left after scancel: $(procs_with "sleep 474[12]\\.$RUN_NO")"
 ok "scancel of a running gang leaves no process behind"
 
 # 2. kill -9 the agent of a node running a requeueable gang.
 su pxtest1 -c "sbatch -N 2 --gres=gpu:8 --requeue -J requeue -o $WORK/rq.out --wrap '
 echo \"attempt \${SLURM_RESTART_COUNT:-0} on \$SLURM_JOB_NODELIST\"
-[ -n \"\$SLURM_RESTART_COUNT\" ] || exec sleep 4751'" >/dev/null
+[ -n \"\$SLURM_RESTART_COUNT\" ] || exec sleep 4751.$RUN_NO'" >/dev/null
 wait_for 30 grep -q "attempt 0" "$WORK/rq.out" || fail "gang 3 did not start"
 first=$(squeue -h -o '%i %N' | awk '$1 == 3 { print $2 }')
 victim=$(sed -n 's/.*on dev\[\?\([0-9]\).*/dev\1/p' "$WORK/rq.out" | head -1)
@@ -75,7 +76,7 @@ ok "agent kill -9: $victim DOWN, gang (first on $first) requeued and completed e
 mapfile -t cmd <"$T/agent.cmd"
 "${cmd[@]}" 2>>"$T/agent-restart.log" &
 AGENT1=$!
-stale_gone() { [ -z "$(procs_with 'sleep 4751')" ]; }
+stale_gone() { [ -z "$(procs_with "sleep 4751\\.$RUN_NO")" ]; }
 wait_for 30 stale_gone || fail "the first attempt still runs on $victim after its agent returned"
 ok "the returning agent ends the stale first attempt"
 sanitizer_clean "$T"/c/agents/*.log "$T"/agent-restart.log "$T"/dev.err

@@ -14,8 +14,8 @@ start_dev "sbatch squeue scontrol sinfo scancel" --nodes 4
 api() { curl -s --unix-socket "$tmp/state/server.sock" "http://x$1" "${@:2}"; }
 submit() { # NAME NODES GPUS_PER_NODE [EXCLUDE]
   api /v1/jobs -H 'Content-Type: application/json' --data-binary "$(jq -n --arg n "$1" --argjson N "$2" --argjson g "$3" \
-    --arg x "${4:-}" --arg wd "$tmp" '{job: ({name: $n, account: "ops", nodes_min: $N, nodes_max: $N, gpus_per_node: $g,
-     workdir: $wd, time_limit_s: 600, script: "#!/bin/sh\nsleep 600\n"} + (if $x == "" then {} else {exclude: $x} end))}')" |
+    --arg x "${4:-}" --arg wd "$tmp" --arg run "$RUN_NO" '{job: ({name: $n, account: "ops", nodes_min: $N, nodes_max: $N, gpus_per_node: $g,
+     workdir: $wd, time_limit_s: 600, script: "#!/bin/sh\nsleep 600.\($run)\n"} + (if $x == "" then {} else {exclude: $x} end))}')" |
     jq -r .job_id
 }
 field() { api "/v1/jobs/$1" | jq -r ".$2 // 0"; }
@@ -53,7 +53,7 @@ for n in dev1 dev2 dev3 dev4; do
 done
 [ "$(field "$gang" restarts)" = 1 ] || fail "gang restarts $(field "$gang" restarts)"
 [ "$(field "$small" state)" = RUNNING ] || fail "job $small on the healthy GPUs: $(field "$small" state)"
-pgrep -f "sleep 600" >/dev/null || fail "no job process runs"
+pgrep -f "sleep 600\\.$RUN_NO" >/dev/null || fail "no job process runs" # this run's (RUN_NO): not another suite's
 echo "ok   XID 79 on $first GPU $gpu: gang requeued whole in $ms ms, runs again as attempt 1 on $(field "$gang" nodelist); job $small keeps running"
 
 scontrol show node "$first" | grep -q "GpusOut=1 GpuHealth=$gpu:UNUSABLE(GPU $gpu: xid 79: fallen off the bus)" ||

@@ -54,7 +54,10 @@ for round in 1 2 3; do
   wait_until 20 "a new leader after killing $L (term $t)" new_leader_above "$t"
   ok "round $round: killed $L (term $t); $(leader) leads (term $(term))"
 done
-sleep 1
+# the last leader takes jobs too: one more acknowledged before the clients stop
+acked() { cat "$T"/acked.* 2>/dev/null | wc -l; }
+more_acked() { [ "$(acked)" -gt "$1" ]; }
+wait_until 30 "a job acknowledged by $(leader)" more_acked "$(acked)"
 touch "$T/stop"
 wait "${CLIENTS[@]}"
 cat "$T"/acked.* >"$T/acked"

@@ -68,6 +68,10 @@ endpoints() {
 }
 get() { curl -sf "${@:2}" "http://127.0.0.1:$PP$1"; }
 worker() { echo "show info" | python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"show info\n"); print([l for l in s.makefile().read().splitlines() if l.startswith("Pid:")][0])' "$T/run/admin.sock"; }
+# the client's four connections are open at the proxy: it is sending
+client_on() { [ "$(ss -Htn state established "( dport = :$PP )" | wc -l)" -ge 4 ]; }
+# eight requests in a row answered by c: the proxy applied b's removal
+only_c() { for _ in 1 2 3 4 5 6 7 8; do [ "$(curl -s "http://127.0.0.1:$PP/web/who")" = c ] || return 1; done; }
 client() { python3 "$PX_SRC/tests/integration/svc/client.py" "http://127.0.0.1:$PP$1" "$2" "$3" 4; }
 
 for r in a b c d; do replica $r; done
@@ -97,7 +101,7 @@ ok "endpoint change applied at run time, no reload"
 # kill -9 a replica still listed: retries on another server hide it
 client /web/who 100000 3 >"$T/c1" &
 cpid=$!
-sleep 1
+wait_for "the client connected" client_on
 kill -9 "${RPID[a]}"
 wait $cpid
 cat "$T/c1"
@@ -109,9 +113,9 @@ endpoints "web:b,c"
 wait_for "c in rotation" bash -c "for i in 1 2 3 4; do curl -s http://127.0.0.1:$PP/web/who; done | grep -q c"
 client /web/who 100000 3 >"$T/c2" &
 cpid=$!
-sleep 0.5
+wait_for "the client connected" client_on
 endpoints "web:c"
-sleep 1
+wait_for "b out of rotation" only_c
 kill "${RPID[b]}"
 wait $cpid
 grep -q ' failed 0 ' "$T/c2" || fail "requests failed while a replica was drained: $(cat "$T/c2")"
@@ -127,7 +131,7 @@ for svcs in "api:d" "" "api:d" "" "api:d"; do
   w=$(worker)
   endpoints "web:c" ${svcs:+"$svcs"}
   wait_for "a reload" new_worker
-  sleep 0.3
+  sleep 0.3 # requests on the new worker a while (a window, not a wait for anything)
 done
 wait $cpid
 grep -q ' failed 0 ' "$T/c4" || fail "requests failed across reloads: $(cat "$T/c4")"

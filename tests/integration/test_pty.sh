@@ -32,6 +32,11 @@ expect_screen() { # seconds regex what
   wait_for "$1" shows "$2" || { fail "$3: no /$2/ on the screen:"; screen | grep -v '^$' | tail -15; return 1; }
 }
 running_jobs() { squeue -h -t R -o %i | wc -l; }
+# The processes this run types (another suite's same test runs beside it):
+# the sleeps carry this run's number, the srun commands it in their env.
+sleeping() { pgrep -f "^sleep $1\\.$RUN_NO\$" >/dev/null; } # sleeping 3171: the remote `sleep 3171.RUN_NO` runs
+awake() { ! sleeping "$1"; }
+srun_gone() { ! pgrep -f "srun --pty .* env PX_RUN=$RUN_NO " >/dev/null; }
 
 # A plain shell in a 100x30 window: PS1 not exported, so the remote shell's prompt is its own.
 tm new-session -d -s t -x 100 -y 30 "env -i PATH=$PATH HOME=$HOME TERM=xterm PHALANX_SERVER=$PHALANX_SERVER TZ=UTC bash --norc --noprofile"
@@ -40,7 +45,7 @@ type_line "PS1='local\$ '; cd $tmp/work"
 expect_screen 20 '^local\$ ' "local shell"
 
 # 1. srun --pty outside an allocation
-type_line "srun --pty -t 5 env PS1='remote\$ ' bash --norc --noprofile"
+type_line "srun --pty -t 5 env PX_RUN=$RUN_NO PS1='remote\$ ' bash --norc --noprofile"
 expect_screen 60 '^remote\$ ' "srun --pty prompt" || exit 1
 job=$(squeue -h -t R -o %i | head -1)
 type_line 'echo "sum=$((6*7)) job=$SLURM_JOB_ID user=$(id -un) size=$(stty size)"'
@@ -52,14 +57,14 @@ fi
 tm resize-window -t t -x 120 -y 40
 type_line 'echo "resized=$(stty size)"'
 expect_screen 20 '^resized=40 120$' "window size after a resize"
-type_line 'sleep 3171'
-wait_for 30 pgrep -f '^sleep 3171$' >/dev/null || fail "the remote sleep did not start"
+type_line "sleep 3171.$RUN_NO"
+wait_for 30 sleeping 3171 || fail "the remote sleep did not start"
 tm send-keys -t t C-c
-wait_for 30 sh -c '! pgrep -f "^sleep 3171\$" >/dev/null' || fail "Ctrl-C did not stop the remote sleep"
+wait_for 30 awake 3171 || fail "Ctrl-C did not stop the remote sleep"
 type_line 'echo "after=$((1+1))"'
 expect_screen 20 '^after=2$' "the prompt after Ctrl-C"
-type_line 'sleep 3319'
-wait_for 30 pgrep -f '^sleep 3319$' >/dev/null || fail "the second remote sleep did not start"
+type_line "sleep 3319.$RUN_NO"
+wait_for 30 sleeping 3319 || fail "the second remote sleep did not start"
 tm send-keys -t t C-z
 expect_screen 20 'Stopped +sleep 3319' "Ctrl-Z stops the foreground job"
 # wait reaps it: a killed job bash has not reaped yet still counts as
@@ -68,7 +73,7 @@ type_line 'kill -9 %1; wait %1; echo "killed=$((2+2))"'
 expect_screen 20 '^killed=4$' "the shell after Ctrl-Z"
 type_line 'exit 7'
 # a person waits for the local prompt: keys typed before srun ends go to the remote shell
-wait_for 30 sh -c '! pgrep -f "[s]run --pty -t 5" >/dev/null' || fail "srun --pty did not end after exit"
+wait_for 30 srun_gone || fail "srun --pty did not end after exit"
 type_line 'echo "srun-rc=$?"'
 expect_screen 30 '^srun-rc=7$' "srun's exit status is the shell's"
 wait_for 30 sh -c '[ "$(squeue -h -t R -o %i | wc -l)" = 0 ]' || fail "the allocation outlived srun --pty: $(squeue)"
@@ -80,13 +85,13 @@ type_line "salloc -N 2 -t 5"
 expect_screen 60 'Granted job allocation' "salloc"
 type_line "PS1='alloc\$ '"
 expect_screen 20 '^alloc\$ ' "salloc's shell"
-type_line "srun --pty -w dev2 env PS1='inner\$ ' bash --norc --noprofile"
+type_line "srun --pty -w dev2 env PX_RUN=$RUN_NO PS1='inner\$ ' bash --norc --noprofile"
 expect_screen 60 '^inner\$ ' "srun --pty in salloc"
 type_line 'echo "step=$SLURM_STEP_ID job=$SLURM_JOB_ID node=$SLURMD_NODENAME"'
 alloc=$(squeue -h -t R -o %i | head -1)
 expect_screen 20 "^step=0 job=$alloc node=dev2\$" "the terminal is step 0 of the salloc's job, on the node -w named"
 type_line 'exit 3'
-wait_for 30 sh -c '! pgrep -f "[s]run --pty -w dev2 env" >/dev/null' || fail "srun --pty in salloc did not end after exit"
+wait_for 30 srun_gone || fail "srun --pty in salloc did not end after exit"
 type_line 'echo "inner-rc=$?"'
 expect_screen 30 '^inner-rc=3$' "srun --pty's status in salloc"
 type_line 'exit'
@@ -115,13 +120,13 @@ fi
 mkfifo "$tmp/in" && exec 9<>"$tmp/in" # input that stays open
 # (the client must be connected first: a session whose user never came ends
 # only after the relay's 60 s wait)
-phalanx exec "$bj" -- sh -c 'echo connected; exec sleep 3173' <"$tmp/in" >"$tmp/exec.out" &
+phalanx exec "$bj" -- sh -c 'echo connected; exec sleep 3173.'"$RUN_NO" <"$tmp/in" >"$tmp/exec.out" &
 client=$!
 wait_for 30 grep -q connected "$tmp/exec.out" || fail "exec's output did not reach its client"
-wait_for 30 pgrep -f '^sleep 3173$' >/dev/null || fail "exec's sleep did not start"
+wait_for 30 sleeping 3173 || fail "exec's sleep did not start"
 kill -TERM $client
 wait $client
-wait_for 30 sh -c '! pgrep -f "^sleep 3173\$" >/dev/null' || fail "the remote command outlived its client"
+wait_for 30 awake 3173 || fail "the remote command outlived its client"
 exec 9>&-
 # over https (a remote user's way in): the CLI's side of the relay is TLS too
 tls_port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\) (TLS).*/\1/p' "$tmp/state/server.log" | head -1)

@@ -88,11 +88,8 @@ start_server
 register_node n01
 [ "$(expect 200 pxalice GET /v1/jobs/$a | jq -r .state)" = FAILED ] || fail "array $a after restart"
 [ "$(expect 200 pxbob GET /v1/jobs/$b | jq -r .state)" = CANCELLED ] || fail "array $b after restart"
-sleep_until=$((SECONDS + 2))
-while [ $SECONDS -lt $sleep_until ]; do # two cycles' time: nothing of either array runs again
-  [ -z "$(list "?state=RUNNING,PENDING" | jq -r '.jobs[].job_id')" ] || fail "jobs back after restart: $(list "?state=RUNNING,PENDING")"
-  sleep 0.2
-done
+none_back() { [ -z "$(list "?state=RUNNING,PENDING" | jq -r '.jobs[].job_id')" ] || fail "jobs back after restart: $(list "?state=RUNNING,PENDING")"; }
+holds_for 2 none_back # two cycles: nothing of either array runs again
 ok "ended arrays stay ended across restarts"
 
 # 7. a finished task whose start the core cannot take back at recovery (n01
@@ -116,11 +113,7 @@ no_relaunch() { # no_relaunch ARRAY NODE...: no launch order of the array's task
     [ "$(jq --argjson a "$a" '[.launch[] | select(.array_job_id==$a)] | length' <<<"$work")" = 0 ] || fail "relaunched on $n: $work"
   done
 }
-until_s=$((SECONDS + 2))
-while [ $SECONDS -lt $until_s ]; do # two cycles' time: nothing of the array starts again
-  no_relaunch "$c" n01 n02 n03 n04
-  sleep 0.2
-done
+holds_for 2 no_relaunch "$c" n01 n02 n03 n04 # two cycles: nothing of the array starts again
 for t in 1 2; do
   [ "$(expect 200 pxalice GET /v1/jobs/$((c + t)) | jq -r .state)" = COMPLETED ] || fail "task $((c + t)) ran again"
 done
@@ -145,12 +138,8 @@ grep -q "job $((d + 2)) runs outside the scheduler" "$T/server.log" || fail "tas
 known="[{\"job_id\":$((d + 1)),\"state\":\"RUNNING\",\"exit_code\":0,\"term_signal\":0},{\"job_id\":$((d + 2)),\"state\":\"RUNNING\",\"exit_code\":0,\"term_signal\":0}]"
 register_node n01 "$known"
 for n in n02 n03 n04; do register_node $n; done # room for task 1 elsewhere
-until_s=$((SECONDS + 2))
-while [ $SECONDS -lt $until_s ]; do
-  no_relaunch "$d" n02 n03 n04
-  running_is "$d" 0,1 || fail "tasks after recovery: $(list "?id=$d")"
-  sleep 0.2
-done
+stay_on_n01() { no_relaunch "$d" n02 n03 n04; running_is "$d" 0,1 || fail "tasks after recovery: $(list "?id=$d")"; }
+holds_for 2 stay_on_n01
 [ "$(expect 200 pxalice GET /v1/jobs/$((d + 2)) | jq -r .nodelist)" = n01 ] || fail "task 1 moved"
 report $((d + 1)) COMPLETED
 report $((d + 2)) COMPLETED
@@ -172,11 +161,8 @@ e=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"arch","array":"0-2","cpus_
 wait_for "array $e running" running_is "$e" 0,1,2
 report $((e + 1)) COMPLETED
 report $((e + 2)) COMPLETED
-sleep_until=$((SECONDS + 2)) # a checkpoint's time (timers run every second): the live array stays
-while [ $SECONDS -lt $sleep_until ]; do
-  [ "$(db "SELECT COUNT(*) FROM archive WHERE job_id BETWEEN $e AND $((e + 3))")" = 0 ] || fail "array $e archived while a task runs"
-  sleep 0.2
-done
+not_archived() { [ "$(db "SELECT COUNT(*) FROM archive WHERE job_id BETWEEN $e AND $((e + 3))")" = 0 ] || fail "array $e archived while a task runs"; }
+holds_for 2 not_archived # a checkpoint's time (timers run every second): the live array stays
 report $((e + 3)) FAILED 3
 wait_for "array $e archived" bash -c "[ \$(sqlite3 $STATE/state.db 'SELECT COUNT(*) FROM archive WHERE job_id BETWEEN $e AND $((e + 3))') = 4 ]"
 [ "$(db "SELECT COUNT(*) FROM journal WHERE job_id BETWEEN $e AND $((e + 3))")" = 0 ] || fail "records of array $e left in the journal"
@@ -197,12 +183,8 @@ for n in n01 n02 n03 n04; do register_node $n; done
 after=$(for x in "$b" "$e" $((e + 1)) $((e + 3)) "$g" $((g + 1)); do shown "$x"; done)
 [ "$after" = "$before" ] || fail "after restart: $after, before: $before"
 [ "$(expect 200 pxalice GET /v1/jobs/$e | jq -r .state)" = FAILED ] || fail "array $e after restart"
-sleep_until=$((SECONDS + 2))
-while [ $SECONDS -lt $sleep_until ]; do # two cycles' time: nothing of it starts again
-  no_relaunch "$e" n01 n02 n03 n04
-  [ -z "$(list "?state=RUNNING,PENDING" | jq -r '.jobs[].job_id')" ] || fail "jobs back after restart: $(list "?state=RUNNING,PENDING")"
-  sleep 0.2
-done
+nothing_again() { no_relaunch "$e" n01 n02 n03 n04; none_back; }
+holds_for 2 nothing_again # two cycles: nothing of it starts again
 [ "$(db "SELECT MAX(job_id) FROM archive")" = $((g + 1)) ] || fail "archive: $(db "SELECT job_id FROM archive" | tr '\n' ' ')"
 f=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"after"}}' | jq .job_id)
 [ "$f" -gt $((g + 4)) ] || fail "new job $f reuses an id array $g reserved (to $((g + 4)))"

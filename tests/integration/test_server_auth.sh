@@ -42,7 +42,9 @@ for i in $(seq 20); do
   curl -s -o "$T/watch.$i" -H "Authorization: Bearer $tok" "http://127.0.0.1:$PORT/v1/watch?after=$seq&timeout=4" &
   wpids+=($!)
 done
-sleep 0.5 # let the watches park (a test of how long, not of whether)
+# the watches connected (the server then parks each as it reads it)
+watches_open() { [ "$(ss -Htn state established "( dport = :$PORT )" | wc -l)" -ge 20 ]; }
+wait_for "20 watches connected" watches_open
 t0=$(date +%s%N)
 tcp_expect 200 "Bearer $tok" GET /v1/whoami >/dev/null
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))

@@ -91,7 +91,10 @@ ok "plain TCP on 0.0.0.0 refused at start"
 [ "$(id -u)" = 0 ] || px_skip root "network namespaces need root"
 command -v ip >/dev/null || px_skip iproute2 "no ip command"
 stop_server
+# a /24 no other run on the machine holds (the host side of the veth is in
+# the host's namespace, where a second suite's same test makes its own)
 net=$(( $$ % 200 + 20 ))
+while ip -o addr show | grep -q " 10\.79\.$net\."; do net=$(( net % 200 + 21 )); done
 NS=pxtls$$
 ip netns add "$NS" || px_skip root "cannot create a network namespace"
 ip link add "h$NS" type veth peer name "p$NS"

@@ -86,6 +86,9 @@ EOF
 ready_is() { [ "$(field '"\(.state) \(.ready)/\(.replicas) \(.generation)"')" = "$1" ]; }
 # no two live replicas on one node
 spread_ok() { [ "$(field '[.replica_jobs[] | select(.terminating | not) | .node] | (unique | length) == length')" = true ]; }
+# the client's connections are open at the proxy: it is sending (before a kill)
+client_on() { [ "$(ss -Htn state established "( dport = :${PROXY##*:} )" | wc -l)" -ge 4 ]; }
+four_replicas() { [ "$(replica_pids | wc -l)" = 4 ]; }
 serves() { [ "$(curl -s "$PROXY/web/who" | cut -d' ' -f1)" = "$1" ]; }
 all_serve() { for _ in 1 2 3 4 5 6 7 8; do serves "$1" || return 1; done; }
 
@@ -103,19 +106,20 @@ svc apply web.yaml >/dev/null || fail "apply v2"
 wait_for 150 ready_is "Running 4/4 2" || fail "update not done: $(svc show web)"
 wait_for 30 all_serve v2 || fail "v2 not served"
 spread_ok || fail "spread after the update: $(field '[.replica_jobs[].node]')"
-sleep 3 # the last old replica drained and stopped under the client
+# the last old replica drains and stops under the client: 4 processes again
+wait_for 30 four_replicas || fail "the old replicas did not stop: $(replica_pids | wc -l) replica processes"
 client_end update || fail "requests failed during the rolling update"
 echo "ok   rolling update of 4 replicas (${SECONDS}s)"
 
 # 2. a replica's process killed with -9 under load
 before=$(jobs_of)
 client kill /web/who 120
-sleep 1
+wait_for 30 client_on || fail "the client did not connect to the proxy"
 victim=$(replica_pids | head -n1)
 kill -9 "$victim"
 replaced() { [ "$(jobs_of)" != "$before" ] && ready_is "Running 4/4 2"; }
 wait_for 60 replaced || fail "the killed replica was not replaced: $(svc show web)"
-sleep 2
+sleep 2 # traffic on the new set a while (a window, not a wait for anything)
 client_end kill || fail "requests failed around a replica's kill -9"
 echo "ok   replica kill -9 replaced (${SECONDS}s)"
 
@@ -129,14 +133,14 @@ agent=$(pgrep -f "agent --server .* --node $node .*$tmp" | head -n1)
 agent_cmd=()
 [ -n "$agent" ] && mapfile -d '' agent_cmd <"/proc/$agent/cmdline"
 client agent /web/who 120
-sleep 1
+wait_for 30 client_on || fail "the client did not connect to the proxy"
 [ -n "$agent" ] && kill -9 "$agent"
 moved() { [ "$(field "[.replica_jobs[] | select(.node == \"$node\")] | length")" = 0 ] && ready_is "Running 4/4 2"; }
 wait_for 90 moved || fail "replicas not moved off $node: $(svc show web)"
 api /v1/services/web/endpoints | jq -e --arg n "$node" '[.endpoints[] | select(.node == $n)] == []' >/dev/null ||
   fail "endpoints still on the DOWN node $node: $(api /v1/services/web/endpoints)"
 spread_ok || fail "spread after the node loss: $(field '[.replica_jobs[].node]')"
-sleep 3
+sleep 3 # traffic on the new set a while (a window, not a wait for anything)
 client_end agent || fail "requests failed around an agent's kill -9"
 echo "ok   agent of $node killed -9, its replicas replaced elsewhere (${SECONDS}s)"
 # the replica it left running is an orphan: the agent started again hears
@@ -169,10 +173,11 @@ spec 3 1 2 15 >web.yaml
 svc apply web.yaml >/dev/null || fail "apply v3"
 rolled_back() { ready_is "Running 4/4 4" && field .reason | grep -q '^rolled back: generation 3 '; }
 wait_for 120 rolled_back || fail "v3 not rolled back: $(svc show web)"
+# v3's replicas drain and stop under the client: 4 processes again
+wait_for 30 four_replicas || fail "v3's replicas did not stop: $(replica_pids | wc -l) replica processes"
 wait_for 30 all_serve v2 || fail "v2 not served after the rollback"
 [ "$(field .spec.env.VERSION)" = v2 ] || fail "the spec after the rollback: $(field .spec)"
 svc show web | grep -q 'rolled back' || fail "service show does not say why: $(svc show web)"
-sleep 3
 client_end rollback || fail "requests failed during the rollback"
 echo "ok   a version failing health rolled back: $(field .reason) (${SECONDS}s)"
 

@@ -11,26 +11,20 @@
 #    exported once, with its last run (started after the node went silent;
 #    accounting keeps no row of the failed first run);
 #  - every job is exported and replayed (the bench checks it);
-#  - the error stays within 100% of the mean recorded wait. The replay
+#  - the error stays within 50% of the mean recorded wait. The replay
 #    does not know the outage (node liveness is not recorded): the node's
 #    GPUs stay in service in the replay, and a requeued job runs once, as
 #    soon as it can, so its wait and later starts move (seen: 23.6% and
-#    25.7%; 7.1-13.1% in the bench's longer runs). The bound catches a
-#    replay that stops following the server once off the record (it then
-#    left GPUs idle at each end: 55% on 300 jobs), not the gap the docs
-#    describe.
-set -uo pipefail
-: "${PHALANX:?}" "${PX_SRC:?}"
+#    25.7% on a quiet machine; 30.6%, 30.5% and 24.8% in three runs beside
+#    a `make -j2`, load average 7-14; 7.1-13.1% in the bench's longer
+#    runs). The bound catches a replay that stops following the server
+#    once off the record (it then left GPUs idle at each end: 55% on 300
+#    jobs), not the gap the docs describe.
+source "$(dirname "$0")/lib_fidelity.sh"
 keep=$(mktemp -d)
 trap 'rm -rf "$keep"' EXIT
-out=$(FID_JOBS=60 FID_NODES=4 FID_BURST=20 FID_FAULTS=1 FID_DOWN_S=10 FID_KEEP="$keep" \
-  bash "$PX_SRC/bench/bench_sim_fidelity.sh" 2>&1)
-rc=$?
-echo "$out"
-[ $rc = 0 ] || { echo "FAIL bench_sim_fidelity.sh (FID_FAULTS=1) exited $rc"; exit 1; }
-fig() { echo "$out" | awk -v k="$1" '$1 == k { print $2 }'; }
+run_bench FID_FAULTS=1 FID_DOWN_S=10 FID_KEEP="$keep"
 jobs=$(fig sim_fidelity_jobs) pct=$(fig sim_fidelity_wait_error_pct) requeued=$(fig sim_fidelity_requeued_jobs)
-[ "$jobs" = 60 ] || { echo "FAIL compared $jobs of 60 jobs"; exit 1; }
 [ "${requeued:-0}" -ge 1 ] || { echo "FAIL the outage requeued no job"; exit 1; }
 # each requeued job: one row, its last run (starting once the node was
 # silent: its first one ran there before)
@@ -41,6 +35,6 @@ rows=$(awk -F, -v down="$silent" 'NR == FNR { rq[$1] = 1; next }
   END { for (j in rq) if (n[j] != 1) bad = bad " " j; print (bad ? "rows:" bad : "") (early ? " early:" early : "") }' \
   "$keep/requeued.txt" "$keep/trace.csv")
 [ -z "$rows" ] || { echo "FAIL requeued jobs exported wrongly ($rows)"; exit 1; }
-awk -v p="$pct" 'BEGIN { exit !(p != "" && p <= 100) }' ||
-  { echo "FAIL fidelity error $pct% with a node failure: over 100%"; exit 1; }
+awk -v p="$pct" 'BEGIN { exit !(p != "" && p <= 50) }' ||
+  { echo "FAIL fidelity error $pct% with a node failure: over 50%"; exit 1; }
 echo "ok - replay after a node failure: $jobs jobs, $requeued requeued (exported once, last run), error $pct%"

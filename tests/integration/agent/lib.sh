@@ -15,9 +15,7 @@ need_root() {
 }
 
 ensure_users() {
-  for u in pxtest1 pxtest2; do
-    id "$u" >/dev/null 2>&1 || useradd -M -s /bin/sh "$u"
-  done
+  for u in pxtest1 pxtest2; do px_user "$u" -M -s /bin/sh || fail "no user $u"; done
   U1=$(id -u pxtest1); G1=$(id -g pxtest1); U2=$(id -u pxtest2); G2=$(id -g pxtest2)
 }
 

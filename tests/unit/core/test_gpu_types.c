@@ -161,6 +161,23 @@ static void backfill_with_mixed_nodes(void **state) {
   tc_close(&f);
 }
 
+/* The start of the reservation tests: job 1 (a) holds its GPUs from 0 s
+ * with a 1,000 s limit; at 10 s job 2 (b, 500 s) comes wanting them and
+ * job 3 (u) beside it. After the cycle at 10 s job 2 waits, reserved from
+ * 1,000 s, when job 1's limit ends. */
+static void reserve_beside(struct tc_fx *f, struct px_jobspec *a, struct px_jobspec *b, struct px_jobspec *u) {
+  a->time_limit_s = 1000, b->time_limit_s = 500;
+  assert_int_equal(tc_submit(f->core, 1, a, 0), 0);
+  tc_cycle(f, 0);
+  assert_int_equal(tc_submit(f->core, 2, b, 10), 0);
+  assert_int_equal(tc_submit(f->core, 3, u, 10), 0);
+  tc_cycle(f, 10);
+  struct px_job_view v;
+  assert_int_equal(px_core_job_get(f->core, 2, &v), 0);
+  assert_int_equal(v.state, PX_JOB_PENDING);
+  assert_int_equal(v.expected_start_s, 1000);
+}
+
 /* One mixed node: a 3g.40gb job waits for the one 3g.40gb (held 1,000 s),
  * reserved from 1,000 s; an untyped job of the 9 other instances for 300 s
  * starts now beside that reservation. A plan counting the profiles together
@@ -171,16 +188,8 @@ static void untyped_job_backfills_beside_typed_reservation(void **state) {
   struct tc_fx f;
   open_backfill(&f, 1);
   struct px_jobspec a = typed("3g.40gb", 1), b = typed("3g.40gb", 1), e = tc_spec("bob", 0, 9);
-  a.time_limit_s = 1000, b.time_limit_s = 500, e.time_limit_s = 300;
-  assert_int_equal(tc_submit(f.core, 1, &a, 0), 0);
-  tc_cycle(&f, 0);
-  assert_int_equal(tc_submit(f.core, 2, &b, 10), 0);
-  assert_int_equal(tc_submit(f.core, 3, &e, 10), 0);
-  tc_cycle(&f, 10);
-  struct px_job_view v;
-  assert_int_equal(px_core_job_get(f.core, 2, &v), 0);
-  assert_int_equal(v.state, PX_JOB_PENDING);
-  assert_int_equal(v.expected_start_s, 1000);
+  e.time_limit_s = 300;
+  reserve_beside(&f, &a, &b, &e);
   uint32_t node = 9;
   assert_int_equal(alloc_of(&f, 3, &node), px_bits64_range(0, 9)); /* every instance but the 3g.40gb */
   tc_close(&f);
@@ -201,17 +210,9 @@ static void untyped_job_leaves_reserved_type(void **state) {
     bool half = i & 1;
     open_backfill_kind(&f, 1, kinds[i / 2], half);
     struct px_jobspec a = typed("1g.10gb", 6), b = typed("1g.10gb", 7), u = tc_spec("bob", 0, 1);
-    a.time_limit_s = 1000, b.time_limit_s = 500, u.time_limit_s = 2000;
+    u.time_limit_s = 2000;
     if (half) u.gpu_share = 50, u.gpus_per_node = 0;
-    assert_int_equal(tc_submit(f.core, 1, &a, 0), 0);
-    tc_cycle(&f, 0);
-    assert_int_equal(tc_submit(f.core, 2, &b, 10), 0);
-    assert_int_equal(tc_submit(f.core, 3, &u, 10), 0);
-    tc_cycle(&f, 10);
-    struct px_job_view v;
-    assert_int_equal(px_core_job_get(f.core, 2, &v), 0);
-    assert_int_equal(v.state, PX_JOB_PENDING);
-    assert_int_equal(v.expected_start_s, 1000);
+    reserve_beside(&f, &a, &b, &u);
     uint32_t node = 9;
     px_bits64 g = alloc_of(&f, 3, &node);
     assert_int_equal(px_bits64_count(g), 1);
