@@ -74,13 +74,70 @@ void px_fmt_job_tres(char *buf, size_t n, const struct px_job_info *j, bool sort
     snprintf(buf, n, "cpu=%u,%snode=%u,billing=%u%s", cpus, mem, nodes, cpus, gres);
 }
 
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Reads "1-9:2,12" into sorted task ids; false when it is not that form or
+ * holds more than max (then it is shown as the server wrote it). */
+static bool array_tasks(const char *spec, uint32_t *v, size_t max, size_t *nv) {
+  *nv = 0;
+  for (const char *p = spec; *p;) {
+    char *e;
+    unsigned long a = strtoul(p, &e, 10), b = a, step = 1;
+    if (e == p) return false;
+    if (*e == '-') b = strtoul(e + 1, &e, 10);
+    if (*e == ':') step = strtoul(e + 1, &e, 10);
+    if ((*e && *e != ',') || b < a || !step || b - a >= max * step) return false;
+    for (unsigned long t = a; t <= b; t += step) {
+      if (*nv >= max) return false;
+      v[(*nv)++] = (uint32_t)t;
+    }
+    p = *e ? e + 1 : e;
+  }
+  qsort(v, *nv, sizeof *v, cmp_u32);
+  return *nv > 0;
+}
+
+bool px_fmt_array_tasks(const char *pending, uint32_t *v, size_t max, size_t *nv) {
+  char spec[256];
+  snprintf(spec, sizeof spec, "%.*s", (int)strcspn(PX_STR(pending), "%"), PX_STR(pending));
+  return array_tasks(spec, v, max, nv);
+}
+
+void px_fmt_array_pending(char *buf, size_t n, const char *pending) {
+  char spec[256];
+  const char *pct = strchr(PX_STR(pending), '%');
+  snprintf(spec, sizeof spec, "%.*s", pct ? (int)(pct - pending) : (int)strlen(PX_STR(pending)), PX_STR(pending));
+  enum { MAX_SHOWN = 4096 };
+  uint32_t v[MAX_SHOWN];
+  size_t nv, len = 0;
+  if (!strchr(spec, ':') || !array_tasks(spec, v, MAX_SHOWN, &nv)) {
+    snprintf(buf, n, "%s", PX_STR(pending));
+    return;
+  }
+  /* Slurm prints the pending tasks as a bitmap does: runs as A-B, commas between */
+  buf[0] = '\0';
+  for (size_t i = 0; i < nv && len < n; ) {
+    size_t k = i;
+    while (k + 1 < nv && v[k + 1] <= v[k] + 1) k++;
+    len += (size_t)snprintf(buf + len, n - len, k > i ? "%s%u-%u" : "%s%u", i ? "," : "", v[i], v[k]);
+    i = k + 1;
+  }
+  if (pct && len < n) snprintf(buf + len, n - len, "%s", pct);
+}
+
 void px_fmt_job_id(char *buf, size_t n, const struct px_job_info *j) {
+  char pending[256];
   if (!j->array_job_id)
     snprintf(buf, n, "%" PRIu64, j->job_id);
-  else if (j->array_task_id == UINT32_MAX)
-    snprintf(buf, n, "%" PRIu64 "_[%s]", j->array_job_id, PX_STR(j->array_pending));
-  else
+  else if (j->array_task_id == UINT32_MAX) {
+    px_fmt_array_pending(pending, sizeof pending, j->array_pending);
+    snprintf(buf, n, "%" PRIu64 "_[%s]", j->array_job_id, pending);
+  } else {
     snprintf(buf, n, "%" PRIu64 "_%u", j->array_job_id, j->array_task_id);
+  }
 }
 
 /* A node list in Slurm's compressed form ("dev1,dev2" -> "dev[1-2]"),
@@ -123,6 +180,8 @@ static void first_node(char *buf, size_t n, const char *nodelist) {
 static void start_field(char *buf, size_t n, const struct px_job_info *j, bool start) {
   int64_t t = j->start_time > 0 ? j->start_time : j->expected_start;
   if (start && !strcmp(j->state, "PENDING")) t = j->expected_start;
+  /* a job waiting for its --begin starts no earlier: Slurm shows that time */
+  if (!t && !strcmp(j->state, "PENDING") && !strcmp(j->reason, "BeginTime")) t = j->spec.begin_s;
   px_cli_fmt_iso(buf, n, t, "N/A");
 }
 
@@ -159,13 +218,23 @@ void px_fmt_job_dependency(char *buf, size_t n, const struct px_job_info *j) {
     snprintf(buf, n, "(null)");
     return;
   }
+  /* Slurm writes one term per job: afterok:1:2 is afterok:1(..),afterok:2(..),
+   * joined by the list's one separator (',' for all of, '?' for any of) */
+  const char *sep = strchr(dep, '?') ? "?" : ",";
   size_t o = 0;
   buf[0] = '\0';
   for (const char *p = dep; *p && o + 1 < n;) { /* terms end at ',' or '?' */
-    size_t len = strcspn(p, ",?");
-    int w = snprintf(buf + o, n - o, "%.*s%s%s", (int)len, p, mark, p[len] ? (p[len] == ',' ? "," : "?") : "");
-    if (w < 0) break;
-    o += (size_t)w < n - o ? (size_t)w : n - o - 1;
+    size_t len = strcspn(p, ",?"), type = strcspn(p, ":");
+    if (type > len) type = len; /* singleton */
+    for (const char *id = p + type; o + 1 < n;) {
+      size_t idlen = id < p + len ? strcspn(id + 1, ":,?") : 0;
+      int w = snprintf(buf + o, n - o, "%s%.*s%s%.*s%s", o ? sep : "", (int)type, p, idlen ? ":" : "",
+                       (int)idlen, id + 1, mark);
+      if (w < 0) break;
+      o += (size_t)w < n - o ? (size_t)w : n - o - 1;
+      id += idlen + 1;
+      if (id >= p + len) break;
+    }
     p += len + (p[len] ? 1 : 0);
   }
 }
@@ -179,8 +248,13 @@ void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool s
   case 'F': snprintf(buf, n, "%" PRIu64, j->array_job_id ? j->array_job_id : j->job_id); break;
   case 'K':
     if (!j->array_job_id) snprintf(buf, n, "N/A");
-    else if (j->array_task_id == UINT32_MAX) snprintf(buf, n, "[%s]", PX_STR(j->array_pending));
-    else snprintf(buf, n, "%u", j->array_task_id);
+    else if (j->array_task_id == UINT32_MAX) {
+      char pending[256];
+      px_fmt_array_pending(pending, sizeof pending, j->array_pending);
+      snprintf(buf, n, "[%s]", pending);
+    } else {
+      snprintf(buf, n, "%u", j->array_task_id);
+    }
     break;
   case 'P': snprintf(buf, n, "%s", PX_STR(s->partition)); break;
   case 'j': snprintf(buf, n, "%s", PX_STR(s->name)); break;
