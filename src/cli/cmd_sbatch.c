@@ -111,6 +111,51 @@ static int strv_push(char ***v, size_t *n, const char *s) {
   return 0;
 }
 
+/* The value of an option as it wins (command line, SBATCH_*, #SBATCH), or NULL. */
+static const char *given(const struct submit *s, const char *name) {
+  const char *v = find_opt(&s->cli, name);
+  if (!v) v = find_opt(&s->env, name);
+  return v ? v : find_opt(&s->file, name);
+}
+
+/* NAME=VALUE into the job's environment, replacing one the submitter had
+ * (sbatch run inside a job carries that job's). */
+static int env_put(struct submit *s, size_t *n, const char *name, const char *value) {
+  char kv[512];
+  size_t len = strlen(name);
+  snprintf(kv, sizeof kv, "%s=%s", name, value);
+  for (size_t i = 0; i < *n; i++) {
+    if (strncmp(s->spec.env[i], name, len) || s->spec.env[i][len] != '=') continue;
+    char *c = strdup(kv);
+    if (!c) return PX_ENOMEM;
+    free(s->spec.env[i]);
+    s->spec.env[i] = c;
+    return 0;
+  }
+  return strv_push(&s->spec.env, n, kv);
+}
+
+/* What Slurm's sbatch puts in the job's environment from the options it
+ * was given (the GPU ones as written, memory in MiB). */
+static int option_env(struct submit *s, size_t n) {
+  static const char *const as_written[][2] = {
+      {"gpus", "SLURM_GPUS"}, {"gpus-per-node", "SLURM_GPUS_PER_NODE"}, {"gpus-per-task", "SLURM_GPUS_PER_TASK"}};
+  int rc = 0;
+  char num[24];
+  for (size_t i = 0; i < 3 && !rc; i++)
+    if (given(s, as_written[i][0])) rc = env_put(s, &n, as_written[i][1], given(s, as_written[i][0]));
+  const struct px_jobspec *j = &s->spec;
+  const struct { uint64_t v; const char *name; } mem[] = {
+      {j->mem_per_node_mib, "SLURM_MEM_PER_NODE"}, {j->mem_per_cpu_mib, "SLURM_MEM_PER_CPU"},
+      {j->mem_per_gpu_mib, "SLURM_MEM_PER_GPU"}, {s->x.ntasks_per_gpu, "SLURM_NTASKS_PER_GPU"}};
+  for (size_t i = 0; i < 4 && !rc; i++) {
+    if (!mem[i].v) continue;
+    snprintf(num, sizeof num, "%llu", (unsigned long long)mem[i].v);
+    rc = env_put(s, &n, mem[i].name, num);
+  }
+  return rc;
+}
+
 /* --export: ALL (default) copies our environment; NONE sends none; a list
  * "[ALL,]NAME[=VALUE],..." adds or (without ALL) limits to those names. */
 static int build_env(struct submit *s) {
@@ -136,13 +181,8 @@ static int build_env(struct submit *s) {
       }
     }
   }
-  if (!rc && s->x.ntasks_per_gpu) { /* Slurm gives the job this one of its own */
-    char kv[48];
-    snprintf(kv, sizeof kv, "SLURM_NTASKS_PER_GPU=%u", s->x.ntasks_per_gpu);
-    rc = strv_push(&v, &n, kv);
-  }
   s->spec.env = v;
-  return rc;
+  return rc ? rc : option_env(s, n);
 }
 
 static int fill_identity(struct submit *s) {
@@ -243,6 +283,9 @@ static int cross_checks(struct submit *s) {
   if (s->x.ntasks_per_gpu) {
     px_cmd_error(&s->cmd, "gres_job_state_validate: --ntasks-per-tres needs either a GRES GPU specification "
                           "or a node/ntask specification");
+  } else if (j->gpus && j->gpus_per_task && j->ntasks && j->gpus / j->gpus_per_task != j->ntasks) {
+    px_cmd_error(&s->cmd, "Failed to validate job spec. Based on --gpus and --gpus-per-task number of "
+                          "requested tasks differ from -n/--ntasks.");
   } else if (j->gpus_per_task && !j->ntasks && !j->ntasks_per_node && !j->gpus) {
     px_cmd_error(&s->cmd, "Failed to validate job spec. --gpus-per-task used without either --gpus or "
                           "-n/--ntasks is not allowed.");
