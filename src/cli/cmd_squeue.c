@@ -62,7 +62,8 @@ bool px_cmd_job_filter(const struct px_job_info *j, const struct px_job_filter *
   if (f->partitions && !px_cmd_list_has(f->partitions, s->partition ? s->partition : "")) return false;
   if (f->names && !px_cmd_list_has(f->names, s->name ? s->name : "")) return false;
   if (f->jobs && !job_id_matches(j, f->jobs)) return false;
-  /* Naming jobs with -j shows them whatever their state, as Slurm does. */
+  /* Jobs named by id pass whatever their state (scontrol show job, sacct,
+   * scancel); squeue -j gives its active states itself, as Slurm 22.05. */
   if (f->jobs && !f->states) return true;
   return state_matches(j, f->states);
 }
