@@ -276,7 +276,7 @@ void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool s
   case 'a': snprintf(buf, n, "%s", PX_STR(s->account)); break;
   case 'q': snprintf(buf, n, "%s", PX_STR(s->qos)); break;
   case 'Q': snprintf(buf, n, "%u", j->priority); break;
-  case 'p': snprintf(buf, n, "%.8f", j->priority / 4294967295.0); break;
+  case 'p': snprintf(buf, n, "%.14f", j->priority / 4294967295.0); break; /* Slurm: 0.00000070012175 */
   case 'b': tres_per_node(buf, n, j); break;
   case 'E': px_fmt_job_dependency(buf, n, j); break;
   case 'Z': snprintf(buf, n, "%s", PX_STR(s->workdir)); break;
