@@ -80,12 +80,55 @@ static int show_nodes_or_parts(struct px_cmd *c, bool nodes, const char *names) 
     shown++;
   }
   if (!rc && !shown && names) {
-    fprintf(stderr, "%s %s not found\n", nodes ? "Node" : "Partition", names);
+    printf("%s %s not found\n", nodes ? "Node" : "Partition", names); /* on stdout, as Slurm */
     rc = 1;
   }
   px_cli_nodes_free(nd, nn);
   px_cli_partitions_free(p, np);
   return rc;
+}
+
+/* Whether the job has ended (GET /v1/jobs/{id}); false when it is unknown. */
+static bool job_ended(struct px_cmd *c, const char *id) {
+  char path[128];
+  snprintf(path, sizeof path, "/v1/jobs/%s", id);
+  long status = 0;
+  json_t *resp = NULL;
+  struct px_job_info j;
+  bool ended = false;
+  if (!px_cmd_call(c, "GET", path, NULL, &status, &resp) && status == 200 && !px_cli_job_from_json(resp, &j)) {
+    ended = px_cli_state_is_finished(j.state);
+    px_cli_job_fini(&j);
+  }
+  json_decref(resp);
+  return ended;
+}
+
+/* A job verb (hold, release, requeue, update) the server refused, in
+ * Slurm's words, which scontrol prints bare (hold and release go through
+ * its suspend call, which adds a line). Returns 0 where Slurm succeeds:
+ * hold or release of a job that is not pending (running: nothing to do). */
+static int op_refused(struct px_cmd *c, const char *op, const char *id, long status, const json_t *resp) {
+  char msg[512];
+  px_client_error_text(status, resp, msg, sizeof msg);
+  const char *code = json_string_value(json_object_get(json_object_get(resp, "error"), "code"));
+  bool suspend = !strcmp(op, "hold") || !strcmp(op, "release"), state = code && !strcmp(code, "STATE");
+  if (status == 404 && strstr(msg, "no such endpoint")) { /* a server without this verb */
+    px_cmd_error(c, "%s: this Phalanx server does not %s jobs", op, op);
+    return 1;
+  }
+  const char *why = status == 404 || (code && !strcmp(code, "INVALID")) ? "Invalid job id specified"
+                    : state && job_ended(c, id)                        ? "Job has already finished"
+                                                                       : NULL;
+  if (!why && state && suspend) return 0;
+  if (!why || !c->slurm) {
+    px_cmd_error(c, "%s job %s: %s%s", op, id, why ? why : msg,
+                 !why && state ? " (Phalanx changes pending jobs only)" : "");
+    return 1;
+  }
+  fprintf(stderr, "%s for job %s\n", why, id);
+  if (suspend) fprintf(stderr, "slurm_suspend error: %s\n", why);
+  return 1;
 }
 
 /* POST /v1/jobs/{id}/{op} for each id of a comma list. */
@@ -100,21 +143,7 @@ int px_cmd_job_op(struct px_cmd *c, const char *op, const char *ids) {
     long status = 0;
     json_t *resp = NULL;
     if (px_cmd_call(c, "POST", path, NULL, &status, &resp)) return 1;
-    if (status / 100 != 2) {
-      char msg[512];
-      px_client_error_text(status, resp, msg, sizeof msg);
-      bool no_op = status == 404 && strstr(msg, "no such endpoint"); /* a server without this verb */
-      bool no_job = !no_op && (status == 404 || json_object_get(json_object_get(resp, "error"), "field"));
-      if (c->slurm && no_job) { /* Slurm's bare lines; hold and release go through its suspend call */
-        fprintf(stderr, "Invalid job id specified for job %s\n", t);
-        if (!strcmp(op, "hold") || !strcmp(op, "release")) fprintf(stderr, "slurm_suspend error: Invalid job id specified\n");
-      } else if (no_op) {
-        px_cmd_error(c, "%s: this Phalanx server does not %s jobs", op, op);
-      } else {
-        px_cmd_error(c, "%s job %s: %s", op, t, status == 404 ? "Invalid job id specified" : msg);
-      }
-      errors++;
-    }
+    if (status / 100 != 2) errors += op_refused(c, op, t, status, resp);
     json_decref(resp);
   }
   return errors ? 1 : 0;
@@ -198,13 +227,7 @@ static int update_job(struct px_cmd *c, int argc, char **argv) {
     long status = 0;
     json_t *resp = NULL;
     rc = px_cmd_call(c, "PATCH", path, patch, &status, &resp);
-    if (!rc && status / 100 != 2) {
-      char msg[512];
-      px_client_error_text(status, resp, msg, sizeof msg);
-      if (status == 404) fprintf(stderr, "Invalid job id specified for job %s\n", id); /* Slurm's, bare */
-      else px_cmd_error(c, "Error updating job %s: %s", id, msg);
-      rc = 1;
-    }
+    if (!rc && status / 100 != 2) rc = op_refused(c, "update", id, status, resp);
     json_decref(resp);
   }
   json_decref(patch);

@@ -143,11 +143,14 @@ done <"$corpus/errors.txt"
 echo "ok   $(grep -c $'^[^#].*\t' "$corpus/errors.txt") refusals checked"
 
 # The other commands' refusals (commands.txt): the whole command line, with
-# $HELD a held job of this test's.
+# $HELD a held job of this test's and $ENDED one that has completed.
 held=$(sbatch --parsable -A ops -H -t 20 --wrap true)
+ended=$(sbatch --parsable -A ops -t 20 --wrap true)
+wait_for 60 finished "$ended" || fail "job $ended did not complete"
 while IFS=$'\t' read -r cmd want rc; do
   [[ -z $cmd || $cmd == \#* ]] && continue
-  cmd=${cmd//\$HELD/$held}
+  cmd=${cmd//\$HELD/$held} cmd=${cmd//\$ENDED/$ended} want=${want//\$ENDED/$ended}
+  [ "$want" = "(none)" ] && want=
   # shellcheck disable=SC2086 # the corpus line is the command line
   got=$($cmd 2>&1 >/dev/null)
   got_rc=$?
