@@ -254,6 +254,8 @@ static void submit_refused(struct submit *s, long status, const json_t *resp) {
   } else if (field && (!strcmp(field, "nodelist") || !strcmp(field, "exclude"))) {
     bool names = strstr(msg, "no node named") || strstr(msg, "also excluded") || strstr(msg, "not in partition");
     slurm = names ? "Invalid node name specified" : "Requested node configuration is not available";
+  } else if (field && !strcmp(field, "constraint")) {
+    slurm = "Invalid feature specification";
   } else if (field && !strcmp(field, "array")) {
     slurm = "Invalid job array specification";
   } else if ((field && !strncmp(field, "gpu", 3)) || (code && (!strcmp(code, "LIMIT") || !strcmp(code, "RANGE")))) {

@@ -80,18 +80,26 @@ COUNT_OPT(px_opt_ntasks, "ntasks", ntasks)
 COUNT_OPT(px_opt_ntasks_per_node, "ntasks-per-node", ntasks_per_node)
 COUNT_OPT(px_opt_cpus_per_task, "cpus-per-task", cpus_per_task)
 
+/* -N MIN[-MAX], refused in Slurm's words: a word that is not a count, or a
+ * maximum under the minimum, exit 255; a zero count as its server says it. */
 int px_opt_nodes(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
                  struct px_diag *d) {
   char *e;
   errno = 0;
   long lo = strtol(val, &e, 10), hi = lo;
-  if (!errno && e != val && *e == '-') {
+  const char *bad = e == val || (*e && *e != '-') ? val : NULL;
+  if (!bad && *e == '-') {
     const char *p = e + 1;
     hi = strtol(p, &e, 10);
-    if (e == p) hi = -1;
+    if (e == p || *e) bad = p;
   }
-  if (errno || e == val || *e || lo <= 0 || hi < lo || hi > 1000000)
-    return px_diag_set(d, PX_EINVAL, -1, "Invalid node count specification: %s", val);
+  x->exit_status = 255;
+  if (bad) return px_diag_set(d, PX_EINVAL, -1, "\"%s\" is not a valid node count", bad);
+  if (hi < lo && hi > 0)
+    return px_diag_set(d, PX_EINVAL, -1, "Maximum node count %ld is less than minimum node count %ld", hi, lo);
+  x->exit_status = 0;
+  if (errno || lo <= 0 || hi <= 0 || hi > 1000000)
+    return px_diag_set(d, PX_EINVAL, -1, "Batch job submission failed: Node count specification invalid");
   s->nodes_min = (uint32_t)lo;
   s->nodes_max = (uint32_t)hi;
   return 0;
@@ -185,11 +193,11 @@ int px_opt_gres(const char *val, struct px_jobspec *s, struct px_cli_extra *x, i
       if (*c == ':') *c = '\0', f[nf++] = c + 1;
     if (!strcmp(f[0], "shard") || !strcmp(f[0], "mps"))
       return px_diag_set(d, PX_EUNSUPPORTED, -1,
-                         "Invalid generic resource (gres) specification: %s (Phalanx shares a GPU by fractions: "
-                         "--gpus=0.5 or --gres=gpu:0.5, docs/gpus.md)", val);
+                         "Invalid generic resource (gres) specification\n(phalanx: %s: Phalanx shares a GPU by "
+                         "fractions: --gpus=0.5 or --gres=gpu:0.5, docs/gpus.md)", val);
     if (strcmp(f[0], "gpu"))
       return px_diag_set(d, PX_EUNSUPPORTED, -1,
-                         "Invalid generic resource (gres) specification: %s (Phalanx schedules "
+                         "Invalid generic resource (gres) specification\n(phalanx: %s: Phalanx schedules "
                          "only the gpu resource)", val);
     const char *type = nf == 3 ? f[1] : NULL, *num = nf == 3 ? f[2] : nf == 2 ? f[1] : "1";
     if (nf == 2 && !isdigit((unsigned char)*f[1])) type = f[1], num = "1";
