@@ -2,6 +2,7 @@
  * fmt_job.c - the values of one job as Slurm's commands print them: every
  * squeue %-letter, TRES strings, memory with units. See fmt_job.h.
  */
+#include <grp.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ static const struct {
     {'p', "PRIORITY"},   {'b', "TRES_PER_NODE"}, {'E', "DEPENDENCY"},  {'Z', "WORK_DIR"},
     {'o', "COMMAND"},    {'k', "COMMENT"},      {'y', "NICE"},         {'m', "MIN_MEMORY"},
     {'c', "MIN_CPUS"},   {'f', "FEATURES"},     {'Y', "SCHEDNODES"},   {'B', "EXEC_HOST"},
+    {'v', "RESERVATION"}, {'h', "OVER_SUBSCRIBE"}, {'n', "REQ_NODES"},  {'x', "EXC_NODES"},
+    {'g', "GROUP"},      {'G', "GROUP"},        {'w', "WCKEY"},        {'O', "CONTIGUOUS"},
 };
 
 const char *px_fmt_job_header(char key) {
@@ -210,6 +213,14 @@ static void tres_per_node(char *buf, size_t n, const struct px_job_info *j) {
     snprintf(buf, n, "gres:gpu:%u", j->spec.gpus_per_node);
 }
 
+/* %g: the group's name where this host knows it, else its number. */
+static void group_name(char *buf, size_t n, uint32_t gid) {
+  struct group g, *found = NULL;
+  char tmp[1024];
+  if (getgrgid_r((gid_t)gid, &g, tmp, sizeof tmp, &found) == 0 && found) snprintf(buf, n, "%s", found->gr_name);
+  else snprintf(buf, n, "%u", gid);
+}
+
 void px_fmt_job_dependency(char *buf, size_t n, const struct px_job_info *j) {
   const char *dep = j->spec.dependency, *mark = !strcmp(j->reason, "Dependency") ? "(unfulfilled)"
                                             : !strcmp(j->reason, "DependencyNeverSatisfied") ? "(failed)"
@@ -290,6 +301,14 @@ void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool s
   case 'c': snprintf(buf, n, "%u", s->cpus_per_task ? s->cpus_per_task : 1); break;
   case 'f': snprintf(buf, n, "%s", PX_STR(s->constraint)); break;
   case 'Y': snprintf(buf, n, "(null)"); break;
+  case 'v': snprintf(buf, n, "%s", s->reservation ? s->reservation : "(null)"); break;
+  case 'h': snprintf(buf, n, "%s", s->exclusive ? "NO" : "OK"); break; /* Slurm's OverSubscribe */
+  case 'n': snprintf(buf, n, "%s", s->nodelist ? s->nodelist : ""); break;
+  case 'x': snprintf(buf, n, "%s", s->exclude ? s->exclude : ""); break;
+  case 'g': group_name(buf, n, s->gid); break;
+  case 'G': snprintf(buf, n, "%u", s->gid); break;
+  case 'w': snprintf(buf, n, "(null)"); break; /* WCKeys are not kept */
+  case 'O': snprintf(buf, n, "0"); break;      /* nor contiguous placement */
   case 'B': first_node(buf, n, j->nodelist); break;
   default: snprintf(buf, n, "?"); break;
   }

@@ -173,6 +173,12 @@ for form in "0:30=00:01:00" "90=01:30:00" "5:30=00:06:00" "0-2=02:00:00" "0-2:3=
 done
 # %p: the priority as a fraction with Slurm's 14 decimals (a held job's is 0)
 [ "$(squeue -h -j "$held" -o %p)" = 0.00000000000000 ] || fail "%p of a held job: $(squeue -h -j "$held" -o %p)"
+# squeue's %v %h %n %x %g %G %w %O, and sacct's %-N (left-justified) widths
+want="(null)|OK|||$(id -gn)|$(id -g)|(null)|0"
+[ "$(squeue -h -j "$held" -o '%v|%h|%n|%x|%g|%G|%w|%O')" = "$want" ] ||
+  fail "squeue %v..%O: $(squeue -h -j "$held" -o '%v|%h|%n|%x|%g|%G|%w|%O'), want $want"
+[ "$(sacct -X -j "$ended" -o JobID%-15,State%-12 | head -n1)" = "JobID           State        " ] ||
+  fail "sacct %-N: '$(sacct -X -j "$ended" -o JobID%-15,State%-12 | head -n1)'"
 # scontrol update TimeLimit=+T / -T: relative to the job's limit
 scontrol update JobId="$held" TimeLimit=+10 && [ "$(limit_of "$held")" = TimeLimit=00:30:00 ] ||
   fail "TimeLimit=+10 on 20 min: $(limit_of "$held")"
