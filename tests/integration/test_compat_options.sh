@@ -179,6 +179,9 @@ want="(null)|OK|||$(id -gn)|$(id -g)|(null)|0"
   fail "squeue %v..%O: $(squeue -h -j "$held" -o '%v|%h|%n|%x|%g|%G|%w|%O'), want $want"
 [ "$(sacct -X -j "$ended" -o JobID%-15,State%-12 | head -n1)" = "JobID           State        " ] ||
   fail "sacct %-N: '$(sacct -X -j "$ended" -o JobID%-15,State%-12 | head -n1)'"
+# sinfo %X %Y %Z %b %O: the node's layout as %z gives it, features, no load
+[ "$(sinfo -h -N -n dev4 -p batch -o '%X|%Y|%Z|%b|%O')" = "1|128|1|(null)|N/A" ] ||
+  fail "sinfo %X..%O: $(sinfo -h -N -n dev4 -p batch -o '%X|%Y|%Z|%b|%O' 2>&1)"
 # scontrol update TimeLimit=+T / -T: relative to the job's limit
 scontrol update JobId="$held" TimeLimit=+10 && [ "$(limit_of "$held")" = TimeLimit=00:30:00 ] ||
   fail "TimeLimit=+10 on 20 min: $(limit_of "$held")"
