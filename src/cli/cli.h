@@ -39,6 +39,8 @@ void px_cli_strv_free(char **v, size_t n);
 /* --begin / sacct -S forms (opts_begin.c): now[+-]N[unit], ISO date[time],
  * HH:MM[:SS], midnight, noon, teatime, today, tomorrow. */
 int px_cli_time_parse(const char *val, int64_t now, int64_t *out);
+/* The position Slurm's "Invalid time specification (pos=N): VAL" names. */
+int px_cli_time_error_pos(const char *val);
 /* "USR1", "SIGTERM", "9" into a signal number; -1 when unknown. */
 int px_cli_signal_number(const char *name);
 
@@ -77,6 +79,8 @@ struct px_cli_extra {
   uint32_t mem_set;           /* which of --mem / -per-cpu / -per-gpu were given, all sources */
   bool fatal;                 /* the error is one Slurm reports as "fatal:", not "error:" */
   int exit_status;            /* an option error's exit status where Slurm's is not 1 (255) */
+  bool bare_first;            /* the error's first line is printed without "prog: error: " */
+  uint32_t ntasks_per_gpu;    /* --ntasks-per-gpu: sbatch makes the task count from the GPUs */
 };
 
 /* One option as found on the command line or in a directive line. */

@@ -3,11 +3,13 @@
  */
 #include "cli/cmd_common.h"
 
+#include <ctype.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,7 +36,14 @@ void px_cmd_error(const struct px_cmd *c, const char *fmt, ...) {
 }
 
 int px_cmd_option_error(const struct px_cmd *c, const struct px_cli_extra *x, const char *msg) {
-  fprintf(stderr, "%s: %s%s\n", c->prog, !c->slurm ? "" : x->fatal ? "fatal: " : "error: ", msg);
+  const char *kind = !c->slurm ? "" : x->fatal ? "fatal: " : "error: ";
+  for (bool first = true; msg; first = false) { /* one line each; Slurm's some are two */
+    const char *nl = strchr(msg, '\n');
+    int len = nl ? (int)(nl - msg) : (int)strlen(msg);
+    if (first && x->bare_first && c->slurm) fprintf(stderr, "%.*s\n", len, msg);
+    else fprintf(stderr, "%s: %s%.*s\n", c->prog, kind, len, msg);
+    msg = nl ? nl + 1 : NULL;
+  }
   return x->exit_status ? x->exit_status : 1;
 }
 
@@ -197,6 +206,38 @@ const char *px_cmd_user(void) {
   else if (!user_from_server(name, sizeof name))
     snprintf(name, sizeof name, "%u", (unsigned)getuid());
   return name;
+}
+
+const char *px_cmd_bad_state(const char *list, char *buf, size_t n) {
+  char *save = NULL, name[32], up[32];
+  snprintf(buf, n, "%s", list ? list : "");
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    size_t k = 0;
+    for (; t[k] && k + 1 < sizeof up; k++) up[k] = (char)toupper((unsigned char)t[k]);
+    up[k] = '\0';
+    if (strcasecmp(t, "all") && !px_cli_state_normalise(t, name, sizeof name) &&
+        !px_cmd_list_has(PX_SLURM_JOB_STATES, up))
+      return t;
+  }
+  return NULL;
+}
+
+const char *px_cmd_bad_job_id(const char *list, bool steps, char *buf, size_t n) {
+  char *save = NULL;
+  snprintf(buf, n, "%s", list ? list : "");
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *e;
+    if (!isdigit((unsigned char)*t)) return t;
+    strtoull(t, &e, 10);
+    if (*e == '_') { /* an array task, or a bracketed range of them */
+      if (isdigit((unsigned char)e[1])) strtoul(e + 1, &e, 10);
+      else if (e[1] == '[' && strchr(e, ']')) e = strchr(e, ']') + 1;
+      else return t;
+    }
+    if (steps && *e == '.' && e[1]) e += strlen(e);
+    if (*e) return t;
+  }
+  return NULL;
 }
 
 bool px_cmd_list_has(const char *list, const char *item) {

@@ -51,6 +51,17 @@ struct px_job_filter {
   const char *users, *accounts, *partitions, *states, *jobs, *names;
 };
 bool px_cmd_job_filter(const struct px_job_info *j, const struct px_job_filter *f);
+/* Slurm 22.05's job states as squeue -t lists them when it refuses one. */
+#define PX_SLURM_JOB_STATES                                                                   \
+  "PENDING,RUNNING,SUSPENDED,COMPLETED,CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,"         \
+  "BOOT_FAIL,DEADLINE,OUT_OF_MEMORY,COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD,REQUEUED,"  \
+  "REQUEUE_FED,REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED"
+/* The first word of a comma list of job states (long or compact, any case,
+ * or "all") that is none, else NULL; bad points into buf. */
+const char *px_cmd_bad_state(const char *list, char *buf, size_t n);
+/* The first id of a comma list that is not a job id (12, 12_3, 12_[1-4];
+ * with steps 12.batch, 12.0 too), else NULL; bad points into buf. */
+const char *px_cmd_bad_job_id(const char *list, bool steps, char *buf, size_t n);
 
 /* POST /v1/jobs/{id}/{op} (hold, release, requeue) for a comma list of ids. */
 int px_cmd_job_op(struct px_cmd *c, const char *op, const char *ids);

@@ -57,7 +57,7 @@ static int sacct_parse(int argc, char **argv, struct sacct_args *a, struct px_cm
     case 'A': a->f.accounts = optarg; break;
     case 'S': case 'E':
       if (px_cli_time_parse(optarg, c->now, opt == 'S' ? &a->since : &a->until)) {
-        px_cmd_error(c, "Invalid time specification %s", optarg);
+        fprintf(stderr, "Invalid time specification (pos=%d): %s\n", px_cli_time_error_pos(optarg), optarg);
         return 1;
       }
       break;
@@ -78,6 +78,16 @@ static int sacct_parse(int argc, char **argv, struct sacct_args *a, struct px_cm
       return -1;
     default: return 1;
     }
+  }
+  char buf[1024];
+  const char *bad = px_cmd_bad_state(a->f.states, buf, sizeof buf);
+  if (bad) { /* Slurm's sacct calls these fatal */
+    fprintf(stderr, "%s: fatal: unrecognized job state value '%s'\n", c->prog, bad);
+    return 1;
+  }
+  if ((bad = px_cmd_bad_job_id(a->f.jobs, true, buf, sizeof buf))) {
+    fprintf(stderr, "%s: fatal: Bad job/step specified: %s\n", c->prog, bad);
+    return 1;
   }
   if (!a->f.users && !a->all_users && getuid() != 0) a->f.users = px_cmd_user();
   if (!a->since && !a->f.jobs) a->since = today_midnight(c->now);

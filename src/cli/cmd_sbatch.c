@@ -111,6 +111,51 @@ static int strv_push(char ***v, size_t *n, const char *s) {
   return 0;
 }
 
+/* The value of an option as it wins (command line, SBATCH_*, #SBATCH), or NULL. */
+static const char *given(const struct submit *s, const char *name) {
+  const char *v = find_opt(&s->cli, name);
+  if (!v) v = find_opt(&s->env, name);
+  return v ? v : find_opt(&s->file, name);
+}
+
+/* NAME=VALUE into the job's environment, replacing one the submitter had
+ * (sbatch run inside a job carries that job's). */
+static int env_put(struct submit *s, size_t *n, const char *name, const char *value) {
+  char kv[512];
+  size_t len = strlen(name);
+  snprintf(kv, sizeof kv, "%s=%s", name, value);
+  for (size_t i = 0; i < *n; i++) {
+    if (strncmp(s->spec.env[i], name, len) || s->spec.env[i][len] != '=') continue;
+    char *c = strdup(kv);
+    if (!c) return PX_ENOMEM;
+    free(s->spec.env[i]);
+    s->spec.env[i] = c;
+    return 0;
+  }
+  return strv_push(&s->spec.env, n, kv);
+}
+
+/* What Slurm's sbatch puts in the job's environment from the options it
+ * was given (the GPU ones as written, memory in MiB). */
+static int option_env(struct submit *s, size_t n) {
+  static const char *const as_written[][2] = {
+      {"gpus", "SLURM_GPUS"}, {"gpus-per-node", "SLURM_GPUS_PER_NODE"}, {"gpus-per-task", "SLURM_GPUS_PER_TASK"}};
+  int rc = 0;
+  char num[24];
+  for (size_t i = 0; i < 3 && !rc; i++)
+    if (given(s, as_written[i][0])) rc = env_put(s, &n, as_written[i][1], given(s, as_written[i][0]));
+  const struct px_jobspec *j = &s->spec;
+  const struct { uint64_t v; const char *name; } mem[] = {
+      {j->mem_per_node_mib, "SLURM_MEM_PER_NODE"}, {j->mem_per_cpu_mib, "SLURM_MEM_PER_CPU"},
+      {j->mem_per_gpu_mib, "SLURM_MEM_PER_GPU"}, {s->x.ntasks_per_gpu, "SLURM_NTASKS_PER_GPU"}};
+  for (size_t i = 0; i < 4 && !rc; i++) {
+    if (!mem[i].v) continue;
+    snprintf(num, sizeof num, "%llu", (unsigned long long)mem[i].v);
+    rc = env_put(s, &n, mem[i].name, num);
+  }
+  return rc;
+}
+
 /* --export: ALL (default) copies our environment; NONE sends none; a list
  * "[ALL,]NAME[=VALUE],..." adds or (without ALL) limits to those names. */
 static int build_env(struct submit *s) {
@@ -137,7 +182,7 @@ static int build_env(struct submit *s) {
     }
   }
   s->spec.env = v;
-  return rc;
+  return rc ? rc : option_env(s, n);
 }
 
 static int fill_identity(struct submit *s) {
@@ -209,11 +254,82 @@ static void submit_refused(struct submit *s, long status, const json_t *resp) {
   } else if (field && (!strcmp(field, "nodelist") || !strcmp(field, "exclude"))) {
     bool names = strstr(msg, "no node named") || strstr(msg, "also excluded") || strstr(msg, "not in partition");
     slurm = names ? "Invalid node name specified" : "Requested node configuration is not available";
-  } else if (code && (!strcmp(code, "LIMIT") || !strcmp(code, "RANGE"))) {
-    slurm = "Requested node configuration is not available";
+  } else if (field && !strcmp(field, "constraint")) {
+    slurm = "Invalid feature specification";
+  } else if (field && !strcmp(field, "array")) {
+    slurm = "Invalid job array specification";
+  } else if ((field && !strncmp(field, "gpu", 3)) || (code && (!strcmp(code, "LIMIT") || !strcmp(code, "RANGE")))) {
+    slurm = "Requested node configuration is not available"; /* a GPU type or count no node has */
   }
-  px_cmd_error(&s->cmd, "Batch job submission failed: %s", slurm ? slurm : msg);
+  /* --test-only: Slurm's allocation test says "allocation failure:" bare */
+  if (s->x.test_only) fprintf(stderr, "allocation failure: %s\n", slurm ? slurm : msg);
+  else px_cmd_error(&s->cmd, "Batch job submission failed: %s", slurm ? slurm : msg);
   if (slurm && !said && strcmp(slurm, msg)) px_cmd_error(&s->cmd, "(phalanx: %s)", msg);
+}
+
+/* Slurm's checks across options that sbatch makes before it asks anything
+ * (srun inside a job takes its task count from the job, so not there). */
+static int cross_checks(struct submit *s) {
+  struct px_jobspec *j = &s->spec;
+  bool gpus = j->gpus || j->gpus_per_node || j->gpus_per_task || j->gpu_share;
+  if (s->x.ntasks_per_gpu && j->gpus_per_task) {
+    px_cmd_option_error(&s->cmd, &(struct px_cli_extra){.fatal = true},
+                        "--gpus-per-task is mutually exclusive with --ntasks-per-gpu and SLURM_NTASKS_PER_GPU");
+    return 1;
+  }
+  if (s->x.ntasks_per_gpu && (j->gpus || j->gpus_per_node)) { /* N tasks for each of the job's GPUs */
+    uint32_t nodes = j->nodes_min ? j->nodes_min : 1;
+    j->ntasks = s->x.ntasks_per_gpu * (j->gpus ? j->gpus : j->gpus_per_node * nodes);
+    return 0;
+  }
+  if (s->x.ntasks_per_gpu) {
+    px_cmd_error(&s->cmd, "gres_job_state_validate: --ntasks-per-tres needs either a GRES GPU specification "
+                          "or a node/ntask specification");
+  } else if (j->gpus && j->gpus_per_task && j->ntasks && j->gpus / j->gpus_per_task != j->ntasks) {
+    px_cmd_error(&s->cmd, "Failed to validate job spec. Based on --gpus and --gpus-per-task number of "
+                          "requested tasks differ from -n/--ntasks.");
+  } else if (j->gpus_per_task && !j->ntasks && !j->ntasks_per_node && !j->gpus) {
+    px_cmd_error(&s->cmd, "Failed to validate job spec. --gpus-per-task used without either --gpus or "
+                          "-n/--ntasks is not allowed.");
+  } else if (j->mem_per_gpu_mib && !gpus) {
+    px_cmd_error(&s->cmd, "Requested mem_per_tres=gres:gpu:%llu but did not request any GPU.",
+                 (unsigned long long)j->mem_per_gpu_mib);
+  } else {
+    return 0;
+  }
+  px_cmd_error(&s->cmd, "Invalid generic resource (gres) specification");
+  return 1;
+}
+
+/* --test-only's answer, from the held job as the server took it: its CPUs
+ * and partition (the server's start estimate where it has one), then the
+ * job is cancelled. */
+static int test_only_answer(struct submit *s, uint64_t id) {
+  char path[64], when[32];
+  snprintf(path, sizeof path, "/v1/jobs/%llu", (unsigned long long)id);
+  long status = 0;
+  json_t *resp = NULL;
+  int rc = px_cmd_call(&s->cmd, "GET", path, NULL, &status, &resp);
+  struct px_job_info j;
+  if (!rc && status == 200 && !px_cli_job_from_json(resp, &j)) {
+    px_cli_fmt_iso(when, sizeof when, j.expected_start, "Unknown");
+    uint32_t tasks = j.spec.ntasks ? j.spec.ntasks : 1, per = j.spec.cpus_per_task ? j.spec.cpus_per_task : 1;
+    fprintf(stderr, "%s: Job %llu to start at %s using %u processors on nodes %s in partition %s\n",
+            s->cmd.prog, (unsigned long long)id, when, j.ncpus ? j.ncpus : tasks * per,
+            j.nodelist && *j.nodelist ? j.nodelist : "(null)",
+            j.spec.partition ? j.spec.partition : "(null)");
+    px_cli_job_fini(&j);
+  } else {
+    rc = 1;
+  }
+  json_decref(resp);
+  resp = NULL;
+  if (px_cmd_call(&s->cmd, "DELETE", path, NULL, &status, &resp) || status / 100 != 2) {
+    px_cmd_error(&s->cmd, "could not cancel test job %llu: scancel it", (unsigned long long)id);
+    rc = 1;
+  }
+  json_decref(resp);
+  return rc ? 1 : 0;
 }
 
 /* --wait: poll until the job ends; the exit status is the job's. */
@@ -237,6 +353,10 @@ static int wait_job(struct submit *s, uint64_t id) {
 }
 
 static int post_job(struct submit *s) {
+  /* --test-only: the server has no dry run yet, so the job goes in held
+   * (it cannot start), is checked as any submission, read back and
+   * cancelled; like Slurm's test, it takes a job id. */
+  if (s->x.test_only) s->spec.hold = true;
   json_t *body = json_object(), *job = px_cli_jobspec_to_json(&s->spec), *resp = NULL;
   if (body && !job) {
     fprintf(stderr, "sbatch: error: the batch script, an option or an exported variable is "
@@ -249,8 +369,7 @@ static int post_job(struct submit *s) {
     return 1;
   }
   long status = 0;
-  int rc = px_cmd_call(&s->cmd, "POST", s->x.test_only ? "/v1/jobs?test_only=1" : "/v1/jobs",
-                       body, &status, &resp);
+  int rc = px_cmd_call(&s->cmd, "POST", "/v1/jobs", body, &status, &resp);
   json_decref(body);
   if (rc) return 1;
   if (status / 100 != 2) {
@@ -260,14 +379,8 @@ static int post_job(struct submit *s) {
   }
   json_int_t id = json_integer_value(json_object_get(resp, "job_id"));
   if (s->x.test_only) {
-    char when[32];
-    px_cli_fmt_iso(when, sizeof when, json_integer_value(json_object_get(resp, "expected_start")), "Unknown");
-    const char *nodes = json_string_value(json_object_get(resp, "nodelist"));
-    fprintf(stderr, "%s: Job %lld to start at %s using %lld processors on nodes %s in partition %s\n",
-            s->cmd.prog, (long long)id, when, (long long)json_integer_value(json_object_get(resp, "ncpus")),
-            nodes ? nodes : "(null)", s->spec.partition ? s->spec.partition : "(default)");
     json_decref(resp);
-    return 0;
+    return test_only_answer(s, (uint64_t)id);
   }
   if (s->cmd.json) px_cmd_print_json(resp);
   else if (s->x.parsable) printf("%lld\n", (long long)id);
@@ -320,6 +433,7 @@ static int submit_run(struct submit *s, int argc, char **argv, enum px_cli_tool 
       px_cli_apply(&s->cli, &s->spec, &s->x, s->cmd.now, &d)) {
     return px_cmd_option_error(&s->cmd, &s->x, d.msg);
   }
+  if (cross_checks(s)) return 1;
   s->cmd.json = s->x.json;
   if (fill_identity(s)) {
     px_cmd_error(&s->cmd, "out of memory");

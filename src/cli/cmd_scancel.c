@@ -41,8 +41,11 @@ static void cancel_one(struct cancel *k, uint64_t id, const char *shown) {
     const char *why = status == 404 ? "Invalid job id specified"
                       : status == 409 ? "Job/step already completing or completed"
                                       : msg;
-    if (status != 404 && status != 409) k->errors++;
-    if (k->verbose || (status != 404 && status != 409))
+    /* Slurm is silent about an unknown or ended job, except when it signals
+     * (-s, -b): then an unknown id is an error, exit 1 */
+    bool quiet_miss = status == 409 || (status == 404 && !k->signal && !k->batch);
+    if (!quiet_miss) k->errors++;
+    if (k->verbose || !quiet_miss)
       px_cmd_error(&k->cmd, "Kill job error on job id %s: %s", shown, why);
   } else if (!k->cmd.slurm && !k->cmd.json) {
     printf("cancelled job %s\n", shown);
@@ -83,6 +86,23 @@ static void cancel_tasks(struct cancel *k, const char *spec, struct px_job_info 
   px_cli_strv_free(names, cnt);
 }
 
+/* --state: scancel acts on active jobs only, and says so (bare, as Slurm). */
+static bool states_valid(const struct px_cmd *c, const char *list) {
+  char buf[256], *save = NULL;
+  snprintf(buf, sizeof buf, "%s", list ? list : "");
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char name[32];
+    if (px_cli_state_normalise(t, name, sizeof name) &&
+        (!strcmp(name, "PENDING") || !strcmp(name, "RUNNING") || !strcmp(name, "SUSPENDED")))
+      continue;
+    if (!c->slurm) fprintf(stderr, "%s: ", c->prog);
+    fprintf(stderr, "Invalid job state specified: %s\n", t);
+    fprintf(stderr, "Valid job states are PENDING, RUNNING, and SUSPENDED\n");
+    return false;
+  }
+  return true;
+}
+
 int px_cmd_scancel(int argc, char **argv, bool native) {
   static const struct option longopts[] = {
       {"user", required_argument, 0, 'u'},    {"account", required_argument, 0, 'A'},
@@ -107,7 +127,8 @@ int px_cmd_scancel(int argc, char **argv, bool native) {
     case 't': f.states = optarg; break;
     case 's':
       if ((k.signal = px_cli_signal_number(optarg)) < 0) {
-        px_cmd_error(&k.cmd, "Invalid signal name: %s", optarg);
+        if (k.cmd.slurm) fprintf(stderr, "Unknown job signal: %s\n", optarg);
+        else px_cmd_error(&k.cmd, "Invalid signal name: %s", optarg);
         return 1;
       }
       break;
@@ -119,6 +140,7 @@ int px_cmd_scancel(int argc, char **argv, bool native) {
     default: return 1;
     }
   }
+  if (!states_valid(&k.cmd, f.states)) return 1;
   bool filtered = f.users || f.accounts || f.names || f.partitions || f.states;
   if (optind >= argc && !filtered) {
     px_cmd_error(&k.cmd, "No job identification provided");

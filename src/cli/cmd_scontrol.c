@@ -80,12 +80,55 @@ static int show_nodes_or_parts(struct px_cmd *c, bool nodes, const char *names) 
     shown++;
   }
   if (!rc && !shown && names) {
-    fprintf(stderr, "%s %s not found\n", nodes ? "Node" : "Partition", names);
+    printf("%s %s not found\n", nodes ? "Node" : "Partition", names); /* on stdout, as Slurm */
     rc = 1;
   }
   px_cli_nodes_free(nd, nn);
   px_cli_partitions_free(p, np);
   return rc;
+}
+
+/* Whether the job has ended (GET /v1/jobs/{id}); false when it is unknown. */
+static bool job_ended(struct px_cmd *c, const char *id) {
+  char path[128];
+  snprintf(path, sizeof path, "/v1/jobs/%s", id);
+  long status = 0;
+  json_t *resp = NULL;
+  struct px_job_info j;
+  bool ended = false;
+  if (!px_cmd_call(c, "GET", path, NULL, &status, &resp) && status == 200 && !px_cli_job_from_json(resp, &j)) {
+    ended = px_cli_state_is_finished(j.state);
+    px_cli_job_fini(&j);
+  }
+  json_decref(resp);
+  return ended;
+}
+
+/* A job verb (hold, release, requeue, update) the server refused, in
+ * Slurm's words, which scontrol prints bare (hold and release go through
+ * its suspend call, which adds a line). Returns 0 where Slurm succeeds:
+ * hold or release of a job that is not pending (running: nothing to do). */
+static int op_refused(struct px_cmd *c, const char *op, const char *id, long status, const json_t *resp) {
+  char msg[512];
+  px_client_error_text(status, resp, msg, sizeof msg);
+  const char *code = json_string_value(json_object_get(json_object_get(resp, "error"), "code"));
+  bool suspend = !strcmp(op, "hold") || !strcmp(op, "release"), state = code && !strcmp(code, "STATE");
+  if (status == 404 && strstr(msg, "no such endpoint")) { /* a server without this verb */
+    px_cmd_error(c, "%s: this Phalanx server does not %s jobs", op, op);
+    return 1;
+  }
+  const char *why = status == 404 || (code && !strcmp(code, "INVALID")) ? "Invalid job id specified"
+                    : state && job_ended(c, id)                        ? "Job has already finished"
+                                                                       : NULL;
+  if (!why && state && suspend) return 0;
+  if (!why || !c->slurm) {
+    px_cmd_error(c, "%s job %s: %s%s", op, id, why ? why : msg,
+                 !why && state ? " (Phalanx changes pending jobs only)" : "");
+    return 1;
+  }
+  fprintf(stderr, "%s for job %s\n", why, id);
+  if (suspend) fprintf(stderr, "slurm_suspend error: %s\n", why);
+  return 1;
 }
 
 /* POST /v1/jobs/{id}/{op} for each id of a comma list. */
@@ -100,22 +143,43 @@ int px_cmd_job_op(struct px_cmd *c, const char *op, const char *ids) {
     long status = 0;
     json_t *resp = NULL;
     if (px_cmd_call(c, "POST", path, NULL, &status, &resp)) return 1;
-    if (status / 100 != 2) {
-      char msg[512];
-      px_client_error_text(status, resp, msg, sizeof msg);
-      px_cmd_error(c, "%s job %s: %s", op, t, status == 404 ? "Invalid job id specified" : msg);
-      errors++;
-    }
+    if (status / 100 != 2) errors += op_refused(c, op, t, status, resp);
     json_decref(resp);
   }
   return errors ? 1 : 0;
+}
+
+/* TimeLimit=+T / -T: the job's limit now, plus or minus T (at least a
+ * minute, as Slurm keeps it). Rewrites the patch's absolute limit. */
+static int relative_limit(struct px_cmd *c, const char *id, int sign, json_t *patch) {
+  char path[128];
+  snprintf(path, sizeof path, "/v1/jobs/%s", id);
+  long status = 0;
+  json_t *resp = NULL;
+  if (px_cmd_call(c, "GET", path, NULL, &status, &resp)) return 1;
+  struct px_job_info j;
+  if (status != 200 || px_cli_job_from_json(resp, &j)) {
+    json_decref(resp);
+    fprintf(stderr, "Invalid job id specified for job %s\n", id);
+    return 1;
+  }
+  json_decref(resp);
+  int64_t now = j.spec.time_limit_s, delta = json_integer_value(json_object_get(patch, "time_limit_s"));
+  px_cli_job_fini(&j);
+  if (now <= 0 || now == PX_CLI_UNLIMITED) {
+    px_cmd_error(c, "job %s has no time limit to change by %lld s", id, (long long)delta);
+    return 1;
+  }
+  int64_t limit = now + sign * delta;
+  json_object_set_new(patch, "time_limit_s", json_integer(limit < 60 ? 60 : limit));
+  return 0;
 }
 
 /* scontrol update JobId=N TimeLimit=.. Nice=.. Priority=.. */
 static int update_job(struct px_cmd *c, int argc, char **argv) {
   const char *id = NULL;
   json_t *patch = json_object();
-  int rc = 0;
+  int rc = 0, rel = 0;
   for (int i = 0; i < argc && !rc; i++) {
     char *eq = strchr(argv[i], '=');
     if (!eq) {
@@ -129,10 +193,11 @@ static int update_job(struct px_cmd *c, int argc, char **argv) {
     if (kl == 5 && !strncasecmp(argv[i], "JobId", 5)) {
       id = val;
     } else if (kl == 9 && !strncasecmp(argv[i], "TimeLimit", 9)) {
-      if (px_cli_duration_parse(val, &secs)) {
-        px_cmd_error(c, "Invalid TimeLimit value: %s", val);
+      if (px_cli_duration_parse(val + (*val == '+' || *val == '-'), &secs)) {
+        px_cmd_error(c, "Invalid TimeLimit value");
         rc = 1;
       } else {
+        rel = *val == '+' ? 1 : *val == '-' ? -1 : 0; /* Slurm's +T / -T: more or less than now */
         json_object_set_new(patch, "time_limit_s", json_integer(secs));
       }
     } else if ((kl == 4 && !strncasecmp(argv[i], "Nice", 4)) ||
@@ -145,12 +210,13 @@ static int update_job(struct px_cmd *c, int argc, char **argv) {
       } else {
         json_object_set_new(patch, kl == 4 ? "nice" : "priority", json_integer(x));
       }
-    } else {
-      px_cmd_error(c, "Update of %.*s is not supported by Phalanx (TimeLimit, Nice and Priority are)",
-                   (int)kl, argv[i]);
+    } else { /* Slurm's two bare lines, then what Phalanx can update */
+      fprintf(stderr, "Update of this parameter is not supported: %s\nRequest aborted\n", argv[i]);
+      px_cmd_error(c, "(phalanx: TimeLimit, Nice and Priority can be updated)");
       rc = 1;
     }
   }
+  if (!rc && id && rel) rc = relative_limit(c, id, rel, patch);
   if (!rc && !id) {
     px_cmd_error(c, "No JobId given (scontrol update JobId=N Key=Value ...)");
     rc = 1;
@@ -161,12 +227,7 @@ static int update_job(struct px_cmd *c, int argc, char **argv) {
     long status = 0;
     json_t *resp = NULL;
     rc = px_cmd_call(c, "PATCH", path, patch, &status, &resp);
-    if (!rc && status / 100 != 2) {
-      char msg[512];
-      px_client_error_text(status, resp, msg, sizeof msg);
-      px_cmd_error(c, "Error updating job %s: %s", id, msg);
-      rc = 1;
-    }
+    if (!rc && status / 100 != 2) rc = op_refused(c, "update", id, status, resp);
     json_decref(resp);
   }
   json_decref(patch);
@@ -372,6 +433,8 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
   if (!strcasecmp(cmd, "show")) rc = scontrol_show(&c, rest, args);
   else if (!strcasecmp(cmd, "hold") || !strcasecmp(cmd, "release") || !strcasecmp(cmd, "requeue"))
     rc = rest > 0 ? px_cmd_job_op(&c, cmd, args[0]) : (px_cmd_error(&c, "%s: no job id", cmd), 1);
+  else if (!strcasecmp(cmd, "uhold")) /* a user's hold: the server tells user from admin by who asks */
+    rc = rest > 0 ? px_cmd_job_op(&c, "hold", args[0]) : (px_cmd_error(&c, "%s: no job id", cmd), 1);
   else if (!strcasecmp(cmd, "update") && rest > 0 && !strncasecmp(args[0], "NodeName=", 9))
     rc = update_node(&c, rest, args);
   else if (!strcasecmp(cmd, "update") && rest > 0 && !strncasecmp(args[0], "PartitionName=", 14))
@@ -383,7 +446,7 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
     rc = px_scontrol_create_resv(&c, rest - 1, args + 1);
   else if (!strcasecmp(cmd, "delete")) rc = px_scontrol_delete_resv(&c, rest, args);
   else {
-    px_cmd_error(&c, "unsupported command '%s' (show, hold, release, requeue, update, reboot, ping, create reservation, delete ReservationName=)", cmd);
+    px_cmd_error(&c, "unsupported command '%s' (show, hold, uhold, release, requeue, update, reboot, ping, create reservation, delete ReservationName=)", cmd);
     rc = 1;
   }
   px_cmd_fini(&c);

@@ -31,6 +31,36 @@ static bool node_state_matches(const char *state, const char *list) {
   return false;
 }
 
+/* Slurm 22.05's -t words, as it lists them when it refuses one. */
+#define SINFO_STATES                                                                           \
+  "unknown,down,idle,allocated,?,mixed,future,drain,drained,draining,no_respond,reserved,"   \
+  "perfctrs,cloud,completing,powering_down,powered_down,power_down,powering_up,fail,maint,"  \
+  "reboot,reboot^,unknown"
+
+/* A word -t knows: one of Slurm's, or the start of one (alloc, mix, drng). */
+static bool state_word_known(const char *t) {
+  size_t len = strlen(t);
+  if (!strcasecmp(t, "all") || !strcasecmp(t, "drng") || !strcasecmp(t, "comp")) return true;
+  for (const char *p = SINFO_STATES; *p;) {
+    size_t l = strcspn(p, ",");
+    if (len >= 2 && len <= l && !strncasecmp(p, t, len)) return true;
+    p += l + (p[l] == ',');
+  }
+  return false;
+}
+
+static bool states_valid(const struct px_cmd *c, const char *list) {
+  char buf[512], *save = NULL;
+  snprintf(buf, sizeof buf, "%s", list ? list : "");
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (state_word_known(t)) continue;
+    px_cmd_error(c, "Bad state string: \"%s\"", t);
+    px_cmd_error(c, "valid states: " SINFO_STATES);
+    return false;
+  }
+  return true;
+}
+
 static bool name_in(char **names, size_t n, const char *name) {
   for (size_t i = 0; i < n; i++)
     if (!strcmp(names[i], name)) return true;
@@ -77,7 +107,7 @@ static int sinfo_parse(int argc, char **argv, struct sinfo_args *a, struct px_cm
     default: return 1;
     }
   }
-  return 0;
+  return states_valid(c, a->states) ? 0 : 1;
 }
 
 /* Drops nodes and partitions outside the filters (in place). */

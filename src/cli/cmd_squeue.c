@@ -16,11 +16,15 @@
 #include <unistd.h>
 
 #include "cli/cmd_common.h"
+#include "cli/fmt_job.h"
 
 /* The job fields some squeue column, sort key or filter reads (fmt_job.c). */
 #define SQUEUE_FIELDS                                                                         \
   "job_id,array_job_id,array_task_id,array_pending,state,reason,priority,submit_time,"        \
   "start_time,end_time,expected_start,nodelist,nnodes,ncpus,ngpus,mem_mib,spec"
+
+/* The states squeue shows by default (px_cli_state_is_active's). */
+#define SQUEUE_ACTIVE "PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,REQUEUED,REQUEUE_HOLD,RESIZING,STOPPED"
 
 static bool job_id_matches(const struct px_job_info *j, const char *ids) {
   char buf[4096];
@@ -58,9 +62,69 @@ bool px_cmd_job_filter(const struct px_job_info *j, const struct px_job_filter *
   if (f->partitions && !px_cmd_list_has(f->partitions, s->partition ? s->partition : "")) return false;
   if (f->names && !px_cmd_list_has(f->names, s->name ? s->name : "")) return false;
   if (f->jobs && !job_id_matches(j, f->jobs)) return false;
-  /* Naming jobs with -j shows them whatever their state, as Slurm does. */
+  /* Jobs named by id pass whatever their state (scontrol show job, sacct,
+   * scancel); squeue -j gives its active states itself, as Slurm 22.05. */
   if (f->jobs && !f->states) return true;
   return state_matches(j, f->states);
+}
+
+/* -t and -j are checked before anything is asked, in Slurm's words. */
+static bool args_valid(struct px_cmd *c, const struct px_job_filter *f) {
+  char buf[1024];
+  const char *bad = px_cmd_bad_state(f->states, buf, sizeof buf);
+  if (bad) {
+    px_cmd_error(c, "Invalid job state specified: %s", bad);
+    px_cmd_error(c, "Valid job states include: " PX_SLURM_JOB_STATES "\n");
+    return false;
+  }
+  if ((bad = px_cmd_bad_job_id(f->jobs, false, buf, sizeof buf))) {
+    px_cmd_error(c, "Invalid job id: %s", bad);
+    return false;
+  }
+  return true;
+}
+
+/* squeue -j ONE of a job the server does not know: Slurm's load error (a
+ * list of ids, or a known job that has ended, is just not shown). */
+static bool single_id_unknown(const struct px_job_filter *f, const struct px_job_info *v, size_t n) {
+  if (!f->jobs || strchr(f->jobs, ',')) return false;
+  for (size_t i = 0; i < n; i++)
+    if (job_id_matches(&v[i], f->jobs)) return false;
+  return true;
+}
+
+/* -r: an array's pending record is one line per pending task, as Slurm
+ * prints it (up to MAX_UNROLL tasks a record; past that, the record). */
+enum { MAX_UNROLL = 4096 };
+static int unroll_arrays(struct px_job_info **pv, size_t *pn) {
+  struct px_job_info *v = *pv, *out = NULL;
+  size_t n = *pn, k = 0, cap = 0, nt;
+  uint32_t *tasks = malloc(MAX_UNROLL * sizeof *tasks);
+  int rc = tasks ? 0 : PX_ENOMEM;
+  for (size_t i = 0; i < n && !rc; i++) {
+    bool record = v[i].array_job_id && v[i].array_task_id == UINT32_MAX;
+    if (!record || !px_fmt_array_tasks(v[i].array_pending, tasks, MAX_UNROLL, &nt)) nt = 0;
+    if (k + (nt ? nt : 1) > cap) {
+      cap = (k + (nt ? nt : 1)) * 2;
+      struct px_job_info *g = realloc(out, cap * sizeof *g);
+      if (!g) { rc = PX_ENOMEM; break; }
+      out = g;
+    }
+    json_t *one = nt ? px_cli_job_to_json(&v[i]) : NULL; /* each task a copy of the record */
+    for (size_t t = 0; t < nt && !rc; t++) {
+      if (!one || px_cli_job_from_json(one, &out[k])) rc = PX_ENOMEM;
+      else out[k++].array_task_id = tasks[t];
+    }
+    json_decref(one);
+    if (nt) px_cli_job_fini(&v[i]);
+    else out[k++] = v[i];
+    memset(&v[i], 0, sizeof v[i]); /* moved or freed */
+  }
+  free(tasks);
+  px_cli_jobs_free(v, n);
+  *pv = out;
+  *pn = k;
+  return rc;
 }
 
 /* Keeps the jobs that pass, freeing the others. */
@@ -112,6 +176,7 @@ int px_cmd_squeue(int argc, char **argv, bool native) {
   struct px_squeue_opts o = {.format = getenv("SQUEUE_FORMAT"),
                              .long_format = getenv("SQUEUE_FORMAT2"), .sort = getenv("SQUEUE_SORT")};
   long iterate = 0;
+  bool o_array = false;
   int opt;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "u:A:p:t:j::n:hlo:O:S:i:arvV", longopts, NULL)) != -1) {
@@ -131,13 +196,22 @@ int px_cmd_squeue(int argc, char **argv, bool native) {
     case 'S': o.sort = optarg; break;
     case 'i': iterate = strtol(optarg, NULL, 10); break;
     case 'J': c.json = true; break;
-    case 'a': case 'r': case 'v': break;
+    case 'r': o_array = true; break;
+    case 'a': case 'v': break;
     case 'H': squeue_usage(); return 0;
     case 'V': printf("slurm 22.05.8 (phalanx)\n"); return 0;
     default: squeue_usage(); return 1;
     }
   }
   if (o.long_list && (o.format || o.long_format)) o.long_list = false;
+  if (!args_valid(&c, &f)) {
+    px_cmd_fini(&c);
+    return 1;
+  }
+  /* -j without -t still shows only the active states, as Slurm 22.05 does
+   * (a script's "while squeue -j ID | grep -q ID" ends with the job) */
+  struct px_job_filter active = f;
+  if (f.jobs && !f.states) active.states = SQUEUE_ACTIVE;
   int rc = 0;
   char fmt[128];
   bool user_format = o.format || o.long_format || o.start;
@@ -152,7 +226,20 @@ int px_cmd_squeue(int argc, char **argv, bool native) {
       rc = 1;
       break;
     }
-    n = filter_jobs(v, n, &f);
+    if (!c.slurm || !single_id_unknown(&f, v, n)) {
+      n = filter_jobs(v, n, &active);
+    } else {
+      fprintf(stderr, "slurm_load_jobs error: Invalid job id specified\n");
+      px_cli_jobs_free(v, n);
+      rc = 1;
+      break;
+    }
+    if (o_array && unroll_arrays(&v, &n)) {
+      px_cmd_error(&c, "out of memory");
+      px_cli_jobs_free(v, n);
+      rc = 1;
+      break;
+    }
     if (native && !user_format) {
       native_format(fmt, sizeof fmt, v, n, o.long_list);
       o.format = fmt;

@@ -86,8 +86,8 @@ int px_cols_parse_long(const char *fmt, const struct px_col_name *names, int dfl
     while (nm->name && (strlen(nm->name) != nlen || strncasecmp(nm->name, p, nlen))) nm++;
     if (!nm->name) {
       px_cols_fini(&c);
-      return px_diag_set(d, PX_EINVAL, (int)(p - fmt), "Invalid format specification: %.*s",
-                         (int)nlen, p);
+      return px_diag_set(d, PX_EINVAL, (int)(p - fmt), "Invalid job format specification: %.*s",
+                         (int)nlen, p); /* Slurm's words, in sinfo -O too */
     }
     col.key = nm->key;
     if (colon) {

@@ -2,6 +2,7 @@
  * fmt_job.c - the values of one job as Slurm's commands print them: every
  * squeue %-letter, TRES strings, memory with units. See fmt_job.h.
  */
+#include <grp.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ static const struct {
     {'p', "PRIORITY"},   {'b', "TRES_PER_NODE"}, {'E', "DEPENDENCY"},  {'Z', "WORK_DIR"},
     {'o', "COMMAND"},    {'k', "COMMENT"},      {'y', "NICE"},         {'m', "MIN_MEMORY"},
     {'c', "MIN_CPUS"},   {'f', "FEATURES"},     {'Y', "SCHEDNODES"},   {'B', "EXEC_HOST"},
+    {'v', "RESERVATION"}, {'h', "OVER_SUBSCRIBE"}, {'n', "REQ_NODES"},  {'x', "EXC_NODES"},
+    {'g', "GROUP"},      {'G', "GROUP"},        {'w', "WCKEY"},        {'O', "CONTIGUOUS"},
 };
 
 const char *px_fmt_job_header(char key) {
@@ -74,13 +77,70 @@ void px_fmt_job_tres(char *buf, size_t n, const struct px_job_info *j, bool sort
     snprintf(buf, n, "cpu=%u,%snode=%u,billing=%u%s", cpus, mem, nodes, cpus, gres);
 }
 
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Reads "1-9:2,12" into sorted task ids; false when it is not that form or
+ * holds more than max (then it is shown as the server wrote it). */
+static bool array_tasks(const char *spec, uint32_t *v, size_t max, size_t *nv) {
+  *nv = 0;
+  for (const char *p = spec; *p;) {
+    char *e;
+    unsigned long a = strtoul(p, &e, 10), b = a, step = 1;
+    if (e == p) return false;
+    if (*e == '-') b = strtoul(e + 1, &e, 10);
+    if (*e == ':') step = strtoul(e + 1, &e, 10);
+    if ((*e && *e != ',') || b < a || !step || b - a >= max * step) return false;
+    for (unsigned long t = a; t <= b; t += step) {
+      if (*nv >= max) return false;
+      v[(*nv)++] = (uint32_t)t;
+    }
+    p = *e ? e + 1 : e;
+  }
+  qsort(v, *nv, sizeof *v, cmp_u32);
+  return *nv > 0;
+}
+
+bool px_fmt_array_tasks(const char *pending, uint32_t *v, size_t max, size_t *nv) {
+  char spec[256];
+  snprintf(spec, sizeof spec, "%.*s", (int)strcspn(PX_STR(pending), "%"), PX_STR(pending));
+  return array_tasks(spec, v, max, nv);
+}
+
+void px_fmt_array_pending(char *buf, size_t n, const char *pending) {
+  char spec[256];
+  const char *pct = strchr(PX_STR(pending), '%');
+  snprintf(spec, sizeof spec, "%.*s", pct ? (int)(pct - pending) : (int)strlen(PX_STR(pending)), PX_STR(pending));
+  enum { MAX_SHOWN = 4096 };
+  uint32_t v[MAX_SHOWN];
+  size_t nv, len = 0;
+  if (!strchr(spec, ':') || !array_tasks(spec, v, MAX_SHOWN, &nv)) {
+    snprintf(buf, n, "%s", PX_STR(pending));
+    return;
+  }
+  /* Slurm prints the pending tasks as a bitmap does: runs as A-B, commas between */
+  buf[0] = '\0';
+  for (size_t i = 0; i < nv && len < n; ) {
+    size_t k = i;
+    while (k + 1 < nv && v[k + 1] <= v[k] + 1) k++;
+    len += (size_t)snprintf(buf + len, n - len, k > i ? "%s%u-%u" : "%s%u", i ? "," : "", v[i], v[k]);
+    i = k + 1;
+  }
+  if (pct && len < n) snprintf(buf + len, n - len, "%s", pct);
+}
+
 void px_fmt_job_id(char *buf, size_t n, const struct px_job_info *j) {
+  char pending[256];
   if (!j->array_job_id)
     snprintf(buf, n, "%" PRIu64, j->job_id);
-  else if (j->array_task_id == UINT32_MAX)
-    snprintf(buf, n, "%" PRIu64 "_[%s]", j->array_job_id, PX_STR(j->array_pending));
-  else
+  else if (j->array_task_id == UINT32_MAX) {
+    px_fmt_array_pending(pending, sizeof pending, j->array_pending);
+    snprintf(buf, n, "%" PRIu64 "_[%s]", j->array_job_id, pending);
+  } else {
     snprintf(buf, n, "%" PRIu64 "_%u", j->array_job_id, j->array_task_id);
+  }
 }
 
 /* A node list in Slurm's compressed form ("dev1,dev2" -> "dev[1-2]"),
@@ -123,6 +183,8 @@ static void first_node(char *buf, size_t n, const char *nodelist) {
 static void start_field(char *buf, size_t n, const struct px_job_info *j, bool start) {
   int64_t t = j->start_time > 0 ? j->start_time : j->expected_start;
   if (start && !strcmp(j->state, "PENDING")) t = j->expected_start;
+  /* a job waiting for its --begin starts no earlier: Slurm shows that time */
+  if (!t && !strcmp(j->state, "PENDING") && !strcmp(j->reason, "BeginTime")) t = j->spec.begin_s;
   px_cli_fmt_iso(buf, n, t, "N/A");
 }
 
@@ -151,6 +213,14 @@ static void tres_per_node(char *buf, size_t n, const struct px_job_info *j) {
     snprintf(buf, n, "gres:gpu:%u", j->spec.gpus_per_node);
 }
 
+/* %g: the group's name where this host knows it, else its number. */
+static void group_name(char *buf, size_t n, uint32_t gid) {
+  struct group g, *found = NULL;
+  char tmp[1024];
+  if (getgrgid_r((gid_t)gid, &g, tmp, sizeof tmp, &found) == 0 && found) snprintf(buf, n, "%s", found->gr_name);
+  else snprintf(buf, n, "%u", gid);
+}
+
 void px_fmt_job_dependency(char *buf, size_t n, const struct px_job_info *j) {
   const char *dep = j->spec.dependency, *mark = !strcmp(j->reason, "Dependency") ? "(unfulfilled)"
                                             : !strcmp(j->reason, "DependencyNeverSatisfied") ? "(failed)"
@@ -159,13 +229,23 @@ void px_fmt_job_dependency(char *buf, size_t n, const struct px_job_info *j) {
     snprintf(buf, n, "(null)");
     return;
   }
+  /* Slurm writes one term per job: afterok:1:2 is afterok:1(..),afterok:2(..),
+   * joined by the list's one separator (',' for all of, '?' for any of) */
+  const char *sep = strchr(dep, '?') ? "?" : ",";
   size_t o = 0;
   buf[0] = '\0';
   for (const char *p = dep; *p && o + 1 < n;) { /* terms end at ',' or '?' */
-    size_t len = strcspn(p, ",?");
-    int w = snprintf(buf + o, n - o, "%.*s%s%s", (int)len, p, mark, p[len] ? (p[len] == ',' ? "," : "?") : "");
-    if (w < 0) break;
-    o += (size_t)w < n - o ? (size_t)w : n - o - 1;
+    size_t len = strcspn(p, ",?"), type = strcspn(p, ":");
+    if (type > len) type = len; /* singleton */
+    for (const char *id = p + type; o + 1 < n;) {
+      size_t idlen = id < p + len ? strcspn(id + 1, ":,?") : 0;
+      int w = snprintf(buf + o, n - o, "%s%.*s%s%.*s%s", o ? sep : "", (int)type, p, idlen ? ":" : "",
+                       (int)idlen, id + 1, mark);
+      if (w < 0) break;
+      o += (size_t)w < n - o ? (size_t)w : n - o - 1;
+      id += idlen + 1;
+      if (id >= p + len) break;
+    }
     p += len + (p[len] ? 1 : 0);
   }
 }
@@ -179,8 +259,13 @@ void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool s
   case 'F': snprintf(buf, n, "%" PRIu64, j->array_job_id ? j->array_job_id : j->job_id); break;
   case 'K':
     if (!j->array_job_id) snprintf(buf, n, "N/A");
-    else if (j->array_task_id == UINT32_MAX) snprintf(buf, n, "[%s]", PX_STR(j->array_pending));
-    else snprintf(buf, n, "%u", j->array_task_id);
+    else if (j->array_task_id == UINT32_MAX) {
+      char pending[256];
+      px_fmt_array_pending(pending, sizeof pending, j->array_pending);
+      snprintf(buf, n, "[%s]", pending);
+    } else {
+      snprintf(buf, n, "%u", j->array_task_id);
+    }
     break;
   case 'P': snprintf(buf, n, "%s", PX_STR(s->partition)); break;
   case 'j': snprintf(buf, n, "%s", PX_STR(s->name)); break;
@@ -202,7 +287,7 @@ void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool s
   case 'a': snprintf(buf, n, "%s", PX_STR(s->account)); break;
   case 'q': snprintf(buf, n, "%s", PX_STR(s->qos)); break;
   case 'Q': snprintf(buf, n, "%u", j->priority); break;
-  case 'p': snprintf(buf, n, "%.8f", j->priority / 4294967295.0); break;
+  case 'p': snprintf(buf, n, "%.14f", j->priority / 4294967295.0); break; /* Slurm: 0.00000070012175 */
   case 'b': tres_per_node(buf, n, j); break;
   case 'E': px_fmt_job_dependency(buf, n, j); break;
   case 'Z': snprintf(buf, n, "%s", PX_STR(s->workdir)); break;
@@ -216,6 +301,14 @@ void px_fmt_job_field(char key, const struct px_job_info *j, int64_t now, bool s
   case 'c': snprintf(buf, n, "%u", s->cpus_per_task ? s->cpus_per_task : 1); break;
   case 'f': snprintf(buf, n, "%s", PX_STR(s->constraint)); break;
   case 'Y': snprintf(buf, n, "(null)"); break;
+  case 'v': snprintf(buf, n, "%s", s->reservation ? s->reservation : "(null)"); break;
+  case 'h': snprintf(buf, n, "%s", s->exclusive ? "NO" : "OK"); break; /* Slurm's OverSubscribe */
+  case 'n': snprintf(buf, n, "%s", s->nodelist ? s->nodelist : ""); break;
+  case 'x': snprintf(buf, n, "%s", s->exclude ? s->exclude : ""); break;
+  case 'g': group_name(buf, n, s->gid); break;
+  case 'G': snprintf(buf, n, "%u", s->gid); break;
+  case 'w': snprintf(buf, n, "(null)"); break; /* WCKeys are not kept */
+  case 'O': snprintf(buf, n, "0"); break;      /* nor contiguous placement */
   case 'B': first_node(buf, n, j->nodelist); break;
   default: snprintf(buf, n, "?"); break;
   }

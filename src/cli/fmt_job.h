@@ -21,6 +21,12 @@ void px_fmt_mem(char *buf, size_t n, uint64_t mib);
 void px_fmt_job_tres(char *buf, size_t n, const struct px_job_info *j, bool sorted);
 /* "10059_1", "10059_[3-9%2]", or "10127". */
 void px_fmt_job_id(char *buf, size_t n, const struct px_job_info *j);
+/* An array's pending tasks as Slurm shows them: steps written out
+ * ("5-9:2%2" is "5,7,9%2"), other forms as they are. */
+void px_fmt_array_pending(char *buf, size_t n, const char *pending);
+/* The task ids of an array's pending tasks ("1-9:2%2": 1,3,5,7,9), sorted;
+ * false when there are more than max or the form is not one of those. */
+bool px_fmt_array_tasks(const char *pending, uint32_t *v, size_t max, size_t *nv);
 /* Nodes the job has or asks for. */
 uint32_t px_fmt_job_nodes(const struct px_job_info *j);
 uint32_t px_fmt_job_cpus(const struct px_job_info *j);

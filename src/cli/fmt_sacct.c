@@ -280,9 +280,10 @@ static int parse_fields(const char *spec, struct sacct_col *cols, size_t max, si
     if (!f) return px_diag_set(d, PX_EINVAL, -1, "Invalid field requested: \"%.*s\"", (int)nlen, p);
     if (n == max) return px_diag_set(d, PX_EINVAL, -1, "too many fields requested");
     cols[n] = (struct sacct_col){f, (size_t)(f->width < 0 ? -f->width : f->width), f->width < 0};
-    if (pct) {
+    if (pct) { /* %N, or %-N: left-justified, as Slurm takes it */
       long w = strtol(pct + 1, NULL, 10);
-      cols[n].width = w > 0 ? (size_t)w : 0;
+      cols[n].width = w > 0 ? (size_t)w : w < 0 && w > -10000 ? (size_t)-w : 0;
+      if (w < 0) cols[n].left = true;
     }
     n++;
     p += len + (e ? 1 : 0);

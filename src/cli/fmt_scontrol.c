@@ -128,6 +128,7 @@ static void job_files(FILE *out, const struct px_job_info *j) {
   fprintf(out, "   Power=\n");
   const char *type = s->gpu_type ? s->gpu_type : "", *colon = s->gpu_type ? ":" : "";
   if (s->cpus_per_gpu) fprintf(out, "   CpusPerTres=gres:gpu:%u\n", s->cpus_per_gpu);
+  if (s->mem_per_gpu_mib) fprintf(out, "   MemPerTres=gres:gpu:%llu\n", (unsigned long long)s->mem_per_gpu_mib);
   if (s->gpus) fprintf(out, "   TresPerJob=gres:gpu:%s%s%u\n", type, colon, s->gpus);
   if (s->gpu_share) fprintf(out, "   TresPerJob=gres:gpu:%s%s0.%02u\n", type, colon, s->gpu_share);
   if (s->gpus_per_node) fprintf(out, "   TresPerNode=gres:gpu:%s%s%u\n", type, colon, s->gpus_per_node);

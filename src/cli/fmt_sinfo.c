@@ -33,6 +33,8 @@ static const struct {
     {'h', "OVERSUBS"},     {'g', "GROUPS"},    {'i', "RESERVATION"}, {'z', "S:C:T"},
     {'d', "TMP_DISK"},     {'w', "WEIGHT"},    {'u', "USER"},       {'H', "TIMESTAMP"},
     {'n', "HOSTNAMES"},    {'o', "NODE_ADDR"}, {'U', "USER"},
+    {'X', "SOCKETS"},      {'Y', "CORES"},     {'Z', "THREADS"},    {'b', "ACTIVE_FEATURES"},
+    {'O', "CPU_LOAD"},
 };
 
 static const struct px_col_name sinfo_long_names[] = {
@@ -152,6 +154,10 @@ static void node_field(char key, const struct px_partition_info *p, const struct
   case 'f': snprintf(buf, n, "%s", PX_STR(nd->features)); break;
   case 'E': snprintf(buf, n, "%s", nd->reason && *nd->reason ? nd->reason : "none"); break;
   case 'z': snprintf(buf, n, "1:%u:1", nd->cpus); break;
+  case 'X': case 'Z': snprintf(buf, n, "1"); break; /* as %z: one socket, one thread a core */
+  case 'Y': snprintf(buf, n, "%u", nd->cpus); break;
+  case 'b': snprintf(buf, n, "%s", PX_STR(nd->features)); break; /* features are always active */
+  case 'O': snprintf(buf, n, "N/A"); break; /* no load is reported (Slurm's N/A when it has none) */
   case 'd': snprintf(buf, n, "0"); break;
   case 'w': snprintf(buf, n, "1"); break;
   case 'u': case 'U': reason_user(buf, n, nd, key == 'U'); break;

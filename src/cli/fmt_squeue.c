@@ -26,6 +26,8 @@ static const struct px_col_name squeue_long_names[] = {
     {"Priority", 'p'},     {"tres-per-node", 'b'}, {"Dependency", 'E'},  {"WorkDir", 'Z'},
     {"Command", 'o'},      {"Comment", 'k'},      {"Nice", 'y'},         {"MinMemory", 'm'},
     {"MinCpus", 'c'},      {"Feature", 'f'},      {"SchedNodes", 'Y'},   {"BatchHost", 'B'},
+    {"Reservation", 'v'},  {"OverSubscribe", 'h'}, {"ReqNodes", 'n'}, /* no -O name for %x in Slurm */
+    {"GroupName", 'g'},    {"GroupID", 'G'},      {"WCKey", 'w'},        {"Contiguous", 'O'},
     {NULL, 0}};
 
 /* The sort keys of --sort; default "P,t,-p". */

@@ -79,6 +79,7 @@ const struct px_opt_def px_cli_opts[] = {
     {"exclude", 'x', REQ, JOB, px_opt_exclude, "never run on these nodes: a hostlist, or a file of names"},
     {"reservation", 0, REQ, JOB, px_opt_reservation, "run inside this reservation (phalanx reserve), when it opens"},
     {"cpus-per-gpu", 0, REQ, JOB, px_opt_cpus_per_gpu, "CPUs for each allocated GPU (not with --cpus-per-task)"},
+    {"ntasks-per-gpu", 0, REQ, BATCH, px_opt_ntasks_per_gpu, "tasks for each allocated GPU: the task count is N times the job's GPUs"},
     {"distribution", 'm', REQ, JOB, px_opt_distribution, "task layout: block, cyclic, plane=N or arbitrary, then :socket:core levels, then ,Pack or ,NoPack"},
     {"hint", 0, REQ, JOB, px_opt_hint, "nomultithread, multithread, compute_bound, memory_bound (SLURM_HINT)"},
     {"open-mode", 0, REQ, JOB, px_opt_open_mode, "append or truncate: how output files are opened (default truncate)"},
@@ -171,7 +172,7 @@ static int optlist_push(struct px_cli_optlist *l, const struct px_opt_def *def, 
 /* Slurm's long options that are not in the table: only for judging whether
  * an abbreviation is ambiguous, as Slurm's getopt would. */
 static const char *const slurm_only[] = {"cluster-constraint", "contiguous", "extra-node-info", "gres-flags",
-                                         "help", "nodefile", "ntasks-per-gpu", "power", "usage", "version"};
+                                         "help", "nodefile", "power", "usage", "version"};
 
 /* An exact name, else a unique abbreviation ("--err" for --error: Slurm
  * parses with getopt_long, which takes any unambiguous prefix, and 1.8% of

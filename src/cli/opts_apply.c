@@ -49,7 +49,6 @@ STR_OPT(px_opt_qos, qos)
 STR_OPT(px_opt_output, stdout_path)
 STR_OPT(px_opt_error, stderr_path)
 STR_OPT(px_opt_input, stdin_path)
-STR_OPT(px_opt_array, array)
 STR_OPT(px_opt_dependency, dependency)
 STR_OPT(px_opt_constraint, constraint)
 STR_OPT(px_opt_chdir, workdir)
@@ -60,6 +59,18 @@ STR_OPT(px_opt_container_mounts, container_mounts)
 STR_OPT(px_opt_container_workdir, container_workdir)
 STR_OPT(px_opt_container_env, container_env)
 
+/* --array: the server reads the expression; "%0" is Slurm's "no throttle". */
+int px_opt_array(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                 struct px_diag *d) {
+  const char *pct = strrchr(val, '%');
+  if (!pct || pct[strspn(pct + 1, "0") + 1] || !pct[1]) return set_str(&s->array, val);
+  char *c = strndup(val, (size_t)(pct - val));
+  if (!c) return PX_ENOMEM;
+  free(s->array);
+  s->array = c;
+  return 0;
+}
+
 #define COUNT_OPT(fn, opt, field)                                                               \
   int fn(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,            \
          struct px_diag *d) {                                                                   \
@@ -69,18 +80,26 @@ COUNT_OPT(px_opt_ntasks, "ntasks", ntasks)
 COUNT_OPT(px_opt_ntasks_per_node, "ntasks-per-node", ntasks_per_node)
 COUNT_OPT(px_opt_cpus_per_task, "cpus-per-task", cpus_per_task)
 
+/* -N MIN[-MAX], refused in Slurm's words: a word that is not a count, or a
+ * maximum under the minimum, exit 255; a zero count as its server says it. */
 int px_opt_nodes(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
                  struct px_diag *d) {
   char *e;
   errno = 0;
   long lo = strtol(val, &e, 10), hi = lo;
-  if (!errno && e != val && *e == '-') {
+  const char *bad = e == val || (*e && *e != '-') ? val : NULL;
+  if (!bad && *e == '-') {
     const char *p = e + 1;
     hi = strtol(p, &e, 10);
-    if (e == p) hi = -1;
+    if (e == p || *e) bad = p;
   }
-  if (errno || e == val || *e || lo <= 0 || hi < lo || hi > 1000000)
-    return px_diag_set(d, PX_EINVAL, -1, "Invalid node count specification: %s", val);
+  x->exit_status = 255;
+  if (bad) return px_diag_set(d, PX_EINVAL, -1, "\"%s\" is not a valid node count", bad);
+  if (hi < lo && hi > 0)
+    return px_diag_set(d, PX_EINVAL, -1, "Maximum node count %ld is less than minimum node count %ld", hi, lo);
+  x->exit_status = 0;
+  if (errno || lo <= 0 || hi <= 0 || hi > 1000000)
+    return px_diag_set(d, PX_EINVAL, -1, "Batch job submission failed: Node count specification invalid");
   s->nodes_min = (uint32_t)lo;
   s->nodes_max = (uint32_t)hi;
   return 0;
@@ -124,9 +143,9 @@ static int parse_gpu_count(const char *val, const char *opt, struct px_jobspec *
   const char *colon = strrchr(val, ':');
   const char *num = colon ? colon + 1 : val;
   uint32_t n;
-  /* per node or task, 0 is no GPUs (Slurm skips a zero GRES count; public
-   * scripts write --gpus-per-node=0 on CPU steps); --gpus=0 stays refused */
-  if (!strcmp(num, "0") && out != &s->gpus) return *out = 0, 0;
+  /* 0 is no GPUs (Slurm skips a zero GRES count and runs the job without
+   * GPUs; public scripts write --gpus-per-node=0 on CPU steps) */
+  if (!strcmp(num, "0")) return *out = 0, 0;
   if (strchr(num, '.') && out != &s->gpus && out != &s->gpus_per_node)
     return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification: %s (fractions of a GPU only with --gpus "
                        "or --gres=gpu:0.5)", opt, val);
@@ -174,11 +193,11 @@ int px_opt_gres(const char *val, struct px_jobspec *s, struct px_cli_extra *x, i
       if (*c == ':') *c = '\0', f[nf++] = c + 1;
     if (!strcmp(f[0], "shard") || !strcmp(f[0], "mps"))
       return px_diag_set(d, PX_EUNSUPPORTED, -1,
-                         "Invalid generic resource (gres) specification: %s (Phalanx shares a GPU by fractions: "
-                         "--gpus=0.5 or --gres=gpu:0.5, docs/gpus.md)", val);
+                         "Invalid generic resource (gres) specification\n(phalanx: %s: Phalanx shares a GPU by "
+                         "fractions: --gpus=0.5 or --gres=gpu:0.5, docs/gpus.md)", val);
     if (strcmp(f[0], "gpu"))
       return px_diag_set(d, PX_EUNSUPPORTED, -1,
-                         "Invalid generic resource (gres) specification: %s (Phalanx schedules "
+                         "Invalid generic resource (gres) specification\n(phalanx: %s: Phalanx schedules "
                          "only the gpu resource)", val);
     const char *type = nf == 3 ? f[1] : NULL, *num = nf == 3 ? f[2] : nf == 2 ? f[1] : "1";
     if (nf == 2 && !isdigit((unsigned char)*f[1])) type = f[1], num = "1";
@@ -205,13 +224,14 @@ enum { MEM_NODE = 1, MEM_CPU = 2, MEM_GPU = 4 };
 static int set_mem(const char *val, struct px_jobspec *s, struct px_cli_extra *x, unsigned which,
                    struct px_diag *d) {
   uint64_t mib;
-  if (px_cli_size_parse_mib(val, &mib))
-    return px_diag_set(d, PX_EINVAL, -1, "invalid memory constraint %s", val);
   /* --mem=0 (Slurm: all of each node's memory) is sent as "not given":
    * Phalanx then gives memory in proportion to the CPUs and GPUs taken,
    * which for the whole-node jobs that use --mem=0 is all of it. */
-  if (mib == 0 && which != MEM_NODE)
-    return px_diag_set(d, PX_EINVAL, -1, "invalid memory constraint %s", val);
+  if (px_cli_size_parse_mib(val, &mib) || (mib == 0 && which != MEM_NODE)) {
+    x->exit_status = 255; /* Slurm's exit(-1) for a bad size */
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid --%s specification",
+                       which == MEM_NODE ? "mem" : which == MEM_CPU ? "mem-per-cpu" : "mem-per-gpu");
+  }
   s->mem_per_node_mib = which == MEM_NODE ? mib : 0;
   s->mem_per_cpu_mib = which == MEM_CPU ? mib : 0;
   s->mem_per_gpu_mib = which == MEM_GPU ? mib : 0;
@@ -234,17 +254,27 @@ int px_opt_mem_per_gpu(const char *val, struct px_jobspec *s, struct px_cli_extr
 int px_opt_time(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
                 struct px_diag *d) {
   int64_t secs;
-  if (px_cli_duration_parse(val, &secs) || secs == 0)
-    return px_diag_set(d, PX_EINVAL, -1, "Invalid time limit specification");
+  if (px_cli_duration_parse(val, &secs)) {
+    x->exit_status = 255; /* Slurm's exit(-1) for a bad --time */
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid --time specification");
+  }
+  /* Slurm keeps whole minutes: 0:30 is one minute, 5:30 six; and 0 is
+   * "no limit" (UNLIMITED), which the partition's MaxTime then judges. */
+  if (secs == 0) secs = PX_CLI_UNLIMITED;
+  else if (secs != PX_CLI_UNLIMITED && secs % 60) secs += 60 - secs % 60;
   s->time_limit_s = secs;
   return 0;
 }
 
 int px_opt_exclusive(const char *val, struct px_jobspec *s, struct px_cli_extra *x,
                      int64_t now, struct px_diag *d) {
-  if (val && *val)
+  if (val && *val && (!strcasecmp(val, "user") || !strcasecmp(val, "mcs")))
     return px_diag_set(d, PX_EUNSUPPORTED, -1,
                        "--exclusive=%s is not supported by Phalanx (plain --exclusive is)", val);
+  if (val && *val) {
+    x->exit_status = 255; /* Slurm knows only user and mcs, and exits -1 */
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid --exclusive specification");
+  }
   s->exclusive = true;
   return 0;
 }
@@ -319,11 +349,13 @@ int px_opt_signal(const char *val, struct px_jobspec *s, struct px_cli_extra *x,
     char *e;
     errno = 0;
     secs = strtol(at + 1, &e, 10);
-    if (errno || e == at + 1 || *e || secs < 0 || secs > 65535)
-      return px_diag_set(d, PX_EINVAL, -1, "Invalid --signal specification: %s", val);
+    if (errno || e == at + 1 || *e || secs < 0 || secs > 65535) secs = -1;
   }
   int sig = px_cli_signal_number(p);
-  if (sig < 0) return px_diag_set(d, PX_EINVAL, -1, "Invalid --signal specification: %s", val);
+  if (sig < 0 || secs < 0) {
+    x->exit_status = 255; /* Slurm's exit(-1), in its words: no value echoed */
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid --signal specification");
+  }
   s->signal_num = sig;
   s->signal_time_s = (int32_t)secs;
   s->signal_batch_only = batch;

@@ -88,10 +88,26 @@ static int64_t parse_begin(const char *val, int64_t now) {
   return -1;
 }
 
+/* Where Slurm's message points in a time it cannot read: the offset after
+ * "now+", the first date or clock field out of range, else the start. */
+int px_cli_time_error_pos(const char *val) {
+  if (!strncasecmp(val, "now", 3)) return val[3] == '+' || val[3] == '-' ? 4 : 3;
+  int f[6] = {0}, n = sscanf(val, "%4d-%2d-%2dT%2d:%2d:%2d", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5]);
+  static const int lo[6] = {0, 1, 1, 0, 0, 0}, hi[6] = {9999, 12, 31, 23, 59, 60};
+  for (int i = 1; i < n; i++)
+    if (f[i] < lo[i] || f[i] > hi[i]) return 5 + 3 * (i - 1);
+  return 0;
+}
+
 int px_opt_begin(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
                  struct px_diag *d) {
   int64_t t = parse_begin(val, now);
-  if (t < 0) return px_diag_set(d, PX_EINVAL, -1, "Invalid time specification %s", val);
+  if (t < 0) { /* Slurm's two lines: its time parser's, bare, then sbatch's; exit(-1) */
+    x->exit_status = 255;
+    x->bare_first = true;
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid time specification (pos=%d): %s\nInvalid --begin specification",
+                       px_cli_time_error_pos(val), val);
+  }
   s->begin_s = t;
   return 0;
 }

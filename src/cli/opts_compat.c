@@ -36,10 +36,12 @@ static int mail_bits(const char *list, unsigned *bits) {
  * event per line). Stored as Slurm's upper-case list. */
 int px_opt_mail_type(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
                      struct px_diag *d) {
-  (void)x, (void)now;
+  (void)now;
   unsigned bits = 0;
-  if (strlen(val) > 200 || mail_bits(val, &bits) || (s->mail_type && mail_bits(s->mail_type, &bits)))
+  if (strlen(val) > 200 || mail_bits(val, &bits) || (s->mail_type && mail_bits(s->mail_type, &bits))) {
+    x->exit_status = 255; /* Slurm's exit(-1) */
     return px_diag_set(d, PX_EINVAL, -1, "Invalid --mail-type specification");
+  }
   char out[256] = "";
   for (size_t k = 0; k < NWORDS; k++)
     if (bits >> k & 1) snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", *out ? "," : "", mail_words[k]);

@@ -92,15 +92,25 @@ int px_opt_reservation(const char *val, struct px_jobspec *s, struct px_cli_extr
   return set_owned(&s->reservation, strdup(val));
 }
 
-int px_opt_cpus_per_gpu(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
-                        struct px_diag *d) {
+/* A count from 1 to 100000, in Slurm's words when it is not. */
+static int positive(const char *val, const char *opt, uint32_t *out, struct px_diag *d) {
   char *e;
   errno = 0;
   long v = strtol(val, &e, 10);
   if (errno || e == val || *e || v <= 0 || v > 100000)
-    return px_diag_set(d, PX_EINVAL, -1, "Invalid numeric value \"%s\" for --cpus-per-gpu.", val);
-  s->cpus_per_gpu = (uint32_t)v;
+    return px_diag_set(d, PX_EINVAL, -1, "Invalid numeric value \"%s\" for --%s.", val, opt);
+  *out = (uint32_t)v;
   return 0;
+}
+
+int px_opt_cpus_per_gpu(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                        struct px_diag *d) {
+  return positive(val, "cpus-per-gpu", &s->cpus_per_gpu, d);
+}
+
+int px_opt_ntasks_per_gpu(const char *val, struct px_jobspec *s, struct px_cli_extra *x, int64_t now,
+                          struct px_diag *d) {
+  return positive(val, "ntasks-per-gpu", &x->ntasks_per_gpu, d);
 }
 
 /* Slurm looks at the first letter only: a[ppend], t[runcate]. */

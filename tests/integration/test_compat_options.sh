@@ -141,5 +141,89 @@ while IFS=$'\t' read -r args want rc; do
     fail "sbatch $args: got '$(head -n1 <<<"$got")' exit $got_rc, want '$want' exit $rc"
 done <"$corpus/errors.txt"
 echo "ok   $(grep -c $'^[^#].*\t' "$corpus/errors.txt") refusals checked"
+
+# The other commands' refusals (commands.txt): the whole command line, with
+# $HELD a held job of this test's and $ENDED one that has completed.
+held=$(sbatch --parsable -A ops -H -t 20 --wrap true)
+ended=$(sbatch --parsable -A ops -t 20 --wrap true)
+wait_for 60 finished "$ended" || fail "job $ended did not complete"
+while IFS=$'\t' read -r cmd want rc; do
+  [[ -z $cmd || $cmd == \#* ]] && continue
+  cmd=${cmd//\$HELD/$held} cmd=${cmd//\$ENDED/$ended} want=${want//\$ENDED/$ended}
+  [ "$want" = "(none)" ] && want=
+  # shellcheck disable=SC2086 # the corpus line is the command line
+  got=$($cmd 2>&1 >/dev/null)
+  got_rc=$?
+  if [[ $want == differs:* ]]; then
+    [ "$got_rc" = "$rc" ] || fail "$cmd: exit $got_rc, want $rc ($got)"
+    continue
+  fi
+  [ "$(head -n1 <<<"$got")" = "$want" ] && [ "$got_rc" = "$rc" ] ||
+    fail "$cmd: got '$(head -n1 <<<"$got")' exit $got_rc, want '$want' exit $rc"
+done <"$corpus/commands.txt"
+echo "ok   $(grep -c $'^[^#].*\t' "$corpus/commands.txt") command refusals checked"
+
+# Outputs (h65's sweep, each as Slurm 22.05 gave it on the harness).
+limit_of() { scontrol show job "$1" | grep -o 'TimeLimit=[^ ]*'; }
+# --time forms: whole minutes, rounded up (-t 0:30 is 00:01:00), D-H and D-H:M
+for form in "0:30=00:01:00" "90=01:30:00" "5:30=00:06:00" "0-2=02:00:00" "0-2:3=02:03:00"; do
+  id=$(sbatch --parsable -A ops -H -t "${form%%=*}" --wrap true)
+  [ "$(limit_of "$id")" = "TimeLimit=${form#*=}" ] || fail "-t ${form%%=*}: $(limit_of "$id"), want ${form#*=}"
+  scancel "$id"
+done
+# %p: the priority as a fraction with Slurm's 14 decimals (a held job's is 0)
+[ "$(squeue -h -j "$held" -o %p)" = 0.00000000000000 ] || fail "%p of a held job: $(squeue -h -j "$held" -o %p)"
+# squeue's %v %h %n %x %g %G %w %O, and sacct's %-N (left-justified) widths
+want="(null)|OK|||$(id -gn)|$(id -g)|(null)|0"
+[ "$(squeue -h -j "$held" -o '%v|%h|%n|%x|%g|%G|%w|%O')" = "$want" ] ||
+  fail "squeue %v..%O: $(squeue -h -j "$held" -o '%v|%h|%n|%x|%g|%G|%w|%O'), want $want"
+[ "$(sacct -X -j "$ended" -o JobID%-15,State%-12 | head -n1)" = "JobID           State        " ] ||
+  fail "sacct %-N: '$(sacct -X -j "$ended" -o JobID%-15,State%-12 | head -n1)'"
+# sinfo %X %Y %Z %b %O: the node's layout as %z gives it, features, no load
+[ "$(sinfo -h -N -n dev4 -p batch -o '%X|%Y|%Z|%b|%O')" = "1|128|1|(null)|N/A" ] ||
+  fail "sinfo %X..%O: $(sinfo -h -N -n dev4 -p batch -o '%X|%Y|%Z|%b|%O' 2>&1)"
+# scontrol update TimeLimit=+T / -T: relative to the job's limit
+scontrol update JobId="$held" TimeLimit=+10 && [ "$(limit_of "$held")" = TimeLimit=00:30:00 ] ||
+  fail "TimeLimit=+10 on 20 min: $(limit_of "$held")"
+scontrol update JobId="$held" TimeLimit=-3 && [ "$(limit_of "$held")" = TimeLimit=00:27:00 ] ||
+  fail "TimeLimit=-3: $(limit_of "$held")"
+# an array's pending tasks with a step: Slurm writes them out; -r a line each; %0 is no throttle
+arr=$(sbatch --parsable -A ops -H -t 5 --array=1-9:2%2 --wrap true)
+[ "$(squeue -h -j "$arr" -o %i)" = "${arr}_[1,3,5,7,9%2]" ] || fail "array step: $(squeue -h -j "$arr" -o %i)"
+[ "$(squeue -r -h -j "$arr" -o %i | sort | paste -sd' ')" = "${arr}_1 ${arr}_3 ${arr}_5 ${arr}_7 ${arr}_9" ] ||
+  fail "squeue -r: $(squeue -r -h -j "$arr" -o %i | paste -sd' ')"
+arr0=$(sbatch --parsable -A ops -H -t 5 --array=1-3%0 --wrap true)
+[ "$(squeue -h -j "$arr0" -o %i)" = "${arr0}_[1-3]" ] || fail "--array=1-3%0: $(squeue -h -j "$arr0" -o %i)"
+# one dependency term per job, joined as the list is
+dep=$(sbatch --parsable -A ops -t 5 -d "afterok:$held:$arr,singleton" --wrap true)
+[ "$(squeue -h -j "$dep" -o %E)" = "afterok:$held(unfulfilled),afterok:$arr(unfulfilled),singleton(unfulfilled)" ] ||
+  fail "dependency terms: $(squeue -h -j "$dep" -o %E)"
+# --begin: squeue --start shows the begin time, not N/A
+t0=$(date +%s)
+later=$(sbatch --parsable -A ops -t 5 --begin=now+1hour --wrap true)
+t1=$(date +%s)
+start=$(date -d "$(squeue --start -h -j "$later" -o %S)" +%s 2>/dev/null || echo 0)
+[ "$start" -ge $((t0 + 3600)) ] && [ "$start" -le $((t1 + 3600)) ] ||
+  fail "--start of a --begin job: $(squeue --start -h -j "$later" -o %S)"
+scancel "$arr" "$arr0" "$dep" "$later"
+# --test-only: one line on stderr, and no job left queued or run
+out=$(sbatch -A ops -t 5 --test-only --wrap 'touch ran' 2>&1)
+[[ $out =~ ^sbatch:\ Job\ ([0-9]+)\ to\ start\ at\ .*\ using\ 1\ processors\ on\ nodes\ .*\ in\ partition\ batch$ ]] ||
+  fail "--test-only: $out"
+tid=${BASH_REMATCH[1]:-0}
+[ "$(squeue -h -t all -j "$tid" -o %t)" = CA ] || fail "--test-only left job $tid: $(squeue -h -t all -j "$tid" -o %t)"
+# --wait: the job's exit status; --parsable of an array: the bare id
+sbatch -A ops -t 5 --wait --wrap 'exit 3' >/dev/null
+[ $? = 3 ] || fail "--wait did not return the job's 3"
+[[ $(sbatch --parsable -A ops -t 5 -H --array=1-2 --wrap true) =~ ^[0-9]+$ ]] || fail "--parsable --array"
+# squeue -j of an ended job: not listed (only -t all shows it), exit 0
+out=$(squeue -h -j "$tid")
+[ $? = 0 ] && [ -z "$out" ] || fail "squeue -j ended job: '$out'"
+# output patterns %A_%a %j %u %x %%
+pat=$(sbatch --parsable -A ops -t 5 -J pj --array=1-2 -o 'o-%A_%a-%j-%u-%x-%%.txt' --wrap true)
+done_tasks() { [ "$(ls o-"${pat}"_[12]-*-"$(id -un)"-pj-%.txt 2>/dev/null | wc -l)" = 2 ]; }
+wait_for 60 done_tasks || fail "output patterns: $(ls o-* 2>&1)"
+scancel "$held"
+echo "ok   outputs: -t forms, TimeLimit=+/-, array steps and -r, dependency terms, --start, --test-only, --wait, patterns"
 [ "$fails" = 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "all compat options ok"

@@ -9,6 +9,7 @@
 
 #include <time.h>
 
+#include "cli/fmt_job.h"
 #include "golden.h"
 
 static struct px_job_info *pending_jobs(size_t *n) {
@@ -206,6 +207,37 @@ static void squeue_array_ids_and_times(void **state) {
   }
 }
 
+/* h65's sweep on the harness: an array's pending tasks with a step are
+ * written out (sbatch --array=1-9:2%2 with 1 and 3 running: 17_[5,7,9%2]),
+ * other forms kept; dependencies are one term per job ("afterok:1:2" is
+ * afterok:1(unfulfilled),afterok:2(unfulfilled)), with the list's separator. */
+static void squeue_array_steps_and_dependency_terms(void **state) {
+  static const struct {
+    const char *pending, *shown;
+  } arrays[] = {{"5-9:2%2", "5,7,9%2"}, {"1-9:2", "1,3,5,7,9"}, {"0-20:5,3", "0,3,5,10,15,20"},
+                {"2-5%2", "2-5%2"},     {"1,3-4", "1,3-4"},      {"1-7:3,2-3:1", "1-4,7"},
+                {"0-4000000:2", "0-4000000:2"}}; /* too many to write out */
+  char buf[256];
+  for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+    px_fmt_array_pending(buf, sizeof buf, arrays[i].pending);
+    assert_string_equal(buf, arrays[i].shown);
+  }
+  static const struct {
+    const char *dep, *shown;
+  } deps[] = {{"afterok:1:2,singleton", "afterok:1(unfulfilled),afterok:2(unfulfilled),singleton(unfulfilled)"},
+              {"afterok:1?afterany:2:3", "afterok:1(unfulfilled)?afterany:2(unfulfilled)?afterany:3(unfulfilled)"},
+              {"afterany:7", "afterany:7(unfulfilled)"}};
+  struct px_job_info j;
+  job_init(&j, 20, "batch", "dep", "PENDING", "Dependency", 5);
+  for (size_t i = 0; i < sizeof deps / sizeof deps[0]; i++) {
+    free(j.spec.dependency);
+    j.spec.dependency = strdup(deps[i].dep);
+    px_fmt_job_dependency(buf, sizeof buf, &j);
+    assert_string_equal(buf, deps[i].shown);
+  }
+  px_jobspec_fini(&j.spec);
+}
+
 int main(void) {
   setenv("TZ", "UTC", 1);
   tzset();
@@ -216,6 +248,7 @@ int main(void) {
       cmocka_unit_test(squeue_all_states_match_transcript),
       cmocka_unit_test(squeue_format_rules),
       cmocka_unit_test(squeue_array_ids_and_times),
+      cmocka_unit_test(squeue_array_steps_and_dependency_terms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

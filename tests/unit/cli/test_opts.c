@@ -88,11 +88,17 @@ static void options_map_to_jobspec(void **state) {
       {"--mem-per-cpu=4G", "mem_per_cpu_mib", "4096"},
       {"--mem-per-gpu=80G", "mem_per_gpu_mib", "81920"},
       {"-t 5", "time_limit_s", "300"},
-      {"-t 5:30", "time_limit_s", "330"},
+      {"-t 5:30", "time_limit_s", "360"}, /* Slurm keeps whole minutes, rounding up */
+      {"-t 0:30", "time_limit_s", "60"},
+      {"-t 0", "time_limit_s", "9223372036854775807"}, /* 0 is UNLIMITED */
+      {"-t 1-2", "time_limit_s", "93600"},
+      {"-t 1-2:3", "time_limit_s", "93780"},
+      {"-t 90", "time_limit_s", "5400"},
+      {"--gpus=0", "gpus", "0"}, /* no GPUs, as Slurm */
       {"-t 1:00:00", "time_limit_s", "3600"},
       {"-t 1-2", "time_limit_s", "93600"},
       {"-t 1-2:30", "time_limit_s", "95400"},
-      {"--time=2-00:00:10", "time_limit_s", "172810"},
+      {"--time=2-00:00:10", "time_limit_s", "172860"},
       {"-t UNLIMITED", "time_limit_s", "9223372036854775807"},
       {"-o out-%j.txt", "stdout_path", "out-%j.txt"},
       {"-e err-%A_%a.txt", "stderr_path", "err-%A_%a.txt"},
@@ -175,27 +181,33 @@ static void bad_values_are_errors_with_slurms_words(void **state) {
   static const struct {
     const char *args, *msg;
   } cases[] = {
-      {"-t abc", "Invalid time limit specification"},
-      {"-t 0", "Invalid time limit specification"},
-      {"-N 0", "Invalid node count specification: 0"},
-      {"-N 8-2", "Invalid node count specification: 8-2"},
+      {"-t abc", "Invalid --time specification"},
+      {"-t 1:2:3:4", "Invalid --time specification"},
+      {"-N 0", "Batch job submission failed: Node count specification invalid"},
+      {"-N abc", "\"abc\" is not a valid node count"},
+      {"-N 2-abc", "\"abc\" is not a valid node count"},
+      {"-N 8-2", "Maximum node count 2 is less than minimum node count 8"},
       {"-n x", "Invalid numeric value \"x\" for --ntasks."},
       {"-c -1", "Invalid numeric value \"-1\" for --cpus-per-task."},
-      {"--mem=lots", "invalid memory constraint lots"},
-      {"--mem=10X", "invalid memory constraint 10X"},
-      {"--mem=1.5G", "invalid memory constraint 1.5G"}, /* Slurm takes whole numbers only */
-      {"--gres=mps:100", "Invalid generic resource (gres) specification: mps:100"},
-      {"--gres=shard:2", "shard:2 (Phalanx shares a GPU by fractions: --gpus=0.5 or --gres=gpu:0.5"},
+      {"--mem=lots", "Invalid --mem specification"},
+      {"--mem=10X", "Invalid --mem specification"},
+      {"--mem=1.5G", "Invalid --mem specification"}, /* Slurm takes whole numbers only */
+      {"--gres=mps:100", "Invalid generic resource (gres) specification\n(phalanx: mps:100"},
+      {"--gres=shard:2", "shard:2: Phalanx shares a GPU by fractions: --gpus=0.5 or --gres=gpu:0.5"},
       {"--gres=gpu:h100:x", "Invalid numeric value \"x\" for --gres."},
-      {"--gpus=0", "Invalid numeric value \"0\" for --gpus."},
       {"--gpus=0.3x", "Invalid --gpus specification: 0.3x (a GPU count, or a fraction of one GPU from 0.01 to 0.99)"},
       {"--gpus=1.5", "Invalid --gpus specification: 1.5 (a fraction is part of one GPU"},
       {"--gpus=0.333", "Invalid --gpus specification: 0.333 (GPU fractions are in hundredths"},
       {"--gpus=0.0", "Invalid --gpus specification: 0.0 (a fraction is part of one GPU"},
       {"--gpus-per-task=0.5", "Invalid --gpus-per-task specification: 0.5 (fractions of a GPU only with --gpus"},
-      {"--signal=FOO", "Invalid --signal specification: FOO"},
+      {"--signal=FOO", "Invalid --signal specification"},
+      {"--signal=B:USR1@-5", "Invalid --signal specification"},
+      {"--mem-per-gpu=abc", "Invalid --mem-per-gpu specification"},
+      {"--exclusive=bogus", "Invalid --exclusive specification"},
       {"--nice=abc", "Invalid --nice value: abc"},
-      {"--begin=someday", "Invalid time specification someday"},
+      {"--begin=someday", "Invalid time specification (pos=0): someday\nInvalid --begin specification"},
+      {"--begin=now+1fortnight", "Invalid time specification (pos=4): now+1fortnight"},
+      {"--begin=2026-13-45", "Invalid time specification (pos=5): 2026-13-45"},
       {"--exclusive=user", "--exclusive=user is not supported"},
       {"--mem=1G --mem-per-cpu=1G", "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."},
       {"--mem-per-cpu=1G --mem-per-gpu=2G", "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."},
@@ -314,7 +326,7 @@ static void directive_errors_name_the_line(void **state) {
   struct px_cli_extra x = {0};
   px_jobspec_init(&s);
   assert_int_equal(px_cli_apply(&l, &s, &x, NOW, &d), PX_EINVAL);
-  assert_string_equal(d.msg, "batch script line 3: Invalid time limit specification");
+  assert_string_equal(d.msg, "batch script line 3: Invalid --time specification");
   px_jobspec_fini(&s);
   px_cli_optlist_fini(&l);
   assert_true(px_cli_script_has_shebang("#!/bin/bash\n"));
@@ -384,7 +396,7 @@ static void scripts_as_written(void **state) {
   } bad[] = {
       {"--mail-type=SOMETIMES", "Invalid --mail-type specification"},
       {"--wait-all-nodes=2", "Invalid --wait-all-nodes specification"},
-      {"--mem=100B", "invalid memory constraint 100B"},
+      {"--mem=100B", "Invalid --mem specification"},
       {"--ti=5", "option '--ti' is ambiguous"},   /* --time, --time-min */
       {"--co=x", "option '--co' is ambiguous"},   /* --comment, --constraint, --contiguous, ... */
   };
