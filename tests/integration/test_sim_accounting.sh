@@ -14,7 +14,7 @@
 #     of the cluster's own policy reproduces the recorded waits within a
 #     loose tolerance (launch latency and run-time noise of a busy machine).
 source "$(dirname "$0")/lib_dev.sh"
-start_dev "sbatch squeue scancel sacct sinfo" --nodes 2 --gpus 4
+start_dev "sbatch squeue scancel sacct sinfo " --nodes 2 --gpus 4
 wait_for 60 sh -c '[ "$(sinfo -h -t idle -o %D -p batch)" = 2 ]' || { echo "nodes not idle"; sinfo; exit 1; }
 cd "$tmp"
 
@@ -44,7 +44,7 @@ limits=$(sacct -n -X -S now-1hour -s CD -o Timelimit | sort -u | tr -d ' ')
 [ "$limits" = 00:05:00 ] || fail "accounting's time limits: $limits"
 "$PHALANX" export --since 1h --output trace.csv 2>export.err || fail "export: $(cat export.err)"
 grep -q "^phalanx export: $nsub jobs .*; 1 never started" export.err || fail "export summary: $(cat export.err)"
-head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,name,submit_seq,start_seq,end_seq,time0_unix_s,dependency' ||
+head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,name,submit_seq,start_seq,end_seq,time0_unix_s,dependency,attempt' ||
   fail "export header: $(head -1 trace.csv)"
 t0=$(sed -n 's/.*times from \([0-9]*\), Unix.*/\1/p' export.err)
 python3 - trace.csv "$t0" "$arr" "$held" "${ids[@]}" <<'PY' || fail "exported rows: $(cat trace.csv)"
@@ -60,6 +60,7 @@ for r in rows:
     assert r["status"] == "COMPLETED" and r["user"] == "root", r
     assert r["time_limit_s"] == "300", r  # -t 5, from the job's accounting row
     assert r["time0_unix_s"] == t0, (t0, r)  # the server's clock at second 0
+    assert r["attempt"] == "0", r  # none was requeued
 assert held not in by_id, "a job that never started was exported"
 tasks = [r for r in rows if r["array_job_id"] == arr]
 assert sorted(int(r["array_task_id"]) for r in tasks) == [0, 1, 2, 3], tasks
@@ -149,4 +150,5 @@ if "$PHALANX" sim --from-accounting bad.csv --config "$tmp/state/slurm.conf" >/d
 fi
 grep -q "bad.csv: line 3, column [0-9]* (duration_s): differs from end_s - start_s" bad.err || fail "bad row: $(cat bad.err)"
 ok "a foreign row is refused: $(cat bad.err)"
+
 exit $((fails > 0))
