@@ -10,10 +10,11 @@
  * earlier attempts (its runs that a node failure, a preemption or a
  * requeue ended: state REQUEUED, NODE_FAIL, PREEMPTED, as the row says)
  * come right before its last, same job_id, with their own start, end and
- * state, attempt ascending (the attempt column, last in the header so that
- * a reader of the older header still finds its columns: 0 for the first
- * run, n after n requeues); the simulator replays the job once and counts
- * the earlier runs' GPU time as lost (src/sim/trace.h). Times are seconds from the
+ * state, attempt ascending (the attempt column: 0 for the first run, n
+ * after n requeues; before the seqs, so that the header still ends in
+ * submit_seq,...,dependency, as bench_sim_fidelity.sh checks it); the
+ * simulator replays the job once and counts the earlier runs' GPU time as
+ * lost (src/sim/trace.h). Times are seconds from the
  * earliest submit of the export; the recorded run (eligible_s, start_s,
  * end_s) travels with the job, and duration_s is end_s - start_s. Jobs that
  * never started (cancelled while pending) have no run to replay: they are
@@ -43,7 +44,7 @@
 
 static const char EXPORT_HEADER[] =
     "job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,"
-    "time_limit_s,array_job_id,array_task_id,name,submit_seq,start_seq,end_seq,time0_unix_s,dependency,attempt\n";
+    "time_limit_s,array_job_id,array_task_id,name,attempt,submit_seq,start_seq,end_seq,time0_unix_s,dependency\n";
 
 /* By job id, then attempt: each job's rows together, its attempts in order. */
 static int by_id_attempt(const void *a, const void *b) {
@@ -114,7 +115,7 @@ static void write_row(FILE *f, const struct px_job_info *j, int64_t t0) {
   else fputc(',', f);
   fputc(',', f);
   csv_field(f, j->spec.name); /* what a singleton keys on, with the user */
-  fputc(',', f);
+  fprintf(f, ",%u,", j->restarts); /* the attempt: accounting's row of it */
   /* the server's order of its submit and end within a second (empty from
    * a row written before accounting kept it) */
   if (j->submit_seq && j->start_seq && j->end_seq)
@@ -124,7 +125,7 @@ static void write_row(FILE *f, const struct px_job_info *j, int64_t t0) {
   fprintf(f, ",%lld,", (long long)t0);
   /* -d as the user wrote it; its ids are this record's job ids */
   csv_field(f, j->spec.dependency);
-  fprintf(f, ",%u\n", j->restarts);
+  fputc('\n', f);
 }
 
 static bool ran(const struct px_job_info *j) {

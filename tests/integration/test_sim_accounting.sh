@@ -44,7 +44,7 @@ limits=$(sacct -n -X -S now-1hour -s CD -o Timelimit | sort -u | tr -d ' ')
 [ "$limits" = 00:05:00 ] || fail "accounting's time limits: $limits"
 "$PHALANX" export --since 1h --output trace.csv 2>export.err || fail "export: $(cat export.err)"
 grep -q "^phalanx export: $nsub jobs .*; 1 never started" export.err || fail "export summary: $(cat export.err)"
-head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,name,submit_seq,start_seq,end_seq,time0_unix_s,dependency,attempt' ||
+head -1 trace.csv | grep -qx 'job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,time_limit_s,array_job_id,array_task_id,name,attempt,submit_seq,start_seq,end_seq,time0_unix_s,dependency' ||
   fail "export header: $(head -1 trace.csv)"
 t0=$(sed -n 's/.*times from \([0-9]*\), Unix.*/\1/p' export.err)
 python3 - trace.csv "$t0" "$arr" "$held" "${ids[@]}" <<'PY' || fail "exported rows: $(cat trace.csv)"
