@@ -480,8 +480,9 @@ static int fold_attempt(struct px_trace *t, struct reader *r, struct px_trace_jo
   char msg[160];
   int c;
   if (attempt_error(p, j, &c, msg, sizeof msg)) return perr(r, col(r, c)->pos, PX_EPARSE, col_names[c], msg);
-  struct px_trace_attempt a = {.start_s = p->start_s, .end_s = p->end_s, .attempt = p->attempt,
-                               .status = p->status, .line = p->line, .job = (uint32_t)t->jobs.len - 1};
+  struct px_trace_attempt a = {.start_s = p->start_s, .end_s = p->end_s, .start_seq = p->start_seq,
+                               .end_seq = p->end_seq, .attempt = p->attempt, .status = p->status, .line = p->line,
+                               .job = (uint32_t)t->jobs.len - 1};
   if (px_trace_attemptvec_push(&t->attempts, a)) return PX_ENOMEM;
   j->earlier = p->nearlier ? p->earlier : (uint32_t)t->attempts.len - 1;
   j->nearlier = p->nearlier + 1;

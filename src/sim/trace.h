@@ -40,9 +40,9 @@
  * attempt below or equal to the one before it, an earlier one without its
  * run or ending after the next one's start, other GPUs) is refused.
  *
- * A job costs 144 bytes plus its id, an earlier attempt 32; user, queue, status, dependency and
- * job names are interned (one copy each): a million jobs take 128 MB and
- * their ids and distinct names.
+ * A job costs 144 bytes plus its id, an earlier attempt 48; user, queue,
+ * status, dependency and job names are interned (one copy each): a million
+ * jobs take 144 MB and their ids and distinct names.
  * Errors name the line, the column (field number and name) and the byte
  * offset; a failed parse leaves the trace empty.
  */
@@ -87,6 +87,7 @@ struct px_trace_job {
 /* An earlier attempt of a requeued job: its run, which the requeue ended. */
 struct px_trace_attempt {
   int64_t start_s, end_s; /* the recorded run (end_s >= start_s) */
+  uint64_t start_seq, end_seq; /* the journal seqs of its START and of the record that requeued it; 0: unknown */
   uint32_t attempt;       /* its attempt column */
   uint32_t status;        /* REQUEUED, NODE_FAIL, PREEMPTED ... (a name), or PX_TRACE_NONE */
   uint32_t line;          /* 1-based line in the file */

@@ -52,12 +52,15 @@ static void test_grouped(void **state) {
   assert_int_equal(a[0].end_s, 15);
   assert_int_equal(a[0].attempt, 0);
   assert_int_equal(a[0].line, 2);
+  assert_int_equal(a[0].start_seq, 4);
+  assert_int_equal(a[0].end_seq, 9);
   assert_int_equal(a[0].job, 0);
   assert_string_equal(px_trace_name(&t, a[0].status), "NODE_FAIL");
   assert_int_equal(a[1].start_s, 30);
   assert_int_equal(a[1].end_s, 50);
   assert_int_equal(a[1].attempt, 1);
   assert_string_equal(px_trace_name(&t, a[1].status), "PREEMPTED");
+  assert_int_equal(a[1].start_seq, 0); /* written without its seqs */
   const struct px_trace_job *k = &t.jobs.v[1];
   assert_string_equal(px_trace_id(&t, k), "8");
   assert_int_equal(k->nearlier, 0);
