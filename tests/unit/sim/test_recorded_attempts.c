@@ -12,6 +12,7 @@
 
 #include "sim/cluster.h"
 #include "sim/recorded.h"
+#include "sim/report.h"
 
 /*
  * One 8-GPU node. Job a (qa, 8 GPUs) ran 0-30 until its node failed, was
@@ -85,6 +86,16 @@ static void test_earlier_attempt_lost(void **state) {
   assert_true(r->acct_wait_avg_s[0] == 40 && r->acct_wait_avg_s[1] == 130);
   assert_true(fabs(r->fs.level_end[0] - 0.5 / (130.0 / 230)) < 1e-3);
   assert_true(fabs(r->fs.level_end[1] - 0.5 / (100.0 / 230)) < 1e-3);
+  /* the report says the record has them, and what they cost */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  struct px_sim_report rep = {.trace_path = "t", .setup = &w.setup, .results = r, .nresults = 1};
+  px_sim_report_table(out, &rep);
+  fclose(out);
+  assert_non_null(strstr(buf, "\n  requeued in the record: 1 jobs, 1 earlier attempts"));
+  assert_non_null(strstr(buf, "\npreemptions                                 1\n"));
+  free(buf);
   rec_close(&w);
   rec_open(&w, "a,0,0,30,"); /* the record of a's last attempt only */
   assert_int_equal(w.r.gpu_s_lost, 0);
