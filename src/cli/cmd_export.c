@@ -18,7 +18,9 @@
  * earliest submit of the export; the recorded run (eligible_s, start_s,
  * end_s) travels with the job, and duration_s is end_s - start_s. Jobs that
  * never started (cancelled while pending) have no run to replay: they are
- * counted on stderr, not exported. The accounting row keeps the job's time
+ * counted on stderr, not exported (a requeued job cancelled while it waited
+ * again: its attempts that ran are, the last of them its run in a replay).
+ * The accounting row keeps the job's time
  * limit; a row written before it did (time_limit_s 0) takes the limit of
  * the job from the server if it still holds it (/v1/jobs?state=all, which
  * lists those that ended past MinJobAge too), else leaves time_limit_s
