@@ -6,12 +6,21 @@
  * history under other policies (docs/simulator.md, "What-if on your own
  * cluster").
  *
- * One row per job: its last attempt (a requeued job's earlier attempts are
- * part of its history, not separate jobs). Times are seconds from the
+ * One row per attempt that ran, as accounting keeps them: a requeued job's
+ * earlier attempts (its runs that a node failure, a preemption or a
+ * requeue ended: state REQUEUED, NODE_FAIL, PREEMPTED, as the row says)
+ * come right before its last, same job_id, with their own start, end and
+ * state, attempt ascending (the attempt column: 0 for the first run, n
+ * after n requeues; before the seqs, so that the header still ends in
+ * submit_seq,...,dependency, as bench_sim_fidelity.sh checks it); the
+ * simulator replays the job once and counts the earlier runs' GPU time as
+ * lost (src/sim/trace.h). Times are seconds from the
  * earliest submit of the export; the recorded run (eligible_s, start_s,
  * end_s) travels with the job, and duration_s is end_s - start_s. Jobs that
  * never started (cancelled while pending) have no run to replay: they are
- * counted on stderr, not exported. The accounting row keeps the job's time
+ * counted on stderr, not exported (a requeued job cancelled while it waited
+ * again: its attempts that ran are, the last of them its run in a replay).
+ * The accounting row keeps the job's time
  * limit; a row written before it did (time_limit_s 0) takes the limit of
  * the job from the server if it still holds it (/v1/jobs?state=all, which
  * lists those that ended past MinJobAge too), else leaves time_limit_s
@@ -37,9 +46,9 @@
 
 static const char EXPORT_HEADER[] =
     "job_id,submit_s,eligible_s,start_s,end_s,duration_s,gpus,nodes,user,queue,qos,partition,status,"
-    "time_limit_s,array_job_id,array_task_id,name,submit_seq,start_seq,end_seq,time0_unix_s,dependency\n";
+    "time_limit_s,array_job_id,array_task_id,name,attempt,submit_seq,start_seq,end_seq,time0_unix_s,dependency\n";
 
-/* By job id, then attempt: the last row of each id is its latest attempt. */
+/* By job id, then attempt: each job's rows together, its attempts in order. */
 static int by_id_attempt(const void *a, const void *b) {
   const struct px_job_info *x = a, *y = b;
   if (x->job_id != y->job_id) return x->job_id < y->job_id ? -1 : 1;
@@ -108,7 +117,7 @@ static void write_row(FILE *f, const struct px_job_info *j, int64_t t0) {
   else fputc(',', f);
   fputc(',', f);
   csv_field(f, j->spec.name); /* what a singleton keys on, with the user */
-  fputc(',', f);
+  fprintf(f, ",%u,", j->restarts); /* the attempt: accounting's row of it */
   /* the server's order of its submit and end within a second (empty from
    * a row written before accounting kept it) */
   if (j->submit_seq && j->start_seq && j->end_seq)
@@ -121,15 +130,21 @@ static void write_row(FILE *f, const struct px_job_info *j, int64_t t0) {
   fputc('\n', f);
 }
 
-/* Keeps each job's last attempt that ran; returns how many never started. */
+static bool ran(const struct px_job_info *j) {
+  return j->start_time > 0 && j->end_time >= j->start_time && j->start_time >= j->submit_time;
+}
+
+/* Keeps every attempt that ran, by job and attempt; returns how many jobs
+ * never started (no attempt ran: cancelled while pending). */
 static size_t keep_runs(struct px_job_info *v, size_t *n) {
   qsort(v, *n, sizeof *v, by_id_attempt);
   size_t k = 0, never = 0;
+  bool job_ran = false; /* an attempt of v[i]'s job so far ran */
   for (size_t i = 0; i < *n; i++) {
-    bool later = i + 1 < *n && v[i + 1].job_id == v[i].job_id;
-    bool ran = v[i].start_time > 0 && v[i].end_time >= v[i].start_time && v[i].start_time >= v[i].submit_time;
-    if (!later && !ran) never++;
-    if (later || !ran) px_cli_job_fini(&v[i]);
+    bool first = i == 0 || v[i - 1].job_id != v[i].job_id, last = i + 1 == *n || v[i + 1].job_id != v[i].job_id;
+    job_ran = (!first && job_ran) || ran(&v[i]);
+    if (last && !job_ran) never++;
+    if (!ran(&v[i])) px_cli_job_fini(&v[i]);
     else v[k++] = v[i];
   }
   *n = k;
@@ -153,7 +168,10 @@ static int add_limits(struct px_cmd *c, struct px_job_info *v, size_t n) {
   if (px_cmd_get_jobs(c, "/v1/jobs?state=all", &live, &nl)) return 1;
   for (size_t i = 0; i < nl; i++) {
     struct px_job_info *j = bsearch(&live[i].job_id, v, n, sizeof *v, cmp_id);
-    if (j && !j->spec.time_limit_s) j->spec.time_limit_s = live[i].spec.time_limit_s;
+    if (!j) continue;
+    while (j > v && j[-1].job_id == j->job_id) j--; /* its first attempt: each of them lacks it */
+    for (; j < v + n && j->job_id == live[i].job_id; j++)
+      if (!j->spec.time_limit_s) j->spec.time_limit_s = live[i].spec.time_limit_s;
   }
   px_cli_jobs_free(live, nl);
   return 0;
@@ -192,7 +210,14 @@ int px_verb_export(int argc, char **argv) {
       if (v[i].submit_time < t0) t0 = v[i].submit_time;
     fputs(EXPORT_HEADER, f);
     for (size_t i = 0; i < n && !rc; i++) write_row(f, &v[i], t0);
-    fprintf(stderr, "phalanx export: %zu jobs (times from %lld, Unix)", n, (long long)t0);
+    size_t jobs = 0, earlier = 0;
+    for (size_t i = 0; i < n; i++) {
+      bool later = i + 1 < n && v[i + 1].job_id == v[i].job_id;
+      jobs += !later;
+      earlier += later;
+    }
+    fprintf(stderr, "phalanx export: %zu jobs (times from %lld, Unix)", jobs, (long long)t0);
+    if (earlier) fprintf(stderr, "; %zu earlier attempts of requeued jobs", earlier);
     if (never) fprintf(stderr, "; %zu never started (cancelled while pending), not exported", never);
     fputc('\n', stderr);
     if (f != stdout && fclose(f)) rc = 1;

@@ -172,19 +172,28 @@ void px_sim_result_fini(struct px_sim_result *r);
  */
 int px_sim_fs_sample(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_core *core, int64_t t_s);
 
+/* A run of job (an index into setup jobs) from start_s to end_s. */
+struct px_sim_span {
+  uint32_t job;
+  int64_t start_s, end_s;
+};
+
 /*
  * Positions from runs given to a core of the cluster's own configuration
  * as recovery gives running jobs (fs_record.c), ranked and sampled at the
  * instants of clock (another run's px_sim_fs), or without one at each
- * instant a run starts or ends. Only jobs in state DONE count. 0,
+ * instant a run starts or ends. Only jobs in state DONE count, and the
+ * nextra runs of extra (a record's earlier attempts of requeued jobs: each
+ * charged as a job of its own, under its job's user and GPUs). 0,
  * PX_ENOMEM or the core's refusal of the cluster.
  */
 int px_sim_fs_from_runs(struct px_sim_result *r, const struct px_sim_setup *s, const struct px_sim_jobrun *runs,
-                        const struct px_sim_fs *clock);
+                        const struct px_sim_span *extra, size_t nextra, const struct px_sim_fs *clock);
 
 /*
  * The recorded run's positions (rec: px_sim_recorded's result; its fs is
- * replaced): the trace's recorded runs through px_sim_fs_from_runs, ranked
+ * replaced): the trace's recorded runs, a requeued job's earlier attempts
+ * included (charged as the cluster did), through px_sim_fs_from_runs, ranked
  * when replay's core ranked (the replay of the cluster's own keys: when it
  * reproduces the record, both columns show the same positions), or at each
  * recorded start and end when replay is NULL. 0, PX_ENOMEM or the core's

@@ -15,7 +15,8 @@
 #define PX_SIM_RECORDED_NAME "recorded"
 
 /*
- * Fills r from the trace's start_s/end_s of every runnable job of s. 0,
+ * Fills r from the trace's start_s/end_s of every runnable job of s and
+ * its earlier attempts (recorded.c: their GPU time lost to preemption). 0,
  * PX_EINVAL (d names the first job's line without a recorded run) or
  * PX_ENOMEM; on error r is left empty.
  */
@@ -23,7 +24,9 @@ int px_sim_recorded(const struct px_sim_setup *s, struct px_sim_result *r, struc
 
 /*
  * Fidelity of a replay against the record: the mean over jobs done in both
- * of |replayed wait - recorded wait|, and the mean recorded wait (seconds).
+ * of |replayed wait - recorded wait|, and the mean recorded wait (seconds),
+ * each wait up to the job's first start (a requeued job's: its first
+ * attempt's in the record, its first run's in the replay).
  * runs: the replay's per-job times (px_sim_run_opts.runs_out).
  */
 struct px_sim_fidelity {
@@ -34,7 +37,7 @@ void px_sim_fidelity(const struct px_sim_setup *s, const struct px_sim_jobrun *r
 
 /*
  * The comparison job by job, as CSV on f (header first): each job done in
- * both, in submit order, with its recorded and replayed start and wait and
+ * both, in submit order, with its recorded and replayed first start and wait and
  * their difference (replayed - recorded; positive: the replay waited
  * longer). 0 or PX_EIO.
  */

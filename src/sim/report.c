@@ -104,6 +104,10 @@ static void table_header(FILE *f, const struct px_sim_report *rep) {
           rep->trace_path, s->njobs, nskipped(s), s->trace->nfractional, s->trace->ncpu_only);
   for (int k = 1; k < PX_SIM_SKIP_COUNT; k++)
     if (s->nskipped[k]) fprintf(f, "  skipped, %s: %" PRIu64 "\n", px_sim_skip_name((enum px_sim_skip)k), s->nskipped[k]);
+  if (s->trace->attempts.len) /* only a record with them: other reports stay as they were */
+    fprintf(f, "  requeued in the record: %" PRIu32 " jobs, %zu earlier attempts"
+               " (recorded column: preemptions, GPU-h lost)\n",
+            s->trace->nrequeued, s->trace->attempts.len);
   fprintf(f, "cluster: %" PRIu32 " nodes, %" PRIu64 " GPUs; time limit = duration x %.2f unless the trace gives one\n\n",
           s->nnodes, s->total_gpus, s->limit_factor);
   for (uint32_t r = 0; r < s->nqos_rules; r++)

@@ -18,12 +18,14 @@
 
 enum col {
   C_ID, C_SUBMIT, C_DURATION, C_GPUS, C_NODES, C_USER, C_QUEUE, C_STATUS, C_LIMIT,
-  C_ELIGIBLE, C_START, C_END, C_QOS, C_PARTITION, C_ARRAY, C_SUBMIT_SEQ, C_START_SEQ, C_END_SEQ, C_TIME0, C_DEPENDENCY, C_NAME, C_NCOLS
+  C_ELIGIBLE, C_START, C_END, C_QOS, C_PARTITION, C_ARRAY, C_SUBMIT_SEQ, C_START_SEQ, C_END_SEQ, C_TIME0, C_DEPENDENCY, C_NAME, C_ATTEMPT,
+  C_NCOLS
 };
 static const char *const col_names[C_NCOLS] = {
     "job_id",       "submit_s",   "duration_s", "gpus",    "nodes", "user",      "queue",       "status",
     "time_limit_s", "eligible_s", "start_s",    "end_s",   "qos",   "partition", "array_job_id",
-    "submit_seq",   "start_seq",  "end_seq",    "time0_unix_s", "dependency", "name"};
+    "submit_seq",   "start_seq",  "end_seq",    "time0_unix_s", "dependency", "name",
+    "attempt"};
 #define C_REQUIRED C_LIMIT /* columns before this one must be in the header */
 
 /* One field of the current row: bytes in the input, or (quoted) in scratch. */
@@ -43,11 +45,13 @@ struct reader {
   struct field *fields;  /* the current row */
   size_t nfields, cap;
   int slot[C_NCOLS];     /* column index of each known column, or -1 */
+  struct px_smap seen;   /* with an attempt column: the job ids read so far (their rows come together) */
   struct px_diag *d;
 };
 
 void px_trace_fini(struct px_trace *t) {
   px_trace_jobvec_fini(&t->jobs);
+  px_trace_attemptvec_fini(&t->attempts);
   px_charvec_fini(&t->ids);
   px_strvec_free_all(&t->names);
   px_smap_fini(&t->name_index);
@@ -394,9 +398,7 @@ static int parse_dependency(struct px_trace *t, struct reader *r, struct px_trac
     snprintf(msg, sizeof msg, "%s at offset %zu", why, at);
     return perr(r, f->pos + (f->scratch ? 0 : at), PX_EPARSE, "dependency", msg);
   }
-  int rc = intern(t, r, f, &j->dependency);
-  if (!rc && j->dependency != PX_TRACE_NONE) t->ndependent++;
-  return rc;
+  return intern(t, r, f, &j->dependency);
 }
 
 /*
@@ -417,8 +419,103 @@ static int parse_name(struct px_trace *t, struct reader *r, struct px_trace_job 
     snprintf(msg, sizeof msg, "a control character at offset %zu", i);
     return perr(r, f->pos + (f->scratch ? 0 : i), PX_EPARSE, "name", msg);
   }
-  int rc = intern(t, r, f, &j->name);
-  if (!rc && j->name != PX_TRACE_NONE) t->nnamed++;
+  return intern(t, r, f, &j->name);
+}
+
+/* The trace's counts of jobs with each optional part: d = 1 adds j, -1
+ * takes it back (a row that turned out to be an earlier attempt). */
+static void tally(struct px_trace *t, const struct px_trace_job *j, int d) {
+  t->nrecorded += (uint32_t)(d * (j->start_s >= 0));
+  t->nseq += (uint32_t)(d * (j->submit_seq || j->start_seq || j->end_seq));
+  t->nfractional += (uint32_t)(d * !!(j->flags & PX_TRACE_FRACTIONAL));
+  t->ncpu_only += (uint32_t)(d * !!(j->flags & PX_TRACE_CPU_ONLY));
+  t->ndependent += (uint32_t)(d * (j->dependency != PX_TRACE_NONE));
+  t->nnamed += (uint32_t)(d * (j->name != PX_TRACE_NONE));
+}
+
+/* The attempt column: a whole number (0 when empty). */
+static int parse_attempt(struct reader *r, struct px_trace_job *j) {
+  uint64_t v;
+  int rc = parse_opt_count(r, C_ATTEMPT, &v);
+  if (!rc && v >= UINT32_MAX) rc = perr(r, col(r, C_ATTEMPT)->pos, PX_ERANGE, "attempt", "number too large");
+  j->attempt = (uint32_t)v;
+  return rc;
+}
+
+/* Whether the row's job id is the one of job p. */
+static bool same_id(const struct px_trace *t, const struct reader *r, const struct px_trace_job *p) {
+  const struct field *id = col(r, C_ID);
+  const char *pid = px_trace_id(t, p);
+  return strlen(pid) == id->len && memcmp(pid, fbytes(r, id), id->len) == 0;
+}
+
+/* Why row j cannot follow p as the same job's next attempt (*c: the column
+ * to name), NULL when it can. */
+static const char *attempt_error(const struct px_trace_job *p, const struct px_trace_job *j, int *c, char *msg,
+                                 size_t n) {
+  *c = C_ATTEMPT;
+  if (j->attempt == p->attempt) snprintf(msg, n, "duplicate attempt %u (line %u has it)", j->attempt, p->line);
+  else if (j->attempt < p->attempt)
+    snprintf(msg, n, "attempt %u after attempt %u (line %u): a job's attempts come in order", j->attempt, p->attempt,
+             p->line);
+  else if (p->start_s < 0) snprintf(msg, n, "follows attempt %u (line %u), which has no recorded run", p->attempt, p->line);
+  else if (j->start_s < 0) *c = C_START, snprintf(msg, n, "empty, but attempt %u follows a recorded one", j->attempt);
+  else if (j->start_s < p->end_s)
+    *c = C_START, snprintf(msg, n, "before the end of attempt %u (line %u, end_s %lld)", p->attempt, p->line,
+                           (long long)p->end_s);
+  else if (j->gpus != p->gpus)
+    *c = C_GPUS, snprintf(msg, n, "differs from attempt %u's (line %u): a job's attempts hold the same GPUs",
+                          p->attempt, p->line);
+  else return NULL;
+  return msg;
+}
+
+/*
+ * Row j is the next attempt of the job before it (same id): that job's row
+ * becomes an earlier attempt, j the job, submitted when its first attempt
+ * was. 0, PX_EPARSE (the row is out of order) or PX_ENOMEM.
+ */
+static int fold_attempt(struct px_trace *t, struct reader *r, struct px_trace_job *j) {
+  struct px_trace_job *p = &t->jobs.v[t->jobs.len - 1];
+  char msg[160];
+  int c;
+  if (attempt_error(p, j, &c, msg, sizeof msg)) return perr(r, col(r, c)->pos, PX_EPARSE, col_names[c], msg);
+  struct px_trace_attempt a = {.start_s = p->start_s, .end_s = p->end_s, .start_seq = p->start_seq,
+                               .end_seq = p->end_seq, .attempt = p->attempt, .status = p->status, .line = p->line,
+                               .job = (uint32_t)t->jobs.len - 1};
+  if (px_trace_attemptvec_push(&t->attempts, a)) return PX_ENOMEM;
+  j->earlier = p->nearlier ? p->earlier : (uint32_t)t->attempts.len - 1;
+  j->nearlier = p->nearlier + 1;
+  j->submit_s = p->submit_s, j->eligible_s = p->eligible_s;
+  if (p->submit_seq) j->submit_seq = p->submit_seq; /* (an earlier row written without the seqs: the job's own) */
+  j->id_off = p->id_off;
+  t->nrequeued += !p->nearlier;
+  tally(t, p, -1);
+  tally(t, j, 1);
+  *p = *j;
+  return 0;
+}
+
+/* With an attempt column, a job's rows come together: an id seen before
+ * that is not the last row's is refused. 1: j is the last job's next
+ * attempt; 0: a new job; or an error. */
+static int attempt_of_last(struct px_trace *t, struct reader *r, const struct px_trace_job *j) {
+  const struct field *id = col(r, C_ID);
+  if (r->slot[C_ATTEMPT] < 0 || !id->len) return 0; /* rows without an id are jobs of their own */
+  if (t->jobs.len && same_id(t, r, &t->jobs.v[t->jobs.len - 1])) return 1;
+  char *key = strndup(fbytes(r, id), id->len);
+  if (!key) return PX_ENOMEM;
+  uint64_t line;
+  int rc = 0;
+  if (px_smap_get(&r->seen, key, &line)) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "job %.40s's rows are not together (line %u has one; its attempts come in order)",
+             key, (unsigned)line);
+    rc = perr(r, id->pos, PX_EPARSE, "job_id", msg);
+  } else if (px_smap_put(&r->seen, key, j->line)) {
+    rc = PX_ENOMEM;
+  }
+  free(key);
   return rc;
 }
 
@@ -430,13 +527,14 @@ static int parse_job(struct px_trace *t, struct reader *r) {
   if (!rc) rc = parse_time0(t, r);
   if (!rc) rc = parse_dependency(t, r, &j);
   if (!rc) rc = parse_name(t, r, &j);
+  if (!rc) rc = parse_attempt(r, &j);
   if (rc) return rc;
   if ((rc = intern(t, r, col(r, C_USER), &j.user)) || (rc = intern(t, r, col(r, C_QUEUE), &j.queue)) ||
       (rc = intern(t, r, col(r, C_STATUS), &j.status)) || (rc = intern(t, r, col(r, C_QOS), &j.qos)) ||
       (rc = intern(t, r, col(r, C_PARTITION), &j.partition)))
     return rc;
-  if (j.start_s >= 0) t->nrecorded++;
-  if (j.submit_seq || j.start_seq || j.end_seq) t->nseq++;
+  rc = attempt_of_last(t, r, &j);
+  if (rc) return rc > 0 ? fold_attempt(t, r, &j) : rc;
   const struct field *id = col(r, C_ID);
   if (t->ids.len + id->len + 1 > UINT32_MAX) return perr(r, id->pos, PX_ERANGE, "job_id", "trace too large (4 GiB of job ids)");
   j.id_off = (uint32_t)t->ids.len;
@@ -445,8 +543,7 @@ static int parse_job(struct px_trace *t, struct reader *r) {
   t->ids.len += id->len;
   t->ids.v[t->ids.len++] = '\0';
   if (px_trace_jobvec_push(&t->jobs, j)) return PX_ENOMEM;
-  if (j.flags & PX_TRACE_FRACTIONAL) t->nfractional++;
-  if (j.flags & PX_TRACE_CPU_ONLY) t->ncpu_only++;
+  tally(t, &j, 1);
   return 0;
 }
 
@@ -474,10 +571,12 @@ int px_trace_parse(struct px_trace *t, const char *buf, size_t len, struct px_di
   }
   free(r.fields);
   px_charvec_fini(&r.scratch);
+  px_smap_fini(&r.seen);
   return 0;
 fail:
   free(r.fields);
   px_charvec_fini(&r.scratch);
+  px_smap_fini(&r.seen);
   px_trace_fini(t);
   return rc;
 }

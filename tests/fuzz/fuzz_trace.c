@@ -12,6 +12,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A requeued job's earlier attempts: its own, ascending, each run ending by
+ * the next one's start, the last by the job's. */
+static void check_attempts(const struct px_trace *t, const struct px_trace_job *j, uint32_t index) {
+  const struct px_trace_attempt *a = px_trace_earlier(t, j);
+  if (j->nearlier && ((size_t)j->earlier + j->nearlier > t->attempts.len || j->start_s < 0)) abort();
+  for (uint32_t k = 0; k < j->nearlier; k++) {
+    uint32_t next = k + 1 < j->nearlier ? a[k + 1].attempt : j->attempt;
+    int64_t next_start = k + 1 < j->nearlier ? a[k + 1].start_s : j->start_s;
+    if (a[k].job != index || a[k].attempt >= next || a[k].start_s < j->submit_s) abort();
+    if (a[k].end_s < a[k].start_s || a[k].end_s > next_start) abort();
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct px_trace t;
   struct px_diag d;
@@ -33,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (; *n; n++)
         if ((unsigned char)*n < 0x20 || *n == 0x7f) abort();
     }
+    check_attempts(&t, j, (uint32_t)i);
   }
   px_trace_fini(&t);
   return 0;
