@@ -119,7 +119,9 @@ scenario() {
   [ "$(sacct_states -D -j "$v")" = "$want" ] || fail "sacct -D -j $v: $(sacct_states -D -j "$v"), want $want"
   [ "$(sacct_states -j "$v")" = "$v|3|COMPLETED " ] || fail "sacct -j $v: $(sacct_states -j "$v")"
   ok "job $v: four attempts, one row each; sacct -D lists them, sacct the last (${store_name})"
-  stop_server TERM
+  kill -TERM "$SERVER_PID"
+  wait "$SERVER_PID" || fail "the server exited $? on SIGTERM (a sanitizer's report: $(grep -m1 -A3 Sanitizer "$T/server.log"))"
+  SERVER_PID=
 }
 
 scenario
