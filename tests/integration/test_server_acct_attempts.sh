@@ -118,6 +118,7 @@ scenario() {
   want="$v|0|PREEMPTED $v|1|REQUEUED $v|2|NODE_FAIL $v|3|COMPLETED "
   [ "$(sacct_states -D -j "$v")" = "$want" ] || fail "sacct -D -j $v: $(sacct_states -D -j "$v"), want $want"
   [ "$(sacct_states -j "$v")" = "$v|3|COMPLETED " ] || fail "sacct -j $v: $(sacct_states -j "$v")"
+  sacct -D -X -j "$v" -o JobID,Partition,AllocCPUS,State,ExitCode,Start,End,NodeList | sed 's/^/  /'
   ok "job $v: four attempts, one row each; sacct -D lists them, sacct the last (${store_name})"
   kill -TERM "$SERVER_PID"
   wait "$SERVER_PID" || fail "the server exited $? on SIGTERM (a sanitizer's report: $(grep -m1 -A3 Sanitizer "$T/server.log"))"
