@@ -35,6 +35,7 @@ struct sacct_args {
   struct px_job_filter f;
   int64_t since, until;
   bool all_users;
+  bool duplicates; /* -D: every attempt of a requeued job, not only its latest */
 };
 
 static int sacct_parse(int argc, char **argv, struct sacct_args *a, struct px_cmd *c) {
@@ -70,11 +71,11 @@ static int sacct_parse(int argc, char **argv, struct sacct_args *a, struct px_cm
     case 'a': a->all_users = true; break;
     case 'r': a->f.partitions = optarg; break;
     case 1000: a->f.names = optarg; break;
-    case 'D': break;
+    case 'D': a->duplicates = true; break;
     case 'J': c->json = true; break;
     case 'h':
       printf("Usage: sacct [-j JOBS] [-u USERS | -a] [-A ACCOUNTS] [-S START] [-E END] [-s STATES]\n"
-             "             [-X] [-o FIELDS] [-P | -p] [-n] [--json]\n");
+             "             [-X] [-D] [-o FIELDS] [-P | -p] [-n] [--json]\n");
       return -1;
     default: return 1;
     }
@@ -113,16 +114,21 @@ static int by_job_attempt(const void *a, const void *b) {
   return x->restarts < y->restarts ? -1 : x->restarts > y->restarts;
 }
 
-/* Accounting keeps one record per attempt of a requeued job; like Slurm's
- * sacct without -D, keep only the latest, where it was recorded. The rows
- * come sorted by job and attempt (the server's order; sorted here only if
- * they are not), so the latest is the last of its run: linear in the rows. */
-static size_t latest_attempts(struct px_job_info *v, size_t n, void (*fini)(struct px_job_info *)) {
+/* The rows come sorted by job and attempt (the server's order); sorted here
+ * only if they are not. */
+static void sort_attempts(struct px_job_info *v, size_t n) {
   for (size_t i = 1; i < n; i++)
     if (by_job_attempt(&v[i - 1], &v[i]) > 0) {
       qsort(v, n, sizeof *v, by_job_attempt);
-      break;
+      return;
     }
+}
+
+/* Accounting keeps one record per attempt of a requeued job; like Slurm's
+ * sacct without -D, keep only the latest, where it was recorded: the last
+ * of its job's run of rows, linear in the rows. */
+static size_t latest_attempts(struct px_job_info *v, size_t n, void (*fini)(struct px_job_info *)) {
+  sort_attempts(v, n);
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     if (i + 1 < n && v[i + 1].job_id == v[i].job_id) fini(&v[i]);
@@ -156,7 +162,12 @@ static int live_fetch(struct px_cmd *c, struct live *l) {
   l->by_id = malloc((l->n + 1) * sizeof *l->by_id);
   l->has_row = calloc(l->n + 1, sizeof *l->has_row);
   if (!l->by_id || !l->has_row) return px_cmd_error(c, "out of memory"), 1;
-  for (size_t i = 0; i < l->n; i++) l->by_id[i] = (struct live_key){l->v[i].job_id, i};
+  for (size_t i = 0; i < l->n; i++) {
+    l->by_id[i] = (struct live_key){l->v[i].job_id, i};
+    /* a requeued job waiting again is its new attempt, PENDING in Slurm's
+     * sacct; REQUEUED is the state of the attempt that ended (its row) */
+    if (!strcmp(l->v[i].state, "REQUEUED")) snprintf(l->v[i].state, sizeof l->v[i].state, "PENDING");
+  }
   qsort(l->by_id, l->n, sizeof *l->by_id, by_live_key);
   return 0;
 }
@@ -167,13 +178,18 @@ static void live_free(struct live *l) {
   free(l->has_row);
 }
 
-/* A job still in the server's table lends its accounting row (the latest
- * attempt) who cancelled it and its end reason (until it leaves the table,
- * sacct's Reason is then None). row_owns: the row takes the name (it frees
- * its strings); else it points at the live job's (a row whose strings are in
- * its page's text, printed while the live jobs are kept). */
-static void live_lend(struct live *l, struct px_job_info *row, bool row_owns) {
+/* A job still in the server's table lends the accounting row of its own
+ * attempt who cancelled it and its end reason (until it leaves the table,
+ * sacct's Reason is then None), and is then not printed on its own. A row
+ * of an earlier attempt (the job was requeued and runs or waits again)
+ * lends nothing: the live job is the latest attempt, printed after the rows.
+ * row_owns: the row takes the name (it frees its strings); else it points
+ * at the live job's (a row whose strings are in its page's text, printed
+ * while the live jobs are kept). Returns whether the live job has a later
+ * attempt than row. */
+static bool live_lend(struct live *l, struct px_job_info *row, bool row_owns) {
   size_t lo = 0, hi = l->n;
+  bool later = false;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (l->by_id[mid].job_id < row->job_id) lo = mid + 1;
@@ -181,6 +197,10 @@ static void live_lend(struct live *l, struct px_job_info *row, bool row_owns) {
   }
   for (; lo < l->n && l->by_id[lo].job_id == row->job_id; lo++) {
     struct px_job_info *j = &l->v[l->by_id[lo].i];
+    if (j->restarts > row->restarts) {
+      later = true;
+      continue;
+    }
     l->has_row[l->by_id[lo].i] = true;
     if (!row->cancelled_by) { /* an accounting row does not name who cancelled: the job does */
       row->cancelled_by = j->cancelled_by;
@@ -190,6 +210,23 @@ static void live_lend(struct live *l, struct px_job_info *row, bool row_owns) {
     if (!strcmp(row->reason, "None") && row->restarts == j->restarts)
       snprintf(row->reason, sizeof row->reason, "%s", j->reason);
   }
+  return later;
+}
+
+/* A page's rows as sacct shows them: every attempt (-D) or the latest of
+ * each job, the live jobs lending theirs what they know (live_lend); without
+ * -D a row whose job has started again (or waits again) since gives way to
+ * the live job. Returns how many of v are left (the rest released). */
+static size_t page_rows(struct live *l, const struct sacct_args *a, struct px_job_info *v, size_t n,
+                        bool row_owns, void (*fini)(struct px_job_info *)) {
+  if (a->duplicates) sort_attempts(v, n);
+  else n = latest_attempts(v, n, fini);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (live_lend(l, &v[i], row_owns) && !a->duplicates) fini(&v[i]);
+    else if (k++ != i) v[k - 1] = v[i];
+  }
+  return k;
 }
 
 /* Where the jobs that pass go: the printer, or (--json) one array printed
@@ -400,8 +437,7 @@ static int stream_accounting(struct px_cmd *c, struct live *l, struct sink *s) {
   if (p) *p = (struct page){.ps = &ps}, page_run(p);
   while (p && !(rc = p->rc)) {
     page_trim(p);
-    size_t n = latest_attempts(p->v, p->n, ps.fini);
-    for (size_t i = 0; i < n; i++) live_lend(l, &p->v[i], !ps.inplace);
+    size_t n = page_rows(l, s->a, p->v, p->n, !ps.inplace, ps.fini);
     sink_jobs(s, p->v, n, ps.fini);
     page_recycle(&ps, p);
     pthread_mutex_lock(&ps.mu);

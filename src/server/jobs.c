@@ -354,3 +354,13 @@ void px_jobs_acct_row(struct px_server *s, const struct px_sjob *j, struct px_ac
   r->dependency = j->spec.dependency; /* as written: a replay holds the job the same way */
   r->end_seq = j->end_seq;
 }
+
+void px_jobs_attempt_row(struct px_server *s, const struct px_sjob *j, struct px_acct_row *r,
+                         char *nodelist, const char *state, int64_t end, uint64_t end_seq) {
+  px_jobs_acct_row(s, j, r, nodelist);
+  r->state = state;
+  r->end_time = end;
+  r->end_seq = end_seq;
+  r->exit_code = r->term_signal = 0; /* Slurm's requeued attempt: ExitCode 0:0 */
+  r->billable_tres_s = billable_s(s, j, end);
+}

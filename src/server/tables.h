@@ -226,6 +226,10 @@ char *px_jobs_nodelist(struct px_server *s, const struct px_sjob *j);
 /* The accounting row of j (strings point into j). */
 void px_jobs_acct_row(struct px_server *s, const struct px_sjob *j, struct px_acct_row *r,
                       char *nodelist);
+/* The row of the attempt a requeue ends, from the running j before the
+ * requeue clears its run: ended at end by the record end_seq, in state. */
+void px_jobs_attempt_row(struct px_server *s, const struct px_sjob *j, struct px_acct_row *r,
+                         char *nodelist, const char *state, int64_t end, uint64_t end_seq);
 bool px_job_state_terminal(enum px_job_state st);
 /* "RUNNING" -> state; false when unknown. */
 bool px_job_state_parse(const char *name, enum px_job_state *out);

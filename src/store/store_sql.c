@@ -78,11 +78,15 @@ int px_sql_usage(struct px_sql *q, int64_t since, int64_t now, enum px_usage_by 
   q->dollar = dollar;
   const char *col = cols[by];
   /* A running job (end_time 0) counts up to now; every run is clipped to the
-   * window so that a week-long job contributes only its part of it. */
+   * window so that a week-long job contributes only its part of it. A
+   * requeued job has a row per attempt (store.h): each run counts, the job
+   * once, and its wait is its first attempt's (the later rows keep the
+   * job's first eligible time). */
   add(q,
       "SELECT %s, SUM(CASE WHEN gpu_share > 0 THEN gpu_share / 100.0 ELSE ngpus END * (%s(CASE WHEN end_time = 0 THEN %lld ELSE end_time END, %lld)"
-      " - %s(start_time, %lld))), SUM(billable_tres_s), COUNT(*),"
-      " SUM(start_time - CASE WHEN eligible_time > 0 THEN eligible_time ELSE submit_time END)"
+      " - %s(start_time, %lld))), SUM(billable_tres_s), COUNT(DISTINCT job_id),"
+      " SUM(CASE WHEN attempt = 0 THEN start_time - CASE WHEN eligible_time > 0 THEN eligible_time"
+      " ELSE submit_time END ELSE 0 END)"
       " FROM acct WHERE start_time > 0 AND (end_time = 0 OR end_time >= %lld)%s"
       " GROUP BY 1 ORDER BY 1",
       col, least, (long long)now, (long long)now, greatest, (long long)since, (long long)since,

@@ -4,7 +4,8 @@
 # durable), for each way a job ends: completed, failed, cancelled while
 # running, NODE_FAIL (--no-requeue), requeued then completed, cancelled
 # while pending, an array task. After the restart every ended job has
-# exactly one accounting row, with the journal's state. Before: a job
+# exactly one accounting row per attempt, the last with the journal's state
+# (an earlier attempt's row: test_server_acct_attempts). Before: a job
 # cancelled while pending never had a row at all.
 source "$(dirname "$0")/lib_server.sh"
 NODE_TIMEOUT=600
@@ -20,7 +21,7 @@ running_known() {
   api GET "/v1/jobs?state=RUNNING" | cut -d' ' -f2- |
     jq -c '[.jobs[] | {job_id, state: "RUNNING", exit_code: 0, term_signal: 0}]'
 }
-# check: for every ended job, one row with the journal's state
+# check: for every ended job, one row per attempt, the last with the journal's state
 check() {
   local jobs rows
   jobs=$(api GET "/v1/jobs?state=all&name=acct" | cut -d' ' -f2-)
@@ -29,7 +30,7 @@ check() {
   bad=$(jq -rn --argjson j "$jobs" --argjson r "$rows" '
     [$j.jobs[] | select(.state | IN("PENDING","RUNNING","REQUEUED") | not)] as $ended
     | [$ended[] | . as $e | [$r.jobs[] | select(.job_id == $e.job_id)] as $m
-       | select(($m | length) != 1 or $m[0].state != $e.state)
+       | select(($m | map(.restarts // 0)) != [range(0; ($e.restarts // 0) + 1)] or $m[-1].state != $e.state)
        | "\($e.job_id) \($e.state): rows \($m | map(.state))"] | join("; ")')
   [ -z "$bad" ] || fail "$1: accounting disagrees with the journal: $bad"
 }

@@ -15,7 +15,11 @@
  * A batch also carries the accounting rows of the jobs its records ended,
  * built when it is sealed (main thread, where the jobs are) and written in
  * the same transaction: one fsync, and a job's end and its row are durable
- * together.
+ * together. The row of an earlier attempt of a requeued job is built when
+ * its requeue record is appended, before the requeue clears the run's
+ * fields (px_commit_add_row), and goes with that record the same way.
+ * Either is written only live: recovery replays records, never rows, and
+ * the store's key (job, attempt) makes a row written twice one row.
  *
  * Order is kept: batches are committed in the order they were sealed (a
  * leader takes the whole queue under store_lock), so a record never becomes
@@ -50,15 +54,19 @@ struct px_commit_batch {
   struct px_server *s;
   struct px_store_rec *recs;    /* owns each data and subject */
   size_t n, cap;
-  struct px_acct_row *rows;     /* accounting rows of the jobs these records ended */
-  char **lists;                 /* their node lists and steps, two per row (owned) */
-  size_t nrows;
+  struct px_acct_row *rows;     /* accounting rows of the jobs (attempts) these records ended */
+  char **strs;                  /* the strings they own, ROW_STRS per row (NULL: points into a job) */
+  size_t nrows, rows_cap;
   struct px_req *reqs;          /* answered after the commit */
   struct px_req *leader;        /* the one of reqs that leads (its thread answers itself) */
   bool done;
   int rc;
   struct px_commit_batch *next;
 };
+
+/* Strings a row may own: an earlier attempt's row copies every one (the job
+ * goes on and may change); an ending job's owns its node list and steps. */
+enum { ROW_STRS = 9 };
 
 void px_commit_init(struct px_committer *c) {
   memset(c, 0, sizeof *c);
@@ -72,12 +80,12 @@ static void batch_clear(struct px_commit_batch *b) {
     free((char *)b->recs[i].data);
     free((char *)b->recs[i].subject);
   }
-  for (size_t i = 0; b->lists && i < 2 * b->nrows; i++) free(b->lists[i]);
-  free(b->lists);
+  for (size_t i = 0; b->strs && i < ROW_STRS * b->nrows; i++) free(b->strs[i]);
+  free(b->strs);
   free(b->rows);
-  b->lists = NULL;
+  b->strs = NULL;
   b->rows = NULL;
-  b->nrows = 0;
+  b->nrows = b->rows_cap = 0;
   b->n = 0;
   b->reqs = b->leader = NULL;
   b->done = false;
@@ -264,24 +272,64 @@ static void commit_sealed(struct px_server *s) {
   pthread_mutex_unlock(&c->lock);
 }
 
+/* Room for n more rows in b (their strings zeroed); false when out of memory. */
+static bool rows_room(struct px_commit_batch *b, size_t n) {
+  if (b->nrows + n <= b->rows_cap) return true;
+  size_t cap = b->nrows + n > 2 * b->rows_cap ? b->nrows + n : 2 * b->rows_cap;
+  struct px_acct_row *rows = realloc(b->rows, cap * sizeof *rows);
+  if (rows) b->rows = rows;
+  char **strs = rows ? realloc(b->strs, ROW_STRS * cap * sizeof *strs) : NULL;
+  if (!strs) return false;
+  b->strs = strs;
+  memset(&strs[ROW_STRS * b->rows_cap], 0, ROW_STRS * (cap - b->rows_cap) * sizeof *strs);
+  b->rows_cap = cap;
+  return true;
+}
+
+/* Points *field at a copy of itself owned by *own; false when out of memory. */
+static bool own_copy(const char **field, char **own) {
+  if (!*field) return true;
+  *field = *own = strdup(*field);
+  return *own != NULL;
+}
+
+int px_commit_add_row(struct px_server *s, const struct px_acct_row *row) {
+  struct px_committer *c = &s->commit;
+  if (!c->open) c->open = batch_get(s);
+  struct px_commit_batch *b = c->open;
+  if (!b || !rows_room(b, 1)) return PX_ENOMEM;
+  struct px_acct_row *r = &b->rows[b->nrows];
+  char **own = &b->strs[ROW_STRS * b->nrows];
+  *r = *row;
+  const char **fields[ROW_STRS] = {&r->name,     &r->user,  &r->account, &r->partition, &r->qos,
+                                   &r->state,    &r->nodelist, &r->steps, &r->dependency};
+  bool ok = true;
+  for (int i = 0; i < ROW_STRS; i++) ok = own_copy(fields[i], &own[i]) && ok;
+  if (!ok) {
+    for (int i = 0; i < ROW_STRS; i++) free(own[i]), own[i] = NULL;
+    return PX_ENOMEM;
+  }
+  b->nrows++;
+  return 0;
+}
+
 /* Main thread: the accounting rows of the jobs that ended since the last
  * seal (their end records are in b) go with b. */
 static void take_acct(struct px_server *s, struct px_commit_batch *b) {
   size_t n = s->acct_pending.len;
   if (!n) return;
-  b->rows = calloc(n, sizeof *b->rows);
-  b->lists = calloc(2 * n, sizeof *b->lists);
-  for (size_t i = 0; b->rows && b->lists && i < n; i++) {
+  bool room = rows_room(b, n);
+  for (size_t i = 0; room && i < n; i++) {
     struct px_sjob *j = px_jobs_find(s, s->acct_pending.v[i]);
     if (!j) continue;
-    char **own = &b->lists[2 * b->nrows];
+    char **own = &b->strs[ROW_STRS * b->nrows];
     own[0] = px_jobs_nodelist(s, j);
     own[1] = px_steps_acct_text(s, j);
     px_jobs_acct_row(s, j, &b->rows[b->nrows], own[0]);
     b->rows[b->nrows].steps = own[1];
     b->nrows++;
   }
-  if (!b->rows || !b->lists) px_warn("accounting rows of %zu jobs not written: out of memory", n);
+  if (!room) px_warn("accounting rows of %zu jobs not written: out of memory", n);
   px_u64vec_clear(&s->acct_pending);
 }
 

@@ -15,6 +15,7 @@
 struct px_server;
 struct px_committer;
 struct px_store_rec;
+struct px_acct_row;
 struct px_req;
 struct px_sjob;
 struct px_diag;
@@ -34,6 +35,10 @@ void px_commit_fini(struct px_committer *c);
 /* Appends r to the open batch (takes r->data, copies r->subject: r then
  * points at the batch's copies until it is sealed) and gives it its seq. */
 int px_commit_append(struct px_server *s, struct px_store_rec *r);
+/* Adds an accounting row to the open batch, written in the same transaction
+ * as the records appended so far (an earlier attempt's row goes with the
+ * requeue record that ended it); copies every string of row. */
+int px_commit_add_row(struct px_server *s, const struct px_acct_row *row);
 /* Does the open batch hold records? */
 bool px_commit_open(const struct px_server *s);
 /* Seals the open batch with reqs (answered once it is durable) and wakes

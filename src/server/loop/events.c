@@ -453,6 +453,42 @@ int px_events_account_unstarted(struct px_server *s, const struct px_event *ev) 
   return px_u64vec_push(&s->acct_pending, j->id);
 }
 
+/* The state the attempt a requeue ends shows in sacct -D, as Slurm 22.05's
+ * (checked on the real one: a job preempted by a higher PriorityTier
+ * partition shows PREEMPTED, `scontrol requeue` REQUEUED, a node set DOWN
+ * under it NODE_FAIL; each with ExitCode 0:0 and End the requeue's time,
+ * then a row of the new attempt). A GPU fault stops a job as a node
+ * failure does (nodes/gpu_health.c). */
+static const char *requeue_state(const char *reason) {
+  if (!reason) return "REQUEUED";
+  if (!strcmp(reason, "Preempted")) return "PREEMPTED";
+  if (!strcmp(reason, "NodeFail") || !strcmp(reason, "GpuFault")) return "NODE_FAIL";
+  return "REQUEUED";
+}
+
+/* Accounting keeps a row per attempt (store.h): a requeue of a running job
+ * queues its attempt's row with the requeue record (commit.c), built now,
+ * before the fold clears the run. Live only, like an end's row: recovery
+ * finds it in the store. The record was just appended: s->seq is its seq. */
+static int account_requeued(struct px_server *s, const struct px_event *ev, int64_t now) {
+  if (ev->kind != PX_EV_REQUEUE) return 0;
+  struct px_sjob *j = px_jobs_find(s, ev->job_id);
+  if (!j || j->state != PX_JOB_RUNNING || !j->start) return 0;
+  struct px_sjob ended = *j; /* its steps still running end with it, now */
+  ended.end = now;
+  char *nodelist = px_jobs_nodelist(s, j), *steps = px_steps_acct_text(s, &ended);
+  struct px_acct_row r;
+  px_jobs_attempt_row(s, j, &r, nodelist, requeue_state(ev->reason), now, s->seq);
+  r.steps = steps;
+  int rc = nodelist ? px_commit_add_row(s, &r) : PX_ENOMEM;
+  free(nodelist);
+  free(steps);
+  if (rc)
+    px_warn("accounting row of job %llu attempt %u not written: %s", (unsigned long long)j->id, r.attempt,
+            px_strerror(rc));
+  return 0; /* the record stands: its fold must follow */
+}
+
 int px_events_record(struct px_server *s, struct px_event *ev, const struct px_event_result *res,
                      int64_t now) {
   int rc;
@@ -461,6 +497,7 @@ int px_events_record(struct px_server *s, struct px_event *ev, const struct px_e
              (unsigned long long)ev->job_id, px_strerror(rc));
     return rc;
   }
+  account_requeued(s, ev, now);
   if ((rc = px_events_fold(s, ev, res, now))) return rc;
   return px_events_account_unstarted(s, ev);
 }
