@@ -178,4 +178,13 @@ struct px_event_result {
 int px_core_apply(struct px_core *c, const struct px_event *ev, int64_t now,
                   struct px_event_result *res);
 
+/* sbatch --test-only (the server's dry run, between a SUBMIT and its
+ * CANCEL): could pending job job_id start now, as Slurm's will-run test
+ * asks, against the free resources and reservations, not behind the jobs
+ * queued ahead of it; nothing is taken. *nnodes: its nodes (conf indexes,
+ * at most max, written to nodes), 0 when it cannot start now. PX_ENOENT:
+ * no such pending job (an array record is not placed whole). */
+int px_core_job_fits_now(struct px_core *c, uint64_t job_id, int64_t now, uint32_t *nodes, uint32_t max,
+                         uint32_t *nnodes);
+
 #endif

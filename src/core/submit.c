@@ -8,6 +8,7 @@
  */
 #include <string.h>
 
+#include "core/event.h"
 #include "core/policy.h"
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -385,3 +386,19 @@ fail:
   return rc;
 }
 
+
+/* A placement read only (place.c's scratch, nothing taken), and the
+ * reservations' say on it, as the cycle asks before a start. */
+int px_core_job_fits_now(struct px_core *c, uint64_t job_id, int64_t now, uint32_t *nodes, uint32_t max,
+                         uint32_t *nnodes) {
+  struct pxc_job *j = pxc_job_find(c, job_id);
+  *nnodes = 0;
+  if (!j || j->state != PX_JOB_PENDING || j->arr) return PX_ENOENT;
+  struct pxc_place_result res;
+  int rc = pxc_place_find(c, j, &res);
+  if (rc) return rc < 0 ? rc : 0;
+  if (pxc_resv_filter(c, j, &res, now) != PX_REASON_NONE) return 0;
+  for (uint32_t i = 0; i < res.nnodes && i < max; i++) nodes[i] = res.nodes[i];
+  *nnodes = res.nnodes < max ? res.nnodes : max;
+  return 0;
+}

@@ -86,6 +86,7 @@ struct px_req {
   char reason[256];
   int32_t signal;
   bool batch;                   /* submit: answer {"job_ids":[...]} */
+  bool test_only;               /* submit: a dry run (sbatch --test-only), nothing kept */
   bool full;                    /* show: include script and environment */
   struct px_jobspec *specs;     /* submit: nspecs decoded specs (owned) */
   size_t nspecs;

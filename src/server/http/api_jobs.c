@@ -66,6 +66,12 @@ void px_api_submit(struct px_api_call *c) {
   json_t *body = px_api_body_object(c);
   if (!body) return;
   struct px_req r = {.kind = PX_REQ_SUBMIT, .who = c->who};
+  const char *test = px_api_arg(c, "test_only");
+  if (test && strcmp(test, "0") && strcmp(test, "1")) {
+    json_decref(body);
+    return px_api_error(c, 400, "INVALID", "test_only: must be 0 or 1");
+  }
+  r.test_only = test && !strcmp(test, "1");
   if (decode_batch(c, body, &r) == 0) px_api_call_main(c, &r);
   else if (!c->answer) px_api_error(c, 503, "UNAVAILABLE", "out of memory");
   px_req_fini(&r);

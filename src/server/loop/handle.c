@@ -32,6 +32,7 @@
 #include "server/nodes/nodes.h"
 #include "server/tables.h"
 #include "server/svc/svc_server.h"
+#include "util/hostlist.h"
 #include "util/log.h"
 
 static void deny(struct px_req *r, const char *rule, const char *fmt, ...)
@@ -154,6 +155,49 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
   free(evs);
   free(res);
   s->need_cycle = true;
+}
+
+/* The answer of a dry run: the id the job would get, when and where it
+ * would start (now on the nodes a placement finds, or unknown: 0) and
+ * the CPUs it asks. */
+static char *test_answer(struct px_server *s, uint64_t id, const struct px_jobspec *sp, int64_t now) {
+  uint32_t nodes[256], n = 0;
+  const char *names[256];
+  char *list = NULL;
+  struct px_job_view v;
+  if (px_core_job_fits_now(s->core, id, now, nodes, 256, &n)) n = 0;
+  for (uint32_t i = 0; i < n; i++) names[i] = s->conf->nodes[nodes[i]].name;
+  if (n && px_hostlist_compress(names, n, &list)) list = NULL;
+  uint32_t ncpus = px_core_job_get(s->core, id, &v) ? 0 : v.ncpus;
+  json_t *o = json_pack("{sI sb sI ss sI ss}", "job_id", (json_int_t)id, "test_only", 1, "expected_start",
+                        (json_int_t)(n ? now : 0), "nodelist", list ? list : "", "ncpus", (json_int_t)ncpus,
+                        "partition", sp->partition ? sp->partition : "");
+  free(list);
+  char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  return text;
+}
+
+/* POST /v1/jobs?test_only=1 (sbatch --test-only): the job is judged by the
+ * same SUBMIT event as a submit (the same refusals) under the id it would
+ * get, answered, then taken back: nothing queued or journaled, no id used. */
+static void submit_test(struct px_server *s, struct px_req *r, int64_t now) {
+  if (r->batch || r->nspecs != 1)
+    return px_req_error(r, 400, "INVALID", "test_only: tests one job (\"job\"), not a batch");
+  struct px_diag d;
+  px_diag_clear(&d);
+  struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = s->next_job_id, .spec = &r->specs[0]};
+  struct px_event_result res;
+  int rc = fill_spec(s, r, &r->specs[0]);
+  if (!rc && (rc = px_events_core(s, &ev, now, &res))) d = res.diag;
+  if (rc) {
+    if (!r->status) submit_refused(r, rc, 0, &d);
+    return;
+  }
+  char *text = test_answer(s, ev.job_id, &r->specs[0], now);
+  struct px_event undo = {.kind = PX_EV_CANCEL, .job_id = ev.job_id};
+  px_core_apply(s->core, &undo, now, &res);
+  px_req_answer(r, 200, text);
 }
 
 /* ---- job changes ---- */
@@ -581,7 +625,7 @@ static void acct_change(struct px_server *s, struct px_req *r, int64_t now) {
 
 void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
   switch (r->kind) {
-    case PX_REQ_SUBMIT: submit(s, r, now); break;
+    case PX_REQ_SUBMIT: r->test_only ? submit_test(s, r, now) : submit(s, r, now); break;
     case PX_REQ_CANCEL: cancel(s, r, now); break;
     case PX_REQ_HOLD:
     case PX_REQ_RELEASE: hold_release(s, r, now); break;
