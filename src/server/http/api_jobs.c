@@ -1,7 +1,8 @@
 /*
  * api_jobs.c - the job endpoints: submit (one or a batch), list with
  * filters and paging and watch (both from the snapshot, no lock held while
- * encoding), show, cancel, hold, release, update (queued to the main thread).
+ * encoding), show, cancel, hold, release, requeue, update (queued to the main
+ * thread).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -516,6 +517,8 @@ void px_api_job_stat(struct px_api_call *c) { job_request(c, PX_REQ_JOB_STAT); }
 void px_api_job_cancel(struct px_api_call *c) { job_request(c, PX_REQ_CANCEL); }
 void px_api_job_hold(struct px_api_call *c) { job_request(c, PX_REQ_HOLD); }
 void px_api_job_release(struct px_api_call *c) { job_request(c, PX_REQ_RELEASE); }
+void px_api_job_requeue(struct px_api_call *c) { job_request(c, PX_REQ_REQUEUE); }
+void px_api_job_requeue_hold(struct px_api_call *c) { job_request(c, PX_REQ_REQUEUE_HOLD); }
 
 struct update_body {
   int32_t nice;

@@ -294,6 +294,37 @@ static void update(struct px_server *s, struct px_req *r, int64_t now) {
   pending_change(s, r, j, &ev, now);
 }
 
+/* POST /v1/jobs/{id}/requeue, /requeuehold (scontrol requeue, requeuehold):
+ * the owner, a coordinator or an operator sends a running job back to the
+ * queue as a node failure does: stopped on its nodes at once (the agents do
+ * not report that end; a late word of this attempt is ignored by its
+ * restart count), then the REQUEUE event, journaled: PENDING under the same
+ * id and submit time, Restarts + 1, held for requeuehold. */
+static void requeue(struct px_server *s, struct px_req *r, int64_t now) {
+  struct px_sjob *j = job_or_404(s, r);
+  if (!j || !may_change(s, r, j)) return;
+  bool hold = r->kind == PX_REQ_REQUEUE_HOLD;
+  if (j->state == PX_JOB_PENDING || px_sjob_is_array(j))
+    return px_req_error(r, 409, "STATE", "job_id: Job is pending execution (job %llu: only a running job is requeued)",
+                        (unsigned long long)j->id);
+  if (j->state != PX_JOB_RUNNING)
+    return px_req_error(r, 409, "STATE", "job_id: Job has already finished (job %llu: %s)", (unsigned long long)j->id,
+                        px_job_state_name(j->state));
+  if (!j->spec.requeue)
+    return px_req_error(r, 409, "DISABLED", "job_id: Requested operation is presently disabled (job %llu was "
+                        "submitted with --no-requeue)", (unsigned long long)j->id);
+  px_nodes_stop(s, j, SIGKILL, "NODE_FAIL");
+  j->preempting = j->fault_requeue = false; /* a preemption under way ends here */
+  struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = j->id, .hold = hold,
+                        .reason = hold ? "job_requeued_in_held_state" : NULL};
+  struct px_event_result res;
+  int rc = px_events_accept(s, &ev, now, &res);
+  if (rc) return answer_diag(r, rc, &res.diag);
+  px_info("job %llu requeued%s by %s", (unsigned long long)j->id, hold ? " held" : "", r->who.user);
+  s->need_cycle = true;
+  answer_ok(r);
+}
+
 static void show(struct px_server *s, struct px_req *r) {
   struct px_sjob *j = job_or_404(s, r);
   if (!j) return;
@@ -630,6 +661,8 @@ void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
     case PX_REQ_HOLD:
     case PX_REQ_RELEASE: hold_release(s, r, now); break;
     case PX_REQ_UPDATE: update(s, r, now); break;
+    case PX_REQ_REQUEUE:
+    case PX_REQ_REQUEUE_HOLD: requeue(s, r, now); break;
     case PX_REQ_JOB_SHOW: show(s, r); break;
     case PX_REQ_JOB_STAT: px_usage_answer(s, r); break;
     case PX_REQ_NODE_DRAIN:
