@@ -86,7 +86,8 @@ bool px_event_kind_parse(const char *name, enum px_event_kind *out);
  *             accepted, nothing changes (res->known false).
  *   REJECT    job_id: dropped as can never run (reason), as CANCEL
  *   HOLD / RELEASE  job_id, admin (a user cannot release an admin hold)
- *   UPDATE    job_id, update (pending jobs)
+ *   UPDATE    job_id, update (pending jobs; of a running one only its
+ *             time limit)
  *   START     job_id runs since now on alloc[0..nalloc) with time_limit_s
  *             (array_job_id: the next task of that array). When the nodes
  *             no longer hold that allocation (the configuration changed),

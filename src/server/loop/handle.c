@@ -277,20 +277,43 @@ static void hold_release(struct px_server *s, struct px_req *r, int64_t now) {
   pending_change(s, r, j, &ev, now);
 }
 
+/* A running job's new time limit (the core's UPDATE takes only that): the
+ * journal keeps it, the plans use it, and the agents of its nodes, which
+ * enforce limits, are told (a signal order that signals nothing). */
+static void running_limit(struct px_server *s, struct px_req *r, struct px_sjob *j, struct px_event *ev,
+                          int64_t now) {
+  struct px_event_result res;
+  int rc = px_events_accept(s, ev, now, &res);
+  if (rc) return answer_diag(r, rc, &res.diag);
+  struct px_signal_order o = {.job_id = j->id, .grace_s = -1, .time_limit_s = r->upd_time_limit_s};
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    char *json = px_signal_order_encode(&o);
+    if (json) px_outbox_push(s->outbox, j->alloc[i].node, PX_ORDER_SIGNAL, json);
+  }
+  px_info("job %llu: time limit %lld s, set by %s", (unsigned long long)j->id, (long long)r->upd_time_limit_s,
+          r->who.user);
+  s->need_cycle = true;
+  answer_ok(r);
+}
+
+/* As Slurm: users may only lower a limit (of a running job: the one it
+ * runs under), operators set any. */
 static void update(struct px_server *s, struct px_req *r, int64_t now) {
   struct px_sjob *j = job_or_404(s, r);
   if (!j || !may_change(s, r, j)) return;
+  bool running = j->state == PX_JOB_RUNNING && !px_sjob_is_array(j);
+  int64_t limit = running && j->time_limit_s > 0 ? j->time_limit_s : j->spec.time_limit_s;
   if (!is_operator(r)) {
     if (r->upd_fields & PX_UPD_PRIORITY)
       return deny(r, "operator", "only operators set priorities");
     if ((r->upd_fields & PX_UPD_NICE) && r->upd_nice < 0)
       return deny(r, "operator", "only operators set a negative nice");
-    if ((r->upd_fields & PX_UPD_TIME_LIMIT) &&
-        (j->spec.time_limit_s == 0 || r->upd_time_limit_s > j->spec.time_limit_s))
+    if ((r->upd_fields & PX_UPD_TIME_LIMIT) && (limit == 0 || r->upd_time_limit_s > limit))
       return deny(r, "operator", "users may only lower a time limit");
   }
   struct px_event ev = {.kind = PX_EV_UPDATE, .job_id = j->id,
                         .update = {r->upd_fields, r->upd_nice, r->upd_time_limit_s, r->upd_priority}};
+  if (running && r->upd_fields == PX_UPD_TIME_LIMIT) return running_limit(s, r, j, &ev, now);
   pending_change(s, r, j, &ev, now);
 }
 
