@@ -395,7 +395,6 @@ fail:
   return rc;
 }
 
-
 /* A placement read only (place.c's scratch, nothing taken), and the
  * reservations' say on it, as the cycle asks before a start. */
 int px_core_job_fits_now(struct px_core *c, uint64_t job_id, int64_t now, uint32_t *nodes, uint32_t max,

@@ -161,20 +161,23 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
  * would start (now on the nodes a placement finds, or unknown: 0) and
  * the CPUs it asks. */
 static char *test_answer(struct px_server *s, uint64_t id, const struct px_jobspec *sp, int64_t now) {
-  uint32_t nodes[256], n = 0;
-  const char *names[256];
-  char *list = NULL;
+  uint32_t max = s->conf->nnodes ? s->conf->nnodes : 1, n = 0, *nodes = calloc(max, sizeof *nodes);
+  const char **names = calloc(max, sizeof *names);
+  char *list = NULL, *text = NULL;
   struct px_job_view v;
-  if (px_core_job_fits_now(s->core, id, now, nodes, 256, &n)) n = 0;
+  if (!nodes || !names || px_core_job_fits_now(s->core, id, now, nodes, max, &n)) n = 0;
   for (uint32_t i = 0; i < n; i++) names[i] = s->conf->nodes[nodes[i]].name;
   if (n && px_hostlist_compress(names, n, &list)) list = NULL;
   uint32_t ncpus = px_core_job_get(s->core, id, &v) ? 0 : v.ncpus;
-  json_t *o = json_pack("{sI sb sI ss sI ss}", "job_id", (json_int_t)id, "test_only", 1, "expected_start",
-                        (json_int_t)(n ? now : 0), "nodelist", list ? list : "", "ncpus", (json_int_t)ncpus,
-                        "partition", sp->partition ? sp->partition : "");
-  free(list);
-  char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_t *o = nodes && names ? json_pack("{sI sb sI ss sI ss}", "job_id", (json_int_t)id, "test_only", 1,
+                                         "expected_start", (json_int_t)(n ? now : 0), "nodelist", list ? list : "",
+                                         "ncpus", (json_int_t)ncpus, "partition", sp->partition ? sp->partition : "")
+                             : NULL;
+  if (o) text = json_dumps(o, JSON_COMPACT);
   json_decref(o);
+  free(list);
+  free(names);
+  free(nodes);
   return text;
 }
 
@@ -197,6 +200,7 @@ static void submit_test(struct px_server *s, struct px_req *r, int64_t now) {
   char *text = test_answer(s, ev.job_id, &r->specs[0], now);
   struct px_event undo = {.kind = PX_EV_CANCEL, .job_id = ev.job_id};
   px_core_apply(s->core, &undo, now, &res);
+  if (!text) return px_req_error(r, 503, "NOMEM", "out of memory");
   px_req_answer(r, 200, text);
 }
 
