@@ -424,7 +424,8 @@ static bool flush_held(struct agent *a) {
 
 /* Orders name a job, not an attempt. When an older attempt still runs
  * beside one launched in this same batch (a requeue onto this node), the
- * order is the old attempt's stop; otherwise it is for every attempt here. */
+ * order is the old attempt's stop; otherwise it is for every attempt here.
+ * An order with a time limit signals nothing: it moves the job's limit. */
 static void order(struct agent *a, const struct px_signal_order *s) {
   bool older = false, any = false;
   for (struct ajob *j = a->jobs; j; j = j->next)
@@ -436,8 +437,13 @@ static void order(struct agent *a, const struct px_signal_order *s) {
   for (struct ajob *j = a->jobs, *next; j; j = next) {
     next = j->next; /* job_ended may free j */
     if (j->job_id != s->job_id || j->ended || (older && j->batch == a->batch)) continue;
-    if (s->reason[0]) snprintf(j->stop_reason, sizeof j->stop_reason, "%s", s->reason);
     char line[96];
+    if (s->time_limit_s > 0) { /* no signal: the new time limit, for the supervisor's timer */
+      snprintf(line, sizeof line, "limit %lld\n", (long long)s->time_limit_s);
+      ctl_send(j, line);
+      continue;
+    }
+    if (s->reason[0]) snprintf(j->stop_reason, sizeof j->stop_reason, "%s", s->reason);
     px_job_order_line(line, sizeof line, (int)s->signal, (int)s->grace_s, s->reason);
     if (ctl_send(j, line) && px_job_order(j->dir, s->signal, s->grace_s, s->reason) == PX_ESTATE) job_ended(a, j);
   }

@@ -180,7 +180,33 @@ static void reap(struct sup *s) {
   }
 }
 
-/* "SIG GRACE REASON" lines from the agent. */
+/* When the time limit (and the --signal before it) falls, from the start. */
+static void limit_times(struct sup *s) {
+  const struct px_launch *l = &s->l;
+  s->signal_at = s->limit_at = NEVER;
+  int64_t start = (l->start_time > 0 ? l->start_time : s->st.start_time) * 1000;
+  if (l->time_limit_s > 0 && l->time_limit_s < INT64_MAX / 2000) {
+    s->limit_at = start + l->time_limit_s * 1000;
+    if (l->signal_num > 0) s->signal_at = s->limit_at - (int64_t)l->signal_time_s * 1000;
+  }
+}
+
+static void set_limits(struct sup *s) {
+  s->kill_at = NEVER;
+  limit_times(s);
+}
+
+/* "limit SECONDS": the server changed the running job's time limit
+ * (scontrol update TimeLimit=); a job already stopped for its old one
+ * stays stopped. */
+static void new_limit(struct sup *s, long long limit_s) {
+  if (limit_s <= 0 || !strcmp(s->reason, "TIMEOUT")) return;
+  px_info("job %llu: time limit now %lld s", (unsigned long long)s->l.job_id, limit_s);
+  s->l.time_limit_s = limit_s;
+  limit_times(s);
+}
+
+/* "SIG GRACE REASON" lines from the agent (and "step", "stepsig", "limit"). */
 static void read_orders(struct sup *s, int fd) {
   char buf[512];
   ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -192,6 +218,11 @@ static void read_orders(struct sup *s, int fd) {
     unsigned step;
     if (sscanf(line, "step %u", &step) == 1) { /* step.h */
       px_step_start(&s->steps, step);
+      continue;
+    }
+    long long limit_s;
+    if (sscanf(line, "limit %lld", &limit_s) == 1) {
+      new_limit(s, limit_s);
       continue;
     }
     if (sscanf(line, "stepsig %u %d %d", &step, &sig, &grace) == 3) {
@@ -244,16 +275,6 @@ static int next_timeout(const struct sup *s) {
   if (st >= 0 && st < t) t = st;
   if (t == NEVER) return -1;
   return t < 0 ? 0 : t > 60000 ? 60000 : (int)t;
-}
-
-static void set_limits(struct sup *s) {
-  const struct px_launch *l = &s->l;
-  s->signal_at = s->limit_at = s->kill_at = NEVER;
-  int64_t start = (l->start_time > 0 ? l->start_time : s->st.start_time) * 1000;
-  if (l->time_limit_s > 0 && l->time_limit_s < INT64_MAX / 2000) {
-    s->limit_at = start + l->time_limit_s * 1000;
-    if (l->signal_num > 0) s->signal_at = s->limit_at - (int64_t)l->signal_time_s * 1000;
-  }
 }
 
 /* The job's end state from how its tasks ended (see docs/agent.md). */

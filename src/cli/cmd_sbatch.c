@@ -301,37 +301,6 @@ static int cross_checks(struct submit *s) {
   return 1;
 }
 
-/* --test-only's answer, from the held job as the server took it: its CPUs
- * and partition (the server's start estimate where it has one), then the
- * job is cancelled. */
-static int test_only_answer(struct submit *s, uint64_t id) {
-  char path[64], when[32];
-  snprintf(path, sizeof path, "/v1/jobs/%llu", (unsigned long long)id);
-  long status = 0;
-  json_t *resp = NULL;
-  int rc = px_cmd_call(&s->cmd, "GET", path, NULL, &status, &resp);
-  struct px_job_info j;
-  if (!rc && status == 200 && !px_cli_job_from_json(resp, &j)) {
-    px_cli_fmt_iso(when, sizeof when, j.expected_start, "Unknown");
-    uint32_t tasks = j.spec.ntasks ? j.spec.ntasks : 1, per = j.spec.cpus_per_task ? j.spec.cpus_per_task : 1;
-    fprintf(stderr, "%s: Job %llu to start at %s using %u processors on nodes %s in partition %s\n",
-            s->cmd.prog, (unsigned long long)id, when, j.ncpus ? j.ncpus : tasks * per,
-            j.nodelist && *j.nodelist ? j.nodelist : "(null)",
-            j.spec.partition ? j.spec.partition : "(null)");
-    px_cli_job_fini(&j);
-  } else {
-    rc = 1;
-  }
-  json_decref(resp);
-  resp = NULL;
-  if (px_cmd_call(&s->cmd, "DELETE", path, NULL, &status, &resp) || status / 100 != 2) {
-    px_cmd_error(&s->cmd, "could not cancel test job %llu: scancel it", (unsigned long long)id);
-    rc = 1;
-  }
-  json_decref(resp);
-  return rc ? 1 : 0;
-}
-
 /* --wait: poll until the job ends; the exit status is the job's. */
 static int wait_job(struct submit *s, uint64_t id) {
   char path[64];
@@ -353,10 +322,6 @@ static int wait_job(struct submit *s, uint64_t id) {
 }
 
 static int post_job(struct submit *s) {
-  /* --test-only: the server has no dry run yet, so the job goes in held
-   * (it cannot start), is checked as any submission, read back and
-   * cancelled; like Slurm's test, it takes a job id. */
-  if (s->x.test_only) s->spec.hold = true;
   json_t *body = json_object(), *job = px_cli_jobspec_to_json(&s->spec), *resp = NULL;
   if (body && !job) {
     fprintf(stderr, "sbatch: error: the batch script, an option or an exported variable is "
@@ -369,7 +334,8 @@ static int post_job(struct submit *s) {
     return 1;
   }
   long status = 0;
-  int rc = px_cmd_call(&s->cmd, "POST", "/v1/jobs", body, &status, &resp);
+  int rc = px_cmd_call(&s->cmd, "POST", s->x.test_only ? "/v1/jobs?test_only=1" : "/v1/jobs",
+                       body, &status, &resp);
   json_decref(body);
   if (rc) return 1;
   if (status / 100 != 2) {
@@ -379,8 +345,16 @@ static int post_job(struct submit *s) {
   }
   json_int_t id = json_integer_value(json_object_get(resp, "job_id"));
   if (s->x.test_only) {
+    char when[32];
+    px_cli_fmt_iso(when, sizeof when, json_integer_value(json_object_get(resp, "expected_start")), "Unknown");
+    /* the server's dry run: the id the job would get, where it would start now (none: later) */
+    const char *nodes = json_string_value(json_object_get(resp, "nodelist"));
+    const char *part = json_string_value(json_object_get(resp, "partition"));
+    fprintf(stderr, "%s: Job %lld to start at %s using %lld processors on nodes %s in partition %s\n",
+            s->cmd.prog, (long long)id, when, (long long)json_integer_value(json_object_get(resp, "ncpus")),
+            nodes && *nodes ? nodes : "(null)", part && *part ? part : "(null)");
     json_decref(resp);
-    return test_only_answer(s, (uint64_t)id);
+    return 0;
   }
   if (s->cmd.json) px_cmd_print_json(resp);
   else if (s->x.parsable) printf("%lld\n", (long long)id);

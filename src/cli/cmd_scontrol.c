@@ -430,7 +430,9 @@ int px_cmd_scontrol(int argc, char **argv, bool native) {
   int rest = argc - i - 1;
   char **args = argv + i + 1;
   int rc;
-  if (!strcasecmp(cmd, "show")) rc = scontrol_show(&c, rest, args);
+  if (!strcasecmp(cmd, "requeuehold")) /* requeue, held: POST /v1/jobs/{id}/requeuehold */
+    rc = rest > 0 ? px_cmd_job_op(&c, "requeuehold", args[0]) : (px_cmd_error(&c, "%s: no job id", cmd), 1);
+  else if (!strcasecmp(cmd, "show")) rc = scontrol_show(&c, rest, args);
   else if (!strcasecmp(cmd, "hold") || !strcasecmp(cmd, "release") || !strcasecmp(cmd, "requeue"))
     rc = rest > 0 ? px_cmd_job_op(&c, cmd, args[0]) : (px_cmd_error(&c, "%s: no job id", cmd), 1);
   else if (!strcasecmp(cmd, "uhold")) /* a user's hold: the server tells user from admin by who asks */

@@ -9,6 +9,7 @@
 
 #include "core/core_int.h"
 #include "core/event.h"
+#include "core/policy.h"
 
 static const char *const kind_names[] = {
 #define PX_EVENT_NAME(k, name) name,
@@ -99,6 +100,22 @@ static int requeue(struct px_core *c, const struct px_event *ev, int64_t now,
   return rc;
 }
 
+/* UPDATE: a pending job's fields (jobs.c); of a running one only its time
+ * limit (scontrol update TimeLimit=, the server checks who may), which
+ * the backfill plan reads as the job's release time: rebuilt whole. */
+static int update(struct px_core *c, const struct px_event *ev, int64_t now, struct px_diag *d) {
+  struct pxc_job *j = pxc_job_find(c, ev->job_id);
+  if (!j || j->state != PX_JOB_RUNNING || j->arr) return pxc_update(c, ev->job_id, &ev->update, now, d);
+  if (ev->update.fields != PX_UPD_TIME_LIMIT)
+    return px_diag_set(d, PX_ESTATE, -1, "job %llu is running: only its time limit changes",
+                       (unsigned long long)ev->job_id);
+  if (ev->update.time_limit_s <= 0) return px_diag_set(d, PX_EINVAL, -1, "time_limit: must be positive");
+  pxc_kept_invalidate(c);
+  j->time_limit_s = ev->update.time_limit_s;
+  for (uint32_t i = 0; i < j->nalloc; i++) pxc_plan_node_changed(c, j->alloc[i].node, true);
+  return 0;
+}
+
 static int node(struct px_core *c, const struct px_event *ev, int64_t now,
                 struct px_event_result *res) {
   static const enum px_node_event map[] = {[PX_EV_NODE_DRAIN] = PX_NODE_EV_DRAIN,
@@ -129,7 +146,7 @@ int px_core_apply(struct px_core *c, const struct px_event *ev, int64_t now,
       rc = pxc_release(c, ev->job_id, ev->admin, now, d);
       break;
     case PX_EV_UPDATE:
-      rc = pxc_update(c, ev->job_id, &ev->update, now, d);
+      rc = update(c, ev, now, d);
       break;
     case PX_EV_START:
       rc = start(c, ev, now, res);

@@ -86,7 +86,8 @@ bool px_event_kind_parse(const char *name, enum px_event_kind *out);
  *             accepted, nothing changes (res->known false).
  *   REJECT    job_id: dropped as can never run (reason), as CANCEL
  *   HOLD / RELEASE  job_id, admin (a user cannot release an admin hold)
- *   UPDATE    job_id, update (pending jobs)
+ *   UPDATE    job_id, update (pending jobs; of a running one only its
+ *             time limit)
  *   START     job_id runs since now on alloc[0..nalloc) with time_limit_s
  *             (array_job_id: the next task of that array). When the nodes
  *             no longer hold that allocation (the configuration changed),
@@ -179,5 +180,14 @@ struct px_event_result {
 /* Applies ev at time now; 0 or a negative PX_E* code (then nothing changed). */
 int px_core_apply(struct px_core *c, const struct px_event *ev, int64_t now,
                   struct px_event_result *res);
+
+/* sbatch --test-only (the server's dry run, between a SUBMIT and its
+ * CANCEL): could pending job job_id start now, as Slurm's will-run test
+ * asks, against the free resources and reservations, not behind the jobs
+ * queued ahead of it; nothing is taken. *nnodes: its nodes (conf indexes,
+ * at most max, written to nodes), 0 when it cannot start now. PX_ENOENT:
+ * no such pending job (an array record is not placed whole). */
+int px_core_job_fits_now(struct px_core *c, uint64_t job_id, int64_t now, uint32_t *nodes, uint32_t max,
+                         uint32_t *nnodes);
 
 #endif

@@ -6,8 +6,10 @@
  * limits, submit limits, and shapes no set of the partition's nodes can
  * hold even when idle (cached per shape).
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "core/event.h"
 #include "core/policy.h"
 
 static uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -186,6 +188,13 @@ static int resolve_identity(struct px_core *c, const struct px_jobspec *s, struc
   return 0;
 }
 
+/* A time limit in a refusal: "N s", or UNLIMITED (not INT64_MAX seconds). */
+static const char *limit_text(int64_t s, char *buf, size_t size) {
+  if (s == PX_TIME_UNLIMITED) return "UNLIMITED";
+  snprintf(buf, size, "%lld s", (long long)s);
+  return buf;
+}
+
 /* Limits a job can never get past: reject at submit. */
 static int check_static_limits(struct px_core *c, const struct pxc_job *j, uint32_t ntasks,
                                enum px_reason *rj, struct px_diag *d) {
@@ -194,15 +203,16 @@ static int check_static_limits(struct px_core *c, const struct pxc_job *j, uint3
   const struct pxc_assoc *u = &c->assoc[j->assoc];
   uint64_t g = pxc_job_ngpu(j);
   bool service = j->flags & PXC_F_SERVICE;
+  char buf[32];
   if (j->time_limit_s > p->max_time_s && !service) {
     reject(rj, PX_REASON_PARTITION_TIME_LIMIT, 0);
-    return px_diag_set(d, PX_ELIMIT, -1, "time_limit: %lld s over partition %s MaxTime %lld s",
-                       (long long)j->time_limit_s, pxc_str(c, p->name), (long long)p->max_time_s);
+    return px_diag_set(d, PX_ELIMIT, -1, "time_limit: %s over partition %s MaxTime %lld s",
+                       limit_text(j->time_limit_s, buf, sizeof buf), pxc_str(c, p->name), (long long)p->max_time_s);
   }
   if (j->time_limit_s > q->max_wall_s && !service) {
     reject(rj, PX_REASON_QOS_MAX_WALL, 0);
-    return px_diag_set(d, PX_ELIMIT, -1, "time_limit: %lld s over QoS %s MaxWall %lld s",
-                       (long long)j->time_limit_s, pxc_str(c, q->name), (long long)q->max_wall_s);
+    return px_diag_set(d, PX_ELIMIT, -1, "time_limit: %s over QoS %s MaxWall %lld s",
+                       limit_text(j->time_limit_s, buf, sizeof buf), pxc_str(c, q->name), (long long)q->max_wall_s);
   }
   if (j->shape.nmin > p->max_nodes || j->shape.nmin > p->nnodes) {
     reject(rj, PX_REASON_PARTITION_NODE_LIMIT, 0);
@@ -385,3 +395,18 @@ fail:
   return rc;
 }
 
+/* A placement read only (place.c's scratch, nothing taken), and the
+ * reservations' say on it, as the cycle asks before a start. */
+int px_core_job_fits_now(struct px_core *c, uint64_t job_id, int64_t now, uint32_t *nodes, uint32_t max,
+                         uint32_t *nnodes) {
+  struct pxc_job *j = pxc_job_find(c, job_id);
+  *nnodes = 0;
+  if (!j || j->state != PX_JOB_PENDING || j->arr) return PX_ENOENT;
+  struct pxc_place_result res;
+  int rc = pxc_place_find(c, j, &res);
+  if (rc) return rc < 0 ? rc : 0;
+  if (pxc_resv_filter(c, j, &res, now) != PX_REASON_NONE) return 0;
+  for (uint32_t i = 0; i < res.nnodes && i < max; i++) nodes[i] = res.nodes[i];
+  *nnodes = res.nnodes < max ? res.nnodes : max;
+  return 0;
+}

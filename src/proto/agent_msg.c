@@ -428,7 +428,8 @@ char *px_task_reports_encode(char *const *reports, uint32_t n) {
 static json_t *signal_to_json(const struct px_signal_order *s) {
   json_t *o = json_pack("{sI si si ss}", "job_id", (json_int_t)s->job_id, "signal", (int)s->signal,
                         "grace_s", (int)s->grace_s, "reason", s->reason);
-  if (o && s->is_step && px_wr_int(o, "step_id", s->step_id)) {
+  if (o && ((s->is_step && px_wr_int(o, "step_id", s->step_id)) ||
+            (s->time_limit_s > 0 && px_wr_int(o, "time_limit_s", s->time_limit_s)))) {
     json_decref(o);
     return NULL;
   }
@@ -452,6 +453,8 @@ static int signal_from_json(json_t *j, uint32_t idx, struct px_signal_order *out
   px_rd_buf(&rd, "reason", false, s.reason, sizeof s.reason);
   s.is_step = json_object_get(j, "step_id") != NULL;
   px_rd_u32(&rd, "step_id", false, &s.step_id);
+  px_rd_i64(&rd, "time_limit_s", false, &s.time_limit_s);
+  if (!rd.err && s.time_limit_s < 0) px_rd_fail(&rd, "time_limit_s", "must be positive");
   if (!rd.err && (s.signal < 0 || s.signal > 64)) px_rd_fail(&rd, "signal", "%d is not a signal", s.signal);
   if (!rd.err && s.grace_s < -1) px_rd_fail(&rd, "grace_s", "must be -1 or more");
   int rc = px_rd_done(&rd);

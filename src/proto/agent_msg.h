@@ -166,6 +166,8 @@ struct px_signal_order {
   char reason[32];              /* "CANCELLED", "PREEMPTED", "TIMEOUT" */
   bool is_step;                 /* only step step_id of the job (a step cancel) */
   uint32_t step_id;             /* on the wire only when is_step */
+  int64_t time_limit_s;         /* > 0: no signal but the job's new time limit (scontrol update
+                                   TimeLimit= of a running job; signal 0, grace -1); on the wire only then */
 };
 
 struct px_task_report {

@@ -79,6 +79,8 @@ void px_api_job_show(struct px_api_call *c);
 void px_api_job_stat(struct px_api_call *c);
 void px_api_job_cancel(struct px_api_call *c);
 void px_api_job_hold(struct px_api_call *c);
+void px_api_job_requeue(struct px_api_call *c);      /* scontrol requeue */
+void px_api_job_requeue_hold(struct px_api_call *c); /* scontrol requeuehold */
 void px_api_job_release(struct px_api_call *c);
 void px_api_job_update(struct px_api_call *c);
 void px_api_watch(struct px_api_call *c);

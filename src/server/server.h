@@ -76,6 +76,8 @@ enum px_req_kind {
   PX_REQ_GPU_RESUME,            /* r->node's GPU r->gpu.gpu back in service (r->batch: every one) */
   PX_REQ_AGENT_HEALTH,          /* a health check result (r->health) */
   PX_REQ_NODE_REBOOT,           /* r->node, r->batch: ASAP, r->signal: enum px_reboot_next, r->reason */
+  PX_REQ_REQUEUE,               /* a running job back to pending (scontrol requeue) */
+  PX_REQ_REQUEUE_HOLD,          /* the same, held (scontrol requeuehold) */
 };
 
 struct px_req {
@@ -86,6 +88,7 @@ struct px_req {
   char reason[256];
   int32_t signal;
   bool batch;                   /* submit: answer {"job_ids":[...]} */
+  bool test_only;               /* submit: a dry run (sbatch --test-only), nothing kept */
   bool full;                    /* show: include script and environment */
   struct px_jobspec *specs;     /* submit: nspecs decoded specs (owned) */
   size_t nspecs;

@@ -85,8 +85,8 @@ work=$(expect 200 root GET "/v1/agent/work?node=n01&after=$seq&timeout=0")
 [ "$(jq '.launch|length' <<<"$work")" = 0 ] || fail "order not acknowledged: $work"
 ok "agent register, start, launch order"
 
-# running job: a user cannot shorten it through update (pending only) and gets 409
-expect 409 pxalice PATCH /v1/jobs/1 '{"time_limit_s":60}' >/dev/null
+# running job: only its time limit changes (test_server_update_running.sh); a nice gets 409
+expect 409 pxalice PATCH /v1/jobs/1 '{"nice":5}' >/dev/null
 # the agent reports the end; a repeated report is acknowledged (retries are safe)
 rep='{"node":"n01","job_id":1,"state":"COMPLETED","exit_code":0,"term_signal":0,"requeue_requested":false,"peak_mem_mib":100,"cpu_time_ms":1500,"start_time":0,"end_time":0}'
 expect 200 root POST /v1/agent/report "$rep" >/dev/null

@@ -1,7 +1,8 @@
 /*
  * api_jobs.c - the job endpoints: submit (one or a batch), list with
  * filters and paging and watch (both from the snapshot, no lock held while
- * encoding), show, cancel, hold, release, update (queued to the main thread).
+ * encoding), show, cancel, hold, release, requeue, update (queued to the main
+ * thread).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -66,6 +67,12 @@ void px_api_submit(struct px_api_call *c) {
   json_t *body = px_api_body_object(c);
   if (!body) return;
   struct px_req r = {.kind = PX_REQ_SUBMIT, .who = c->who};
+  const char *test = px_api_arg(c, "test_only");
+  if (test && strcmp(test, "0") && strcmp(test, "1")) {
+    json_decref(body);
+    return px_api_error(c, 400, "INVALID", "test_only: must be 0 or 1");
+  }
+  r.test_only = test && !strcmp(test, "1");
   if (decode_batch(c, body, &r) == 0) px_api_call_main(c, &r);
   else if (!c->answer) px_api_error(c, 503, "UNAVAILABLE", "out of memory");
   px_req_fini(&r);
@@ -510,6 +517,8 @@ void px_api_job_stat(struct px_api_call *c) { job_request(c, PX_REQ_JOB_STAT); }
 void px_api_job_cancel(struct px_api_call *c) { job_request(c, PX_REQ_CANCEL); }
 void px_api_job_hold(struct px_api_call *c) { job_request(c, PX_REQ_HOLD); }
 void px_api_job_release(struct px_api_call *c) { job_request(c, PX_REQ_RELEASE); }
+void px_api_job_requeue(struct px_api_call *c) { job_request(c, PX_REQ_REQUEUE); }
+void px_api_job_requeue_hold(struct px_api_call *c) { job_request(c, PX_REQ_REQUEUE_HOLD); }
 
 struct update_body {
   int32_t nice;

@@ -31,6 +31,8 @@ static const struct px_route routes[] = {
     {"PATCH", "/v1/jobs/{}", px_api_job_update, false, false},
     {"POST", "/v1/jobs/{}/hold", px_api_job_hold, false, false},
     {"POST", "/v1/jobs/{}/release", px_api_job_release, false, false},
+    {"POST", "/v1/jobs/{}/requeue", px_api_job_requeue, false, false},
+    {"POST", "/v1/jobs/{}/requeuehold", px_api_job_requeue_hold, false, false},
     {"POST", "/v1/jobs/{}/steps", px_api_step_create, false, false},
     {"GET", "/v1/jobs/{}/steps", px_api_steps_list, false, false},
     {"GET", "/v1/jobs/{}/steps/{}", px_api_step_show, false, false},

@@ -166,6 +166,9 @@ static int fold_job(struct px_server *s, struct px_sjob *j, const struct px_even
     case PX_EV_UPDATE:
       if (ev->update.fields & PX_UPD_NICE) j->spec.nice = ev->update.nice;
       if (ev->update.fields & PX_UPD_TIME_LIMIT) j->spec.time_limit_s = ev->update.time_limit_s;
+      /* a running job's (scontrol update TimeLimit=): the limit it runs under */
+      if ((ev->update.fields & PX_UPD_TIME_LIMIT) && j->state == PX_JOB_RUNNING)
+        j->time_limit_s = ev->update.time_limit_s;
       break;
     case PX_EV_REJECT:
       j->state = PX_JOB_FAILED;

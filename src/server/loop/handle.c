@@ -32,6 +32,7 @@
 #include "server/nodes/nodes.h"
 #include "server/tables.h"
 #include "server/svc/svc_server.h"
+#include "util/hostlist.h"
 #include "util/log.h"
 
 static void deny(struct px_req *r, const char *rule, const char *fmt, ...)
@@ -156,6 +157,53 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
   s->need_cycle = true;
 }
 
+/* The answer of a dry run: the id the job would get, when and where it
+ * would start (now on the nodes a placement finds, or unknown: 0) and
+ * the CPUs it asks. */
+static char *test_answer(struct px_server *s, uint64_t id, const struct px_jobspec *sp, int64_t now) {
+  uint32_t max = s->conf->nnodes ? s->conf->nnodes : 1, n = 0, *nodes = calloc(max, sizeof *nodes);
+  const char **names = calloc(max, sizeof *names);
+  char *list = NULL, *text = NULL;
+  struct px_job_view v;
+  if (!nodes || !names || px_core_job_fits_now(s->core, id, now, nodes, max, &n)) n = 0;
+  for (uint32_t i = 0; i < n; i++) names[i] = s->conf->nodes[nodes[i]].name;
+  if (n && px_hostlist_compress(names, n, &list)) list = NULL;
+  uint32_t ncpus = px_core_job_get(s->core, id, &v) ? 0 : v.ncpus;
+  json_t *o = nodes && names ? json_pack("{sI sb sI ss sI ss}", "job_id", (json_int_t)id, "test_only", 1,
+                                         "expected_start", (json_int_t)(n ? now : 0), "nodelist", list ? list : "",
+                                         "ncpus", (json_int_t)ncpus, "partition", sp->partition ? sp->partition : "")
+                             : NULL;
+  if (o) text = json_dumps(o, JSON_COMPACT);
+  json_decref(o);
+  free(list);
+  free(names);
+  free(nodes);
+  return text;
+}
+
+/* POST /v1/jobs?test_only=1 (sbatch --test-only): the job is judged by the
+ * same SUBMIT event as a submit (the same refusals) under the id it would
+ * get, answered, then taken back: nothing queued or journaled, no id used. */
+static void submit_test(struct px_server *s, struct px_req *r, int64_t now) {
+  if (r->batch || r->nspecs != 1)
+    return px_req_error(r, 400, "INVALID", "test_only: tests one job (\"job\"), not a batch");
+  struct px_diag d;
+  px_diag_clear(&d);
+  struct px_event ev = {.kind = PX_EV_SUBMIT, .job_id = s->next_job_id, .spec = &r->specs[0]};
+  struct px_event_result res;
+  int rc = fill_spec(s, r, &r->specs[0]);
+  if (!rc && (rc = px_events_core(s, &ev, now, &res))) d = res.diag;
+  if (rc) {
+    if (!r->status) submit_refused(r, rc, 0, &d);
+    return;
+  }
+  char *text = test_answer(s, ev.job_id, &r->specs[0], now);
+  struct px_event undo = {.kind = PX_EV_CANCEL, .job_id = ev.job_id};
+  px_core_apply(s->core, &undo, now, &res);
+  if (!text) return px_req_error(r, 503, "NOMEM", "out of memory");
+  px_req_answer(r, 200, text);
+}
+
 /* ---- job changes ---- */
 
 /* Cancels one job that has not ended: a pending one leaves the queue, a
@@ -233,21 +281,75 @@ static void hold_release(struct px_server *s, struct px_req *r, int64_t now) {
   pending_change(s, r, j, &ev, now);
 }
 
+/* A running job's new time limit (the core's UPDATE takes only that): the
+ * journal keeps it, the plans use it, and the agents of its nodes, which
+ * enforce limits, are told (a signal order that signals nothing). */
+static void running_limit(struct px_server *s, struct px_req *r, struct px_sjob *j, struct px_event *ev,
+                          int64_t now) {
+  struct px_event_result res;
+  int rc = px_events_accept(s, ev, now, &res);
+  if (rc) return answer_diag(r, rc, &res.diag);
+  struct px_signal_order o = {.job_id = j->id, .grace_s = -1, .time_limit_s = r->upd_time_limit_s};
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    char *json = px_signal_order_encode(&o);
+    if (json) px_outbox_push(s->outbox, j->alloc[i].node, PX_ORDER_SIGNAL, json);
+  }
+  px_info("job %llu: time limit %lld s, set by %s", (unsigned long long)j->id, (long long)r->upd_time_limit_s,
+          r->who.user);
+  s->need_cycle = true;
+  answer_ok(r);
+}
+
+/* As Slurm: users may only lower a limit (of a running job: the one it
+ * runs under), operators set any. */
 static void update(struct px_server *s, struct px_req *r, int64_t now) {
   struct px_sjob *j = job_or_404(s, r);
   if (!j || !may_change(s, r, j)) return;
+  bool running = j->state == PX_JOB_RUNNING && !px_sjob_is_array(j);
+  int64_t limit = running && j->time_limit_s > 0 ? j->time_limit_s : j->spec.time_limit_s;
   if (!is_operator(r)) {
     if (r->upd_fields & PX_UPD_PRIORITY)
       return deny(r, "operator", "only operators set priorities");
     if ((r->upd_fields & PX_UPD_NICE) && r->upd_nice < 0)
       return deny(r, "operator", "only operators set a negative nice");
-    if ((r->upd_fields & PX_UPD_TIME_LIMIT) &&
-        (j->spec.time_limit_s == 0 || r->upd_time_limit_s > j->spec.time_limit_s))
+    if ((r->upd_fields & PX_UPD_TIME_LIMIT) && (limit == 0 || r->upd_time_limit_s > limit))
       return deny(r, "operator", "users may only lower a time limit");
   }
   struct px_event ev = {.kind = PX_EV_UPDATE, .job_id = j->id,
                         .update = {r->upd_fields, r->upd_nice, r->upd_time_limit_s, r->upd_priority}};
+  if (running && r->upd_fields == PX_UPD_TIME_LIMIT) return running_limit(s, r, j, &ev, now);
   pending_change(s, r, j, &ev, now);
+}
+
+/* POST /v1/jobs/{id}/requeue, /requeuehold (scontrol requeue, requeuehold):
+ * the owner, a coordinator or an operator sends a running job back to the
+ * queue as a node failure does: stopped on its nodes at once (the agents do
+ * not report that end; a late word of this attempt is ignored by its
+ * restart count), then the REQUEUE event, journaled: PENDING under the same
+ * id and submit time, Restarts + 1, held for requeuehold. */
+static void requeue(struct px_server *s, struct px_req *r, int64_t now) {
+  struct px_sjob *j = job_or_404(s, r);
+  if (!j || !may_change(s, r, j)) return;
+  bool hold = r->kind == PX_REQ_REQUEUE_HOLD;
+  if (j->state == PX_JOB_PENDING || px_sjob_is_array(j))
+    return px_req_error(r, 409, "STATE", "job_id: Job is pending execution (job %llu: only a running job is requeued)",
+                        (unsigned long long)j->id);
+  if (j->state != PX_JOB_RUNNING)
+    return px_req_error(r, 409, "STATE", "job_id: Job has already finished (job %llu: %s)", (unsigned long long)j->id,
+                        px_job_state_name(j->state));
+  if (!j->spec.requeue)
+    return px_req_error(r, 409, "DISABLED", "job_id: Requested operation is presently disabled (job %llu was "
+                        "submitted with --no-requeue)", (unsigned long long)j->id);
+  px_nodes_stop(s, j, SIGKILL, "NODE_FAIL");
+  j->preempting = j->fault_requeue = false; /* a preemption under way ends here */
+  struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = j->id, .hold = hold,
+                        .reason = hold ? "job_requeued_in_held_state" : NULL};
+  struct px_event_result res;
+  int rc = px_events_accept(s, &ev, now, &res);
+  if (rc) return answer_diag(r, rc, &res.diag);
+  px_info("job %llu requeued%s by %s", (unsigned long long)j->id, hold ? " held" : "", r->who.user);
+  s->need_cycle = true;
+  answer_ok(r);
 }
 
 static void show(struct px_server *s, struct px_req *r) {
@@ -582,11 +684,13 @@ static void acct_change(struct px_server *s, struct px_req *r, int64_t now) {
 
 void px_handle_request(struct px_server *s, struct px_req *r, int64_t now) {
   switch (r->kind) {
-    case PX_REQ_SUBMIT: submit(s, r, now); break;
+    case PX_REQ_SUBMIT: r->test_only ? submit_test(s, r, now) : submit(s, r, now); break;
     case PX_REQ_CANCEL: cancel(s, r, now); break;
     case PX_REQ_HOLD:
     case PX_REQ_RELEASE: hold_release(s, r, now); break;
     case PX_REQ_UPDATE: update(s, r, now); break;
+    case PX_REQ_REQUEUE:
+    case PX_REQ_REQUEUE_HOLD: requeue(s, r, now); break;
     case PX_REQ_JOB_SHOW: show(s, r); break;
     case PX_REQ_JOB_STAT: px_usage_answer(s, r); break;
     case PX_REQ_NODE_DRAIN:

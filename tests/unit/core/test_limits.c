@@ -129,6 +129,12 @@ static void qos_per_user_limits(void **state) {
   enum px_reason r;
   assert_int_equal(pxc_submit(f.core, 5, &s, 10, &r, NULL), PX_ELIMIT);
   assert_int_equal(r, PX_REASON_QOS_MAX_WALL);
+  /* an unlimited job is refused in words, not as INT64_MAX seconds */
+  struct px_diag d;
+  px_diag_clear(&d);
+  s.time_limit_s = PX_TIME_UNLIMITED;
+  assert_int_equal(pxc_submit(f.core, 5, &s, 10, &r, &d), PX_ELIMIT);
+  assert_string_equal(d.msg, "time_limit: UNLIMITED over QoS capped MaxWall 3600 s");
   /* bob has his own per-user budget */
   struct px_jobspec b = tc_spec("bob", 0, 4);
   b.qos = (char *)"capped";

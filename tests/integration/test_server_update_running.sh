@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# PATCH /v1/jobs/{id} {"time_limit_s":N} of a RUNNING job (scontrol update
+# TimeLimit=), against a real server and a fake agent: as Slurm, the owner
+# may only lower the limit the job runs under, an operator may raise it; the
+# change is journaled, shown, survives a restart, and the node's agent gets
+# the new limit (a signal order that signals nothing, with time_limit_s);
+# other fields of a running job are refused. The agent's side (the job then
+# outlives its old limit): test_dev_time_limit.sh.
+source "$(dirname "$0")/lib_server.sh"
+write_config
+start_server
+register_node n01
+j=$(expect 201 pxalice POST /v1/jobs '{"job":{"gpus_per_node":8,"time_limit_s":600,"script":"#!/bin/sh\nsleep 100\n"}}' | jq -r .job_id)
+wait_for "job $j running" job_is "$j" RUNNING
+seq=$(jq .seq <<<"$(expect 200 root GET "/v1/agent/work?node=n01&after=0&timeout=5")")
+limit() { jq -r .spec.time_limit_s <<<"$(expect 200 pxalice GET /v1/jobs/$j)"; }
+
+e=$(expect 403 pxalice PATCH /v1/jobs/$j '{"time_limit_s":1200}')
+grep -q "users may only lower a time limit" <<<"$e" || fail "a user raising a running job's limit: $e"
+expect 403 pxbob PATCH /v1/jobs/$j '{"time_limit_s":60}' >/dev/null
+seq0=$(journal_seq)
+expect 200 pxalice PATCH /v1/jobs/$j '{"time_limit_s":300}' >/dev/null
+[ "$(limit)" = 300 ] || fail "limit after the owner lowered it: $(limit)"
+[ "$(journal_seq)" -gt "$seq0" ] || fail "the new limit was not journaled"
+work=$(expect 200 root GET "/v1/agent/work?node=n01&after=$seq&timeout=5")
+seq=$(jq .seq <<<"$work")
+[ "$(jq -c "[.signal[] | select(.job_id==$j) | [.signal, .grace_s, .time_limit_s]]" <<<"$work")" = '[[0,-1,300]]' ] ||
+  fail "the agent was not told the lowered limit: $work"
+ok "the owner lowers a running job's limit (journaled, the agent told), may not raise it"
+
+expect 200 pxoper PATCH /v1/jobs/$j '{"time_limit_s":7200}' >/dev/null
+[ "$(limit)" = 7200 ] || fail "limit after the operator raised it: $(limit)"
+work=$(expect 200 root GET "/v1/agent/work?node=n01&after=$seq&timeout=5")
+[ "$(jq -c "[.signal[] | select(.job_id==$j) | .time_limit_s]" <<<"$work")" = '[7200]' ] ||
+  fail "the agent was not told the raised limit: $work"
+e=$(expect 409 pxoper PATCH /v1/jobs/$j '{"time_limit_s":7000,"nice":1}')
+grep -q "not pending" <<<"$e" || fail "a running job's nice: $e"
+[ "$(limit)" = 7200 ] || fail "a refused update changed the limit: $(limit)"
+ok "an operator raises a running job's limit; other fields of a running job refused"
+
+# the journal keeps it: after a restart the job still runs under 7200 s
+stop_server
+start_server
+register_node n01 "[{\"job_id\":$j,\"state\":\"RUNNING\"}]"
+[ "$(job_state "$j")" = RUNNING ] || fail "job $j after restart: $(job_state "$j")"
+[ "$(limit)" = 7200 ] || fail "limit after a restart: $(limit)"
+ok "the raised limit survives a restart"
