@@ -190,4 +190,9 @@ int px_core_apply(struct px_core *c, const struct px_event *ev, int64_t now,
 int px_core_job_fits_now(struct px_core *c, uint64_t job_id, int64_t now, uint32_t *nodes, uint32_t max,
                          uint32_t *nnodes);
 
+/* Takes back pending job id that the dry run submitted (as a cancel, but
+ * leaving no finished record: the id will be the next real job's). 0 or
+ * PX_ENOENT / PX_ESTATE. */
+int px_core_withdraw(struct px_core *c, uint64_t id, int64_t now);
+
 #endif

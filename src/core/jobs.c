@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/core_int.h"
+#include "core/event.h"
 #include "core/policy.h"
 
 struct pxc_job *pxc_job_find(struct px_core *c, uint64_t id) {
@@ -141,6 +142,17 @@ int pxc_cancel(struct px_core *c, uint64_t id, int64_t now, struct px_diag *d) {
   }
   pxc_job_drop(c, j);
   return 0;
+}
+
+/* The dry run's undo (sbatch --test-only): the job leaves as a cancel
+ * would, and no finished record stays behind, so its id (the next real
+ * job's) satisfies no dependency and the core holds nothing the journal
+ * does not. */
+int px_core_withdraw(struct px_core *c, uint64_t id, int64_t now) {
+  struct px_diag d;
+  int rc = pxc_cancel(c, id, now, &d);
+  if (!rc) pxc_map_del(&c->fin_by_id, id); /* its fin[] entry is purged in time: unmapped, skipped */
+  return rc;
 }
 
 /* An array task ended: when every task has, the array record ends too (its

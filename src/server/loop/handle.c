@@ -198,8 +198,7 @@ static void submit_test(struct px_server *s, struct px_req *r, int64_t now) {
     return;
   }
   char *text = test_answer(s, ev.job_id, &r->specs[0], now);
-  struct px_event undo = {.kind = PX_EV_CANCEL, .job_id = ev.job_id};
-  px_core_apply(s->core, &undo, now, &res);
+  px_core_withdraw(s->core, ev.job_id, now); /* pending, just submitted: cannot be refused */
   if (!text) return px_req_error(r, 503, "NOMEM", "out of memory");
   px_req_answer(r, 200, text);
 }

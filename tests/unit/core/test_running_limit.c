@@ -77,10 +77,33 @@ static void fits_now_reads_only(void **state) {
   pf_close(&f);
 }
 
+/* The dry run's undo leaves no trace: the withdrawn id (the next real
+ * job's) is not a finished job a dependency could name, where a cancel's
+ * would be. */
+static void withdraw_leaves_no_record(void **state) {
+  (void)state;
+  struct pf f;
+  open_two(&f);
+  pf_sub(&f, 4, "bob", 1, 8, 500, 10);
+  assert_int_equal(px_core_withdraw(f.core, 4, 10), 0);
+  assert_int_equal(px_core_withdraw(f.core, 4, 10), PX_ENOENT);
+  struct px_jobspec s = tc_spec("bob", 1, 8);
+  s.dependency = (char *)"afterok:4";
+  assert_int_equal(tc_submit(f.core, 5, &s, 20), PX_ENOENT); /* unknown job 4 */
+  pf_sub(&f, 6, "bob", 1, 8, 500, 20);
+  struct px_event cancel = {.kind = PX_EV_CANCEL, .job_id = 6};
+  struct px_event_result res;
+  assert_int_equal(px_core_apply(f.core, &cancel, 20, &res), 0);
+  s.dependency = (char *)"afterok:6";
+  assert_int_equal(tc_submit(f.core, 7, &s, 30), 0); /* a real cancel is remembered */
+  pf_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(running_limit_moves_the_plan),
       cmocka_unit_test(fits_now_reads_only),
+      cmocka_unit_test(withdraw_leaves_no_record),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
