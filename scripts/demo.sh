@@ -165,6 +165,21 @@ echo; echo "== a maintenance reservation, made and removed as a Slurm site does"
 scontrol create reservation ReservationName=maint Nodes=dev4 StartTime=now+1hour Duration=60 Flags=MAINT &&
   scontrol delete ReservationName=maint && echo "Reservation maint deleted"
 
+echo; echo "== Slurm's job verbs: a dry run, a running job's limit raised, a requeue (sacct -D keeps each attempt)"
+echo "\$ sbatch --test-only -N 2 --gres=gpu:8 -t 10 --wrap true   (nothing queued)"
+sbatch --test-only -N 2 --gres=gpu:8 -t 10 --wrap true || true
+rq=$(sbatch --parsable -J rq -t 1 --wrap 'sleep 300')
+for _ in $(seq 1 100); do [ "$(squeue -h -j "$rq" -o %T)" = RUNNING ] && break; sleep 0.1; done
+echo "\$ scontrol update JobId=$rq TimeLimit=+10"
+scontrol update JobId="$rq" TimeLimit=+10 && scontrol show job "$rq" | grep -o 'TimeLimit=[^ ]*' || true
+echo "\$ scontrol requeue $rq"
+scontrol requeue "$rq" || true
+for _ in $(seq 1 100); do scontrol show job "$rq" | grep -q 'Restarts=1' && break; sleep 0.1; done
+scontrol show job "$rq" | grep -oE '(JobState|Restarts)=[^ ]*' | paste -sd' '
+scancel "$rq"
+for _ in $(seq 1 100); do [ -z "$(squeue -h -j "$rq")" ] && break; sleep 0.1; done
+sacct -D -X -j "$rq" -o JobID,JobName,State,Restarts,ExitCode || true
+
 echo; echo "== usage report"
 "$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
 echo; echo "== what-if on this cluster's own history: export the finished jobs, replay them under FIFO (docs/simulator.md)"
@@ -233,6 +248,8 @@ squeue -n big; scontrol show job "$(squeue -h -n big -o %i)" | grep -o 'Restarts
 echo "\$ scontrol update NodeName=dev4 State=DRAIN Reason=\"bad fan\"   (an operator's drain beside the server's: who and when)"
 scontrol update NodeName=dev4 State=DRAIN Reason="bad fan" || true
 sinfo -R
+echo "each drain knows its cause (a check lifts only its own, never an operator's worded like it):"
+api /v1/nodes | jq -r '.nodes[] | select(.drain_cause != "") | "  \(.name): \(.drain_cause)"' || true
 scontrol update NodeName=dev4 State=RESUME || true
 scontrol show node "$gnode" | grep -E 'Gpu|State=' || true
 scontrol update NodeName="$gnode" GpuResume=0 && echo "GPU 0 of $gnode back in service (scontrol update GpuResume=0)"
