@@ -383,6 +383,8 @@ struct pxc_gent {
   struct pxc_prio_in in;
   int64_t submit_s;
   uint64_t id;
+  int64_t from_s, until_s; /* prio holds over [from_s, until_s] while its association's fair share does */
+  uint32_t fs_gen;         /* ... which had this generation (c->gent_fs_gen) */
   uint32_t prio;  /* this cycle's (written to the record when the job is tried) */
   uint8_t st;     /* PXC_GATED_* */
   uint8_t nogpu;  /* needs no GPU, or a fraction of a shared one */
@@ -497,6 +499,10 @@ struct px_core {
   bool gent_rebuild;                 /* this full pass rebuilds them */
   bool gent_off;                     /* tests: always the full pass */
   bool gent_live;                    /* this cycle keyed the entries: a job tried gets its priority */
+  double *gent_fs;                   /* per association: its fair share at the last cycle ... */
+  uint32_t *gent_fs_gen;             /* ... and how often it changed */
+  size_t gent_fs_cap, gent_fs_gen_cap;
+  bool gent_fs_ok;                   /* both sized this cycle (else no memo) */
   uint64_t budget_end;               /* stats.started value that ends this cycle's starts */
   int64_t now;
 
@@ -506,6 +512,7 @@ struct px_core {
 };
 
 #define PXC_FINISHED_KEEP_S 300
+
 
 /* The partition tier's part of a queue key (high tiers first). */
 static inline uint64_t pxc_tier_key(const struct px_core *c, uint32_t part) {
@@ -522,10 +529,8 @@ static inline uint64_t pxc_tier_key(const struct px_core *c, uint32_t part) {
  * d / max) without the call: a wait d of at least max gives a quotient of
  * at least 1, a shorter one a quotient below 1 (or 1 itself). Reads only
  * *in, which the gated entries keep per pending job (gated.c). */
-static inline uint32_t pxc_prio_simple(const struct px_core *c, const struct pxc_prio_in *in, int64_t now) {
+static inline double pxc_prio_sum(const struct px_core *c, const struct pxc_prio_in *in, int64_t now) {
   const struct px_conf_sched *w = &c->sched;
-  if (in->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN)) return 0;
-  if (in->flags & PXC_F_ADMIN_PRIO) return in->admin_priority;
   double age = 0;
   if (in->eligible_s && now > in->eligible_s) {
     int64_t d = now - in->eligible_s;
@@ -535,7 +540,13 @@ static inline uint32_t pxc_prio_simple(const struct px_core *c, const struct pxc
   if (w->weight_partition)
     sum += w->weight_partition * (c->max_part_factor ? (double)c->parts[in->part].job_factor / c->max_part_factor : 0);
   if (w->weight_qos) sum += w->weight_qos * (c->max_qos_prio ? (double)c->qos[in->qos].priority / c->max_qos_prio : 0);
-  sum = floor(sum - (double)in->nice);
+  return sum - (double)in->nice;
+}
+
+static inline uint32_t pxc_prio_simple(const struct px_core *c, const struct pxc_prio_in *in, int64_t now) {
+  if (in->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN)) return 0;
+  if (in->flags & PXC_F_ADMIN_PRIO) return in->admin_priority;
+  double sum = floor(pxc_prio_sum(c, in, now));
   return sum < 1 ? 1 : sum > (double)UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
 }
 
@@ -681,6 +692,17 @@ bool pxc_gated_usable(struct px_core *c);
  * note for pending job i after its gate and key, then end). */
 void pxc_gated_rebuild_begin(struct px_core *c);
 void pxc_gated_note(struct px_core *c, size_t i, const struct pxc_job *j, enum px_reason r);
+/* The cycle's start: the associations' fair shares that changed. */
+void pxc_gated_fs(struct px_core *c);
+/* g's priority now, computed (and its memo renewed) */
+uint32_t pxc_gated_prio_new(struct px_core *c, struct pxc_gent *g, int64_t now);
+/* g's priority now (gated.c): its memo while it holds, else computed. */
+static inline uint32_t pxc_gated_prio(struct px_core *c, struct pxc_gent *g, int64_t now) {
+  if (c->gent_fs_ok && g->in.assoc < c->nassoc && g->fs_gen == c->gent_fs_gen[g->in.assoc] && g->from_s <= now &&
+      now <= g->until_s)
+    return g->prio;
+  return pxc_gated_prio_new(c, g, now);
+}
 void pxc_gated_rebuild_end(struct px_core *c);
 /* pending list changes (jobs.c): room, a job appended at i, the job at
  * last moved to i */

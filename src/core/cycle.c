@@ -393,6 +393,7 @@ static void gate_key(struct px_core *c, size_t i, size_t *n, int64_t now, bool k
 static size_t queue_gated(struct px_core *c, int64_t now) {
   size_t n = 0;
   c->gent_live = true;
+  pxc_gated_fs(c);
   for (size_t i = 0; i < c->npending; i++) {
     struct pxc_gent *g = &c->gent[i];
     if (g->st == PXC_GATED_OUT) continue;
@@ -401,7 +402,7 @@ static size_t queue_gated(struct px_core *c, int64_t now) {
       continue;
     }
     struct pxc_sortent *e = &c->sort[n++];
-    g->prio = pxc_prio_simple(c, &g->in, now);
+    g->prio = pxc_gated_prio(c, g, now);
     c->nogpu_eligible += g->nogpu;
     e->slot = c->pending[i];
     e->id = g->id;

@@ -83,6 +83,7 @@ void pxc_gated_note(struct px_core *c, size_t i, const struct pxc_job *j, enum p
   g->st = volatile_gate(j, r) ? PXC_GATED_VOLATILE : r != PX_REASON_NONE ? PXC_GATED_OUT : PXC_GATED_IN;
   g->prio = j->priority; /* this cycle's, keyed from the record (a volatile job's too) */
   if (g->st != PXC_GATED_IN) return;
+  g->from_s = 1, g->until_s = 0; /* no memo yet */
   pxc_prio_in_of(j, &g->in);
   g->submit_s = j->submit_s;
   g->id = j->id;
@@ -94,4 +95,60 @@ void pxc_gated_rebuild_end(struct px_core *c) {
   c->gent_rebuild = false;
   c->gent_fp = fingerprint(c);
   c->gent_valid = true;
+}
+
+/* ---- the priorities' memo ------------------------------------------------ */
+
+/*
+ * A pending job's priority (pxc_prio_simple) moves with time only through
+ * its age, and the computed value never decreases as time passes with its
+ * fair share fixed: the wait's conversion, the quotient by PriorityMaxAge
+ * (or 1 once capped), the product by the weight (not negative), each sum
+ * with a term that does not move, the floor and the clamps are all
+ * monotone, each rounded as it is. So if it is P at t0 and P at t1, it is
+ * P at every time between: a priority found again at a later time holds
+ * until then, while the association's fair share is the same double.
+ * An entry keeps the span over which its priority holds; a cycle reads the
+ * memo instead of computing a quotient and a floor per pending job.
+ */
+void pxc_gated_fs(struct px_core *c) {
+  size_t had = c->gent_fs_cap, had_gen = c->gent_fs_gen_cap;
+  c->gent_fs_ok = !PXC_GROW(c, c->gent_fs, &c->gent_fs_cap, c->nassoc + 1) &&
+                  !PXC_GROW(c, c->gent_fs_gen, &c->gent_fs_gen_cap, c->nassoc + 1);
+  if (!c->gent_fs_ok) return; /* no memo this cycle: pxc_gated_prio computes */
+  if (c->gent_fs_cap > had) memset(c->gent_fs + had, 0, (c->gent_fs_cap - had) * sizeof *c->gent_fs);
+  if (c->gent_fs_gen_cap > had_gen)
+    memset(c->gent_fs_gen + had_gen, 0, (c->gent_fs_gen_cap - had_gen) * sizeof *c->gent_fs_gen);
+  for (uint32_t a = 0; a < c->nassoc; a++)
+    if (memcmp(&c->gent_fs[a], &c->assoc[a].fairshare, sizeof(double))) {
+      memcpy(&c->gent_fs[a], &c->assoc[a].fairshare, sizeof(double));
+      c->gent_fs_gen[a]++;
+    }
+}
+
+/* The latest time until which priority p, found at now, holds (now: only
+ * then): a constant one forever; else the estimate of when the age term
+ * reaches the next whole priority, a second short, checked there. */
+static int64_t prio_until(const struct px_core *c, const struct pxc_prio_in *in, int64_t now, uint32_t p) {
+  const struct px_conf_sched *w = &c->sched;
+  if ((in->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN | PXC_F_ADMIN_PRIO)) || !w->weight_age || !in->eligible_s)
+    return INT64_MAX;
+  if (now <= in->eligible_s) return now; /* no age yet: it starts after */
+  if (w->max_age_s <= 0 || now - in->eligible_s >= w->max_age_s) return INT64_MAX; /* capped */
+  int64_t cap = in->eligible_s + w->max_age_s;
+  if (pxc_prio_simple(c, in, cap) == p) return INT64_MAX;
+  double v = pxc_prio_sum(c, in, now);
+  double secs = (floor(v) + 1 - v) * (double)w->max_age_s / w->weight_age - 1;
+  if (!(secs >= 1)) return now;
+  int64_t t = secs < (double)(cap - now) ? now + (int64_t)secs : cap;
+  return pxc_prio_simple(c, in, t) == p ? t : now;
+}
+
+uint32_t pxc_gated_prio_new(struct px_core *c, struct pxc_gent *g, int64_t now) {
+  if (!c->gent_fs_ok || g->in.assoc >= c->nassoc) return pxc_prio_simple(c, &g->in, now);
+  uint32_t p = pxc_prio_simple(c, &g->in, now);
+  g->fs_gen = c->gent_fs_gen[g->in.assoc];
+  g->from_s = now;
+  g->until_s = prio_until(c, &g->in, now, p);
+  return p;
 }
