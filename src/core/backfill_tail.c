@@ -165,30 +165,22 @@ static void groups_heap(struct px_core *c) {
  * are built only when a group runs out of them (groups_heap). */
 static bool groups_build(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
-  uint32_t G = max_gpus(c), g = 0, n = 0;
+  uint32_t G = max_gpus(c), g = 0, n = 0, cyc = (uint32_t)c->stats.cycles;
   if (!groups_alloc(c, G)) return false;
   pol->lims_pos = pol->kept.used;
   pol->cls_last = 0;
   if (pol->lims_pos) return kept_build(c, G);
   for (size_t i = 0; i < c->sort_left; i++) {
-    uint32_t slot = c->sort[i].slot;
-    int64_t limit;
-    if (c->gent_live) { /* the gated entries' jobs: their cache (gated.c), not their records */
-      const struct pxc_bf_job *b = &pol->bf_jobs[slot];
-      if (b->g == PX_NONE) return false;
-      g = b->g, n = b->n, limit = b->limit;
-    } else {
-      if (i + PXC_BF_AHEAD < c->sort_left) { /* the records are scattered: ask for both lines read ahead */
-        const struct pxc_job *a = &c->jobs[c->sort[i + PXC_BF_AHEAD].slot];
-        __builtin_prefetch(&a->time_limit_s);
-        __builtin_prefetch(&a->shape);
-      }
-      const struct pxc_job *j = &c->jobs[slot];
-      if (!job_group(j, &g, &n)) return false;
-      limit = j->time_limit_s;
+    if (i + PXC_BF_AHEAD < c->sort_left) { /* the records are scattered: ask for both lines read ahead */
+      const struct pxc_job *a = &c->jobs[c->sort[i + PXC_BF_AHEAD].slot];
+      __builtin_prefetch(&a->time_limit_s);
+      __builtin_prefetch(&a->shape);
     }
+    struct pxc_job *j = &c->jobs[c->sort[i].slot];
+    j->mark = cyc; /* not yet tried: the full pass marked it while gating, the gated entries did not (gated.c) */
+    if (!job_group(j, &g, &n)) return false;
     uint32_t grp = g > G ? UINT32_MAX : g * PXC_BF_NB + n_bucket(n);
-    pol->lims_in[i] = (struct pxc_bf_lim){limit, slot, grp};
+    pol->lims_in[i] = (struct pxc_bf_lim){j->time_limit_s, c->sort[i].slot, grp};
     if (grp == UINT32_MAX) continue;
     struct pxc_bf_class *k = &pol->cls[grp];
     k->n++;
@@ -201,7 +193,7 @@ static bool groups_build(struct px_core *c) {
 }
 
 /* Shortest time limit left in group k (INT64_MAX: none): jobs taken since
- * (tried: pol->tried, cycle.c; under the kept order, popped) leave it. */
+ * (tried: mark cleared, cycle.c; under the kept order, popped) leave it. */
 static int64_t group_min(struct px_core *c, struct pxc_bf_class *k) {
   if (c->pol->lims_pos) {
     const struct pxc_bf_lim *s = c->pol->lims;
@@ -210,13 +202,13 @@ static int64_t group_min(struct px_core *c, struct pxc_bf_class *k) {
   }
   uint32_t cyc = (uint32_t)c->stats.cycles;
   if (!c->pol->lims_heaped) { /* its first jobs by limit: the first one not taken */
-    while (k->best_at < k->nbest && c->pol->tried[k->best[k->best_at].slot] == cyc) k->best_at++;
+    while (k->best_at < k->nbest && c->jobs[k->best[k->best_at].slot].mark != cyc) k->best_at++;
     if (k->best_at < k->nbest) return k->best[k->best_at].limit;
     if (k->best_all) return INT64_MAX;
     groups_heap(c);
   }
   struct pxc_bf_lim *h = c->pol->lims + k->off;
-  while (k->n && c->pol->tried[h[0].slot] == cyc) {
+  while (k->n && c->jobs[h[0].slot].mark != cyc) {
     h[0] = h[--k->n];
     lim_down(h, k->n, 0);
   }

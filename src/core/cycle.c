@@ -348,13 +348,6 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
   }
 }
 
-/* The job at slot leaves the jobs to try (mark) and the tail's groups
- * (pol->tried, sized at the cycle's start for the slots queued then). */
-static inline void pxc_taken(struct px_core *c, uint32_t slot) {
-  c->jobs[slot].mark = 0;
-  if (slot < c->pol->tried_cap) c->pol->tried[slot] = (uint32_t)c->stats.cycles;
-}
-
 /* The hot 128 bytes of a job record (it may straddle three lines). */
 static inline void prefetch_job(const struct pxc_job *j) {
   const char *p = (const char *)j;
@@ -487,7 +480,7 @@ static int tail_rest(struct px_core *c, size_t n, int64_t now, struct px_actions
     if (i + 16 < n) prefetch_job(&c->jobs[c->sort[i + 16].slot]); /* heap order: random in memory */
     uint32_t slot = c->sort[i].slot;
     struct pxc_job *j = &c->jobs[slot];
-    pxc_taken(c, slot);
+    j->mark = 0;
     uint64_t g = pxc_job_ngpu(j);
     if ((j->flags & PXC_F_TOPO_WAIT) || pxc_part_free_gpus(c, j) < g) continue;
     rc = try_job(c, slot, now, out);
@@ -530,7 +523,7 @@ static int take_in_order(struct px_core *c, size_t n, bool kept, int64_t now, st
     struct pxc_sortent e = kept ? c->sort[--n] : heap_pop(c->sort, &n);
     c->sort_left = n;
     bool was = c->part_blocked[e.part];
-    pxc_taken(c, e.slot);
+    c->jobs[e.slot].mark = 0;
     rc = try_job(c, e.slot, now, out);
     if (c->stats.started >= c->budget_end) break;
     if (!was && (c->part_blocked[e.part] || --c->part_left[e.part] == 0)) open--;
@@ -555,7 +548,7 @@ static int take_in_order(struct px_core *c, size_t n, bool kept, int64_t now, st
     uint32_t slot = c->pending[i];
     prefetch_ahead(c, i);
     if (c->jobs[slot].mark != (uint32_t)c->stats.cycles) continue;
-    pxc_taken(c, slot);
+    c->jobs[slot].mark = 0;
     rc = try_job(c, slot, now, out);
   }
   c->last_full_s = now;
@@ -576,9 +569,6 @@ int px_core_cycle(struct px_core *c, int64_t now, struct px_actions *out) {
   c->order->prepare(c, now);
   c->reserve->begin(c, now);
   if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;
-  size_t had = c->pol->tried_cap;
-  if (PXC_GROW(c, c->pol->tried, &c->pol->tried_cap, c->njob_slots + 1)) return PX_ENOMEM;
-  if (c->pol->tried_cap > had) memset(c->pol->tried + had, 0, (c->pol->tried_cap - had) * sizeof *c->pol->tried);
   memset(c->part_blocked, 0, c->nparts * sizeof *c->part_blocked);
   memset(c->part_passed, 0, c->nparts * sizeof *c->part_passed);
   if (c->fail_shapes.len) {

@@ -45,16 +45,10 @@ static uint64_t fingerprint(const struct px_core *c) {
   return h;
 }
 
-/* The tail's groups read the entries' jobs' limits and groups from
- * pol->bf_jobs (per job slot, filled by pxc_gated_note). */
-static bool bf_room(struct px_core *c) {
-  return !PXC_GROW(c, c->pol->bf_jobs, &c->pol->bf_jobs_cap, c->njob_slots + 1);
-}
-
 bool pxc_gated_usable(struct px_core *c) {
   c->gent_live = false;
   if (!c->gent_valid) return false;
-  if (!pxc_gated_wanted(c) || fingerprint(c) != c->gent_fp || !bf_room(c)) return c->gent_valid = false;
+  if (!pxc_gated_wanted(c) || fingerprint(c) != c->gent_fp) return c->gent_valid = false;
   return true;
 }
 
@@ -76,7 +70,7 @@ void pxc_gated_moved(struct px_core *c, size_t i, size_t last) {
 
 void pxc_gated_rebuild_begin(struct px_core *c) {
   c->gent_valid = false;
-  c->gent_rebuild = pxc_gated_wanted(c) && !PXC_GROW(c, c->gent, &c->gent_cap, c->npending + 1) && bf_room(c);
+  c->gent_rebuild = pxc_gated_wanted(c) && !PXC_GROW(c, c->gent, &c->gent_cap, c->npending + 1);
 }
 
 static bool volatile_gate(const struct pxc_job *j, enum px_reason r) {
@@ -85,8 +79,6 @@ static bool volatile_gate(const struct pxc_job *j, enum px_reason r) {
 
 void pxc_gated_note(struct px_core *c, size_t i, const struct pxc_job *j, enum px_reason r) {
   if (i >= c->gent_cap) return; /* only when the rebuild found no room: it ends invalid */
-  size_t slot = (size_t)(j - c->jobs);
-  if (r == PX_REASON_NONE && slot < c->pol->bf_jobs_cap) pxc_bf_job_of(j, &c->pol->bf_jobs[slot]);
   struct pxc_gent *g = &c->gent[i];
   g->st = volatile_gate(j, r) ? PXC_GATED_VOLATILE : r != PX_REASON_NONE ? PXC_GATED_OUT : PXC_GATED_IN;
   g->prio = j->priority; /* this cycle's, keyed from the record (a volatile job's too) */

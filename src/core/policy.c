@@ -103,7 +103,7 @@ void pxc_policy_free(struct px_core *c) {
                pol->qos_signal, pol->qos_pending, pol->part_mode, pol->victims, pol->hist, pol->log, pol->cand,
                pol->chosen, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits, pol->running,
                pol->lims_in, pol->kept.v, pol->kept.w, pol->kept.add, pol->kept.promo, pol->kept.part_n, pol->kept.snap, pol->kept.pos, pol->kept.at, pol->run_idx,
-               pol->bf_jobs, pol->tried, pol->fits, pol->fit_nu};
+               pol->bf_jobs, pol->fits, pol->fit_nu};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
   pxc_map_fini(c, &pol->cursor);
   pxc_map_fini(c, &pol->front_idx);

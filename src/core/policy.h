@@ -476,9 +476,6 @@ struct pxc_policy {
   struct pxc_bf_job *bf_jobs; /* per job slot, the kept order's jobs (kept.c, keep): the groups
                                  read this dense array, not a deep queue's records */
   size_t bf_jobs_cap;
-  uint32_t *tried;            /* per job slot: the cycle in which it was last taken from the queue
-                                 (cycle.c, pxc_taken): the groups drop it (backfill_tail.c, group_min) */
-  size_t tried_cap;
   /* The tail's placements by shape (cycle.c, tail_find): while nothing
    * starts and no action is added, a shape's placement stays the same. */
   struct pxc_fit_memo *fits;
