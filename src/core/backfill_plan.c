@@ -166,34 +166,44 @@ static void add_share_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_
   m->len = 0;
 }
 
-static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, uint32_t clean_from) {
-  for (size_t s = 0; s < c->njob_slots; s++) {
-    const struct pxc_job *j = &c->jobs[s];
-    if (j->state != PX_JOB_RUNNING || !j->nalloc) continue;
-    int64_t end = j->time_limit_s >= INT64_MAX - j->start_s ? INT64_MAX : j->start_s + j->time_limit_s;
-    int64_t kill = pxc_preempt_kill_at(c, j);
-    if (kill && kill < end) end = kill;
-    uint32_t k = end <= tl->now ? 1 : pxc_tl_slot_ceil(tl, end);
-    if (j->shape.share)
-      for (uint32_t i = 0; i < j->nalloc; i++)
-        if (j->alloc[i].gpu_share && j->alloc[i].gpus) note_share_end(c, tl, &j->alloc[i], k);
-    if (k >= tl->nslots) continue;
-    for (uint32_t i = 0; i < j->nalloc; i++) {
-      const struct px_alloc *a = &j->alloc[i];
-      if (dirty_only && k < clean_from && !is_dirty(tl, a->node)) continue;
-      const struct pxc_node *n = &c->nodes[a->node];
-      struct pxc_tl_cell *cl = &pxc_tl_row(tl, a->node)[k];
-      /* an exclusive job holds the whole node, whatever its alloc says */
-      bool whole = j->shape.exclusive;
-      /* a fraction frees no GPU itself: its GPU is whole when its last share
-       * ends (add_share_releases) */
-      uint32_t g = a->gpu_share ? 0 : (uint32_t)px_bits64_count(a->gpus & ~n->gpu_bad);
-      cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : g));
-      cl->cpu = (uint16_t)(cl->cpu + (whole ? n->cpus : a->ncpu));
-      cl->mem_mib += (uint32_t)(whole ? n->mem_mib : a->mem_mib);
-      if (pxc_tlt_has(tl, a->node)) pxc_tlt_release(c, tl, a->node, a->gpu_share ? 0 : a->gpus, whole, k);
-    }
+static void add_release(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, bool dirty_only,
+                        uint32_t clean_from) {
+  if (j->state != PX_JOB_RUNNING || !j->nalloc) return;
+  int64_t end = j->time_limit_s >= INT64_MAX - j->start_s ? INT64_MAX : j->start_s + j->time_limit_s;
+  int64_t kill = pxc_preempt_kill_at(c, j);
+  if (kill && kill < end) end = kill;
+  uint32_t k = end <= tl->now ? 1 : pxc_tl_slot_ceil(tl, end);
+  if (j->shape.share)
+    for (uint32_t i = 0; i < j->nalloc; i++)
+      if (j->alloc[i].gpu_share && j->alloc[i].gpus) note_share_end(c, tl, &j->alloc[i], k);
+  if (k >= tl->nslots) return;
+  for (uint32_t i = 0; i < j->nalloc; i++) {
+    const struct px_alloc *a = &j->alloc[i];
+    if (dirty_only && k < clean_from && !is_dirty(tl, a->node)) continue;
+    const struct pxc_node *n = &c->nodes[a->node];
+    struct pxc_tl_cell *cl = &pxc_tl_row(tl, a->node)[k];
+    /* an exclusive job holds the whole node, whatever its alloc says */
+    bool whole = j->shape.exclusive;
+    /* a fraction frees no GPU itself: its GPU is whole when its last share
+     * ends (add_share_releases) */
+    uint32_t g = a->gpu_share ? 0 : (uint32_t)px_bits64_count(a->gpus & ~n->gpu_bad);
+    cl->gpu = (uint8_t)(cl->gpu + (whole ? n->ngpu : g));
+    cl->cpu = (uint16_t)(cl->cpu + (whole ? n->cpus : a->ncpu));
+    cl->mem_mib += (uint32_t)(whole ? n->mem_mib : a->mem_mib);
+    if (pxc_tlt_has(tl, a->node)) pxc_tlt_release(c, tl, a->node, a->gpu_share ? 0 : a->gpus, whole, k);
   }
+}
+
+/* The running jobs' releases, in slot order: from the running jobs' index
+ * (preempt.c) rather than every job slot, most of them pending on a deep
+ * queue (a cache miss each, at every plan build). */
+static void add_releases(struct px_core *c, struct pxc_tl *tl, bool dirty_only, uint32_t clean_from) {
+  size_t n = 0;
+  const uint32_t *run = pxc_running_slots(c, &n);
+  if (run)
+    for (size_t i = 0; i < n; i++) add_release(c, tl, &c->jobs[run[i]], dirty_only, clean_from);
+  else
+    for (size_t s = 0; s < c->njob_slots; s++) add_release(c, tl, &c->jobs[s], dirty_only, clean_from);
   add_share_releases(c, tl, dirty_only, clean_from);
 }
 

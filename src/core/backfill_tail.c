@@ -165,7 +165,7 @@ static void groups_heap(struct px_core *c) {
  * are built only when a group runs out of them (groups_heap). */
 static bool groups_build(struct px_core *c) {
   struct pxc_policy *pol = c->pol;
-  uint32_t G = max_gpus(c), g = 0, n = 0;
+  uint32_t G = max_gpus(c), g = 0, n = 0, cyc = (uint32_t)c->stats.cycles;
   if (!groups_alloc(c, G)) return false;
   pol->lims_pos = pol->kept.used;
   pol->cls_last = 0;
@@ -176,7 +176,8 @@ static bool groups_build(struct px_core *c) {
       __builtin_prefetch(&a->time_limit_s);
       __builtin_prefetch(&a->shape);
     }
-    const struct pxc_job *j = &c->jobs[c->sort[i].slot];
+    struct pxc_job *j = &c->jobs[c->sort[i].slot];
+    j->mark = cyc; /* not yet tried: the full pass marked it while gating, the gated entries did not (gated.c) */
     if (!job_group(j, &g, &n)) return false;
     uint32_t grp = g > G ? UINT32_MAX : g * PXC_BF_NB + n_bucket(n);
     pol->lims_in[i] = (struct pxc_bf_lim){j->time_limit_s, c->sort[i].slot, grp};

@@ -386,7 +386,7 @@ void px_core_free(struct px_core *c) {
   for (size_t i = 0; i < c->ncons; i++) pxc_free(c, c->cons[i].terms);
   for (size_t i = 0; i < c->strs.n; i++) pxc_free(c, c->strs.str[i]);
   free_pools(c);
-  void *arrays[] = {c->jobs, c->free_slots, c->pending, c->fin, c->sort, c->scratch_u32,
+  void *arrays[] = {c->jobs, c->free_slots, c->pending, c->gent, c->gent_fs, c->gent_fs_gen, c->fin, c->sort, c->scratch_u32,
                     c->part_blocked, c->part_left, c->part_passed, c->nodes, c->cpu_bits, c->node_pools, c->parts,
                     c->leaf_parent, c->switches, c->assoc, c->share_rows, c->fs_list,
                     c->fs_level_sum, c->qos, c->quser, c->cons, c->strs.str, c->pl_bound,

@@ -13,6 +13,7 @@
 #ifndef PX_CORE_CORE_INT_H
 #define PX_CORE_CORE_INT_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -366,6 +367,29 @@ struct pxc_finished { uint64_t id; int64_t end_s; uint8_t state; bool ok; };
 
 struct pxc_sortent { uint64_t k1, k2, id; uint32_t slot, part; };
 
+struct pxc_prio_in {
+  int64_t eligible_s;
+  uint32_t assoc, admin_priority;
+  int32_t nice;
+  uint16_t part, qos;
+  uint8_t flags;
+};
+
+/* gated.c: a pending job's gate verdict as it stands until an event says
+ * otherwise (NEW: not known yet; VOLATILE: a dependency or a begin time,
+ * gated from the record every cycle), and what its key reads. */
+enum { PXC_GATED_NEW, PXC_GATED_IN, PXC_GATED_OUT, PXC_GATED_VOLATILE };
+struct pxc_gent {
+  struct pxc_prio_in in;
+  int64_t submit_s;
+  uint64_t id;
+  int64_t from_s, until_s; /* prio holds over [from_s, until_s] while its association's fair share does */
+  uint32_t fs_gen;         /* ... which had this generation (c->gent_fs_gen) */
+  uint32_t prio;  /* this cycle's (written to the record when the job is tried) */
+  uint8_t st;     /* PXC_GATED_* */
+  uint8_t nogpu;  /* needs no GPU, or a fraction of a shared one */
+};
+
 /* The queue's order: smaller key first, ties by job id (ids are unique). */
 static inline bool pxc_sortent_before(const struct pxc_sortent *x, const struct pxc_sortent *y) {
   if (x->k1 != y->k1) return x->k1 < y->k1;
@@ -468,6 +492,17 @@ struct px_core {
   bool main_pass;                    /* a cycle between backfill passes (bf_interval) */
   bool pass_cut;                     /* this pass stopped at its tests_left */
   int64_t last_fs_s;
+  struct pxc_gent *gent;             /* gated.c: per pending job, at its place in c->pending */
+  size_t gent_cap;
+  uint64_t gent_fp;                  /* what the gate and key read outside the jobs, at the rebuild */
+  bool gent_valid;                   /* every entry describes its job (else the full pass rebuilds) */
+  bool gent_rebuild;                 /* this full pass rebuilds them */
+  bool gent_off;                     /* tests: always the full pass */
+  bool gent_live;                    /* this cycle keyed the entries: a job tried gets its priority */
+  double *gent_fs;                   /* per association: its fair share at the last cycle ... */
+  uint32_t *gent_fs_gen;             /* ... and how often it changed */
+  size_t gent_fs_cap, gent_fs_gen_cap;
+  bool gent_fs_ok;                   /* both sized this cycle (else no memo) */
   uint64_t budget_end;               /* stats.started value that ends this cycle's starts */
   int64_t now;
 
@@ -477,6 +512,43 @@ struct px_core {
 };
 
 #define PXC_FINISHED_KEEP_S 300
+
+
+/* The partition tier's part of a queue key (high tiers first). */
+static inline uint64_t pxc_tier_key(const struct px_core *c, uint32_t part) {
+  uint32_t t = c->parts[part].tier;
+  return (uint64_t)(UINT16_MAX - (t > UINT16_MAX ? UINT16_MAX : t)) << 32;
+}
+
+/* The priority pxc_prio_factors computes, bit for bit, for the queue key
+ * (prio.c), without job size and TRES weights: a factor of weight 0 adds
+ * +0.0 to a sum of terms that are never negative, which changes nothing,
+ * so it is not computed (the policies weigh two or three factors; this
+ * runs for every pending job at every cycle). Fair share is always added:
+ * a NaN there must poison the sum as it does there. The age is fmin(1.0,
+ * d / max) without the call: a wait d of at least max gives a quotient of
+ * at least 1, a shorter one a quotient below 1 (or 1 itself). Reads only
+ * *in, which the gated entries keep per pending job (gated.c). */
+static inline double pxc_prio_sum(const struct px_core *c, const struct pxc_prio_in *in, int64_t now) {
+  const struct px_conf_sched *w = &c->sched;
+  double age = 0;
+  if (in->eligible_s && now > in->eligible_s) {
+    int64_t d = now - in->eligible_s;
+    age = w->max_age_s > 0 ? (d >= w->max_age_s ? 1.0 : (double)d / (double)w->max_age_s) : 1.0;
+  }
+  double sum = w->weight_age * age + w->weight_fairshare * c->assoc[in->assoc].fairshare;
+  if (w->weight_partition)
+    sum += w->weight_partition * (c->max_part_factor ? (double)c->parts[in->part].job_factor / c->max_part_factor : 0);
+  if (w->weight_qos) sum += w->weight_qos * (c->max_qos_prio ? (double)c->qos[in->qos].priority / c->max_qos_prio : 0);
+  return sum - (double)in->nice;
+}
+
+static inline uint32_t pxc_prio_simple(const struct px_core *c, const struct pxc_prio_in *in, int64_t now) {
+  if (in->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN)) return 0;
+  if (in->flags & PXC_F_ADMIN_PRIO) return in->admin_priority;
+  double sum = floor(pxc_prio_sum(c, in, now));
+  return sum < 1 ? 1 : sum > (double)UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+}
 
 /* core.c */
 uint32_t pxc_node_avail_gpus(const struct pxc_node *n);
@@ -607,6 +679,36 @@ bool pxc_las_promote(struct px_core *c, struct pxc_job *j, int64_t now);
 int64_t pxc_las_promote_from(const struct px_core *c, const struct pxc_job *j);
 void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t now,
                       struct px_prio_factors *f);
+/* What a multifactor priority without job size and TRES weights reads of
+ * a job; pxc_prio_simple below computes it (the queue key's priority). */
+void pxc_prio_in_of(const struct pxc_job *j, struct pxc_prio_in *in);
+
+/* gated.c: the multifactor queue's gate verdicts and priority inputs kept
+ * between cycles, one entry per pending job at its place in c->pending. */
+bool pxc_gated_wanted(const struct px_core *c);
+/* May this cycle read the entries instead of the records? */
+bool pxc_gated_usable(struct px_core *c);
+/* The full pass: entries rebuilt from the gate's verdicts (begin, then
+ * note for pending job i after its gate and key, then end). */
+void pxc_gated_rebuild_begin(struct px_core *c);
+void pxc_gated_note(struct px_core *c, size_t i, const struct pxc_job *j, enum px_reason r);
+/* The cycle's start: the associations' fair shares that changed. */
+void pxc_gated_fs(struct px_core *c);
+/* g's priority now, computed (and its memo renewed) */
+uint32_t pxc_gated_prio_new(struct px_core *c, struct pxc_gent *g, int64_t now);
+/* g's priority now (gated.c): its memo while it holds, else computed. */
+static inline uint32_t pxc_gated_prio(struct px_core *c, struct pxc_gent *g, int64_t now) {
+  if (c->gent_fs_ok && g->in.assoc < c->nassoc && g->fs_gen == c->gent_fs_gen[g->in.assoc] && g->from_s <= now &&
+      now <= g->until_s)
+    return g->prio;
+  return pxc_gated_prio_new(c, g, now);
+}
+void pxc_gated_rebuild_end(struct px_core *c);
+/* pending list changes (jobs.c): room, a job appended at i, the job at
+ * last moved to i */
+void pxc_gated_reserve(struct px_core *c);
+void pxc_gated_added(struct px_core *c, size_t i);
+void pxc_gated_moved(struct px_core *c, size_t i, size_t last);
 
 /* jobs.c */
 struct pxc_job *pxc_job_find(struct px_core *c, uint64_t id);
@@ -669,7 +771,7 @@ px_bits64 pxc_tlt_spare(const struct px_core *c, uint32_t node, px_bits64 free, 
 void pxc_policy_main_pass_done(struct px_core *c);
 /* A pending job that has preempted others sorts first (k1 = 0): the
  * resources freed are for it. */
-void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1);
+void pxc_policy_key(const struct px_core *c, uint64_t id, uint64_t *k1);
 /* Cycle start: kills after grace, --signal warnings, the capacity plan. */
 int pxc_policy_begin(struct px_core *c, int64_t now, struct px_actions *out);
 enum px_reason pxc_quota_admit(struct px_core *c, const struct pxc_job *j, uint32_t *a, uint32_t *b);

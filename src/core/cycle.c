@@ -323,6 +323,7 @@ static int tail_find(struct px_core *c, struct pxc_job *j, uint64_t fk, const st
 /* Tries to place and start the job at slot (an array record: task after
  * task); sets its reason when it cannot start. */
 static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_actions *out) {
+  if (c->gent_live) c->jobs[slot].priority = c->gent[c->jobs[slot].pend_pos].prio; /* gated.c */
   for (;;) {
     struct pxc_job *j = &c->jobs[slot];
     if (held_back(c, j) != PX_REASON_NONE) return 0;
@@ -360,36 +361,78 @@ static inline void prefetch_ahead(const struct px_core *c, size_t i) {
   if (i + 16 < c->npending) prefetch_job(&c->jobs[c->pending[i + 16]]);
 }
 
-/* Gate every pending job; the eligible ones get their key in c->sort.
- * Returns how many. Under LAS it rebuilds the kept order (kept.c) too. */
-static size_t queue_eligible(struct px_core *c, int64_t now) {
+/* Gates and keys pending job i from its record: when eligible, its entry
+ * c->sort[(*n)++]. keep: the LAS order's rebuild; gated: the multifactor
+ * queue's entries (gated.c). */
+static void gate_key(struct px_core *c, size_t i, size_t *n, int64_t now, bool keep, bool gated) {
+  struct pxc_job *j = &c->jobs[c->pending[i]];
+  enum px_reason r = pxc_gate(c, j, now);
+  if (r != PX_REASON_NONE) {
+    j->reason = r;
+    j->priority = 0;
+    if (keep) pxc_kept_rebuild_job(c, j, r, NULL);
+    if (gated) pxc_gated_note(c, i, j, r);
+    return;
+  }
+  struct pxc_sortent *e = &c->sort[(*n)++];
+  j->mark = (uint32_t)c->stats.cycles;
+  c->nogpu_eligible += pxc_job_ngpu(j) == 0 || j->shape.share; /* a fraction may fit a shared GPU */
+  e->slot = c->pending[i];
+  e->id = j->id;
+  e->part = j->part;
+  c->part_left[j->part]++;
+  c->order->key(c, j, now, &e->k1, &e->k2);
+  if (keep) pxc_kept_rebuild_job(c, j, r, e);
+  if (gated) pxc_gated_note(c, i, j, r);
+  pxc_policy_key(c, j->id, &e->k1); /* issue 4: jobs that preempted go first */
+}
+
+/* The cycle's queue from the gated entries (gated.c): the jobs and keys
+ * gate_key would give, in the same order, reading no record but those
+ * of jobs not yet gated or gated again every cycle. */
+static size_t queue_gated(struct px_core *c, int64_t now) {
   size_t n = 0;
-  bool keep = pxc_kept_wanted(c);
-  if (keep) pxc_kept_rebuild_begin(c);
-  c->nogpu_eligible = 0;
-  memset(c->part_left, 0, c->nparts * sizeof *c->part_left);
+  c->gent_live = true;
+  pxc_gated_fs(c);
   for (size_t i = 0; i < c->npending; i++) {
-    struct pxc_job *j = &c->jobs[c->pending[i]];
-    prefetch_ahead(c, i);
-    enum px_reason r = pxc_gate(c, j, now);
-    if (r != PX_REASON_NONE) {
-      j->reason = r;
-      j->priority = 0;
-      if (keep) pxc_kept_rebuild_job(c, j, r, NULL);
+    struct pxc_gent *g = &c->gent[i];
+    if (g->st == PXC_GATED_OUT) continue;
+    if (g->st != PXC_GATED_IN) {
+      gate_key(c, i, &n, now, false, true);
       continue;
     }
     struct pxc_sortent *e = &c->sort[n++];
-    j->mark = (uint32_t)c->stats.cycles;
-    c->nogpu_eligible += pxc_job_ngpu(j) == 0 || j->shape.share; /* a fraction may fit a shared GPU */
+    g->prio = pxc_gated_prio(c, g, now);
+    c->nogpu_eligible += g->nogpu;
     e->slot = c->pending[i];
-    e->id = j->id;
-    e->part = j->part;
-    c->part_left[j->part]++;
-    c->order->key(c, j, now, &e->k1, &e->k2);
-    if (keep) pxc_kept_rebuild_job(c, j, r, e);
-    pxc_policy_key(c, j, &e->k1); /* issue 4: jobs that preempted go first */
+    e->id = g->id;
+    e->part = g->in.part;
+    c->part_left[g->in.part]++;
+    e->k1 = pxc_tier_key(c, g->in.part) | (UINT32_MAX - g->prio);
+    e->k2 = (uint64_t)g->submit_s ^ (1ULL << 63);
+    if (c->pol->preemptor_ids.len) pxc_policy_key(c, g->id, &e->k1);
+  }
+  return n;
+}
+
+/* Gate every pending job; the eligible ones get their key in c->sort.
+ * Returns how many. Under LAS it rebuilds the kept order (kept.c) too,
+ * under multifactor the gated entries (gated.c), which the next cycles
+ * read instead while they hold. */
+static size_t queue_eligible(struct px_core *c, int64_t now) {
+  size_t n = 0;
+  c->nogpu_eligible = 0;
+  memset(c->part_left, 0, c->nparts * sizeof *c->part_left);
+  if (pxc_gated_usable(c)) return queue_gated(c, now);
+  bool keep = pxc_kept_wanted(c), gated = pxc_gated_wanted(c);
+  if (keep) pxc_kept_rebuild_begin(c);
+  if (gated) pxc_gated_rebuild_begin(c);
+  for (size_t i = 0; i < c->npending; i++) {
+    prefetch_ahead(c, i);
+    gate_key(c, i, &n, now, keep, gated);
   }
   if (keep) pxc_kept_rebuild_end(c);
+  if (gated) pxc_gated_rebuild_end(c);
   return n;
 }
 
@@ -455,7 +498,7 @@ static int take_in_order(struct px_core *c, size_t n, bool kept, int64_t now, st
   size_t total = n;
   if (!kept) /* the kept order comes sorted, descending: popped from the end */
     for (size_t i = n / 2; i-- > 0;) sift_down(c->sort, n, i);
-  bool marked = !kept; /* the full pass marked them while gating */
+  bool marked = !kept && !c->gent_live; /* the full pass marked them while gating */
   c->pol->kept.used = kept;
   uint32_t open = 0;
   for (uint32_t p = 0; p < c->nparts; p++) open += c->part_left[p] > 0;

@@ -37,6 +37,7 @@ int pxc_pending_reserve(struct px_core *c) {
   size_t old = c->sort_cap;
   if (PXC_GROW(c, c->sort, &c->sort_cap, c->npending + 1)) return PX_ENOMEM;
   if (c->sort_cap > old) memset(c->sort + old, 0, (c->sort_cap - old) * sizeof *c->sort);
+  pxc_gated_reserve(c);
   return 0;
 }
 
@@ -44,6 +45,7 @@ int pxc_pending_add(struct px_core *c, struct pxc_job *j) {
   if (pxc_pending_reserve(c)) return PX_ENOMEM;
   j->pend_pos = (uint32_t)c->npending;
   c->pending[c->npending++] = (uint32_t)(j - c->jobs);
+  pxc_gated_added(c, j->pend_pos);
   pxc_kept_added(c, j);
   return 0;
 }
@@ -52,6 +54,7 @@ void pxc_pending_remove(struct px_core *c, struct pxc_job *j) {
   pxc_kept_removed(c, j);
   if (j->state == PX_JOB_PENDING && j->nalloc) pxc_running_unseen(c); /* restore.c: RUNNING next */
   uint32_t last = c->pending[--c->npending];
+  pxc_gated_moved(c, j->pend_pos, c->npending);
   c->pending[j->pend_pos] = last;
   c->jobs[last].pend_pos = j->pend_pos;
   j->pend_pos = PX_NONE;

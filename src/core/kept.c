@@ -29,13 +29,13 @@ static struct pxc_kept *kept(struct px_core *c) { return &c->pol->kept; }
 
 void pxc_kept_invalidate(struct px_core *c) {
   if (c->pol) c->pol->kept.valid = false;
+  c->gent_valid = false; /* the multifactor queue's gate verdicts too (gated.c) */
 }
 
 static bool nogpu(const struct pxc_job *j) { return pxc_job_ngpu(j) == 0 || j->shape.share; }
 
-/* What the gate and the key read outside the jobs: the partitions' state,
- * time limits and tiers, the scheduler's configuration and the stages. */
-static uint64_t fingerprint(const struct px_core *c) {
+/* policy.h */
+uint64_t pxc_kept_fingerprint(const struct px_core *c) {
   uint64_t h = px_hash_u64(c->nparts ^ (uint64_t)c->lazy_s << 20);
   for (uint32_t p = 0; p < c->nparts; p++) {
     const struct pxc_part *q = &c->parts[p];
@@ -200,7 +200,7 @@ void pxc_kept_rebuild_end(struct px_core *c) {
   struct pxc_kept *k = kept(c);
   if (!k->valid) return;
   if (k->n > 1) qsort(k->v, k->n, sizeof *k->v, cmp_desc);
-  k->fp = fingerprint(c);
+  k->fp = pxc_kept_fingerprint(c);
 }
 
 /* ---- a cycle from the kept order -------------------------------------------- */
@@ -308,7 +308,7 @@ size_t pxc_kept_fill(struct px_core *c, int64_t now) {
   struct pxc_kept *k = kept(c);
   if (!k->valid || !pxc_kept_wanted(c)) return SIZE_MAX;
   size_t m = 0;
-  if (fingerprint(c) != k->fp || promote_due(c, now) || !key_queued(c, now, &m) || merge(c, m)) {
+  if (pxc_kept_fingerprint(c) != k->fp || promote_due(c, now) || !key_queued(c, now, &m) || merge(c, m)) {
     k->valid = false;
     return SIZE_MAX;
   }

@@ -179,8 +179,8 @@ void pxc_plan_node_changed(struct px_core *c, uint32_t node, bool availability) 
   else pxc_tl_dirty(&pol->tl, node);
 }
 
-void pxc_policy_key(const struct px_core *c, const struct pxc_job *j, uint64_t *k1) {
-  if (c->pol->preemptor_ids.len && pxc_map_get(&c->pol->preemptor_ids, j->id, NULL)) *k1 = 0;
+void pxc_policy_key(const struct px_core *c, uint64_t id, uint64_t *k1) {
+  if (c->pol->preemptor_ids.len && pxc_map_get(&c->pol->preemptor_ids, id, NULL)) *k1 = 0;
 }
 
 /* ---- why ----------------------------------------------------------------- */

@@ -405,6 +405,9 @@ struct pxc_kept {
 
 /* Is the order LAS (the only order kept)? */
 bool pxc_kept_wanted(const struct px_core *c);
+/* What the gate and the key read outside the jobs: the partitions' state,
+ * time limits and tiers, the scheduler's configuration and the stages. */
+uint64_t pxc_kept_fingerprint(const struct px_core *c);
 void pxc_kept_invalidate(struct px_core *c);
 /* jobs.c: a job joins or leaves the pending list (also counted by QoS:
  * pol->qos_pending). */
@@ -426,6 +429,9 @@ bool pxc_preempt_searches_left(const struct px_core *c);
 void pxc_running_started(struct px_core *c, uint32_t slot);
 void pxc_running_left(struct px_core *c, uint32_t slot);
 void pxc_running_unseen(struct px_core *c);
+/* The running jobs' slots, ascending (n of them; every RUNNING slot),
+ * built from every slot when not kept; NULL without memory. */
+const uint32_t *pxc_running_slots(struct px_core *c, size_t *n);
 
 /* ---- policy.c ------------------------------------------------------------ */
 

@@ -394,6 +394,13 @@ static int run_idx_build(struct px_core *c) {
   return 0;
 }
 
+const uint32_t *pxc_running_slots(struct px_core *c, size_t *n) {
+  struct pxc_policy *pol = c->pol;
+  if (!pol->run_idx_ok && run_idx_build(c)) return NULL;
+  *n = pol->nrun_idx;
+  return pol->run_idx;
+}
+
 /* Lists the running jobs once per cycle (jobs that start later in the
  * cycle cannot be victims in it: may_preempt), with LAS's GPUs per queue,
  * in slot order. */

@@ -54,16 +54,12 @@ void pxc_prio_factors(const struct px_core *c, const struct pxc_job *j, int64_t 
   f->priority = p;
 }
 
-static uint64_t tier_key(const struct px_core *c, const struct pxc_job *j) {
-  uint32_t t = c->parts[j->part].tier;
-  return (uint64_t)(UINT16_MAX - (t > UINT16_MAX ? UINT16_MAX : t)) << 32;
+static uint64_t tier_key(const struct px_core *c, const struct pxc_job *j) { return pxc_tier_key(c, j->part); }
+
+void pxc_prio_in_of(const struct pxc_job *j, struct pxc_prio_in *in) {
+  *in = (struct pxc_prio_in){j->eligible_s, j->assoc, j->admin_priority, j->nice, j->part, j->qos, j->flags};
 }
 
-/* The priority pxc_prio_factors computes, bit for bit, for the queue key:
- * a factor of weight 0 adds +0.0 to a sum of terms that are never negative,
- * which changes nothing, so it is not computed (the policies weigh two or
- * three factors; this runs for every pending job at every cycle). Fair
- * share is always added: a NaN there must poison the sum as it does there. */
 static uint32_t prio_value(const struct px_core *c, const struct pxc_job *j, int64_t now) {
   const struct px_conf_sched *w = &c->sched;
   if (j->flags & (PXC_F_HELD_USER | PXC_F_HELD_ADMIN)) return 0;
@@ -73,15 +69,9 @@ static uint32_t prio_value(const struct px_core *c, const struct pxc_job *j, int
     pxc_prio_factors(c, j, now, &f);
     return f.priority;
   }
-  double age = 0;
-  if (j->eligible_s && now > j->eligible_s)
-    age = w->max_age_s > 0 ? fmin(1.0, (double)(now - j->eligible_s) / (double)w->max_age_s) : 1.0;
-  double sum = w->weight_age * age + w->weight_fairshare * c->assoc[j->assoc].fairshare;
-  if (w->weight_partition)
-    sum += w->weight_partition * (c->max_part_factor ? (double)c->parts[j->part].job_factor / c->max_part_factor : 0);
-  if (w->weight_qos) sum += w->weight_qos * (c->max_qos_prio ? (double)c->qos[j->qos].priority / c->max_qos_prio : 0);
-  sum = floor(sum - (double)j->nice);
-  return sum < 1 ? 1 : sum > (double)UINT32_MAX ? UINT32_MAX : (uint32_t)sum;
+  struct pxc_prio_in in;
+  pxc_prio_in_of(j, &in);
+  return pxc_prio_simple(c, &in, now);
 }
 
 static void multifactor_key(struct px_core *c, struct pxc_job *j, int64_t now, uint64_t *k1, uint64_t *k2) {

@@ -16,26 +16,7 @@
  */
 #include "px_test.h"
 
-#include "core/policytest.h"
-
-
-struct twin {
-  struct px_conf *conf;
-  struct px_core *c[2]; /* [0] kept, [1] full pass every cycle */
-  struct px_actions out[2];
-  uint64_t rng;
-  uint64_t next_id;
-  int64_t now;
-  size_t kept_cycles, cycles;
-  bool deps; /* some jobs wait on others: the full pass while one is pending */
-  uint32_t njobs, submit_pct; /* jobs to submit; share of events that submit */
-  uint32_t nnodes;
-};
-
-static uint32_t rnd(struct twin *t, uint32_t n) {
-  t->rng = t->rng * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (uint32_t)(t->rng >> 33) % n;
-}
+#include "core/twintest.h"
 
 static void twin_open(struct twin *t, uint64_t seed, bool lazy, uint32_t nnodes) {
   *t = (struct twin){.rng = seed, .next_id = 1, .njobs = 160, .submit_pct = 40, .nnodes = nnodes};
@@ -47,36 +28,11 @@ static void twin_open(struct twin *t, uint64_t seed, bool lazy, uint32_t nnodes)
   t->conf->sched.las_starve_limit = 1.5;
   t->conf->sched.preempt_mode = PX_PREEMPT_REQUEUE;
   t->conf->sched.backfill = PX_BACKFILL_EASY;
-  for (int i = 0; i < 2; i++) {
-    t->c[i] = tc_core(t->conf);
-    assert_non_null(t->c[i]);
-    px_actions_init(&t->out[i]);
-    if (lazy) px_core_set_lazy_reasons(t->c[i], 60);
-  }
+  twin_cores(t, lazy);
   t->c[1]->pol->kept.off = true;
   t->c[1]->pol->fits_off = true; /* and its tail searches every job's placement (cycle.c, tail_find) */
 }
 
-static void twin_close(struct twin *t) {
-  for (int i = 0; i < 2; i++) {
-    assert_null(tc_invariants(t->c[i]));
-    px_actions_fini(&t->out[i]);
-    px_core_free(t->c[i]);
-  }
-  px_conf_free(t->conf);
-}
-
-/* The same call on both cores must give the same answer. */
-#define BOTH(t, call)                                  \
-  do {                                                 \
-    struct px_core *c_ = (t)->c[0];                    \
-    int r0_ = (call);                                  \
-    c_ = (t)->c[1];                                    \
-    int r1_ = (call);                                  \
-    assert_int_equal(r0_, r1_);                        \
-  } while (0)
-
-static uint64_t pick(struct twin *t, uint8_t state);
 
 static void submit(struct twin *t) {
   static const uint32_t gpus[] = {1, 2, 4, 8};
@@ -97,30 +53,10 @@ static void submit(struct twin *t) {
   BOTH(t, tc_submit(c_, id, &s, t->now));
 }
 
-/* A live job picked at random (0: none). */
-static uint64_t pick(struct twin *t, uint8_t state) {
-  for (int tries = 0; tries < 8; tries++) {
-    uint64_t id = 1 + rnd(t, (uint32_t)t->next_id);
-    const struct pxc_job *j = pxc_job_find(t->c[0], id);
-    if (j && j->state == state) return id;
-  }
-  return 0;
-}
-
 static void event(struct twin *t) {
-  uint32_t e = rnd(t, 100);
-  uint64_t p = pick(t, PX_JOB_PENDING), r = pick(t, PX_JOB_RUNNING);
   struct px_job_update u = {.fields = rnd(t, 2) ? PX_UPD_PRIORITY : PX_UPD_TIME_LIMIT,
                             .priority = rnd(t, 3) ? 0 : 1 + rnd(t, 20), .time_limit_s = 100 + rnd(t, 5000)};
-  bool flip = rnd(t, 3) != 0; /* drawn once: the macro evaluates its call twice */
-  if (e < t->submit_pct) submit(t);
-  else if (e < 60 && r) BOTH(t, pxc_job_ended(c_, r, PX_JOB_COMPLETED, 0, t->now, NULL));
-  else if (e < 66 && r) BOTH(t, pxc_job_requeue(c_, r, !flip, t->now, NULL));
-  else if (e < 72 && p) BOTH(t, pxc_hold(c_, p, flip, t->now, NULL));
-  else if (e < 80 && p) BOTH(t, pxc_release(c_, p, true, t->now, NULL));
-  else if (e < 84 && p) BOTH(t, pxc_cancel(c_, p, t->now, NULL));
-  else if (e < 88 && p) BOTH(t, pxc_update(c_, p, &u, t->now, NULL));
-  else if (e < 90) BOTH(t, pxc_partition_set_up(c_, 0, flip));
+  twin_event(t, submit, &u);
 }
 
 static void same_jobs(struct twin *t) {
@@ -151,23 +87,11 @@ static void running_index_exact(struct px_core *c) {
   assert_int_equal(k, pol->nrun_idx);
 }
 
-/* One cycle on both; PREEMPT actions requeue their job (PreemptMode=requeue). */
+/* One cycle on both (twintest.h), then the jobs and the running index. */
 static void cycle(struct twin *t) {
-  for (int i = 0; i < 2; i++) {
-    assert_int_equal(px_core_cycle(t->c[i], t->now, &t->out[i]), 0);
-    assert_null(tc_invariants(t->c[i]));
-    running_index_exact(t->c[i]);
-  }
-  t->cycles++;
-  t->kept_cycles += t->c[0]->pol->kept.valid;
-  assert_int_equal(t->out[0].len, t->out[1].len);
-  for (size_t i = 0; i < t->out[0].len; i++) {
-    const struct px_action *a = &t->out[0].v[i], *b = &t->out[1].v[i];
-    assert_int_equal(a->kind, b->kind);
-    assert_int_equal(a->job_id, b->job_id);
-    assert_int_equal(a->nalloc, b->nalloc);
-    if (a->kind == PX_ACT_PREEMPT) BOTH(t, pxc_job_requeue(c_, a->job_id, false, t->now, NULL));
-  }
+  twin_cycle(t);
+  for (int i = 0; i < 2; i++) running_index_exact(t->c[i]);
+  t->fast_cycles += t->c[0]->pol->kept.valid;
   same_jobs(t);
 }
 
@@ -190,9 +114,9 @@ static void run(uint64_t seed, bool lazy, uint32_t nnodes, uint32_t njobs) {
   }
   if (getenv("PX_TEST_VERBOSE"))
     fprintf(stderr, "seed %llu: %zu of %zu cycles kept, %llu promotions\n", (unsigned long long)seed,
-            t.kept_cycles, t.cycles, (unsigned long long)t.c[0]->stats.las_promotions);
+            t.fast_cycles, t.cycles, (unsigned long long)t.c[0]->stats.las_promotions);
   /* the kept order ran most cycles, and LAS promoted (its time heap) */
-  if (!t.deps) assert_true(t.kept_cycles * 2 > t.cycles);
+  if (!t.deps) assert_true(t.fast_cycles * 2 > t.cycles);
   assert_true(t.c[0]->stats.las_promotions > 0);
   assert_int_equal(t.c[0]->stats.las_promotions, t.c[1]->stats.las_promotions);
   twin_close(&t);
