@@ -92,7 +92,8 @@ done
 [ -z "$fault_pid" ] || wait "$fault_pid" || exit 1
 wait_for $((njobs * 2 + 120)) sh -c '[ "$(squeue -h | wc -l)" = 0 ]' || { echo "bench_sim_fidelity: jobs left" >&2; exit 1; }
 "$PHALANX" export --since 1d --output trace.csv 2>export.err || { cat export.err >&2; exit 1; }
-exported=$(($(wc -l <trace.csv) - 1))
+# a row per attempt: a requeued job's earlier runs too, under its one id
+exported=$(awk -F, 'NR > 1 && !($1 in id) { id[$1]; n++ } END { print n + 0 }' trace.csv)
 [ "$exported" = "$njobs" ] || { echo "bench_sim_fidelity: exported $exported of $njobs jobs" >&2; exit 1; }
 "$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" --fidelity-jobs jobs.csv \
   >report.txt 2>sim.err || { cat sim.err >&2; exit 1; }

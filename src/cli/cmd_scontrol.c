@@ -104,6 +104,19 @@ static bool job_ended(struct px_cmd *c, const char *id) {
   return ended;
 }
 
+/* Slurm's words for a refusal of job JOB it names, or NULL where it has
+ * none: requeue's own (a job not running is pending or has finished, a
+ * --no-requeue job, another user's job: scontrol prints them bare). */
+static const char *slurm_refusal(struct px_cmd *c, const char *op, const char *id, long status, const char *code) {
+  bool requeue = !strncasecmp(op, "requeue", 7), state = code && !strcmp(code, "STATE");
+  if (status == 404 || (code && !strcmp(code, "INVALID"))) return "Invalid job id specified";
+  if (state && job_ended(c, id)) return "Job has already finished";
+  if (!requeue) return NULL;
+  if (state) return "Job is pending execution";
+  if (code && !strcmp(code, "DISABLED")) return "Requested operation is presently disabled";
+  return status == 403 ? "Access/permission denied" : NULL;
+}
+
 /* A job verb (hold, release, requeue, update) the server refused, in
  * Slurm's words, which scontrol prints bare (hold and release go through
  * its suspend call, which adds a line). Returns 0 where Slurm succeeds:
@@ -117,9 +130,7 @@ static int op_refused(struct px_cmd *c, const char *op, const char *id, long sta
     px_cmd_error(c, "%s: this Phalanx server does not %s jobs", op, op);
     return 1;
   }
-  const char *why = status == 404 || (code && !strcmp(code, "INVALID")) ? "Invalid job id specified"
-                    : state && job_ended(c, id)                        ? "Job has already finished"
-                                                                       : NULL;
+  const char *why = slurm_refusal(c, op, id, status, code);
   if (!why && state && suspend) return 0;
   if (!why || !c->slurm) {
     px_cmd_error(c, "%s job %s: %s%s", op, id, why ? why : msg,

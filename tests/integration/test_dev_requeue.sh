@@ -23,6 +23,8 @@ wait_for 30 procs 0 || fail "job $id's processes outlived the requeuehold"
 held() { squeue -h -j "$id" -o %r | grep -q JobHeld; }
 wait_for 30 held || fail "job $id not held: $(squeue -h -j "$id" -o '%T %r')"
 attempts 2 || fail "a requeueheld job ran again"
+if out=$(scontrol requeue "$id" 2>&1); then fail "scontrol requeue of a pending job succeeded: $out"; fi
+[ "$out" = "Job is pending execution for job $id" ] || fail "scontrol requeue of a pending job: $out"
 scancel "$id"
-[ "$fails" = 0 ] && echo "ok   requeue: job $id killed and run again (Restarts=1); requeuehold: killed and held"
+[ "$fails" = 0 ] && echo "ok   requeue: job $id killed and run again (Restarts=1); requeuehold: killed and held; a pending job refused as Slurm"
 exit "$fails"

@@ -55,13 +55,19 @@ ok "no-requeue and unknown jobs refused"
 
 # scontrol requeue / requeuehold through the CLI
 mkdir -p "$T/bin" && ln -s "$PHALANX" "$T/bin/scontrol"
-as_alice() { setpriv --reuid=pxalice --regid="$(id -g pxalice)" --clear-groups \
-  env PATH="$T/bin:$PATH" PHALANX_SERVER="unix:$SOCK" "$@"; }
+as_user() { setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups \
+  env PATH="$T/bin:$PATH" PHALANX_SERVER="unix:$SOCK" "${@:2}"; }
+as_alice() { as_user pxalice "$@"; }
 out=$(as_alice scontrol requeue "$j" 2>&1) || fail "scontrol requeue: $out"
 wait_for "job $j pending or running again" test "$(jq -r .restarts <<<"$(expect 200 pxalice GET /v1/jobs/$j)")" = 3
 wait_for "job $j running" job_is "$j" RUNNING
 out=$(as_alice scontrol requeuehold "$j" 2>&1) || fail "scontrol requeuehold: $out"
 wait_for "job $j pending" waits "$j"
 if out=$(as_alice scontrol requeue "$j" 2>&1); then fail "scontrol requeue of a pending job succeeded: $out"; fi
-grep -q "Job is pending execution" <<<"$out" || fail "scontrol requeue of a pending job: $out"
-ok "scontrol requeue and requeuehold"
+[ "$out" = "Job is pending execution for job $j" ] || fail "scontrol requeue of a pending job: $out"
+# Slurm's bare lines for the other refusals: --no-requeue, another user's job
+if out=$(as_user pxbob scontrol requeue "$k" 2>&1); then fail "scontrol requeue of a --no-requeue job succeeded: $out"; fi
+[ "$out" = "Requested operation is presently disabled for job $k" ] || fail "scontrol requeue of a --no-requeue job: $out"
+if out=$(as_alice scontrol requeue "$k" 2>&1); then fail "scontrol requeue of another user's job succeeded: $out"; fi
+[ "$out" = "Access/permission denied for job $k" ] || fail "scontrol requeue of another user's job: $out"
+ok "scontrol requeue and requeuehold; refusals in Slurm's words"
