@@ -6,16 +6,6 @@
 
 #include "util/error.h"
 
-uint64_t px_hash_u64(uint64_t x) {
-  /* splitmix64 finaliser: cheap and mixes low bits into the high ones. */
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
 uint64_t px_hash_str(const char *s) {
   uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
   for (; *s; s++) {
