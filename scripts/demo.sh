@@ -249,7 +249,7 @@ echo "\$ scontrol update NodeName=dev4 State=DRAIN Reason=\"bad fan\"   (an oper
 scontrol update NodeName=dev4 State=DRAIN Reason="bad fan" || true
 sinfo -R
 echo "each drain knows its cause (a check lifts only its own, never an operator's worded like it):"
-api /v1/nodes | jq -r '.nodes[] | select(.drain_cause != "") | "  \(.name): \(.drain_cause)"' || true
+api /v1/nodes | jq -r '.nodes[] | select((.drain_cause // "") != "") | "  \(.name): \(.drain_cause)"' || true
 scontrol update NodeName=dev4 State=RESUME || true
 scontrol show node "$gnode" | grep -E 'Gpu|State=' || true
 scontrol update NodeName="$gnode" GpuResume=0 && echo "GPU 0 of $gnode back in service (scontrol update GpuResume=0)"
