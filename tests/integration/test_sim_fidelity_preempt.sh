@@ -7,7 +7,9 @@
 # `phalanx dev`'s accounts.conf). Then export, replay on the cluster's
 # slurm.conf and compare each job's wait. Holds:
 #  - a preemption happened: the journal has a requeue "Preempted", of a low
-#    job only, and the accounting's requeued jobs are those;
+#    job only, and each such job is requeued in accounting (another job
+#    requeued there needs its own requeue record: a node declared down
+#    under load);
 #  - each preempted job is exported with all its attempts (attempt 0..n,
 #    once each, n its requeues in the journal, runs in order, the earlier
 #    ones PREEMPTED, the last one's start the journal's last start, after
@@ -36,15 +38,22 @@ db() { sqlite3 -separator , "$keep/server/state.db" "$1"; }
 db "SELECT DISTINCT job_id FROM journal WHERE kind = 'requeue' AND json_extract(data, '$.reason') = 'Preempted'
   ORDER BY job_id" >"$keep/preempted.txt"
 [ -s "$keep/preempted.txt" ] || { echo "FAIL no requeue in the journal says Preempted"; exit 1; }
-cmp -s "$keep/preempted.txt" "$keep/requeued.txt" ||
-  { echo "FAIL preempted ($(paste -sd' ' "$keep/preempted.txt")) vs requeued in accounting ($(paste -sd' ' "$keep/requeued.txt"));" \
-    "the journal's requeues (job:reason): $(db "SELECT job_id || ':' || json_extract(data, '$.reason') FROM journal
-      WHERE kind = 'requeue'" | paste -sd' ')"; exit 1; }
+# every preempted job is requeued in accounting; a job requeued for another
+# reason (a node declared down while a loaded machine starved its agent's
+# heartbeats) is not a preemption: it must have its own requeue record
+missing=$(comm -23 <(sort "$keep/preempted.txt") <(sort "$keep/requeued.txt") | paste -sd' ')
+[ -z "$missing" ] || { echo "FAIL preempted jobs not requeued in accounting: $missing"; exit 1; }
+for j in $(comm -13 <(sort "$keep/preempted.txt") <(sort "$keep/requeued.txt")); do
+  why=$(db "SELECT json_extract(data, '$.reason') FROM journal WHERE kind = 'requeue' AND job_id = $j" | paste -sd' ')
+  [ -n "$why" ] || { echo "FAIL job $j requeued in accounting without a requeue record"; exit 1; }
+  echo "note: job $j was also requeued, not preempted ($why)"
+done
 # per preempted job: its QoS, its last start's seq after its last requeue
 # and how many requeues it had
 db "SELECT job_id, json_extract((SELECT data FROM journal s WHERE s.job_id = r.job_id AND s.kind = 'submit'), '$.spec.qos'),
     (SELECT MAX(seq) FROM journal s WHERE s.job_id = r.job_id AND s.kind = 'start'), MAX(seq), COUNT(*)
-  FROM journal r WHERE kind = 'requeue' GROUP BY job_id" >"$keep/last_runs.txt"
+  FROM journal r WHERE kind = 'requeue' AND job_id IN ($(paste -sd, "$keep/preempted.txt")) GROUP BY job_id" \
+  >"$keep/last_runs.txt"
 attempts PREEMPTED "$keep/preempted.txt" "$keep/trace.csv" >"$keep/attempts.txt"
 bad=$(awk 'NR == FNR { split($0, f, ","); qos[f[1]] = f[2]; last[f[1]] = f[3]; rq[f[1]] = f[4]; nrq[f[1]] = f[5]; next }
   $1 == "bad" { bad = bad " " substr($0, 5); next }
