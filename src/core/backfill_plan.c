@@ -1092,20 +1092,23 @@ static bool find_single_later(struct px_core *c, struct pxc_tl *tl, const struct
   return true;
 }
 
-/* Nodes of j's partition's pools (of its GPU type) with g GPUs or more
- * free in slot k: a bound of the nodes that can hold a fixed need of g
- * GPUs there (a node of two pools counted twice). */
-static uint32_t nodes_with(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j, uint32_t g,
-                           uint32_t k) {
+/* Are there need nodes of j's partition's pools (of its GPU type) with g
+ * GPUs or more free in slot k? Counted as a bound of the nodes that can
+ * hold a fixed need of g GPUs there (a node of two pools counted twice),
+ * up to need only: most slots answer at the first count read. */
+static bool nodes_with(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j, uint32_t g,
+                       uint32_t k, uint32_t need) {
   const struct pxc_part *part = &c->parts[j->part];
   uint32_t n = 0;
+  if (need == 0) return true;
   for (uint32_t pi = part->pool_first; pi < part->pool_first + part->npools; pi++) {
     const struct pxc_pool *p = &c->pools[pi];
     if (j->gpu_type != PX_NONE && p->gpu_type != j->gpu_type) continue;
     const uint32_t *pc = &tl->pcnt[tl->pcnt_off[pi] + (size_t)k * (p->maxg + 1)];
-    for (uint32_t x = g; x <= p->maxg; x++) n += pc[x];
+    for (uint32_t x = g; x <= p->maxg; x++)
+      if ((n += pc[x]) >= need) return true;
   }
-  return n;
+  return false;
 }
 
 /* The first slot in [k, k_to) from which j's whole span has, in every
@@ -1126,7 +1129,7 @@ static uint32_t fixed_next(const struct px_core *c, const struct pxc_tl *tl, con
   while (k < k_to) {
     uint32_t kend = span_end(tl, k, dur, span), short_at = UINT32_MAX;
     for (uint32_t x = kend; x-- > (*good_to > k ? *good_to : k);)
-      if (nodes_with(c, tl, j, g, x) < need) {
+      if (!nodes_with(c, tl, j, g, x, need)) {
         short_at = x;
         break;
       }

@@ -100,8 +100,8 @@ void pxc_policy_free(struct px_core *c) {
     pxc_free(c, pol->resv[i].list);
   }
   void *v[] = {pol->part_resv, pol->qos_preempt, pol->qos_mode, pol->qos_grace_s, pol->qos_min_run_s,
-               pol->qos_signal, pol->qos_pending, pol->part_mode, pol->victims, pol->hist, pol->log, pol->cand,
-               pol->chosen, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits, pol->running,
+               pol->qos_signal, pol->qos_pending, pol->part_mode, pol->victims, pol->hist, pol->log, pol->cand, pol->cand_tmp,
+               pol->chosen, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits, pol->running, pol->las_q,
                pol->lims_in, pol->kept.v, pol->kept.w, pol->kept.add, pol->kept.promo, pol->kept.part_n, pol->kept.snap, pol->kept.pos, pol->kept.at, pol->run_idx,
                pol->bf_jobs, pol->fits, pol->fit_nu};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);

@@ -314,7 +314,7 @@ struct pxc_prejob {           /* a job's preemption history (survives requeue) *
   int64_t last_s;
 };
 
-struct pxc_pcand { uint32_t slot; uint64_t k1, k2; };
+struct pxc_pcand { uint32_t slot; uint64_t k1, k2, id; };
 
 extern const struct pxc_victims_stage pxc_victims_preempt;
 /* Cycle start: PREEMPT actions for victims whose grace ended, --signal
@@ -508,8 +508,8 @@ struct pxc_policy {
   struct pxc_map hist_by_id;
   struct px_preempt_record *log;  /* ring of PX_CORE_PREEMPT_LOG */
   size_t log_head, log_len;
-  struct pxc_pcand *cand;
-  size_t cand_cap;
+  struct pxc_pcand *cand, *cand_tmp; /* victim candidates; room for sorting them */
+  size_t cand_cap, cand_tmp_cap;
   uint8_t *chosen;            /* per job slot: virtually released this search */
   size_t chosen_cap;
   bool victims_live;          /* this cycle may preempt (px_core_may_preempt): the victims stage runs */
@@ -521,6 +521,8 @@ struct pxc_policy {
   uint32_t *running;
   size_t nrunning, running_cap;
   uint64_t running_cycle;     /* c->stats.cycles when listed */
+  uint8_t *las_q;             /* per running job slot: its LAS queue this cycle, 0 if promoted */
+  size_t las_q_cap;
   /* The slots of running jobs, ascending, so that listing them does not
    * read every job slot (a deep queue's pending records): kept by the
    * cycle's starts and jobs.c's requeues and drops; run_idx_ok is false

@@ -85,23 +85,24 @@ static bool qos_lists(const struct pxc_policy *pol, uint32_t q, uint32_t other) 
 }
 
 
-/* May p preempt running v now? Sets the cause. Rate limits and reclaim
- * amounts are checked while choosing. */
-static bool may_preempt(const struct px_core *c, const struct pxc_job *p, const struct pxc_job *v,
+/* May p (LAS queue pq) preempt running v now? Sets the cause. Rate limits
+ * and reclaim amounts are checked while choosing. v's LAS queue is the one
+ * list_running read this cycle (las_q: 0 when promoted, so never above pq). */
+static bool may_preempt(const struct px_core *c, const struct pxc_job *p, uint32_t pq, const struct pxc_job *v,
                         int64_t now, enum px_preempt_cause *cause) {
   const struct pxc_policy *pol = c->pol;
   if (v->state != PX_JOB_RUNNING || !v->nalloc || v->arr || v->id == p->id || victim_of(c, v)) return false;
   if (v->start_s >= now) return false; /* started this very cycle, after p was passed over */
   if (now - v->start_s < pol->qos_min_run_s[v->qos]) return false;
-  const struct pxc_prejob *h = hist_get(c, v->id);
-  if (h && c->sched.preempt_exempt_after && h->count >= c->sched.preempt_exempt_after &&
+  const struct pxc_prejob *h = c->sched.preempt_exempt_after ? hist_get(c, v->id) : NULL; /* a lookup per victim */
+  if (h && h->count >= c->sched.preempt_exempt_after &&
       now - h->last_s < (c->sched.preempt_exempt_s ? c->sched.preempt_exempt_s : 3600))
     return false;
   if ((pol->preempt_kind & PXC_PREEMPT_BY_QOS) && qos_lists(pol, p->qos, v->qos) && !qos_lists(pol, v->qos, p->qos))
     *cause = PX_PREEMPT_BY_QOS;
   else if ((pol->preempt_kind & PXC_PREEMPT_BY_TIER) && c->parts[p->part].tier > c->parts[v->part].tier)
     *cause = PX_PREEMPT_BY_TIER;
-  else if ((pol->preempt_kind & PXC_PREEMPT_BY_LAS) && !pxc_las_promoted(v, now) && pxc_las_queue(c, p, now) < pxc_las_queue(c, v, now))
+  else if ((pol->preempt_kind & PXC_PREEMPT_BY_LAS) && pq < pol->las_q[v - c->jobs])
     *cause = PX_PREEMPT_BY_LAS;
   else if (pol->nqacct && pxc_quota_entitled(c, p) &&
            pxc_quota_reclaimable(c, v->assoc, p->assoc, 0, 0))
@@ -156,13 +157,49 @@ static bool placeable(struct px_core *c, struct pxc_job *p, int64_t now, struct 
   return true;
 }
 
-static int cmp_cand(const void *a, const void *b, void *ctx) {
-  const struct pxc_pcand *x = a, *y = b;
-  const struct px_core *c = ctx;
-  if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
-  if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
-  uint64_t ix = c->jobs[x->slot].id, iy = c->jobs[y->slot].id;
-  return ix > iy ? -1 : ix < iy; /* youngest id first */
+/* Candidate order: cheapest first (GPU-seconds of run lost, priority,
+ * latest start), youngest id first on ties; a total order (ids are unique),
+ * so every correct sort gives the same sequence. */
+static bool cand_before(const struct pxc_pcand *x, const struct pxc_pcand *y) {
+  if (x->k1 != y->k1) return x->k1 < y->k1;
+  if (x->k2 != y->k2) return x->k2 < y->k2;
+  return x->id > y->id;
+}
+
+static struct pxc_pcand cand_of(const struct pxc_job *v, uint32_t s, int64_t now) {
+  uint64_t run = now > v->start_s ? (uint64_t)(now - v->start_s) : 0;
+  return (struct pxc_pcand){s, pxc_job_ngpu(v) * run, (uint64_t)v->priority << 32 | (UINT32_MAX - (uint32_t)v->start_s), v->id};
+}
+
+static void cand_runs(struct pxc_pcand *a, size_t n, size_t run) { /* insertion sort of each run */
+  for (size_t lo = 0; lo < n; lo += run)
+    for (size_t i = lo + 1; i < n && i < lo + run; i++) {
+      struct pxc_pcand x = a[i];
+      size_t h = i;
+      for (; h > lo && cand_before(&x, &a[h - 1]); h--) a[h] = a[h - 1];
+      a[h] = x;
+    }
+}
+
+/* Sorts a[0 .. n) with t as room (n entries): a bottom-up merge sort with
+ * the comparison inlined; qsort_r's calls through a pointer were 5% of a
+ * LAS replay (a search per pending job that may preempt). */
+static void cand_sort(struct pxc_pcand *a, struct pxc_pcand *t, size_t n) {
+  const size_t run = 8;
+  cand_runs(a, n, run);
+  struct pxc_pcand *src = a, *dst = t;
+  for (size_t w = run; w < n; w *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * w) {
+      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      size_t i = lo, j = mid, o = lo;
+      while (i < mid && j < hi) dst[o++] = cand_before(&src[j], &src[i]) ? src[j++] : src[i++];
+      while (i < mid) dst[o++] = src[i++];
+      while (j < hi) dst[o++] = src[j++];
+    }
+    struct pxc_pcand *x = src;
+    src = dst, dst = x;
+  }
+  if (src != a) memcpy(a, src, n * sizeof *a);
 }
 
 /* Candidates, cheapest first. pol->chosen per job slot: bit 0 chosen (its
@@ -171,20 +208,20 @@ static int cmp_cand(const void *a, const void *b, void *ctx) {
 static int collect(struct px_core *c, struct pxc_job *p, int64_t now, size_t *ncand) {
   struct pxc_policy *pol = c->pol;
   if (PXC_GROW(c, pol->chosen, &pol->chosen_cap, c->njob_slots + 1)) return PX_ENOMEM;
+  uint32_t pq = (pol->preempt_kind & PXC_PREEMPT_BY_LAS) ? pxc_las_queue(c, p, now) : 0;
   size_t n = 0;
   for (size_t i = 0; i < pol->nrunning; i++) {
     uint32_t s = pol->running[i];
     const struct pxc_job *v = &c->jobs[s];
     enum px_preempt_cause cause;
     pol->chosen[s] = 0;
-    if (v->state != PX_JOB_RUNNING || !may_preempt(c, p, v, now, &cause)) continue;
+    if (v->state != PX_JOB_RUNNING || !may_preempt(c, p, pq, v, now, &cause)) continue;
     if (PXC_GROW(c, pol->cand, &pol->cand_cap, n + 1)) return PX_ENOMEM;
-    uint64_t run = now > v->start_s ? (uint64_t)(now - v->start_s) : 0;
-    pol->cand[n++] = (struct pxc_pcand){(uint32_t)s, pxc_job_ngpu(v) * run,
-                                        (uint64_t)v->priority << 32 | (UINT32_MAX - (uint32_t)v->start_s)};
+    pol->cand[n++] = cand_of(v, s, now);
     pol->chosen[s] = (uint8_t)(cause + 1) << 1;
   }
-  if (n) qsort_r(pol->cand, n, sizeof *pol->cand, cmp_cand, c);
+  if (n > 1 && PXC_GROW(c, pol->cand_tmp, &pol->cand_tmp_cap, n)) return PX_ENOMEM;
+  if (n > 1) cand_sort(pol->cand, pol->cand_tmp, n);
   *ncand = n;
   return 0;
 }
@@ -402,13 +439,14 @@ const uint32_t *pxc_running_slots(struct px_core *c, size_t *n) {
 }
 
 /* Lists the running jobs once per cycle (jobs that start later in the
- * cycle cannot be victims in it: may_preempt), with LAS's GPUs per queue,
- * in slot order. */
+ * cycle cannot be victims in it: may_preempt), with LAS's GPUs per queue
+ * and each one's queue (las_q), in slot order. */
 static int list_running(struct px_core *c, int64_t now) {
   struct pxc_policy *pol = c->pol;
   if (pol->running_cycle == c->stats.cycles) return 0;
   if (!pol->run_idx_ok && run_idx_build(c)) return PX_ENOMEM;
   pol->nrunning = 0;
+  if (PXC_GROW(c, pol->las_q, &pol->las_q_cap, c->njob_slots + 1)) return PX_ENOMEM;
   memset(pol->las_above, 0, sizeof pol->las_above);
   for (size_t i = 0; i < pol->nrun_idx; i++) {
     uint32_t s = pol->run_idx[i];
@@ -416,8 +454,10 @@ static int list_running(struct px_core *c, int64_t now) {
     if (v->state != PX_JOB_RUNNING || !v->nalloc || v->arr) continue;
     if (PXC_GROW(c, pol->running, &pol->running_cap, pol->nrunning + 1)) return PX_ENOMEM;
     pol->running[pol->nrunning++] = (uint32_t)s;
+    pol->las_q[s] = 0;
     if (!(pol->preempt_kind & PXC_PREEMPT_BY_LAS) || pxc_las_promoted(v, now)) continue;
     uint32_t q = pxc_las_queue(c, v, now);
+    pol->las_q[s] = (uint8_t)q;
     for (uint32_t k = 0; k < q && k <= PX_LAS_MAX_THRESHOLDS; k++) pol->las_above[k] += pxc_job_ngpu(v);
   }
   pol->running_cycle = c->stats.cycles;

@@ -123,6 +123,9 @@ uint32_t pxc_las_queue(const struct px_core *c, const struct pxc_job *j, int64_t
   const int64_t *t = c->sched.las_nthresholds ? c->sched.las_thresholds_gpu_s : las_default_gpu_s;
   uint32_t n = c->sched.las_nthresholds ? c->sched.las_nthresholds : 2;
   double s = j->attained_gpu_s - j->las_base_gpu_s;
+  /* past the last threshold already: the current run (>= 0) adds nothing to
+   * the answer, and reading its GPUs walks its allocation */
+  if (s >= (double)t[n - 1]) return n;
   if (j->state == PX_JOB_RUNNING && now > j->start_s) s += pxc_las_gpus(j) * (double)(now - j->start_s);
   uint32_t q = 0;
   while (q < n && s >= (double)t[q]) q++;
