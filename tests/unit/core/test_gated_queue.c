@@ -62,13 +62,7 @@ static void submit(struct twin *t) {
   s.hold = kind == 5;
   s.begin_s = kind == 6 ? t->now + 1 + rnd(t, 400) : 0;
   s.nice = kind == 8 ? (int32_t)rnd(t, 300) : 0;
-  char dep[32];
-  uint64_t after = t->deps && kind == 7 ? pick(t, PX_JOB_RUNNING) : 0;
-  if (after) {
-    snprintf(dep, sizeof dep, "afterany:%llu", (unsigned long long)after);
-    s.dependency = dep;
-  }
-  BOTH(t, tc_submit(c_, id, &s, t->now));
+  twin_submit(t, id, &s, kind == 7);
 }
 
 static void event(struct twin *t) {

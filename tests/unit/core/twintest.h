@@ -68,6 +68,18 @@ static inline uint64_t pick(struct twin *t, uint8_t state) {
 
 /* A random event on both: a submit (the caller's), an end, a requeue, a
  * hold, a release, a cancel, the update u, a partition down or up. */
+/* Submits s as job id to both cores; with_dep (and the twin's deps on):
+ * after a running job picked at random, which the cores must agree on. */
+static inline void twin_submit(struct twin *t, uint64_t id, struct px_jobspec *s, bool with_dep) {
+  char dep[32];
+  uint64_t after = t->deps && with_dep ? pick(t, PX_JOB_RUNNING) : 0;
+  if (after) {
+    snprintf(dep, sizeof dep, "afterany:%llu", (unsigned long long)after);
+    s->dependency = dep;
+  }
+  BOTH(t, tc_submit(c_, id, s, t->now));
+}
+
 static inline void twin_event(struct twin *t, void (*submit)(struct twin *), const struct px_job_update *u) {
   uint32_t e = rnd(t, 100);
   uint64_t p = pick(t, PX_JOB_PENDING), r = pick(t, PX_JOB_RUNNING);
