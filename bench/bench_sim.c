@@ -41,7 +41,9 @@
  *                              2-32 whole nodes, arriving ten times faster
  *                              than 128 x 8 GPUs serve (write_gangheavy), under
  *                              fifo, multifactor, easy, conservative, preempt
- *                              (as conservative: no QoS map), las, las-requeue:
+ *                              (as conservative: no QoS map), preempt_qosmap
+ *                              (gangs of 9+ GPUs under QoS high, which
+ *                              preempts), las, las-requeue:
  *                              each policy's time and the slowest's CPU
  *                              seconds (target <= 60), and the slowest over
  *                              EASY's (CPU; target <= 3)
@@ -153,14 +155,21 @@ static int write_gangheavy(const char *path, long njobs) {
 /* One replay under one policy file: NAME_s, NAME_cpu_s, NAME_peak_rss_mib;
  * its CPU seconds into *cpu_out when set (ratios compare CPU: on a shared
  * machine wall time also counts others' work). */
-static int sim_run_t(char *trace, const char *cluster, char *policy, const char *name, double *cpu_out) {
+/* One replay; qos_map (or NULL): --qos-map's rules. */
+static int sim_run_map(char *trace, const char *cluster, char *policy, const char *qos_map, const char *name,
+                       double *cpu_out) {
   double wall = 0, cpu = 0, rss = 0;
-  char *args[] = {"sim", "--trace", trace, "--cluster", (char *)cluster, "--policy", policy, "--json", NULL};
-  int st = run_sim(args, 8, &wall, &cpu, &rss);
+  char *args[] = {"sim", "--trace", trace, "--cluster", (char *)cluster, "--policy", policy, "--json",
+                  "--qos-map", (char *)qos_map, NULL};
+  int st = run_sim(args, qos_map ? 10 : 8, &wall, &cpu, &rss);
   if (st != 0) fprintf(stderr, "bench_sim: %s run exited %d\n", name, st);
   printf("%s_s %.2f s\n%s_cpu_s %.2f s\n%s_peak_rss_mib %.0f MiB\n", name, wall, name, cpu, name, rss);
   if (cpu_out) *cpu_out = cpu;
   return st != 0;
+}
+
+static int sim_run_t(char *trace, const char *cluster, char *policy, const char *name, double *cpu_out) {
+  return sim_run_map(trace, cluster, policy, NULL, name, cpu_out);
 }
 
 static int sim_run(char *trace, const char *cluster, char *policy, const char *name) {
@@ -170,10 +179,20 @@ static int sim_run(char *trace, const char *cluster, char *policy, const char *n
 static void policy_path(char *out, size_t n, const char *src, const char *file);
 
 /* sim_gangheavy_overload_s (issue 21): every policy on the gang-heavy
- * overload mix on 128x8; the slowest policy's time, and its ratio to EASY
- * backfill's (target <= 3). */
+ * overload mix on 128x8, preemption also with the multi-node gangs under
+ * QoS high (docs/simulator.md's map: without it nobody is preempted); the
+ * slowest policy's time, and its ratio to EASY backfill's (target <= 3). */
 static int gangheavy(const char *src) {
-  static const char *const pols[] = {"fifo", "multifactor", "easy", "conservative", "preempt", "las", "las-requeue"};
+  static const struct {
+    const char *name, *file, *qos_map;
+  } pols[] = {{"fifo", "fifo", NULL},
+              {"multifactor", "multifactor", NULL},
+              {"easy", "easy", NULL},
+              {"conservative", "conservative", NULL},
+              {"preempt", "preempt", NULL},
+              {"preempt_qosmap", "preempt", "gpus>=9:high"},
+              {"las", "las", NULL},
+              {"las-requeue", "las-requeue", NULL}};
   char path[] = "/tmp/px_bench_gang_XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) return 1;
@@ -184,13 +203,13 @@ static int gangheavy(const char *src) {
   const char *which = "-";
   for (size_t i = 0; !rc && i < sizeof pols / sizeof pols[0]; i++) {
     char pol[4096], name[96], file[64];
-    snprintf(file, sizeof file, "%s.conf", pols[i]);
+    snprintf(file, sizeof file, "%s.conf", pols[i].file);
     policy_path(pol, sizeof pol, src, file);
-    snprintf(name, sizeof name, "sim_gangheavy_overload_%s", pols[i]);
+    snprintf(name, sizeof name, "sim_gangheavy_overload_%s", pols[i].name);
     double t = 0;
-    rc |= sim_run_t(path, "128x8", pol, name, &t);
-    if (strcmp(pols[i], "easy") == 0) easy = t;
-    if (t > slowest) slowest = t, which = pols[i];
+    rc |= sim_run_map(path, "128x8", pol, pols[i].qos_map, name, &t);
+    if (strcmp(pols[i].name, "easy") == 0) easy = t;
+    if (t > slowest) slowest = t, which = pols[i].name;
   }
   unlink(path);
   printf("sim_gangheavy_overload_s %.2f s (CPU of the slowest: %s; %ld jobs on 128x8; target <= 60)\n", slowest, which,

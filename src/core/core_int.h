@@ -410,6 +410,9 @@ struct px_core {
 
   uint32_t nnodes;
   struct pxc_node *nodes;
+  /* preempt.c: per node, the pending preemptor whose claim holds it (0:
+   * none); NULL while nothing is claimed. Read by pxc_node_fit. */
+  const uint64_t *claim_of;
   uint64_t *cpu_bits;
   struct pxc_node_pool *node_pools;
   uint32_t nfeatures;

@@ -108,6 +108,7 @@ uint32_t pxc_node_fit(const struct px_core *c, const struct pxc_job *j, uint32_t
   uint32_t cpu_free = idle ? n->cpus : n->cpu_free;
   uint64_t mem_free = idle ? n->mem_mib : n->mem_free;
   if (!idle) {
+    if (c->claim_of && c->claim_of[node] && c->claim_of[node] != j->id) return 0; /* preempt.c */
     if (n->excl || (s->exclusive && n->njobs)) return 0;
     if (n->tenant != PX_NONE && n->tenant != j->account) return 0;
     if (c->parts[j->part].exclusive_account && n->tenant == PX_NONE && n->njobs) return 0;

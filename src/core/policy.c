@@ -101,7 +101,7 @@ void pxc_policy_free(struct px_core *c) {
   }
   void *v[] = {pol->part_resv, pol->qos_preempt, pol->qos_mode, pol->qos_grace_s, pol->qos_min_run_s,
                pol->qos_signal, pol->qos_pending, pol->part_mode, pol->victims, pol->hist, pol->log, pol->cand, pol->cand_tmp,
-               pol->chosen, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits, pol->running, pol->las_q,
+               pol->chosen, pol->claims, pol->claim_node, pol->qacct, pol->qacct_of, pol->resv, pol->hidden, pol->reclaimers, pol->fronts, pol->lims, pol->cls, pol->wits, pol->running, pol->las_q,
                pol->lims_in, pol->kept.v, pol->kept.w, pol->kept.add, pol->kept.promo, pol->kept.part_n, pol->kept.snap, pol->kept.pos, pol->kept.at, pol->run_idx,
                pol->bf_jobs, pol->fits, pol->fit_nu};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) pxc_free(c, v[i]);
@@ -111,6 +111,7 @@ void pxc_policy_free(struct px_core *c) {
   pxc_map_fini(c, &pol->preemptor_ids);
   pxc_free(c, pol);
   c->pol = NULL;
+  c->claim_of = NULL; /* pol->claim_node, freed above */
 }
 
 /* bf_interval: a backfill pass once the interval has passed since the last

@@ -299,6 +299,11 @@ const struct pxc_bf_hint *pxc_bf_hint_get(const struct px_core *c, uint64_t job_
 
 /* ---- preempt.c ----------------------------------------------------------- */
 
+struct pxc_claim {            /* a pending preemptor's hold on the nodes it preempted on */
+  uint64_t id;
+  bool offered;               /* its victims had all stopped at a cycle's start: one cycle to start */
+};
+
 struct pxc_victim {           /* a job being preempted */
   uint64_t id, preemptor;
   int64_t start_s;            /* the run being preempted */
@@ -425,6 +430,8 @@ size_t pxc_kept_fill(struct px_core *c, int64_t now);
 
 /* preempt.c: may a victim search still run this cycle? */
 bool pxc_preempt_searches_left(const struct px_core *c);
+/* id started or left: its claim on the nodes its victims freed ends. */
+void pxc_claim_end(struct px_core *c, uint64_t id);
 /* preempt.c: the running jobs' index (struct pxc_policy, run_idx). */
 void pxc_running_started(struct px_core *c, uint32_t slot);
 void pxc_running_left(struct px_core *c, uint32_t slot);
@@ -536,6 +543,11 @@ struct pxc_policy {
   uint64_t *reclaimers;       /* pending jobs that preempted (bit 63: by reclaim: their account lends nothing) */
   size_t nreclaimers, reclaimers_cap;
   struct pxc_map preemptor_ids; /* the same ids, for the queue order */
+  /* Claims (preempt.c): the nodes a preemptor's victims are freeing are
+   * its own until it starts there or the cycle after they stopped ends. */
+  struct pxc_claim *claims;
+  size_t nclaims, claims_cap;
+  uint64_t *claim_node;       /* per node: the claimant's id, 0 none (c->claim_of while any) */
   /* quotas */
   struct pxc_qacct *qacct;
   uint32_t nqacct;

@@ -378,6 +378,69 @@ static bool waits_on_victims(const struct px_core *c, const struct pxc_job *p) {
   return false;
 }
 
+/* ---- claims ----------------------------------------------------------------
+ * A preemptor's victims stop after the cycle that chose them (at once, or
+ * after their grace), and the preemptor starts at a later cycle. Until then
+ * the nodes of its placement are its claim: no other job is placed there
+ * (pxc_node_fit). Without it a later preemptor of the same cycle counted
+ * on the same free GPUs; at the next cycle the preemptors go first
+ * (pxc_policy_key), but the second's start crossed the first's placement
+ * or reservation, so it did not start, and the requeued victims, next in
+ * the queue, took its nodes back, to be preempted again at the next event.
+ * On a gang-heavy overload under QoS preemption 59% of 124k preemptions
+ * were of jobs that had run under a minute, most of them restarted on the
+ * nodes freed for a gang that then did not start. A claim ends when its preemptor starts or
+ * leaves, or when its victims had all stopped at a cycle's start and that
+ * cycle did not start it (its claim was no longer enough: it searches
+ * again). */
+
+static void claim_drop_at(struct px_core *c, size_t i) {
+  struct pxc_policy *pol = c->pol;
+  uint64_t id = pol->claims[i].id;
+  for (uint32_t n = 0; n < c->nnodes; n++)
+    if (pol->claim_node[n] == id) pol->claim_node[n] = 0;
+  pol->claims[i] = pol->claims[--pol->nclaims];
+  if (!pol->nclaims) c->claim_of = NULL;
+}
+
+static size_t claim_find(const struct pxc_policy *pol, uint64_t id) {
+  for (size_t i = 0; i < pol->nclaims; i++)
+    if (pol->claims[i].id == id) return i;
+  return SIZE_MAX;
+}
+
+void pxc_claim_end(struct px_core *c, uint64_t id) {
+  struct pxc_policy *pol = c->pol;
+  size_t i = pol && pol->nclaims ? claim_find(pol, id) : SIZE_MAX;
+  if (i != SIZE_MAX) claim_drop_at(c, i);
+}
+
+/* p's claim is now res's nodes (any earlier one ends). */
+static int claim_set(struct px_core *c, const struct pxc_job *p, const struct pxc_place_result *res) {
+  struct pxc_policy *pol = c->pol;
+  pxc_claim_end(c, p->id);
+  if (!pol->claim_node && !(pol->claim_node = pxc_calloc(c, c->nnodes + 1, sizeof *pol->claim_node)))
+    return PX_ENOMEM;
+  if (PXC_GROW(c, pol->claims, &pol->claims_cap, pol->nclaims + 1)) return PX_ENOMEM;
+  pol->claims[pol->nclaims++] = (struct pxc_claim){p->id, false};
+  for (uint32_t i = 0; i < res->nnodes; i++) pol->claim_node[res->nodes[i]] = p->id;
+  c->claim_of = pol->claim_node;
+  return 0;
+}
+
+/* At a cycle's start: claims of preemptors gone, or offered a cycle
+ * already with no victim left, end; the others are offered. */
+static void claims_begin(struct px_core *c) {
+  struct pxc_policy *pol = c->pol;
+  for (size_t i = pol->nclaims; i-- > 0;) {
+    struct pxc_claim *k = &pol->claims[i];
+    const struct pxc_job *p = pxc_job_find(c, k->id);
+    bool waits = p && p->state == PX_JOB_PENDING && waits_on_victims(c, p);
+    if (!p || p->state != PX_JOB_PENDING || (!waits && k->offered)) claim_drop_at(c, i);
+    else k->offered = !waits;
+  }
+}
+
 /* ---- the running jobs' index ------------------------------------------------ */
 
 /* Where slot is or would go in run_idx. */
@@ -563,6 +626,7 @@ static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struc
   }
   if (ok) {
     p->reason = PX_REASON_PREEMPTING;
+    if ((rc = claim_set(c, p, &res))) return rc;
     if (pol->plan) { /* what is free on its nodes now is kept for it too */
       struct pxc_tl_fit fit = {0, pxc_tl_end_slot(&pol->tl, 0, p->time_limit_s), res.nnodes, res.nodes, res.units};
       /* its victims still hold these nodes, so the take clamps: their rows
@@ -607,6 +671,7 @@ int pxc_preempt_begin(struct px_core *c, int64_t now, struct px_actions *out) {
     pol->victims[keep++] = *v;
   }
   pol->nvictims = keep;
+  claims_begin(c);
   /* a reclaiming job's account lends none of what it reclaims until it starts */
   keep = 0;
   for (size_t i = 0; i < pol->nreclaimers; i++) {

@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "core/event.h"
 #include "core/policytest.h"
 
 enum { Q_NORMAL, Q_LOW, Q_HIGH };
@@ -483,6 +484,70 @@ static void victims_keep_incremental_plan_exact(void **state) {
   pf_close(&f);
 }
 
+/*
+ * Two preemptors in one cycle must not count on the same free node
+ * (conservative backfill: H2 is tried after H1 failed to start). Three
+ * nodes: L1 and L2 (low, a node each) from 0, one node idle. At 100 H1 and
+ * H2 (high, two nodes each) arrive. H1 takes the idle node and preempts
+ * one L: those two nodes are its claim. H2 would need the idle node too:
+ * with it claimed, one L's node is not enough, so it preempts nobody (it
+ * preempted the other L, and then could not start, before claims). When
+ * the victim is requeued, H1 starts on its claim and the requeued L stays
+ * pending.
+ */
+static void claims_do_not_overlap(void **state) {
+  (void)state;
+  struct pf f = {.conf = cons_conf(3, 100000)};
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  sub_q(&f, 2, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  assert_int_equal(pf_count(&f.out, PX_ACT_START), 2);
+  sub_q(&f, 3, "alice", "high", 2, 8, 100);
+  sub_q(&f, 4, "alice", "high", 2, 8, 100);
+  pf_cycle(&f, 100);
+  assert_int_equal(pf_count(&f.out, PX_ACT_PREEMPT), 1);
+  const struct px_action *a = &f.out.v[0];
+  assert_int_equal(a->preemptor_job_id, 3);
+  uint64_t victim = a->job_id;
+  assert_int_equal(tc_reason(f.core, 4), PX_REASON_RESOURCES);
+  assert_int_equal(pxc_job_requeue(f.core, victim, false, 101, NULL), 0);
+  pf_cycle(&f, 101);
+  assert_non_null(tc_started(&f.out, 3));
+  assert_null(tc_started(&f.out, victim));
+  assert_int_equal(pf_count(&f.out, PX_ACT_START), 1);
+  pf_close(&f);
+}
+
+/*
+ * A claim the preemptor cannot use ends after one cycle. Two nodes: L
+ * (low, a node) from 0, the other idle; at 100 H (high, both nodes)
+ * preempts L. L is requeued and the idle node drained before the next
+ * cycle, so H cannot start: in that cycle L does not restart on H's claim
+ * either; in the next the claim has ended and L runs again.
+ */
+static void claim_ends_when_unused(void **state) {
+  (void)state;
+  struct pf f = {.conf = pre_conf(2)};
+  pf_open(&f);
+  sub_q(&f, 1, "bob", "low", 1, 8, 0);
+  pf_cycle(&f, 0);
+  uint32_t node = pf_node(&f.out, 1);
+  sub_q(&f, 2, "alice", "high", 2, 8, 100);
+  pf_cycle(&f, 100);
+  assert_non_null(pf_action(&f.out, PX_ACT_PREEMPT, 1));
+  assert_int_equal(pxc_job_requeue(f.core, 1, false, 101, NULL), 0);
+  struct px_event_result res;
+  struct px_event drain = {.kind = PX_EV_NODE_DRAIN, .node = 1 - node, .reason = "fan"};
+  assert_int_equal(px_core_apply(f.core, &drain, 101, &res), 0);
+  pf_cycle(&f, 102);
+  assert_int_equal(f.out.len, 0);
+  pf_cycle(&f, 103);
+  assert_int_equal(pf_node(&f.out, 1), node);
+  assert_int_equal(tc_reason(f.core, 2), PX_REASON_REQ_NODE_NOT_AVAIL); /* both nodes, one drained */
+  pf_close(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cheapest_victim_set),
@@ -502,6 +567,8 @@ int main(void) {
       cmocka_unit_test(may_preempt_follows_pending_qos),
       cmocka_unit_test(tier_raised_at_run_time),
       cmocka_unit_test(tail_still_searches_victims),
+      cmocka_unit_test(claims_do_not_overlap),
+      cmocka_unit_test(claim_ends_when_unused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
