@@ -96,6 +96,28 @@ static void estimate_counts_jobs_ahead(void **state) {
   pf_close(&f);
 }
 
+/* Only the first backfill_depth jobs ahead count, the first in queue
+ * order: job 41 (higher priority) holds nodes 1-2 from 1207, which leaves
+ * the first node free over [607, 1207) for a short job; job 40, had it been
+ * kept instead, would have taken it. */
+static void estimate_ahead_depth(void **state) {
+  (void)state;
+  struct pf f = {.conf = est_conf(4)};
+  f.conf->sched.backfill_depth = 1;
+  pf_open(&f);
+  fill(&f);
+  sub(&f, 40, 0, 3000, 0, 50);
+  sub(&f, 41, 2, 3000, -500, 50);
+  sub(&f, 39, 0, 3000, 10000, 50); /* the last in queue order */
+  pf_cycle(&f, 60);
+  uint32_t n;
+  sub(&f, 42, 0, 60, 0, 100);
+  assert_int_equal(estimate(&f, 42, 100, &n), 607);
+  assert_int_equal(pxc_cancel(f.core, 41, 100, NULL), 0); /* now job 40 is the first */
+  assert_int_equal(estimate(&f, 42, 100, &n), 1207);
+  pf_close(&f);
+}
+
 /* Free room and no job ahead: now, on the placer's nodes. A job ahead
  * whose fit is later leaves room now for a job short enough. */
 static void estimate_now(void **state) {
@@ -149,6 +171,7 @@ static size_t run(uint64_t seed, bool lazy, uint32_t nnodes) {
   struct twin t = {.rng = seed, .next_id = 1, .njobs = 150, .submit_pct = 45, .nnodes = nnodes};
   t.conf = est_conf(nnodes);
   t.conf->sched.backfill = seed % 3 ? PX_BACKFILL_CONSERVATIVE : PX_BACKFILL_EASY;
+  t.conf->sched.backfill_depth = seed % 2 ? 3 : 0; /* 3: the estimate keeps the first 3 jobs ahead */
   twin_cores(&t, lazy);
   t.deps = seed % 2 == 0;
   size_t later = 0;
@@ -183,6 +206,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(estimate_is_running_jobs_end),
       cmocka_unit_test(estimate_counts_jobs_ahead),
+      cmocka_unit_test(estimate_ahead_depth),
       cmocka_unit_test(estimate_now),
       cmocka_unit_test(estimate_is_read_only),
   };
