@@ -4,8 +4,9 @@
  * ahead of it in the queue (not held, not behind it in priority) take
  * their fits first; now when it starts at the next cycle. And it is read
  * only: two cores given the same random events and cycles, one asked for
- * estimates of its pending jobs between them, give the same actions, the
- * same reasons and the same backfill estimates every cycle.
+ * estimates of its pending jobs between them and put through the server's
+ * whole dry run (submit, estimate, withdraw), give the same actions, the
+ * same reasons, priorities and backfill estimates every cycle.
  */
 #include "px_test.h"
 
@@ -162,6 +163,19 @@ static size_t estimates(struct twin *t) {
   return later;
 }
 
+/* Core 0 only: the server's dry run (handle.c, submit_test): a random job
+ * submitted under the next id, estimated, withdrawn. */
+static size_t dry_run(struct twin *t) {
+  uint32_t nodes[16], n;
+  int64_t at = 0;
+  struct px_jobspec s = tc_spec("alice", rnd(t, 4) ? 0 : 1 + rnd(t, t->nnodes), 1 + rnd(t, 8) / 4 * 7);
+  s.time_limit_s = 60 + rnd(t, 3000);
+  if (tc_submit(t->c[0], t->next_id, &s, t->now)) return 0;
+  assert_int_equal(px_core_job_estimate(t->c[0], t->next_id, t->now, &at, nodes, 16, &n), 0);
+  assert_int_equal(px_core_withdraw(t->c[0], t->next_id, t->now), 0);
+  return at > t->now;
+}
+
 static void same_estimates(const struct pxc_job *a, const struct pxc_job *b) {
   assert_int_equal(a->reason, b->reason);
   assert_int_equal(a->expected_start_s, b->expected_start_s);
@@ -178,10 +192,10 @@ static size_t run(uint64_t seed, bool lazy, uint32_t nnodes) {
   while (t.next_id <= t.njobs) {
     t.now += rnd(&t, 3) ? rnd(&t, 120) : 0;
     for (uint32_t k = rnd(&t, 4); k-- > 0;) event(&t);
-    later += estimates(&t);
+    later += estimates(&t) + dry_run(&t);
     twin_cycle(&t);
     twin_same_jobs(&t, same_estimates);
-    later += estimates(&t);
+    later += estimates(&t) + dry_run(&t);
   }
   for (int k = 0; k < 100; k++) { /* drain */
     t.now += 1 + rnd(&t, 300);
