@@ -347,7 +347,7 @@ static int post_job(struct submit *s) {
   if (s->x.test_only) {
     char when[32];
     px_cli_fmt_iso(when, sizeof when, json_integer_value(json_object_get(resp, "expected_start")), "Unknown");
-    /* the server's dry run: the id the job would get, where it would start now (none: later) */
+    /* the server's dry run: the id the job would get, its estimated start and nodes (0: Unknown, none) */
     const char *nodes = json_string_value(json_object_get(resp, "nodelist"));
     const char *part = json_string_value(json_object_get(resp, "partition"));
     fprintf(stderr, "%s: Job %lld to start at %s using %lld processors on nodes %s in partition %s\n",

@@ -329,6 +329,15 @@ size_t px_core_njobs(const struct px_core *c);
  * event history; *cursor starts at 0. false at the end. */
 bool px_core_job_next(struct px_core *c, size_t *cursor, struct px_job_view *out);
 int px_core_job_get(struct px_core *c, uint64_t job_id, struct px_job_view *out);
+/* sbatch --test-only's start estimate for pending job job_id, read only
+ * (estimate.c): now when the next cycle would start it, else the earliest
+ * time it fits as running jobs end at their limits after the eligible
+ * pending jobs ahead of it in the queue took their earliest fits (a private
+ * copy of the backfill plan); 0 when it fits nowhere in the plan's window.
+ * nodes: where (conf indexes, at most max; *nnodes of them). PX_ENOENT: no
+ * such pending job (an array record is not placed whole). */
+int px_core_job_estimate(struct px_core *c, uint64_t job_id, int64_t now, int64_t *start_s, uint32_t *nodes,
+                         uint32_t max, uint32_t *nnodes);
 
 enum px_node_avail { PX_NODE_UP, PX_NODE_DOWN, PX_NODE_DRAIN };
 struct px_node_view {

@@ -50,12 +50,33 @@ line=$(cd "$T" && setpriv --reuid=pxalice --regid="$(id -g pxalice)" --clear-gro
   fail "sbatch --test-only left a job"
 ok "sbatch --test-only: $line"
 
-# the id is still free; a full cluster: no start now (0), no nodes
+# the id is still free; a full cluster: the start is when the running job
+# ends (its start plus its limit, to the second), on the nodes it frees
 j=$(expect 201 pxalice POST /v1/jobs '{"job":{"nodes_min":4,"nodes_max":4,"gpus_per_node":8,"time_limit_s":600,"script":"#!/bin/sh\nsleep 100\n"}}' | jq -r .job_id)
 [ "$j" = 1 ] || fail "the first real job got id $j, want 1 (a test used an id)"
 wait_for "job $j running" job_is "$j" RUNNING
+end1=$(( $(api GET "/v1/jobs?id=$j" | cut -d' ' -f2- | jq -r '.jobs[0].start_time') + 600 ))
 b=$(expect 200 pxalice POST '/v1/jobs?test_only=1' '{"job":{"gpus_per_node":1,"time_limit_s":60}}')
-[ "$(jq -r .job_id <<<"$b")" = 2 ] && [ "$(jq -r .expected_start <<<"$b")" = 0 ] && [ "$(jq -r .nodelist <<<"$b")" = "" ] ||
-  fail "test_only on a full cluster: $b"
-ok "test_only uses no id; a full cluster gives no start now"
+[ "$(jq -r .job_id <<<"$b")" = 2 ] && [ "$(jq -r .expected_start <<<"$b")" = "$end1" ] &&
+  [[ "$(jq -r .nodelist <<<"$b")" =~ ^n0[1-4]$ ]] || fail "test_only on a full cluster (job 1 ends at $end1): $b"
+ok "test_only uses no id; a full cluster: the start is the running job's end"
 
+# a job queued ahead (all four nodes for 1200 s from job 1's end) comes
+# first: a one-node job starts after it; once it is held, it does not count
+q=$(expect 201 pxalice POST /v1/jobs '{"job":{"nodes_min":4,"nodes_max":4,"gpus_per_node":8,"time_limit_s":1200,"script":"#!/bin/sh\ntrue\n"}}' | jq -r .job_id)
+job_reason() { api GET "/v1/jobs?id=$1" | cut -d' ' -f2- | jq -r '.jobs[0].reason'; }
+reason_is() { [ "$(job_reason "$1")" = "$2" ]; }
+wait_for "job $q waits for resources" reason_is "$q" Resources
+c=$(expect 200 pxalice POST '/v1/jobs?test_only=1' '{"job":{"gpus_per_node":1,"time_limit_s":60}}')
+t=$(jq -r .expected_start <<<"$c")
+[ "$t" -ge $((end1 + 1200)) ] && [ "$t" -le $((end1 + 1200 + 300)) ] ||
+  fail "test_only behind job $q: start $t, want its end $((end1 + 1200)) (to the plan's 300 s slots)"
+line=$(cd "$T" && setpriv --reuid=pxalice --regid="$(id -g pxalice)" --clear-groups \
+  env PATH="$T/bin:$PATH" PHALANX_SERVER="unix:$SOCK" TZ=UTC sbatch --test-only --gres=gpu:1 -t 1 --wrap true 2>&1)
+want=$(TZ=UTC date -d "@$t" +%Y-%m-%dT%H:%M:%S)
+[[ "$line" =~ ^sbatch:\ Job\ 3\ to\ start\ at\ $want\ using\ 1\ processors\ on\ nodes\ n0[1-4]\ in\ partition\ gpu$ ]] ||
+  fail "sbatch --test-only behind job $q: $line (want $want)"
+expect 200 pxalice POST "/v1/jobs/$q/hold" '{}' >/dev/null
+h=$(expect 200 pxalice POST '/v1/jobs?test_only=1' '{"job":{"gpus_per_node":1,"time_limit_s":60}}')
+[ "$(jq -r .expected_start <<<"$h")" = "$end1" ] || fail "test_only with job $q held: $h (job 1 ends at $end1)"
+ok "test_only counts the jobs queued ahead: $line"

@@ -158,19 +158,20 @@ static void submit(struct px_server *s, struct px_req *r, int64_t now) {
 }
 
 /* The answer of a dry run: the id the job would get, when and where it
- * would start (now on the nodes a placement finds, or unknown: 0) and
- * the CPUs it asks. */
+ * would start (the core's estimate: now, a later time as running jobs end
+ * and the jobs ahead start, or unknown: 0) and the CPUs it asks. */
 static char *test_answer(struct px_server *s, uint64_t id, const struct px_jobspec *sp, int64_t now) {
   uint32_t max = s->conf->nnodes ? s->conf->nnodes : 1, n = 0, *nodes = calloc(max, sizeof *nodes);
   const char **names = calloc(max, sizeof *names);
   char *list = NULL, *text = NULL;
   struct px_job_view v;
-  if (!nodes || !names || px_core_job_fits_now(s->core, id, now, nodes, max, &n)) n = 0;
+  int64_t start = 0;
+  if (!nodes || !names || px_core_job_estimate(s->core, id, now, &start, nodes, max, &n)) n = 0, start = 0;
   for (uint32_t i = 0; i < n; i++) names[i] = s->conf->nodes[nodes[i]].name;
   if (n && px_hostlist_compress(names, n, &list)) list = NULL;
   uint32_t ncpus = px_core_job_get(s->core, id, &v) ? 0 : v.ncpus;
   json_t *o = nodes && names ? json_pack("{sI sb sI ss sI ss}", "job_id", (json_int_t)id, "test_only", 1,
-                                         "expected_start", (json_int_t)(n ? now : 0), "nodelist", list ? list : "",
+                                         "expected_start", (json_int_t)start, "nodelist", list ? list : "",
                                          "ncpus", (json_int_t)ncpus, "partition", sp->partition ? sp->partition : "")
                              : NULL;
   if (o) text = json_dumps(o, JSON_COMPACT);

@@ -49,28 +49,11 @@ static void twin_open(struct twin *t, uint64_t seed, bool lazy, uint32_t nnodes)
 }
 
 static void submit(struct twin *t) {
-  static const uint32_t gpus[] = {1, 2, 4, 8};
   static const char *const users[] = {"alice", "bob", "carol"};
-  uint64_t id = t->next_id++;
-  uint32_t kind = rnd(t, 20);
-  bool gang = kind < 5;
-  struct px_jobspec s = tc_spec(users[rnd(t, 3)], gang ? 1 + rnd(t, t->nnodes) : 0, 0);
-  s.gpus_per_node = gang ? 8 : gpus[rnd(t, 4)];
-  s.qos = gang ? (char *)"high" : NULL;
-  s.time_limit_s = 200 + rnd(t, 3000);
-  s.requeue = true;
-  s.hold = kind == 5;
-  s.begin_s = kind == 6 ? t->now + 1 + rnd(t, 400) : 0;
-  s.nice = kind == 8 ? (int32_t)rnd(t, 300) : 0;
-  twin_submit(t, id, &s, kind == 7);
+  twin_random_submit(t, users, 3, "high");
 }
 
-static void event(struct twin *t) {
-  static const unsigned fields[] = {PX_UPD_PRIORITY, PX_UPD_TIME_LIMIT, PX_UPD_NICE};
-  struct px_job_update u = {.fields = fields[rnd(t, 3)], .priority = rnd(t, 3) ? 0 : 1 + rnd(t, 20000),
-                            .time_limit_s = 100 + rnd(t, 5000), .nice = (int32_t)rnd(t, 2000) - 1000};
-  twin_event(t, submit, &u);
-}
+static void event(struct twin *t) { twin_random_event(t, submit); }
 
 static void same_jobs(struct twin *t) {
   for (uint64_t id = 1; id < t->next_id; id++) {

@@ -94,6 +94,47 @@ static inline void twin_event(struct twin *t, void (*submit)(struct twin *), con
   else if (e < 90) BOTH(t, pxc_partition_set_up(c_, 0, flip));
 }
 
+/* A random job for twin_event: from one of nusers users, a gang of 8-GPU
+ * nodes (QoS gang_qos) one time in four, else 1 to 8 GPUs on one node;
+ * some held, some with a begin time, a dependency or a nice value. */
+static inline void twin_random_submit(struct twin *t, const char *const *users, uint32_t nusers,
+                                      const char *gang_qos) {
+  static const uint32_t gpus[] = {1, 2, 4, 8};
+  uint64_t id = t->next_id++;
+  uint32_t kind = rnd(t, 20);
+  bool gang = kind < 5;
+  struct px_jobspec s = tc_spec(users[rnd(t, nusers)], gang ? 1 + rnd(t, t->nnodes) : 0, 0);
+  s.gpus_per_node = gang ? 8 : gpus[rnd(t, 4)];
+  s.qos = gang ? (char *)gang_qos : NULL;
+  s.time_limit_s = 200 + rnd(t, 3000);
+  s.requeue = true;
+  s.hold = kind == 5;
+  s.begin_s = kind == 6 ? t->now + 1 + rnd(t, 400) : 0;
+  s.nice = kind == 8 ? (int32_t)rnd(t, 300) : 0;
+  twin_submit(t, id, &s, kind == 7);
+}
+
+/* twin_event with a random priority, time-limit or nice update. */
+static inline void twin_random_event(struct twin *t, void (*submit)(struct twin *)) {
+  static const unsigned fields[] = {PX_UPD_PRIORITY, PX_UPD_TIME_LIMIT, PX_UPD_NICE};
+  struct px_job_update u = {.fields = fields[rnd(t, 3)], .priority = rnd(t, 3) ? 0 : 1 + rnd(t, 20000),
+                            .time_limit_s = 100 + rnd(t, 5000), .nice = (int32_t)rnd(t, 2000) - 1000};
+  twin_event(t, submit, &u);
+}
+
+/* Every job id either core holds: on both, in the same state, with the
+ * same priority; then the caller's own comparison (more, or NULL). */
+static inline void twin_same_jobs(struct twin *t, void (*more)(const struct pxc_job *a, const struct pxc_job *b)) {
+  for (uint64_t id = 1; id < t->next_id; id++) {
+    const struct pxc_job *a = pxc_job_find(t->c[0], id), *b = pxc_job_find(t->c[1], id);
+    assert_int_equal(a != NULL, b != NULL);
+    if (!a) continue;
+    assert_int_equal(a->state, b->state);
+    assert_int_equal(a->priority, b->priority);
+    if (more) more(a, b);
+  }
+}
+
 /* One cycle on both: the same actions; PREEMPT actions requeue their job
  * (PreemptMode=requeue). */
 static inline void twin_cycle(struct twin *t) {
