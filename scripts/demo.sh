@@ -170,8 +170,13 @@ echo "\$ sbatch --test-only -N 2 --gres=gpu:8 -t 10 --wrap true   (nothing queue
 sbatch --test-only -N 2 --gres=gpu:8 -t 10 --wrap true || true
 rq=$(sbatch --parsable -J rq -t 1 --wrap 'sleep 300')
 for _ in $(seq 1 100); do [ "$(squeue -h -j "$rq" -o %T)" = RUNNING ] && break; sleep 0.1; done
+rqnode=$(squeue -h -j "$rq" -o %N)
+echo "\$ sbatch --test-only -w $rqnode --exclusive -t 10 --wrap true   (waits for job $rq: its start + 1 min)"
+sbatch --test-only -w "$rqnode" --exclusive -t 10 --wrap true || true
 echo "\$ scontrol update JobId=$rq TimeLimit=+10"
 scontrol update JobId="$rq" TimeLimit=+10 && scontrol show job "$rq" | grep -o 'TimeLimit=[^ ]*' || true
+echo "\$ sbatch --test-only -w $rqnode --exclusive -t 10 --wrap true   (ten minutes later now)"
+sbatch --test-only -w "$rqnode" --exclusive -t 10 --wrap true || true
 echo "\$ scontrol requeue $rq"
 scontrol requeue "$rq" || true
 for _ in $(seq 1 100); do scontrol show job "$rq" | grep -q 'Restarts=1' && break; sleep 0.1; done
