@@ -285,8 +285,9 @@ int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_inf
   /* a started job runs under the limit the scheduler gave it, which backfill
    * may have cut down to --time-min: scontrol shows that one, as Slurm */
   if (j->start && j->time_limit_s > 0) out->spec.time_limit_s = j->time_limit_s;
-  snprintf(out->state, sizeof out->state, "%s",
-           j->requeued && j->state == PX_JOB_PENDING ? "REQUEUED" : state_names[j->state]);
+  /* a requeued job waiting again is PENDING with Restarts=N, as Slurm 22.05
+   * shows it (REQUEUED is only the state of the attempt that ended: sacct) */
+  snprintf(out->state, sizeof out->state, "%s", state_names[j->state]);
   snprintf(out->reason, sizeof out->reason, "%s", j->state == PX_JOB_RUNNING ? "None" : j->reason);
   /* Slurm holds a job by setting its priority to 0, and shows it so */
   bool held = j->state == PX_JOB_PENDING && !strncmp(j->reason, "JobHeld", 7);

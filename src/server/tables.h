@@ -38,7 +38,7 @@ struct px_sjob {
   struct px_jobspec spec;
   uint32_t part;                /* conf partition index, PX_NONE if unknown */
   enum px_job_state state;
-  bool requeued;                /* shown as REQUEUED until it starts again */
+  bool requeued;                /* pending again after a requeue, until it starts (a repeated end report is acked) */
   bool preempting;              /* the core preempted it; stop orders sent, end not yet reported */
   bool preempt_cancel;          /* PreemptMode=CANCEL: ends PREEMPTED instead of requeueing */
   bool fault_requeue;           /* a GPU fault's graceful requeue (nodes/gpu_health.c): stopping, requeued at its end */

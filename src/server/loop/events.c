@@ -122,7 +122,11 @@ static void fold_requeue(struct px_server *s, struct px_sjob *j, const struct px
   free(j->alloc);
   j->alloc = NULL;
   j->nalloc = 0;
-  set_reason(j, ev->reason, "BeginTime");
+  /* Until a cycle judges it, the reason of a job just queued (jobs.c), or
+   * Slurm's for requeuehold. Not Slurm's BeginTime: that is its 121 s delay
+   * of a requeued batch job (EligibleTime = requeue + 121 s, checked on
+   * 22.05), which Phalanx does not add. */
+  set_reason(j, ev->hold ? ev->reason : NULL, "Priority");
 }
 
 static int fold_cancel(struct px_server *s, struct px_sjob *j, const struct px_event *ev,
