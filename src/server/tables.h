@@ -210,6 +210,9 @@ struct px_sjob *px_jobs_find(struct px_server *s, uint64_t id);
 
 /* A new job with the given id (> every existing id); takes spec. */
 struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec *spec);
+/* A whole record j into the table, at its id's place; the table takes j on
+ * success. PX_EEXIST: its id is there already; PX_ENOMEM. */
+int px_jobs_insert(struct px_server *s, struct px_sjob *j);
 /* Marks the job's published view stale (after any change). */
 void px_jobs_touch(struct px_server *s, struct px_sjob *j);
 /* Fills a client view of j (spec without script/env); 0 or PX_ENOMEM. */

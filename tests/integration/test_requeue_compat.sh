@@ -15,7 +15,15 @@
 # 2. The start order of the new attempt carries its restart count (the agent
 #    sets SLURM_RESTART_COUNT from it; Slurm: unset on the first run,
 #    `SLURM_RESTART_COUNT=1` on the run after a preemption).
-# Before: REQUEUED for 1 (2 held already).
+# 3. `scontrol requeue` of a finished batch job requeues it (exit 0,
+#    silent), for COMPLETED, FAILED, CANCELLED (ran or not) and TIMEOUT:
+#      $ scontrol requeue 3        (COMPLETED)      [exit 0]
+#      JobState=PENDING Reason=None ... Restarts=1
+#    requeuehold of one: `JobState=PENDING Reason=job_requeued_in_held_state`;
+#    a finished --no-requeue job: `Requested operation is presently disabled
+#    for job 8` [exit 1]. It survives a kill -9 of the server (journal),
+#    also when a checkpoint had archived the finished job.
+# Before: REQUEUED for 1 (2 held already), "Job has already finished" for 3.
 source "$(dirname "$0")/lib_server.sh"
 command -v jq >/dev/null || fail "jq is in make deps"
 cat >"$T/slurm.conf" <<CONF
@@ -82,3 +90,60 @@ report "$u" COMPLETED 0
 wait_for "job $v running again" view_is "$v" '["RUNNING",1]'
 [ "$(launch_restart "$v")" = 1 ] || fail "second start order of job $v: restart_count $(launch_restart "$v")"
 ok "2. the new attempt's start order carries restart_count 1 (SLURM_RESTART_COUNT=1)"
+
+# ---- 3. scontrol requeue of finished jobs
+requeue_ok() { # JOB RESTARTS: scontrol requeue succeeds, silent; the job pends or runs again
+  local out
+  out=$(as_alice scontrol requeue "$1" 2>&1) || fail "scontrol requeue $1 (finished): $out"
+  [ -z "$out" ] || fail "scontrol requeue $1 printed: $out"
+  wait_for "job $1 running again" view_is "$1" "[\"RUNNING\",$2]"
+  [ "$(launch_restart "$1")" = "$2" ] || fail "start order of job $1 after requeue: restart_count $(launch_restart "$1")"
+}
+report "$v" COMPLETED 1
+wait_for "job $v completed" job_is "$v" COMPLETED
+# checkpointed first (--checkpoint-jobs 1): its history left the journal for the archive
+archived() { [ "$(sqlite3 "$STATE/state.db" "SELECT COUNT(*) FROM archive WHERE job_id = $v")" = 1 ]; }
+wait_for "job $v archived" archived
+requeue_ok "$v" 2
+report "$v" FAILED 2 3
+wait_for "job $v failed" job_is "$v" FAILED
+requeue_ok "$v" 3
+report "$v" TIMEOUT 3 0 15
+wait_for "job $v timed out" job_is "$v" TIMEOUT
+requeue_ok "$v" 4
+expect 200 pxalice DELETE "/v1/jobs/$v" >/dev/null
+report "$v" CANCELLED 4 0 15
+wait_for "job $v cancelled" job_is "$v" CANCELLED
+requeue_ok "$v" 5
+[ "$(as_alice sacct -D -n -X -P -j "$v" -o State | tr '\n' ' ')" = "PREEMPTED COMPLETED FAILED TIMEOUT CANCELLED RUNNING " ] ||
+  fail "sacct -D -j $v: $(as_alice sacct -D -n -X -P -j "$v" -o State | tr '\n' ' ')"
+ok "3. scontrol requeue of COMPLETED, FAILED, TIMEOUT and CANCELLED job $v: pending, then run as attempts 2-5"
+
+# a job cancelled while pending (it never ran: job $v holds the node), requeued held
+h=$(job)
+wait_for "job $h judged by a cycle" reason_is "$h" Resources
+expect 200 pxalice DELETE "/v1/jobs/$h" >/dev/null
+wait_for "job $h cancelled" job_is "$h" CANCELLED
+out=$(as_alice scontrol requeuehold "$h" 2>&1) || fail "scontrol requeuehold $h (cancelled pending): $out"
+view_is "$h" '["PENDING",1]' || fail "requeueheld job $h: $(view "$h")"
+show=$(as_alice scontrol show job "$h")
+# Slurm's reason for it; a cycle then shows the core's hold (as for a running job's requeuehold)
+grep -Eq "^   JobState=PENDING Reason=(job_requeued_in_held_state|JobHeldUser) " <<<"$show" || fail "scontrol show job $h: $show"
+grep -q "^   Priority=0 " <<<"$show" || fail "requeueheld job $h is not held: $show"
+# the journal replays it: a server killed with -9 restarts with the job pending
+stop_server KILL
+start_server --checkpoint-jobs 1
+register_node n01 "[{\"job_id\":$v,\"state\":\"RUNNING\",\"exit_code\":0,\"term_signal\":0}]"
+view_is "$h" '["PENDING",1]' || fail "requeued job $h after a restart: $(view "$h")"
+view_is "$v" '["RUNNING",5]' || fail "job $v after a restart: $(view "$v")"
+ok "3. requeuehold of a job cancelled while pending: held, Restarts=1, kept across kill -9"
+
+n=$(job gpu '"requeue":false')
+report "$v" COMPLETED 5
+wait_for "job $n running" job_is "$n" RUNNING
+report "$n" COMPLETED 0
+wait_for "job $n completed" job_is "$n" COMPLETED
+if out=$(as_alice scontrol requeue "$n" 2>&1); then fail "scontrol requeue of a finished --no-requeue job succeeded: $out"; fi
+[ "$out" = "Requested operation is presently disabled for job $n" ] || fail "scontrol requeue of finished --no-requeue $n: $out"
+job_is "$n" COMPLETED || fail "a refused requeue changed job $n: $(job_state "$n")"
+ok "3. a finished --no-requeue job is refused in Slurm's words"

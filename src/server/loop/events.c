@@ -122,6 +122,8 @@ static void fold_requeue(struct px_server *s, struct px_sjob *j, const struct px
   free(j->alloc);
   j->alloc = NULL;
   j->nalloc = 0;
+  free(j->cancelled_by); /* a cancelled job requeued: its new attempt is not */
+  j->cancelled_by = NULL;
   /* Until a cycle judges it, the reason of a job just queued (jobs.c), or
    * Slurm's for requeuehold. Not Slurm's BeginTime: that is its 121 s delay
    * of a requeued batch job (EligibleTime = requeue + 121 s, checked on
@@ -352,11 +354,12 @@ int px_events_fold(struct px_server *s, const struct px_event *ev,
 /* ---- the road ---- */
 
 /* A requeue of a job the core does not hold (it ran outside the scheduler
- * since recovery) queues it again from its spec (core/event.h). */
+ * since recovery, or it has finished: scontrol requeue, loop/handle.c)
+ * queues it again from its spec (core/event.h), live and at replay alike. */
 static void fill_from_table(struct px_server *s, struct px_event *ev) {
   if (ev->kind != PX_EV_REQUEUE || ev->spec) return;
   struct px_sjob *j = px_jobs_find(s, ev->job_id);
-  if (j && !px_sjob_in_core(j)) {
+  if (j && (!px_sjob_in_core(j) || px_job_state_terminal(j->state))) {
     ev->spec = &j->spec;
     ev->submit_s = j->submit;
   }
