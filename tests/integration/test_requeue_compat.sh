@@ -23,7 +23,11 @@
 #    a finished --no-requeue job: `Requested operation is presently disabled
 #    for job 8` [exit 1]. It survives a kill -9 of the server (journal),
 #    also when a checkpoint had archived the finished job.
-# Before: REQUEUED for 1 (2 held already), "Job has already finished" for 3.
+# 4. `scontrol update` of a running job's field that changes only while it
+#    pends: `Job is no longer pending execution for job 7` [exit 1] (Slurm
+#    says so for Partition=, MinMemoryNode=, Gres=, Dependency=, StartTime=).
+# Before: REQUEUED for 1 (2 held already), "Job has already finished" for 3,
+# and "... (Phalanx changes pending jobs only)" for 4.
 source "$(dirname "$0")/lib_server.sh"
 command -v jq >/dev/null || fail "jq is in make deps"
 cat >"$T/slurm.conf" <<CONF
@@ -147,3 +151,14 @@ if out=$(as_alice scontrol requeue "$n" 2>&1); then fail "scontrol requeue of a 
 [ "$out" = "Requested operation is presently disabled for job $n" ] || fail "scontrol requeue of finished --no-requeue $n: $out"
 job_is "$n" COMPLETED || fail "a refused requeue changed job $n: $(job_state "$n")"
 ok "3. a finished --no-requeue job is refused in Slurm's words"
+
+# ---- 4. scontrol update of a running job
+r=$(job)
+wait_for "job $r running" job_is "$r" RUNNING
+if out=$(as_alice scontrol update JobId="$r" Nice=5 2>&1); then fail "update Nice of running job $r succeeded: $out"; fi
+[ "$out" = "Job is no longer pending execution for job $r" ] || fail "scontrol update Nice of running job $r: $out"
+if out=$(as_alice scontrol update JobId="$r" TimeLimit=30 Nice=5 2>&1); then fail "update of running job $r succeeded: $out"; fi
+[ "$out" = "Job is no longer pending execution for job $r" ] || fail "scontrol update TimeLimit+Nice of running job $r: $out"
+e=$(expect 409 pxalice PATCH "/v1/jobs/$r" '{"nice":5}')
+grep -q "Job is no longer pending execution" <<<"$e" || fail "PATCH nice of running job $r: $e"
+ok "4. scontrol update of a running job's pending-only field: Slurm's 'Job is no longer pending execution'"

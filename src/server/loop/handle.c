@@ -259,13 +259,26 @@ static void cancel(struct px_server *s, struct px_req *r, int64_t now) {
   answer_ok(r);
 }
 
+/* Why a change of a pending job is refused, in Slurm 22.05's words (what
+ * scontrol prints for an update of a running job's Partition=, Dependency=
+ * ...; of an ended job's anything). A running job's time limit alone does
+ * change (update); hold and release of one are no-ops to scontrol. */
+static void not_pending(const struct px_sjob *j, char *msg, size_t size) {
+  if (px_job_state_terminal(j->state))
+    snprintf(msg, size, "job_id: Job has already finished (job %llu: %s)", (unsigned long long)j->id,
+             px_job_state_name(j->state));
+  else
+    snprintf(msg, size, "job_id: Job is no longer pending execution (job %llu is %s)", (unsigned long long)j->id,
+             px_job_state_name(j->state));
+}
+
 /* A change of a pending job (hold, release, update): the core decides. */
 static void pending_change(struct px_server *s, struct px_req *r, struct px_sjob *j,
                            struct px_event *ev, int64_t now) {
   struct px_event_result res;
   px_diag_clear(&res.diag);
   int rc = j->state != PX_JOB_PENDING ? PX_ESTATE : px_events_accept(s, ev, now, &res);
-  if (rc == PX_ESTATE && !res.diag.msg[0]) snprintf(res.diag.msg, sizeof res.diag.msg, "job_id: job is not pending");
+  if (rc == PX_ESTATE && !res.diag.msg[0]) not_pending(j, res.diag.msg, sizeof res.diag.msg);
   if (rc == PX_EPERM) return deny(r, "operator", "only an operator releases an admin hold");
   if (rc) return answer_diag(r, rc, &res.diag);
   s->need_cycle = true;
