@@ -152,6 +152,28 @@ if out=$(as_alice scontrol requeue "$n" 2>&1); then fail "scontrol requeue of a 
 job_is "$n" COMPLETED || fail "a refused requeue changed job $n: $(job_state "$n")"
 ok "3. a finished --no-requeue job is refused in Slurm's words"
 
+# A finished job requeued waits from its requeue on (Slurm resets its
+# SubmitTime), as a running one's age restarts: job y, queued before x's
+# requeue, goes first (equal priorities go by the time they wait from).
+x=$(job)
+wait_for "job $x running" job_is "$x" RUNNING
+report "$x" COMPLETED 0
+b=$(job)
+wait_for "job $b running" job_is "$b" RUNNING
+y=$(job)
+wait_for "job $y judged by a cycle" reason_is "$y" Resources
+ysub=$(expect 200 root GET "/v1/jobs/$y" | jq .submit_time)
+past() { [ "$(date +%s)" -gt "$1" ]; } # times are whole seconds
+wait_for "the second after job $y's submission" past "$ysub"
+out=$(as_alice scontrol requeue "$x" 2>&1) || fail "scontrol requeue $x: $out"
+report "$b" COMPLETED 0
+wait_for "job $y running" job_is "$y" RUNNING
+view_is "$x" '["PENDING",1]' || fail "requeued job $x went before job $y queued before its requeue: $(view "$x")"
+report "$y" COMPLETED 0
+wait_for "job $x running after $y" view_is "$x" '["RUNNING",1]'
+report "$x" COMPLETED 1
+ok "3. a requeued finished job waits from its requeue: job $y queued before it starts first"
+
 # ---- 4. scontrol update of a running job
 r=$(job)
 wait_for "job $r running" job_is "$r" RUNNING

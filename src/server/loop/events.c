@@ -355,13 +355,15 @@ int px_events_fold(struct px_server *s, const struct px_event *ev,
 
 /* A requeue of a job the core does not hold (it ran outside the scheduler
  * since recovery, or it has finished: scontrol requeue, loop/handle.c)
- * queues it again from its spec (core/event.h), live and at replay alike. */
-static void fill_from_table(struct px_server *s, struct px_event *ev) {
+ * queues it again from its spec (core/event.h), live and at replay alike.
+ * A finished one waits from the requeue on, as a running one's age restarts
+ * at its requeue (Slurm 22.05 resets its SubmitTime there). */
+static void fill_from_table(struct px_server *s, struct px_event *ev, int64_t now) {
   if (ev->kind != PX_EV_REQUEUE || ev->spec) return;
   struct px_sjob *j = px_jobs_find(s, ev->job_id);
   if (j && (!px_sjob_in_core(j) || px_job_state_terminal(j->state))) {
     ev->spec = &j->spec;
-    ev->submit_s = j->submit;
+    ev->submit_s = px_job_state_terminal(j->state) ? now : j->submit;
   }
 }
 
@@ -391,7 +393,7 @@ static void take_decisions(struct px_server *s, struct px_event *ev,
 
 int px_events_core(struct px_server *s, struct px_event *ev, int64_t now,
                    struct px_event_result *res) {
-  fill_from_table(s, ev);
+  fill_from_table(s, ev, now);
   int rc = px_core_apply(s->core, ev, now, res);
   if (!rc) take_decisions(s, ev, res);
   return rc;
