@@ -5,7 +5,10 @@
  * its journal records, in one transaction (store.h). The journal then holds
  * only the histories of live jobs (and node records), and recovery loads the
  * archive plus that tail, so its cost follows the live queue, not the
- * server's age.
+ * server's age. One exception: `scontrol requeue` of a finished job brings
+ * it back to life (loop/handle.c); its later records then follow its
+ * archive row in the journal, and recovery revives that row from the
+ * archive when it meets the requeue record (px_archive_revive).
  *
  * An array moves whole, its record with every task it started, once the
  * record has ended (each started task has ended, none is left to start):
