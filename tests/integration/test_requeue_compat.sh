@@ -86,6 +86,7 @@ grep -q "^   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=0:0$" <<<"$show"
 [ "$(as_alice squeue -h -j "$v" -o '%t %T %r')" = "PD PENDING Resources" ] ||
   fail "squeue -j $v: $(as_alice squeue -h -j "$v" -o '%t %T %r')"
 as_alice squeue -h -o '%i %t' | grep -qx "$v PD" || fail "squeue (active jobs) lacks $v: $(as_alice squeue -h -o '%i %t')"
+as_alice squeue -h -t PD -o %i | grep -qx "$v" || fail "squeue -t PD lacks $v: $(as_alice squeue -h -t PD -o %i)"
 [ "$(as_alice sacct -D -n -X -P -j "$v" -o State | tr '\n' ' ')" = "PREEMPTED PENDING " ] ||
   fail "sacct -D -j $v: $(as_alice sacct -D -n -X -P -j "$v" -o State | tr '\n' ' ')"
 ok "1. preempted job $v: PENDING Reason=Resources Restarts=1 (scontrol, squeue, REST); sacct -D keeps PREEMPTED"
