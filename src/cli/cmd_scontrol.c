@@ -105,12 +105,17 @@ static bool job_ended(struct px_cmd *c, const char *id) {
 }
 
 /* Slurm's words for a refusal of job JOB it names, or NULL where it has
- * none: requeue's own (a job not running is pending or has finished, a
- * --no-requeue job, another user's job: scontrol prints them bare). */
+ * none (scontrol prints them bare). Checked on Slurm 22.05: an update of a
+ * running job's field that changes only while it pends (Partition=,
+ * Dependency=, StartTime=, ...) says "Job is no longer pending execution";
+ * requeue's own: a job not running or finished is pending, a --no-requeue
+ * job, another user's job. Hold and release of a running job have none:
+ * Slurm succeeds (op_refused). */
 static const char *slurm_refusal(struct px_cmd *c, const char *op, const char *id, long status, const char *code) {
   bool requeue = !strncasecmp(op, "requeue", 7), state = code && !strcmp(code, "STATE");
   if (status == 404 || (code && !strcmp(code, "INVALID"))) return "Invalid job id specified";
   if (state && job_ended(c, id)) return "Job has already finished";
+  if (state && !strcmp(op, "update")) return "Job is no longer pending execution";
   if (!requeue) return NULL;
   if (state) return "Job is pending execution";
   if (code && !strcmp(code, "DISABLED")) return "Requested operation is presently disabled";
@@ -133,8 +138,7 @@ static int op_refused(struct px_cmd *c, const char *op, const char *id, long sta
   const char *why = slurm_refusal(c, op, id, status, code);
   if (!why && state && suspend) return 0;
   if (!why || !c->slurm) {
-    px_cmd_error(c, "%s job %s: %s%s", op, id, why ? why : msg,
-                 !why && state ? " (Phalanx changes pending jobs only)" : "");
+    px_cmd_error(c, "%s job %s: %s", op, id, why ? why : msg);
     return 1;
   }
   fprintf(stderr, "%s for job %s\n", why, id);

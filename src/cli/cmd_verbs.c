@@ -82,7 +82,7 @@ static const struct {
     {"DependencyNeverSatisfied", "a job it depends on ended in a way that can never satisfy the dependency; cancel it"},
     {"JobHeldUser", "it is held; 'phalanx release JOBID' lets it run"},
     {"JobHeldAdmin", "an operator holds it; ask them to release it"},
-    {"BeginTime", "it may not start before its --begin time (or it was requeued and waits a moment)"},
+    {"BeginTime", "it may not start before its --begin time"},
     {"PartitionNodeLimit", "it asks for more nodes than its partition allows; it can never run: cancel it and resubmit with fewer nodes"},
     {"PartitionTimeLimit", "its time limit exceeds the partition's; it can never run: cancel it and resubmit with a shorter --time"},
     {"PartitionDown", "its partition is down; it starts when an operator brings it up"},

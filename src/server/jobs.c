@@ -52,19 +52,31 @@ static size_t slot_for(const struct px_server *s, uint64_t id) {
   return lo;
 }
 
-struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec *spec) {
-  struct px_sjob *j = calloc(1, sizeof *j);
-  if (!j) goto fail;
+int px_jobs_insert(struct px_server *s, struct px_sjob *j) {
   if (s->njobs == s->jobs_cap) {
     size_t cap = s->jobs_cap ? s->jobs_cap * 2 : 1024;
     struct px_sjob **v = realloc(s->jobs, cap * sizeof *v);
-    if (!v) goto fail;
+    if (!v) return PX_ENOMEM;
     s->jobs = v;
     s->jobs_cap = cap;
   }
-  size_t pos = slot_for(s, id);
-  if (pos < s->njobs && s->jobs[pos]->id == id) goto fail; /* already there */
-  if (px_map_put(&s->index, id, pos)) goto fail;
+  size_t pos = slot_for(s, j->id);
+  if (pos < s->njobs && s->jobs[pos]->id == j->id) return PX_EEXIST;
+  if (px_map_put(&s->index, j->id, pos)) return PX_ENOMEM;
+  /* Existing keys: overwritten in place, so these puts cannot fail. */
+  for (size_t i = s->njobs; i > pos; i--) px_map_put(&s->index, s->jobs[i - 1]->id, i);
+  memmove(&s->jobs[pos + 1], &s->jobs[pos], (s->njobs - pos) * sizeof *s->jobs);
+  s->jobs[pos] = j;
+  s->njobs++;
+  return 0;
+}
+
+struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec *spec) {
+  struct px_sjob *j = calloc(1, sizeof *j);
+  if (!j) {
+    px_jobspec_fini(spec);
+    return NULL;
+  }
   j->id = id;
   j->array_task_id = PX_NONE;
   j->spec = *spec; /* taken */
@@ -76,16 +88,12 @@ struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec 
   /* the reason from the moment of submission, before the first cycle */
   snprintf(j->reason, sizeof j->reason, "%s",
            j->spec.hold ? "JobHeldUser" : j->spec.dependency && *j->spec.dependency ? "Dependency" : "Priority");
-  /* Existing keys: overwritten in place, so these puts cannot fail. */
-  for (size_t i = s->njobs; i > pos; i--) px_map_put(&s->index, s->jobs[i - 1]->id, i);
-  memmove(&s->jobs[pos + 1], &s->jobs[pos], (s->njobs - pos) * sizeof *s->jobs);
-  s->jobs[pos] = j;
-  s->njobs++;
+  if (px_jobs_insert(s, j)) { /* out of memory, or already there */
+    px_jobspec_fini(&j->spec);
+    free(j);
+    return NULL;
+  }
   return j;
-fail:
-  free(j);
-  px_jobspec_fini(spec);
-  return NULL;
 }
 
 void px_jobs_set_prio(struct px_server *s, struct px_sjob *j, const struct px_job_view *v) {
@@ -285,8 +293,9 @@ int px_jobs_info(struct px_server *s, const struct px_sjob *j, struct px_job_inf
   /* a started job runs under the limit the scheduler gave it, which backfill
    * may have cut down to --time-min: scontrol shows that one, as Slurm */
   if (j->start && j->time_limit_s > 0) out->spec.time_limit_s = j->time_limit_s;
-  snprintf(out->state, sizeof out->state, "%s",
-           j->requeued && j->state == PX_JOB_PENDING ? "REQUEUED" : state_names[j->state]);
+  /* a requeued job waiting again is PENDING with Restarts=N, as Slurm 22.05
+   * shows it (REQUEUED is only the state of the attempt that ended: sacct) */
+  snprintf(out->state, sizeof out->state, "%s", state_names[j->state]);
   snprintf(out->reason, sizeof out->reason, "%s", j->state == PX_JOB_RUNNING ? "None" : j->reason);
   /* Slurm holds a job by setting its priority to 0, and shows it so */
   bool held = j->state == PX_JOB_PENDING && !strncmp(j->reason, "JobHeld", 7);

@@ -38,7 +38,7 @@ struct px_sjob {
   struct px_jobspec spec;
   uint32_t part;                /* conf partition index, PX_NONE if unknown */
   enum px_job_state state;
-  bool requeued;                /* shown as REQUEUED until it starts again */
+  bool requeued;                /* pending again after a requeue, until it starts (a repeated end report is acked) */
   bool preempting;              /* the core preempted it; stop orders sent, end not yet reported */
   bool preempt_cancel;          /* PreemptMode=CANCEL: ends PREEMPTED instead of requeueing */
   bool fault_requeue;           /* a GPU fault's graceful requeue (nodes/gpu_health.c): stopping, requeued at its end */
@@ -210,6 +210,9 @@ struct px_sjob *px_jobs_find(struct px_server *s, uint64_t id);
 
 /* A new job with the given id (> every existing id); takes spec. */
 struct px_sjob *px_jobs_add(struct px_server *s, uint64_t id, struct px_jobspec *spec);
+/* A whole record j into the table, at its id's place; the table takes j on
+ * success. PX_EEXIST: its id is there already; PX_ENOMEM. */
+int px_jobs_insert(struct px_server *s, struct px_sjob *j);
 /* Marks the job's published view stale (after any change). */
 void px_jobs_touch(struct px_server *s, struct px_sjob *j);
 /* Fills a client view of j (spec without script/env); 0 or PX_ENOMEM. */

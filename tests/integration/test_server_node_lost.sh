@@ -30,7 +30,10 @@ restarted=$SECONDS
 # the surviving agent comes back knowing the gang's half
 known="[{\"job_id\":$gang,\"state\":\"RUNNING\",\"exit_code\":0,\"term_signal\":0}]"
 register_node "$other" "$known"
-given_up() { heartbeat "$other"; job_is "$solo" NODE_FAIL && job_is "$gang" REQUEUED; }
+requeued() { # pending again after a requeue: PENDING with Restarts=1, as Slurm shows it
+  [ "$(api GET "/v1/jobs?id=$1" | cut -d' ' -f2- | jq -c '.jobs[0] | [.state, .restarts]')" = '["PENDING",1]' ]
+}
+given_up() { heartbeat "$other"; job_is "$solo" NODE_FAIL && requeued "$gang"; }
 WAIT_S=30 wait_for "the lost node's jobs given up" given_up
 took=$((SECONDS - restarted))
 [ $took -ge 3 ] || fail "jobs given up after $took s, before SlurmdTimeout (3 s)"

@@ -34,7 +34,7 @@ work=$(expect 200 root GET "/v1/agent/work?node=n01&after=$seq&timeout=5")
 [ "$(jq -c "[.signal[] | select(.job_id==$j) | .time_limit_s]" <<<"$work")" = '[7200]' ] ||
   fail "the agent was not told the raised limit: $work"
 e=$(expect 409 pxoper PATCH /v1/jobs/$j '{"time_limit_s":7000,"nice":1}')
-grep -q "not pending" <<<"$e" || fail "a running job's nice: $e"
+grep -q "Job is no longer pending execution" <<<"$e" || fail "a running job's nice: $e"
 [ "$(limit)" = 7200 ] || fail "a refused update changed the limit: $(limit)"
 ok "an operator raises a running job's limit; other fields of a running job refused"
 

@@ -5,7 +5,10 @@
  * its journal records, in one transaction (store.h). The journal then holds
  * only the histories of live jobs (and node records), and recovery loads the
  * archive plus that tail, so its cost follows the live queue, not the
- * server's age.
+ * server's age. One exception: `scontrol requeue` of a finished job brings
+ * it back to life (loop/handle.c); its later records then follow its
+ * archive row in the journal, and recovery revives that row from the
+ * archive when it meets the requeue record (px_archive_revive).
  *
  * An array moves whole, its record with every task it started, once the
  * record has ended (each started task has ended, none is left to start):
@@ -317,6 +320,27 @@ static void charge_usage(struct px_server *s, const struct px_sjob *j) {
     px_warn("recovery: usage of archived job %llu not charged: %s", (unsigned long long)j->id,
             res.diag.msg);
   free(a);
+}
+
+/* The loaded archive is in id order: found by bisection; taken out of it
+ * with a move of those after it (a requeue of an archived job is rare). */
+int px_archive_revive(struct px_server *s, uint64_t job_id) {
+  size_t lo = 0, hi = s->narch;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (s->arch[mid]->id < job_id) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == s->narch || s->arch[lo]->id != job_id) return 0;
+  struct px_sjob *j = s->arch[lo];
+  int rc = px_jobs_insert(s, j);
+  if (rc) return rc == PX_EEXIST ? 0 : rc; /* in the table already: the merge keeps that one */
+  memmove(&s->arch[lo], &s->arch[lo + 1], (s->narch - lo - 1) * sizeof *s->arch);
+  s->narch--;
+  charge_usage(s, j); /* as the merge would have: its run before the requeue */
+  px_info("recovery: job %llu was requeued after its checkpoint: its archived record goes on",
+          (unsigned long long)job_id);
+  return 0;
 }
 
 /* After the journal's replay: the archived jobs join the table in id order

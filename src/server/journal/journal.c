@@ -96,6 +96,9 @@ static int replay_one(void *ctx, const struct px_store_rec *r) {
     px_error("journal seq %llu (%s): %s", (unsigned long long)r->seq, r->kind, d.msg);
   } else if (rc) {
     px_warn("journal seq %llu (%s): skipped: %s", (unsigned long long)r->seq, r->kind, d.msg);
+  } else if (e.ev.kind == PX_EV_REQUEUE && !px_jobs_find(s, e.ev.job_id) && /* revived, then replayed */
+             (rc = px_archive_revive(s, e.ev.job_id))) {
+    px_error("journal seq %llu (%s): %s", (unsigned long long)r->seq, r->kind, px_strerror(rc));
   } else {
     struct px_event_result res;
     if (e.ev.kind == PX_EV_NODE_DRAIN && !e.ev.cause)

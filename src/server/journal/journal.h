@@ -98,6 +98,11 @@ int px_archive_checkpoint(struct px_server *s, int64_t now);
  * job table (after the journal). */
 int px_archive_load(struct px_server *s);
 int px_archive_merge(struct px_server *s);
+/* During recovery, before the journal's record of job_id is replayed: a job
+ * found only in the archive was requeued after its checkpoint (scontrol
+ * requeue of a finished job), so its history goes on in the journal; its
+ * archived record joins the table now. 0 also when there is none. */
+int px_archive_revive(struct px_server *s, uint64_t job_id);
 void px_archive_free(struct px_server *s);
 
 #endif

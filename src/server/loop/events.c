@@ -122,7 +122,13 @@ static void fold_requeue(struct px_server *s, struct px_sjob *j, const struct px
   free(j->alloc);
   j->alloc = NULL;
   j->nalloc = 0;
-  set_reason(j, ev->reason, "BeginTime");
+  free(j->cancelled_by); /* a cancelled job requeued: its new attempt is not */
+  j->cancelled_by = NULL;
+  /* Until a cycle judges it, the reason of a job just queued (jobs.c), or
+   * Slurm's for requeuehold. Not Slurm's BeginTime: that is its 121 s delay
+   * of a requeued batch job (EligibleTime = requeue + 121 s, checked on
+   * 22.05), which Phalanx does not add. */
+  set_reason(j, ev->hold ? ev->reason : NULL, "Priority");
 }
 
 static int fold_cancel(struct px_server *s, struct px_sjob *j, const struct px_event *ev,
@@ -348,13 +354,16 @@ int px_events_fold(struct px_server *s, const struct px_event *ev,
 /* ---- the road ---- */
 
 /* A requeue of a job the core does not hold (it ran outside the scheduler
- * since recovery) queues it again from its spec (core/event.h). */
-static void fill_from_table(struct px_server *s, struct px_event *ev) {
+ * since recovery, or it has finished: scontrol requeue, loop/handle.c)
+ * queues it again from its spec (core/event.h), live and at replay alike.
+ * A finished one waits from the requeue on, as a running one's age restarts
+ * at its requeue (Slurm 22.05 resets its SubmitTime there). */
+static void fill_from_table(struct px_server *s, struct px_event *ev, int64_t now) {
   if (ev->kind != PX_EV_REQUEUE || ev->spec) return;
   struct px_sjob *j = px_jobs_find(s, ev->job_id);
-  if (j && !px_sjob_in_core(j)) {
+  if (j && (!px_sjob_in_core(j) || px_job_state_terminal(j->state))) {
     ev->spec = &j->spec;
-    ev->submit_s = j->submit;
+    ev->submit_s = px_job_state_terminal(j->state) ? now : j->submit;
   }
 }
 
@@ -384,7 +393,7 @@ static void take_decisions(struct px_server *s, struct px_event *ev,
 
 int px_events_core(struct px_server *s, struct px_event *ev, int64_t now,
                    struct px_event_result *res) {
-  fill_from_table(s, ev);
+  fill_from_table(s, ev, now);
   int rc = px_core_apply(s->core, ev, now, res);
   if (!rc) take_decisions(s, ev, res);
   return rc;

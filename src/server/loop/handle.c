@@ -260,13 +260,26 @@ static void cancel(struct px_server *s, struct px_req *r, int64_t now) {
   answer_ok(r);
 }
 
+/* Why a change of a pending job is refused, in Slurm 22.05's words (what
+ * scontrol prints for an update of a running job's Partition=, Dependency=
+ * ...; of an ended job's anything). A running job's time limit alone does
+ * change (update); hold and release of one are no-ops to scontrol. */
+static void not_pending(const struct px_sjob *j, char *msg, size_t size) {
+  if (px_job_state_terminal(j->state))
+    snprintf(msg, size, "job_id: Job has already finished (job %llu: %s)", (unsigned long long)j->id,
+             px_job_state_name(j->state));
+  else
+    snprintf(msg, size, "job_id: Job is no longer pending execution (job %llu is %s)", (unsigned long long)j->id,
+             px_job_state_name(j->state));
+}
+
 /* A change of a pending job (hold, release, update): the core decides. */
 static void pending_change(struct px_server *s, struct px_req *r, struct px_sjob *j,
                            struct px_event *ev, int64_t now) {
   struct px_event_result res;
   px_diag_clear(&res.diag);
   int rc = j->state != PX_JOB_PENDING ? PX_ESTATE : px_events_accept(s, ev, now, &res);
-  if (rc == PX_ESTATE && !res.diag.msg[0]) snprintf(res.diag.msg, sizeof res.diag.msg, "job_id: job is not pending");
+  if (rc == PX_ESTATE && !res.diag.msg[0]) not_pending(j, res.diag.msg, sizeof res.diag.msg);
   if (rc == PX_EPERM) return deny(r, "operator", "only an operator releases an admin hold");
   if (rc) return answer_diag(r, rc, &res.diag);
   s->need_cycle = true;
@@ -322,26 +335,32 @@ static void update(struct px_server *s, struct px_req *r, int64_t now) {
 }
 
 /* POST /v1/jobs/{id}/requeue, /requeuehold (scontrol requeue, requeuehold):
- * the owner, a coordinator or an operator sends a running job back to the
- * queue as a node failure does: stopped on its nodes at once (the agents do
- * not report that end; a late word of this attempt is ignored by its
- * restart count), then the REQUEUE event, journaled: PENDING under the same
- * id and submit time, Restarts + 1, held for requeuehold. */
+ * the owner, a coordinator or an operator sends a job back to the queue. A
+ * running one is stopped as a node failure stops it: at once on its nodes
+ * (the agents do not report that end; a late word of this attempt is
+ * ignored by its restart count). A finished one is queued again from its
+ * spec, as Slurm 22.05 does for a COMPLETED, FAILED, CANCELLED or TIMEOUT
+ * batch job (checked: exit 0, PENDING, Restarts=1). Either way the REQUEUE
+ * event, journaled: PENDING under the same id, Restarts + 1, held for
+ * requeuehold. */
 static void requeue(struct px_server *s, struct px_req *r, int64_t now) {
   struct px_sjob *j = job_or_404(s, r);
   if (!j || !may_change(s, r, j)) return;
   bool hold = r->kind == PX_REQ_REQUEUE_HOLD;
   if (j->state == PX_JOB_PENDING || px_sjob_is_array(j))
-    return px_req_error(r, 409, "STATE", "job_id: Job is pending execution (job %llu: only a running job is requeued)",
-                        (unsigned long long)j->id);
-  if (j->state != PX_JOB_RUNNING)
-    return px_req_error(r, 409, "STATE", "job_id: Job has already finished (job %llu: %s)", (unsigned long long)j->id,
-                        px_job_state_name(j->state));
-  if (!j->spec.requeue)
+    return px_req_error(r, 409, "STATE", "job_id: Job is pending execution (job %llu: only a running or "
+                        "finished job is requeued)", (unsigned long long)j->id);
+  if (!j->spec.requeue) /* Slurm's words for a running and a finished --no-requeue job alike */
     return px_req_error(r, 409, "DISABLED", "job_id: Requested operation is presently disabled (job %llu was "
                         "submitted with --no-requeue)", (unsigned long long)j->id);
-  px_nodes_stop(s, j, SIGKILL, "NODE_FAIL");
-  j->preempting = j->fault_requeue = false; /* a preemption under way ends here */
+  if (j->state != PX_JOB_RUNNING && (j->array_job_id || j->spec.service))
+    return px_req_error(r, 409, "STATE", "job_id: Job has already finished (job %llu: %s; a finished array "
+                        "task or service replica is not requeued)", (unsigned long long)j->id,
+                        px_job_state_name(j->state));
+  if (j->state == PX_JOB_RUNNING) {
+    px_nodes_stop(s, j, SIGKILL, "NODE_FAIL");
+    j->preempting = j->fault_requeue = false; /* a preemption under way ends here */
+  }
   struct px_event ev = {.kind = PX_EV_REQUEUE, .job_id = j->id, .hold = hold,
                         .reason = hold ? "job_requeued_in_held_state" : NULL};
   struct px_event_result res;
