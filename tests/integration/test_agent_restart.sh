@@ -4,6 +4,10 @@
 #     restarted agent re-registers listing the job, reattaches, ignores the
 #     launch order the server sends again, and reports the job's end;
 #  2. a job that ends while the server is away is reported when it returns.
+# And the agent's zygote (agent/zygote.h) dies with it, however it dies,
+# while the supervisors it forked live on and read as supervisors (not as
+# the zygote they were forked from); SIGTERM to an orphaned supervisor
+# cancels its job (4).
 # The server here is the protocol stand-in (agent/mock_server.py) on loopback.
 source "$(dirname "$0")/agent/lib.sh"
 need_root
@@ -35,11 +39,18 @@ while [ ! -e '"$WORK"'/go ]; do sleep 0.05; done
 echo finished' >"$T/21.json"
 start_agent
 wait_for 30 registered n01 || fail "agent did not register"
+ZYG=$(zygote_of "$AGENT_PID")
 mock_post "/test/launch?node=n01" "$(cat "$T/21.json")"
 wait_for 30 test -e "$WORK/starts" || fail "job 21 did not start"
 sup=$(jq -r .supervisor "$T/state/jobs/21.0/state.json")
+line=$(cmdline "$sup")
+[[ $line == *"--supervise "*21.0* && $line != *--zygote* ]] || fail "supervisor $sup reads as: $line"
 kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true
 kill -0 "$sup" || fail "the job's supervisor died with the agent"
+if [ -n "$ZYG" ]; then
+  wait_for 10 gone "$ZYG" || fail "zygote $ZYG outlived its agent killed -9: $(cmdline "$ZYG")"
+  ok "agent killed -9: its zygote $ZYG is gone, the job's supervisor ($line) runs on"
+fi
 start_agent
 # the restart registers again, with the running job listed
 two_regs() { mock_get /test/registrations | jq -e '.n01 | length == 2 and (.[1].jobs | any(.job_id == 21 and .state == "RUNNING"))' >/dev/null; }
@@ -80,7 +91,26 @@ wait_for 30 reported 24 n01 FAILED || fail "job 24's end not reported as its own
 [ -e "$WORK/slurm-24.out" ] || fail "job 24 did not run"
 ok "a recycled job directory carries nothing of the job before"
 
-# 4. The server process itself restarts (all its memory gone) while a job runs.
+# 4. SIGTERM to a supervisor whose agent is gone cancels its job (it was read
+# and dropped: such supervisors outlived every kill but -9); the restarted
+# agent reports the end.
+launch_json 25 pxtest1 '#!/bin/sh
+touch '"$WORK"'/started25
+while [ ! -e '"$WORK"'/go25 ]; do sleep 0.05; done' >"$T/25.json"
+mock_post "/test/launch?node=n01" "$(cat "$T/25.json")"
+wait_for 30 test -e "$WORK/started25" || fail "job 25 not running"
+sup=$(jq -r .supervisor "$T/state/jobs/25.0/state.json")
+kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true
+kill -TERM "$sup"
+wait_for 30 test -e "$T/state/jobs/25.0/status.json" || fail "SIGTERM to supervisor $sup did not end job 25"
+[ "$(field "$T/state/jobs/25.0/status.json" state)" = CANCELLED ] ||
+  fail "job 25 ended $(field "$T/state/jobs/25.0/status.json" state) after its supervisor's SIGTERM"
+wait_for 10 gone "$sup" || fail "supervisor $sup still runs after writing job 25's end"
+start_agent
+wait_for 30 reported 25 n01 CANCELLED || fail "job 25's end not reported: $(mock_get /test/reports)"
+ok "SIGTERM to an orphaned supervisor cancels its job; the restarted agent reports it"
+
+# 5. The server process itself restarts (all its memory gone) while a job runs.
 launch_json 23 pxtest1 '#!/bin/sh
 touch '"$WORK"'/started23
 while [ ! -e '"$WORK"'/go23 ]; do sleep 0.05; done' >"$T/23.json"
