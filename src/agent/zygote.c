@@ -113,7 +113,10 @@ static void warm(const char *cg_name, const char *cg_root) {
 int px_zygote_main(const char *fd_pid, const char *cg_name, const char *cg_root) {
   int fd = -1;
   long agent = 0;
-  if (sscanf(fd_pid, "%d:%ld", &fd, &agent) != 2 || fd < 3 || agent <= 1) return 2;
+  /* agent 1: the agent is its PID namespace's init (a container's
+   * entrypoint), whose death kills every process of the namespace; the
+   * zygote refused it, and such an agent started every supervisor by exec */
+  if (sscanf(fd_pid, "%d:%ld", &fd, &agent) != 2 || fd < 3 || agent < 1) return 2;
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != (pid_t)agent) return 0; /* the agent died before the line above */
   prctl(PR_SET_NAME, "px-zygote");

@@ -7,7 +7,7 @@
 # And the agent's zygote (agent/zygote.h) dies with it, however it dies,
 # while the supervisors it forked live on and read as supervisors (not as
 # the zygote they were forked from); SIGTERM to an orphaned supervisor
-# cancels its job (4).
+# cancels its job (4); an agent of pid 1 (a container's init) has its zygote too (6).
 # The server here is the protocol stand-in (agent/mock_server.py) on loopback.
 source "$(dirname "$0")/agent/lib.sh"
 need_root
@@ -16,8 +16,11 @@ T=$(mktemp -d /tmp/pxrst.XXXXXX)
 chmod 755 "$T"
 AGENT_PID=
 cleanup() {
-  # TERM: the agent removes its cgroup level on the way out (jobs are gone by now)
-  [ -n "$AGENT_PID" ] && { kill "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null; }
+  # TERM: the agent removes its cgroup level on the way out (jobs are gone by
+  # now). Its wait's status (143) must not end this trap under set -e: the
+  # mock server and the temporary directory were left behind that way.
+  [ -n "$AGENT_PID" ] && { kill "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null || true; }
+  [ -n "${UNSHARE_PID:-}" ] && { wait "$UNSHARE_PID" 2>/dev/null || true; } # ends with the agent, its child
   [ -n "${MOCK_PID:-}" ] && kill "$MOCK_PID" 2>/dev/null
   kill_leftovers "$T/state"
   rm -rf "$T"
@@ -122,4 +125,27 @@ wait_for 30 test -e "$T/state/jobs/23.0/status.json" || fail "job 23 did not end
 start_mock 127.0.0.1 $PORT
 wait_for 30 reported 23 n01 COMPLETED || fail "job 23's end not reported to the restarted server"
 ok "server restarted while the job ran: the agent re-registered and reported the end"
-sanitizer_clean "$T"/agent.log
+# 6. An agent that is its PID namespace's init (pid 1: a container's
+# entrypoint) has its zygote too (it refused pid 1: every supervisor was
+# exec'd, and the log said the factory stopped answering). unshare ignores
+# SIGTERM while it waits: the agent itself (its child) is the one stopped.
+kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true
+unshare --pid --fork --mount-proc "$PHALANX" agent --server "$MOCK" --node n01 --state-dir "$T/state" \
+  --emulate-gpus 2 --kill-wait 1 2>>"$T/agent1.log" &
+UNSHARE_PID=$!
+agent_in_ns() { AGENT_PID=$(ps -o pid= --ppid "$UNSHARE_PID" | tr -d ' '); [ -n "$AGENT_PID" ]; }
+wait_for 10 agent_in_ns || fail "no agent under unshare"
+launch_json 26 pxtest1 '#!/bin/sh
+touch '"$WORK"'/started26
+while [ ! -e '"$WORK"'/go26 ]; do sleep 0.05; done' >"$T/26.json"
+mock_post "/test/launch?node=n01" "$(cat "$T/26.json")"
+wait_for 30 test -e "$WORK/started26" || fail "job 26 not running under an agent of pid 1: $(tail -5 "$T/agent1.log")"
+sup=$(pgrep -x px-job26) # state.json has its pid in the agent's namespace
+[[ $(cmdline "$sup") == *phalanx-supervisor\ --supervise* ]] || fail "job 26's supervisor was not forked by a zygote: $(cmdline "$sup")"
+! grep -q "factory stopped answering" "$T/agent1.log" || fail "the zygote of an agent of pid 1 stopped: $(grep factory "$T/agent1.log")"
+touch "$WORK/go26"
+wait_for 30 reported 26 n01 COMPLETED || fail "job 26's end not reported: $(mock_get /test/reports)"
+kill "$AGENT_PID"; wait "$UNSHARE_PID" 2>/dev/null || true
+AGENT_PID=
+ok "an agent of pid 1 (a container's init) forks its supervisors from its zygote"
+sanitizer_clean "$T"/agent.log "$T"/agent1.log
