@@ -140,7 +140,8 @@ touch '"$WORK"'/started26
 while [ ! -e '"$WORK"'/go26 ]; do sleep 0.05; done' >"$T/26.json"
 mock_post "/test/launch?node=n01" "$(cat "$T/26.json")"
 wait_for 30 test -e "$WORK/started26" || fail "job 26 not running under an agent of pid 1: $(tail -5 "$T/agent1.log")"
-sup=$(pgrep -x px-job26) # state.json has its pid in the agent's namespace
+# the agent's child named for the job (state.json has its pid in the agent's namespace)
+sup=$(ps -o pid=,comm= --ppid "$AGENT_PID" | awk '$2 == "px-job26" { print $1 }')
 [[ $(cmdline "$sup") == *phalanx-supervisor\ --supervise* ]] || fail "job 26's supervisor was not forked by a zygote: $(cmdline "$sup")"
 ! grep -q "factory stopped answering" "$T/agent1.log" || fail "the zygote of an agent of pid 1 stopped: $(grep factory "$T/agent1.log")"
 touch "$WORK/go26"
