@@ -684,7 +684,7 @@ static int node_report(struct agent *a, struct px_node_report *r) {
   memset(r, 0, sizeof *r);
   snprintf(r->node, sizeof r->node, "%s", a->site.node);
   snprintf(r->addr, sizeof r->addr, "%s", a->o->addr[0] ? a->o->addr : a->site.node);
-  snprintf(r->version, sizeof r->version, "0.1.0");
+  snprintf(r->version, sizeof r->version, "%s", PX_AGENT_VERSION);
   r->since = px_agent_since(a->o->state_dir);
   r->cpus = a->res.cpus;
   r->mem_mib = a->res.mem_mib;

@@ -175,7 +175,7 @@ static int discover_only(struct px_agent_opts *o) {
   struct px_node_report rep = {.cpus = r.cpus, .mem_mib = r.mem_mib, .gpus = r.gpus, .ngpus = r.ngpus};
   snprintf(rep.node, sizeof rep.node, "%s", o->site.node);
   snprintf(rep.addr, sizeof rep.addr, "%s", o->addr[0] ? o->addr : o->site.node);
-  snprintf(rep.version, sizeof rep.version, "0.1.0");
+  snprintf(rep.version, sizeof rep.version, "%s", PX_AGENT_VERSION);
   char *s = px_node_report_encode(&rep);
   if (!s) return 1;
   printf("%s\n", s);

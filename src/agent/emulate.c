@@ -257,7 +257,7 @@ static void send_register(struct emu *e, uint32_t node) {
   struct px_node_report r = {.cpus = e->o->cpus, .mem_mib = e->o->mem_mib, .gpus = res.gpus, .ngpus = res.ngpus};
   snprintf(r.node, sizeof r.node, "%s", n->name);
   snprintf(r.addr, sizeof r.addr, "127.0.0.1");
-  snprintf(r.version, sizeof r.version, "0.1.0");
+  snprintf(r.version, sizeof r.version, "%s", PX_AGENT_VERSION);
   r.since = e->since;
   r.jobs = calloc(n->njobs ? n->njobs : 1, sizeof *r.jobs);
   for (uint32_t i = 0; r.jobs && i < n->njobs; i++) {

@@ -206,6 +206,19 @@ static void new_limit(struct sup *s, long long limit_s) {
   limit_times(s);
 }
 
+/* A stop or signal order: sig to every task (none when 0), SIGKILL after
+ * grace seconds (-1: never). Only a stop (grace >= 0) names the job's end; a
+ * signal-only order (scancel --signal, a preemption warning) leaves it to
+ * run on. */
+static void obey(struct sup *s, int sig, int grace, const char *reason) {
+  if (grace >= 0 && reason[0] && !s->reason[0]) snprintf(s->reason, sizeof s->reason, "%s", reason);
+  if (sig == SIGTERM) signal_all(s, SIGCONT);
+  if (sig > 0) signal_all(s, sig);
+  int64_t at = now_ms(CLOCK_MONOTONIC) + (int64_t)grace * 1000;
+  if (grace >= 0 && at < s->kill_at) s->kill_at = at;
+  if (s->hold && grace >= 0 && reason[0]) s->hold = false;
+}
+
 /* "SIG GRACE REASON" lines from the agent (and "step", "stepsig", "limit"). */
 static void read_orders(struct sup *s, int fd) {
   char buf[512];
@@ -230,17 +243,24 @@ static void read_orders(struct sup *s, int fd) {
       continue;
     }
     if (sscanf(line, "%d %d %31s", &sig, &grace, reason) < 2) continue;
-    /* Only a stop (grace >= 0) names the job's end; a signal-only order
-     * (scancel --signal, a preemption warning) leaves it to run on. */
     if (strcmp(reason, "-") == 0) reason[0] = '\0';
-    if (grace >= 0 && reason[0] && !s->reason[0]) snprintf(s->reason, sizeof s->reason, "%s", reason);
     px_info("job %llu: order signal %d grace %d %s", (unsigned long long)s->l.job_id, sig, grace, reason);
-    if (sig == SIGTERM) signal_all(s, SIGCONT);
-    if (sig > 0) signal_all(s, sig);
-    int64_t at = now_ms(CLOCK_MONOTONIC) + (int64_t)grace * 1000;
-    if (grace >= 0 && at < s->kill_at) s->kill_at = at;
-    if (s->hold && grace >= 0 && reason[0]) s->hold = false;
+    obey(s, sig, grace, reason);
   }
+}
+
+/* SIGTERM or SIGINT to the supervisor itself (an administrator's kill, or
+ * any process manager's stop): the job is cancelled as by an order, its
+ * tasks signalled and killed after KillWait, and its end written for the
+ * agent to report. Before, the signal was read and dropped, and a
+ * supervisor whose agent was gone (a held allocation waits for the agent
+ * forever) outlived every SIGTERM. SIGHUP and SIGUSR1 stay ignored: the
+ * supervisor has no terminal, and a stray one must not end a job. */
+static void signalled(struct sup *s, const struct signalfd_siginfo *si) {
+  if (si->ssi_signo != SIGTERM && si->ssi_signo != SIGINT) return;
+  px_info("job %llu: supervisor got signal %u from pid %u: cancelling the job", (unsigned long long)s->l.job_id,
+          si->ssi_signo, si->ssi_pid);
+  obey(s, SIGTERM, (int)s->site.kill_wait_s, "CANCELLED");
 }
 
 static void on_timers(struct sup *s) {
@@ -370,7 +390,7 @@ static void loop(struct sup *s, int sfd, int cfd) {
     if (n < 0 && errno != EINTR) break;
     if (p[0].revents & POLLIN) {
       struct signalfd_siginfo si;
-      while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {}
+      while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) signalled(s, &si);
       reap(s);
     }
     if (cfd >= 0 && (p[1].revents & POLLIN)) read_orders(s, cfd);

@@ -34,9 +34,50 @@ static void default_signals(void) {
     if (s != SIGKILL && s != SIGSTOP) signal(s, SIG_DFL);
 }
 
+/* The zygote's command-line area (/proc/self/stat's arg_start and arg_end),
+ * which its supervisors overwrite with their own: a forked supervisor
+ * otherwise reads as `phalanx-supervisor --zygote 3:PID` in ps and pgrep
+ * -f, and outliving its agent (as it should) it looked like a zygote that
+ * had not died with the agent. */
+static char *args_at;
+static size_t args_len;
+
+/* Finds the area and checks that it holds inside, a string of argv. */
+static void find_args(const char *inside) {
+  char buf[1024], *save = NULL;
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0) close(fd);
+  char *p = n > 0 ? (buf[n] = '\0', strrchr(buf, ')')) : NULL;
+  unsigned long start = 0, end = 0;
+  /* after the command's ")": field 3 (state) onwards; 48 and 49 are the area */
+  int field = 3;
+  for (char *t = p ? strtok_r(p + 1, " ", &save) : NULL; t && field <= 49; t = strtok_r(NULL, " ", &save), field++) {
+    if (field == 48) start = strtoul(t, NULL, 10);
+    if (field == 49) end = strtoul(t, NULL, 10);
+  }
+  if (start && end > start && (uintptr_t)inside >= start && (uintptr_t)inside < end) {
+    args_at = (char *)(uintptr_t)start;
+    args_len = end - start;
+  }
+}
+
+/* "phalanx-supervisor --supervise JOBDIR" over the zygote's command line,
+ * the directory cut from the left ("...") when it does not fit. */
+static void retitle(const char *jobdir) {
+  static const char head[] = "phalanx-supervisor --supervise ";
+  size_t room = args_len ? args_len - 1 : 0, dlen = strlen(jobdir), hlen = sizeof head - 1;
+  if (room < hlen + 8) return;
+  bool cut = hlen + dlen > room;
+  const char *tail = cut ? jobdir + dlen - (room - hlen - 3) : jobdir;
+  memset(args_at, 0, args_len);
+  snprintf(args_at, args_len, "%s%s%s", head, cut ? "..." : "", tail);
+}
+
 /* The supervisor: what `phalanx agent --supervise DIR` would have done. */
 static void supervisor(int fd, const char *jobdir) {
   close(fd);
+  retitle(jobdir);
   /* signals: the zygote's, the defaults but SIGPIPE ignored, which
    * px_supervise_main wants too; no reset per job (64 system calls) */
   px_log_set_tag("supervisor");
@@ -72,10 +113,14 @@ static void warm(const char *cg_name, const char *cg_root) {
 int px_zygote_main(const char *fd_pid, const char *cg_name, const char *cg_root) {
   int fd = -1;
   long agent = 0;
-  if (sscanf(fd_pid, "%d:%ld", &fd, &agent) != 2 || fd < 3 || agent <= 1) return 2;
+  /* agent 1: the agent is its PID namespace's init (a container's
+   * entrypoint), whose death kills every process of the namespace; the
+   * zygote refused it, and such an agent started every supervisor by exec */
+  if (sscanf(fd_pid, "%d:%ld", &fd, &agent) != 2 || fd < 3 || agent < 1) return 2;
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != (pid_t)agent) return 0; /* the agent died before the line above */
   prctl(PR_SET_NAME, "px-zygote");
+  find_args(fd_pid);
   fcntl(fd, F_SETFD, FD_CLOEXEC);
   default_signals();
   signal(SIGPIPE, SIG_IGN);

@@ -11,6 +11,7 @@
 #include "proto/agent_msg.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -29,6 +30,12 @@ static json_t *gpu_to_json(const struct px_gpu_info *g) {
 static json_t *known_job_to_json(const struct px_known_job *k) {
   return json_pack("{sI ss si si}", "job_id", (json_int_t)k->job_id, "state", k->state,
                    "exit_code", (int)k->exit_code, "term_signal", (int)k->term_signal);
+}
+
+bool px_agent_takes_time_limit(const char *version) {
+  unsigned major = 0, minor = 0;
+  if (sscanf(version, "%u.%u", &major, &minor) != 2) return true;
+  return major > 0 || minor >= 2;
 }
 
 char *px_node_report_encode(const struct px_node_report *r) {

@@ -30,7 +30,12 @@
  * checks the authenticated identity against the node name.
  *
  * Decoders are strict: unknown fields, wrong types and out-of-range values are
- * errors naming the field (struct px_diag), and nothing is half-filled.
+ * errors naming the field (struct px_diag), and nothing is half-filled. So a
+ * field is added to a message only for a peer that says it knows it: the
+ * server to the agent in its register answer ("report_batch"), the agent to
+ * the server by its node report's "version" (PX_AGENT_VERSION): one agent
+ * refusing one order refuses the whole work answer, and polls for it again
+ * and again.
  */
 #ifndef PX_PROTO_AGENT_MSG_H
 #define PX_PROTO_AGENT_MSG_H
@@ -60,6 +65,18 @@ struct px_known_job {
   int32_t exit_code;
   int32_t term_signal;
 };
+
+/* The agent protocol's version, the node report's "version" (an older
+ * server reads and ignores it; before this macro every agent sent "0.1.0"):
+ *   0.1.0  refuses a signal order with "time_limit_s"
+ *   0.2.0  takes it (a running job's new time limit)
+ * The server leaves out of its work answers what the node's agent refuses
+ * (server/nodes/outbox.c). */
+#define PX_AGENT_VERSION "0.2.0"
+/* Whether an agent of this version takes signal orders with "time_limit_s":
+ * false for MAJOR.MINOR[...] below 0.2 (every agent before said "0.1.0"),
+ * true for the rest (a test's stand-in that says "test"). */
+bool px_agent_takes_time_limit(const char *version);
 
 struct px_node_report {
   char node[64];

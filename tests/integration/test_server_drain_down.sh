@@ -6,6 +6,7 @@
 #  - the same for a drained node whose agent never comes back after a
 #    server restart (DOWN once SlurmdTimeout passes);
 # an undrained node going silent is DOWN "Not responding" by the server.
+# slurmrestd's node view: state ["DOWN","DRAIN"] for the silent drained node.
 source "$(dirname "$0")/lib_server.sh"
 NODE_TIMEOUT=2
 write_config
@@ -22,8 +23,14 @@ wait_for "n01 down" node_is n01 '.state | test("DOWN")'
 wait_for "n02 down" node_is n02 '.state | test("DOWN")'
 [ "$(sig n01)" = "$drained" ] || fail "n01 down: $(sig n01), want $drained"
 node_is n02 ".reason == \"Not responding\" and .reason_user == \"$(id -un)\"" || fail "n02 down: $(node n02)"
+# slurmrestd's view says it as slurmctld does: DOWN and still DRAIN, with the
+# drain's reason, user and time; the silent undrained node DOWN alone
+sr() { expect 200 root GET "/slurm/v0.0.39/node/$1" | jq -c '.nodes[0] | [.state, .reason, .reason_set_by_user, .reason_changed_at]'; }
+[ "$(sr n01)" = "$(jq -c '[["DOWN","DRAIN"], .[0], .[1], .[2]]' <<<"$drained")" ] || fail "slurmrestd n01 down: $(sr n01)"
+[ "$(sr n02 | jq -c '.[0:3]')" = "[[\"DOWN\"],\"Not responding\",\"$(id -un)\"]" ] || fail "slurmrestd n02 down: $(sr n02)"
 register_node n01
 wait_for "n01 registered" node_is n01 '.state == "DRAINED"'
+[ "$(sr n01 | jq -c '.[0]')" = '["IDLE","DRAIN"]' ] || fail "slurmrestd n01 back: $(sr n01)"
 [ "$(sig n01)" = "$drained" ] || fail "n01 back: $(sig n01), want $drained"
 ok "an operator's drain keeps its reason, user and time through the node's silence: $drained"
 

@@ -76,6 +76,8 @@ wait_for "job running" job_is "$job" RUNNING
 expect 200 pxoper POST /v1/nodes/n01/reboot '{"asap":true,"next_state":"RESUME","reason":"driver update"}' >/dev/null
 node_is '.state == "DRAINING" and .reason == "Reboot ASAP: driver update" and .reboot == "REBOOT_REQUESTED" and
   .reason_user == "pxoper"' || fail "after reboot ASAP: $(node)"
+sr=$(expect 200 root GET /slurm/v0.0.39/node/n01 | jq -c '.nodes[0].state')
+[ "$sr" = '["ALLOCATED","DRAIN","REBOOT_REQUESTED"]' ] || fail "slurmrestd's state after reboot ASAP: $sr"
 # a negative: give the agent three heartbeats (1 s each) to (wrongly) reboot
 past() { [ "$SECONDS" -ge "$1" ]; }
 wait_for "three heartbeat intervals" past $((SECONDS + 3))

@@ -3,7 +3,9 @@
 # docs/api/openapi.yaml; every route the server answers is documented and
 # every documented route exists (not 404/405); the answers of the main
 # endpoints use only documented properties (additionalProperties: false),
-# carry the required ones, and every status seen is a documented one.
+# carry the required ones, no null (the document declares none nullable: an
+# undrained node's drain_cause is left out), and every status seen is a
+# documented one.
 source "$(dirname "$0")/lib_server.sh"
 write_config
 start_server
@@ -37,8 +39,15 @@ check() { # check SCHEMA JSON
   req=$(jq -c --arg s "$1" '.components.schemas[$s].required // []' "$doc")
   jq -e --argjson p "$props" --argjson r "$req" '(keys - $p | length == 0) and ($r - keys | length == 0)' <<<"$2" >/dev/null ||
     fail "$1: undocumented or missing properties in $(jq -c 'keys' <<<"$2") (documented: $props)"
+  # the document has no nullable property: a value not there is left out, never null
+  jq -e '[.. | select(. == null)] | length == 0' <<<"$2" >/dev/null || fail "$1: a null in $2"
 }
 register_node n01
+# a drained node (drain_cause given) beside undrained ones (drain_cause left out)
+register_node n02
+expect 200 pxoper POST /v1/nodes/n02/drain '{"reason":"doc"}' >/dev/null
+[ "$(expect 200 pxalice GET /v1/nodes | jq -c '[.nodes[] | select(.name == "n01" or .name == "n02") | has("drain_cause")]')" = '[false,true]' ] ||
+  fail "drain_cause not given for exactly the drained node: $(expect 200 pxalice GET /v1/nodes)"
 j=$(expect 201 pxalice POST /v1/jobs '{"job":{"name":"doc","gpus_per_node":1,"script":"#!/bin/sh\n","env":["A=1"],"comment":"c"}}' | jq .job_id)
 expect 201 pxalice POST /v1/jobs '{"job":{"name":"big","gpus_per_node":8,"nodes_min":4}}' >/dev/null
 wait_for "job running" job_is "$j" RUNNING

@@ -45,3 +45,23 @@ register_node n01 "[{\"job_id\":$j,\"state\":\"RUNNING\"}]"
 [ "$(job_state "$j")" = RUNNING ] || fail "job $j after restart: $(job_state "$j")"
 [ "$(limit)" = 7200 ] || fail "limit after a restart: $(limit)"
 ok "the raised limit survives a restart"
+
+# An agent from before version 0.2.0 refuses "time_limit_s" (its decoder is
+# strict, and one refused order refuses the whole answer, poll after poll):
+# the server leaves the new limit out for it; the orders beside it still
+# arrive, and the answer's seq covers the one left out.
+old=$(node_report n01 "[{\"job_id\":$j,\"state\":\"RUNNING\"}]" | jq -c '.version = "0.1.0"')
+expect 200 root POST /v1/agent/register "$old" >/dev/null
+seq=$(jq .seq <<<"$(expect 200 root GET "/v1/agent/work?node=n01&after=0&timeout=1")")
+expect 200 pxoper PATCH /v1/jobs/$j '{"time_limit_s":3600}' >/dev/null
+[ "$(limit)" = 3600 ] || fail "limit after the operator set it: $(limit)"
+expect 200 pxalice DELETE /v1/jobs/$j >/dev/null
+work=$(expect 200 root GET "/v1/agent/work?node=n01&after=$seq&timeout=5")
+! grep -q time_limit_s <<<"$work" || fail "an agent of version 0.1.0 was sent a time limit: $work"
+[ "$(jq -c "[.signal[] | select(.job_id==$j) | .reason]" <<<"$work")" = '["CANCELLED"]' ] ||
+  fail "the cancel queued after the left-out limit did not arrive: $work"
+seq=$(jq .seq <<<"$work")
+work=$(expect 200 root GET "/v1/agent/work?node=n01&after=$seq&timeout=1")
+[ "$(jq -c '.signal' <<<"$work")" = '[]' ] || fail "orders left after the agent acknowledged $seq: $work"
+grep -q "node n01: agent version '0.1.0'" "$T/server.log" || fail "the server did not say why the limit was not sent"
+ok "an agent older than 0.2.0 is not sent the new limit; the cancel after it arrives"

@@ -130,11 +130,17 @@ static json_t *csv(const char *s) {
   return a;
 }
 
-/* Phalanx's node state as v0.0.39's flags: a base state, then DRAIN. */
-static json_t *node_state(const char *st) {
-  if (!strcmp(st, "DRAINED")) return json_pack("[ss]", "IDLE", "DRAIN");
-  if (!strcmp(st, "DRAINING")) return json_pack("[ss]", "ALLOCATED", "DRAIN");
-  return json_pack("[s]", st);
+/* Phalanx's node state as v0.0.39's flags, as slurmctld's: a base state,
+ * then DRAIN for any node that carries a drain (/v1/nodes' drain_cause: a
+ * drained node whose agent went silent is DOWN and still drained, as
+ * Slurm's DOWN+DRAIN), then a reboot's REBOOT_REQUESTED or REBOOT_ISSUED
+ * (scontrol reboot; scontrol show node's State=...+REBOOT_REQUESTED). */
+static json_t *node_state(const struct px_node_info *n) {
+  bool drained = !strcmp(n->state, "DRAINED"), draining = !strcmp(n->state, "DRAINING");
+  json_t *a = json_pack("[s]", drained ? "IDLE" : draining ? "ALLOCATED" : n->state);
+  if (a && (drained || draining || n->drain_cause)) json_array_append_new(a, json_string("DRAIN"));
+  if (a && n->reboot) json_array_append_new(a, json_string(n->reboot));
+  return a;
 }
 
 /* typed: a node of several GPU types says each (gres or gres_used) */
@@ -164,7 +170,7 @@ static json_t *node_json(const struct px_node_info *n) {
                         n->reason ? n->reason : "", "architecture", "x86_64", "alloc_cpus",
                         (int)n->cpus_alloc, "alloc_idle_cpus", (int)(n->cpus - n->cpus_alloc));
   if (!o) return NULL;
-  json_object_set_new(o, "state", node_state(n->state));
+  json_object_set_new(o, "state", node_state(n));
   json_object_set_new(o, "partitions", csv(n->partitions));
   json_object_set_new(o, "features", csv(n->features));
   json_object_set_new(o, "active_features", csv(n->features));

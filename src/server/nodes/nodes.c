@@ -250,6 +250,10 @@ int px_nodes_register(struct px_server *s, struct px_req *r, int64_t now) {
   n->registered = true;
   n->last_heartbeat = now;
   snprintf(n->addr, sizeof n->addr, "%s", r->report.addr);
+  px_outbox_agent_version(s->outbox, (uint32_t)idx, r->report.version);
+  if (!px_agent_takes_time_limit(r->report.version))
+    px_warn("node %s: agent version '%s': a running job's new time limit is not sent to it (upgrade the agent)",
+            r->report.node, r->report.version);
   if (n->down) node_alive(s, (uint32_t)idx, true, NULL, now);
   if (!n->admin_drain) px_node_set_reason(n, NULL, NULL, 0);
   s->nodes_dirty = s->dirty = s->need_cycle = true;

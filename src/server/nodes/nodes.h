@@ -52,6 +52,9 @@ char *px_outbox_wait(struct px_outbox *o, uint32_t node, uint64_t after, int64_t
  * the outbox stops. Then px_outbox_take answers. */
 bool px_outbox_park(struct px_outbox *o, uint32_t node, uint64_t after, int64_t deadline_ns,
                     void (*wake)(void *ctx), void *ctx);
+/* Main thread, at each registration: what the node's agent takes, from its
+ * node report's "version" (PX_AGENT_VERSION); until then, everything. */
+void px_outbox_agent_version(struct px_outbox *o, uint32_t node, const char *version);
 /* The answer now: orders with seq > after, possibly none. */
 char *px_outbox_take(struct px_outbox *o, uint32_t node, uint64_t after);
 /* Wakes parked polls whose deadline (realtime ns) is past. */

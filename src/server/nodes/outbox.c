@@ -21,6 +21,9 @@
 
 #include "server/nodes/nodes.h"
 
+#include "proto/agent_msg.h"
+#include "util/log.h"
+
 struct node_box {
   struct px_order *v;
   size_t len, cap;
@@ -30,6 +33,7 @@ struct node_box {
   void *ctx;
   int64_t deadline_ns;
   bool listed;                  /* in px_outbox.parked */
+  bool no_time_limit;           /* its agent refuses "time_limit_s" (proto/agent_msg.h) */
 };
 
 struct px_outbox {
@@ -134,15 +138,36 @@ static void drop_acked(const struct px_outbox *o, struct node_box *b, uint64_t a
   b->len -= k;
 }
 
+void px_outbox_agent_version(struct px_outbox *o, uint32_t node, const char *version) {
+  if (node >= o->nnodes) return;
+  pthread_mutex_lock(&o->lock);
+  o->nodes[node].no_time_limit = !px_agent_takes_time_limit(version);
+  pthread_mutex_unlock(&o->lock);
+}
+
+/* Whether order e goes to the node: a new time limit is left out for an
+ * agent that refuses the field (it would refuse the whole answer, and every
+ * answer after it); it keeps the old limit there. Lock held. */
+static bool deliverable(const struct node_box *b, int kind, json_t *e, uint32_t node) {
+  json_t *limit = kind == PX_ORDER_SIGNAL && b->no_time_limit ? json_object_get(e, "time_limit_s") : NULL;
+  if (!limit) return true;
+  px_warn("node index %u: its agent is older than version 0.2.0: job %lld's new time limit (%lld s) not sent, "
+          "the job keeps its old one there", node, (long long)json_integer_value(json_object_get(e, "job_id")),
+          (long long)json_integer_value(limit));
+  return false;
+}
+
 /* {"seq":S,"launch":[...],"signal":[...]} of the queued orders, with
  * "step":[...] only when there are steps (agents before steps refuse the
- * key). Lock held. */
-static char *render(const struct node_box *b, uint64_t after) {
+ * key); S covers the orders left out too, so the agent acknowledges them.
+ * Lock held. */
+static char *render(const struct node_box *b, uint32_t node, uint64_t after) {
   json_t *o = json_object(), *launch = json_array(), *sig = json_array(), *step = json_array();
   uint64_t seq = after;
   for (size_t k = 0; o && launch && sig && step && k < b->len; k++) {
     json_t *e = json_loads(b->v[k].json, 0, NULL);
     int kind = b->v[k].kind;
+    if (e && !deliverable(b, kind, e, node)) json_decref(e), e = NULL;
     if (e) json_array_append_new(kind == PX_ORDER_LAUNCH ? launch : kind == PX_ORDER_STEP ? step : sig, e);
     seq = b->v[k].seq;
   }
@@ -165,7 +190,7 @@ char *px_outbox_wait(struct px_outbox *o, uint32_t node, uint64_t after, int64_t
   while (!b->len && !o->stopping) {
     if (pthread_cond_timedwait(&b->cond, &o->lock, &ts) == ETIMEDOUT) break;
   }
-  char *s = render(b, after);
+  char *s = render(b, node, after);
   pthread_mutex_unlock(&o->lock);
   return s;
 }
@@ -193,7 +218,7 @@ char *px_outbox_take(struct px_outbox *o, uint32_t node, uint64_t after) {
   pthread_mutex_lock(&o->lock);
   struct node_box *b = &o->nodes[node];
   drop_acked(o, b, after);
-  char *s = render(b, after);
+  char *s = render(b, node, after);
   pthread_mutex_unlock(&o->lock);
   return s;
 }

@@ -50,6 +50,12 @@ field() { jq -r ".$2" "$1"; }
 
 # Processes whose command line contains $1 (for checking, never for killing).
 procs_with() { pgrep -f -- "$1" || true; }
+# gone PID: no such process, or a zombie not yet reaped (it runs no more).
+gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+# zygote_of AGENT: the agent's supervisor factory (its child named px-zygote).
+zygote_of() { ps -o pid=,comm= --ppid "$1" | awk '$2 == "px-zygote" { print $1 }'; }
+# cmdline PID: its command line as ps shows it.
+cmdline() { tr '\0' ' ' <"/proc/$1/cmdline"; }
 
 # Kills, by pid, whatever a failed test left in the cgroups of the jobs under
 # a state directory (the agent normally leaves nothing), and removes them.

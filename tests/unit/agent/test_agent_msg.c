@@ -152,6 +152,35 @@ static void work_codec(void **state) {
   assert_int_equal(px_signal_order_decode("{\"job_id\":1,\"signal\":99}", &so, &d), PX_EINVAL);
 }
 
+/* A running job's new time limit: on the wire only when set, positive,
+ * and taken by agents from version 0.2.0 on (older ones refuse the field:
+ * their decoder is strict, as this one is to any field it does not know). */
+static void time_limit_order(void **state) {
+  (void)state;
+  struct px_signal_order o = {.job_id = 9, .grace_s = -1, .time_limit_s = 7200}, back;
+  struct px_diag d;
+  char *s = px_signal_order_encode(&o);
+  assert_int_equal(px_signal_order_decode(s, &back, &d), 0);
+  assert_int_equal(back.time_limit_s, 7200);
+  free(s);
+  o.time_limit_s = 0;
+  s = px_signal_order_encode(&o);
+  assert_null(strstr(s, "time_limit_s"));
+  free(s);
+  assert_int_equal(px_signal_order_decode("{\"job_id\":1,\"signal\":0,\"time_limit_s\":-5}", &back, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "time_limit_s"));
+  assert_int_equal(px_signal_order_decode("{\"job_id\":1,\"signal\":0,\"time_limt_s\":5}", &back, &d), PX_EINVAL);
+  assert_non_null(strstr(d.msg, "time_limt_s"));
+  assert_true(px_agent_takes_time_limit(PX_AGENT_VERSION));
+  assert_true(px_agent_takes_time_limit("0.2.0"));
+  assert_true(px_agent_takes_time_limit("0.10.1"));
+  assert_true(px_agent_takes_time_limit("1.0.0"));
+  assert_false(px_agent_takes_time_limit("0.1.0"));
+  assert_false(px_agent_takes_time_limit("0.1.9-rc1"));
+  assert_false(px_agent_takes_time_limit("0.0.3"));
+  assert_true(px_agent_takes_time_limit("test")); /* not a version: a stand-in of today's */
+}
+
 /* The batch form of reports: encoded from already encoded reports, decoded
  * strictly (a bad entry names its index; too many is refused). */
 static void report_batch(void **state) {
@@ -333,6 +362,7 @@ int main(void) {
       cmocka_unit_test(report_codecs),
       cmocka_unit_test(work_codec),
       cmocka_unit_test(report_batch),
+      cmocka_unit_test(time_limit_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
