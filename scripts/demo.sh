@@ -184,6 +184,14 @@ scontrol show job "$rq" | grep -oE '(JobState|Restarts)=[^ ]*' | paste -sd' '
 scancel "$rq"
 for _ in $(seq 1 100); do [ -z "$(squeue -h -j "$rq")" ] && break; sleep 0.1; done
 sacct -D -X -j "$rq" -o JobID,JobName,State,Restarts,ExitCode || true
+done_job=$(sbatch --parsable -J again -t 1 --wrap 'echo run $SLURM_RESTART_COUNT')
+for _ in $(seq 1 100); do [ -z "$(squeue -h -j "$done_job")" ] && break; sleep 0.1; done
+echo "\$ scontrol requeue $done_job   (finished: it runs again, as in Slurm; SLURM_RESTART_COUNT=1)"
+scontrol requeue "$done_job" || true
+for _ in $(seq 1 100); do sacct -n -X -j "$done_job" -o State | grep -q COMPLETED && \
+  scontrol show job "$done_job" | grep -q 'Restarts=1' && [ -z "$(squeue -h -j "$done_job")" ] && break; sleep 0.1; done
+scontrol show job "$done_job" | grep -oE '(JobState|Restarts)=[^ ]*' | paste -sd' '
+sacct -D -X -j "$done_job" -o JobID,JobName,State,Restarts || true
 
 echo; echo "== usage report"
 "$px" usage || { echo "(from the API instead)"; api '/v1/usage?since=30d' | jq -c '.usage[]'; }
