@@ -51,9 +51,11 @@ acct_rows() { expect 200 root GET "/v1/accounting?user=pxalice&since=1d" | jq -c
 usage_is() { jq -ne --argjson u "$(usage)" --argjson w "$1" '($u - $w | fabs) <= 1e-6 * $w' >/dev/null; }
 
 # A fresh read while usage decays: "U W0 W1", U first published after W0
-# (the previous read's time) and by W1, so computed at a cycle's time
-# between W0 - 2 and W1 (a cycle runs once a second). An idle server
-# publishes nothing: a held job's submit (which charges nothing) wakes it.
+# (the previous read's time) and by W1, so computed at a cycle's time (whole
+# seconds) between about W0 - 2 and W1: a cycle runs once a second, the
+# text is rebuilt once a second (checked with 5 s to spare for a loaded
+# machine). An idle server publishes nothing: a held job's submit (which
+# charges nothing) wakes it.
 fresh_usage() {
   local u0 u w0 w1 deadline=$((SECONDS + 30))
   u0=$(usage)
@@ -83,7 +85,7 @@ read_fits() { # ROWS READ
   local u w0 w1 t
   read -r u w0 w1 <<<"$2"
   t=$(implied_time "$1" "$u")
-  jq -ne --argjson t "$t" --argjson a "$w0" --argjson b "$w1" '$t >= $a - 3 and $t <= $b + 1' >/dev/null ||
+  jq -ne --argjson t "$t" --argjson a "$w0" --argjson b "$w1" '$t >= $a - 5 and $t <= $b + 1' >/dev/null ||
     fail "usage $u at $t by the rows' attempts, read between $w0 and $w1 ($store_name): $1"
   echo "$t"
 }
@@ -135,7 +137,7 @@ scenario() { # half-life in seconds (0: no decay), as PriorityDecayHalfLife
     read -r ua w0a w1a <<<"$after"
     jq -ne --argjson ub "$ub" --argjson ua "$ua" --argjson w0b "$w0b" --argjson w1b "$w1b" --argjson w0a "$w0a" \
       --argjson w1a "$w1a" --argjson hl "$hl" \
-      '($hl * (($ub / $ua) | log2)) as $d | $d >= $w0a - $w1b - 3 and $d <= $w1a - $w0b + 3' >/dev/null ||
+      '($hl * (($ub / $ua) | log2)) as $d | $d >= $w0a - $w1b - 5 and $d <= $w1a - $w0b + 5' >/dev/null ||
       fail "usage $ua after the restart is not $ub (before the kill) decayed over $w0b..$w1a"
     ok "half-life ${hl} s ($store_name): usage $ub before the kill, $ua after = it decayed $(jq -n "$ta - $tb | . * 10 | round / 10") s; both the 3 attempts' rows decayed from their own ends"
   fi
