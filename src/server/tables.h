@@ -90,6 +90,8 @@ struct px_snode {
   int64_t gpu_window;
 };
 
+struct px_arch_run; /* an archived job's earlier attempt (journal/archive_usage.c) */
+
 /* Group commit (commit.c): batches of journal records, sealed by the main
  * thread in order and committed off it. */
 struct px_commit_batch;
@@ -164,6 +166,8 @@ struct px_server {
   int64_t arch_first_s;         /* when the oldest of them ended */
   struct px_sjob **arch;        /* recovery: archived jobs, by id, until merged */
   size_t narch, arch_cap;
+  struct px_arch_run *arch_runs; /* recovery: their earlier attempts, by id, until charged (archive_usage.c) */
+  size_t narch_runs, arch_runs_cap;
 
   bool need_cycle, dirty, nodes_dirty;
   size_t gather_target;         /* requests a group commit gathers (loop.c) */

@@ -19,8 +19,9 @@
  *
  * Kept in the journal: finished jobs (and arrays) that a live job's
  * dependency names (the core must know how they ended). What an archived
- * job's run charged to fair share is given back to the core at recovery
- * (a USAGE event, core/event.h), so fair share survives a restart.
+ * job's runs charged to fair share, every attempt of a requeued one, is
+ * given back to the core at recovery (archive_usage.c), so fair share
+ * survives a restart.
  *
  * A checkpoint runs on the main thread right after a commit, when at least
  * min_jobs jobs wait for it, or any has waited for ARCHIVE_MAX_WAIT_S.
@@ -29,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/event.h"
 #include "proto/jobspec_json.h"
+#include "server/journal/archive_usage.h"
 #include "server/journal/journal.h"
 #include "server/nodes/nodes.h"
 #include "server/tables.h"
@@ -97,8 +98,9 @@ static void array_fields(const struct px_sjob *j, json_t *o) {
   json_object_set_new(o, "arr", a);
 }
 
-/* The archive row of a finished job: everything its views and accounting read. */
-static char *job_text(struct px_server *s, const struct px_sjob *j) {
+/* The archive row of a finished job: everything its views, accounting and
+ * fair share read (attempts: its earlier runs, NULL when none; taken). */
+static char *job_text(struct px_server *s, const struct px_sjob *j, json_t *attempts) {
   json_t *o = json_pack(
       "{so ss sb ss sI sI sI sI sI sI si si si so sI sI sI sI}", "spec",
       px_jobspec_to_json(&j->spec), "state", px_job_state_name(j->state), "requeued", j->requeued,
@@ -110,6 +112,8 @@ static char *job_text(struct px_server *s, const struct px_sjob *j) {
       (json_int_t)j->cpu_time_ms, "mseq", (json_int_t)j->mseq, "id", (json_int_t)j->id);
   if (o && j->cancelled_by) json_object_set_new(o, "cancelled_by", json_string(j->cancelled_by));
   if (o) array_fields(j, o);
+  if (o && attempts) json_object_set_new(o, "attempts", attempts);
+  else json_decref(attempts);
   char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   return text;
@@ -122,15 +126,21 @@ struct rows {
 };
 
 static int row_add(struct px_server *s, struct rows *r, const struct px_sjob *j) {
+  json_t *attempts;
+  int rc = px_archive_attempts_get(s, j, &attempts);
+  if (rc) return rc;
   if (r->n == r->cap) {
     size_t cap = r->cap ? r->cap * 2 : 64;
     struct px_store_arch *v = realloc(r->v, cap * sizeof *v);
-    if (!v) return PX_ENOMEM;
+    if (!v) {
+      json_decref(attempts);
+      return PX_ENOMEM;
+    }
     r->v = v;
     r->cap = cap;
   }
   r->v[r->n].job_id = j->id;
-  return (r->v[r->n++].data = job_text(s, j)) ? 0 : PX_ENOMEM;
+  return (r->v[r->n++].data = job_text(s, j, attempts)) ? 0 : PX_ENOMEM;
 }
 
 /* Is job id, or for an array any task of it, named by a live job? */
@@ -166,7 +176,7 @@ int px_archive_checkpoint(struct px_server *s, int64_t now) {
   if (!n || (n < s->opts.checkpoint_jobs && now - s->arch_first_s < ARCHIVE_MAX_WAIT_S)) return 0;
   struct px_map deps = {0};
   struct rows rows = {0};
-  struct px_u64vec keep = {0};
+  struct px_u64vec keep = {0}, take = {0};
   int rc = dependency_targets(s, &deps);
   uint64_t floor = px_ha_archive_floor(s);
   for (size_t i = 0; !rc && i < n; i++) {
@@ -178,17 +188,27 @@ int px_archive_checkpoint(struct px_server *s, int64_t now) {
       rc = px_u64vec_push(&keep, id);
       continue;
     }
-    rc = rows_of(s, &rows, j);
+    rc = px_u64vec_push(&take, id);
   }
-  size_t k = rows.n;
   /* Their last records durable first: a checkpoint must not delete the
-   * journal rows of a job before a commit in flight adds one. */
-  if (!rc && k && (rc = px_commit_sync(s)) == 0) {
+   * journal rows of a job before a commit in flight adds one. With them the
+   * accounting rows of the attempts that requeues ended, which the rows
+   * read (under the store's lock: the committer uses it). */
+  if (!rc && take.len && (rc = px_commit_sync(s)) == 0) {
     px_commit_lock(s);
-    if ((rc = px_store_archive(s->store, rows.v, k)))
-      px_warn("checkpoint of %zu jobs failed (retried later): %s", k, s->store->errmsg);
+    for (size_t i = 0; !rc && i < take.len; i++) {
+      const struct px_sjob *j = px_jobs_find(s, take.v[i]);
+      if (j) rc = rows_of(s, &rows, j);
+    }
+    if (rc)
+      px_warn("checkpoint of %zu jobs not written (retried later): their rows: %s", take.len,
+              rc == PX_ENOMEM ? "out of memory" : s->store->errmsg);
+    else if ((rc = px_store_archive(s->store, rows.v, rows.n)))
+      px_warn("checkpoint of %zu jobs failed (retried later): %s", rows.n, s->store->errmsg);
     px_commit_unlock(s);
   }
+  size_t k = rows.n;
+  px_u64vec_fini(&take);
   for (size_t i = 0; i < k; i++) free((char *)rows.v[i].data);
   free(rows.v);
   px_map_fini(&deps);
@@ -280,6 +300,7 @@ static int load_one(void *ctx, const struct px_store_arch *a) {
     if (by && !(j->cancelled_by = strdup(by))) rc = PX_ENOMEM;
     load_array(j, o);
     if (!rc) rc = load_alloc(s, j, json_object_get(o, "alloc"));
+    if (!rc) rc = px_archive_attempts_load(s, j->id, o);
     if (!rc && s->narch == s->arch_cap) {
       size_t cap = s->arch_cap ? s->arch_cap * 2 : 1024;
       struct px_sjob **v = realloc(s->arch, cap * sizeof *v);
@@ -305,23 +326,6 @@ static int load_one(void *ctx, const struct px_store_arch *a) {
 
 int px_archive_load(struct px_server *s) { return px_store_archive_replay(s->store, load_one, s); }
 
-/* The fair-share usage of an archived job that ran. */
-static void charge_usage(struct px_server *s, const struct px_sjob *j) {
-  if (!j->nalloc || j->start <= 0 || j->end <= j->start) return;
-  struct px_alloc *a = calloc(j->nalloc, sizeof *a);
-  if (!a) return;
-  for (uint32_t i = 0; i < j->nalloc; i++)
-    a[i] = (struct px_alloc){j->alloc[i].node, j->alloc[i].ncpu, j->alloc[i].gpus,
-                             j->alloc[i].mem_mib, 0, 0, j->alloc[i].gpu_share};
-  struct px_event ev = {.kind = PX_EV_USAGE, .job_id = j->id, .spec = (struct px_jobspec *)&j->spec,
-                        .alloc = a, .nalloc = j->nalloc, .start_s = j->start, .end_s = j->end};
-  struct px_event_result res;
-  if (px_core_apply(s->core, &ev, j->end, &res)) /* decayed from each association's own time */
-    px_warn("recovery: usage of archived job %llu not charged: %s", (unsigned long long)j->id,
-            res.diag.msg);
-  free(a);
-}
-
 /* The loaded archive is in id order: found by bisection; taken out of it
  * with a move of those after it (a requeue of an archived job is rare). */
 int px_archive_revive(struct px_server *s, uint64_t job_id) {
@@ -337,17 +341,18 @@ int px_archive_revive(struct px_server *s, uint64_t job_id) {
   if (rc) return rc == PX_EEXIST ? 0 : rc; /* in the table already: the merge keeps that one */
   memmove(&s->arch[lo], &s->arch[lo + 1], (s->narch - lo - 1) * sizeof *s->arch);
   s->narch--;
-  charge_usage(s, j); /* as the merge would have: its run before the requeue */
+  size_t runs = 0; /* its own cursor: the merge's then skips the runs of a job it no longer holds */
+  px_archive_charge(s, j, &runs); /* as the merge would have: its runs before the requeue */
   px_info("recovery: job %llu was requeued after its checkpoint: its archived record goes on",
           (unsigned long long)job_id);
   return 0;
 }
 
 /* After the journal's replay: the archived jobs join the table in id order
- * (and their usage is charged to fair share, after the live jobs' replay so
- * that it decays from each association's latest time). */
+ * (and each of their runs is charged to fair share, after the live jobs'
+ * replay so that it decays from each association's latest time). */
 int px_archive_merge(struct px_server *s) {
-  size_t n = s->njobs + s->narch, a = 0, b = 0, k = 0;
+  size_t n = s->njobs + s->narch, a = 0, b = 0, k = 0, runs = 0;
   if (!s->narch) return 0;
   struct px_sjob **v = malloc((n ? n : 1) * sizeof *v);
   if (!v) return PX_ENOMEM;
@@ -363,7 +368,7 @@ int px_archive_merge(struct px_server *s) {
       free(j->cancelled_by);
       free(j);
     } else {
-      charge_usage(s, s->arch[b]);
+      px_archive_charge(s, s->arch[b], &runs);
       v[k++] = s->arch[b++];
     }
   }
@@ -374,6 +379,7 @@ int px_archive_merge(struct px_server *s) {
   free(s->arch);
   s->arch = NULL;
   s->narch = s->arch_cap = 0;
+  px_archive_attempts_free(s);
   px_map_fini(&s->index);
   memset(&s->index, 0, sizeof s->index);
   for (size_t i = 0; i < k; i++)
@@ -392,5 +398,6 @@ void px_archive_free(struct px_server *s) {
   free(s->arch);
   s->arch = NULL;
   s->narch = s->arch_cap = 0;
+  px_archive_attempts_free(s);
   px_u64vec_fini(&s->arch_wait);
 }
