@@ -54,6 +54,24 @@ User=pxoper Account=ml DefaultAccount=physics
 CONF
 }
 
+# again_on_postgresql: a throw-away PostgreSQL for the rest of the test
+# (cleanup stops it: PG_DIR), the state directory emptied, store=(--store
+# CONN) and store_name=PostgreSQL for the caller's scenario run again; 1
+# (after saying so) when its server binaries are not installed.
+again_on_postgresql() {
+  local conn rc
+  conn=$(bash "$PX_SRC/tests/integration/pg_ctl.sh" start "$T/pg/db") && rc=0 || rc=$?
+  if [ $rc -eq 77 ]; then
+    echo "ok - PostgreSQL part skipped: its server binaries are not installed"
+    return 1
+  fi
+  [ $rc -eq 0 ] || fail "cannot start PostgreSQL"
+  PG_DIR=$T/pg/db
+  store=(--store "$conn")
+  store_name=PostgreSQL
+  rm -rf "$STATE"
+}
+
 # A TCP port free right now: a fixed one in the ephemeral range (32768-60999)
 # can be held by some client's connection when the server starts.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }

@@ -126,16 +126,6 @@ scenario() {
 }
 
 scenario
-# the same on PostgreSQL (lib_server's cleanup stops it: PG_DIR)
-pgdir=$T/pg
-conn=$(bash "$PX_SRC/tests/integration/pg_ctl.sh" start "$pgdir/db") && rc=0 || rc=$?
-if [ $rc -eq 77 ]; then
-  echo "ok - PostgreSQL part skipped: its server binaries are not installed"
-  exit 0
-fi
-[ $rc -eq 0 ] || fail "cannot start PostgreSQL"
-PG_DIR=$pgdir/db
-store=(--store "$conn")
-store_name=PostgreSQL
-rm -rf "$STATE"
+# the same on PostgreSQL
+again_on_postgresql || exit 0
 scenario
