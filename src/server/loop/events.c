@@ -427,14 +427,14 @@ int px_events_journal(struct px_server *s, const struct px_event *ev,
   return 0;
 }
 
-/* A node's drain, resume, down or up that nobody signed is the server's own
- * (a GPU fault, a short registration, a health check): journaled as by the
- * server's user. Live only: a replayed record says who, or nobody. */
 static bool is_node_event(const struct px_event *ev) {
   return ev->kind == PX_EV_NODE_DRAIN || ev->kind == PX_EV_NODE_RESUME || ev->kind == PX_EV_NODE_DOWN ||
          ev->kind == PX_EV_NODE_UP;
 }
 
+/* A node's drain, resume, down or up that nobody signed is the server's own
+ * (a GPU fault, a short registration, a health check): journaled as by the
+ * server's user. Live only: a replayed record says who, or nobody. */
 static void sign_node_event(struct px_server *s, struct px_event *ev) {
   if (is_node_event(ev) && !ev->by) ev->by = s->self_user;
 }
