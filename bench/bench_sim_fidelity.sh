@@ -24,9 +24,16 @@
 # deep, every node busy) the first N nodes stop heartbeating (the
 # emulator's silent file and SIGUSR1, emulate.h); after SlurmdTimeout the
 # server marks them DOWN and requeues their jobs; FID_DOWN_S (default 20)
-# seconds later they speak again and come back. Prints how many jobs were
+# seconds later they speak again and come back. Accounting records the
+# outage (node events: `sacctmgr show event`), the export writes it to
+# trace.nodes.csv beside trace.csv, and the replay takes the nodes out of
+# service for its span. Prints how many jobs were
 # requeued (their accounting rows' restart counts), how many jobs' waits
-# differ, and the error over the requeued jobs and over the others.
+# differ, the error over the requeued jobs and over the others, the node
+# periods exported and the outages the replay took (sim_fidelity_node_*),
+# and the error of the same record replayed without them
+# (sim_fidelity_wait_error_without_node_events_pct: the replay before
+# accounting kept them).
 # FID_PREEMPT=1 submits one job in 5 under QoS low and one in 11 under
 # high, which preempts low (requeue, GraceTime 10 s: `phalanx dev`'s
 # accounts.conf), and prints the same figures for the preempted jobs
@@ -114,8 +121,18 @@ requeue_figures() {
     requeued.txt jobs.csv | sort
   [ -z "${FID_KEEP:-}" ] || cp requeued.txt "$FID_KEEP/"
   [ -z "${FID_KEEP:-}" ] || [ "$faults" = 0 ] || cp faults.log "$FID_KEEP/"
+  [ "$faults" = 0 ] && return
+  local periods down
+  periods=$(($(wc -l <trace.nodes.csv) - 1))
+  down=$(awk -F, 'NR > 1 && $2 == "DOWN" { n++ } END { print n + 0 }' trace.nodes.csv)
+  [ "$down" -ge "$faults" ] || { echo "bench_sim_fidelity: $down DOWN periods exported for $faults nodes down" >&2; exit 1; }
+  echo "sim_fidelity_node_periods $periods periods ($down DOWN)"
+  echo "sim_fidelity_node_outages_replayed $(sed -n 's/^node outages cluster: \([0-9]*\) replayed, \([0-9]*\) jobs.*/\1 outages, \2 jobs requeued by them/p' report.txt)"
+  "$PHALANX" sim --from-accounting trace.csv --config "$tmp/state/slurm.conf" --no-node-events >without_node_events.txt 2>&1 ||
+    { cat without_node_events.txt >&2; exit 1; }
+  sed -n "s/^fidelity cluster: .* error \([0-9.]*\)% .*/sim_fidelity_wait_error_without_node_events_pct \1 %/p" without_node_events.txt
 }
-[ -n "${FID_KEEP:-}" ] && cp trace.csv jobs.csv report.txt "$tmp/state/"*.conf "$FID_KEEP/" && cp -r "$tmp/state/server" "$FID_KEEP/"
+[ -n "${FID_KEEP:-}" ] && cp trace.csv trace.nodes.csv jobs.csv report.txt "$tmp/state/"*.conf "$FID_KEEP/" && cp -r "$tmp/state/server" "$FID_KEEP/"
 line=$(grep '^fidelity cluster:' report.txt) || { echo "bench_sim_fidelity: no fidelity line" >&2; exit 1; }
 compared=$(echo "$line" | sed -n 's/^fidelity cluster: \([0-9]*\) jobs.*/\1/p')
 [ "$compared" = "$njobs" ] || { echo "bench_sim_fidelity: compared $compared of $njobs jobs" >&2; exit 1; }
@@ -138,7 +155,7 @@ ablate() { # NAME COLUMNS-TO-DROP...: the error of the replay without them
   shift
   awk -F, -v OFS=, -v drop=" $* " 'NR == 1 { for (i = 1; i <= NF; i++) keep[i] = index(drop, " " $i " ") == 0 }
     { s = ""; for (i = 1; i <= NF; i++) if (keep[i]) s = s (s == "" ? "" : ",") $i; print s }' trace.csv >"$name.csv"
-  "$PHALANX" sim --from-accounting "$name.csv" --config "$tmp/state/slurm.conf" >"$name.txt" 2>&1 || { cat "$name.txt" >&2; exit 1; }
+  "$PHALANX" sim --from-accounting "$name.csv" --node-events trace.nodes.csv --config "$tmp/state/slurm.conf" >"$name.txt" 2>&1 || { cat "$name.txt" >&2; exit 1; }
   sed -n "s/^fidelity cluster: .* error \([0-9.]*\)% .*/sim_fidelity_wait_error_${name}_pct \1 %/p" "$name.txt"
 }
 ablate without_cycles start_seq

@@ -104,6 +104,10 @@ int px_cmd_sshare(int argc, char **argv, bool native);
 int px_cmd_sprio(int argc, char **argv, bool native);
 int px_cmd_sdiag(int argc, char **argv, bool native); /* cmd_sdiag.c */
 int px_cmd_sacctmgr(int argc, char **argv, bool native); /* cmd_sacctmgr.c */
+/* sacctmgr show event [Start=] [End=] [Nodes=] from argv[first] (the
+ * conditions; cmd_sacctmgr_event.c). 0 or 1. */
+struct px_sacctmgr_opts;
+int px_sacctmgr_show_event(struct px_cmd *c, int argc, char **argv, int first, const struct px_sacctmgr_opts *o);
 /* sacctmgr add|create|modify|update|delete|remove from argv[first] (the
  * entity) on (cmd_sacctmgr_edit.c); immediate: -i (no question); quiet: -Q
  * (with -i nothing printed but errors: scripts such as ColdFront's). */

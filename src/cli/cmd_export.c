@@ -34,6 +34,16 @@
  * holds the job until the jobs it names end. name is the job's name (-J;
  * quoted when it holds a comma, quote or line break): the replay submits
  * the job under it, so that a singleton waits for its namesakes.
+ *
+ * The nodes' down and drain periods of the same span (accounting's node
+ * events, GET /v1/accounting/events: sacctmgr show event) go to a second
+ * file beside the first, FILE.nodes.csv for --output FILE.csv (or
+ * --nodes-output FILE), so that the jobs trace stays what every trace
+ * reader takes (src/sim/node_events.h has its form): node, state (DOWN or
+ * DRAIN), start_s and end_s in the jobs' seconds (a period begun before
+ * the first submit starts at 0; end_s empty while still open), reason,
+ * cause, user, time0_unix_s. Periods that ended before the first submit
+ * are left out: they cannot touch the replay.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,18 +188,81 @@ static int add_limits(struct px_cmd *c, struct px_job_info *v, size_t n) {
 }
 
 static int export_usage(struct px_cmd *c, const char *arg) {
-  px_cmd_error(c, "unexpected argument '%s' (usage: phalanx export [--since 30d|WHEN] [--output FILE])", arg);
+  px_cmd_error(c,
+               "unexpected argument '%s' (usage: phalanx export [--since 30d|WHEN] [--output FILE] "
+               "[--nodes-output FILE])",
+               arg);
   return 2;
+}
+
+/* ---- node events (FILE.nodes.csv) ---- */
+
+static const char NODES_HEADER[] = "node,state,start_s,end_s,reason,cause,user,time0_unix_s\n";
+
+/* FILE.nodes.csv for FILE.csv (FILE.nodes.csv for FILE too): heap string. */
+static char *nodes_path(const char *out) {
+  size_t n = strlen(out);
+  if (n >= 4 && !strcmp(out + n - 4, ".csv")) n -= 4;
+  char *p = malloc(n + sizeof ".nodes.csv");
+  if (p) snprintf(p, n + sizeof ".nodes.csv", "%.*s.nodes.csv", (int)n, out);
+  return p;
+}
+
+static const char *jstr(const json_t *o, const char *key) {
+  const char *v = json_string_value(json_object_get(o, key));
+  return v ? v : "";
+}
+
+/* One period in the jobs' seconds from t0; false when it ended before t0. */
+static bool write_period(FILE *f, const json_t *e, int64_t t0) {
+  int64_t start = json_integer_value(json_object_get(e, "start")), end = json_integer_value(json_object_get(e, "end"));
+  if (end && end < t0) return false;
+  csv_field(f, jstr(e, "node"));
+  fputc(',', f);
+  csv_field(f, jstr(e, "state"));
+  fprintf(f, ",%lld,", (long long)(start > t0 ? start - t0 : 0));
+  if (end) fprintf(f, "%lld", (long long)(end - t0));
+  const char *texts[] = {jstr(e, "reason"), jstr(e, "cause"), jstr(e, "user")};
+  for (size_t k = 0; k < 3; k++) fputc(',', f), csv_field(f, texts[k]);
+  fprintf(f, ",%lld\n", (long long)t0);
+  return true;
+}
+
+/* The node events since `since` into path; 0 or 1 (said why). */
+static int export_nodes(struct px_cmd *c, const char *path, int64_t since, int64_t t0) {
+  char url[96];
+  snprintf(url, sizeof url, "/v1/accounting/events?start=%lld", (long long)(since > t0 ? since : t0));
+  long status = 0;
+  json_t *doc = NULL;
+  if (px_cmd_call(c, "GET", url, NULL, &status, &doc) || status != 200) {
+    px_cmd_error(c, "node events: the server answered %ld", status);
+    json_decref(doc);
+    return 1;
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    px_cmd_error(c, "--nodes-output %s: cannot write", path);
+    json_decref(doc);
+    return 1;
+  }
+  fputs(NODES_HEADER, f);
+  size_t i, n = 0;
+  json_t *e;
+  json_array_foreach(json_object_get(doc, "events"), i, e) n += write_period(f, e, t0);
+  json_decref(doc);
+  fprintf(stderr, "phalanx export: %zu node periods to %s\n", n, path);
+  return fclose(f) ? 1 : 0;
 }
 
 int px_verb_export(int argc, char **argv) {
   struct px_cmd c;
   px_cmd_init(&c, "phalanx export", false);
-  const char *since = "30d", *out = NULL;
+  const char *since = "30d", *out = NULL, *nodes_out = NULL;
   int rc = 0;
   for (int i = 1; i < argc && !rc; i++) {
     if (!strcmp(argv[i], "--since") && i + 1 < argc) since = argv[++i];
     else if (!strcmp(argv[i], "--output") && i + 1 < argc) out = argv[++i];
+    else if (!strcmp(argv[i], "--nodes-output") && i + 1 < argc) nodes_out = argv[++i];
     else rc = export_usage(&c, argv[i]);
   }
   int64_t t = 0;
@@ -221,6 +294,9 @@ int px_verb_export(int argc, char **argv) {
     if (never) fprintf(stderr, "; %zu never started (cancelled while pending), not exported", never);
     fputc('\n', stderr);
     if (f != stdout && fclose(f)) rc = 1;
+    char *np = nodes_out ? strdup(nodes_out) : out ? nodes_path(out) : NULL;
+    if (!rc && n && (nodes_out || out)) rc = np ? export_nodes(&c, np, t, t0) : 1;
+    free(np);
   }
   px_cli_jobs_free(v, n);
   px_cmd_fini(&c);

@@ -2,7 +2,8 @@
  * cmd_sacctmgr.c - `sacctmgr show|list ENTITY [where] [COND=VALUES...]
  * [format=FIELDS]` for associations, accounts, users and QoS, read from the
  * server's slurmdb documents (GET /slurmdb/v0.0.39/..., the configured
- * accounts tree), with -n, -p, -P (tables: fmt_sacctmgr.c); --json prints
+ * accounts tree), and events (the nodes' down and drain periods:
+ * cmd_sacctmgr_event.c), with -n, -p, -P (tables: fmt_sacctmgr.c); --json prints
  * the document's rows. Conditions
  * (account(s)=, user(s)=, name(s)=, cluster(s)=, comma lists) filter the
  * rows here. Changes (add, modify, delete) go to the server online
@@ -84,6 +85,8 @@ static int no_entity(void) {
 static int show(struct px_cmd *c, int argc, char **argv, int first, const struct px_sacctmgr_opts *base) {
   size_t k = 0;
   const size_t nent = sizeof entities / sizeof entities[0];
+  if (first < argc && (!strcasecmp(argv[first], "event") || !strcasecmp(argv[first], "events")))
+    return px_sacctmgr_show_event(c, argc, argv, first + 1, base);
   while (first < argc && k < nent && strcasecmp(argv[first], entities[k].word)) k++;
   if (first >= argc || k == nent) return no_entity();
   struct conds conds = {0};
@@ -149,6 +152,7 @@ int px_cmd_sacctmgr(int argc, char **argv, bool native) {
     case 'h':
       printf("Usage: sacctmgr [-n] [-p|-P] show|list association|account|user|qos [where] "
              "[account=A,...] [user=U,...] [name=N,...] [format=F,...]\n"
+             "       sacctmgr [-n] [-p|-P] show event [Start=T] [End=T] [Nodes=LIST]\n"
              "       sacctmgr [-i] add|modify|delete account|user|qos [where] name=N [account=A] "
              "[set] [fairshare=N] [GrpTRES=gres/gpu=N] [MaxJobs=N] ...\n");
       px_cmd_fini(&c);

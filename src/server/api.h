@@ -94,6 +94,7 @@ void px_api_partitions(struct px_api_call *c);
 void px_api_shares(struct px_api_call *c);
 void px_api_usage(struct px_api_call *c);
 void px_api_accounting(struct px_api_call *c);
+void px_api_node_events(struct px_api_call *c); /* api_node_events.c */
 void px_api_reservations(struct px_api_call *c);
 void px_api_resv_create(struct px_api_call *c);
 void px_api_acct_change(struct px_api_call *c); /* api_acct.c */

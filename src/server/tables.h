@@ -74,6 +74,7 @@ struct px_snode {
   bool admin_drain;             /* drained through the road, by whatever cause (vs. recovery's hold) */
   uint8_t drain_cause;          /* enum px_drain_cause (nodes/nodes.h): why admin_drain; NONE when not */
   bool down;
+  bool down_recorded;           /* its DOWN row is open in accounting (nodes/node_acct.c; live, not restored) */
   bool given_up;                /* no agent within the timeout of recovery: its jobs failed */
   uint32_t recovered_jobs;      /* recovered running jobs holding it drained */
   int64_t recovered_since;      /* when they began to (Unix s; sinfo -R's TIMESTAMP); 0: not held */

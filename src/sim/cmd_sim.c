@@ -10,6 +10,10 @@
  * own finished jobs with their recorded runs): the report's first column is
  * what really happened, and each policy's replay is compared with it job by
  * job (fidelity: mean |replayed wait - recorded wait| over the mean wait).
+ * The nodes' down and drain periods of the same record (FILE.nodes.csv
+ * beside FILE.csv, as the export writes them, or --node-events FILE;
+ * --no-node-events: none) take those nodes out of service in every replay
+ * (node_events.h).
  *
  * Exit status: 0 when every run conserved jobs and GPU-seconds, 1 when a
  * run failed or conservation was violated, 2 for bad usage or input.
@@ -21,6 +25,7 @@
 
 #include "commands.h"
 #include "sim/cluster.h"
+#include "sim/node_events.h"
 #include "sim/plot.h"
 #include "sim/policy.h"
 #include "sim/progress.h"
@@ -41,6 +46,9 @@ struct opts {
   uint64_t seed;
   double gpu_failures;     /* --gpu-failures: per GPU per day */
   int64_t gpu_repair_s;    /* --gpu-repair */
+  const char *node_events_path; /* --node-events FILE; NULL: beside the trace (--from-accounting) */
+  bool no_node_events;     /* --no-node-events */
+  const struct px_node_events *node_events; /* loaded and bound (NULL: none) */
 };
 
 static void usage(FILE *f) {
@@ -60,7 +68,10 @@ static void usage(FILE *f) {
              "  --from-accounting FILE  a trace from `phalanx export` (instead of --trace): the recorded\n"
              "                      run is the first column, each policy's waits compared with it\n"
              "  --fidelity-jobs FILE  with --from-accounting: each job's recorded and replayed wait under the\n"
-             "                      cluster's own keys, as CSV (which jobs the replay gets wrong, and how)\n",
+             "                      cluster's own keys, as CSV (which jobs the replay gets wrong, and how)\n"
+             "  --node-events FILE  with --from-accounting: the nodes' down and drain periods of the record\n"
+             "                      (default: FILE.nodes.csv beside the trace, when there is one)\n"
+             "  --no-node-events    replay without them (every node in service throughout)\n",
           PX_SIM_LIMIT_FACTOR);
 }
 
@@ -73,6 +84,7 @@ static int parse_args(int argc, char **argv, struct opts *o) {
       {"qos-map", required_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},
       {"gpu-failures", required_argument, NULL, 'f'}, {"gpu-repair", required_argument, NULL, 'r'},
       {"from-accounting", required_argument, NULL, 'A'}, {"fidelity-jobs", required_argument, NULL, 'F'},
+      {"node-events", required_argument, NULL, 'N'}, {"no-node-events", no_argument, NULL, 'n'},
       {NULL, 0, NULL, 0}};
   *o = (struct opts){.limit_factor = PX_SIM_LIMIT_FACTOR, .seed = 1};
   optind = 1;
@@ -86,6 +98,8 @@ static int parse_args(int argc, char **argv, struct opts *o) {
         o->from_accounting = true;
         break;
       case 'F': o->fidelity_jobs = optarg; break;
+      case 'N': o->node_events_path = optarg; break;
+      case 'n': o->no_node_events = true; break;
       case 'c': o->cluster = optarg; break;
       case 'C': o->config = optarg; break;
       case 'P': o->plots = optarg; break;
@@ -129,6 +143,10 @@ static int parse_args(int argc, char **argv, struct opts *o) {
       case 'h': usage(stdout); return 1;
       default: usage(stderr); return 2;
     }
+  }
+  if ((o->node_events_path || o->no_node_events) && !o->from_accounting) {
+    fprintf(stderr, "phalanx sim: --node-events and --no-node-events need --from-accounting (a record)\n");
+    return 2;
   }
   if (o->fidelity_jobs && !o->from_accounting) {
     fprintf(stderr, "phalanx sim: --fidelity-jobs needs --from-accounting (a record to compare with)\n");
@@ -233,7 +251,7 @@ static int run_all(const struct opts *o, const struct px_sim_setup *s, const str
     struct px_sim_run_opts ro = {.seed = o->seed, .progress = px_sim_progress_new(pol[i].name),
                                  .gpu_fail_per_day = o->gpu_failures, .gpu_repair_s = o->gpu_repair_s,
                                  .runs_out = o->from_accounting ? &runs : NULL,
-                                 .cycle_per_event = o->from_accounting};
+                                 .cycle_per_event = o->from_accounting, .node_events = o->node_events};
     int rc = px_sim_run(s, &pol[i].sched, pol[i].name, &ro, &res[*nres], &d);
     px_sim_progress_free(ro.progress);
     if (rc) {
@@ -275,6 +293,39 @@ static int report(const struct opts *o, const struct px_sim_setup *s, struct px_
   return rc;
 }
 
+/* The record's node events (--from-accounting): --node-events FILE, or
+ * FILE.nodes.csv beside the trace FILE.csv when it is there. 0 (e->spans
+ * empty when there are none), or 2 after saying why. */
+static int load_node_events(const struct opts *o, const struct px_trace *t, const struct px_conf *conf,
+                            struct px_node_events *e) {
+  memset(e, 0, sizeof *e);
+  if (!o->from_accounting || o->no_node_events) return 0;
+  char beside[4096];
+  const char *path = o->node_events_path;
+  if (!path) {
+    size_t n = strlen(o->trace);
+    if (n >= 4 && !strcmp(o->trace + n - 4, ".csv")) n -= 4;
+    snprintf(beside, sizeof beside, "%.*s.nodes.csv", (int)n, o->trace);
+    FILE *f = fopen(beside, "r");
+    if (!f) return 0; /* an export without node events (or an older one) */
+    fclose(f);
+    path = beside;
+  }
+  struct px_diag d;
+  int rc = px_node_events_load(e, path, &d);
+  if (rc) fprintf(stderr, "phalanx sim: %s\n", d.msg); /* it names the file */
+  if (!rc && (rc = px_node_events_bind(e, conf, t->time0_unix_s, &d))) fprintf(stderr, "phalanx sim: %s: %s\n", path, d.msg);
+  if (rc) {
+    px_node_events_fini(e);
+    return 2;
+  }
+  size_t down = 0;
+  for (size_t i = 0; i < e->spans.len; i++) down += e->spans.v[i].down;
+  fprintf(stderr, "phalanx sim: %s: %zu node periods (%zu DOWN, %zu DRAIN) taken out of service\n", path,
+          e->spans.len, down, e->spans.len - down);
+  return 0;
+}
+
 int px_cmd_sim(int argc, char **argv) {
   struct opts o;
   int rc = parse_args(argc, argv, &o);
@@ -287,6 +338,7 @@ int px_cmd_sim(int argc, char **argv) {
   }
   struct px_conf *conf = make_cluster(&o, &t);
   struct px_sim_setup s = {0};
+  struct px_node_events nev = {0};
   struct px_sim_policy pol[MAX_POLICIES + 1];
   struct px_sim_result res[MAX_POLICIES + 2];
   struct px_sim_fidelity fid[MAX_POLICIES + 1];
@@ -297,13 +349,19 @@ int px_cmd_sim(int argc, char **argv) {
     fprintf(stderr, "phalanx sim: %s\n", d.msg);
     goto out;
   }
+  if ((rc = load_node_events(&o, &t, conf, &nev))) goto out;
+  o.node_events = nev.spans.len ? &nev : NULL;
   if ((rc = load_policies(&o, conf, pol, &npol))) goto out;
   if (!(rc = run_all(&o, &s, pol, npol, res, &nres, fid))) {
     rc = report(&o, &s, res, nres);
     if (o.from_accounting) print_fidelity(o.json ? stderr : stdout, res + 1, fid, nres - 1);
+    for (int i = 1; o.node_events && i < nres; i++)
+      fprintf(o.json ? stderr : stdout, "node outages %s: %llu replayed, %llu jobs requeued by them\n", res[i].policy,
+              (unsigned long long)res[i].node_outages, (unsigned long long)res[i].node_fail_requeues);
   }
   for (int i = 0; i < nres; i++) px_sim_result_fini(&res[i]);
 out:
+  px_node_events_fini(&nev);
   px_sim_setup_fini(&s);
   px_conf_free(conf);
   px_trace_fini(&t);

@@ -65,6 +65,7 @@
 #include "core/core.h"
 #include "core/event.h"
 #include "sim/failures.h"
+#include "sim/node_events.h"
 #include "sim/progress.h"
 
 struct mark {
@@ -107,6 +108,7 @@ struct loop {
   struct px_diag *d;
   struct px_sim_progress *progress;
   struct px_sim_failures fail;  /* injected GPU failures (failures.h) */
+  struct px_node_timeline nodes; /* the record's node outages (node_events.h) */
 };
 
 static bool ev_less(const struct end_ev *a, const struct end_ev *b) {
@@ -394,6 +396,65 @@ static int failures_now(struct loop *l) {
   return rc;
 }
 
+/* ---- the record's node outages (node_events.h) ---- */
+
+static int node_apply(struct loop *l, uint32_t node, enum px_event_kind kind) {
+  struct px_event ev = {.kind = kind, .node = node, .reason = kind == PX_EV_NODE_DOWN ? "Not responding" : NULL};
+  struct px_event_result res;
+  int rc = px_core_apply(l->core, &ev, l->epoch_s + l->now_s, &res);
+  if (rc) *l->d = res.diag;
+  return rc;
+}
+
+static bool runs_on(struct loop *l, uint32_t job, uint32_t node) {
+  struct px_job_view v;
+  if (l->runs[job].state != PX_SIMJ_RUNNING || px_core_job_get(l->core, job + 1, &v)) return false;
+  for (uint32_t i = 0; i < v.nalloc; i++)
+    if (v.alloc[i].node == node) return true;
+  return false;
+}
+
+/* The jobs on a node that went down are requeued whole, as the server
+ * requeues a lost node's jobs (NODE_FAIL); their runs' work is lost. An
+ * outage is rare: a walk of the jobs costs less than an owner table. */
+static int requeue_on(struct loop *l, uint32_t node) {
+  for (uint32_t job = 0; job < l->s->njobs; job++) {
+    if (!runs_on(l, job, node)) continue;
+    int rc = requeue_run(l, job, "NodeFail", &l->r->gpu_s_lost_fail);
+    if (rc) return rc;
+    l->r->node_fail_requeues++;
+  }
+  return 0;
+}
+
+/* One change of the timeline: the core hears of a node's state only when
+ * it changes (spans of one kind may overlap); a resume lifts a down too
+ * (core), so a node still down is taken down again. */
+static int node_change(struct loop *l, const struct px_node_change *c) {
+  struct px_node_timeline *tl = &l->nodes;
+  uint32_t *count = c->down ? &tl->down[c->node] : &tl->drain[c->node];
+  bool was = *count > 0;
+  if (c->out) (*count)++;
+  else if (*count) (*count)--;
+  bool is = *count > 0;
+  if (was == is) return 0;
+  if (c->down && is) {
+    l->r->node_outages++;
+    int rc = requeue_on(l, c->node);
+    return rc ? rc : node_apply(l, c->node, PX_EV_NODE_DOWN);
+  }
+  if (c->down) return node_apply(l, c->node, PX_EV_NODE_UP);
+  if (is) return node_apply(l, c->node, PX_EV_NODE_DRAIN);
+  int rc = node_apply(l, c->node, PX_EV_NODE_RESUME);
+  return !rc && tl->down[c->node] ? node_apply(l, c->node, PX_EV_NODE_DOWN) : rc;
+}
+
+static int node_changes_now(struct loop *l) {
+  int rc = 0;
+  while (!rc && px_node_timeline_due(&l->nodes) <= l->now_s) rc = node_change(l, &l->nodes.v[l->nodes.next++]);
+  return rc;
+}
+
 /* Step 3: cycle until nothing is left to do at this instant. */
 static int cycle(struct loop *l) {
   for (int round = 0; round < 64; round++) {
@@ -511,6 +572,7 @@ static int step(struct loop *l, int64_t t_s) {
     if (!rc) rc = event_cycle(l), cycled = l->cycle_per_event;
   }
   if (!rc && px_sim_failures_due(&l->fail) <= t_s) rc = failures_now(l), cycled = false;
+  if (!rc && px_node_timeline_due(&l->nodes) <= t_s) rc = node_changes_now(l), cycled = false;
   while (!rc && l->next < l->s->njobs && l->s->jobs[l->next].submit_s == t_s) {
     uint32_t job = l->next++;
     if (l->s->jobs[job].skip != PX_SIM_RUNS) continue;
@@ -545,6 +607,9 @@ static int run_loop(struct loop *l) {
     if (t_sub == INT64_MAX && !l->nheap) px_sim_failures_stop(&l->fail); /* nothing runs or comes: none to hit */
     int64_t t_fail = px_sim_failures_due(&l->fail);
     if (t_fail < t) t = t_fail;
+    if (t_sub == INT64_MAX && !l->nheap && !l->pending) l->nodes.next = l->nodes.n; /* none left to keep out */
+    int64_t t_node = px_node_timeline_due(&l->nodes); /* one begun before the first submit: at it */
+    if (t_node < t) t = t_node > l->now_s ? t_node : l->now_s;
     if (t == INT64_MAX) return 0;
     if (t == l->wake_s) l->wake_s = INT64_MAX;
     int rc = step(l, t);
@@ -615,6 +680,7 @@ int px_sim_run(const struct px_sim_setup *s, const struct px_conf_sched *policy,
   int rc = loop_init(&l, s, policy, o, r);
   px_sim_failures_init(&l.fail, s->conf, s->total_gpus, o ? o->gpu_fail_per_day : 0,
                        o && o->gpu_repair_s ? o->gpu_repair_s : 4 * 3600, o ? o->seed : 1, l.now_s);
+  if (!rc) rc = px_node_timeline_init(&l.nodes, o ? o->node_events : NULL, s->conf->nnodes);
   if (!rc) rc = run_loop(&l);
   if (!rc) {
     r->stuck = (uint64_t)l.pending;
@@ -628,6 +694,7 @@ int px_sim_run(const struct px_sim_setup *s, const struct px_conf_sched *policy,
     l.runs = NULL;
   }
   px_sim_failures_fini(&l.fail);
+  px_node_timeline_fini(&l.nodes);
   px_core_free(l.core);
   px_actions_fini(&l.acts);
   free(l.runs);

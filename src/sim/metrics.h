@@ -139,6 +139,7 @@ struct px_sim_result {
    * the work those runs lost (GPU-seconds, also conserved) and the time the
    * GPUs were out of service (GPU-seconds). */
   uint64_t gpu_failures, gpu_fail_requeues;
+  uint64_t node_outages, node_fail_requeues; /* the record's DOWN periods replayed, and the jobs they requeued */
   int64_t gpu_s_lost_fail, gpu_s_down;
   bool conserved;
   double util_avg;              /* busy GPU-s / (GPUs x makespan) */

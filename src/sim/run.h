@@ -15,12 +15,16 @@
 
 struct px_sim_progress;
 
+struct px_node_events;
+
 struct px_sim_run_opts {
   uint64_t seed;                     /* the core's seed (tie-breaking shuffles, if any) */
   struct px_sim_progress *progress;  /* NULL: silent */
   struct px_sim_jobrun **runs_out;   /* when set: receives the per-job times (caller frees) */
   double gpu_fail_per_day;           /* injected GPU failures per GPU per day (failures.h; 0: none) */
   int64_t gpu_repair_s;              /* how long a failed GPU stays out of service */
+  const struct px_node_events *node_events; /* the record's node outages, bound to the cluster
+                                      * (node_events.h; NULL: none) */
   bool cycle_per_event;              /* a cycle after each end and each submit, as the server's
                                       * loop does, not one per instant (loop.c) */
 };

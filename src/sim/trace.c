@@ -1,7 +1,7 @@
 /*
  * trace.c - the CSV trace reader (trace.h).
  *
- * One pass over the text: a small RFC 4180 field scanner (quotes, "" escapes,
+ * One pass over the text: the RFC 4180 field scanner of csv.h (quotes, "" escapes,
  * LF or CRLF), the header mapped to column slots by name, then one job per
  * row. Numbers are parsed by hand from the field's bytes (they are not
  * NUL-terminated, and strtod would accept "inf", hex and locale forms a trace
@@ -28,25 +28,11 @@ static const char *const col_names[C_NCOLS] = {
     "attempt"};
 #define C_REQUIRED C_LIMIT /* columns before this one must be in the header */
 
-/* One field of the current row: bytes in the input, or (quoted) in scratch. */
-struct field {
-  size_t off, len; /* offset in the input or in scratch */
-  size_t pos;      /* byte offset of the field's start in the input */
-  bool scratch;
-};
-
 struct reader {
-  const char *buf;
-  size_t len, pos;
-  uint32_t line;         /* line the reader is at (quoted line breaks count) */
-  uint32_t row_line;     /* line where the row being read starts */
-  size_t line_start;     /* byte offset where that row starts */
-  struct px_charvec scratch;
-  struct field *fields;  /* the current row */
-  size_t nfields, cap;
+  struct px_csv csv;
+  struct px_trace *t;    /* the trace being read */
   int slot[C_NCOLS];     /* column index of each known column, or -1 */
   struct px_smap seen;   /* with an attempt column: the job ids read so far (their rows come together) */
-  struct px_diag *d;
 };
 
 void px_trace_fini(struct px_trace *t) {
@@ -62,158 +48,17 @@ const char *px_trace_name(const struct px_trace *t, uint32_t i) {
   return i == PX_TRACE_NONE || i >= t->names.len ? "" : t->names.v[i];
 }
 
-static const char *fbytes(const struct reader *r, const struct field *f) {
-  /* An empty quoted field ("") may come before anything was ever copied to
-   * scratch, whose buffer is then still NULL: NULL + 0 is undefined. */
-  if (f->scratch) return r->scratch.v ? r->scratch.v + f->off : "";
-  return r->buf + f->off;
-}
+static const char *fbytes(const struct reader *r, const struct px_csv_field *f) { return px_csv_bytes(&r->csv, f); }
 
-/* "line 7, column 12 (gpus): not a non-negative number"; what may be NULL.
- * The line and column of pos itself: a quoted field may hold line breaks. */
 static int perr(struct reader *r, size_t pos, int err, const char *what, const char *msg) {
-  uint32_t line = r->row_line;
-  size_t start = r->line_start;
-  for (size_t i = r->line_start; i < pos && i < r->len; i++)
-    if (r->buf[i] == '\n') line++, start = i + 1;
-  px_diag_set(r->d, err, (int)pos, "line %u, column %d%s%s%s: %s", line, (int)(pos - start) + 1,
-              what ? " (" : "", what ? what : "", what ? ")" : "", msg);
-  if (r->d) r->d->line = (int)line;
-  return err;
+  return px_csv_err(&r->csv, pos, err, what, msg);
 }
 
-static int push_field(struct reader *r, struct field f) {
-  if (r->nfields == r->cap) {
-    size_t cap = r->cap ? r->cap * 2 : 16;
-    struct field *v = realloc(r->fields, cap * sizeof *v);
-    if (!v) return PX_ENOMEM;
-    r->fields = v;
-    r->cap = cap;
-  }
-  r->fields[r->nfields++] = f;
-  return 0;
+static int parse_milli(struct reader *r, const struct px_csv_field *f, int c, uint64_t *out, bool *empty) {
+  return px_csv_milli(&r->csv, f, col_names[c], out, empty);
 }
 
-/* Scans a quoted field starting at the opening quote into scratch. */
-static int scan_quoted(struct reader *r, struct field *f) {
-  f->scratch = true;
-  f->off = r->scratch.len;
-  r->pos++;
-  for (;;) {
-    if (r->pos >= r->len) return perr(r, f->pos, PX_EPARSE, NULL, "unterminated quoted field");
-    char c = r->buf[r->pos++];
-    if (c == '"') {
-      if (r->pos < r->len && r->buf[r->pos] == '"') {
-        r->pos++;
-      } else {
-        break;
-      }
-    }
-    if (c == '\n') r->line++; /* a quoted newline belongs to the field */
-    if (px_charvec_push(&r->scratch, c)) return PX_ENOMEM;
-  }
-  f->len = r->scratch.len - f->off;
-  if (r->pos < r->len && r->buf[r->pos] != ',' && r->buf[r->pos] != '\n' && r->buf[r->pos] != '\r')
-    return perr(r, r->pos, PX_EPARSE, NULL, "unexpected character after a closing quote");
-  return 0;
-}
-
-/* Reads one row into r->fields. Returns 1 at end of input, 0 for a row, or an error. */
-static int read_row(struct reader *r) {
-  r->nfields = 0;
-  r->scratch.len = 0;
-  r->line_start = r->pos;
-  r->row_line = r->line;
-  if (r->pos >= r->len) return 1;
-  for (;;) {
-    struct field f = {.off = r->pos, .pos = r->pos};
-    if (r->pos < r->len && r->buf[r->pos] == '"') {
-      int rc = scan_quoted(r, &f);
-      if (rc) return rc;
-    } else {
-      while (r->pos < r->len && r->buf[r->pos] != ',' && r->buf[r->pos] != '\n') {
-        if (r->buf[r->pos] == '"') return perr(r, r->pos, PX_EPARSE, NULL, "quote inside an unquoted field");
-        r->pos++;
-      }
-      f.len = r->pos - f.off;
-      if (f.len && r->buf[r->pos - 1] == '\r' && (r->pos == r->len || r->buf[r->pos] == '\n')) f.len--;
-    }
-    if (r->pos < r->len && r->buf[r->pos] == '\r') r->pos++; /* CRLF after a quoted field */
-    if (push_field(r, f)) return PX_ENOMEM;
-    if (r->pos >= r->len) return 0;
-    if (r->buf[r->pos++] == '\n') return 0;
-  }
-}
-
-static bool row_blank(const struct reader *r) {
-  return r->nfields == 1 && r->fields[0].len == 0 && !r->fields[0].scratch;
-}
-
-static int map_header(struct reader *r) {
-  for (int c = 0; c < C_NCOLS; c++) r->slot[c] = -1;
-  /* A UTF-8 byte-order mark is not part of the first column's name. */
-  if (r->nfields && r->fields[0].len >= 3 && memcmp(fbytes(r, &r->fields[0]), "\xEF\xBB\xBF", 3) == 0) {
-    r->fields[0].off += 3;
-    r->fields[0].len -= 3;
-  }
-  for (size_t i = 0; i < r->nfields; i++) {
-    const char *p = fbytes(r, &r->fields[i]);
-    size_t n = r->fields[i].len;
-    for (int c = 0; c < C_NCOLS; c++) {
-      if (strlen(col_names[c]) != n || memcmp(p, col_names[c], n) != 0) continue;
-      if (r->slot[c] >= 0) return perr(r, r->fields[i].pos, PX_EPARSE, col_names[c], "duplicate column");
-      r->slot[c] = (int)i;
-    }
-  }
-  for (int c = 0; c < C_REQUIRED; c++) {
-    if (r->slot[c] < 0)
-      return perr(r, r->line_start, PX_EPARSE, col_names[c],
-                  "the header lacks this column (job_id,submit_s,duration_s,gpus,nodes,user,queue,status "
-                  "are required)");
-  }
-  return 0;
-}
-
-/*
- * A non-negative decimal "123" or "12.345" (spaces around allowed) into
- * thousandths, so that fractions survive exactly. Limit: 2^53 / 1000.
- */
-static int parse_milli(struct reader *r, const struct field *f, int c, uint64_t *out, bool *empty) {
-  const char *p = fbytes(r, f), *e = p + f->len;
-  while (p < e && *p == ' ') p++;
-  while (e > p && e[-1] == ' ') e--;
-  *empty = p == e;
-  if (*empty) return 0;
-  uint64_t v = 0, frac = 0;
-  int fdig = 0;
-  bool digits = false, dot = false;
-  for (const char *q = p; q < e; q++) {
-    if (*q == '.' && !dot) {
-      dot = true;
-    } else if (*q >= '0' && *q <= '9') {
-      digits = true;
-      if (!dot) {
-        if (v > 9007199254740ULL) return perr(r, f->pos, PX_ERANGE, col_names[c], "number too large");
-        v = v * 10 + (uint64_t)(*q - '0');
-      } else if (fdig < 3) {
-        frac = frac * 10 + (uint64_t)(*q - '0');
-        fdig++;
-      } else if (*q != '0' && fdig == 3) {
-        frac++; /* any further non-zero digit: round the thousandths up */
-        fdig = 4;
-      }
-    } else {
-      return perr(r, f->pos, PX_EPARSE, col_names[c],
-                  *q == '-' ? "negative number" : "not a non-negative number");
-    }
-  }
-  if (!digits) return perr(r, f->pos, PX_EPARSE, col_names[c], "not a non-negative number");
-  for (int i = fdig < 3 ? fdig : 3; i < 3; i++) frac *= 10;
-  *out = v * 1000 + frac;
-  return 0;
-}
-
-static int intern(struct px_trace *t, struct reader *r, const struct field *f, uint32_t *out) {
+static int intern(struct px_trace *t, struct reader *r, const struct px_csv_field *f, uint32_t *out) {
   *out = PX_TRACE_NONE;
   if (f->len == 0) return 0;
   char small[128];
@@ -240,11 +85,11 @@ static int intern(struct px_trace *t, struct reader *r, const struct field *f, u
   return rc;
 }
 
-static const struct field empty_field;
+static const struct px_csv_field empty_field;
 
-static const struct field *col(const struct reader *r, int c) {
+static const struct px_csv_field *col(const struct reader *r, int c) {
   int s = r->slot[c];
-  return s >= 0 && (size_t)s < r->nfields ? &r->fields[s] : &empty_field;
+  return s >= 0 && (size_t)s < r->csv.nfields ? &r->csv.fields[s] : &empty_field;
 }
 
 /* Seconds from thousandths, rounded to nearest. */
@@ -390,7 +235,7 @@ static const char *dep_error(const char *s, size_t n, size_t *at) {
 
 /* The job's dependency as the user wrote it (optional), interned. */
 static int parse_dependency(struct px_trace *t, struct reader *r, struct px_trace_job *j) {
-  const struct field *f = col(r, C_DEPENDENCY);
+  const struct px_csv_field *f = col(r, C_DEPENDENCY);
   size_t at = 0;
   const char *why = f->len ? dep_error(fbytes(r, f), f->len, &at) : NULL;
   if (why) {
@@ -407,7 +252,7 @@ static int parse_dependency(struct px_trace *t, struct reader *r, struct px_trac
  * replay submits the job under it.
  */
 static int parse_name(struct px_trace *t, struct reader *r, struct px_trace_job *j) {
-  const struct field *f = col(r, C_NAME);
+  const struct px_csv_field *f = col(r, C_NAME);
   char msg[64];
   if (f->len > PX_TRACE_NAME_MAX) {
     snprintf(msg, sizeof msg, "longer than %d bytes", PX_TRACE_NAME_MAX);
@@ -444,7 +289,7 @@ static int parse_attempt(struct reader *r, struct px_trace_job *j) {
 
 /* Whether the row's job id is the one of job p. */
 static bool same_id(const struct px_trace *t, const struct reader *r, const struct px_trace_job *p) {
-  const struct field *id = col(r, C_ID);
+  const struct px_csv_field *id = col(r, C_ID);
   const char *pid = px_trace_id(t, p);
   return strlen(pid) == id->len && memcmp(pid, fbytes(r, id), id->len) == 0;
 }
@@ -500,7 +345,7 @@ static int fold_attempt(struct px_trace *t, struct reader *r, struct px_trace_jo
  * that is not the last row's is refused. 1: j is the last job's next
  * attempt; 0: a new job; or an error. */
 static int attempt_of_last(struct px_trace *t, struct reader *r, const struct px_trace_job *j) {
-  const struct field *id = col(r, C_ID);
+  const struct px_csv_field *id = col(r, C_ID);
   if (r->slot[C_ATTEMPT] < 0 || !id->len) return 0; /* rows without an id are jobs of their own */
   if (t->jobs.len && same_id(t, r, &t->jobs.v[t->jobs.len - 1])) return 1;
   char *key = strndup(fbytes(r, id), id->len);
@@ -520,7 +365,7 @@ static int attempt_of_last(struct px_trace *t, struct reader *r, const struct px
 }
 
 static int parse_job(struct px_trace *t, struct reader *r) {
-  struct px_trace_job j = {.line = r->row_line};
+  struct px_trace_job j = {.line = r->csv.row_line};
   int rc = parse_numbers(r, &j);
   if (!rc) rc = parse_recorded(r, &j);
   if (!rc) rc = parse_seqs(r, &j);
@@ -535,7 +380,7 @@ static int parse_job(struct px_trace *t, struct reader *r) {
     return rc;
   rc = attempt_of_last(t, r, &j);
   if (rc) return rc > 0 ? fold_attempt(t, r, &j) : rc;
-  const struct field *id = col(r, C_ID);
+  const struct px_csv_field *id = col(r, C_ID);
   if (t->ids.len + id->len + 1 > UINT32_MAX) return perr(r, id->pos, PX_ERANGE, "job_id", "trace too large (4 GiB of job ids)");
   j.id_off = (uint32_t)t->ids.len;
   if (px_charvec_reserve(&t->ids, t->ids.len + id->len + 1)) return PX_ENOMEM;
@@ -547,68 +392,29 @@ static int parse_job(struct px_trace *t, struct reader *r) {
   return 0;
 }
 
+static int job_row(void *ctx) {
+  struct reader *r = ctx;
+  return parse_job(r->t, r);
+}
+
+static const struct px_csv_header header = {
+    "trace", col_names, C_NCOLS, C_REQUIRED,
+    "the header lacks this column (job_id,submit_s,duration_s,gpus,nodes,user,queue,status are required)"};
+
 int px_trace_parse(struct px_trace *t, const char *buf, size_t len, struct px_diag *d) {
-  struct reader r = {.buf = buf, .len = len, .line = 0, .d = d};
+  struct reader r = {.t = t};
   memset(t, 0, sizeof *t);
-  px_diag_clear(d);
-  int rc;
-  do {
-    r.line++;
-    rc = read_row(&r);
-  } while (rc == 0 && row_blank(&r));
-  if (rc == 1) {
-    rc = perr(&r, r.line_start, PX_EPARSE, NULL, "empty trace: no header line");
-    goto fail;
-  }
-  if (rc || (rc = map_header(&r))) goto fail;
-  for (;;) {
-    r.line++;
-    rc = read_row(&r);
-    if (rc == 1) break;
-    if (rc) goto fail;
-    if (row_blank(&r)) continue;
-    if ((rc = parse_job(t, &r))) goto fail;
-  }
-  free(r.fields);
-  px_charvec_fini(&r.scratch);
+  int rc = px_csv_parse(&r.csv, buf, len, d, &header, r.slot, job_row, &r);
   px_smap_fini(&r.seen);
-  return 0;
-fail:
-  free(r.fields);
-  px_charvec_fini(&r.scratch);
-  px_smap_fini(&r.seen);
-  px_trace_fini(t);
+  if (rc) px_trace_fini(t);
   return rc;
+}
+
+static int parse_text(void *t, const char *buf, size_t len, struct px_diag *d) {
+  return px_trace_parse(t, buf, len, d);
 }
 
 int px_trace_load(struct px_trace *t, const char *path, struct px_diag *d) {
   memset(t, 0, sizeof *t);
-  FILE *f = fopen(path, "rb");
-  if (!f) return px_diag_set(d, PX_EIO, -1, "%s: %s", path, strerror(errno));
-  struct px_charvec text = {0};
-  char chunk[65536];
-  size_t n;
-  int rc = 0;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (px_charvec_reserve(&text, text.len + n)) {
-      rc = PX_ENOMEM;
-      break;
-    }
-    memcpy(text.v + text.len, chunk, n);
-    text.len += n;
-  }
-  if (!rc && ferror(f)) rc = px_diag_set(d, PX_EIO, -1, "%s: read error", path);
-  fclose(f);
-  if (!rc) {
-    rc = px_trace_parse(t, text.v ? text.v : "", text.len, d);
-    if (rc && d) {
-      char msg[sizeof d->msg + 1024];
-      int w = snprintf(msg, sizeof msg, "%s: %s", path, d->msg);
-      size_t keep = w < 0 ? 0 : (size_t)w < sizeof d->msg ? (size_t)w : sizeof d->msg - 1;
-      memcpy(d->msg, msg, keep);
-      d->msg[keep] = '\0';
-    }
-  }
-  px_charvec_fini(&text);
-  return rc;
+  return px_csv_load(path, parse_text, t, d);
 }

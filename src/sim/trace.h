@@ -52,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/csv.h"
 #include "util/error.h"
 #include "util/map.h"
 #include "util/vec.h"
@@ -96,7 +97,6 @@ struct px_trace_attempt {
 
 PX_VEC_DECLARE(px_trace_jobvec, struct px_trace_job)
 PX_VEC_DECLARE(px_trace_attemptvec, struct px_trace_attempt)
-PX_VEC_DECLARE(px_charvec, char)
 
 struct px_trace {
   struct px_trace_jobvec jobs; /* in file order */

@@ -74,6 +74,30 @@ struct px_acct_query {
   uint32_t limit;                         /* 0: no limit */
 };
 
+/* One node event (sacctmgr show event, as Slurm's event table): a span a
+ * node was out of service. A row opens when the node goes DOWN or is
+ * drained (end 0: still open) and is ended when it comes back, is resumed
+ * or changes state (the next state opens a row of its own). Keyed (node,
+ * start, state): a repeat in the same second is one row (the latest
+ * reason), while a node down and back drained within one second keeps
+ * both rows. A close ends the node's open rows of state (NULL: of any) at
+ * end. */
+struct px_node_event_row {
+  bool close;
+  const char *node;
+  const char *state;   /* "DOWN", "DRAIN" */
+  const char *reason;
+  const char *cause;   /* why, in the server's words (nodes.h: operator, health_check ... ; "" for DOWN) */
+  const char *user;    /* who set it ("": not known) */
+  int64_t start, end;  /* Unix s; end 0: open */
+};
+
+/* Rows overlapping [start, end): ending at or after start (or open) and
+ * starting before end; 0: open. Ordered by start, node. */
+struct px_node_event_query {
+  int64_t start, end;
+};
+
 /* SERVICE: the replicas' jobs (named SERVICE-r<index>) by service. */
 enum px_usage_by { PX_USAGE_ACCOUNT, PX_USAGE_USER, PX_USAGE_PARTITION, PX_USAGE_SERVICE };
 
@@ -126,6 +150,7 @@ typedef int (*px_store_acct_fn)(void *ctx, const struct px_acct_row *r);
 typedef int (*px_store_usage_fn)(void *ctx, const struct px_usage_row *r);
 typedef int (*px_store_arch_fn)(void *ctx, const struct px_store_arch *a);
 typedef int (*px_store_ctl_fn)(void *ctx, const struct px_store_ctl *c);
+typedef int (*px_store_node_event_fn)(void *ctx, const struct px_node_event_row *e);
 
 /* The backend table; px_store_* below dispatch through it. */
 struct px_store_ops {
@@ -163,6 +188,11 @@ struct px_store_ops {
   int (*lease_peek)(struct px_store *s, struct px_store_lease *out); /* read only */
   int (*ctl_report)(struct px_store *s, const struct px_store_ctl *c);
   int (*ctl_list)(struct px_store *s, px_store_ctl_fn fn, void *ctx);
+  /* Node events (store.h px_node_event_row), in order, one transaction of
+   * their own (rare: one more commit per batch that holds some). */
+  int (*node_events_put)(struct px_store *s, const struct px_node_event_row *rows, size_t n);
+  int (*node_events_query)(struct px_store *s, const struct px_node_event_query *q, px_store_node_event_fn fn,
+                           void *ctx);
 };
 
 struct px_store {
@@ -253,6 +283,14 @@ static inline int px_store_ctl_list(struct px_store *s, px_store_ctl_fn fn, void
   return s->ops->ctl_list ? s->ops->ctl_list(s, fn, ctx) : PX_EUNSUPPORTED;
 }
 
+static inline int px_store_node_events_put(struct px_store *s, const struct px_node_event_row *r, size_t n) {
+  return s->ops->node_events_put ? s->ops->node_events_put(s, r, n) : PX_EUNSUPPORTED;
+}
+static inline int px_store_node_events_query(struct px_store *s, const struct px_node_event_query *q,
+                                             px_store_node_event_fn fn, void *ctx) {
+  return s->ops->node_events_query ? s->ops->node_events_query(s, q, fn, ctx) : PX_EUNSUPPORTED;
+}
+
 /* Backend constructors (store_sqlite.c, store_pg.c). */
 int px_store_sqlite_open(const char *path, struct px_store **out, struct px_diag *d);
 int px_store_sqlite_open_serial(const char *path, struct px_store **out, struct px_diag *d);
@@ -272,6 +310,7 @@ int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag
 #define PX_ACCT_ADD_SUBMIT_SEQ "ALTER TABLE acct ADD COLUMN %ssubmit_seq BIGINT DEFAULT 0"
 #define PX_ACCT_ADD_END_SEQ "ALTER TABLE acct ADD COLUMN %send_seq BIGINT DEFAULT 0"
 #define PX_ACCT_ADD_START_SEQ "ALTER TABLE acct ADD COLUMN %sstart_seq BIGINT DEFAULT 0"
+#define PX_NODE_EVENT_COLUMNS "node, time_start, time_end, state, reason, cause, usr"
 #define PX_ACCT_ADD_DEPENDENCY "ALTER TABLE acct ADD COLUMN %sdependency TEXT"
 
 #endif

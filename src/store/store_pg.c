@@ -319,11 +319,56 @@ static int pg_archive_replay(struct px_store *ps, px_store_arch_fn fn, void *ctx
   return rc;
 }
 
+/* ---- node events (store.h px_node_event_row) ---- */
+
+static int node_event_row(struct pg_store *s, const struct px_node_event_row *e, const char *upsert,
+                          const char *close) {
+  char start[24], end[24];
+  snprintf(start, sizeof start, "%lld", (long long)e->start);
+  snprintf(end, sizeof end, "%lld", (long long)e->end);
+  const char *open_vals[] = {e->node, start, end, e->state, e->reason, e->cause, e->user};
+  const char *close_vals[] = {end, e->node, e->state ? e->state : "%"};
+  PGresult *res = e->close ? pg_params(s, close, 3, close_vals) : pg_params(s, upsert, 7, open_vals);
+  if (PQresultStatus(res) != PGRES_COMMAND_OK) return pg_fail(s, res, "node event");
+  PQclear(res);
+  return 0;
+}
+
+static int pg_node_events_put(struct px_store *ps, const struct px_node_event_row *rows, size_t n) {
+  struct pg_store *s = (struct pg_store *)ps;
+  char upsert[512], close[256];
+  px_sql_node_event_upsert(upsert, sizeof upsert, true);
+  px_sql_node_event_close(close, sizeof close, true);
+  if (pg_exec(s, "BEGIN")) return pg_write_error(s);
+  int rc = pg_fence(s); /* a deposed leader writes no more of the cluster's record */
+  for (size_t i = 0; i < n && !rc; i++) rc = node_event_row(s, &rows[i], upsert, close);
+  if (!rc && !pg_exec(s, "COMMIT")) return 0;
+  if (rc != PX_ESTATE) rc = pg_write_error(s);
+  return rc == PX_ECONNECT ? rc : pg_rollback(s, rc);
+}
+
+static int pg_node_events_query(struct px_store *ps, const struct px_node_event_query *e,
+                                px_store_node_event_fn fn, void *ctx) {
+  struct pg_store *s = (struct pg_store *)ps;
+  struct px_sql q = {.dollar = true};
+  px_sql_node_event_query(&q, e);
+  PGresult *res = pg_query(s, &q);
+  if (PQresultStatus(res) != PGRES_TUPLES_OK) return pg_fail(s, res, "node event query");
+  int rc = 0;
+  for (int i = 0; !rc && i < PQntuples(res); i++) {
+    struct px_node_event_row r = {false,          val(res, i, 0), val(res, i, 3), val(res, i, 4),
+                                  val(res, i, 5), val(res, i, 6), ival(res, i, 1), ival(res, i, 2)};
+    rc = fn(ctx, &r);
+  }
+  PQclear(res);
+  return rc;
+}
+
 static const struct px_store_ops pg_ops = {
     "postgresql",     pg_append,        pg_replay,        pg_last_seq,   pg_snapshot_put,
     pg_snapshot_get,  pg_acct_put,      pg_acct_query,    pg_usage,      pg_archive,
     pg_archive_replay, pg_close,        pg_lease_acquire, pg_lease_renew, pg_lease_release,
-    pg_lease_peek,    pg_ctl_report,    pg_ctl_list,
+    pg_lease_peek,    pg_ctl_report,    pg_ctl_list,      pg_node_events_put, pg_node_events_query,
 };
 
 int px_store_pg_open(const char *conninfo, struct px_store **out, struct px_diag *d) {

@@ -22,6 +22,9 @@ int px_sql_schema(char *buf, size_t size, const char *key, const char *blob, con
       " start_seq BIGINT DEFAULT 0, dependency TEXT,"
       " PRIMARY KEY(job_id, attempt));"
       "CREATE TABLE IF NOT EXISTS archive(job_id %s PRIMARY KEY, data TEXT NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS node_event(node TEXT NOT NULL, time_start BIGINT NOT NULL,"
+      " time_end BIGINT NOT NULL DEFAULT 0, state TEXT, reason TEXT, cause TEXT, usr TEXT,"
+      " PRIMARY KEY(node, time_start, state));"
       "CREATE INDEX IF NOT EXISTS journal_job ON journal(job_id);"
       "CREATE INDEX IF NOT EXISTS acct_end ON acct(end_time);"
       "CREATE INDEX IF NOT EXISTS acct_user ON acct(usr);",
@@ -117,4 +120,35 @@ int px_sql_acct_upsert(char *buf, size_t size, bool dollar) {
                    " end_seq=excluded.end_seq, start_seq=excluded.start_seq, dependency=excluded.dependency",
                    vals);
   return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
+}
+
+int px_sql_node_event_upsert(char *buf, size_t size, bool dollar) {
+  int n = snprintf(buf, size,
+                   "INSERT INTO node_event(" PX_NODE_EVENT_COLUMNS ") VALUES(%s) ON CONFLICT(node, time_start, state)"
+                   " DO UPDATE SET time_end=excluded.time_end, state=excluded.state, reason=excluded.reason,"
+                   " cause=excluded.cause, usr=excluded.usr",
+                   dollar ? "$1,$2,$3,$4,$5,$6,$7" : "?,?,?,?,?,?,?");
+  return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
+}
+
+/* A row opened in this very second by a state now left keeps end == start. */
+int px_sql_node_event_close(char *buf, size_t size, bool dollar) {
+  int n = snprintf(buf, size, "UPDATE node_event SET time_end = %s WHERE node = %s AND time_end = 0 AND state LIKE %s",
+                   dollar ? "$1" : "?", dollar ? "$2" : "?", dollar ? "$3" : "?");
+  return n > 0 && (size_t)n < size ? 0 : PX_ERANGE;
+}
+
+int px_sql_node_event_query(struct px_sql *q, const struct px_node_event_query *e) {
+  bool dollar = q->dollar;
+  memset(q, 0, sizeof *q);
+  q->dollar = dollar;
+  add(q, "SELECT " PX_NODE_EVENT_COLUMNS " FROM node_event");
+  if (e->start) {
+    add(q, " WHERE (time_end = 0 OR time_end >= ");
+    add(q, dollar ? "$%d)" : "?)", q->nparams + 1);
+    q->params[q->nparams++] = (struct px_sql_param){false, e->start, NULL};
+  }
+  if (e->end) cond(q, "time_start", "<", false, e->end, NULL);
+  add(q, " ORDER BY time_start, node, time_end = 0, time_end, state");
+  return 0;
 }

@@ -46,4 +46,11 @@ int px_sql_usage(struct px_sql *q, int64_t since, int64_t now, enum px_usage_by 
  * support the upsert syntax). */
 int px_sql_acct_upsert(char *buf, size_t size, bool dollar);
 
+/* Node events (store.h): the upsert of an opened row (PX_NODE_EVENT_COLUMNS'
+ * order), the close of a node's open rows (end, node, state as a LIKE
+ * pattern: "%" for any) and the query. */
+int px_sql_node_event_upsert(char *buf, size_t size, bool dollar);
+int px_sql_node_event_close(char *buf, size_t size, bool dollar);
+int px_sql_node_event_query(struct px_sql *q, const struct px_node_event_query *e);
+
 #endif

@@ -41,7 +41,7 @@
 struct sq_store {
   struct px_store base;
   sqlite3 *db;
-  sqlite3_stmt *ins_journal, *ins_acct, *ins_arch, *del_job;
+  sqlite3_stmt *ins_journal, *ins_acct, *ins_arch, *del_job, *ins_node_ev, *end_node_ev;
   /* the checkpointer */
   sqlite3 *ckpt_db;
   pthread_t ckpt;
@@ -456,6 +456,56 @@ static int sq_archive_replay(struct px_store *ps, px_store_arch_fn fn, void *ctx
   return rc;
 }
 
+/* ---- node events (store.h px_node_event_row) ---- */
+
+static int node_event_row(struct sq_store *s, const struct px_node_event_row *e) {
+  sqlite3_stmt *st = e->close ? s->end_node_ev : s->ins_node_ev;
+  if (!e->close) {
+    bind_text(st, 1, e->node);
+    sqlite3_bind_int64(st, 2, e->start);
+    sqlite3_bind_int64(st, 3, e->end);
+    const char *texts[] = {e->state, e->reason, e->cause, e->user};
+    for (int k = 0; k < 4; k++) bind_text(st, 4 + k, texts[k]);
+  } else {
+    sqlite3_bind_int64(st, 1, e->end);
+    bind_text(st, 2, e->node);
+    bind_text(st, 3, e->state ? e->state : "%");
+  }
+  int step = sqlite3_step(st);
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  return step == SQLITE_DONE ? 0 : sq_fail(s, "node event");
+}
+
+static int sq_node_events_put(struct px_store *ps, const struct px_node_event_row *rows, size_t n) {
+  struct sq_store *s = (struct sq_store *)ps;
+  if (sq_exec(s, "BEGIN IMMEDIATE")) return sq_write_error(s);
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) rc = node_event_row(s, &rows[i]);
+  if (!rc && !sq_exec(s, "COMMIT")) return 0;
+  rc = sq_write_error(s);
+  sq_exec(s, "ROLLBACK");
+  return rc;
+}
+
+static int sq_node_events_query(struct px_store *ps, const struct px_node_event_query *e,
+                                px_store_node_event_fn fn, void *ctx) {
+  struct sq_store *s = (struct sq_store *)ps;
+  struct px_sql q = {.dollar = false};
+  sqlite3_stmt *st;
+  px_sql_node_event_query(&q, e);
+  int rc = sq_prepare(s, &q, &st), step = SQLITE_DONE;
+  while (!rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    struct px_node_event_row r = {false,           col_text(st, 0), col_text(st, 3),
+                                  col_text(st, 4), col_text(st, 5), col_text(st, 6),
+                                  sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
+    rc = fn(ctx, &r);
+  }
+  if (!rc && step != SQLITE_DONE) rc = sq_fail(s, "node event query");
+  sqlite3_finalize(st);
+  return rc;
+}
+
 static void sq_close(struct px_store *ps) {
   struct sq_store *s = (struct sq_store *)ps;
   stop_checkpointer(s);
@@ -467,6 +517,8 @@ static void sq_close(struct px_store *ps) {
   sqlite3_finalize(s->ins_acct);
   sqlite3_finalize(s->ins_arch);
   sqlite3_finalize(s->del_job);
+  sqlite3_finalize(s->ins_node_ev);
+  sqlite3_finalize(s->end_node_ev);
   sqlite3_close(s->db);
   free(s);
 }
@@ -476,12 +528,13 @@ static const struct px_store_ops sq_ops = {
     sq_acct_put,  sq_acct_query, sq_usage,   sq_archive,      sq_archive_replay,
     sq_close,
     NULL, NULL, NULL, NULL, NULL, NULL, /* no high availability: one controller (store.h) */
+    sq_node_events_put, sq_node_events_query,
 };
 
 /* flags: SQLITE_OPEN_NOMUTEX for a connection used by one thread at a time. */
 static int sq_open(const char *path, int flags, struct px_store **out, struct px_diag *d) {
   struct sq_store *s = calloc(1, sizeof *s);
-  char schema[2048], upsert[2048];
+  char schema[2048], upsert[2048], ev_upsert[512], ev_close[256];
   if (!s) return PX_ENOMEM;
   s->base.ops = &sq_ops;
   if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | flags, NULL) !=
@@ -496,6 +549,8 @@ static int sq_open(const char *path, int flags, struct px_store **out, struct px
    * index (a third less WAL to fsync per group commit). */
   px_sql_schema(schema, sizeof schema, "INTEGER", "BLOB", "REAL");
   px_sql_acct_upsert(upsert, sizeof upsert, false);
+  px_sql_node_event_upsert(ev_upsert, sizeof ev_upsert, false);
+  px_sql_node_event_close(ev_close, sizeof ev_close, false);
   if (sq_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;") || sq_exec(s, schema) ||
       add_column(s, "gpu_share", PX_ACCT_ADD_GPU_SHARE) || add_column(s, "steps", PX_ACCT_ADD_STEPS) ||
       add_column(s, "time_limit_s", PX_ACCT_ADD_TIME_LIMIT) || add_column(s, "submit_seq", PX_ACCT_ADD_SUBMIT_SEQ) ||
@@ -509,7 +564,9 @@ static int sq_open(const char *path, int flags, struct px_store **out, struct px
       sqlite3_prepare_v2(s->db, "INSERT OR REPLACE INTO archive(job_id, data) VALUES(?, ?)", -1,
                          &s->ins_arch, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(s->db, "DELETE FROM journal WHERE job_id = ?", -1, &s->del_job,
-                         NULL) != SQLITE_OK) {
+                         NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(s->db, ev_upsert, -1, &s->ins_node_ev, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(s->db, ev_close, -1, &s->end_node_ev, NULL) != SQLITE_OK) {
     px_diag_set(d, PX_EIO, -1, "store: %s: %s", path,
                 s->base.errmsg[0] ? s->base.errmsg : sqlite3_errmsg(s->db));
     goto fail;

@@ -166,6 +166,13 @@ pg_store_or_done() {
   store_name=PostgreSQL
 }
 
+# again_on_postgresql: pg_store_or_done with the state directory emptied,
+# for the caller's scenario to run again from scratch.
+again_on_postgresql() {
+  pg_store_or_done
+  rm -rf "$STATE"
+}
+
 job_state() { api GET "/v1/jobs?id=$1" | cut -d' ' -f2- | jq -r '.jobs[0].state'; }
 job_is() { [ "$(job_state "$1")" = "$2" ]; }
 journal_seq() { curl -s --unix-socket "$SOCK" 'http://x/v1/jobs?limit=1' | jq .seq; } # the published snapshot's journal seq

@@ -14,7 +14,10 @@
 #   6. an accounts change made before the takeovers (sacctmgr, an ACCT
 #      record the standbys follow) is every later leader's;
 #   7. so is an operator's drain with its cause (worded like the health
-#      check's, it stays the operator's: nodes/drain.c).
+#      check's, it stays the operator's: nodes/drain.c);
+#   8. and its accounting row (sacctmgr show event) is one, still open:
+#      written by the leader that took the drain, never by a standby
+#      following the journal nor by a later leader replaying it.
 source "$(dirname "$0")/lib_ha.sh"
 
 start_ctl a
@@ -118,3 +121,8 @@ ok "6. an accounts change made before the takeovers holds on the leader ($(leade
 n05=$(api /v1/nodes/n05 | jq -c '{reason, drain_cause}')
 [ "$n05" = '{"reason":"HealthCheck: manual","drain_cause":"operator"}' ] || fail "n05 after the takeovers: $n05"
 ok "7. an operator's drain made before the takeovers keeps its cause on the leader ($(leader)): $n05"
+
+# 8. one node event for that drain, open (nodes/node_acct.c: live only)
+rows=$(psql_q "SELECT state, reason, cause, time_end FROM node_event WHERE node = 'n05'")
+[ "$rows" = "DRAIN|HealthCheck: manual|operator|0" ] || fail "n05's node events after the takeovers: $rows"
+ok "8. the drain's accounting row written once, still open: $rows"

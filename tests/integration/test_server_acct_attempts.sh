@@ -127,6 +127,5 @@ scenario() {
 
 scenario
 # the same on PostgreSQL
-pg_store_or_done
-rm -rf "$STATE"
+again_on_postgresql
 scenario

@@ -67,6 +67,7 @@ static const struct px_route routes[] = {
     {"GET", "/v1/shares", px_api_shares, false, true},
     {"GET", "/v1/usage", px_api_usage, false, false},
     {"GET", "/v1/accounting", px_api_accounting, false, false},
+    {"GET", "/v1/accounting/events", px_api_node_events, false, false},
     {"GET", "/v1/reservations", px_api_reservations, false, true},
     {"POST", "/v1/reservations", px_api_resv_create, false, false},
     {"DELETE", "/v1/reservations/{}", px_api_resv_delete, false, false},

@@ -21,6 +21,12 @@
  * Either is written only live: recovery replays records, never rows, and
  * the store's key (job, attempt) makes a row written twice one row.
  *
+ * A node's events (sacctmgr show event: down, drained, back) ride a batch
+ * the same way, live only, and are written after its records, in a
+ * transaction of their own (rare: a node changes state seldom); a failed
+ * write of them is logged and does not fail the batch, whose records are
+ * durable already.
+ *
  * Order is kept: batches are committed in the order they were sealed (a
  * leader takes the whole queue under store_lock), so a record never becomes
  * durable before an earlier one. Whatever needs a durable state first
@@ -57,6 +63,8 @@ struct px_commit_batch {
   struct px_acct_row *rows;     /* accounting rows of the jobs (attempts) these records ended */
   char **strs;                  /* the strings they own, ROW_STRS per row (NULL: points into a job) */
   size_t nrows, rows_cap;
+  struct px_node_event_row *evs; /* node events (strings owned: EV_STRS each) */
+  size_t nevs, evs_cap;
   struct px_req *reqs;          /* answered after the commit */
   struct px_req *leader;        /* the one of reqs that leads (its thread answers itself) */
   bool done;
@@ -67,6 +75,16 @@ struct px_commit_batch {
 /* Strings a row may own: an earlier attempt's row copies every one (the job
  * goes on and may change); an ending job's owns its node list and steps. */
 enum { ROW_STRS = 9 };
+enum { EV_STRS = 5 }; /* node, state, reason, cause, user */
+
+static void events_clear(struct px_commit_batch *b) {
+  for (size_t i = 0; i < b->nevs; i++) {
+    struct px_node_event_row *e = &b->evs[i];
+    const char *strs[EV_STRS] = {e->node, e->state, e->reason, e->cause, e->user};
+    for (int k = 0; k < EV_STRS; k++) free((char *)strs[k]);
+  }
+  b->nevs = 0;
+}
 
 void px_commit_init(struct px_committer *c) {
   memset(c, 0, sizeof *c);
@@ -83,6 +101,10 @@ static void batch_clear(struct px_commit_batch *b) {
   for (size_t i = 0; b->strs && i < ROW_STRS * b->nrows; i++) free(b->strs[i]);
   free(b->strs);
   free(b->rows);
+  events_clear(b);
+  free(b->evs);
+  b->evs = NULL;
+  b->evs_cap = 0;
   b->strs = NULL;
   b->rows = NULL;
   b->nrows = b->rows_cap = 0;
@@ -236,6 +258,16 @@ static int store_commit(struct px_server *s, struct px_commit_batch *list) {
   return rc ? PX_EIO : 0;
 }
 
+/* The node events of the committed batches of list, batch by batch
+ * (store_lock held). Not fatal: the records are durable. */
+static void store_node_events(struct px_server *s, struct px_commit_batch *list) {
+  for (struct px_commit_batch *b = list; b; b = b->next) {
+    if (!b->nevs) continue;
+    int rc = px_store_node_events_put(s->store, b->evs, b->nevs);
+    if (rc) px_warn("accounting: %zu node events not written: %s", b->nevs, s->store->errmsg);
+  }
+}
+
 /* Answers the requests of a committed batch, but its leader's (that thread
  * reads its batch's rc itself). A request is gone once answered. */
 static void answer(struct px_commit_batch *b, int rc) {
@@ -256,6 +288,7 @@ static void commit_sealed(struct px_server *s) {
   pthread_mutex_unlock(&c->lock);
   if (!list) return;
   int rc = store_commit(s, list);
+  if (!rc) store_node_events(s, list);
   uint64_t last = 0;
   for (struct px_commit_batch *b = list; b; b = b->next)
     if (b->n) last = b->recs[b->n - 1].seq;
@@ -310,6 +343,33 @@ int px_commit_add_row(struct px_server *s, const struct px_acct_row *row) {
     return PX_ENOMEM;
   }
   b->nrows++;
+  return 0;
+}
+
+int px_commit_add_node_event(struct px_server *s, const struct px_node_event_row *e) {
+  struct px_committer *c = &s->commit;
+  if (!c->open) c->open = batch_get(s);
+  struct px_commit_batch *b = c->open;
+  if (b && b->nevs == b->evs_cap) {
+    size_t cap = b->evs_cap ? 2 * b->evs_cap : 8;
+    struct px_node_event_row *v = realloc(b->evs, cap * sizeof *v);
+    if (v) b->evs = v, b->evs_cap = cap;
+  }
+  if (!b || b->nevs == b->evs_cap) return PX_ENOMEM;
+  struct px_node_event_row *r = &b->evs[b->nevs];
+  *r = *e;
+  const char **strs[EV_STRS] = {&r->node, &r->state, &r->reason, &r->cause, &r->user};
+  const char *orig[EV_STRS] = {e->node, e->state, e->reason, e->cause, e->user};
+  bool ok = true; /* each string copied; after a failure the rest NULL, so that all can be freed */
+  for (int k = 0; k < EV_STRS; k++) {
+    *strs[k] = ok && orig[k] ? strdup(orig[k]) : NULL;
+    ok = ok && (*strs[k] || !orig[k]);
+  }
+  if (!ok) {
+    for (int k = 0; k < EV_STRS; k++) free((char *)*strs[k]);
+    return PX_ENOMEM;
+  }
+  b->nevs++;
   return 0;
 }
 
@@ -392,7 +452,9 @@ void px_commit_lead(struct px_req *r) {
   batch_put(c, b);
 }
 
-bool px_commit_open(const struct px_server *s) { return s->commit.open && s->commit.open->n; }
+bool px_commit_open(const struct px_server *s) {
+  return s->commit.open && (s->commit.open->n || s->commit.open->nevs);
+}
 
 bool px_commit_failed(struct px_server *s) { return atomic_load(&s->commit.failed); }
 

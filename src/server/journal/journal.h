@@ -16,6 +16,7 @@ struct px_server;
 struct px_committer;
 struct px_store_rec;
 struct px_acct_row;
+struct px_node_event_row;
 struct px_req;
 struct px_sjob;
 struct px_diag;
@@ -39,7 +40,10 @@ int px_commit_append(struct px_server *s, struct px_store_rec *r);
  * as the records appended so far (an earlier attempt's row goes with the
  * requeue record that ended it); copies every string of row. */
 int px_commit_add_row(struct px_server *s, const struct px_acct_row *row);
-/* Does the open batch hold records? */
+/* Adds a node event (store.h px_node_event_row) to the open batch, written
+ * once its records are durable; copies every string of e. Live only. */
+int px_commit_add_node_event(struct px_server *s, const struct px_node_event_row *e);
+/* Does the open batch hold records (or node events)? */
 bool px_commit_open(const struct px_server *s);
 /* Seals the open batch with reqs (answered once it is durable) and wakes
  * the request that leads its commit; returns at once. false (nothing

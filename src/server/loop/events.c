@@ -436,13 +436,16 @@ int px_events_journal(struct px_server *s, const struct px_event *ev,
   return 0;
 }
 
+static bool is_node_event(const struct px_event *ev) {
+  return ev->kind == PX_EV_NODE_DRAIN || ev->kind == PX_EV_NODE_RESUME || ev->kind == PX_EV_NODE_DOWN ||
+         ev->kind == PX_EV_NODE_UP;
+}
+
 /* A node's drain, resume, down or up that nobody signed is the server's own
  * (a GPU fault, a short registration, a health check): journaled as by the
  * server's user. Live only: a replayed record says who, or nobody. */
 static void sign_node_event(struct px_server *s, struct px_event *ev) {
-  bool node = ev->kind == PX_EV_NODE_DRAIN || ev->kind == PX_EV_NODE_RESUME || ev->kind == PX_EV_NODE_DOWN ||
-              ev->kind == PX_EV_NODE_UP;
-  if (node && !ev->by) ev->by = s->self_user;
+  if (is_node_event(ev) && !ev->by) ev->by = s->self_user;
 }
 
 int px_events_accept(struct px_server *s, struct px_event *ev, int64_t now,
@@ -511,5 +514,6 @@ int px_events_record(struct px_server *s, struct px_event *ev, const struct px_e
   }
   account_requeued(s, ev, now);
   if ((rc = px_events_fold(s, ev, res, now))) return rc;
+  if (is_node_event(ev)) px_node_acct_event(s, ev, now); /* live only: sacctmgr show event */
   return px_events_account_unstarted(s, ev);
 }

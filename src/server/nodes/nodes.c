@@ -164,7 +164,7 @@ static void node_alive(struct px_server *s, uint32_t node, bool up, const char *
   struct px_event ev = {.kind = up ? PX_EV_NODE_UP : PX_EV_NODE_DOWN, .node = node, .reason = reason,
                         .by = s->self_user};
   struct px_event_result res;
-  px_events_apply(s, &ev, now, &res);
+  if (!px_events_apply(s, &ev, now, &res)) px_node_acct_event(s, &ev, now); /* sacctmgr show event */
   s->dirty = true;
 }
 

@@ -124,6 +124,11 @@ bool px_node_drained_for(const struct px_server *s, uint32_t node, enum px_drain
 void px_node_hold_recovered(struct px_server *s, uint32_t node, int64_t now);
 void px_node_release_recovered(struct px_server *s, uint32_t node, int64_t now);
 
+/* ---- accounting of node events (node_acct.c), main thread, live only ---- */
+/* A node's DRAIN, RESUME, DOWN or UP just folded: its rows for sacctmgr
+ * show event (the open row ended, the new state's opened), with the batch. */
+void px_node_acct_event(struct px_server *s, const struct px_event *ev, int64_t now);
+
 /* ---- registration against the configuration (node_shape.c), main thread ---- */
 struct px_node_report;
 /* Drains node when its agent reports fewer CPUs, memory or GPUs than
