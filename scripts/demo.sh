@@ -280,6 +280,9 @@ if [ -n "$apid" ] && mapfile -d '' agent_cmd <"/proc/$apid/cmdline"; then
   for _ in $(seq 1 100); do [ "$(sinfo -h -n dev4 -p batch -o %t)" = idle ] && break; sleep 0.1; done
   echo "all 8 back:"; sinfo -n dev4
 fi
+echo; echo "== the nodes' drains and outages are kept in accounting (sacctmgr show event); an export writes"
+echo "   them beside the jobs and a what-if replays them (docs/simulator.md, 'The nodes' outages')"
+sacctmgr show event || true
 
 if [ -n "${DEMO_KEEP:-}" ] && [ "$DEMO_KEEP" != 0 ]; then
   echo; echo "== DEMO_KEEP=$DEMO_KEEP: the cluster stays up; Ctrl-C stops it. Dashboard:"
