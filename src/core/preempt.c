@@ -171,38 +171,32 @@ static struct pxc_pcand cand_of(const struct pxc_job *v, uint32_t s, int64_t now
   return (struct pxc_pcand){s, pxc_job_ngpu(v) * run, (uint64_t)v->priority << 32 | (UINT32_MAX - (uint32_t)v->start_s), v->id};
 }
 
-static void cand_runs(struct pxc_pcand *a, size_t n, size_t run) { /* insertion sort of each run */
-  for (size_t lo = 0; lo < n; lo += run)
-    for (size_t i = lo + 1; i < n && i < lo + run; i++) {
-      struct pxc_pcand x = a[i];
-      size_t h = i;
-      for (; h > lo && cand_before(&x, &a[h - 1]); h--) a[h] = a[h - 1];
-      a[h] = x;
-    }
-}
-
-/* Sorts a[0 .. n) with t as room (n entries): a bottom-up merge sort with
- * the comparison inlined; qsort_r's calls through a pointer were 5% of a
- * LAS replay (a search per pending job that may preempt). */
-static void cand_sort(struct pxc_pcand *a, struct pxc_pcand *t, size_t n) {
-  const size_t run = 8;
-  cand_runs(a, n, run);
-  struct pxc_pcand *src = a, *dst = t;
-  for (size_t w = run; w < n; w *= 2) {
-    for (size_t lo = 0; lo < n; lo += 2 * w) {
-      size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-      size_t i = lo, j = mid, o = lo;
-      while (i < mid && j < hi) dst[o++] = cand_before(&src[j], &src[i]) ? src[j++] : src[i++];
-      while (i < mid) dst[o++] = src[i++];
-      while (j < hi) dst[o++] = src[j++];
-    }
-    struct pxc_pcand *x = src;
-    src = dst, dst = x;
+/* The candidates wait in a min-heap (cand_before) and leave it cheapest
+ * first, only as many as a search takes (usually a few of hundreds):
+ * sorting them all was a tenth of a LAS replay; the order taken is the
+ * sorted order, a total one (ids are unique). */
+static void cand_down(struct pxc_pcand *h, size_t n, size_t i) {
+  struct pxc_pcand x = h[i];
+  for (;;) {
+    size_t k = 2 * i + 1;
+    if (k >= n) break;
+    if (k + 1 < n && cand_before(&h[k + 1], &h[k])) k++;
+    if (!cand_before(&h[k], &x)) break;
+    h[i] = h[k];
+    i = k;
   }
-  if (src != a) memcpy(a, src, n * sizeof *a);
+  h[i] = x;
 }
 
-/* Candidates, cheapest first. pol->chosen per job slot: bit 0 chosen (its
+static struct pxc_pcand cand_pop(struct pxc_pcand *h, size_t *n) {
+  struct pxc_pcand top = h[0];
+  h[0] = h[--*n];
+  if (*n) cand_down(h, *n, 0);
+  return top;
+}
+
+/* Candidates, in pol->cand_tmp as a heap (grow_set takes them out into
+ * pol->cand, cheapest first). pol->chosen per job slot: bit 0 chosen (its
  * resources virtually released), bits 1-3 cause + 1, bit 4 dropped while
  * shrinking. */
 static int collect(struct px_core *c, struct pxc_job *p, int64_t now, size_t *ncand) {
@@ -216,12 +210,12 @@ static int collect(struct px_core *c, struct pxc_job *p, int64_t now, size_t *nc
     enum px_preempt_cause cause;
     pol->chosen[s] = 0;
     if (v->state != PX_JOB_RUNNING || !may_preempt(c, p, pq, v, now, &cause)) continue;
-    if (PXC_GROW(c, pol->cand, &pol->cand_cap, n + 1)) return PX_ENOMEM;
-    pol->cand[n++] = cand_of(v, s, now);
+    if (PXC_GROW(c, pol->cand_tmp, &pol->cand_tmp_cap, n + 1)) return PX_ENOMEM;
+    pol->cand_tmp[n++] = cand_of(v, s, now);
     pol->chosen[s] = (uint8_t)(cause + 1) << 1;
   }
-  if (n > 1 && PXC_GROW(c, pol->cand_tmp, &pol->cand_tmp_cap, n)) return PX_ENOMEM;
-  if (n > 1) cand_sort(pol->cand, pol->cand_tmp, n);
+  if (PXC_GROW(c, pol->cand, &pol->cand_cap, n + 1)) return PX_ENOMEM;
+  for (size_t i = n / 2; i-- > 0;) cand_down(pol->cand_tmp, n, i);
   *ncand = n;
   return 0;
 }
@@ -275,15 +269,19 @@ static bool on_placement(const struct pxc_job *v, const struct pxc_place_result 
 }
 
 /* Releases candidates cheapest first until p fits; true with the set in
- * pol->chosen bit 0 (resources still virtually released). */
-static bool grow_set(struct px_core *c, struct pxc_job *p, size_t ncand, int64_t now,
+ * pol->chosen bit 0 (resources still virtually released). *ncand: the
+ * candidates on the heap; then those taken off it, pol->cand[0 .. *ncand)
+ * in order (none of the rest is chosen). */
+static bool grow_set(struct px_core *c, struct pxc_job *p, size_t *ncand, int64_t now,
                      struct pxc_place_result *res) {
   struct pxc_policy *pol = c->pol;
   uint64_t need = pxc_job_ngpu(p), freed = 0;
-  size_t taken = 0, tested = 0, next_test = 0, step = 1;
-  for (size_t i = 0; i < ncand; i++) {
+  size_t taken = 0, tested = 0, next_test = 0, step = 1, left = *ncand;
+  for (size_t i = 0; left; i++) {
+    pol->cand[i] = cand_pop(pol->cand_tmp, &left);
+    *ncand = i + 1;
     uint32_t s = pol->cand[i].slot;
-    if (!allowed_now(c, p, &c->jobs[s], ncand, now)) continue;
+    if (!allowed_now(c, p, &c->jobs[s], i, now)) continue;
     set_chosen(c, s, true);
     freed += pxc_job_ngpu(&c->jobs[s]);
     if (++taken < next_test || freed < need) continue;
@@ -595,7 +593,7 @@ static int victims_find(struct px_core *c, struct pxc_job *p, int64_t now, struc
   int rc = collect(c, p, now, &ncand);
   if (rc || !ncand) return rc;
   struct pxc_place_result res;
-  bool ok = grow_set(c, p, ncand, now, &res);
+  bool ok = grow_set(c, p, &ncand, now, &res);
   if (ok) shrink_set(c, p, ncand, now, &res);
   for (size_t i = 0; i < ncand; i++) {
     uint32_t s = pol->cand[i].slot;
