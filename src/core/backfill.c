@@ -383,6 +383,10 @@ static bool may_start_taking(struct px_core *c, struct pxc_job *j, struct pxc_pl
   /* Inside its own reservation (resv.c opened it): the plan blocks the
    * window's nodes for every job, and no one else's plan can be on them. */
   if (j->resv != PX_NONE) return true;
+  /* Under conservative backfill most starts now that the placer finds
+   * cross a reservation, and no node set would do: counted first, neither
+   * the placer's nodes nor another set is read. */
+  if (pxc_tl_now_short(c, tl, j)) return shorten_to_fit(c, j, res, now);
   if (plan_allows(c, j, res)) {
     struct pxc_tl_fit fit = {0, pxc_tl_end_slot(tl, 0, j->time_limit_s), res->nnodes, res->nodes, res->units};
     pxc_tl_commit(c, tl, j, &fit);
@@ -430,6 +434,12 @@ static void make_hint(struct px_core *c, const struct pxc_job *j, bool reserved)
   }
 }
 
+/* Blocked job j finds no room in the plan's window: its hint says so. */
+static bool no_room(struct pxc_policy *pol, const struct pxc_job *j) {
+  if (pol->nhints && pol->hints[pol->nhints - 1].job_id == j->id) pol->hints[pol->nhints - 1].reserved = false;
+  return false;
+}
+
 static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   struct pxc_policy *pol = c->pol;
   struct pxc_tl *tl = &pol->tl;
@@ -445,25 +455,29 @@ static bool bf_blocked(struct px_core *c, struct pxc_job *j, int64_t now) {
   /* An estimate only explains (squeue --start, why): with lazy reasons
    * nobody reads it, and a job that reserves nothing changes no start. */
   if (!reserve && c->lazy_s) return false;
+  /* Its frontier first: when a smaller or shorter gang (or single-node job)
+   * found no room this cycle, nor will j, and there is nothing to record
+   * (front_put would add an entry that one already there covers; the
+   * cursor, keyed by its own limit, is not read again: limits are most
+   * often the job's own). Most blocked jobs of an overloaded queue end
+   * here, each cycle. (replay_off: tests, the reference core goes on.) */
+  uint32_t front_at, gf = front_get(c, j, &front_at), from = 1;
+  if (gf >= tl->nslots && !tl->replay_off) return no_room(pol, j);
   uint64_t key = kind_key(c, j);
-  uint32_t from = 1, front_at, gf = front_get(c, j, &front_at);
   pxc_map_get(&pol->cursor, key, &from);
   if (gf > from) from = gf;
   struct pxc_tl_fit fit;
   bool found = from < tl->nslots && search(c, j, from < 1 ? 1 : from, &fit);
   pxc_map_put(c, &pol->cursor, key, found ? fit.slot : tl->nslots); /* best effort: a cache */
   front_put(c, j, found ? fit.slot : tl->nslots, front_at);
-  if (!found && pol->nhints && pol->hints[pol->nhints - 1].job_id == j->id)
-    pol->hints[pol->nhints - 1].reserved = false;
-  if (found) {
-    j->expected_start_s = pxc_tl_slot_time(tl, fit.slot);
-    if (reserve) {
-      bool logged = tl->ntakes == tl->log_takes;
-      pxc_tl_commit(c, tl, j, &fit);
-      if (logged) tl->log_takes = tl->ntakes; /* the next search's plan: the log's commits only */
-      pol->nresv++;
-      pol->part_resv[j->part] = true;
-    }
+  if (!found) return no_room(pol, j);
+  j->expected_start_s = pxc_tl_slot_time(tl, fit.slot);
+  if (reserve) {
+    bool logged = tl->ntakes == tl->log_takes;
+    pxc_tl_commit(c, tl, j, &fit);
+    if (logged) tl->log_takes = tl->ntakes; /* the next search's plan: the log's commits only */
+    pol->nresv++;
+    pol->part_resv[j->part] = true;
   }
   return false;
 }

@@ -1194,6 +1194,17 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
   return false;
 }
 
+/* Does a start now of j fail for want of nodes? For a fixed need per node,
+ * fixed_next's count of the nodes with its GPUs free in each slot of its
+ * span: short in one, no node set holds j now, the placer's (backfill.c,
+ * plan_allows) nor another (pxc_tl_find, real, which counts the same first).
+ * false when not counted (a flexible shape; tests: now_count_off). */
+bool pxc_tl_now_short(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j) {
+  if ((j->shape.per_node_max != 1 && j->shape.nmax != 1) || tl->now_count_off) return false;
+  uint32_t good_to = 0;
+  return fixed_next(c, tl, j, 0, 1, j->time_limit_s, 1, &good_to) != 0;
+}
+
 void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j,
                    const struct pxc_tl_fit *fit) {
   for (uint32_t i = 0; i < fit->nnodes; i++)

@@ -194,6 +194,7 @@ bool pxc_tl_find(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j, 
                  uint32_t k_to, bool real, struct pxc_tl_fit *fit);
 void pxc_tl_commit(struct px_core *c, struct pxc_tl *tl, const struct pxc_job *j,
                    const struct pxc_tl_fit *fit);
+bool pxc_tl_now_short(const struct px_core *c, const struct pxc_tl *tl, const struct pxc_job *j); /* backfill_plan.c */
 /* A walk over the pools' nodes, leaf by leaf (pxc_tl_gpu_run). */
 struct pxc_tl_cursor { uint32_t pool, leaf, q; };
 /* Is there a node whose row holds g usable GPUs in every slot of [0, k)?

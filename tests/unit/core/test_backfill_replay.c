@@ -16,6 +16,13 @@
  * again the starts that may differ). Dropping one of the bounds (the
  * build's, a moved window's cut span, a reservation one pass made and the
  * other not) fails it.
+ *
+ * The reference core (b) also takes none of the pass's other shortcuts:
+ * a blocked job whose kind already found no room this cycle is not cut
+ * short at its cursor (backfill.c, bf_blocked), and a start now is not
+ * counted before the placer's nodes are read (pxc_tl_now_short). A cursor
+ * cut that fires with room left, or a count that asks one node more,
+ * fails it.
  */
 #include "px_test.h"
 
@@ -33,11 +40,12 @@ static void same_promises(struct pair *p) {
   }
 }
 
-/* a: the log on; b: every search made. */
+/* a: the log and the shortcuts on; b: every search made, every start read. */
 static uint64_t replay(uint64_t seed, enum px_backfill_mode mode, bool fifo, struct pair *p, uint64_t *on_diff) {
   rs = seed * 2654435761u + 29;
   pair_open(p, mode, fifo, 0);
   p->b.core->pol->tl.replay_off = true;
+  p->b.core->pol->tl.now_count_off = true;
   if (seed % 2) { /* lazy reasons: estimates are not searched, the tail cuts passes short */
     px_core_set_lazy_reasons(p->a.core, INT64_MAX);
     px_core_set_lazy_reasons(p->b.core, INT64_MAX);
