@@ -27,6 +27,15 @@ dd if=/dev/zero of="$T/fs/filler" bs=64k count=32 2>/dev/null
 start_server
 submit_body='{"job":{"name":"df","script":"#!/bin/sh\ntrue"}}'
 for _ in 1 2 3; do expect 201 pxalice POST /v1/jobs "$submit_body" >/dev/null; done
+# readers see only what is durable: the loop publishes after a sync, which
+# waits while a commit is retried on the full disk, so the listing below
+# is the snapshot published before; wait for the one with these 3 jobs
+# (it came first by luck: with a slower build it did not, and the listing
+# was the empty one of the start)
+listed() { [ "$(expect 200 pxalice GET "/v1/jobs?name=df" | jq '.jobs | length')" -ge 3 ]; }
+deadline=$((SECONDS + 20))
+until listed || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+listed || fail "the 3 jobs never listed"
 ok "3 jobs before the disk fills"
 
 # the disk is full (the WAL took what was left): batches of big scripts
