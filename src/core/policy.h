@@ -322,6 +322,18 @@ struct pxc_prejob {           /* a job's preemption history (survives requeue) *
 
 struct pxc_pcand { uint32_t slot; uint64_t k1, k2, id; };
 
+/* A running job as a victim search reads it (preempt.c, list_running):
+ * copied once a cycle from its record, so that each search streams these
+ * and reads the record (its nodes) of a candidate only, not of every
+ * running job (their misses were a fifth of a preempting replay). */
+struct pxc_runsum {
+  uint64_t id, ngpu;
+  int64_t start_s;
+  uint32_t slot, priority, assoc;
+  uint16_t qos, part;
+  uint8_t flags;
+};
+
 extern const struct pxc_victims_stage pxc_victims_preempt;
 /* Cycle start: PREEMPT actions for victims whose grace ended, --signal
  * warnings before time limits, forgetting victims that stopped. */
@@ -526,7 +538,7 @@ struct pxc_policy {
   /* Running job slots, listed at the cycle's first victim search (a search
    * reads only them), and for LAS the GPUs they hold per queue above q
    * (las_above[q]: an upper bound of what LAS may preempt for a queue-q job). */
-  uint32_t *running;
+  struct pxc_runsum *running;
   size_t nrunning, running_cap;
   uint64_t running_cycle;     /* c->stats.cycles when listed */
   uint8_t *las_q;             /* per running job slot: its LAS queue this cycle, 0 if promoted */

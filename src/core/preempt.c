@@ -36,11 +36,15 @@
 #define PXC_PREEMPT_TRIES 16 /* victim searches per cycle: a bounded cost */
 #define PXC_PREEMPT_HOPELESS 64 /* LAS jobs per cycle found unable to preempt without a search */
 
-static struct pxc_victim *victim_of(const struct px_core *c, const struct pxc_job *j) {
+static struct pxc_victim *victim_run(const struct px_core *c, uint64_t id, int64_t start_s) {
   struct pxc_policy *pol = c->pol;
   for (size_t i = 0; pol && i < pol->nvictims; i++)
-    if (pol->victims[i].id == j->id && pol->victims[i].start_s == j->start_s) return &pol->victims[i];
+    if (pol->victims[i].id == id && pol->victims[i].start_s == start_s) return &pol->victims[i];
   return NULL;
+}
+
+static struct pxc_victim *victim_of(const struct px_core *c, const struct pxc_job *j) {
+  return victim_run(c, j->id, j->start_s);
 }
 
 int64_t pxc_preempt_kill_at(const struct px_core *c, const struct pxc_job *j) {
@@ -68,16 +72,21 @@ static uint32_t count_hour(const struct px_core *c, int64_t now, uint32_t accoun
 
 /* The victim's QoS mode, else its partition's, else the cluster's; OFF
  * means not preemptable, except by quota reclaim, which requeues. */
-static enum px_preempt_mode mode_of(const struct px_core *c, const struct pxc_job *v,
-                                    enum px_preempt_cause cause) {
+static enum px_preempt_mode mode_for(const struct px_core *c, uint32_t qos, uint32_t part, uint8_t flags,
+                                     enum px_preempt_cause cause) {
   const struct pxc_policy *pol = c->pol;
-  enum px_preempt_mode m = (enum px_preempt_mode)pol->qos_mode[v->qos];
-  if (m == PX_PREEMPT_OFF) m = (enum px_preempt_mode)pol->part_mode[v->part];
+  enum px_preempt_mode m = (enum px_preempt_mode)pol->qos_mode[qos];
+  if (m == PX_PREEMPT_OFF) m = (enum px_preempt_mode)pol->part_mode[part];
   if (m == PX_PREEMPT_OFF) m = c->sched.preempt_mode;
   if (m == PX_PREEMPT_OFF && cause == PX_PREEMPT_BY_RECLAIM) m = PX_PREEMPT_REQUEUE;
   if (m == PX_PREEMPT_SUSPEND) m = PX_PREEMPT_REQUEUE; /* GPU memory stays held: not offered */
-  if (m == PX_PREEMPT_REQUEUE && !(v->flags & PXC_F_REQUEUE)) m = PX_PREEMPT_CANCEL;
+  if (m == PX_PREEMPT_REQUEUE && !(flags & PXC_F_REQUEUE)) m = PX_PREEMPT_CANCEL;
   return m;
+}
+
+static enum px_preempt_mode mode_of(const struct px_core *c, const struct pxc_job *v,
+                                    enum px_preempt_cause cause) {
+  return mode_for(c, v->qos, v->part, v->flags, cause);
 }
 
 static bool qos_lists(const struct pxc_policy *pol, uint32_t q, uint32_t other) {
@@ -88,10 +97,10 @@ static bool qos_lists(const struct pxc_policy *pol, uint32_t q, uint32_t other) 
 /* May p (LAS queue pq) preempt running v now? Sets the cause. Rate limits
  * and reclaim amounts are checked while choosing. v's LAS queue is the one
  * list_running read this cycle (las_q: 0 when promoted, so never above pq). */
-static bool may_preempt(const struct px_core *c, const struct pxc_job *p, uint32_t pq, const struct pxc_job *v,
+static bool may_preempt(const struct px_core *c, const struct pxc_job *p, uint32_t pq, const struct pxc_runsum *v,
                         int64_t now, enum px_preempt_cause *cause) {
   const struct pxc_policy *pol = c->pol;
-  if (v->state != PX_JOB_RUNNING || !v->nalloc || v->arr || v->id == p->id || victim_of(c, v)) return false;
+  if (v->id == p->id || victim_run(c, v->id, v->start_s)) return false;
   if (v->start_s >= now) return false; /* started this very cycle, after p was passed over */
   if (now - v->start_s < pol->qos_min_run_s[v->qos]) return false;
   const struct pxc_prejob *h = c->sched.preempt_exempt_after ? hist_get(c, v->id) : NULL; /* a lookup per victim */
@@ -102,16 +111,17 @@ static bool may_preempt(const struct px_core *c, const struct pxc_job *p, uint32
     *cause = PX_PREEMPT_BY_QOS;
   else if ((pol->preempt_kind & PXC_PREEMPT_BY_TIER) && c->parts[p->part].tier > c->parts[v->part].tier)
     *cause = PX_PREEMPT_BY_TIER;
-  else if ((pol->preempt_kind & PXC_PREEMPT_BY_LAS) && pq < pol->las_q[v - c->jobs])
+  else if ((pol->preempt_kind & PXC_PREEMPT_BY_LAS) && pq < pol->las_q[v->slot])
     *cause = PX_PREEMPT_BY_LAS;
   else if (pol->nqacct && pxc_quota_entitled(c, p) &&
            pxc_quota_reclaimable(c, v->assoc, p->assoc, 0, 0))
     *cause = PX_PREEMPT_BY_RECLAIM;
   else
     return false;
-  if (mode_of(c, v, *cause) == PX_PREEMPT_OFF) return false;
-  for (uint32_t i = 0; i < v->nalloc; i++)
-    if (pxc_node_in_part(c, v->alloc[i].node, p->part)) return true;
+  if (mode_for(c, v->qos, v->part, v->flags, *cause) == PX_PREEMPT_OFF) return false;
+  const struct pxc_job *j = &c->jobs[v->slot]; /* the record only for a candidate */
+  for (uint32_t i = 0; i < j->nalloc; i++)
+    if (pxc_node_in_part(c, j->alloc[i].node, p->part)) return true;
   return false;
 }
 
@@ -166,9 +176,9 @@ static bool cand_before(const struct pxc_pcand *x, const struct pxc_pcand *y) {
   return x->id > y->id;
 }
 
-static struct pxc_pcand cand_of(const struct pxc_job *v, uint32_t s, int64_t now) {
+static struct pxc_pcand cand_of(const struct pxc_runsum *v, int64_t now) {
   uint64_t run = now > v->start_s ? (uint64_t)(now - v->start_s) : 0;
-  return (struct pxc_pcand){s, pxc_job_ngpu(v) * run, (uint64_t)v->priority << 32 | (UINT32_MAX - (uint32_t)v->start_s), v->id};
+  return (struct pxc_pcand){v->slot, v->ngpu * run, (uint64_t)v->priority << 32 | (UINT32_MAX - (uint32_t)v->start_s), v->id};
 }
 
 /* The candidates wait in a min-heap (cand_before) and leave it cheapest
@@ -205,14 +215,13 @@ static int collect(struct px_core *c, struct pxc_job *p, int64_t now, size_t *nc
   uint32_t pq = (pol->preempt_kind & PXC_PREEMPT_BY_LAS) ? pxc_las_queue(c, p, now) : 0;
   size_t n = 0;
   for (size_t i = 0; i < pol->nrunning; i++) {
-    uint32_t s = pol->running[i];
-    const struct pxc_job *v = &c->jobs[s];
+    const struct pxc_runsum *v = &pol->running[i];
     enum px_preempt_cause cause;
-    pol->chosen[s] = 0;
-    if (v->state != PX_JOB_RUNNING || !may_preempt(c, p, pq, v, now, &cause)) continue;
+    pol->chosen[v->slot] = 0;
+    if (!may_preempt(c, p, pq, v, now, &cause)) continue;
     if (PXC_GROW(c, pol->cand_tmp, &pol->cand_tmp_cap, n + 1)) return PX_ENOMEM;
-    pol->cand_tmp[n++] = cand_of(v, s, now);
-    pol->chosen[s] = (uint8_t)(cause + 1) << 1;
+    pol->cand_tmp[n++] = cand_of(v, now);
+    pol->chosen[v->slot] = (uint8_t)(cause + 1) << 1;
   }
   if (PXC_GROW(c, pol->cand, &pol->cand_cap, n + 1)) return PX_ENOMEM;
   for (size_t i = n / 2; i-- > 0;) cand_down(pol->cand_tmp, n, i);
@@ -499,6 +508,13 @@ const uint32_t *pxc_running_slots(struct px_core *c, size_t *n) {
   return pol->run_idx;
 }
 
+static struct pxc_runsum runsum_of(const struct px_core *c, const struct pxc_job *v, uint32_t s) {
+  (void)c;
+  return (struct pxc_runsum){.id = v->id, .ngpu = pxc_job_ngpu(v), .start_s = v->start_s,
+                             .slot = s, .priority = v->priority, .assoc = v->assoc, .qos = v->qos,
+                             .part = v->part, .flags = v->flags};
+}
+
 /* Lists the running jobs once per cycle (jobs that start later in the
  * cycle cannot be victims in it: may_preempt), with LAS's GPUs per queue
  * and each one's queue (las_q), in slot order. */
@@ -514,7 +530,7 @@ static int list_running(struct px_core *c, int64_t now) {
     const struct pxc_job *v = &c->jobs[s];
     if (v->state != PX_JOB_RUNNING || !v->nalloc || v->arr) continue;
     if (PXC_GROW(c, pol->running, &pol->running_cap, pol->nrunning + 1)) return PX_ENOMEM;
-    pol->running[pol->nrunning++] = (uint32_t)s;
+    pol->running[pol->nrunning++] = runsum_of(c, v, (uint32_t)s);
     pol->las_q[s] = 0;
     if (!(pol->preempt_kind & PXC_PREEMPT_BY_LAS) || pxc_las_promoted(v, now)) continue;
     uint32_t q = pxc_las_queue(c, v, now);
