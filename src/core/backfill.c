@@ -386,7 +386,8 @@ static bool may_start_taking(struct px_core *c, struct pxc_job *j, struct pxc_pl
   /* Under conservative backfill most starts now that the placer finds
    * cross a reservation, and no node set would do: counted first, neither
    * the placer's nodes nor another set is read. */
-  if (pxc_tl_now_short(c, tl, j)) return shorten_to_fit(c, j, res, now);
+  if (c->sched.backfill == PX_BACKFILL_CONSERVATIVE && pxc_tl_now_short(c, tl, j))
+    return shorten_to_fit(c, j, res, now);
   if (plan_allows(c, j, res)) {
     struct pxc_tl_fit fit = {0, pxc_tl_end_slot(tl, 0, j->time_limit_s), res->nnodes, res->nodes, res->units};
     pxc_tl_commit(c, tl, j, &fit);
