@@ -310,12 +310,54 @@ static bool fits_now_time(struct px_core *c, struct pxc_job *t, int64_t slots) {
   return pxc_tl_find(c, tl, t, 0, 1, false, &fit);
 }
 
+/* Within a cycle the plan only loses room (commits; a victim's earlier
+ * release waits for the next build), so a job whose placement key (what a
+ * real search reads: its shape, partition, nodes asked or excluded, its
+ * account where tenancy matters) found no node set free to end slot e
+ * finds none to a later end either. Under LAS (EASY backfill) most starts
+ * now cross the one reservation and search again: 10% of las-requeue on
+ * Philly, mostly 1-GPU jobs of one key. Not for a job whose search reads
+ * more than the key: a shared GPU's user, a --switches wait, an advance
+ * reservation, a preemptor's claim (place.c). Returns its key, or 0. */
+static uint64_t other_key(struct px_core *c, struct pxc_job *j) {
+  struct pxc_tl *tl = &c->pol->tl;
+  if (tl->other_memo_off || j->shape.share || j->switches || j->resv != PX_NONE ||
+      (c->claim_of && pxc_map_get(&c->pol->preemptor_ids, j->id, NULL)))
+    return 0;
+  uint64_t h;
+  pxc_job_hashes(c, j, &h, NULL);
+  h = c->any_tenancy ? px_hash_u64(h ^ j->account) : h;
+  return h ? h : 1;
+}
+
+static struct pxc_other_fail *other_slot(struct px_core *c, uint64_t key) {
+  return &c->pol->tl.other_fail[key % (sizeof c->pol->tl.other_fail / sizeof c->pol->tl.other_fail[0])];
+}
+
+static bool other_failed(struct px_core *c, uint64_t key, uint32_t end) {
+  const struct pxc_other_fail *f = other_slot(c, key);
+  return key && f->key == key && f->cycle == c->stats.cycles && end >= f->end;
+}
+
+static void other_fails(struct px_core *c, uint64_t key, uint32_t end) {
+  struct pxc_other_fail *f = other_slot(c, key);
+  if (!key) return;
+  if (f->key == key && f->cycle == c->stats.cycles && f->end <= end) return;
+  *f = (struct pxc_other_fail){key, c->stats.cycles, end};
+}
+
 /* A node set free in the plan for j's whole limit from now, outside the
  * reservations j may not use: taken into res and the plan. */
 static bool take_other_fit(struct px_core *c, struct pxc_job *j, struct pxc_place_result *res, int64_t now) {
   struct pxc_tl *tl = &c->pol->tl;
   struct pxc_tl_fit fit;
-  if (!pxc_tl_find(c, tl, j, 0, 1, true, &fit)) return false;
+  uint64_t key = other_key(c, j);
+  uint32_t end = pxc_tl_end_slot(tl, 0, j->time_limit_s);
+  if (other_failed(c, key, end)) return false;
+  if (!pxc_tl_find(c, tl, j, 0, 1, true, &fit)) {
+    other_fails(c, key, end);
+    return false;
+  }
   for (uint32_t i = 0; i < fit.nnodes; i++) {
     enum px_reason why;
     if (!pxc_resv_allows(c, j, fit.nodes[i], now, &why)) return false;

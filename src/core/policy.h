@@ -141,6 +141,10 @@ struct pxc_tl {
   bool log_started;           /* this pass's log is open (at its first search) */
   bool replay_off;            /* tests: search every time */
   bool now_count_off;         /* tests: a real start now without fixed_next's count first */
+  bool other_memo_off;        /* tests: every take_other_fit searched (backfill.c, other_failed) */
+  /* take_other_fit's failures this cycle (backfill.c): by the job's
+   * placement key, the shortest end slot no node set was free to */
+  struct pxc_other_fail { uint64_t key, cycle; uint32_t end; } other_fail[64];
   size_t replay;              /* the last pass's next record to match; SIZE_MAX: no more this pass */
   uint64_t built_takes;       /* ntakes after the last build */
   uint64_t log_takes;         /* ntakes after the build or the last logged commit */
