@@ -322,7 +322,7 @@ static bool fits_now_time(struct px_core *c, struct pxc_job *t, int64_t slots) {
 static uint64_t other_key(struct px_core *c, struct pxc_job *j) {
   struct pxc_tl *tl = &c->pol->tl;
   if (tl->other_memo_off || j->shape.share || j->switches || j->resv != PX_NONE ||
-      (c->claim_of && pxc_map_get(&c->pol->preemptor_ids, j->id, NULL)))
+      pxc_may_claim(c, j))
     return 0;
   uint64_t h;
   pxc_job_hashes(c, j, &h, NULL);

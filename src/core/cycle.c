@@ -288,13 +288,6 @@ static int start_job(struct px_core *c, struct pxc_job *j, const struct pxc_plac
   return 0;
 }
 
-/* A preemptor may hold a claim (preempt.c): nodes no other job is placed
- * on, so placements and failures of other jobs of its shape say nothing of
- * its own (the caches are bypassed; any preemptor, a superset). */
-static bool may_claim(const struct px_core *c, const struct pxc_job *j) {
-  return c->claim_of && pxc_map_get(&c->pol->preemptor_ids, j->id, NULL);
-}
-
 /* Within the pass's tail no job starts (backfill_tail.c): the nodes stay as
  * they are, so the placement found for one job is found again for the next
  * of the same shape (fail_key: what placement reads but a gang's --switches
@@ -305,7 +298,7 @@ static bool may_claim(const struct px_core *c, const struct pxc_job *j) {
 static int tail_find(struct px_core *c, struct pxc_job *j, uint64_t fk, const struct px_actions *out,
                      struct pxc_place_result *res) {
   struct pxc_policy *pol = c->pol;
-  if (!pol->fits_on || pol->fits_off || j->switches || j->shape.share || may_claim(c, j))
+  if (!pol->fits_on || pol->fits_off || j->switches || j->shape.share || pxc_may_claim(c, j))
     return pxc_place_find(c, j, res);
   if (pol->fits_started != c->stats.started || pol->fits_out != out->len)
     pol->nfits = pol->fit_len = 0, pol->fits_started = c->stats.started, pol->fits_out = out->len;
@@ -338,7 +331,7 @@ static int try_job(struct px_core *c, uint32_t slot, int64_t now, struct px_acti
     if (held_back(c, j) != PX_REASON_NONE) return 0;
     uint64_t fk = fail_key(c, j);
     struct pxc_place_result res;
-    bool cached = !j->switches && pxc_map_get(&c->fail_shapes, fk, NULL) && !may_claim(c, j);
+    bool cached = !j->switches && pxc_map_get(&c->fail_shapes, fk, NULL) && !pxc_may_claim(c, j);
     int rc = cached ? 1 : tail_find(c, j, fk, out, &res);
     if (rc < 0) return rc;
     if (rc) return place_failed(c, j, cached ? PX_REASON_RESOURCES : res.fail, fk, cached, now, out);

@@ -449,6 +449,11 @@ size_t pxc_kept_fill(struct px_core *c, int64_t now);
 bool pxc_preempt_searches_left(const struct px_core *c);
 /* id started or left: its claim on the nodes its victims freed ends. */
 void pxc_claim_end(struct px_core *c, uint64_t id);
+/* May j hold a claim (any preemptor while some claim exists, a superset)?
+ * Then the placements and failures of other jobs of its shape say nothing
+ * of its own: the shape caches (cycle.c) and take_other_fit's memo
+ * (backfill.c) are bypassed. */
+bool pxc_may_claim(const struct px_core *c, const struct pxc_job *j);
 /* preempt.c: the running jobs' index (struct pxc_policy, run_idx). */
 void pxc_running_started(struct px_core *c, uint32_t slot);
 void pxc_running_left(struct px_core *c, uint32_t slot);

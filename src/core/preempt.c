@@ -422,6 +422,10 @@ void pxc_claim_end(struct px_core *c, uint64_t id) {
   if (i != SIZE_MAX) claim_drop_at(c, i);
 }
 
+bool pxc_may_claim(const struct px_core *c, const struct pxc_job *j) {
+  return c->claim_of && pxc_map_get(&c->pol->preemptor_ids, j->id, NULL);
+}
+
 /* p's claim is now res's nodes (any earlier one ends). */
 static int claim_set(struct px_core *c, const struct pxc_job *p, const struct pxc_place_result *res) {
   struct pxc_policy *pol = c->pol;
